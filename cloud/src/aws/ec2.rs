@@ -1,0 +1,239 @@
+//! Elastic IPs (one per public subnet, for `aws-load-balancer-eip-allocations`) and ENIs that
+//! hold a private IP per private subnet (for the internal NLB's private-ipv4-addresses).
+
+use super::{AwsSettings, RESERVATION_TAG, classify, cluster_tag};
+use crate::{
+    AddressProvider, CloudError, Placement, Reservation, ReservationKey, ReserveRequest, Scope,
+};
+use async_trait::async_trait;
+use aws_sdk_ec2::Client;
+use aws_sdk_ec2::types::{DomainType, Filter, ResourceType, Tag, TagSpecification};
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+pub struct Ec2Addresses {
+    client: Client,
+    infra_id: String,
+}
+
+impl Ec2Addresses {
+    pub fn new(config: &aws_config::SdkConfig, settings: &AwsSettings) -> Self {
+        Self {
+            client: Client::new(config),
+            infra_id: settings.infra_id.clone(),
+        }
+    }
+
+    fn owned_filters(&self) -> Vec<Filter> {
+        vec![
+            Filter::builder()
+                .name(format!("tag:{}", cluster_tag(&self.infra_id)))
+                .values("owned")
+                .build(),
+            Filter::builder()
+                .name("tag-key")
+                .values(RESERVATION_TAG)
+                .build(),
+        ]
+    }
+
+    fn tags(&self, resource: ResourceType, request: &ReserveRequest) -> TagSpecification {
+        TagSpecification::builder()
+            .resource_type(resource)
+            .tags(tag("Name", &request.name))
+            .tags(tag(&cluster_tag(&self.infra_id), "owned"))
+            .tags(tag(RESERVATION_TAG, &request.key.to_string()))
+            .build()
+    }
+}
+
+fn tag(key: &str, value: &str) -> Tag {
+    Tag::builder().key(key).value(value).build()
+}
+
+fn find_tag<'a>(tags: &'a [Tag], key: &str) -> Option<&'a str> {
+    tags.iter()
+        .find(|t| t.key() == Some(key))
+        .and_then(|t| t.value())
+}
+
+/// Builds a Reservation from what EC2 returned; resources without a readable key or IP are
+/// skipped with a warning (they are tagged ours but not in a shape we wrote).
+fn reservation(id: Option<&str>, ip: Option<&str>, tags: &[Tag]) -> Option<Reservation> {
+    let id = id?.to_string();
+    let key = find_tag(tags, RESERVATION_TAG).and_then(ReservationKey::parse);
+    let ip = ip.and_then(|s| s.parse::<IpAddr>().ok());
+    match (key, ip) {
+        (Some(key), Some(ip)) => Some(Reservation {
+            key,
+            name: find_tag(tags, "Name").unwrap_or_default().to_string(),
+            id,
+            ip,
+        }),
+        _ => {
+            tracing::warn!(%id, "owned resource without a readable reservation tag or IP; ignored");
+            None
+        }
+    }
+}
+
+#[async_trait]
+impl AddressProvider for Ec2Addresses {
+    async fn observe(&self) -> Result<Vec<Reservation>, CloudError> {
+        let eips = self
+            .client
+            .describe_addresses()
+            .set_filters(Some(self.owned_filters()))
+            .send()
+            .await
+            .map_err(|e| classify("DescribeAddresses", e))?;
+        let mut found: Vec<Reservation> = eips
+            .addresses()
+            .iter()
+            .filter_map(|a| reservation(a.allocation_id(), a.public_ip(), a.tags()))
+            .collect();
+        let mut pages = self
+            .client
+            .describe_network_interfaces()
+            .set_filters(Some(self.owned_filters()))
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(|e| classify("DescribeNetworkInterfaces", e))?;
+            found.extend(page.network_interfaces().iter().filter_map(|n| {
+                reservation(
+                    n.network_interface_id(),
+                    n.private_ip_address(),
+                    n.tag_set(),
+                )
+            }));
+        }
+        found.sort();
+        Ok(found)
+    }
+
+    async fn placements(&self, ids: &[String]) -> Result<BTreeMap<String, Placement>, CloudError> {
+        if ids.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let out = self
+            .client
+            .describe_subnets()
+            .set_subnet_ids(Some(ids.to_vec()))
+            .send()
+            .await
+            .map_err(|e| classify("DescribeSubnets", e))?;
+        let found: BTreeMap<String, Placement> = out
+            .subnets()
+            .iter()
+            .filter_map(|s| {
+                Some((
+                    s.subnet_id()?.to_string(),
+                    Placement {
+                        zone: s.availability_zone().unwrap_or_default().to_string(),
+                        network: s.vpc_id().unwrap_or_default().to_string(),
+                    },
+                ))
+            })
+            .collect();
+        let missing: Vec<&str> = ids
+            .iter()
+            .filter(|id| !found.contains_key(*id))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Err(CloudError::new(
+                crate::ErrorKind::NotFound,
+                "DescribeSubnets",
+                format!("subnets not found: {}", missing.join(", ")),
+            ));
+        }
+        Ok(found)
+    }
+
+    async fn reserve(&self, request: &ReserveRequest) -> Result<Reservation, CloudError> {
+        match request.key.scope {
+            // AllocateAddress has no idempotency token: the runner observes by tag first, and
+            // the tags are set in the same call, so a crash cannot leave an untagged EIP.
+            Scope::Public => {
+                let out = self
+                    .client
+                    .allocate_address()
+                    .domain(DomainType::Vpc)
+                    .tag_specifications(self.tags(ResourceType::ElasticIp, request))
+                    .send()
+                    .await
+                    .map_err(|e| classify("AllocateAddress", e))?;
+                let id = out.allocation_id().unwrap_or_default().to_string();
+                let ip = parse_ip("AllocateAddress", out.public_ip())?;
+                Ok(Reservation {
+                    key: request.key.clone(),
+                    id,
+                    name: request.name.clone(),
+                    ip,
+                })
+            }
+            Scope::Private => {
+                let subnet = request.key.placement.clone().ok_or_else(|| {
+                    CloudError::fatal(
+                        "CreateNetworkInterface",
+                        "private reservation without subnet",
+                    )
+                })?;
+                let out = self
+                    .client
+                    .create_network_interface()
+                    .subnet_id(subnet)
+                    .description(format!(
+                        "{}: holds the API load balancer's private IP until the Service claims it",
+                        request.name
+                    ))
+                    .client_token(&request.token)
+                    .tag_specifications(self.tags(ResourceType::NetworkInterface, request))
+                    .send()
+                    .await
+                    .map_err(|e| classify("CreateNetworkInterface", e))?;
+                let eni = out.network_interface().ok_or_else(|| {
+                    CloudError::fatal("CreateNetworkInterface", "response without interface")
+                })?;
+                Ok(Reservation {
+                    key: request.key.clone(),
+                    id: eni.network_interface_id().unwrap_or_default().to_string(),
+                    name: request.name.clone(),
+                    ip: parse_ip("CreateNetworkInterface", eni.private_ip_address())?,
+                })
+            }
+        }
+    }
+
+    async fn release(&self, reservation: &Reservation) -> Result<(), CloudError> {
+        let result = match reservation.key.scope {
+            Scope::Public => self
+                .client
+                .release_address()
+                .allocation_id(&reservation.id)
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| classify("ReleaseAddress", e)),
+            Scope::Private => self
+                .client
+                .delete_network_interface()
+                .network_interface_id(&reservation.id)
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| classify("DeleteNetworkInterface", e)),
+        };
+        match result {
+            // Already gone (a crash after the call, before the journal): done.
+            Err(e) if e.kind == crate::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+}
+
+fn parse_ip(operation: &str, ip: Option<&str>) -> Result<IpAddr, CloudError> {
+    ip.and_then(|s| s.parse().ok())
+        .ok_or_else(|| CloudError::fatal(operation, "response without a valid IP address"))
+}

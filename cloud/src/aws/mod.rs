@@ -1,0 +1,110 @@
+//! AWS: elastic IPs and ENIs through EC2, record sets through Route53.
+//!
+//! Endpoints and credentials come the standard way (`AWS_ENDPOINT_URL_EC2`,
+//! `AWS_ENDPOINT_URL_ROUTE_53`, the default credential chain) unless the installer's creds
+//! secret supplies static keys. Retries for throttling and 5xx are the SDK's standard mode;
+//! the caller puts a deadline around each step.
+
+mod ec2;
+mod route53;
+
+pub use ec2::Ec2Addresses;
+pub use route53::Route53Dns;
+
+use crate::{CloudError, ErrorKind};
+use aws_config::BehaviorVersion;
+use aws_config::retry::RetryConfig;
+use aws_config::timeout::TimeoutConfig;
+use aws_sdk_ec2::config::{Credentials, Region};
+use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
+use std::fmt;
+use std::time::Duration;
+
+/// Tag (key) marking what we own; value `owned`, as the Kubernetes cloud provider does.
+pub fn cluster_tag(infra_id: &str) -> String {
+    format!("kubernetes.io/cluster/{infra_id}")
+}
+
+/// Tag naming the reservation's purpose (its `ReservationKey` text form).
+pub const RESERVATION_TAG: &str = "bootstrap-agent.openshift.io/reservation";
+
+/// Static keys from the installer's creds secret. Debug never shows the secret.
+#[derive(Clone)]
+pub struct StaticKeys {
+    pub access_key_id: String,
+    pub secret_access_key: String,
+}
+
+impl fmt::Debug for StaticKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StaticKeys")
+            .field("access_key_id", &"<redacted>")
+            .field("secret_access_key", &"<redacted>")
+            .finish()
+    }
+}
+
+/// What the AWS providers need to connect.
+#[derive(Debug, Clone)]
+pub struct AwsSettings {
+    pub region: String,
+    pub infra_id: String,
+    pub keys: Option<StaticKeys>,
+}
+
+/// Loads the shared SDK configuration once for both clients.
+pub async fn load_config(settings: &AwsSettings) -> aws_config::SdkConfig {
+    let mut loader = aws_config::defaults(BehaviorVersion::latest())
+        .region(Region::new(settings.region.clone()))
+        .retry_config(RetryConfig::standard().with_max_attempts(5))
+        .timeout_config(
+            TimeoutConfig::builder()
+                .connect_timeout(Duration::from_secs(10))
+                .operation_attempt_timeout(Duration::from_secs(60))
+                .build(),
+        );
+    if let Some(keys) = &settings.keys {
+        loader = loader.credentials_provider(Credentials::new(
+            keys.access_key_id.clone(),
+            keys.secret_access_key.clone(),
+            None,
+            None,
+            "installer-creds-secret",
+        ));
+    }
+    loader.load().await
+}
+
+/// Maps an SDK error to ours using only the service's code and message (never the request,
+/// which carries signed headers).
+pub(crate) fn classify<E, R>(operation: &str, err: SdkError<E, R>) -> CloudError
+where
+    E: ProvideErrorMetadata + std::error::Error,
+    R: fmt::Debug,
+{
+    let kind = match &err {
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
+            ErrorKind::Transient
+        }
+        SdkError::ServiceError(_) => match err.code() {
+            Some(code) if code.contains("NotFound") => ErrorKind::NotFound,
+            Some("InvalidChangeBatch") | Some("PriorRequestNotComplete") => ErrorKind::Conflict,
+            Some("Throttling" | "ThrottlingException" | "RequestLimitExceeded") => {
+                ErrorKind::Transient
+            }
+            _ => ErrorKind::Fatal,
+        },
+        _ => ErrorKind::Fatal,
+    };
+    let message = match (err.code(), err.message()) {
+        (Some(code), Some(msg)) => format!("{code}: {msg}"),
+        (Some(code), None) => code.to_string(),
+        _ => match &err {
+            SdkError::TimeoutError(_) => "timed out".to_string(),
+            SdkError::DispatchFailure(d) if d.is_io() => "connection failed".to_string(),
+            SdkError::DispatchFailure(_) => "request could not be sent".to_string(),
+            _ => "unexpected response".to_string(),
+        },
+    };
+    CloudError::new(kind, operation, message)
+}

@@ -1,0 +1,119 @@
+//! The one place where DNS values are added and removed: read, compute, compare-and-swap,
+//! retry on conflict. Every provider only supplies `read` and an atomic `write`, so the rule
+//! "touch only our values" is implemented once for all clouds.
+
+use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, Zone};
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+
+/// Values to add and remove in one record set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DnsEdit {
+    pub add: BTreeSet<IpAddr>,
+    pub remove: BTreeSet<IpAddr>,
+    /// TTL used when the record set is created; an existing set keeps its TTL.
+    pub ttl: u32,
+}
+
+/// How often a lost compare-and-swap is retried before giving up. Each retry re-reads, so
+/// this only bounds a writer that keeps racing us.
+const MAX_CONFLICT_RETRIES: u32 = 8;
+
+/// Applies `edit` to one record set. Returns the record set as it was before our write and
+/// the values written, or None when nothing needed changing (zero mutating calls).
+pub async fn edit_record_values(
+    dns: &dyn DnsProvider,
+    zone: &Zone,
+    key: &RecordKey,
+    edit: &DnsEdit,
+) -> Result<Option<BTreeSet<IpAddr>>, CloudError> {
+    let mut attempt = 0;
+    loop {
+        let current = dns.read(zone, key).await?;
+        let Some(wanted) = next_values(current.as_ref(), edit) else {
+            return Ok(None);
+        };
+        let ttl = current.as_ref().map_or(edit.ttl, |c| c.ttl);
+        match dns.write(zone, key, current.as_ref(), &wanted, ttl).await {
+            Ok(()) => return Ok(Some(wanted)),
+            Err(e) if e.kind == ErrorKind::Conflict && attempt < MAX_CONFLICT_RETRIES => {
+                attempt += 1;
+                tracing::info!(record = %key, attempt, "record set changed under us, re-reading");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The values the record set should hold after the edit, or None if it already does.
+pub fn next_values(current: Option<&RecordSet>, edit: &DnsEdit) -> Option<BTreeSet<IpAddr>> {
+    let before = current.map(|c| c.values.clone()).unwrap_or_default();
+    let mut after = before.clone();
+    after.extend(edit.add.iter().copied());
+    after.retain(|v| !edit.remove.contains(v));
+    (after != before).then_some(after)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ips(list: &[&str]) -> BTreeSet<IpAddr> {
+        list.iter().map(|s| s.parse().unwrap()).collect()
+    }
+
+    fn set(list: &[&str]) -> RecordSet {
+        RecordSet {
+            ttl: 60,
+            values: ips(list),
+            version: None,
+        }
+    }
+
+    #[test]
+    fn adding_keeps_other_writers_values() {
+        let edit = DnsEdit {
+            add: ips(&["10.0.0.5"]),
+            ..Default::default()
+        };
+        let next = next_values(Some(&set(&["192.0.2.9"])), &edit).unwrap();
+        assert_eq!(next, ips(&["10.0.0.5", "192.0.2.9"]));
+    }
+
+    #[test]
+    fn removing_touches_only_our_value() {
+        let edit = DnsEdit {
+            remove: ips(&["10.0.0.5"]),
+            ..Default::default()
+        };
+        let next = next_values(Some(&set(&["10.0.0.5", "192.0.2.9"])), &edit).unwrap();
+        assert_eq!(next, ips(&["192.0.2.9"]));
+    }
+
+    #[test]
+    fn no_change_means_no_write() {
+        let edit = DnsEdit {
+            add: ips(&["10.0.0.5"]),
+            remove: ips(&["10.0.0.9"]),
+            ttl: 60,
+        };
+        assert_eq!(next_values(Some(&set(&["10.0.0.5"])), &edit), None);
+        let remove_absent = DnsEdit {
+            remove: ips(&["10.0.0.5"]),
+            ..Default::default()
+        };
+        assert_eq!(next_values(None, &remove_absent), None);
+    }
+
+    #[test]
+    fn removing_the_last_value_empties_the_set() {
+        let edit = DnsEdit {
+            remove: ips(&["10.0.0.5"]),
+            ..Default::default()
+        };
+        assert_eq!(
+            next_values(Some(&set(&["10.0.0.5"])), &edit),
+            Some(ips(&[]))
+        );
+    }
+}

@@ -1,0 +1,55 @@
+use std::fmt;
+
+/// How a caller should react to a cloud error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The object changed since it was read (DNS compare-and-swap lost): re-read and retry.
+    Conflict,
+    /// Throttling, 5xx, timeouts: worth another attempt later.
+    Transient,
+    /// Not found where something was expected.
+    NotFound,
+    /// Anything else: bad request, permissions, quota. Retrying will not help.
+    Fatal,
+}
+
+/// An error from a cloud call. The message never carries credentials: providers build it from
+/// the service's error code and message only.
+#[derive(Debug, Clone)]
+pub struct CloudError {
+    pub kind: ErrorKind,
+    pub operation: String,
+    pub message: String,
+}
+
+impl CloudError {
+    pub fn new(kind: ErrorKind, operation: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            operation: operation.into(),
+            message: message.into(),
+        }
+    }
+
+    pub fn fatal(operation: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Fatal, operation, message)
+    }
+
+    pub fn is_transient(&self) -> bool {
+        matches!(self.kind, ErrorKind::Transient | ErrorKind::Conflict)
+    }
+}
+
+impl fmt::Display for CloudError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Transient => "transient",
+            ErrorKind::NotFound => "not found",
+            ErrorKind::Fatal => "failed",
+        };
+        write!(f, "{} {kind}: {}", self.operation, self.message)
+    }
+}
+
+impl std::error::Error for CloudError {}

@@ -1,0 +1,59 @@
+//! Cloud-neutral vocabulary of the agent: what a reserved IP is, what a DNS record set is, and
+//! the two small traits every cloud implements. The planner and the runner only speak these
+//! types; the per-cloud modules translate them to one SDK each (afterburn's shape).
+
+mod dns;
+mod error;
+mod types;
+
+#[cfg(feature = "aws")]
+pub mod aws;
+
+pub use dns::{DnsEdit, edit_record_values};
+pub use error::{CloudError, ErrorKind};
+pub use types::*;
+
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+
+/// Reserves static IPs for the load balancers and finds the ones we reserved before.
+#[async_trait]
+pub trait AddressProvider: Send + Sync {
+    /// Every reservation owned by this cluster (found by its ownership tag/label), so that a
+    /// re-run or a resume after a crash sees what already exists without trusting local state.
+    async fn observe(&self) -> Result<Vec<Reservation>, CloudError>;
+
+    /// Where each placement (subnet) lives, for validation and display. Unknown placements are
+    /// an error: reserving into a subnet that does not exist can only fail later and worse.
+    async fn placements(&self, ids: &[String]) -> Result<BTreeMap<String, Placement>, CloudError> {
+        let _ = ids;
+        Ok(BTreeMap::new())
+    }
+
+    /// Creates one reservation, tagged as ours, idempotently where the cloud allows it.
+    async fn reserve(&self, request: &ReserveRequest) -> Result<Reservation, CloudError>;
+
+    /// Releases one reservation that `observe` returned (so it is ours).
+    async fn release(&self, reservation: &Reservation) -> Result<(), CloudError>;
+}
+
+/// Reads and writes DNS record sets with a compare step, so values of other writers survive.
+#[async_trait]
+pub trait DnsProvider: Send + Sync {
+    /// Finds the provider's zone for a domain (public or private).
+    async fn find_zone(&self, zone: &ZoneRef) -> Result<Zone, CloudError>;
+
+    /// The current record set, or None when it does not exist.
+    async fn read(&self, zone: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError>;
+
+    /// Replaces `current` (exactly as read; None = absent) by `values` (empty = delete) in one
+    /// atomic call. Fails with `ErrorKind::Conflict` when the record changed since it was read.
+    async fn write(
+        &self,
+        zone: &Zone,
+        key: &RecordKey,
+        current: Option<&RecordSet>,
+        values: &std::collections::BTreeSet<std::net::IpAddr>,
+        ttl: u32,
+    ) -> Result<(), CloudError>;
+}

@@ -1,0 +1,218 @@
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::fmt;
+use std::net::IpAddr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IpFamily {
+    Ipv4,
+    Ipv6,
+}
+
+impl IpFamily {
+    pub fn of(ip: &IpAddr) -> Self {
+        match ip {
+            IpAddr::V4(_) => IpFamily::Ipv4,
+            IpAddr::V6(_) => IpFamily::Ipv6,
+        }
+    }
+
+    pub fn record_type(self) -> RecordType {
+        match self {
+            IpFamily::Ipv4 => RecordType::A,
+            IpFamily::Ipv6 => RecordType::Aaaa,
+        }
+    }
+}
+
+impl fmt::Display for IpFamily {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IpFamily::Ipv4 => "ipv4",
+            IpFamily::Ipv6 => "ipv6",
+        })
+    }
+}
+
+/// Whether an address faces the internet (API) or the cluster network (API-INT, MCS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Public,
+    Private,
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Scope::Public => "public",
+            Scope::Private => "private",
+        })
+    }
+}
+
+/// Names one wanted reservation independent of any cloud id: the planner, the journal and the
+/// ownership tag all use it, so a reservation found by tag maps back to what it was for.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ReservationKey {
+    pub scope: Scope,
+    pub family: IpFamily,
+    /// The subnet the address lives in, where the cloud needs one per subnet (AWS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
+}
+
+impl ReservationKey {
+    /// The `<scope>-<family>` part of resource names (`<infra-id>-rsvd-public-ipv4`).
+    pub fn purpose(&self) -> String {
+        format!("{}-{}", self.scope, self.family)
+    }
+
+    /// Parses the text form written by `Display` (used in ownership tags).
+    pub fn parse(text: &str) -> Option<Self> {
+        let (purpose, placement) = match text.split_once('@') {
+            Some((p, s)) if !s.is_empty() => (p, Some(s.to_string())),
+            Some(_) => return None,
+            None => (text, None),
+        };
+        let (scope, family) = purpose.split_once('-')?;
+        let scope = match scope {
+            "public" => Scope::Public,
+            "private" => Scope::Private,
+            _ => return None,
+        };
+        let family = match family {
+            "ipv4" => IpFamily::Ipv4,
+            "ipv6" => IpFamily::Ipv6,
+            _ => return None,
+        };
+        Some(Self {
+            scope,
+            family,
+            placement,
+        })
+    }
+}
+
+impl fmt::Display for ReservationKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.purpose())?;
+        if let Some(p) = &self.placement {
+            write!(f, "@{p}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A request to reserve one address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReserveRequest {
+    pub key: ReservationKey,
+    /// The resource name (`<infra-id>-rsvd-<purpose>[-<subnet>]`).
+    pub name: String,
+    /// Idempotency token for clouds that take one (EC2 ClientToken, GCP requestId).
+    pub token: String,
+}
+
+/// A reservation that exists in the cloud and is owned by this cluster.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Reservation {
+    pub key: ReservationKey,
+    /// Cloud id: EIP allocation id, ENI id, or the resource name/id.
+    pub id: String,
+    pub name: String,
+    pub ip: IpAddr,
+}
+
+/// Where a subnet lives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    pub zone: String,
+    pub network: String,
+}
+
+/// A DNS zone as the planner knows it: by domain and visibility.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ZoneRef {
+    /// Domain without trailing dot.
+    pub domain: String,
+    pub private: bool,
+    /// Provider id when the install-config names the zone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+impl fmt::Display for ZoneRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let vis = if self.private { "private" } else { "public" };
+        write!(f, "{vis} zone {}", self.domain)
+    }
+}
+
+/// A zone found in the provider.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Zone {
+    pub reference: ZoneRef,
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum RecordType {
+    A,
+    #[serde(rename = "AAAA")]
+    Aaaa,
+}
+
+impl fmt::Display for RecordType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RecordType::A => "A",
+            RecordType::Aaaa => "AAAA",
+        })
+    }
+}
+
+/// One record set: fully qualified name (no trailing dot) and type.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct RecordKey {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub rtype: RecordType,
+}
+
+impl fmt::Display for RecordKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.name, self.rtype)
+    }
+}
+
+/// A record set as read from the provider, exactly as needed to replace it atomically.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordSet {
+    pub ttl: u32,
+    pub values: BTreeSet<IpAddr>,
+    /// Opaque concurrency token (Azure ETag); None where the provider compares values instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservation_key_text_form_round_trips() {
+        for text in ["public-ipv4@subnet-0abc", "private-ipv6", "private-ipv4@s"] {
+            let key = ReservationKey::parse(text).unwrap();
+            assert_eq!(key.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn reservation_key_rejects_garbage() {
+        for text in ["", "public", "public-ipv5", "inner-ipv4", "public-ipv4@"] {
+            assert!(ReservationKey::parse(text).is_none(), "{text}");
+        }
+    }
+}

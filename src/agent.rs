@@ -1,0 +1,303 @@
+//! The runner: observe -> plan -> journal -> apply, one stage at a time. Every stage starts by
+//! observing the cloud, so a re-run after success plans nothing (zero mutating calls) and a
+//! resume after a crash does only what is missing. Each mutation is journaled before and after.
+
+use crate::assets::ClusterSpec;
+use crate::journal::{Journal, RecordValues};
+use crate::plan::{Change, Observed, ObservedRecord, Plan, Stage, Value, records_of_interest};
+use crate::providers::Providers;
+use anyhow::{Context, Result, anyhow, bail};
+use backon::{BackoffBuilder, ExponentialBuilder};
+use bootstrap_cloud::{CloudError, DnsEdit, Zone, ZoneRef, edit_record_values};
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::time::Duration;
+
+pub struct Runner<'a> {
+    pub spec: &'a ClusterSpec,
+    pub journal: &'a mut Journal,
+    pub providers: Option<&'a Providers>,
+    /// Outer deadline per stage; retries of transient errors happen inside it.
+    pub stage_timeout: Duration,
+}
+
+/// What a stage did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StageReport {
+    pub stage: &'static str,
+    pub plan: Plan,
+    pub mutations: u32,
+}
+
+/// The cloud as observed, plus the provider zones found on the way.
+pub struct Observation {
+    pub observed: Observed,
+    zones: BTreeMap<ZoneRef, Zone>,
+}
+
+/// Reads the cloud: owned reservations, subnet placements, the record sets we care about.
+pub async fn observe(spec: &ClusterSpec, providers: Option<&Providers>) -> Result<Observation> {
+    let Some(p) = providers else {
+        return Ok(Observation {
+            observed: Observed::default(),
+            zones: BTreeMap::new(),
+        });
+    };
+    let reservations = p.addresses.observe().await?;
+    let placements = p.addresses.placements(&subnets(spec)).await?;
+    let mut zones = BTreeMap::new();
+    let mut records = Vec::new();
+    for (zone_ref, key) in records_of_interest(spec) {
+        if !zones.contains_key(&zone_ref) {
+            let zone = p.dns.find_zone(&zone_ref).await?;
+            zones.insert(zone_ref.clone(), zone);
+        }
+        let current = p.dns.read(&zones[&zone_ref], &key).await?;
+        records.push(ObservedRecord {
+            zone: zone_ref,
+            key,
+            current,
+        });
+    }
+    Ok(Observation {
+        observed: Observed {
+            reservations,
+            records,
+            placements,
+        },
+        zones,
+    })
+}
+
+fn subnets(spec: &ClusterSpec) -> Vec<String> {
+    match &spec.platform {
+        crate::assets::Platform::Aws(aws) => aws
+            .public_subnets
+            .iter()
+            .chain(&aws.private_subnets)
+            .cloned()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+impl Runner<'_> {
+    /// Runs one stage under its deadline, journaling the step, retrying transient failures
+    /// (each retry re-observes, so it is safe).
+    pub async fn run(&mut self, stage: Stage) -> Result<StageReport> {
+        self.journal.begin_step(stage.name())?;
+        let deadline = self.stage_timeout;
+        let outcome = tokio::time::timeout(deadline, self.run_with_retries(stage))
+            .await
+            .unwrap_or_else(|_| {
+                Err(anyhow!(
+                    "stage {} did not finish within {}",
+                    stage.name(),
+                    humantime::format_duration(deadline)
+                ))
+            });
+        let recorded = outcome.as_ref().map(|_| ()).map_err(|e| format!("{e:#}"));
+        self.journal.finish_step(stage.name(), recorded)?;
+        outcome
+    }
+
+    async fn run_with_retries(&mut self, stage: Stage) -> Result<StageReport> {
+        let mut delays = ExponentialBuilder::default()
+            .with_min_delay(Duration::from_millis(500))
+            .with_max_delay(Duration::from_secs(30))
+            .with_jitter()
+            .with_max_times(5)
+            .build();
+        loop {
+            match self.execute(stage).await {
+                Err(e) if is_transient(&e) => {
+                    let Some(delay) = delays.next() else {
+                        return Err(e);
+                    };
+                    tracing::warn!(stage = stage.name(), error = %format!("{e:#}"), ?delay, "transient failure, retrying");
+                    tokio::time::sleep(delay).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn execute(&mut self, stage: Stage) -> Result<StageReport> {
+        let Observation {
+            mut observed,
+            zones,
+        } = observe(self.spec, self.providers).await?;
+        let plan = Plan::calculate(
+            self.spec,
+            &observed,
+            &[stage],
+            self.journal.state.generation,
+        );
+        self.journal.state.reservations = observed.reservations.clone();
+        self.journal.save()?;
+        tracing::info!(
+            stage = stage.name(),
+            changes = plan.changes.len(),
+            "planned"
+        );
+        let mut mutations = 0;
+        for change in &plan.changes {
+            let providers = self
+                .providers
+                .context("a cloud change was planned without a provider")?;
+            self.apply(stage, providers, &zones, &mut observed, change)
+                .await?;
+            mutations += 1;
+        }
+        match stage {
+            Stage::SeedDns => self.journal.state.bootstrap_ip = self.spec.bootstrap_ip,
+            Stage::TeardownAll if !plan.is_empty() => {
+                // New generation: never reuse the idempotency tokens of released resources.
+                self.journal.state.generation += 1;
+                self.journal.state.records.clear();
+            }
+            _ => {}
+        }
+        self.journal.state.reservations = observed.reservations.clone();
+        self.journal.save()?;
+        Ok(StageReport {
+            stage: stage.name(),
+            plan,
+            mutations,
+        })
+    }
+
+    async fn apply(
+        &mut self,
+        stage: Stage,
+        providers: &Providers,
+        zones: &BTreeMap<ZoneRef, Zone>,
+        observed: &mut Observed,
+        change: &Change,
+    ) -> Result<()> {
+        let seq = self.journal.intent(stage.name(), change)?;
+        let result = match change {
+            Change::ReserveAddress { request } => {
+                providers.addresses.reserve(request).await.map(|r| {
+                    tracing::info!(key = %r.key, id = %r.id, ip = %r.ip, "reserved");
+                    observed.reservations.push(r.clone());
+                    serde_json::json!({ "id": r.id, "ip": r.ip })
+                })
+            }
+            Change::ReleaseAddress { reservation, .. } => {
+                providers.addresses.release(reservation).await.map(|()| {
+                    tracing::info!(key = %reservation.key, id = %reservation.id, "released");
+                    observed.reservations.retain(|r| r.id != reservation.id);
+                    serde_json::json!({ "released": reservation.id })
+                })
+            }
+            Change::AddRecordValues {
+                zone,
+                record,
+                values,
+                ttl,
+            } => {
+                let add = resolve(observed, values)?;
+                let edit = DnsEdit {
+                    add: add.iter().copied().collect(),
+                    remove: Default::default(),
+                    ttl: *ttl,
+                };
+                self.edit(providers, zones, zone, record, &edit).await
+            }
+            Change::RemoveRecordValues {
+                zone,
+                record,
+                values,
+            } => {
+                let remove = resolve(observed, values)?;
+                let edit = DnsEdit {
+                    add: Default::default(),
+                    remove: remove.iter().copied().collect(),
+                    ttl: 0,
+                };
+                self.edit(providers, zones, zone, record, &edit).await
+            }
+        };
+        match result {
+            Ok(value) => self.journal.outcome(seq, Ok(value)),
+            Err(e) => {
+                self.journal.outcome(seq, Err(e.to_string()))?;
+                Err(e.into())
+            }
+        }
+    }
+
+    async fn edit(
+        &mut self,
+        providers: &Providers,
+        zones: &BTreeMap<ZoneRef, Zone>,
+        zone_ref: &ZoneRef,
+        record: &bootstrap_cloud::RecordKey,
+        edit: &DnsEdit,
+    ) -> Result<serde_json::Value, CloudError> {
+        let zone = zones
+            .get(zone_ref)
+            .ok_or_else(|| CloudError::fatal("dns", format!("{zone_ref} was not observed")))?;
+        let written = edit_record_values(providers.dns.as_ref(), zone, record, edit).await?;
+        tracing::info!(record = %record, zone = %zone_ref, written = ?written, "record set edited");
+        // Remember our values in this record set for `status`.
+        let (zone_name, record_name) = (zone_ref.to_string(), record.to_string());
+        let entry = self
+            .journal
+            .state
+            .records
+            .iter()
+            .position(|r| r.zone == zone_name && r.record == record_name);
+        let mut ours: Vec<IpAddr> = entry
+            .map(|i| self.journal.state.records[i].values.clone())
+            .unwrap_or_default();
+        ours.extend(edit.add.iter().copied());
+        ours.retain(|ip| !edit.remove.contains(ip));
+        ours.sort();
+        ours.dedup();
+        let values = RecordValues {
+            zone: zone_name,
+            record: record_name,
+            values: ours,
+        };
+        match entry {
+            Some(i) => self.journal.state.records[i] = values,
+            None => self.journal.state.records.push(values),
+        }
+        Ok(serde_json::json!({ "values": written }))
+    }
+}
+
+fn resolve(observed: &Observed, values: &[Value]) -> Result<Vec<IpAddr>, CloudError> {
+    values
+        .iter()
+        .map(|v| {
+            observed.resolve(v).ok_or_else(|| {
+                CloudError::fatal(
+                    "dns",
+                    format!("{v} does not exist yet; run `bootstrap-agent reserve` first"),
+                )
+            })
+        })
+        .collect()
+}
+
+fn is_transient(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<CloudError>()
+            .is_some_and(CloudError::is_transient)
+    })
+}
+
+/// Fails early, before any mutation, when DNS must be seeded without knowing the bootstrap IP.
+pub fn require_bootstrap_ip(spec: &ClusterSpec) -> Result<()> {
+    if spec.bootstrap_ip.is_none() && !matches!(spec.platform, crate::assets::Platform::None) {
+        bail!(crate::error::InputError::new(
+            "--bootstrap-ip",
+            "bootstrap IP",
+            "unknown: pass --bootstrap-ip (it could not be detected from this host)"
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,79 @@
+//! A parsed YAML document with field accessors whose errors name the file and the field path.
+
+use crate::error::InputError;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+pub struct Doc {
+    pub file: PathBuf,
+    pub root: Value,
+}
+
+impl Doc {
+    pub fn read(path: &Path) -> Result<Self, InputError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| InputError::new(path, "(file)", format!("cannot read: {e}")))?;
+        Self::parse(path, &text, "(document)")
+    }
+
+    /// Parses YAML text that came from `file` (at `field`, for embedded documents).
+    pub fn parse(file: &Path, text: &str, field: &str) -> Result<Self, InputError> {
+        let root: Value = serde_saphyr::from_str(text)
+            .map_err(|e| InputError::new(file, field, format!("invalid YAML: {e}")))?;
+        if !root.is_object() {
+            return Err(InputError::new(file, field, "expected a YAML mapping"));
+        }
+        Ok(Self {
+            file: file.to_path_buf(),
+            root,
+        })
+    }
+
+    pub fn error(&self, field: &str, problem: impl Into<String>) -> InputError {
+        InputError::new(&self.file, field, problem)
+    }
+
+    /// The value at a dotted path, or None when any part is missing or null.
+    pub fn get(&self, path: &str) -> Option<&Value> {
+        path.split('.')
+            .try_fold(&self.root, |v, part| v.get(part))
+            .filter(|v| !v.is_null())
+    }
+
+    pub fn str(&self, path: &str) -> Result<&str, InputError> {
+        match self.get(path) {
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(s),
+            Some(Value::String(_)) => Err(self.error(path, "expected a non-empty string")),
+            Some(other) => {
+                Err(self.error(path, format!("expected a string, found {}", kind(other))))
+            }
+            None => Err(self.error(path, "missing; expected a string")),
+        }
+    }
+
+    pub fn opt_str(&self, path: &str) -> Result<Option<&str>, InputError> {
+        match self.get(path) {
+            None => Ok(None),
+            Some(_) => self.str(path).map(Some),
+        }
+    }
+
+    pub fn opt_list(&self, path: &str) -> Result<&[Value], InputError> {
+        match self.get(path) {
+            None => Ok(&[]),
+            Some(Value::Array(items)) => Ok(items),
+            Some(other) => Err(self.error(path, format!("expected a list, found {}", kind(other)))),
+        }
+    }
+}
+
+pub fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}

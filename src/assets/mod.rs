@@ -1,0 +1,361 @@
+//! Reads an installer asset dir into one validated `ClusterSpec`. Every error names the file,
+//! the field and what was expected; nothing is written anywhere before this succeeds.
+
+mod doc;
+mod spec;
+
+pub use spec::*;
+
+use crate::error::InputError;
+use base64::Engine;
+use bootstrap_cloud::IpFamily;
+use doc::Doc;
+use serde_json::Value;
+use std::path::Path;
+
+pub const CLUSTER_CONFIG: &str = "manifests/cluster-config.yaml";
+pub const INFRASTRUCTURE: &str = "manifests/cluster-infrastructure-02-config.yml";
+pub const CREDS_SECRET: &str = "openshift/99_cloud-creds-secret.yaml";
+
+/// Loads and validates the asset dir.
+pub fn load(dir: &Path) -> Result<ClusterSpec, InputError> {
+    if !dir.is_dir() {
+        return Err(InputError::new(
+            dir,
+            "(dir)",
+            "asset dir does not exist or is not a directory",
+        ));
+    }
+    let config_map = Doc::read(&dir.join(CLUSTER_CONFIG))?;
+    let install_config = Doc::parse(
+        &dir.join(CLUSTER_CONFIG),
+        config_map.str("data.install-config")?,
+        "data.install-config",
+    )?;
+    let infra = Doc::read(&dir.join(INFRASTRUCTURE))?;
+    from_docs(dir, &install_config, &infra)
+}
+
+fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputError> {
+    // Fields of the embedded install-config are reported as `data.install-config: <path>`.
+    let ic_field = |f: &str| format!("data.install-config: {f}");
+    let ic_str = |f: &str| {
+        ic.str(f)
+            .map_err(|e| InputError::new(&ic.file, ic_field(f), e.problem))
+    };
+
+    let infra_id = infra.str("status.infrastructureName")?.to_string();
+    validate_infra_id(&infra_id).map_err(|p| infra.error("status.infrastructureName", p))?;
+    let cluster_name = ic_str("metadata.name")?.to_string();
+    let base_domain = ic_str("baseDomain")?.trim_end_matches('.').to_string();
+    let api_server_internal_uri = infra.str("status.apiServerInternalURI")?.to_string();
+
+    let publish = match ic.get("publish") {
+        None => Publish::External,
+        Some(Value::String(s)) if s == "External" => Publish::External,
+        Some(Value::String(s)) if s == "Internal" => Publish::Internal,
+        Some(other) => {
+            return Err(InputError::new(
+                &ic.file,
+                ic_field("publish"),
+                format!("expected External or Internal, found {other}"),
+            ));
+        }
+    };
+
+    let ip_families =
+        ip_families(ic).map_err(|(f, p)| InputError::new(&ic.file, ic_field(&f), p))?;
+    let control_plane_replicas = match ic.get("controlPlane.replicas") {
+        None => 3,
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0)
+            .ok_or_else(|| {
+                InputError::new(
+                    &ic.file,
+                    ic_field("controlPlane.replicas"),
+                    "expected a positive integer",
+                )
+            })?,
+    };
+    let capabilities =
+        capabilities(ic).map_err(|(f, p)| InputError::new(&ic.file, ic_field(&f), p))?;
+
+    let infra_type = infra.str("status.platformStatus.type")?;
+    let platform = platform(ic).map_err(|(f, p)| InputError::new(&ic.file, ic_field(&f), p))?;
+    let expected_type = match platform {
+        Platform::Aws(_) => "AWS",
+        Platform::Azure(_) => "Azure",
+        Platform::Gcp(_) => "GCP",
+        Platform::None => "None",
+    };
+    if infra_type != expected_type {
+        return Err(infra.error(
+            "status.platformStatus.type",
+            format!("is {infra_type}, but the install-config's platform is {}; expected {expected_type}", platform.name()),
+        ));
+    }
+    let credentials = credentials(dir, &platform)?;
+
+    Ok(ClusterSpec {
+        infra_id,
+        cluster_name,
+        base_domain,
+        platform,
+        publish,
+        ip_families,
+        control_plane_replicas,
+        capabilities,
+        api_server_internal_uri,
+        bootstrap_ip: None,
+        credentials,
+    })
+}
+
+/// Infra ids become resource names and tag keys: keep them to what every cloud accepts.
+fn validate_infra_id(id: &str) -> Result<(), String> {
+    let ok = id.len() <= 32
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && id.starts_with(|c: char| c.is_ascii_lowercase());
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected at most 32 characters of a-z, 0-9 and '-', starting with a letter; found {id:?}"
+        ))
+    }
+}
+
+type FieldError = (String, String);
+
+fn field_err(field: &str, problem: impl Into<String>) -> FieldError {
+    (field.to_string(), problem.into())
+}
+
+fn ip_families(ic: &Doc) -> Result<Vec<IpFamily>, FieldError> {
+    let mut families = Vec::new();
+    for (i, entry) in ic
+        .opt_list("networking.machineNetwork")
+        .map_err(|e| (e.field, e.problem))?
+        .iter()
+        .enumerate()
+    {
+        let field = format!("networking.machineNetwork[{i}].cidr");
+        let cidr = entry
+            .get("cidr")
+            .and_then(Value::as_str)
+            .ok_or_else(|| field_err(&field, "expected a CIDR string"))?;
+        let (addr, len) = cidr.split_once('/').ok_or_else(|| {
+            field_err(
+                &field,
+                format!("expected a CIDR like 10.0.0.0/16, found {cidr:?}"),
+            )
+        })?;
+        let ip: std::net::IpAddr = addr
+            .parse()
+            .map_err(|_| field_err(&field, format!("{addr:?} is not an IP address")))?;
+        let max = if ip.is_ipv4() { 32 } else { 128 };
+        match len.parse::<u8>() {
+            Ok(n) if n <= max => {}
+            _ => {
+                return Err(field_err(
+                    &field,
+                    format!("prefix length {len:?} is not 0..={max}"),
+                ));
+            }
+        }
+        let family = IpFamily::of(&ip);
+        if !families.contains(&family) {
+            families.push(family);
+        }
+    }
+    if families.is_empty() {
+        families.push(IpFamily::Ipv4);
+    }
+    families.sort();
+    Ok(families)
+}
+
+fn capabilities(ic: &Doc) -> Result<Option<CapabilitiesSpec>, FieldError> {
+    let Some(block) = ic.get("capabilities") else {
+        return Ok(None);
+    };
+    if !block.is_object() {
+        return Err(field_err("capabilities", "expected a mapping"));
+    }
+    let baseline = match block.get("baselineCapabilitySet") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            return Err(field_err(
+                "capabilities.baselineCapabilitySet",
+                "expected a string",
+            ));
+        }
+    };
+    let additional = match block.get("additionalEnabledCapabilities") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.as_str().map(str::to_string).ok_or_else(|| {
+                    field_err(
+                        &format!("capabilities.additionalEnabledCapabilities[{i}]"),
+                        "expected a string",
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => {
+            return Err(field_err(
+                "capabilities.additionalEnabledCapabilities",
+                "expected a list of strings",
+            ));
+        }
+    };
+    Ok(Some(CapabilitiesSpec {
+        baseline,
+        additional,
+    }))
+}
+
+fn platform(ic: &Doc) -> Result<Platform, FieldError> {
+    let block = ic
+        .get("platform")
+        .and_then(Value::as_object)
+        .ok_or_else(|| field_err("platform", "missing; expected one of aws, azure, gcp, none"))?;
+    let names: Vec<&String> = block.keys().collect();
+    let [name] = names.as_slice() else {
+        return Err(field_err(
+            "platform",
+            format!("expected exactly one of aws, azure, gcp, none; found {names:?}"),
+        ));
+    };
+    let s = |path: &str| -> Result<String, FieldError> {
+        ic.str(&format!("platform.{name}.{path}"))
+            .map(str::to_string)
+            .map_err(|e| (e.field, e.problem))
+    };
+    match name.as_str() {
+        "aws" => aws(ic, s("region")?),
+        "azure" => Ok(Platform::Azure(AzureSpec {
+            region: s("region")?,
+            resource_group: s("resourceGroupName")?,
+            base_domain_resource_group: s("baseDomainResourceGroupName")?,
+            network_resource_group: s("networkResourceGroupName")?,
+            virtual_network: s("virtualNetwork")?,
+            compute_subnet: s("computeSubnet")?,
+        })),
+        "gcp" => Ok(Platform::Gcp(GcpSpec {
+            project: s("projectID")?,
+            region: s("region")?,
+            network: s("network")?,
+            control_plane_subnet: s("controlPlaneSubnet")?,
+        })),
+        "none" => Ok(Platform::None),
+        other => Err(field_err(
+            "platform",
+            format!("unknown platform {other:?}; expected one of aws, azure, gcp, none"),
+        )),
+    }
+}
+
+/// AWS subnets come from `platform.aws.vpc.subnets` with roles: ControlPlaneExternalLB subnets
+/// get an EIP each, ControlPlaneInternalLB subnets a private IP each.
+fn aws(ic: &Doc, region: String) -> Result<Platform, FieldError> {
+    let list = ic
+        .opt_list("platform.aws.vpc.subnets")
+        .map_err(|e| (e.field, e.problem))?;
+    if list.is_empty() {
+        return Err(field_err(
+            "platform.aws.vpc.subnets",
+            "missing; expected a list of {id, roles: [{type: ControlPlaneExternalLB|ControlPlaneInternalLB|...}]}",
+        ));
+    }
+    let (mut public, mut private) = (Vec::new(), Vec::new());
+    for (i, subnet) in list.iter().enumerate() {
+        let field = format!("platform.aws.vpc.subnets[{i}]");
+        let id = subnet
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| id.starts_with("subnet-") && id.len() <= 24)
+            .ok_or_else(|| {
+                field_err(
+                    &format!("{field}.id"),
+                    "expected a subnet id like subnet-0123456789abcdef0",
+                )
+            })?;
+        let roles = subnet
+            .get("roles")
+            .and_then(Value::as_array)
+            .ok_or_else(|| field_err(&format!("{field}.roles"), "expected a list of roles"))?;
+        for (j, role) in roles.iter().enumerate() {
+            match role.get("type").and_then(Value::as_str) {
+                Some("ControlPlaneExternalLB") => public.push(id.to_string()),
+                Some("ControlPlaneInternalLB") => private.push(id.to_string()),
+                Some("ClusterNode" | "EdgeNode" | "BootstrapNode" | "IngressControllerLB") => {}
+                _ => {
+                    return Err(field_err(
+                        &format!("{field}.roles[{j}].type"),
+                        "expected one of ClusterNode, EdgeNode, BootstrapNode, IngressControllerLB, ControlPlaneExternalLB, ControlPlaneInternalLB",
+                    ));
+                }
+            }
+        }
+    }
+    if private.is_empty() {
+        return Err(field_err(
+            "platform.aws.vpc.subnets",
+            "no subnet has the role ControlPlaneInternalLB; the internal API load balancer needs at least one",
+        ));
+    }
+    Ok(Platform::Aws(AwsSpec {
+        region,
+        public_subnets: dedup(public),
+        private_subnets: dedup(private),
+        hosted_zone: ic
+            .opt_str("platform.aws.hostedZone")
+            .map_err(|e| (e.field, e.problem))?
+            .map(str::to_string),
+    }))
+}
+
+fn dedup(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Static keys from the creds secret, when it exists; else the SDK's standard chain.
+fn credentials(dir: &Path, platform: &Platform) -> Result<Credentials, InputError> {
+    let path = dir.join(CREDS_SECRET);
+    if !matches!(platform, Platform::Aws(_)) || !path.exists() {
+        return Ok(Credentials::Environment);
+    }
+    let secret = Doc::read(&path)?;
+    let field = |key: &str| -> Result<String, InputError> {
+        if let Some(v) = secret
+            .get(&format!("stringData.{key}"))
+            .and_then(Value::as_str)
+        {
+            return Ok(v.to_string());
+        }
+        let field = format!("data.{key}");
+        let encoded = secret.str(&field)?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .map_err(|_| secret.error(&field, "expected base64"))?;
+        String::from_utf8(bytes).map_err(|_| secret.error(&field, "expected base64 of UTF-8 text"))
+    };
+    Ok(Credentials::AwsKeys {
+        access_key_id: field("aws_access_key_id")?,
+        secret_access_key: field("aws_secret_access_key")?,
+    })
+}
+
+#[cfg(test)]
+mod tests;

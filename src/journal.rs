@@ -1,0 +1,380 @@
+//! The persisted step journal: what each step intended before it acted and what came of it
+//! after. Observation of the cloud is the source of truth on resume; the journal adds what
+//! observation cannot recover (when a step started, attempts, the last error, the bootstrap IP
+//! that was seeded, which values we wrote). Writes are atomic (temp + fsync + rename + dir
+//! fsync), the file is 0600, and an exclusive lock keeps a second agent out.
+
+use crate::error::LockedError;
+use crate::plan::Change;
+use anyhow::{Context, Result, bail};
+use bootstrap_cloud::Reservation;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::Write;
+use std::net::IpAddr;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+pub const JOURNAL_FILE: &str = "journal.json";
+const LOCK_FILE: &str = "lock";
+const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepState {
+    Running,
+    Done,
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub state: StepState,
+    pub attempt: u32,
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// Mutating calls this step made in its last attempt.
+    #[serde(default)]
+    pub mutations: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MutationState {
+    /// Written before the call. Still here on the next start = the process died mid-call.
+    Intent,
+    Done,
+    Failed,
+    /// Found as an intent from a dead process; the next run re-observed the cloud instead.
+    Interrupted,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Mutation {
+    pub seq: u64,
+    pub step: String,
+    pub change: Change,
+    pub state: MutationState,
+    pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Values we wrote into a record set, as of our last write.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RecordValues {
+    pub zone: String,
+    pub record: String,
+    pub values: Vec<IpAddr>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JournalState {
+    pub version: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub infra_id: Option<String>,
+    /// Bumped by `teardown --all` so idempotency tokens of released resources are not reused.
+    pub generation: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap_ip: Option<IpAddr>,
+    #[serde(default)]
+    pub steps: BTreeMap<String, StepRecord>,
+    #[serde(default)]
+    pub reservations: Vec<Reservation>,
+    #[serde(default)]
+    pub records: Vec<RecordValues>,
+    #[serde(default)]
+    pub mutations: Vec<Mutation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+impl Default for JournalState {
+    fn default() -> Self {
+        Self {
+            version: FORMAT_VERSION,
+            infra_id: None,
+            generation: 1,
+            bootstrap_ip: None,
+            steps: BTreeMap::new(),
+            reservations: Vec::new(),
+            records: Vec::new(),
+            mutations: Vec::new(),
+            last_error: None,
+        }
+    }
+}
+
+/// The journal of one state dir, held under its exclusive lock.
+pub struct Journal {
+    dir: PathBuf,
+    pub state: JournalState,
+    _lock: File,
+}
+
+pub fn now() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+impl Journal {
+    /// Opens (creating if needed) the state dir and takes its lock. Intents left by a process
+    /// that died are marked interrupted: the runner re-observes the cloud instead of trusting them.
+    pub fn open(dir: &Path) -> Result<Self> {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .with_context(|| format!("cannot create state dir {}", dir.display()))?;
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(dir.join(LOCK_FILE))
+            .with_context(|| format!("cannot open {}", dir.join(LOCK_FILE).display()))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(LockedError {
+                    dir: dir.to_path_buf(),
+                }
+                .into());
+            }
+            Err(TryLockError::Error(e)) => {
+                return Err(e)
+                    .with_context(|| format!("cannot lock {}", dir.join(LOCK_FILE).display()));
+            }
+        }
+        let mut state = read_state(dir)?.unwrap_or_default();
+        for m in &mut state.mutations {
+            if m.state == MutationState::Intent {
+                m.state = MutationState::Interrupted;
+            }
+        }
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            state,
+            _lock: lock,
+        })
+    }
+
+    /// Refuses a state dir that belongs to another cluster; adopts an empty one.
+    pub fn bind_cluster(&mut self, infra_id: &str) -> Result<()> {
+        match &self.state.infra_id {
+            Some(id) if id != infra_id => bail!(
+                "state dir {} belongs to cluster {id}, not {infra_id}; use another --state-dir",
+                self.dir.display()
+            ),
+            Some(_) => Ok(()),
+            None => {
+                self.state.infra_id = Some(infra_id.to_string());
+                self.save()
+            }
+        }
+    }
+
+    pub fn save(&self) -> Result<()> {
+        let json = serde_json::to_vec_pretty(&self.state).context("cannot encode journal")?;
+        write_atomically(&self.dir, JOURNAL_FILE, &json)
+    }
+
+    pub fn begin_step(&mut self, step: &str) -> Result<()> {
+        let attempt = self.state.steps.get(step).map_or(0, |s| s.attempt) + 1;
+        self.state.steps.insert(
+            step.to_string(),
+            StepRecord {
+                state: StepState::Running,
+                attempt,
+                started_at: now(),
+                finished_at: None,
+                last_error: None,
+                mutations: 0,
+            },
+        );
+        self.save()
+    }
+
+    pub fn finish_step(&mut self, step: &str, outcome: Result<(), String>) -> Result<()> {
+        if let Some(s) = self.state.steps.get_mut(step) {
+            s.finished_at = Some(now());
+            match &outcome {
+                Ok(()) => {
+                    s.state = StepState::Done;
+                    s.last_error = None;
+                }
+                Err(e) => {
+                    s.state = StepState::Failed;
+                    s.last_error = Some(e.clone());
+                }
+            }
+        }
+        self.state.last_error = outcome.err();
+        self.save()
+    }
+
+    /// Records the intent of a mutation before it is made; returns its sequence number.
+    pub fn intent(&mut self, step: &str, change: &Change) -> Result<u64> {
+        let seq = self.state.mutations.last().map_or(1, |m| m.seq + 1);
+        self.state.mutations.push(Mutation {
+            seq,
+            step: step.to_string(),
+            change: change.clone(),
+            state: MutationState::Intent,
+            at: now(),
+            result: None,
+            error: None,
+        });
+        if let Some(s) = self.state.steps.get_mut(step) {
+            s.mutations += 1;
+        }
+        self.save()?;
+        Ok(seq)
+    }
+
+    /// Records the outcome of mutation `seq`.
+    pub fn outcome(&mut self, seq: u64, outcome: Result<serde_json::Value, String>) -> Result<()> {
+        if let Some(m) = self.state.mutations.iter_mut().find(|m| m.seq == seq) {
+            match outcome {
+                Ok(result) => {
+                    m.state = MutationState::Done;
+                    m.result = Some(result);
+                }
+                Err(e) => {
+                    m.state = MutationState::Failed;
+                    m.error = Some(e);
+                }
+            }
+        }
+        self.save()
+    }
+}
+
+/// Reads the journal without the lock (for `status` while an agent runs; writes are atomic).
+pub fn read_state(dir: &Path) -> Result<Option<JournalState>> {
+    let path = dir.join(JOURNAL_FILE);
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let state: JournalState = serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "{} is not a valid journal; move it aside to start over (the cloud is re-observed)",
+            path.display()
+        )
+    })?;
+    if state.version != FORMAT_VERSION {
+        bail!(
+            "{}: journal format {} is not supported (expected {FORMAT_VERSION})",
+            path.display(),
+            state.version
+        );
+    }
+    Ok(Some(state))
+}
+
+/// temp file in the same dir, fsync, rename over the target, fsync the dir.
+pub fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let target = dir.join(name);
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(&tmp)
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    fs::rename(&tmp, &target).with_context(|| format!("cannot replace {}", target.display()))?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .with_context(|| format!("cannot sync {}", dir.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn second_agent_on_the_same_state_dir_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let _first = Journal::open(dir.path()).unwrap();
+        let err = Journal::open(dir.path()).err().unwrap();
+        assert!(err.is::<LockedError>(), "{err:#}");
+    }
+
+    #[test]
+    fn journal_is_private_and_survives_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut j = Journal::open(dir.path()).unwrap();
+            j.bind_cluster("c-1").unwrap();
+            j.begin_step("reserve").unwrap();
+            j.finish_step("reserve", Err("boom".into())).unwrap();
+        }
+        let mode = fs::metadata(dir.path().join(JOURNAL_FILE))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let j = Journal::open(dir.path()).unwrap();
+        assert_eq!(j.state.steps["reserve"].state, StepState::Failed);
+        assert_eq!(j.state.last_error.as_deref(), Some("boom"));
+    }
+
+    #[test]
+    fn state_dir_of_another_cluster_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        Journal::open(dir.path())
+            .unwrap()
+            .bind_cluster("c-1")
+            .unwrap();
+        let err = Journal::open(dir.path())
+            .unwrap()
+            .bind_cluster("c-2")
+            .unwrap_err();
+        assert!(err.to_string().contains("belongs to cluster c-1"));
+    }
+
+    #[test]
+    fn intent_left_by_a_dead_process_is_marked_interrupted() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut j = Journal::open(dir.path()).unwrap();
+            let change = Change::RemoveRecordValues {
+                zone: bootstrap_cloud::ZoneRef {
+                    domain: "d".into(),
+                    private: true,
+                    id: None,
+                },
+                record: bootstrap_cloud::RecordKey {
+                    name: "api.d".into(),
+                    rtype: bootstrap_cloud::RecordType::A,
+                },
+                values: vec![],
+            };
+            j.intent("dns-teardown", &change).unwrap();
+        }
+        let j = Journal::open(dir.path()).unwrap();
+        assert_eq!(j.state.mutations[0].state, MutationState::Interrupted);
+    }
+
+    #[test]
+    fn corrupt_journal_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(JOURNAL_FILE), "{half").unwrap();
+        let err = Journal::open(dir.path()).err().unwrap();
+        assert!(format!("{err:#}").contains("not a valid journal"));
+    }
+}

@@ -1,0 +1,214 @@
+//! What the cluster wants, derived from the ClusterSpec alone: the reservations and the
+//! record sets of stage 1 (see the README picture).
+
+use super::Value;
+use crate::assets::{ClusterSpec, Platform, Publish};
+use bootstrap_cloud::{IpFamily, RecordKey, ReservationKey, ReserveRequest, Scope, ZoneRef};
+
+pub const DEFAULT_TTL: u32 = 60;
+
+/// A wanted reservation with its resource name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WantedReservation {
+    pub key: ReservationKey,
+    pub name: String,
+}
+
+/// A record set and the values we want in it (other writers' values are left alone).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WantedRecord {
+    pub zone: ZoneRef,
+    pub key: RecordKey,
+    pub values: Vec<Value>,
+}
+
+/// The reservations each cloud needs. AWS: one EIP per public subnet and one ENI-held private
+/// IP per private subnet (IPv4 only: EIPs and NLB private addresses are IPv4). Azure and GCP:
+/// one public and one private address per family the cloud can reserve.
+pub fn reservations(spec: &ClusterSpec) -> Vec<WantedReservation> {
+    let public = spec.publish == Publish::External;
+    let mut keys = Vec::new();
+    match &spec.platform {
+        Platform::Aws(aws) => {
+            if public {
+                keys.extend(
+                    aws.public_subnets
+                        .iter()
+                        .map(|s| key(Scope::Public, IpFamily::Ipv4, Some(s))),
+                );
+            }
+            keys.extend(
+                aws.private_subnets
+                    .iter()
+                    .map(|s| key(Scope::Private, IpFamily::Ipv4, Some(s))),
+            );
+        }
+        Platform::Azure(_) => {
+            for family in &spec.ip_families {
+                if public {
+                    keys.push(key(Scope::Public, *family, None));
+                }
+            }
+            // The internal Standard LB takes one private IPv4 from the compute subnet.
+            keys.push(key(Scope::Private, IpFamily::Ipv4, None));
+        }
+        Platform::Gcp(_) => {
+            if public {
+                keys.push(key(Scope::Public, IpFamily::Ipv4, None));
+            }
+            keys.push(key(Scope::Private, IpFamily::Ipv4, None));
+        }
+        Platform::None => {}
+    }
+    keys.into_iter()
+        .map(|key| WantedReservation {
+            name: reservation_name(&spec.infra_id, &key),
+            key,
+        })
+        .collect()
+}
+
+fn key(scope: Scope, family: IpFamily, placement: Option<&String>) -> ReservationKey {
+    ReservationKey {
+        scope,
+        family,
+        placement: placement.cloned(),
+    }
+}
+
+/// `<infra-id>-rsvd-<scope>-<family>[-<subnet>]`.
+pub fn reservation_name(infra_id: &str, key: &ReservationKey) -> String {
+    match &key.placement {
+        Some(p) => format!("{infra_id}-rsvd-{}-{p}", key.purpose()),
+        None => format!("{infra_id}-rsvd-{}", key.purpose()),
+    }
+}
+
+/// The idempotency token of one reservation: stable across retries and restarts of the same
+/// generation, different after `teardown --all` (a new generation), at most 64 characters
+/// (EC2 ClientToken's limit), deterministic from infra-id + key.
+pub fn idempotency_token(infra_id: &str, key: &ReservationKey, generation: u32) -> String {
+    let what = key.placement.clone().unwrap_or_else(|| key.purpose());
+    let token = format!("{infra_id}-{what}-g{generation}");
+    if token.len() <= 64 {
+        token
+    } else {
+        // Only reachable with inputs longer than validation allows; keep it bounded anyway.
+        format!("{:016x}-g{generation}", fnv1a(token.as_bytes()))
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
+    })
+}
+
+pub fn request(spec: &ClusterSpec, wanted: &WantedReservation, generation: u32) -> ReserveRequest {
+    ReserveRequest {
+        key: wanted.key.clone(),
+        name: wanted.name.clone(),
+        token: idempotency_token(&spec.infra_id, &wanted.key, generation),
+    }
+}
+
+/// Stage 1 records: private `api` and `api-int` = bootstrap IP + reserved private IPs; public
+/// `api` = reserved public IPs (publish External only). Platform none writes no DNS.
+pub fn records(spec: &ClusterSpec) -> Vec<WantedRecord> {
+    if matches!(spec.platform, Platform::None) {
+        return Vec::new();
+    }
+    let cluster_domain = spec.cluster_domain();
+    let private_zone = ZoneRef {
+        domain: cluster_domain.clone(),
+        private: true,
+        id: match &spec.platform {
+            Platform::Aws(aws) => aws.hosted_zone.clone(),
+            _ => None,
+        },
+    };
+    let public_zone = ZoneRef {
+        domain: spec.base_domain.clone(),
+        private: false,
+        id: None,
+    };
+    let wanted = reservations(spec);
+    let reserved = |scope: Scope, family: IpFamily| -> Vec<Value> {
+        wanted
+            .iter()
+            .filter(|w| w.key.scope == scope && w.key.family == family)
+            .map(|w| Value::Reserved(w.key.clone()))
+            .collect()
+    };
+    let mut out = Vec::new();
+    for family in [IpFamily::Ipv4, IpFamily::Ipv6] {
+        let mut private_values: Vec<Value> = spec
+            .bootstrap_ip
+            .filter(|ip| IpFamily::of(ip) == family)
+            .map(Value::Ip)
+            .into_iter()
+            .collect();
+        let reserved_private = reserved(Scope::Private, family);
+        if !reserved_private.is_empty() {
+            private_values.extend(reserved_private);
+            for host in ["api", "api-int"] {
+                out.push(WantedRecord {
+                    zone: private_zone.clone(),
+                    key: RecordKey {
+                        name: format!("{host}.{cluster_domain}"),
+                        rtype: family.record_type(),
+                    },
+                    values: private_values.clone(),
+                });
+            }
+        }
+        let public_values = reserved(Scope::Public, family);
+        if !public_values.is_empty() {
+            out.push(WantedRecord {
+                zone: public_zone.clone(),
+                key: RecordKey {
+                    name: format!("api.{cluster_domain}"),
+                    rtype: family.record_type(),
+                },
+                values: public_values,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_fit_ec2_client_token_limit_for_the_longest_valid_inputs() {
+        let infra = "a".repeat(32);
+        let key = ReservationKey::parse("private-ipv4@subnet-0123456789abcdef0").unwrap();
+        let token = idempotency_token(&infra, &key, 9999);
+        assert!(token.len() <= 64, "{token}");
+        assert!(token.is_ascii());
+    }
+
+    #[test]
+    fn tokens_are_stable_and_distinct_per_subnet_and_generation() {
+        let a = ReservationKey::parse("private-ipv4@subnet-0aaa").unwrap();
+        let b = ReservationKey::parse("private-ipv4@subnet-0bbb").unwrap();
+        assert_eq!(
+            idempotency_token("c-1", &a, 1),
+            idempotency_token("c-1", &a, 1)
+        );
+        assert_ne!(
+            idempotency_token("c-1", &a, 1),
+            idempotency_token("c-1", &b, 1)
+        );
+        assert_ne!(
+            idempotency_token("c-1", &a, 1),
+            idempotency_token("c-1", &a, 2)
+        );
+        assert_ne!(
+            idempotency_token("c-1", &a, 1),
+            idempotency_token("c-2", &a, 1)
+        );
+    }
+}

@@ -1,0 +1,303 @@
+//! PURE planning: (ClusterSpec, Observed) -> Plan. No I/O here, so every decision the agent
+//! makes can be printed before it is carried out and golden-tested (external-dns's idea).
+
+mod desired;
+mod text;
+
+pub use desired::{DEFAULT_TTL, WantedRecord, WantedReservation, reservation_name};
+
+use crate::assets::ClusterSpec;
+use bootstrap_cloud::{
+    Placement, RecordKey, RecordSet, Reservation, ReservationKey, ReserveRequest, ZoneRef,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::net::IpAddr;
+
+/// A record value: a literal IP, or "the IP of reservation K", resolved when K exists.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Value {
+    Ip(IpAddr),
+    Reserved(ReservationKey),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Ip(ip) => write!(f, "{ip}"),
+            Value::Reserved(key) => write!(f, "<{key}>"),
+        }
+    }
+}
+
+/// What the runner found in the cloud before planning.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Observed {
+    /// Reservations carrying our ownership tag.
+    pub reservations: Vec<Reservation>,
+    /// Current record sets (None = absent) for the records we care about.
+    pub records: Vec<ObservedRecord>,
+    /// Subnet -> zone/network, where the cloud reports it.
+    pub placements: BTreeMap<String, Placement>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ObservedRecord {
+    pub zone: ZoneRef,
+    pub key: RecordKey,
+    pub current: Option<RecordSet>,
+}
+
+impl Observed {
+    fn record(&self, zone: &ZoneRef, key: &RecordKey) -> Option<&RecordSet> {
+        self.records
+            .iter()
+            .find(|r| &r.zone == zone && &r.key == key)
+            .and_then(|r| r.current.as_ref())
+    }
+
+    /// The IP of a reservation, if it exists. With duplicates, the one the planner keeps.
+    pub fn resolve(&self, value: &Value) -> Option<IpAddr> {
+        match value {
+            Value::Ip(ip) => Some(*ip),
+            Value::Reserved(key) => kept_reservations(&self.reservations, &self.in_dns())
+                .get(key)
+                .map(|r| r.ip),
+        }
+    }
+
+    fn in_dns(&self) -> BTreeSet<IpAddr> {
+        self.records
+            .iter()
+            .filter_map(|r| r.current.as_ref())
+            .flat_map(|c| c.values.iter().copied())
+            .collect()
+    }
+}
+
+/// One change, as data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum Change {
+    ReserveAddress {
+        request: ReserveRequest,
+    },
+    ReleaseAddress {
+        reservation: Reservation,
+        reason: String,
+    },
+    AddRecordValues {
+        zone: ZoneRef,
+        record: RecordKey,
+        values: Vec<Value>,
+        ttl: u32,
+    },
+    RemoveRecordValues {
+        zone: ZoneRef,
+        record: RecordKey,
+        values: Vec<Value>,
+    },
+}
+
+/// Which part of the flow a plan covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    /// Reserve the static IPs (stage 1).
+    Reserve,
+    /// Seed round-robin DNS with the bootstrap IP and the reserved IPs (stage 1).
+    SeedDns,
+    /// Remove only the bootstrap IP from the private records (stage 3).
+    RemoveBootstrap,
+    /// Failed install: remove all our DNS values, then release every owned reservation.
+    TeardownAll,
+}
+
+impl Stage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Reserve => "reserve",
+            Stage::SeedDns => "dns-seed",
+            Stage::RemoveBootstrap => "dns-teardown",
+            Stage::TeardownAll => "teardown-all",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Plan {
+    pub changes: Vec<Change>,
+    /// Facts a person should know when reading the plan (e.g. what a platform does not do).
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    /// Plans the given stages in order against one observation.
+    pub fn calculate(
+        spec: &ClusterSpec,
+        observed: &Observed,
+        stages: &[Stage],
+        generation: u32,
+    ) -> Plan {
+        let mut plan = Plan {
+            changes: Vec::new(),
+            notes: notes(spec),
+        };
+        for stage in stages {
+            plan.changes.extend(match stage {
+                Stage::Reserve => reserve(spec, observed, generation),
+                Stage::SeedDns => seed_dns(spec, observed),
+                Stage::RemoveBootstrap => remove_bootstrap(spec, observed),
+                Stage::TeardownAll => teardown_all(spec, observed),
+            });
+        }
+        plan
+    }
+}
+
+fn notes(spec: &ClusterSpec) -> Vec<String> {
+    use crate::assets::Platform;
+    let mut notes = Vec::new();
+    match &spec.platform {
+        Platform::None => notes.push(
+            "platform none: load balancers and DNS are user-provisioned; nothing to reserve or write".into(),
+        ),
+        Platform::Aws(_) if spec.ip_families.len() > 1 => notes.push(
+            "aws dual stack: EIPs and NLB private addresses are IPv4; no IPv6 is reserved and no AAAA record is seeded".into(),
+        ),
+        _ => {}
+    }
+    if spec.bootstrap_ip.is_none() && !matches!(spec.platform, Platform::None) {
+        notes.push("bootstrap IP unknown (pass --bootstrap-ip): the private records will hold only the reserved IPs".into());
+    }
+    notes
+}
+
+/// Among owned reservations, the one to keep per key: the one already in DNS, else the lowest
+/// id. More than one per key only happens after a lost idempotency token (e.g. an EIP
+/// allocated twice by a retry); the extras are released.
+fn kept_reservations<'a>(
+    observed: &'a [Reservation],
+    in_dns: &BTreeSet<IpAddr>,
+) -> BTreeMap<ReservationKey, &'a Reservation> {
+    let mut kept: BTreeMap<ReservationKey, &Reservation> = BTreeMap::new();
+    for r in observed {
+        match kept.get(&r.key) {
+            Some(k) if in_dns.contains(&k.ip) && !in_dns.contains(&r.ip) => {}
+            Some(k) if in_dns.contains(&r.ip) == in_dns.contains(&k.ip) && k.id <= r.id => {}
+            _ => {
+                kept.insert(r.key.clone(), r);
+            }
+        }
+    }
+    kept
+}
+
+fn reserve(spec: &ClusterSpec, observed: &Observed, generation: u32) -> Vec<Change> {
+    let wanted = desired::reservations(spec);
+    let kept = kept_reservations(&observed.reservations, &observed.in_dns());
+    let mut changes: Vec<Change> = wanted
+        .iter()
+        .filter(|w| !kept.contains_key(&w.key))
+        .map(|w| Change::ReserveAddress {
+            request: desired::request(spec, w, generation),
+        })
+        .collect();
+    for r in &observed.reservations {
+        if kept.get(&r.key).is_some_and(|k| k.id != r.id) {
+            changes.push(Change::ReleaseAddress {
+                reservation: r.clone(),
+                reason: format!("duplicate of {}", kept[&r.key].id),
+            });
+        }
+    }
+    changes
+}
+
+fn seed_dns(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
+    desired::records(spec)
+        .into_iter()
+        .filter_map(|w| {
+            let current = observed.record(&w.zone, &w.key);
+            let missing: Vec<Value> = w
+                .values
+                .into_iter()
+                .filter(|v| match (observed.resolve(v), current) {
+                    (Some(ip), Some(set)) => !set.values.contains(&ip),
+                    _ => true,
+                })
+                .collect();
+            (!missing.is_empty()).then(|| Change::AddRecordValues {
+                zone: w.zone,
+                record: w.key,
+                values: missing,
+                ttl: DEFAULT_TTL,
+            })
+        })
+        .collect()
+}
+
+fn remove_values(spec: &ClusterSpec, observed: &Observed, ours: &BTreeSet<IpAddr>) -> Vec<Change> {
+    let _ = spec;
+    observed
+        .records
+        .iter()
+        .filter_map(|r| {
+            let current = r.current.as_ref()?;
+            let values: Vec<Value> = current
+                .values
+                .intersection(ours)
+                .copied()
+                .map(Value::Ip)
+                .collect();
+            (!values.is_empty()).then(|| Change::RemoveRecordValues {
+                zone: r.zone.clone(),
+                record: r.key.clone(),
+                values,
+            })
+        })
+        .collect()
+}
+
+fn remove_bootstrap(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
+    let ours: BTreeSet<IpAddr> = spec.bootstrap_ip.into_iter().collect();
+    remove_values(spec, observed, &ours)
+}
+
+fn teardown_all(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
+    let ours: BTreeSet<IpAddr> = spec
+        .bootstrap_ip
+        .into_iter()
+        .chain(observed.reservations.iter().map(|r| r.ip))
+        .collect();
+    let mut changes = remove_values(spec, observed, &ours);
+    changes.extend(
+        observed
+            .reservations
+            .iter()
+            .map(|r| Change::ReleaseAddress {
+                reservation: r.clone(),
+                reason: "teardown --all".into(),
+            }),
+    );
+    changes
+}
+
+/// The records observation must read for the given stages.
+pub fn records_of_interest(spec: &ClusterSpec) -> Vec<(ZoneRef, RecordKey)> {
+    desired::records(spec)
+        .into_iter()
+        .map(|w| (w.zone, w.key))
+        .collect()
+}
+
+pub use desired::records as wanted_records;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,72 @@
+//! The plan as a person reads it: one line per change, grouped as they will be applied.
+
+use super::{Change, Observed, Plan};
+use std::fmt::Write;
+
+impl Plan {
+    /// Renders the plan; `observed` fills in what a symbolic value resolves to today.
+    pub fn to_text(&self, observed: &Observed) -> String {
+        let mut out = String::new();
+        for note in &self.notes {
+            let _ = writeln!(out, "note: {note}");
+        }
+        if self.changes.is_empty() {
+            out.push_str("no changes: everything is in place\n");
+            return out;
+        }
+        let _ = writeln!(out, "{} change(s):", self.changes.len());
+        for change in &self.changes {
+            let _ = match change {
+                Change::ReserveAddress { request } => {
+                    let place = request
+                        .key
+                        .placement
+                        .as_ref()
+                        .and_then(|p| observed.placements.get(p))
+                        .map(|p| format!(" ({}, {})", p.zone, p.network))
+                        .unwrap_or_default();
+                    writeln!(out, "  + reserve {} {}{place}", request.key, request.name)
+                }
+                Change::ReleaseAddress {
+                    reservation,
+                    reason,
+                } => writeln!(
+                    out,
+                    "  - release {} {} {} [{}]",
+                    reservation.key, reservation.id, reservation.ip, reason
+                ),
+                Change::AddRecordValues {
+                    zone,
+                    record,
+                    values,
+                    ttl,
+                } => writeln!(
+                    out,
+                    "  + dns {zone}: {record} ttl {ttl} add {}",
+                    join(values.iter().map(|v| resolved(v, observed)))
+                ),
+                Change::RemoveRecordValues {
+                    zone,
+                    record,
+                    values,
+                } => writeln!(
+                    out,
+                    "  - dns {zone}: {record} remove {}",
+                    join(values.iter().map(|v| resolved(v, observed)))
+                ),
+            };
+        }
+        out
+    }
+}
+
+fn resolved(value: &super::Value, observed: &Observed) -> String {
+    match (value, observed.resolve(value)) {
+        (super::Value::Reserved(key), Some(ip)) => format!("{ip} <{key}>"),
+        _ => value.to_string(),
+    }
+}
+
+fn join(items: impl Iterator<Item = String>) -> String {
+    items.collect::<Vec<_>>().join(", ")
+}
