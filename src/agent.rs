@@ -27,6 +27,9 @@ pub struct StageReport {
     pub stage: &'static str,
     pub plan: Plan,
     pub mutations: u32,
+    /// The cloud after the stage, to show what symbolic values resolved to.
+    #[serde(skip)]
+    pub after: Observed,
 }
 
 /// The cloud as observed, plus the provider zones found on the way.

@@ -199,7 +199,7 @@ async fn stages(common: &Common, stages: &[Stage]) -> Result<()> {
     match common.output {
         Output::Text => {
             for r in &reports {
-                print!("{}", r.plan.to_text(&Default::default()));
+                print!("{}", r.plan.to_text(&r.after));
                 println!("{}: done, {} mutating change(s)", r.stage, r.mutations);
             }
         }

@@ -1,10 +1,12 @@
 use bootstrap_agent::{cli, error};
 use clap::Parser;
+use std::io::IsTerminal;
 
 fn main() {
     let cli = cli::Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("BOOTSTRAP_AGENT_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,aws=warn,hyper=warn")),

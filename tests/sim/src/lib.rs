@@ -1,1 +1,11 @@
+//! Local peers for the tests and the README demo: the real third-party emulators (moto for EC2,
+//! ministack for Route53) in a venv under target/, started on free loopback ports, and a
+//! counting, fault-injecting HTTP proxy in front of them.
 
+pub mod aws;
+pub mod emulator;
+pub mod proxy;
+pub mod venv;
+
+pub use aws::AwsPeers;
+pub use proxy::{Hold, Proxy};

@@ -1,0 +1,95 @@
+"""The AWS side of the local world, driven with boto3 (an independent client, so tests check
+the agent's work with someone else's eyes).
+
+  setup    create a VPC with the fixture's subnets (3 AZs) in moto and the public + private
+           hosted zones in ministack, then copy the fixture asset dir to --out with the
+           fixture's subnet ids replaced by the real ones (moto cannot take chosen ids)
+  inspect  print what exists: EIPs, ENIs and the record sets of both zones, as JSON
+  write    set a record set to exactly the given values (another writer's action)
+"""
+import argparse, json, os, re, shutil, sys
+import boto3
+
+REGION = "us-east-1"
+AZS = ["us-east-1a", "us-east-1b", "us-east-1c"]
+
+
+def clients(a):
+    kw = dict(region_name=REGION, aws_access_key_id="testing", aws_secret_access_key="testing")
+    return boto3.client("ec2", endpoint_url=a.ec2, **kw), boto3.client("route53", endpoint_url=a.route53, **kw)
+
+
+def setup(a):
+    ec2, r53 = clients(a)
+    cfg = open(os.path.join(a.fixture, "manifests", "cluster-config.yaml")).read()
+    fixture_ids = list(dict.fromkeys(re.findall(r"subnet-[0-9a-f]+", cfg)))
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    mapping = {}
+    for i, fid in enumerate(fixture_ids):
+        sub = ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{i + 1}.0/24", AvailabilityZone=AZS[i % 3])
+        mapping[fid] = sub["Subnet"]["SubnetId"]
+    public = r53.create_hosted_zone(Name=a.base_domain, CallerReference="public")["HostedZone"]["Id"]
+    private = r53.create_hosted_zone(
+        Name=f"{a.cluster}.{a.base_domain}", CallerReference="private",
+        VPC={"VPCRegion": REGION, "VPCId": vpc}, HostedZoneConfig={"PrivateZone": True, "Comment": "cluster"},
+    )["HostedZone"]["Id"]
+    if os.path.exists(a.out):
+        shutil.rmtree(a.out)
+    shutil.copytree(a.fixture, a.out)
+    for root, _, files in os.walk(a.out):
+        for f in files:
+            p = os.path.join(root, f)
+            text = open(p).read()
+            for fid, real in mapping.items():
+                text = text.replace(fid, real)
+            open(p, "w").write(text)
+    json.dump({"vpc": vpc, "subnets": mapping, "zones": {"public": public, "private": private}}, sys.stdout)
+
+
+def records(r53, zone_id):
+    out = {}
+    for page in r53.get_paginator("list_resource_record_sets").paginate(HostedZoneId=zone_id):
+        for s in page["ResourceRecordSets"]:
+            if s["Type"] in ("A", "AAAA"):
+                out[f'{s["Name"].rstrip(".")} {s["Type"]}'] = sorted(r["Value"] for r in s.get("ResourceRecords", []))
+    return out
+
+
+def inspect(a):
+    ec2, r53 = clients(a)
+    tags = lambda ts: {t["Key"]: t["Value"] for t in ts or []}
+    eips = [{"id": x["AllocationId"], "ip": x["PublicIp"], "tags": tags(x.get("Tags"))} for x in ec2.describe_addresses()["Addresses"]]
+    enis = [{"id": x["NetworkInterfaceId"], "ip": x["PrivateIpAddress"], "subnet": x["SubnetId"], "tags": tags(x.get("TagSet"))}
+            for x in ec2.describe_network_interfaces()["NetworkInterfaces"]]
+    zones = {}
+    for z in r53.list_hosted_zones()["HostedZones"]:
+        kind = "private" if z["Config"]["PrivateZone"] else "public"
+        zones[kind] = records(r53, z["Id"])
+    json.dump({"eips": eips, "enis": enis, "zones": zones}, sys.stdout)
+
+
+def write(a):
+    _, r53 = clients(a)
+    zone = next(z["Id"] for z in r53.list_hosted_zones()["HostedZones"] if z["Config"]["PrivateZone"] == (a.zone == "private"))
+    rrset = {"Name": a.name, "Type": "A", "TTL": 60, "ResourceRecords": [{"Value": v} for v in a.value]}
+    r53.change_resource_record_sets(HostedZoneId=zone, ChangeBatch={"Changes": [{"Action": "UPSERT", "ResourceRecordSet": rrset}]})
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("command", choices=["setup", "inspect", "write"])
+    p.add_argument("--ec2", required=True)
+    p.add_argument("--route53", required=True)
+    p.add_argument("--fixture")
+    p.add_argument("--out")
+    p.add_argument("--cluster", default="mycluster")
+    p.add_argument("--base-domain", default="example.com")
+    p.add_argument("--zone", choices=["public", "private"])
+    p.add_argument("--name")
+    p.add_argument("--value", action="append", default=[])
+    a = p.parse_args()
+    {"setup": setup, "inspect": inspect, "write": write}[a.command](a)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+//! The AWS world: moto (EC2) and ministack (Route53), each behind a counting proxy, plus the
+//! boto3 script that builds the VPC/zones and inspects what exists.
+
+use crate::emulator::Emulator;
+use crate::proxy::Proxy;
+use crate::venv;
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+pub struct AwsPeers {
+    pub venv: PathBuf,
+    pub ec2: Emulator,
+    pub route53: Emulator,
+    pub ec2_proxy: Proxy,
+    pub route53_proxy: Proxy,
+}
+
+impl AwsPeers {
+    pub async fn start() -> Result<Self> {
+        let venv = tokio::task::spawn_blocking(venv::ensure).await??;
+        let (ec2, route53) = tokio::try_join!(Emulator::moto(&venv), Emulator::ministack(&venv))?;
+        let ec2_proxy = Proxy::start(ec2.addr).await?;
+        let route53_proxy = Proxy::start(route53.addr).await?;
+        Ok(Self {
+            venv,
+            ec2,
+            route53,
+            ec2_proxy,
+            route53_proxy,
+        })
+    }
+
+    /// Environment for the agent: endpoints through the proxies, a fixed region, no profile.
+    pub fn agent_env(&self) -> Vec<(String, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL_EC2".into(), self.ec2_proxy.url()),
+            ("AWS_ENDPOINT_URL_ROUTE_53".into(), self.route53_proxy.url()),
+            ("AWS_EC2_METADATA_DISABLED".into(), "true".into()),
+            ("AWS_CONFIG_FILE".into(), "/dev/null".into()),
+            ("AWS_SHARED_CREDENTIALS_FILE".into(), "/dev/null".into()),
+        ]
+    }
+
+    /// Mutating calls the agent made through both proxies since the last reset.
+    pub fn mutating_calls(&self) -> Vec<String> {
+        let mut calls = self.ec2_proxy.mutating_calls();
+        calls.extend(self.route53_proxy.mutating_calls());
+        calls
+    }
+
+    pub fn reset_counts(&self) {
+        self.ec2_proxy.reset();
+        self.route53_proxy.reset();
+    }
+
+    /// Builds the VPC, subnets and zones and writes the fixture asset dir with real subnet ids
+    /// to `out`. Talks to the emulators directly, so the proxies count only the agent.
+    pub async fn setup_world(&self, fixture: &Path, out: &Path) -> Result<Value> {
+        self.script(&["setup", "--fixture", &path(fixture)?, "--out", &path(out)?])
+            .await
+    }
+
+    /// What exists now: `{eips, enis, zones: {public, private: {"name TYPE": [values]}}}`.
+    pub async fn inspect(&self) -> Result<Value> {
+        self.script(&["inspect"]).await
+    }
+
+    /// Another writer sets a private/public record set to exactly `values`.
+    pub async fn write_record(&self, zone: &str, name: &str, values: &[&str]) -> Result<()> {
+        let mut args = vec!["write", "--zone", zone, "--name", name];
+        for v in values {
+            args.extend(["--value", v]);
+        }
+        self.script(&args).await.map(|_| ())
+    }
+
+    async fn script(&self, args: &[&str]) -> Result<Value> {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/aws_world.py");
+        let out = tokio::process::Command::new(self.venv.join("bin/python"))
+            .arg(script)
+            .args(args)
+            .args(["--ec2", &self.ec2.url(), "--route53", &self.route53.url()])
+            .output()
+            .await
+            .context("cannot run aws_world.py")?;
+        if !out.status.success() {
+            bail!(
+                "aws_world.py {args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        if out.stdout.is_empty() {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(&out.stdout).context("aws_world.py printed no JSON")
+    }
+}
+
+fn path(p: &Path) -> Result<String> {
+    p.to_str().map(str::to_string).context("non-UTF-8 path")
+}

@@ -1,0 +1,54 @@
+//! The Python venv holding the emulators, created under the target dir when missing.
+
+use anyhow::{Context, Result, bail};
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Pinned emulator versions (the issue names them); boto3 drives the world from tests.
+pub const REQUIREMENTS: &[&str] = &["moto[server]==5.2.5", "ministack==1.5.33", "boto3"];
+
+/// `<workspace>/target`, or CARGO_TARGET_DIR.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"))
+}
+
+/// The venv dir, ready to use. Several test binaries may race here: a file lock serializes them.
+pub fn ensure() -> Result<PathBuf> {
+    let target = target_dir();
+    fs::create_dir_all(&target).with_context(|| format!("cannot create {}", target.display()))?;
+    let venv = target.join("sim-venv");
+    let marker = venv.join(".requirements");
+    let wanted = REQUIREMENTS.join("\n");
+    if fs::read_to_string(&marker).is_ok_and(|m| m == wanted) {
+        return Ok(venv);
+    }
+    let lock = File::create(target.join("sim-venv.lock")).context("cannot create venv lock")?;
+    lock.lock().context("cannot lock venv")?;
+    if fs::read_to_string(&marker).is_ok_and(|m| m == wanted) {
+        return Ok(venv);
+    }
+    eprintln!(
+        "sim: installing {} into {}",
+        REQUIREMENTS.join(" "),
+        venv.display()
+    );
+    run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    run(Command::new(venv.join("bin/pip"))
+        .args(["install", "--quiet", "--disable-pip-version-check"])
+        .args(REQUIREMENTS))?;
+    fs::write(&marker, wanted).context("cannot write venv marker")?;
+    Ok(venv)
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot run {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed: {status}");
+    }
+    Ok(())
+}
