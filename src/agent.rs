@@ -167,6 +167,7 @@ impl Runner<'_> {
             stage: stage.name(),
             plan,
             mutations,
+            after: observed,
         })
     }
 
