@@ -6,6 +6,8 @@ the agent's work with someone else's eyes).
            fixture's subnet ids replaced by the real ones (moto cannot take chosen ids)
   inspect  print what exists: EIPs, ENIs and the record sets of both zones, as JSON
   write    set a record set to exactly the given values (another writer's action)
+  foreign  create resources that are NOT ours: an untagged EIP, an EIP and an ENI of another
+           cluster, and an EIP tagged for our cluster by someone else (no reservation tag)
 """
 import argparse, json, os, re, shutil, sys
 import boto3
@@ -75,20 +77,33 @@ def write(a):
     r53.change_resource_record_sets(HostedZoneId=zone, ChangeBatch={"Changes": [{"Action": "UPSERT", "ResourceRecordSet": rrset}]})
 
 
+def foreign(a):
+    ec2, _ = clients(a)
+    subnet = next(s["SubnetId"] for s in ec2.describe_subnets()["Subnets"] if s["CidrBlock"].startswith("10.0.1."))
+    other = [{"Key": "kubernetes.io/cluster/other-cluster", "Value": "owned"},
+             {"Key": "bootstrap-agent.openshift.io/reservation", "Value": f"private-ipv4@{subnet}"}]
+    ec2.allocate_address(Domain="vpc")
+    ec2.allocate_address(Domain="vpc", TagSpecifications=[{"ResourceType": "elastic-ip", "Tags": other}])
+    ec2.allocate_address(Domain="vpc", TagSpecifications=[{"ResourceType": "elastic-ip", "Tags": [
+        {"Key": f"kubernetes.io/cluster/{a.infra_id}", "Value": "owned"}]}])
+    ec2.create_network_interface(SubnetId=subnet, TagSpecifications=[{"ResourceType": "network-interface", "Tags": other}])
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("command", choices=["setup", "inspect", "write"])
+    p.add_argument("command", choices=["setup", "inspect", "write", "foreign"])
     p.add_argument("--ec2", required=True)
     p.add_argument("--route53", required=True)
     p.add_argument("--fixture")
     p.add_argument("--out")
     p.add_argument("--cluster", default="mycluster")
     p.add_argument("--base-domain", default="example.com")
+    p.add_argument("--infra-id", default="mycluster-7xk2p")
     p.add_argument("--zone", choices=["public", "private"])
     p.add_argument("--name")
     p.add_argument("--value", action="append", default=[])
     a = p.parse_args()
-    {"setup": setup, "inspect": inspect, "write": write}[a.command](a)
+    {"setup": setup, "inspect": inspect, "write": write, "foreign": foreign}[a.command](a)
 
 
 if __name__ == "__main__":

@@ -75,6 +75,12 @@ impl AwsPeers {
         self.script(&args).await.map(|_| ())
     }
 
+    /// Creates EIPs/ENIs that are not ours (untagged, another cluster's, ours by cluster tag
+    /// only): the agent must never touch them.
+    pub async fn create_foreign(&self) -> Result<()> {
+        self.script(&["foreign"]).await.map(|_| ())
+    }
+
     async fn script(&self, args: &[&str]) -> Result<Value> {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/aws_world.py");
         let out = tokio::process::Command::new(self.venv.join("bin/python"))

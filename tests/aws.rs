@@ -1,0 +1,401 @@
+//! The AWS vertical against the real emulators: moto (EC2) and ministack (Route53), each
+//! behind a counting proxy that can also freeze the agent between two mutations.
+#![cfg(feature = "aws")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bootstrap_sim::{AwsPeers, Hold};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+const BOOTSTRAP_IP: &str = "10.0.1.10";
+const OTHER_WRITER: &str = "192.0.2.9";
+const API: &str = "api.mycluster.example.com A";
+const API_INT: &str = "api-int.mycluster.example.com A";
+
+struct Harness {
+    peers: AwsPeers,
+    _dir: tempfile::TempDir,
+    assets: PathBuf,
+    state: PathBuf,
+}
+
+impl Harness {
+    async fn new(fixture: &str) -> Self {
+        let peers = AwsPeers::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let assets = dir.path().join("assets");
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/assets")
+            .join(fixture);
+        peers.setup_world(&fixture, &assets).await.unwrap();
+        let state = dir.path().join("state");
+        Self {
+            peers,
+            _dir: dir,
+            assets,
+            state,
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bootstrap-agent"));
+        cmd.args(args)
+            .arg("--state-dir")
+            .arg(&self.state)
+            .envs(self.peers.agent_env())
+            .kill_on_drop(true);
+        if args[0] != "status" {
+            cmd.arg("--assets")
+                .arg(&self.assets)
+                .args(["--bootstrap-ip", BOOTSTRAP_IP]);
+        }
+        cmd
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        let out = self.command(args).output().await.unwrap();
+        assert!(
+            out.status.success(),
+            "bootstrap-agent {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    async fn bootstrap(&self) {
+        self.run(&["reserve"]).await;
+        self.run(&["dns", "seed"]).await;
+    }
+
+    /// Starts `args`, waits until the proxy froze it at `hold`, SIGKILLs it.
+    async fn kill_at(&self, args: &[&str], route53: bool, hold: Hold) {
+        let proxy = if route53 {
+            &self.peers.route53_proxy
+        } else {
+            &self.peers.ec2_proxy
+        };
+        proxy.hold(hold);
+        let mut child = self
+            .command(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        tokio::select! {
+            _ = proxy.wait_held() => {}
+            status = child.wait() => panic!("agent exited before reaching {hold:?}: {status:?}"),
+        }
+        child.start_kill().unwrap(); // SIGKILL
+        child.wait().await.unwrap();
+        proxy.reset();
+    }
+
+    async fn world(&self) -> World {
+        World(self.peers.inspect().await.unwrap())
+    }
+}
+
+/// boto3's view of what exists.
+struct World(Value);
+
+impl World {
+    fn ours<'a>(&'a self, kind: &str) -> Vec<&'a Value> {
+        self.0[kind]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["tags"]["bootstrap-agent.openshift.io/reservation"].is_string())
+            .filter(|r| r["tags"]["kubernetes.io/cluster/mycluster-7xk2p"] == "owned")
+            .collect()
+    }
+
+    fn ips(&self, kind: &str) -> Vec<String> {
+        let mut ips: Vec<String> = self
+            .ours(kind)
+            .iter()
+            .map(|r| r["ip"].as_str().unwrap().to_string())
+            .collect();
+        ips.sort();
+        ips
+    }
+
+    fn record(&self, zone: &str, name: &str) -> Vec<String> {
+        self.0["zones"][zone][name]
+            .as_array()
+            .map(|v| v.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    fn count(&self, kind: &str) -> usize {
+        self.0[kind].as_array().unwrap().len()
+    }
+
+    /// The stage-1 picture: 3 EIPs + 3 ENIs of ours, one per subnet, and the records.
+    fn assert_seeded(&self, extra_private: &[&str]) {
+        let eips = self.ours("eips");
+        let enis = self.ours("enis");
+        assert_eq!(eips.len(), 3, "one EIP per public subnet: {eips:?}");
+        assert_eq!(enis.len(), 3, "one ENI per private subnet: {enis:?}");
+        let mut keys: Vec<&str> = eips
+            .iter()
+            .chain(&enis)
+            .map(|r| {
+                r["tags"]["bootstrap-agent.openshift.io/reservation"]
+                    .as_str()
+                    .unwrap()
+            })
+            .collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(
+            keys.len(),
+            6,
+            "no two reservations for the same purpose: {keys:?}"
+        );
+        let mut private = self.ips("enis");
+        private.push(BOOTSTRAP_IP.to_string());
+        private.extend(extra_private.iter().map(|s| s.to_string()));
+        private.sort();
+        for name in [API, API_INT] {
+            let mut got = self.record("private", name);
+            got.sort();
+            assert_eq!(got, private, "private {name}");
+        }
+        let mut public = self.record("public", API);
+        public.sort();
+        assert_eq!(public, self.ips("eips"), "public api");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fresh_reserve_and_seed_create_exactly_the_planned_resources_and_records() {
+    let h = Harness::new("aws").await;
+    let plan: Value =
+        serde_json::from_slice(&h.run(&["plan", "--output", "json"]).await.stdout).unwrap();
+    assert_eq!(plan["changes"].as_array().unwrap().len(), 9);
+    assert!(
+        h.peers.mutating_calls().is_empty(),
+        "plan must not mutate: {:?}",
+        h.peers.mutating_calls()
+    );
+
+    h.bootstrap().await;
+    h.world().await.assert_seeded(&[]);
+    let mut calls: Vec<String> = h
+        .peers
+        .mutating_calls()
+        .iter()
+        .map(|c| normalize_call(c))
+        .collect();
+    calls.sort();
+    let mut expected = vec!["AllocateAddress"; 3];
+    expected.extend(["CreateNetworkInterface"; 3]);
+    expected.extend(["POST /2013-04-01/hostedzone/{id}/rrset"; 3]);
+    assert_eq!(
+        calls, expected,
+        "fresh AWS bootstrap: 3 EIPs, 3 ENIs, 3 record-set changes"
+    );
+}
+
+/// Route53 paths carry zone ids; tests compare the operation only.
+fn normalize_call(call: &str) -> String {
+    match call.strip_prefix("POST /2013-04-01/hostedzone/") {
+        Some(rest) if rest.contains("/rrset") => {
+            "POST /2013-04-01/hostedzone/{id}/rrset".to_string()
+        }
+        _ => call.to_string(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn second_run_after_success_makes_zero_mutating_calls() {
+    let h = Harness::new("aws").await;
+    h.bootstrap().await;
+    h.peers.reset_counts();
+    h.bootstrap().await;
+    assert_eq!(h.peers.mutating_calls(), Vec::<String>::new());
+    let plan = h.run(&["plan"]).await;
+    assert!(String::from_utf8_lossy(&plan.stdout).contains("no changes"));
+    assert!(h.peers.mutating_calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn another_writers_value_survives_seed_and_teardown() {
+    let h = Harness::new("aws").await;
+    h.peers
+        .write_record("private", "api.mycluster.example.com", &[OTHER_WRITER])
+        .await
+        .unwrap();
+    h.bootstrap().await;
+    let world = h.world().await;
+    assert!(
+        world
+            .record("private", API)
+            .contains(&OTHER_WRITER.to_string())
+    );
+    assert_eq!(
+        world.record("private", API).len(),
+        5,
+        "other + bootstrap + 3 ENIs"
+    );
+
+    h.run(&["dns", "teardown"]).await;
+    let world = h.world().await;
+    let mut expected = world.ips("enis");
+    expected.push(OTHER_WRITER.to_string());
+    expected.sort();
+    let mut api = world.record("private", API);
+    api.sort();
+    assert_eq!(api, expected, "only the bootstrap IP is removed");
+
+    h.run(&["teardown", "--all"]).await;
+    let world = h.world().await;
+    assert_eq!(world.record("private", API), vec![OTHER_WRITER.to_string()]);
+    assert!(
+        world.record("private", API_INT).is_empty(),
+        "a set holding only our values is deleted"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dns_teardown_removes_only_the_bootstrap_ip() {
+    let h = Harness::new("aws").await;
+    h.bootstrap().await;
+    let before = h.world().await;
+    h.peers.reset_counts();
+    h.run(&["dns", "teardown"]).await;
+    let after = h.world().await;
+    for name in [API, API_INT] {
+        let mut expected: Vec<String> = before
+            .record("private", name)
+            .into_iter()
+            .filter(|ip| ip != BOOTSTRAP_IP)
+            .collect();
+        expected.sort();
+        let mut got = after.record("private", name);
+        got.sort();
+        assert_eq!(got, expected);
+    }
+    assert_eq!(after.record("public", API), before.record("public", API));
+    assert_eq!(after.ips("eips"), before.ips("eips"));
+    assert_eq!(after.ips("enis"), before.ips("enis"));
+    assert_eq!(
+        h.peers.mutating_calls().len(),
+        2,
+        "one change per private record"
+    );
+    h.peers.reset_counts();
+    h.run(&["dns", "teardown"]).await;
+    assert!(
+        h.peers.mutating_calls().is_empty(),
+        "teardown again changes nothing"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched() {
+    let h = Harness::new("aws").await;
+    h.peers.create_foreign().await.unwrap();
+    let foreign_before = h.world().await;
+    let (eips_before, enis_before) = (foreign_before.count("eips"), foreign_before.count("enis"));
+    h.bootstrap().await;
+    h.run(&["teardown", "--all"]).await;
+    let world = h.world().await;
+    assert!(
+        world.ours("eips").is_empty() && world.ours("enis").is_empty(),
+        "ours released: {:?}",
+        world.0
+    );
+    assert_eq!(world.count("eips"), eips_before, "foreign EIPs untouched");
+    assert_eq!(world.count("enis"), enis_before, "foreign ENIs untouched");
+    assert!(world.record("private", API).is_empty() && world.record("public", API).is_empty());
+
+    h.peers.reset_counts();
+    h.run(&["teardown", "--all"]).await;
+    assert!(
+        h.peers.mutating_calls().is_empty(),
+        "teardown --all again changes nothing"
+    );
+
+    // A new install on the same state dir starts a new token generation and works.
+    h.bootstrap().await;
+    h.world().await.assert_seeded(&[]);
+}
+
+async fn crash_and_resume(route53: bool, hold: Hold) {
+    let h = Harness::new("aws").await;
+    if route53 {
+        h.run(&["reserve"]).await;
+        h.kill_at(&["dns", "seed"], true, hold).await;
+    } else {
+        h.kill_at(&["reserve"], false, hold).await;
+    }
+    let status = h.run(&["status", "--output", "json"]).await;
+    let journal: Value = serde_json::from_slice(&status.stdout).unwrap();
+    let states: Vec<&str> = journal["mutations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["state"].as_str().unwrap())
+        .collect();
+    assert!(
+        states.contains(&"intent"),
+        "the killed mutation is journaled as an intent: {states:?}"
+    );
+
+    h.bootstrap().await;
+    h.world().await.assert_seeded(&[]);
+    h.peers.reset_counts();
+    h.bootstrap().await;
+    assert!(h.peers.mutating_calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_before_the_second_eip_resumes_without_duplicates() {
+    crash_and_resume(false, Hold::Before(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_after_an_eip_was_allocated_but_not_journaled_resumes_without_leak() {
+    crash_and_resume(false, Hold::After(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_after_an_eni_was_created_but_not_journaled_resumes_without_leak() {
+    crash_and_resume(false, Hold::After(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_after_a_record_change_resumes_without_duplicate_values() {
+    crash_and_resume(true, Hold::After(1)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_before_a_record_change_resumes() {
+    crash_and_resume(true, Hold::Before(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn journal_and_output_never_contain_the_secret() {
+    let h = Harness::new("aws").await;
+    let reserve = h.run(&["reserve"]).await;
+    let status = h.run(&["status"]).await;
+    let journal = std::fs::read_to_string(h.state.join("journal.json")).unwrap();
+    for text in [
+        String::from_utf8_lossy(&reserve.stdout).to_string(),
+        String::from_utf8_lossy(&reserve.stderr).to_string(),
+        String::from_utf8_lossy(&status.stdout).to_string(),
+        journal,
+    ] {
+        assert!(
+            !text.contains("fixture-secret-DO-NOT-LOG"),
+            "secret leaked: {text}"
+        );
+        assert!(
+            !text.contains("AKIAFIXTUREEXAMPLE00"),
+            "access key id leaked: {text}"
+        );
+    }
+}
