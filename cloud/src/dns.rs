@@ -56,7 +56,129 @@ pub fn next_values(current: Option<&RecordSet>, edit: &DnsEdit) -> Option<BTreeS
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::{RecordType, ZoneRef};
+    use async_trait::async_trait;
+    use std::sync::Mutex;
+
+    /// An in-memory record set whose writes compare like Route53 (exact old set), with a rival
+    /// writer that sneaks in `rival_writes` changes between our read and our write.
+    struct RacyDns {
+        set: Mutex<Option<RecordSet>>,
+        rival_writes: Mutex<Vec<IpAddr>>,
+        writes: Mutex<u32>,
+    }
+
+    #[async_trait]
+    impl DnsProvider for RacyDns {
+        async fn find_zone(&self, _: &ZoneRef) -> Result<Zone, CloudError> {
+            unreachable!()
+        }
+        async fn read(&self, _: &Zone, _: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
+            let current = self.set.lock().unwrap().clone();
+            if let Some(ip) = self.rival_writes.lock().unwrap().pop() {
+                let mut set = self.set.lock().unwrap();
+                set.get_or_insert(RecordSet {
+                    ttl: 300,
+                    values: BTreeSet::new(),
+                    version: None,
+                })
+                .values
+                .insert(ip);
+            }
+            Ok(current)
+        }
+        async fn write(
+            &self,
+            _: &Zone,
+            _: &RecordKey,
+            current: Option<&RecordSet>,
+            values: &BTreeSet<IpAddr>,
+            ttl: u32,
+        ) -> Result<(), CloudError> {
+            *self.writes.lock().unwrap() += 1;
+            let mut set = self.set.lock().unwrap();
+            if set.as_ref() != current {
+                return Err(CloudError::new(
+                    ErrorKind::Conflict,
+                    "write",
+                    "values do not match",
+                ));
+            }
+            *set = (!values.is_empty()).then(|| RecordSet {
+                ttl,
+                values: values.clone(),
+                version: None,
+            });
+            Ok(())
+        }
+    }
+
+    fn zone() -> Zone {
+        Zone {
+            reference: ZoneRef {
+                domain: "d".into(),
+                private: true,
+                id: None,
+            },
+            id: "z".into(),
+        }
+    }
+
+    fn key() -> RecordKey {
+        RecordKey {
+            name: "api.d".into(),
+            rtype: RecordType::A,
+        }
+    }
+
+    #[tokio::test]
+    async fn lost_race_is_retried_and_keeps_the_rivals_values() {
+        let dns = RacyDns {
+            set: Mutex::new(Some(RecordSet {
+                ttl: 300,
+                values: ips(&["192.0.2.1"]),
+                version: None,
+            })),
+            rival_writes: Mutex::new(ips(&["192.0.2.2", "192.0.2.3"]).into_iter().collect()),
+            writes: Mutex::new(0),
+        };
+        let edit = DnsEdit {
+            add: ips(&["10.0.0.5"]),
+            ttl: 60,
+            ..Default::default()
+        };
+        edit_record_values(&dns, &zone(), &key(), &edit)
+            .await
+            .unwrap();
+        let final_set = dns.set.lock().unwrap().clone().unwrap();
+        assert_eq!(
+            final_set.values,
+            ips(&["10.0.0.5", "192.0.2.1", "192.0.2.2", "192.0.2.3"])
+        );
+        assert_eq!(final_set.ttl, 300, "an existing set keeps its TTL");
+        assert_eq!(*dns.writes.lock().unwrap(), 3, "two lost races, one win");
+    }
+
+    #[tokio::test]
+    async fn a_writer_that_never_stops_racing_is_an_error_not_a_loop() {
+        let dns = RacyDns {
+            set: Mutex::new(None),
+            rival_writes: Mutex::new((0..50u8).map(|i| IpAddr::from([192, 0, 2, i])).collect()),
+            writes: Mutex::new(0),
+        };
+        let edit = DnsEdit {
+            add: ips(&["10.0.0.5"]),
+            ttl: 60,
+            ..Default::default()
+        };
+        let err = edit_record_values(&dns, &zone(), &key(), &edit)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Conflict);
+        assert_eq!(*dns.writes.lock().unwrap(), MAX_CONFLICT_RETRIES + 1);
+    }
 
     fn ips(list: &[&str]) -> BTreeSet<IpAddr> {
         list.iter().map(|s| s.parse().unwrap()).collect()
