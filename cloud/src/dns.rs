@@ -56,7 +56,7 @@ pub fn next_values(current: Option<&RecordSet>, edit: &DnsEdit) -> Option<BTreeS
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+
     use super::*;
     use crate::{RecordType, ZoneRef};
     use async_trait::async_trait;

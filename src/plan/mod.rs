@@ -233,7 +233,7 @@ fn seed_dns(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
                     _ => true,
                 })
                 .collect();
-            (!missing.is_empty()).then(|| Change::AddRecordValues {
+            (!missing.is_empty()).then_some(Change::AddRecordValues {
                 zone: w.zone,
                 record: w.key,
                 values: missing,
