@@ -88,12 +88,22 @@ pub fn reservation_name(infra_id: &str, key: &ReservationKey) -> String {
 /// generation, different after `teardown --all` (a new generation), at most 64 characters
 /// (EC2 ClientToken's limit), deterministic from infra-id + key.
 pub fn idempotency_token(infra_id: &str, key: &ReservationKey, generation: u32) -> String {
-    let what = key.placement.clone().unwrap_or_else(|| key.purpose());
-    let token = format!("{infra_id}-{what}-g{generation}");
+    let scope = match key.scope {
+        Scope::Public => "pub",
+        Scope::Private => "prv",
+    };
+    let family = match key.family {
+        IpFamily::Ipv4 => 4,
+        IpFamily::Ipv6 => 6,
+    };
+    let token = match &key.placement {
+        Some(p) => format!("{infra_id}-{scope}{family}-{p}-g{generation}"),
+        None => format!("{infra_id}-{scope}{family}-g{generation}"),
+    };
     if token.len() <= 64 {
         token
     } else {
-        // Only reachable with inputs longer than validation allows; keep it bounded anyway.
+        // Infra ids longer than the installer's 27 characters: keep it bounded and stable.
         format!("{:016x}-g{generation}", fnv1a(token.as_bytes()))
     }
 }

@@ -1,1 +1,589 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use super::*;
+use crate::assets::{self, Platform, Publish};
+use bootstrap_cloud::{IpFamily, RecordSet, Scope};
+use std::path::{Path, PathBuf};
+
+const FIXTURES: [&str; 7] = [
+    "aws",
+    "aws-internal",
+    "aws-dualstack",
+    "azure",
+    "azure-dualstack",
+    "gcp",
+    "none",
+];
+const BOOTSTRAP: &str = "10.0.0.5";
+const OTHER_WRITER: &str = "192.0.2.9";
+const STAGE1: [Stage; 2] = [Stage::Reserve, Stage::SeedDns];
+
+fn manifest_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn ip(s: &str) -> IpAddr {
+    s.parse().unwrap()
+}
+
+/// The fixture's spec with the bootstrap IP set, as the golden tests use it.
+fn spec(name: &str) -> ClusterSpec {
+    let mut spec = assets::load(&manifest_path("tests/fixtures/assets").join(name))
+        .unwrap_or_else(|e| panic!("fixture {name}: {e}"));
+    spec.bootstrap_ip = Some(ip(BOOTSTRAP));
+    spec
+}
+
+fn render(plan: &Plan, observed: &Observed) -> String {
+    format!(
+        "{}\n---\n{}",
+        plan.to_text(observed),
+        serde_json::to_string_pretty(plan).unwrap()
+    )
+}
+
+// ---- golden files -------------------------------------------------------------------------
+
+fn check_golden(name: &str) {
+    let spec = spec(name);
+    let observed = Observed::default();
+    let plan = Plan::calculate(&spec, &observed, &STAGE1, 1);
+    let actual = render(&plan, &observed);
+    let path = manifest_path("tests/golden/plan").join(format!("{name}.txt"));
+    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e} (run with UPDATE_GOLDEN=1 to create it)",
+            path.display()
+        )
+    });
+    assert_eq!(
+        actual,
+        expected,
+        "plan for fixture {name} differs from {} (if the change is intended, re-run with UPDATE_GOLDEN=1 and review the diff)",
+        path.display()
+    );
+}
+
+#[test]
+fn golden_plan_aws() {
+    check_golden("aws");
+}
+
+#[test]
+fn golden_plan_aws_internal() {
+    check_golden("aws-internal");
+}
+
+#[test]
+fn golden_plan_aws_dualstack() {
+    check_golden("aws-dualstack");
+}
+
+#[test]
+fn golden_plan_azure() {
+    check_golden("azure");
+}
+
+#[test]
+fn golden_plan_azure_dualstack() {
+    check_golden("azure-dualstack");
+}
+
+#[test]
+fn golden_plan_gcp() {
+    check_golden("gcp");
+}
+
+#[test]
+fn golden_plan_none() {
+    check_golden("none");
+}
+
+#[test]
+fn golden_json_round_trips() {
+    for name in FIXTURES {
+        let plan = Plan::calculate(&spec(name), &Observed::default(), &STAGE1, 1);
+        let json = serde_json::to_string(&plan).unwrap();
+        let back: Plan = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, plan, "{name}");
+    }
+}
+
+// ---- a hand-built cloud ---------------------------------------------------------------------
+
+/// A made-up address for the n-th wanted reservation of this scope/family.
+fn fake_ip(key: &ReservationKey, n: usize) -> IpAddr {
+    let n = u8::try_from(10 + n).unwrap();
+    match (key.scope, key.family) {
+        (Scope::Public, IpFamily::Ipv4) => ip(&format!("203.0.113.{n}")),
+        (Scope::Private, IpFamily::Ipv4) => ip(&format!("10.0.1.{n}")),
+        (Scope::Public, IpFamily::Ipv6) => ip(&format!("2001:db8::{n}")),
+        (Scope::Private, IpFamily::Ipv6) => ip(&format!("fd00:10::{n}")),
+    }
+}
+
+/// Every wanted reservation, as the cloud would report it. Ids are `rsv-10`, `rsv-11`, ...
+fn all_reservations(spec: &ClusterSpec) -> Vec<Reservation> {
+    desired::reservations(spec)
+        .into_iter()
+        .enumerate()
+        .map(|(n, w)| Reservation {
+            ip: fake_ip(&w.key, n),
+            id: format!("rsv-{}", 10 + n),
+            name: w.name,
+            key: w.key,
+        })
+        .collect()
+}
+
+/// The given reservations, and every wanted record set holding exactly our values plus `extra`
+/// (of the record's family).
+fn observed_with(spec: &ClusterSpec, reservations: Vec<Reservation>, extra: &[IpAddr]) -> Observed {
+    let mut observed = Observed {
+        reservations,
+        ..Observed::default()
+    };
+    let records = desired::records(spec)
+        .into_iter()
+        .map(|w| {
+            let mut values: BTreeSet<IpAddr> = w
+                .values
+                .iter()
+                .map(|v| observed.resolve(v).unwrap())
+                .collect();
+            values.extend(
+                extra
+                    .iter()
+                    .filter(|ip| IpFamily::of(ip).record_type() == w.key.rtype),
+            );
+            ObservedRecord {
+                zone: w.zone,
+                key: w.key,
+                current: Some(RecordSet {
+                    ttl: DEFAULT_TTL,
+                    values,
+                    version: None,
+                }),
+            }
+        })
+        .collect();
+    observed.records = records;
+    observed
+}
+
+/// The cloud after a successful stage 1.
+fn done(spec: &ClusterSpec) -> Observed {
+    observed_with(spec, all_reservations(spec), &[])
+}
+
+fn releases(plan: &Plan) -> Vec<&Reservation> {
+    plan.changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::ReleaseAddress { reservation, .. } => Some(reservation),
+            _ => None,
+        })
+        .collect()
+}
+
+fn reserve_requests(plan: &Plan) -> Vec<&ReserveRequest> {
+    plan.changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::ReserveAddress { request } => Some(request),
+            _ => None,
+        })
+        .collect()
+}
+
+// ---- (a) re-run after success ---------------------------------------------------------------
+
+#[test]
+fn rerun_after_success_plans_nothing() {
+    for name in FIXTURES {
+        let spec = spec(name);
+        let observed = done(&spec);
+        let plan = Plan::calculate(&spec, &observed, &STAGE1, 1);
+        assert!(plan.is_empty(), "{name}: {}", plan.to_text(&observed));
+        assert!(
+            plan.to_text(&observed)
+                .contains("no changes: everything is in place"),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn seed_dns_with_values_present_but_ttl_different_plans_nothing() {
+    // Values, not TTLs, decide: a record holding our values is left alone.
+    let spec = spec("aws");
+    let mut observed = done(&spec);
+    for r in &mut observed.records {
+        r.current.as_mut().unwrap().ttl = 300;
+    }
+    assert!(Plan::calculate(&spec, &observed, &[Stage::SeedDns], 1).is_empty());
+}
+
+// ---- (b) another writer's value -------------------------------------------------------------
+
+#[test]
+fn another_writers_value_is_never_added_or_removed() {
+    let spec = spec("aws");
+    let other = ip(OTHER_WRITER);
+    let observed = observed_with(&spec, all_reservations(&spec), &[other]);
+
+    let seed = Plan::calculate(&spec, &observed, &[Stage::SeedDns], 1);
+    assert!(seed.is_empty(), "{}", seed.to_text(&observed));
+
+    // Stage 3: only the bootstrap IP leaves, and only from the private records.
+    let teardown = Plan::calculate(&spec, &observed, &[Stage::RemoveBootstrap], 1);
+    let private = ZoneRef {
+        domain: "mycluster.example.com".into(),
+        private: true,
+        id: None,
+    };
+    let expected: Vec<Change> = ["api", "api-int"]
+        .into_iter()
+        .map(|host| Change::RemoveRecordValues {
+            zone: private.clone(),
+            record: RecordKey {
+                name: format!("{host}.mycluster.example.com"),
+                rtype: bootstrap_cloud::RecordType::A,
+            },
+            values: vec![Value::Ip(ip(BOOTSTRAP))],
+        })
+        .collect();
+    assert_eq!(
+        teardown.changes,
+        expected,
+        "{}",
+        teardown.to_text(&observed)
+    );
+
+    // Failed install: all our IPs leave DNS, 192.0.2.9 stays, every reservation is released.
+    let all = Plan::calculate(&spec, &observed, &[Stage::TeardownAll], 1);
+    let ours: BTreeSet<IpAddr> = std::iter::once(ip(BOOTSTRAP))
+        .chain(observed.reservations.iter().map(|r| r.ip))
+        .collect();
+    let mut removed_from = Vec::new();
+    for change in &all.changes {
+        if let Change::RemoveRecordValues {
+            zone,
+            record,
+            values,
+        } = change
+        {
+            let current = &observed.record(zone, record).unwrap().values;
+            let removed: BTreeSet<IpAddr> = values
+                .iter()
+                .map(|v| match v {
+                    Value::Ip(ip) => *ip,
+                    Value::Reserved(k) => panic!("removal of a symbolic value {k}"),
+                })
+                .collect();
+            assert!(!removed.contains(&other), "{change:?}");
+            let expected: BTreeSet<IpAddr> = current.intersection(&ours).copied().collect();
+            assert_eq!(removed, expected, "{record}");
+            removed_from.push(record.to_string());
+        }
+    }
+    assert_eq!(
+        removed_from,
+        [
+            "api.mycluster.example.com A",
+            "api-int.mycluster.example.com A",
+            "api.mycluster.example.com A",
+        ]
+    );
+    let released: Vec<Reservation> = releases(&all).into_iter().cloned().collect();
+    assert_eq!(released, observed.reservations);
+    // Records first, then releases: an address is never released while DNS still points at it.
+    let first_release = all
+        .changes
+        .iter()
+        .position(|c| matches!(c, Change::ReleaseAddress { .. }))
+        .unwrap();
+    assert!(
+        all.changes[first_release..]
+            .iter()
+            .all(|c| matches!(c, Change::ReleaseAddress { .. }))
+    );
+    assert!(!all.to_text(&observed).contains(OTHER_WRITER));
+}
+
+#[test]
+fn remove_bootstrap_without_our_value_in_dns_plans_nothing() {
+    // Re-running stage 3 after success (only 192.0.2.9 and reserved IPs left).
+    let spec = spec("gcp");
+    let mut observed = observed_with(&spec, all_reservations(&spec), &[ip(OTHER_WRITER)]);
+    for r in &mut observed.records {
+        r.current.as_mut().unwrap().values.remove(&ip(BOOTSTRAP));
+    }
+    assert!(Plan::calculate(&spec, &observed, &[Stage::RemoveBootstrap], 1).is_empty());
+}
+
+#[test]
+fn teardown_all_releases_every_observed_reservation_even_when_dns_is_gone() {
+    let spec = spec("azure-dualstack");
+    let observed = Observed {
+        reservations: all_reservations(&spec),
+        ..Observed::default()
+    };
+    let plan = Plan::calculate(&spec, &observed, &[Stage::TeardownAll], 1);
+    assert_eq!(plan.changes.len(), observed.reservations.len());
+    assert_eq!(
+        releases(&plan).into_iter().cloned().collect::<Vec<_>>(),
+        observed.reservations
+    );
+}
+
+// ---- (c) duplicates from a lost idempotency token -------------------------------------------
+
+/// The aws cloud after stage 1, plus a second reservation for the first wanted key (a public
+/// EIP) with a LOWER id than the original and an IP no record holds.
+fn with_duplicate(spec: &ClusterSpec) -> (Observed, Reservation, Reservation) {
+    let observed = done(spec);
+    let original = observed.reservations[0].clone();
+    assert_eq!(original.key.scope, Scope::Public);
+    let duplicate = Reservation {
+        id: "rsv-00".into(),
+        ip: ip("203.0.113.99"),
+        ..original.clone()
+    };
+    (observed, original, duplicate)
+}
+
+#[test]
+fn duplicate_reservation_keeps_the_one_in_dns_and_releases_the_other() {
+    let spec = spec("aws");
+    let (mut observed, original, duplicate) = with_duplicate(&spec);
+    for order in [false, true] {
+        observed.reservations.retain(|r| r.id != duplicate.id);
+        if order {
+            observed.reservations.insert(0, duplicate.clone());
+        } else {
+            observed.reservations.push(duplicate.clone());
+        }
+        let plan = Plan::calculate(&spec, &observed, &[Stage::Reserve], 1);
+        assert_eq!(
+            plan.changes,
+            vec![Change::ReleaseAddress {
+                reservation: duplicate.clone(),
+                reason: format!("duplicate of {}", original.id),
+            }],
+            "duplicate first: {order}"
+        );
+        assert_eq!(
+            observed.resolve(&Value::Reserved(original.key.clone())),
+            Some(original.ip)
+        );
+        assert!(Plan::calculate(&spec, &observed, &[Stage::SeedDns], 1).is_empty());
+    }
+}
+
+#[test]
+fn duplicate_reservation_with_neither_in_dns_keeps_the_lowest_id() {
+    let spec = spec("aws");
+    let (mut observed, original, duplicate) = with_duplicate(&spec);
+    for r in &mut observed.records {
+        r.current = None;
+    }
+    for order in [false, true] {
+        observed.reservations.retain(|r| r.id != duplicate.id);
+        if order {
+            observed.reservations.insert(0, duplicate.clone());
+        } else {
+            observed.reservations.push(duplicate.clone());
+        }
+        let plan = Plan::calculate(&spec, &observed, &[Stage::Reserve], 1);
+        assert_eq!(
+            plan.changes,
+            vec![Change::ReleaseAddress {
+                reservation: original.clone(),
+                reason: format!("duplicate of {}", duplicate.id),
+            }],
+            "duplicate first: {order}"
+        );
+        assert_eq!(
+            observed.resolve(&Value::Reserved(original.key.clone())),
+            Some(duplicate.ip)
+        );
+    }
+}
+
+// ---- (d) partial reserve --------------------------------------------------------------------
+
+#[test]
+fn partial_reserve_plans_exactly_the_missing_reservations() {
+    let spec = spec("aws");
+    let all = all_reservations(&spec);
+    assert_eq!(all.len(), 6);
+    let present = vec![all[0].clone(), all[4].clone()];
+    assert_eq!(present[0].key.scope, Scope::Public);
+    assert_eq!(present[1].key.scope, Scope::Private);
+    let observed = Observed {
+        reservations: present.clone(),
+        ..Observed::default()
+    };
+    let plan = Plan::calculate(&spec, &observed, &[Stage::Reserve], 1);
+    let expected: Vec<Change> = desired::reservations(&spec)
+        .iter()
+        .filter(|w| present.iter().all(|p| p.key != w.key))
+        .map(|w| Change::ReserveAddress {
+            request: desired::request(&spec, w, 1),
+        })
+        .collect();
+    assert_eq!(expected.len(), 4);
+    assert_eq!(plan.changes, expected, "{}", plan.to_text(&observed));
+}
+
+#[test]
+fn partial_reserve_seeds_resolved_and_symbolic_values() {
+    let spec = spec("aws");
+    let all = all_reservations(&spec);
+    let observed = Observed {
+        reservations: vec![all[3].clone()],
+        ..Observed::default()
+    };
+    let plan = Plan::calculate(&spec, &observed, &STAGE1, 1);
+    let text = plan.to_text(&observed);
+    // The observed private IP is shown with its key; the rest stay symbolic.
+    assert!(
+        text.contains(&format!("{} <{}>", all[3].ip, all[3].key)),
+        "{text}"
+    );
+    assert!(text.contains(&format!("<{}>", all[4].key)), "{text}");
+}
+
+// ---- (e) generations ------------------------------------------------------------------------
+
+#[test]
+fn generation_two_changes_every_token_but_not_names() {
+    for name in FIXTURES {
+        let spec = spec(name);
+        let g1 = Plan::calculate(&spec, &Observed::default(), &[Stage::Reserve], 1);
+        let g2 = Plan::calculate(&spec, &Observed::default(), &[Stage::Reserve], 2);
+        let (r1, r2) = (reserve_requests(&g1), reserve_requests(&g2));
+        assert_eq!(r1.len(), r2.len(), "{name}");
+        for (a, b) in r1.iter().zip(&r2) {
+            assert_eq!(a.key, b.key, "{name}");
+            assert_eq!(a.name, b.name, "{name}");
+            assert_ne!(a.token, b.token, "{name}");
+            assert!(a.token.ends_with("-g1"), "{}", a.token);
+            assert!(b.token.ends_with("-g2"), "{}", b.token);
+            assert!(a.token.len() <= 64 && b.token.len() <= 64);
+        }
+        let tokens: BTreeSet<&str> = r1.iter().map(|r| r.token.as_str()).collect();
+        assert_eq!(tokens.len(), r1.len(), "{name}: tokens must be distinct");
+    }
+}
+
+// ---- (f) publish Internal -------------------------------------------------------------------
+
+#[test]
+fn publish_internal_plans_no_public_record_and_no_public_reservation() {
+    let mut specs = vec![("aws-internal".to_string(), spec("aws-internal"))];
+    for name in ["aws", "azure", "azure-dualstack", "gcp"] {
+        let mut s = spec(name);
+        s.publish = Publish::Internal;
+        specs.push((format!("{name} (publish Internal)"), s));
+    }
+    for (name, spec) in specs {
+        let plan = Plan::calculate(&spec, &Observed::default(), &STAGE1, 1);
+        let mut private_records = 0;
+        for change in &plan.changes {
+            match change {
+                Change::ReserveAddress { request } => {
+                    assert_eq!(request.key.scope, Scope::Private, "{name}: {change:?}");
+                }
+                Change::AddRecordValues { zone, .. } => {
+                    assert!(zone.private, "{name}: {change:?}");
+                    private_records += 1;
+                }
+                other => panic!("{name}: unexpected {other:?}"),
+            }
+        }
+        assert_eq!(private_records, 2, "{name}: api and api-int");
+        assert!(!reserve_requests(&plan).is_empty(), "{name}");
+        assert!(
+            !plan.to_text(&Observed::default()).contains("public"),
+            "{name}"
+        );
+    }
+}
+
+// ---- (g) bootstrap IP unknown ---------------------------------------------------------------
+
+#[test]
+fn unknown_bootstrap_ip_adds_a_note_and_seeds_only_reserved_ips() {
+    for name in FIXTURES {
+        let mut spec = spec(name);
+        spec.bootstrap_ip = None;
+        let plan = Plan::calculate(&spec, &Observed::default(), &STAGE1, 1);
+        let note = plan
+            .notes
+            .iter()
+            .any(|n| n.contains("bootstrap IP unknown"));
+        if matches!(spec.platform, Platform::None) {
+            assert!(!note, "{name}: platform none needs no bootstrap IP");
+            assert!(plan.is_empty(), "{name}");
+            continue;
+        }
+        assert!(note, "{name}: {:?}", plan.notes);
+        let mut private_records = 0;
+        for change in &plan.changes {
+            if let Change::AddRecordValues { zone, values, .. } = change
+                && zone.private
+            {
+                private_records += 1;
+                assert!(!values.is_empty(), "{name}");
+                for v in values {
+                    assert!(
+                        matches!(v, Value::Reserved(k) if k.scope == Scope::Private),
+                        "{name}: {v}"
+                    );
+                }
+            }
+        }
+        assert!(private_records >= 2, "{name}");
+        // Same records as with a bootstrap IP, one value fewer in each private record.
+        let with = Plan::calculate(&self::spec(name), &Observed::default(), &STAGE1, 1);
+        assert_eq!(with.changes.len(), plan.changes.len(), "{name}");
+    }
+}
+
+#[test]
+fn known_bootstrap_ip_leads_the_private_records() {
+    for name in ["aws", "aws-dualstack", "azure", "azure-dualstack", "gcp"] {
+        let spec = spec(name);
+        for w in desired::records(&spec) {
+            let has_bootstrap = w.values.first() == Some(&Value::Ip(ip(BOOTSTRAP)));
+            let ipv4_private = w.zone.private && w.key.rtype == bootstrap_cloud::RecordType::A;
+            assert_eq!(has_bootstrap, ipv4_private, "{name}: {w:?}");
+        }
+    }
+}
+
+#[test]
+fn records_of_interest_are_the_records_stage1_writes() {
+    for name in FIXTURES {
+        let spec = spec(name);
+        let plan = Plan::calculate(&spec, &Observed::default(), &[Stage::SeedDns], 1);
+        let written: Vec<(ZoneRef, RecordKey)> = plan
+            .changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::AddRecordValues { zone, record, .. } => {
+                    Some((zone.clone(), record.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(records_of_interest(&spec), written, "{name}");
+    }
+}

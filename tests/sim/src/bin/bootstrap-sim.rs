@@ -23,8 +23,15 @@ async fn run() -> Result<()> {
         .as_slice()
     {
         ["demo", "aws"] => demo_aws().await,
+        ["venv"] => {
+            let venv = bootstrap_sim::venv::ensure()?;
+            println!("{}", venv.display());
+            Ok(())
+        }
         _ => bail!(
-            "usage: bootstrap-sim demo aws   (build the agent first: cargo build --features aws --workspace --bins)"
+            "usage: bootstrap-sim demo aws   run plan/reserve/dns seed/status against moto + ministack\n       \
+             bootstrap-sim venv       install the emulators into target/sim-venv\n\
+             (build the agent first: cargo build --features aws --workspace --bins)"
         ),
     }
 }

@@ -1,0 +1,464 @@
+//! The real binary against the fixtures: exit codes, what it prints, and that bad input or a
+//! held lock stops it before anything is written or any cloud endpoint is contacted.
+#![cfg(feature = "aws")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs::{self, File, OpenOptions};
+use std::io::ErrorKind;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+const BIN: &str = env!("CARGO_BIN_EXE_bootstrap-agent");
+const SECRET: &str = "fixture-secret-DO-NOT-LOG";
+const CLUSTER_CONFIG: &str = "manifests/cluster-config.yaml";
+const FIXTURES: [&str; 7] = [
+    "aws",
+    "aws-internal",
+    "aws-dualstack",
+    "azure",
+    "azure-dualstack",
+    "gcp",
+    "none",
+];
+/// Nothing answers on the discard port: a stray cloud call fails fast instead of going out.
+const NOWHERE: &str = "http://127.0.0.1:9";
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/assets")
+        .join(name)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A temp copy of a fixture with `from` replaced by `to` (exactly once) in `file`.
+fn broken(name: &str, file: &str, from: &str, to: &str) -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(name), dir.path());
+    let path = dir.path().join(file);
+    let text = fs::read_to_string(&path).unwrap();
+    assert_eq!(text.matches(from).count(), 1, "{from:?} in {name}/{file}");
+    fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    dir
+}
+
+/// The binary with a clean, hermetic environment: no agent settings inherited, AWS endpoints
+/// pointing nowhere, no instance metadata.
+fn agent(args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .env_remove("BOOTSTRAP_AGENT_STATE_DIR")
+        .env_remove("BOOTSTRAP_AGENT_ASSETS")
+        .env_remove("BOOTSTRAP_AGENT_BOOTSTRAP_IP")
+        .env_remove("BOOTSTRAP_AGENT_STEP_TIMEOUT")
+        .env_remove("AWS_PROFILE")
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .env_remove("AWS_SESSION_TOKEN")
+        .env("BOOTSTRAP_AGENT_LOG", "debug")
+        .env("AWS_ENDPOINT_URL_EC2", NOWHERE)
+        .env("AWS_ENDPOINT_URL_ROUTE_53", NOWHERE)
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Runs to completion, killing the child (and failing) if it takes longer than a minute.
+fn run(cmd: &mut Command) -> Output {
+    let mut child = cmd.spawn().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("{cmd:?} did not finish within 60s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+struct Ran {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn ran(cmd: &mut Command) -> Ran {
+    let out = run(cmd);
+    Ran {
+        code: out.status.code(),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+impl std::fmt::Debug for Ran {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {:?}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn dir_entries(dir: &Path) -> Vec<String> {
+    match fs::read_dir(dir) {
+        Ok(entries) => entries
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
+        Err(e) => panic!("{}: {e}", dir.display()),
+    }
+}
+
+fn plan_offline(assets: &Path, state: &Path, extra: &[&str]) -> Ran {
+    let mut args = vec![
+        "plan",
+        "--offline",
+        "--assets",
+        p(assets),
+        "--state-dir",
+        p(state),
+        "--bootstrap-ip",
+        "10.0.0.5",
+    ];
+    args.extend_from_slice(extra);
+    ran(&mut agent(&args))
+}
+
+// ---- plan --offline -------------------------------------------------------------------------
+
+#[test]
+fn plan_offline_aws_prints_nine_changes_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let out = plan_offline(&fixture("aws"), &state, &[]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(out.stdout.contains("9 change(s):"), "{out:?}");
+    let changes = out.stdout.lines().filter(|l| l.starts_with("  ")).count();
+    assert_eq!(changes, 9, "{out:?}");
+    assert_eq!(
+        out.stdout.matches("  + reserve ").count(),
+        6,
+        "3 EIPs + 3 private IPs: {out:?}"
+    );
+    assert_eq!(out.stdout.matches("  + dns ").count(), 3, "{out:?}");
+    assert!(out.stdout.contains("10.0.0.5"), "{out:?}");
+    assert!(!state.exists(), "plan must not create the state dir");
+}
+
+#[test]
+fn plan_offline_json_parses_with_nine_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = plan_offline(&fixture("aws"), tmp.path(), &["--output", "json"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let changes = plan["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 9, "{out:?}");
+    let kind = |k: &str| changes.iter().filter(|c| c["change"] == k).count();
+    assert_eq!(kind("reserve_address"), 6);
+    assert_eq!(kind("add_record_values"), 3);
+    assert!(plan["notes"].as_array().unwrap().is_empty());
+    assert!(
+        dir_entries(tmp.path()).is_empty(),
+        "plan wrote to the state dir"
+    );
+}
+
+#[test]
+fn plan_offline_never_prints_the_secret() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in FIXTURES {
+        for output in ["text", "json"] {
+            let mut cmd = agent(&[
+                "plan",
+                "--offline",
+                "--assets",
+                p(&fixture(name)),
+                "--state-dir",
+                p(tmp.path()),
+                "--bootstrap-ip",
+                "10.0.0.5",
+                "--output",
+                output,
+            ]);
+            cmd.env("BOOTSTRAP_AGENT_LOG", "trace");
+            let out = ran(&mut cmd);
+            assert_eq!(out.code, Some(0), "{name} {output}: {out:?}");
+            assert!(!out.stdout.contains(SECRET), "{name} {output}: {out:?}");
+            assert!(!out.stderr.contains(SECRET), "{name} {output}: {out:?}");
+        }
+    }
+}
+
+#[test]
+fn bad_creds_secret_error_names_the_key_without_printing_the_secret() {
+    let assets = broken(
+        "aws",
+        "openshift/99_cloud-creds-secret.yaml",
+        "aws_access_key_id: QUtJQUZJWFRVUkVFWEFNUExFMDA=",
+        "aws_access_key_id: not*base64",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = plan_offline(assets.path(), tmp.path(), &[]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("99_cloud-creds-secret.yaml: data.aws_access_key_id: expected base64"),
+        "{out:?}"
+    );
+    assert!(!out.stderr.contains(SECRET), "{out:?}");
+    assert!(!out.stdout.contains(SECRET), "{out:?}");
+}
+
+// ---- bad input: exit 2, file and field named ------------------------------------------------
+
+#[test]
+fn missing_asset_dir_exits_2_and_names_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no-such-assets");
+    let out = plan_offline(&missing, tmp.path(), &[]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr
+            .contains(&format!("{}: (dir): asset dir does not exist", p(&missing))),
+        "{out:?}"
+    );
+    assert!(out.stdout.is_empty(), "{out:?}");
+}
+
+#[test]
+fn broken_yaml_exits_2_and_names_file_and_field() {
+    let assets = broken("aws", CLUSTER_CONFIG, "kind: ConfigMap", "kind: [ConfigMap");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = plan_offline(assets.path(), tmp.path(), &[]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    let file = assets.path().join(CLUSTER_CONFIG);
+    assert!(
+        out.stderr
+            .contains(&format!("{}: (document): invalid YAML", p(&file))),
+        "{out:?}"
+    );
+    assert!(out.stdout.is_empty(), "{out:?}");
+}
+
+#[test]
+fn bad_install_config_field_exits_2_and_names_file_and_field() {
+    let assets = broken(
+        "aws",
+        CLUSTER_CONFIG,
+        "    publish: External",
+        "    publish: Sometimes",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = plan_offline(assets.path(), tmp.path(), &[]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    let file = assets.path().join(CLUSTER_CONFIG);
+    assert!(
+        out.stderr.contains(&format!(
+            "{}: data.install-config: publish: expected External or Internal",
+            p(&file)
+        )),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn bad_bootstrap_ip_value_exits_2_and_names_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = ran(&mut agent(&[
+        "plan",
+        "--offline",
+        "--assets",
+        p(&fixture("aws")),
+        "--state-dir",
+        p(tmp.path()),
+        "--bootstrap-ip",
+        "10.0.0.300",
+    ]));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stderr.contains("--bootstrap-ip"), "{out:?}");
+    assert!(out.stderr.contains("10.0.0.300"), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+}
+
+#[test]
+fn reserve_with_invalid_input_writes_nothing_to_the_state_dir() {
+    let assets = broken(
+        "aws",
+        CLUSTER_CONFIG,
+        "      replicas: 3\n    compute:",
+        "      replicas: 0\n    compute:",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    fs::create_dir(&state).unwrap();
+    let out = ran(&mut agent(&[
+        "reserve",
+        "--assets",
+        p(assets.path()),
+        "--state-dir",
+        p(&state),
+        "--bootstrap-ip",
+        "10.0.0.5",
+    ]));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("cluster-config.yaml: data.install-config: controlPlane.replicas"),
+        "{out:?}"
+    );
+    assert!(!state.join("journal.json").exists());
+    assert_eq!(dir_entries(&state), Vec::<String>::new(), "nothing written");
+}
+
+#[test]
+fn reserve_with_missing_assets_does_not_create_the_state_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let out = ran(&mut agent(&[
+        "reserve",
+        "--assets",
+        p(&tmp.path().join("no-such-assets")),
+        "--state-dir",
+        p(&state),
+    ]));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(!state.exists(), "state dir created before input was valid");
+}
+
+// ---- status ---------------------------------------------------------------------------------
+
+#[test]
+fn status_of_an_empty_state_dir_says_nothing_has_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = ran(&mut agent(&["status", "--state-dir", p(tmp.path())]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(out.stdout.contains("nothing has run yet"), "{out:?}");
+    let out = ran(&mut agent(&[
+        "status",
+        "--state-dir",
+        p(tmp.path()),
+        "--output",
+        "json",
+    ]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout.trim(), "null", "{out:?}");
+    assert!(
+        dir_entries(tmp.path()).is_empty(),
+        "status wrote to the state dir"
+    );
+}
+
+// ---- the lock -------------------------------------------------------------------------------
+
+/// A listener standing in for the cloud: the agent is pointed at it, and it counts whether
+/// anything connected.
+struct FakeCloud {
+    listener: TcpListener,
+    url: String,
+}
+
+impl FakeCloud {
+    fn new() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        Self { listener, url }
+    }
+
+    fn point(&self, cmd: &mut Command) {
+        cmd.env("AWS_ENDPOINT_URL_EC2", &self.url)
+            .env("AWS_ENDPOINT_URL_ROUTE_53", &self.url);
+    }
+
+    /// Whether any connection is waiting (the kernel completes handshakes without accept).
+    fn contacted(&self) -> bool {
+        match self.listener.accept() {
+            Ok(_) => true,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => false,
+            Err(e) => panic!("accept: {e}"),
+        }
+    }
+}
+
+fn reserve_cmd(state: &Path) -> Command {
+    agent(&[
+        "reserve",
+        "--assets",
+        p(&fixture("aws")),
+        "--state-dir",
+        p(state),
+        "--bootstrap-ip",
+        "10.0.0.5",
+        "--step-timeout",
+        "3s",
+    ])
+}
+
+#[test]
+fn second_agent_is_refused_with_exit_3_before_any_cloud_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    fs::create_dir(&state).unwrap();
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(state.join("lock"))
+        .unwrap();
+    lock.lock().unwrap();
+
+    let cloud = FakeCloud::new();
+    let mut cmd = reserve_cmd(&state);
+    cloud.point(&mut cmd);
+    let out = ran(&mut cmd);
+    assert_eq!(out.code, Some(3), "{out:?}");
+    assert!(out.stderr.contains("locked"), "{out:?}");
+    assert!(out.stderr.contains(p(&state)), "{out:?}");
+    assert!(
+        !cloud.contacted(),
+        "the cloud was called before the lock was taken"
+    );
+    assert!(!state.join("journal.json").exists());
+    drop(lock);
+}
+
+/// Control for the test above: without the lock held, the same command does reach the fake
+/// cloud, so "not contacted" there means something.
+#[test]
+fn unlocked_reserve_reaches_the_configured_endpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let cloud = FakeCloud::new();
+    let mut cmd = reserve_cmd(&state);
+    cloud.point(&mut cmd);
+    let out = ran(&mut cmd);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(cloud.contacted(), "{out:?}");
+    assert!(!out.stderr.contains(SECRET), "{out:?}");
+    // The lock was released when the process exited.
+    let lock = File::open(state.join("lock")).unwrap();
+    lock.try_lock().unwrap();
+}
