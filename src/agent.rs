@@ -67,6 +67,7 @@ pub async fn observe(spec: &ClusterSpec, providers: Option<&Providers>) -> Resul
             reservations,
             records,
             placements,
+            handed_over: Vec::new(),
         },
         zones,
     })
@@ -158,6 +159,8 @@ impl Runner<'_> {
                 // New generation: never reuse the idempotency tokens of released resources.
                 self.journal.state.generation += 1;
                 self.journal.state.records.clear();
+                self.journal.state.handed_over.clear();
+                self.journal.state.run_step = None;
             }
             _ => {}
         }
@@ -193,6 +196,24 @@ impl Runner<'_> {
                     tracing::info!(key = %reservation.key, id = %reservation.id, "released");
                     observed.reservations.retain(|r| r.id != reservation.id);
                     serde_json::json!({ "released": reservation.id })
+                })
+            }
+            Change::HandOverAddress { reservation } => {
+                // Remember the IP before the placeholder goes: afterwards only the journal knows it.
+                if !self
+                    .journal
+                    .state
+                    .handed_over
+                    .iter()
+                    .any(|r| r.key == reservation.key)
+                {
+                    self.journal.state.handed_over.push(reservation.clone());
+                    self.journal.save()?;
+                }
+                providers.addresses.release(reservation).await.map(|()| {
+                    tracing::info!(key = %reservation.key, id = %reservation.id, ip = %reservation.ip, "handed over");
+                    observed.reservations.retain(|r| r.id != reservation.id);
+                    serde_json::json!({ "released": reservation.id, "ip": reservation.ip })
                 })
             }
             Change::AddRecordValues {

@@ -27,6 +27,7 @@ pub struct Cli {
 pub enum Output {
     Text,
     Json,
+    Yaml,
 }
 
 #[derive(Debug, Args)]
@@ -57,8 +58,65 @@ pub struct Common {
     pub output: Output,
 }
 
+#[derive(Debug, Args)]
+pub struct KubeArgs {
+    /// Kubeconfig of the (bootstrap) API server.
+    #[arg(
+        long,
+        env = "BOOTSTRAP_AGENT_KUBECONFIG",
+        default_value = "/opt/openshift/auth/kubeconfig"
+    )]
+    pub kubeconfig: PathBuf,
+    /// Directory overriding the embedded templates (same layout: services/<cloud>/<file>).
+    #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
+    pub templates: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// Overall deadline of the readiness gate.
+    #[arg(long, env = "BOOTSTRAP_AGENT_GATE_TIMEOUT", default_value = "30m", value_parser = humantime::parse_duration)]
+    pub gate_timeout: Duration,
+    /// Written (atomically, JSON) when the gate passes.
+    #[arg(long, env = "BOOTSTRAP_AGENT_DONE_FILE")]
+    pub done_file: Option<PathBuf>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The daemon: reserve, seed DNS, apply the Services, gate, remove the bootstrap IP. Resumable.
+    Run {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        kube: KubeArgs,
+        #[command(flatten)]
+        gate: GateArgs,
+    },
+    /// Print the LoadBalancer Services for the reserved IPs (for a UPI install by hand).
+    Render {
+        #[command(flatten)]
+        common: Common,
+        /// Directory overriding the embedded templates.
+        #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
+        templates: Option<PathBuf>,
+    },
+    /// Render and server-side apply the Services.
+    Apply {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        kube: KubeArgs,
+    },
+    /// The readiness gate: wait until every Service has ingress and a ready endpoint.
+    Wait {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        kube: KubeArgs,
+        #[command(flatten)]
+        gate: GateArgs,
+    },
     /// Print every change the agent would make (observes the cloud unless --offline).
     Plan {
         #[command(flatten)]
@@ -135,6 +193,10 @@ pub async fn run(cli: Cli) -> Result<()> {
         }
         Command::Teardown { common, all: true } => stages(&common, &[Stage::TeardownAll]).await,
         Command::Status { state, output } => status::show(&state.state_dir, output),
+        Command::Run { common, kube, gate } => run_daemon(&common, &kube, &gate).await,
+        Command::Render { common, templates } => render(&common, templates.as_deref()).await,
+        Command::Apply { common, kube } => apply(&common, &kube).await,
+        Command::Wait { common, kube, gate } => wait(&common, &kube, &gate).await,
     }
 }
 
@@ -173,7 +235,7 @@ async fn plan(common: &Common, offline: bool, stages: &[Stage]) -> Result<()> {
     let plan = Plan::calculate(&spec, &observed, stages, generation);
     match common.output {
         Output::Text => print!("{}", plan.to_text(&observed)),
-        Output::Json => println!("{}", serde_json::to_string_pretty(&plan)?),
+        Output::Json | Output::Yaml => println!("{}", serde_json::to_string_pretty(&plan)?),
     }
     Ok(())
 }
@@ -183,9 +245,7 @@ async fn stages(common: &Common, stages: &[Stage]) -> Result<()> {
     if stages.contains(&Stage::SeedDns) || stages.contains(&Stage::RemoveBootstrap) {
         agent::require_bootstrap_ip(&spec)?;
     }
-    let mut journal = Journal::open(&common.state.state_dir)?;
-    journal.bind_cluster(&spec.infra_id)?;
-    let providers = providers::for_spec(&spec).await?;
+    let (mut journal, providers) = open(common, &spec).await?;
     let mut runner = Runner {
         spec: &spec,
         journal: &mut journal,
@@ -203,7 +263,127 @@ async fn stages(common: &Common, stages: &[Stage]) -> Result<()> {
                 println!("{}: done, {} mutating change(s)", r.stage, r.mutations);
             }
         }
-        Output::Json => println!("{}", serde_json::to_string_pretty(&reports)?),
+        Output::Json | Output::Yaml => println!("{}", serde_json::to_string_pretty(&reports)?),
+    }
+    Ok(())
+}
+
+/// The locked journal bound to this cluster, and the providers (after input is valid).
+async fn open(
+    common: &Common,
+    spec: &ClusterSpec,
+) -> Result<(Journal, Option<providers::Providers>)> {
+    let mut journal = Journal::open(&common.state.state_dir)?;
+    journal.bind_cluster(&spec.infra_id)?;
+    let providers = providers::for_spec(spec).await?;
+    Ok((journal, providers))
+}
+
+async fn run_daemon(common: &Common, kube: &KubeArgs, gate: &GateArgs) -> Result<()> {
+    let spec = load_spec(common)?;
+    agent::require_bootstrap_ip(&spec)?;
+    let (mut journal, providers) = open(common, &spec).await?;
+    let settings = crate::daemon::RunSettings {
+        kubeconfig: kube.kubeconfig.clone(),
+        templates: kube.templates.clone(),
+        stage_timeout: common.step_timeout,
+        gate_timeout: gate.gate_timeout,
+        done_file: gate.done_file.clone(),
+    };
+    let outcome = crate::daemon::run(&spec, &mut journal, providers.as_ref(), &settings).await;
+    if let Err(e) = &outcome {
+        journal.state.last_error = Some(format!("{e:#}"));
+        journal.save()?;
+        crate::daemon::notify_status(&format!("failed: {e:#}"));
+    }
+    outcome
+}
+
+/// The Services for the reservations that exist (observed, or handed over per the journal).
+async fn rendered(
+    common: &Common,
+    templates: Option<&std::path::Path>,
+) -> Result<Vec<crate::render::Rendered>> {
+    let spec = load_spec(common)?;
+    let providers = providers::for_spec(&spec).await?;
+    let mut observed = agent::observe(&spec, providers.as_ref()).await?.observed;
+    if let Some(state) = journal::read_state(&common.state.state_dir)? {
+        observed.handed_over = state.handed_over;
+    }
+    let kept = observed.kept();
+    let missing: Vec<String> = crate::plan::wanted_reservations(&spec)
+        .into_iter()
+        .filter(|w| !kept.contains_key(&w.key))
+        .map(|w| w.key.to_string())
+        .collect();
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "reservations missing: {}; run `bootstrap-agent reserve` first",
+            missing.join(", ")
+        );
+    }
+    crate::render::services(&spec, &kept.into_values().collect::<Vec<_>>(), templates)
+}
+
+async fn render(common: &Common, templates: Option<&std::path::Path>) -> Result<()> {
+    let rendered = rendered(common, templates).await?;
+    match common.output {
+        Output::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&rendered.iter().map(|r| &r.service).collect::<Vec<_>>())?
+        ),
+        Output::Text | Output::Yaml => print!("{}", crate::render::to_yaml(&rendered)?),
+    }
+    Ok(())
+}
+
+async fn apply(common: &Common, kube: &KubeArgs) -> Result<()> {
+    let rendered = rendered(common, kube.templates.as_deref()).await?;
+    let client = crate::cluster::client(&kube.kubeconfig).await?;
+    let applied = crate::cluster::apply::apply_services(&client, &rendered).await?;
+    match common.output {
+        Output::Text => {
+            for a in &applied {
+                println!(
+                    "{}/{}: {:?} (template {})",
+                    a.namespace, a.name, a.outcome, a.template
+                );
+            }
+        }
+        Output::Json | Output::Yaml => println!("{}", serde_json::to_string_pretty(&applied)?),
+    }
+    Ok(())
+}
+
+async fn wait(common: &Common, kube: &KubeArgs, gate: &GateArgs) -> Result<()> {
+    let recorded = journal::read_state(&common.state.state_dir)?
+        .map(|s| s.services)
+        .unwrap_or_default();
+    let targets = if recorded.is_empty() {
+        rendered(common, kube.templates.as_deref())
+            .await?
+            .iter()
+            .map(|r| crate::cluster::gate::Target {
+                namespace: r.service.metadata.namespace.clone().unwrap_or_default(),
+                name: r.service.metadata.name.clone().unwrap_or_default(),
+            })
+            .collect()
+    } else {
+        recorded
+    };
+    let client = crate::cluster::client(&kube.kubeconfig).await?;
+    let report =
+        crate::cluster::gate::wait_ready(&client, &targets, gate.gate_timeout, |services| {
+            for s in services {
+                eprintln!("{}/{}: {}", s.namespace, s.name, s.reason);
+            }
+        })
+        .await?;
+    let mut journal = Journal::open(&common.state.state_dir)?;
+    crate::daemon::record_gate(&client, &mut journal, &report, gate.done_file.as_deref()).await?;
+    match common.output {
+        Output::Text => println!("gate passed in {} ms", report.elapsed_ms),
+        Output::Json | Output::Yaml => println!("{}", serde_json::to_string_pretty(&report)?),
     }
     Ok(())
 }

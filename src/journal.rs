@@ -88,8 +88,21 @@ pub struct JournalState {
     pub steps: BTreeMap<String, StepRecord>,
     #[serde(default)]
     pub reservations: Vec<Reservation>,
+    /// Reservations whose placeholder was released so the load balancer can claim the IP.
+    /// Observation cannot find them any more; this is the only record of their IPs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub handed_over: Vec<Reservation>,
     #[serde(default)]
     pub records: Vec<RecordValues>,
+    /// Where `run` is in its state machine (see agent::Step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_step: Option<crate::daemon::Step>,
+    /// The Services `run` applied, which the gate waits for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<crate::cluster::gate::Target>,
+    /// The readiness gate's last report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<serde_json::Value>,
     #[serde(default)]
     pub mutations: Vec<Mutation>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -105,7 +118,11 @@ impl Default for JournalState {
             bootstrap_ip: None,
             steps: BTreeMap::new(),
             reservations: Vec::new(),
+            handed_over: Vec::new(),
             records: Vec::new(),
+            run_step: None,
+            services: Vec::new(),
+            gate: None,
             mutations: Vec::new(),
             last_error: None,
         }

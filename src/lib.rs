@@ -5,8 +5,11 @@
 pub mod agent;
 pub mod assets;
 pub mod cli;
+pub mod cluster;
+pub mod daemon;
 pub mod error;
 pub mod journal;
 pub mod plan;
 pub mod providers;
+pub mod render;
 pub mod status;

@@ -13,7 +13,6 @@ fn main() {
         )
         .init();
     // One TLS stack, one crypto provider, installed before any client is built.
-    #[cfg(feature = "aws")]
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
 
     let code = match tokio::runtime::Builder::new_multi_thread()

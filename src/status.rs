@@ -10,11 +10,11 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
     let Some(state) = journal::read_state(state_dir)? else {
         match output {
             Output::Text => println!("no journal in {}: nothing has run yet", state_dir.display()),
-            Output::Json => println!("null"),
+            Output::Json | Output::Yaml => println!("null"),
         }
         return Ok(());
     };
-    if output == Output::Json {
+    if output != Output::Text {
         println!("{}", serde_json::to_string_pretty(&state)?);
         return Ok(());
     }

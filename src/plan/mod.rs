@@ -41,6 +41,10 @@ pub struct Observed {
     pub records: Vec<ObservedRecord>,
     /// Subnet -> zone/network, where the cloud reports it.
     pub placements: BTreeMap<String, Placement>,
+    /// Reservations released to their load balancer (AWS ENIs freed right before the Service
+    /// claims their IP). The cloud no longer shows them as ours; the journal remembers them.
+    #[serde(default)]
+    pub handed_over: Vec<Reservation>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -62,10 +66,21 @@ impl Observed {
     pub fn resolve(&self, value: &Value) -> Option<IpAddr> {
         match value {
             Value::Ip(ip) => Some(*ip),
-            Value::Reserved(key) => kept_reservations(&self.reservations, &self.in_dns())
-                .get(key)
-                .map(|r| r.ip),
+            Value::Reserved(key) => self.kept().get(key).map(|r| r.ip),
         }
+    }
+
+    /// One reservation per key: what the cloud holds, else what was handed over.
+    pub fn kept(&self) -> BTreeMap<ReservationKey, Reservation> {
+        let mut kept: BTreeMap<ReservationKey, Reservation> = self
+            .handed_over
+            .iter()
+            .map(|r| (r.key.clone(), r.clone()))
+            .collect();
+        for (key, r) in kept_reservations(&self.reservations, &self.in_dns()) {
+            kept.insert(key, r.clone());
+        }
+        kept
     }
 
     fn in_dns(&self) -> BTreeSet<IpAddr> {
@@ -88,6 +103,10 @@ pub enum Change {
         reservation: Reservation,
         reason: String,
     },
+    /// Free the placeholder holding the IP so the load balancer can claim it; the IP stays ours.
+    HandOverAddress {
+        reservation: Reservation,
+    },
     AddRecordValues {
         zone: ZoneRef,
         record: RecordKey,
@@ -109,6 +128,8 @@ pub enum Stage {
     Reserve,
     /// Seed round-robin DNS with the bootstrap IP and the reserved IPs (stage 1).
     SeedDns,
+    /// AWS: delete the ENIs holding the private IPs right before the Services claim them.
+    HandOver,
     /// Remove only the bootstrap IP from the private records (stage 3).
     RemoveBootstrap,
     /// Failed install: remove all our DNS values, then release every owned reservation.
@@ -120,6 +141,7 @@ impl Stage {
         match self {
             Stage::Reserve => "reserve",
             Stage::SeedDns => "dns-seed",
+            Stage::HandOver => "hand-over",
             Stage::RemoveBootstrap => "dns-teardown",
             Stage::TeardownAll => "teardown-all",
         }
@@ -153,6 +175,7 @@ impl Plan {
             plan.changes.extend(match stage {
                 Stage::Reserve => reserve(spec, observed, generation),
                 Stage::SeedDns => seed_dns(spec, observed),
+                Stage::HandOver => hand_over(spec, observed),
                 Stage::RemoveBootstrap => remove_bootstrap(spec, observed),
                 Stage::TeardownAll => teardown_all(spec, observed),
             });
@@ -202,9 +225,11 @@ fn kept_reservations<'a>(
 fn reserve(spec: &ClusterSpec, observed: &Observed, generation: u32) -> Vec<Change> {
     let wanted = desired::reservations(spec);
     let kept = kept_reservations(&observed.reservations, &observed.in_dns());
+    let handed_over: BTreeSet<&ReservationKey> =
+        observed.handed_over.iter().map(|r| &r.key).collect();
     let mut changes: Vec<Change> = wanted
         .iter()
-        .filter(|w| !kept.contains_key(&w.key))
+        .filter(|w| !kept.contains_key(&w.key) && !handed_over.contains(&w.key))
         .map(|w| Change::ReserveAddress {
             request: desired::request(spec, w, generation),
         })
@@ -243,6 +268,21 @@ fn seed_dns(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
         .collect()
 }
 
+/// Only AWS holds private IPs in placeholders (ENIs) that must be freed for the NLB.
+fn hand_over(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
+    if !matches!(spec.platform, crate::assets::Platform::Aws(_)) {
+        return Vec::new();
+    }
+    observed
+        .reservations
+        .iter()
+        .filter(|r| r.key.scope == bootstrap_cloud::Scope::Private)
+        .map(|r| Change::HandOverAddress {
+            reservation: r.clone(),
+        })
+        .collect()
+}
+
 fn remove_values(spec: &ClusterSpec, observed: &Observed, ours: &BTreeSet<IpAddr>) -> Vec<Change> {
     let _ = spec;
     observed
@@ -275,6 +315,7 @@ fn teardown_all(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
         .bootstrap_ip
         .into_iter()
         .chain(observed.reservations.iter().map(|r| r.ip))
+        .chain(observed.handed_over.iter().map(|r| r.ip))
         .collect();
     let mut changes = remove_values(spec, observed, &ours);
     changes.extend(
@@ -298,6 +339,7 @@ pub fn records_of_interest(spec: &ClusterSpec) -> Vec<(ZoneRef, RecordKey)> {
 }
 
 pub use desired::records as wanted_records;
+pub use desired::reservations as wanted_reservations;
 
 #[cfg(test)]
 mod tests;

@@ -35,6 +35,11 @@ impl Plan {
                     "  - release {} {} {} [{}]",
                     reservation.key, reservation.id, reservation.ip, reason
                 ),
+                Change::HandOverAddress { reservation } => writeln!(
+                    out,
+                    "  ~ hand over {} {} {} to its load balancer",
+                    reservation.key, reservation.id, reservation.ip
+                ),
                 Change::AddRecordValues {
                     zone,
                     record,

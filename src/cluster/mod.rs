@@ -1,0 +1,64 @@
+//! The Kubernetes side: a client from a kubeconfig, server-side apply of the rendered
+//! manifests, and the readiness gate that watches Services and their EndpointSlices.
+
+pub mod apply;
+pub mod gate;
+
+use anyhow::{Context, Result};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use std::path::Path;
+
+/// The field manager of everything the agent applies.
+pub const FIELD_MANAGER: &str = "bootstrap-agent";
+
+/// A client for the cluster in `kubeconfig`.
+pub async fn client(kubeconfig: &Path) -> Result<kube::Client> {
+    let kc = Kubeconfig::read_from(kubeconfig)
+        .with_context(|| format!("cannot read kubeconfig {}", kubeconfig.display()))?;
+    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .with_context(|| format!("kubeconfig {} is not usable", kubeconfig.display()))?;
+    kube::Client::try_from(config).context("cannot build the Kubernetes client")
+}
+
+/// Publishes the gate result as ConfigMap `kube-system/bootstrap-agent`, where the installer
+/// (and a person with `oc`) can read it. Skipped when it already says the same.
+pub async fn publish_gate(client: &kube::Client, report: &serde_json::Value) -> Result<()> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Patch, PatchParams};
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "kube-system");
+    let passed = report
+        .get("passed")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false)
+        .to_string();
+    let data = std::collections::BTreeMap::from([
+        ("passed".to_string(), passed),
+        (
+            "gate.json".to_string(),
+            serde_json::to_string_pretty(report)?,
+        ),
+    ]);
+    if let Some(live) = api.get_opt("bootstrap-agent").await?
+        && live.data.as_ref().and_then(|d| d.get("passed")) == data.get("passed")
+    {
+        return Ok(());
+    }
+    let cm = ConfigMap {
+        metadata: kube::api::ObjectMeta {
+            name: Some("bootstrap-agent".into()),
+            namespace: Some("kube-system".into()),
+            ..Default::default()
+        },
+        data: Some(data),
+        ..Default::default()
+    };
+    api.patch(
+        "bootstrap-agent",
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(&cm),
+    )
+    .await
+    .context("cannot publish the gate result to ConfigMap kube-system/bootstrap-agent")?;
+    Ok(())
+}
