@@ -232,3 +232,192 @@ pub fn to_yaml(rendered: &[Rendered]) -> Result<String> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bootstrap_cloud::ReservationKey;
+    use std::path::Path;
+
+    fn fixture(name: &str) -> ClusterSpec {
+        crate::assets::load(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/assets")
+                .join(name),
+        )
+        .unwrap()
+    }
+
+    /// One reservation per wanted key, with made-up ids and IPs.
+    fn reservations(spec: &ClusterSpec) -> Vec<Reservation> {
+        crate::plan::wanted_reservations(spec)
+            .into_iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let ip = match (w.key.scope, w.key.family) {
+                    (Scope::Public, IpFamily::Ipv4) => format!("203.0.113.{}", 10 + i),
+                    (Scope::Public, IpFamily::Ipv6) => format!("2001:db8::{}", 10 + i),
+                    (Scope::Private, IpFamily::Ipv4) => format!("10.0.{}.100", 1 + i),
+                    (Scope::Private, IpFamily::Ipv6) => format!("fd00:10::{}", 10 + i),
+                };
+                Reservation {
+                    id: format!("res-{i}"),
+                    name: w.name,
+                    ip: ip.parse().unwrap(),
+                    key: w.key,
+                }
+            })
+            .collect()
+    }
+
+    fn golden(name: &str, actual: &str) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/golden/render")
+            .join(format!("{name}.yaml"));
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, actual).unwrap();
+        }
+        let expected = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 writes it)", path.display()));
+        assert_eq!(actual, expected, "render golden {name} differs");
+    }
+
+    #[test]
+    fn golden_services_for_every_cloud_fixture() {
+        for name in ["aws", "aws-internal", "azure", "azure-dualstack", "gcp"] {
+            let spec = fixture(name);
+            let rendered = services(&spec, &reservations(&spec), None).unwrap();
+            golden(name, &to_yaml(&rendered).unwrap());
+        }
+    }
+
+    #[test]
+    fn publish_internal_renders_no_external_service() {
+        let spec = fixture("aws-internal");
+        let names: Vec<String> = services(&spec, &reservations(&spec), None)
+            .unwrap()
+            .iter()
+            .map(|r| r.service.metadata.name.clone().unwrap())
+            .collect();
+        assert_eq!(names, ["internal-lb", "internal-lb-machine-config-server"]);
+    }
+
+    #[test]
+    fn aws_services_carry_the_eips_and_private_ips_in_subnet_order() {
+        let spec = fixture("aws");
+        let res = reservations(&spec);
+        let rendered = services(&spec, &res, None).unwrap();
+        let ann = |i: usize, key: &str| {
+            rendered[i].service.metadata.annotations.as_ref().unwrap()[key].clone()
+        };
+        assert_eq!(
+            ann(
+                0,
+                "service.beta.kubernetes.io/aws-load-balancer-eip-allocations"
+            ),
+            "res-0,res-1,res-2"
+        );
+        assert_eq!(
+            ann(0, "service.beta.kubernetes.io/aws-load-balancer-subnets"),
+            "subnet-0a1b2c3d4e5f60011,subnet-0a1b2c3d4e5f60012,subnet-0a1b2c3d4e5f60013"
+        );
+        assert_eq!(
+            ann(
+                1,
+                "service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses"
+            ),
+            "10.0.4.100,10.0.5.100,10.0.6.100"
+        );
+        assert_eq!(
+            rendered[2]
+                .service
+                .spec
+                .as_ref()
+                .unwrap()
+                .ports
+                .as_ref()
+                .unwrap()[0]
+                .port,
+            22623
+        );
+    }
+
+    #[test]
+    fn dual_stack_sets_ip_families_and_the_ipv6_annotation() {
+        let spec = fixture("azure-dualstack");
+        let rendered = services(&spec, &reservations(&spec), None).unwrap();
+        let external = &rendered[0].service;
+        let spec_ = external.spec.as_ref().unwrap();
+        assert_eq!(
+            spec_.ip_families.as_deref(),
+            Some(&["IPv4".to_string(), "IPv6".to_string()][..])
+        );
+        assert_eq!(spec_.ip_family_policy.as_deref(), Some("RequireDualStack"));
+        assert!(
+            external
+                .metadata
+                .annotations
+                .as_ref()
+                .unwrap()
+                .contains_key("service.beta.kubernetes.io/azure-load-balancer-ipv6")
+        );
+    }
+
+    #[test]
+    fn missing_reservation_is_an_error_naming_the_template() {
+        let spec = fixture("aws");
+        let err = services(&spec, &[], None).unwrap_err().to_string();
+        assert!(
+            err.contains("services/aws/external-lb.yaml") && err.contains("empty value"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn override_dir_replaces_the_embedded_templates_and_bad_output_names_the_template() {
+        let spec = fixture("gcp");
+        let dir = tempfile::tempdir().unwrap();
+        let cloud = dir.path().join("services/gcp");
+        std::fs::create_dir_all(&cloud).unwrap();
+        std::fs::write(cloud.join("external-lb.yaml"), "").unwrap();
+        std::fs::write(
+            cloud.join("internal-lb.yaml"),
+            GCP[1].replace("Internal", "Custom"),
+        )
+        .unwrap();
+        std::fs::write(
+            cloud.join("internal-lb-machine-config-server.yaml"),
+            "kind: Service\nmetadata: {name: x}\n",
+        )
+        .unwrap();
+        let err = services(&spec, &reservations(&spec), Some(dir.path()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("services/gcp/internal-lb-machine-config-server.yaml")
+                && err.contains("namespace"),
+            "{err}"
+        );
+        std::fs::write(cloud.join("internal-lb-machine-config-server.yaml"), GCP[2]).unwrap();
+        let rendered = services(&spec, &reservations(&spec), Some(dir.path())).unwrap();
+        assert_eq!(rendered.len(), 2, "an empty override renders nothing");
+        assert_eq!(
+            rendered[0].service.metadata.annotations.as_ref().unwrap()["networking.gke.io/load-balancer-type"],
+            "Custom"
+        );
+    }
+
+    #[test]
+    fn a_template_error_names_the_template() {
+        let spec = fixture("gcp");
+        let dir = tempfile::tempdir().unwrap();
+        let cloud = dir.path().join("services/gcp");
+        std::fs::create_dir_all(&cloud).unwrap();
+        std::fs::write(cloud.join("external-lb.yaml"), "{{ no_such_variable }}").unwrap();
+        let err = services(&spec, &reservations(&spec), Some(dir.path()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("services/gcp/external-lb.yaml"), "{err}");
+    }
+}
