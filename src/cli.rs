@@ -125,12 +125,8 @@ pub enum Command {
         #[arg(long)]
         offline: bool,
         /// Stages to plan, comma separated.
-        #[arg(
-            long,
-            value_enum,
-            value_delimiter = ',',
-            default_value = "reserve,seed-dns"
-        )]
+        #[arg(long, value_enum, value_delimiter = ',')]
+        /// Default: what is left of `run` per the journal, else reserve,seed-dns.
         stage: Vec<Stage>,
     },
     /// Reserve the static IPs for the API load balancers.
@@ -222,17 +218,26 @@ fn detect_host_ip() -> Option<IpAddr> {
 
 async fn plan(common: &Common, offline: bool, stages: &[Stage]) -> Result<()> {
     let spec = load_spec(common)?;
-    let generation = journal::read_state(&common.state.state_dir)
-        .ok()
-        .flatten()
-        .map_or(1, |s| s.generation);
-    let observed = if offline {
-        Default::default()
+    let recorded = journal::read_state(&common.state.state_dir)?.unwrap_or_default();
+    let mut observed = if offline {
+        crate::plan::Observed::default()
     } else {
         let providers = providers::for_spec(&spec).await?;
         agent::observe(&spec, providers.as_ref()).await?.observed
     };
-    let plan = Plan::calculate(&spec, &observed, stages, generation);
+    observed.handed_over = recorded.handed_over.clone();
+    let stages = if stages.is_empty() {
+        crate::daemon::remaining_stages(recorded.run_step)
+    } else {
+        stages.to_vec()
+    };
+    let mut plan = Plan::calculate(&spec, &observed, &stages, recorded.generation);
+    if let Some(step) = recorded.run_step {
+        plan.notes.push(format!(
+            "`run` is at step {step:?}; planning {:?}",
+            stages.iter().map(|s| s.name()).collect::<Vec<_>>()
+        ));
+    }
     match common.output {
         Output::Text => print!("{}", plan.to_text(&observed)),
         Output::Json | Output::Yaml => println!("{}", serde_json::to_string_pretty(&plan)?),
@@ -282,6 +287,14 @@ async fn open(
 async fn run_daemon(common: &Common, kube: &KubeArgs, gate: &GateArgs) -> Result<()> {
     let spec = load_spec(common)?;
     agent::require_bootstrap_ip(&spec)?;
+    // Fail before any mutation when the cluster cannot be reached in principle.
+    kube::config::Kubeconfig::read_from(&kube.kubeconfig).map_err(|e| {
+        crate::error::InputError::new(
+            &kube.kubeconfig,
+            "--kubeconfig",
+            format!("not a readable kubeconfig: {e}"),
+        )
+    })?;
     let (mut journal, providers) = open(common, &spec).await?;
     let settings = crate::daemon::RunSettings {
         kubeconfig: kube.kubeconfig.clone(),

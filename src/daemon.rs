@@ -60,6 +60,20 @@ impl Step {
     }
 }
 
+/// The cloud stages `run` still has ahead of it from `step` (what `plan` shows by default).
+/// Without a recorded step: the stage-1 stages a person runs by hand.
+pub fn remaining_stages(step: Option<Step>) -> Vec<Stage> {
+    match step {
+        None | Some(Step::Reserve) => vec![Stage::Reserve, Stage::SeedDns],
+        Some(Step::SeedDns) => vec![Stage::SeedDns, Stage::HandOver],
+        Some(Step::HandOver) => vec![Stage::HandOver],
+        Some(Step::ApplyServices | Step::Gate | Step::RemoveBootstrap) => {
+            vec![Stage::RemoveBootstrap]
+        }
+        Some(Step::Done) => Vec::new(),
+    }
+}
+
 /// The machine: where it is, and the one legal way forward from each step.
 #[derive(Debug)]
 pub struct Machine {
@@ -183,10 +197,12 @@ pub async fn run(
             Step::Gate => {
                 let kube = connect(&mut client, &settings.kubeconfig).await?;
                 let targets = journal.state.services.clone();
+                let mut seen: Vec<gate::ServiceGate> = Vec::new();
                 let report = gate::wait_ready(kube, &targets, settings.gate_timeout, |services| {
-                    for s in services {
+                    for s in services.iter().filter(|s| !seen.contains(s)) {
                         tracing::info!(service = %format!("{}/{}", s.namespace, s.name), reason = %s.reason, "gate");
                     }
+                    seen = services.to_vec();
                     let waiting: Vec<String> = services.iter().filter(|s| !s.ready).map(|s| format!("{}: {}", s.name, s.reason)).collect();
                     notify_status(&format!("stage 2: waiting for {}", waiting.join(", ")));
                 })

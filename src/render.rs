@@ -236,7 +236,6 @@ pub fn to_yaml(rendered: &[Rendered]) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bootstrap_cloud::ReservationKey;
     use std::path::Path;
 
     fn fixture(name: &str) -> ClusterSpec {

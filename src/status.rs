@@ -28,6 +28,9 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
             .bootstrap_ip
             .map_or("-".to_string(), |ip| ip.to_string())
     );
+    if let Some(step) = state.run_step {
+        let _ = writeln!(out, "run: at {step:?} ({})", step.status_line());
+    }
     out.push_str("steps:\n");
     for (name, step) in &state.steps {
         let _ = writeln!(
@@ -47,6 +50,15 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
     for r in &state.reservations {
         let _ = writeln!(out, "  {:<36} {:<24} {}", r.key.to_string(), r.id, r.ip);
     }
+    for r in &state.handed_over {
+        let _ = writeln!(
+            out,
+            "  {:<36} {:<24} {} (handed over to its load balancer)",
+            r.key.to_string(),
+            r.id,
+            r.ip
+        );
+    }
     out.push_str("records (our values):\n");
     for r in &state.records {
         let values: Vec<String> = r.values.iter().map(ToString::to_string).collect();
@@ -61,6 +73,22 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
                 values.join(", ")
             }
         );
+    }
+    if !state.services.is_empty() {
+        out.push_str("services:\n");
+        let gate: Vec<crate::cluster::gate::ServiceGate> = state
+            .gate
+            .as_ref()
+            .and_then(|g| g.get("services"))
+            .and_then(|s| serde_json::from_value(s.clone()).ok())
+            .unwrap_or_default();
+        for t in &state.services {
+            let reason = gate
+                .iter()
+                .find(|g| g.namespace == t.namespace && g.name == t.name)
+                .map_or("applied", |g| g.reason.as_str());
+            let _ = writeln!(out, "  {}/{}: {reason}", t.namespace, t.name);
+        }
     }
     let interrupted: Vec<_> = state
         .mutations

@@ -24,7 +24,7 @@ pub struct Target {
     pub name: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ServiceGate {
     pub namespace: String,
     pub name: String,

@@ -4,6 +4,7 @@
 
 pub mod aws;
 pub mod emulator;
+pub mod kube;
 pub mod proxy;
 pub mod venv;
 

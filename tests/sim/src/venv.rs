@@ -5,8 +5,14 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Pinned emulator versions (the issue names them); boto3 drives the world from tests.
-pub const REQUIREMENTS: &[&str] = &["moto[server]==5.2.5", "ministack==1.5.33", "boto3"];
+/// Pinned emulator versions (the issue names them); boto3 drives the world from tests; the
+/// official Kubernetes client is the independent oracle for the fake kube-apiserver.
+pub const REQUIREMENTS: &[&str] = &[
+    "moto[server]==5.2.5",
+    "ministack==1.5.33",
+    "boto3",
+    "kubernetes==36.0.3",
+];
 
 /// `<workspace>/target`, or CARGO_TARGET_DIR.
 pub fn target_dir() -> PathBuf {

@@ -1,6 +1,8 @@
-//! `bootstrap-sim demo aws`: the README's main job. Starts moto + ministack, builds the AWS
-//! world from the example assets, then runs the real agent binary through plan, reserve,
-//! dns seed and status against it, and stops everything at the end.
+//! `bootstrap-sim demo aws`: the README's main job. Starts moto + ministack and the local
+//! Kubernetes API server (with its simulated service controller), builds the AWS world from
+//! the example assets, then runs the real agent binary: `plan`, the whole `run` (reserve, seed
+//! DNS, hand over, apply the Services, gate, remove the bootstrap IP), `plan` again (nothing
+//! left to do) and `status`; it stops everything at the end.
 
 use anyhow::{Context, Result, bail};
 use bootstrap_sim::AwsPeers;
@@ -22,14 +24,17 @@ async fn run() -> Result<()> {
         .collect::<Vec<_>>()
         .as_slice()
     {
-        ["demo", "aws"] => demo_aws().await,
+        ["demo", "aws"] => {
+            let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+            demo_aws().await
+        }
         ["venv"] => {
             let venv = bootstrap_sim::venv::ensure()?;
             println!("{}", venv.display());
             Ok(())
         }
         _ => bail!(
-            "usage: bootstrap-sim demo aws   run plan/reserve/dns seed/status against moto + ministack\n       \
+            "usage: bootstrap-sim demo aws   run plan, run, plan, status against moto + ministack + a local API server\n       \
              bootstrap-sim venv       install the emulators into target/sim-venv\n\
              (build the agent first: cargo build --features aws --workspace --bins)"
         ),
@@ -57,8 +62,12 @@ async fn demo_aws() -> Result<()> {
     let assets = work.join("assets");
     let state = work.join("state");
 
-    println!("# starting moto (EC2) and ministack (Route53) on loopback");
+    println!(
+        "# starting moto (EC2), ministack (Route53) and the local Kubernetes API server on loopback"
+    );
     let peers = AwsPeers::start().await?;
+    let kube = bootstrap_sim::kube::KubeSim::start(Default::default()).await?;
+    println!("# kubeconfig: {}", kube.kubeconfig_path().display());
     let world = peers
         .setup_world(&repo.join("tests/fixtures/assets/aws"), &assets)
         .await?;
@@ -68,13 +77,7 @@ async fn demo_aws() -> Result<()> {
         assets.display()
     );
 
-    let steps: &[&[&str]] = &[
-        &["plan"],
-        &["reserve"],
-        &["dns", "seed"],
-        &["plan"],
-        &["status"],
-    ];
+    let steps: &[&[&str]] = &[&["plan"], &["run"], &["plan"], &["status"]];
     for step in steps {
         println!("\n$ bootstrap-agent {}", step.join(" "));
         let mut cmd = tokio::process::Command::new(&agent);
@@ -86,6 +89,12 @@ async fn demo_aws() -> Result<()> {
             cmd.arg("--assets")
                 .arg(&assets)
                 .args(["--bootstrap-ip", "10.0.1.10"]);
+        }
+        if step[0] == "run" {
+            cmd.arg("--kubeconfig")
+                .arg(kube.kubeconfig_path())
+                .arg("--done-file")
+                .arg(work.join("gate-passed.json"));
         }
         let status = cmd.status().await.context("cannot run the agent")?;
         if !status.success() {

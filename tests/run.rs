@@ -1,0 +1,299 @@
+//! `run`, the daemon, end to end: moto + ministack for the cloud, the local API server with its
+//! simulated service controller for the cluster. Crash-and-resume at every step boundary, the
+//! gate's timeout path, flapping endpoints and dropped watches.
+#![cfg(feature = "aws")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use bootstrap_sim::Hold;
+use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
+use common::*;
+use serde_json::Value;
+use std::time::Duration;
+
+const SERVICES: [(&str, &str); 3] = [
+    ("openshift-kube-apiserver", "external-lb"),
+    ("openshift-kube-apiserver", "internal-lb"),
+    (
+        "openshift-machine-config-operator",
+        "internal-lb-machine-config-server",
+    ),
+];
+
+struct World {
+    h: Harness,
+    kube: KubeSim,
+}
+
+impl World {
+    async fn new(knobs: ControllerKnobs) -> Self {
+        Self::with_gate_timeout(knobs, "60s").await
+    }
+
+    async fn with_gate_timeout(knobs: ControllerKnobs, gate_timeout: &str) -> Self {
+        let kube = KubeSim::start(KubeSimOptions {
+            controller: knobs,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let mut h = Harness::new("aws").await;
+        let done = h.dir.path().join("gate-passed.json");
+        h.extra = vec![
+            "--kubeconfig".into(),
+            kube.kubeconfig_path().display().to_string(),
+            "--done-file".into(),
+            done.display().to_string(),
+            "--gate-timeout".into(),
+            gate_timeout.into(),
+        ];
+        Self { h, kube }
+    }
+
+    async fn status(&self) -> Value {
+        serde_json::from_slice(&self.h.run(&["status", "--output", "json"]).await.stdout).unwrap()
+    }
+
+    fn kube_mutations(&self) -> Vec<(String, String)> {
+        self.kube
+            .request_log()
+            .into_iter()
+            .filter(|(m, _)| m != "GET")
+            .collect()
+    }
+
+    /// Stage 3: ENIs handed over, EIPs kept, DNS holds only the LB IPs; Services applied and
+    /// Ready; the gate result published.
+    async fn assert_done(&self) {
+        let status = self.status().await;
+        assert_eq!(status["run_step"], "done", "{status:#}");
+        let world = self.h.world().await;
+        assert_eq!(
+            world.ours("eips").len(),
+            3,
+            "EIPs stay: the external NLB uses them"
+        );
+        assert!(
+            world.ours("enis").is_empty(),
+            "ENIs were handed over to the internal NLB"
+        );
+        let handed: Vec<String> = {
+            let mut v: Vec<String> = status["handed_over"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["ip"].as_str().unwrap().to_string())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(handed.len(), 3);
+        for name in [API, API_INT] {
+            let mut got = world.record("private", name);
+            got.sort();
+            assert_eq!(
+                got, handed,
+                "private {name}: the reserved IPs only, bootstrap removed"
+            );
+        }
+        let mut public = world.record("public", API);
+        public.sort();
+        assert_eq!(public, world.ips("eips"));
+        for (ns, name) in SERVICES {
+            let svc = self
+                .kube
+                .get("", "v1", "services", Some(ns), name)
+                .unwrap_or_else(|| panic!("{ns}/{name} missing"));
+            assert_eq!(svc["spec"]["type"], "LoadBalancer");
+            assert!(
+                svc["status"]["loadBalancer"]["ingress"][0].is_object(),
+                "{ns}/{name} has ingress"
+            );
+        }
+        let internal = self
+            .kube
+            .get(
+                "",
+                "v1",
+                "services",
+                Some("openshift-kube-apiserver"),
+                "internal-lb",
+            )
+            .unwrap();
+        let annotated: Vec<&str> = internal["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses"]
+            .as_str()
+            .unwrap()
+            .split(',')
+            .collect();
+        let mut annotated: Vec<String> = annotated.iter().map(|s| s.to_string()).collect();
+        annotated.sort();
+        assert_eq!(
+            annotated, handed,
+            "the internal LB claims exactly the handed-over IPs"
+        );
+        let cm = self
+            .kube
+            .get(
+                "",
+                "v1",
+                "configmaps",
+                Some("kube-system"),
+                "bootstrap-agent",
+            )
+            .expect("gate ConfigMap");
+        assert_eq!(cm["data"]["passed"], "true");
+        let done: Value = serde_json::from_slice(
+            &std::fs::read(self.h.dir.path().join("gate-passed.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(done["passed"], true);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
+    let w = World::new(ControllerKnobs::default()).await;
+    w.h.run(&["run"]).await;
+    w.assert_done().await;
+
+    w.h.peers.reset_counts();
+    w.kube.clear_request_log();
+    w.h.run(&["run"]).await;
+    assert!(
+        w.h.peers.mutating_calls().is_empty(),
+        "cloud: {:?}",
+        w.h.peers.mutating_calls()
+    );
+    assert!(
+        w.kube_mutations().is_empty(),
+        "kube: {:?}",
+        w.kube_mutations()
+    );
+    w.assert_done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gate_timeout_exits_4_and_a_later_run_finishes() {
+    let mut w = World::with_gate_timeout(
+        ControllerKnobs {
+            never_ready: true,
+            ..Default::default()
+        },
+        "2s",
+    )
+    .await;
+    let out = w.h.command(&["run"]).output().await.unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no ingress yet"),
+        "the timeout says why: {stderr}"
+    );
+    let status = w.status().await;
+    assert_eq!(status["run_step"], "gate");
+    assert!(status["last_error"].as_str().unwrap().contains("timed out"));
+
+    w.kube.set_knobs(ControllerKnobs::default());
+    let last = w.h.extra.len() - 1;
+    w.h.extra[last] = "60s".into();
+    w.h.run(&["run"]).await;
+    w.assert_done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ingress_without_endpoints_is_not_ready() {
+    let w = World::with_gate_timeout(
+        ControllerKnobs {
+            ingress_without_endpoints: true,
+            ..Default::default()
+        },
+        "2s",
+    )
+    .await;
+    let out = w.h.command(&["run"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0 of 0 endpoints ready"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn flapping_endpoints_and_dropped_watches_still_pass_the_gate() {
+    let w = World::new(ControllerKnobs {
+        flapping: Some(Duration::from_millis(150)),
+        drop_watches_every: Some(Duration::from_millis(200)),
+        ..Default::default()
+    })
+    .await;
+    w.h.run(&["run"]).await;
+    let status = w.status().await;
+    assert_eq!(status["run_step"], "done");
+    assert_eq!(status["gate"]["passed"], true);
+}
+
+/// SIGKILL at a step boundary, then `run` again: it ends Done with nothing duplicated or leaked.
+async fn crash_and_resume(route53: bool, hold: Hold) {
+    let w = World::new(ControllerKnobs::default()).await;
+    w.h.kill_at(&["run"], route53, hold).await;
+    w.h.run(&["run"]).await;
+    w.assert_done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resume_after_kill_during_reserve() {
+    crash_and_resume(false, Hold::After(4)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resume_after_kill_during_dns_seed() {
+    crash_and_resume(true, Hold::After(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resume_after_kill_during_hand_over() {
+    // EC2 mutations: 3 AllocateAddress, 3 CreateNetworkInterface, then the hand-over deletes.
+    crash_and_resume(false, Hold::After(8)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resume_after_kill_during_bootstrap_removal() {
+    // Route53 mutations: 3 seeds, then the removal of the bootstrap IP.
+    crash_and_resume(true, Hold::Before(4)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resume_after_kill_while_waiting_at_the_gate() {
+    let w = World::new(ControllerKnobs {
+        never_ready: true,
+        ..Default::default()
+    })
+    .await;
+    let mut child =
+        w.h.command(&["run"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+    // The gate is reached once the Services exist; a watch is then open on them.
+    loop {
+        if SERVICES
+            .iter()
+            .all(|(ns, n)| w.kube.get("", "v1", "services", Some(ns), n).is_some())
+        {
+            break;
+        }
+        tokio::select! {
+            status = child.wait() => panic!("agent exited early: {status:?}"),
+            _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+        }
+    }
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    w.kube.set_knobs(ControllerKnobs::default());
+    w.h.run(&["run"]).await;
+    w.assert_done().await;
+}

@@ -1,0 +1,245 @@
+//! The HTTPS server: TLS, HTTP/1.1 with chunked streaming bodies, the request log,
+//! bearer-token auth, query parsing, discovery routes; resource paths go to `rest`.
+
+use super::status::ApiError;
+use super::{Shared, discovery, meta, rest};
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Frame, Incoming, SizeHint};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_rustls::TlsAcceptor;
+
+/// A whole body, or a stream of chunks (watch).
+pub enum Body {
+    Full(Option<Bytes>),
+    Stream(mpsc::Receiver<Bytes>),
+}
+
+impl hyper::body::Body for Body {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            Body::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            Body::Stream(rx) => rx.poll_recv(cx).map(|c| c.map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Body::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Body::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            Body::Full(None) => SizeHint::with_exact(0),
+            Body::Stream(_) => SizeHint::default(),
+        }
+    }
+}
+
+pub async fn serve(listener: TcpListener, acceptor: TlsAcceptor, shared: Arc<Shared>) {
+    while let Ok((tcp, _)) = listener.accept().await {
+        let (acceptor, shared) = (acceptor.clone(), shared.clone());
+        tokio::spawn(async move {
+            let mut shutdown = shared.shutdown.clone();
+            let Ok(tls) = acceptor.accept(tcp).await else {
+                return;
+            };
+            let sh = shared.clone();
+            let service = service_fn(move |req| {
+                let sh = sh.clone();
+                async move { Ok::<_, Infallible>(handle(req, sh).await) }
+            });
+            let conn = http1::Builder::new().serve_connection(TokioIo::new(tls), service);
+            tokio::select! {
+                _ = conn => {}
+                _ = super::stopped(&mut shutdown) => {}
+            }
+        });
+    }
+}
+
+pub(super) fn respond(code: u16, body: &Value) -> Response<Body> {
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    let mut r = Response::new(Body::Full(Some(Bytes::from(bytes))));
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let h = r.headers_mut();
+    h.insert(
+        "content-type",
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    h.insert(
+        "cache-control",
+        hyper::header::HeaderValue::from_static("no-cache, private"),
+    );
+    if let Ok(v) = hyper::header::HeaderValue::from_str(&meta::new_uid()) {
+        h.insert("audit-id", v);
+    }
+    r
+}
+
+pub(super) fn error(e: &ApiError) -> Response<Body> {
+    respond(e.code, &e.to_status())
+}
+
+/// Percent-decoding of one query component (`+` is a space).
+fn decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                match std::str::from_utf8(&b[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                {
+                    Some(v) => {
+                        out.push(v);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+pub(super) fn is_true(v: &str) -> bool {
+    matches!(v, "1" | "t" | "T" | "true" | "TRUE" | "True")
+}
+
+pub fn query_pairs(q: Option<&str>) -> Vec<(String, String)> {
+    q.unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => (decode(k), decode(v)),
+            None => (decode(p), String::new()),
+        })
+        .collect()
+}
+
+pub(super) struct Req {
+    pub method: Method,
+    pub query: Vec<(String, String)>,
+    pub content_type: String,
+    pub user_agent: String,
+    pub body: Bytes,
+}
+
+impl Req {
+    pub(super) fn q(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A boolean query parameter, parsed like Go's strconv.ParseBool (Python sends `True`).
+    pub(super) fn flag(&self, name: &str) -> bool {
+        self.q(name).is_some_and(is_true)
+    }
+
+    pub(super) fn dry_run(&self) -> bool {
+        self.query.iter().any(|(k, v)| k == "dryRun" && v == "All")
+    }
+
+    /// The field manager: `fieldManager`, else the User-Agent up to its first `/`.
+    pub(super) fn manager(&self) -> String {
+        match self.q("fieldManager") {
+            Some(m) => m.to_string(),
+            None => self
+                .user_agent
+                .split('/')
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(128)
+                .collect(),
+        }
+    }
+}
+
+async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Response<Body> {
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let pq = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| path.clone());
+    shared.log(method.as_str(), &pq);
+    let header = |n: &str| {
+        req.headers()
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
+    let auth = header("authorization");
+    let authorized = auth
+        .strip_prefix("Bearer ")
+        .is_some_and(|t| t.trim() == shared.token);
+    let content_type = header("content-type");
+    let user_agent = header("user-agent");
+    let query = query_pairs(req.uri().query());
+    if !authorized {
+        return error(&ApiError::unauthorized());
+    }
+    let body = match req.into_body().collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => return error(&ApiError::bad_request(format!("cannot read body: {e}"))),
+    };
+    let r = Req {
+        method,
+        query,
+        content_type,
+        user_agent,
+        body,
+    };
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let discovery = |v: Option<Value>| match (&r.method, v) {
+        (&Method::GET, Some(v)) => respond(200, &v),
+        (&Method::GET, None) => error(&ApiError::no_route()),
+        (m, _) => error(&ApiError::method_not_allowed(m.as_str())),
+    };
+    match segs.as_slice() {
+        ["version"] => discovery(Some(discovery::version())),
+        ["healthz" | "livez" | "readyz"] => {
+            let mut resp = Response::new(Body::Full(Some(Bytes::from_static(b"ok"))));
+            resp.headers_mut().insert(
+                "content-type",
+                hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            resp
+        }
+        ["api"] => discovery(Some(discovery::api_versions(&shared.server))),
+        ["apis"] => discovery(Some(discovery::group_list())),
+        ["apis", g] => discovery(discovery::group(g)),
+        ["api", "v1"] => discovery(discovery::resource_list("", "v1")),
+        ["apis", g, v] => discovery(discovery::resource_list(g, v)),
+        ["api", "v1", rest @ ..] => rest::resource(&shared, "", "v1", rest, &r),
+        ["apis", g, v, rest @ ..] => rest::resource(&shared, g, v, rest, &r),
+        _ => error(&ApiError::no_route()),
+    }
+}

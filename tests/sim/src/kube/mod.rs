@@ -1,0 +1,358 @@
+//! `KubeSim`: an in-process fake kube-apiserver (HTTPS, bearer token, kubeconfig) with a
+//! simulated service controller, for testing clients that apply LoadBalancer Services and
+//! wait for them.
+//!
+//! # What is faithful
+//! - Transport: HTTPS (HTTP/1.1, ALPN `http/1.1`) with a generated CA, a server certificate
+//!   for 127.0.0.1/::1/localhost, bearer-token auth (401 `Status` otherwise), and a
+//!   kubeconfig with `certificate-authority-data` and a token.
+//! - Discovery: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>` (legacy
+//!   format) for core/v1 namespaces, services (+status), endpoints, configmaps;
+//!   discovery.k8s.io/v1 endpointslices; config.openshift.io/v1 clusterversions and
+//!   infrastructures (cluster-scoped, +status); apiextensions.k8s.io/v1
+//!   customresourcedefinitions (holding the two CRDs).
+//! - Objects: uid, a global resourceVersion counter, generation (bumped on changes outside
+//!   metadata/status), creationTimestamp, Service defaults and allocation (see `service`),
+//!   namespace defaults; kind/apiVersion on objects and watch events; `XList` kinds with the
+//!   list resourceVersion; built-in list items without kind/apiVersion (as kube-apiserver
+//!   encodes them), custom-resource items with them.
+//! - Verbs: get, list (limit/continue), watch, create (201; generateName), update (409 on a
+//!   stale resourceVersion), patch (JSON, merge, strategic-as-merge, apply), delete (object or
+//!   `Status` Success per type, finalizers, preconditions, owner-reference GC, namespace
+//!   termination), deletecollection; `dryRun=All`; status subresources.
+//! - Errors: `Status` bodies with kube-apiserver's messages, reasons and details for 400, 401,
+//!   403, 404, 405, 409 (AlreadyExists, Conflict, apply conflicts), 410, 415 and 422.
+//! - Server-side apply with managedFields: see `apply`. Watch: see `watch`.
+//! - Namespaces default, kube-system, kube-public, kube-node-lease and the `default/kubernetes`
+//!   Service exist at start.
+//!
+//! # What is simplified
+//! - Lists are atomic for apply and strategic merge (Service `spec.ports` is a map keyed by
+//!   port+protocol in kube-apiserver); only the validations in `objects`/`service` are done;
+//!   custom resources are schemaless; `fieldValidation` is ignored.
+//! - Lists always come from the latest state (`resourceVersionMatch` is ignored).
+//! - No RBAC, no admission, no aggregated discovery, no OpenAPI, no protobuf, no HTTP/2.
+//! - GC and namespace termination complete inside the DELETE request.
+//! - The controller only serves Services of type LoadBalancer (see `controller`).
+
+mod apply;
+mod controller;
+mod delete;
+mod discovery;
+mod fields;
+mod http;
+mod meta;
+mod objects;
+mod ops;
+mod resources;
+mod rest;
+mod selector;
+mod service;
+mod status;
+mod store;
+mod tls;
+mod watch;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use store::{Key, Store};
+use tokio::task::JoinHandle;
+
+pub use tls::SERVER_NAMES;
+
+/// How the simulated service controller behaves. Can be changed at runtime
+/// ([`KubeSim::set_knobs`]): pending steps are cancelled and redone with the new knobs.
+#[derive(Clone, Debug)]
+pub struct ControllerKnobs {
+    /// After a LoadBalancer Service appears/changes, set `status.loadBalancer.ingress`.
+    pub ingress_delay: Duration,
+    /// After that, create EndpointSlices with ready endpoints ("masters coming up").
+    pub endpoints_delay: Duration,
+    /// How many endpoints.
+    pub endpoints: usize,
+    /// Never set ingress nor endpoints.
+    pub never_ready: bool,
+    /// Ingress yes, endpoints never.
+    pub ingress_without_endpoints: bool,
+    /// Endpoints toggle ready/not-ready with this period.
+    pub flapping: Option<Duration>,
+    /// The server closes every open watch stream with this period.
+    pub drop_watches_every: Option<Duration>,
+}
+
+impl Default for ControllerKnobs {
+    fn default() -> Self {
+        Self {
+            ingress_delay: Duration::from_millis(100),
+            endpoints_delay: Duration::from_millis(100),
+            endpoints: 3,
+            never_ready: false,
+            ingress_without_endpoints: false,
+            flapping: None,
+            drop_watches_every: None,
+        }
+    }
+}
+
+pub struct KubeSimOptions {
+    pub controller: ControllerKnobs,
+    /// Watch events kept per resource type for resuming watches; older resourceVersions get
+    /// 410 Expired.
+    pub history_limit: usize,
+    /// Period of BOOKMARK events on watches with `allowWatchBookmarks=true`.
+    pub bookmark_interval: Duration,
+    /// The bearer token; a random one when None.
+    pub token: Option<String>,
+    /// Objects created at start (full objects with apiVersion/kind; status is kept).
+    pub objects: Vec<Value>,
+}
+
+impl Default for KubeSimOptions {
+    fn default() -> Self {
+        Self {
+            controller: ControllerKnobs::default(),
+            history_limit: 1000,
+            bookmark_interval: Duration::from_secs(1),
+            token: None,
+            objects: Vec::new(),
+        }
+    }
+}
+
+/// State shared by the server, the watches and the controller.
+pub(crate) struct Shared {
+    store: Arc<Store>,
+    token: String,
+    server: String,
+    bookmark_interval: Duration,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+    log: Mutex<Vec<(String, String)>>,
+}
+
+impl Shared {
+    fn log(&self, method: &str, path: &str) {
+        self.log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((method.to_string(), path.to_string()));
+    }
+}
+
+pub struct KubeSim {
+    shared: Arc<Shared>,
+    controller: controller::Controller,
+    url: String,
+    ca_pem: String,
+    kubeconfig: PathBuf,
+    _dir: tempfile::TempDir,
+    stop: tokio::sync::watch::Sender<bool>,
+    server: JoinHandle<()>,
+}
+
+impl KubeSim {
+    /// Starts the server and the controller on the current tokio runtime.
+    pub async fn start(opts: KubeSimOptions) -> Result<KubeSim> {
+        let pki = tls::generate()?;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let url = format!("https://{addr}");
+        let token = opts
+            .token
+            .clone()
+            .unwrap_or_else(|| format!("sim-{}", meta::new_uid().replace('-', "")));
+        let dir = tempfile::Builder::new().prefix("kube-sim").tempdir()?;
+        let kubeconfig = tls::write_kubeconfig(dir.path(), &url, &pki.ca_pem, &token)?;
+        let (stop, shutdown) = tokio::sync::watch::channel(false);
+        let shared = Arc::new(Shared {
+            store: Arc::new(Store::new(resources::RESOURCES.len(), opts.history_limit)),
+            token,
+            server: addr.to_string(),
+            bookmark_interval: opts.bookmark_interval,
+            shutdown,
+            log: Mutex::new(Vec::new()),
+        });
+        seed(&shared, &opts.objects)?;
+        let acceptor = tokio_rustls::TlsAcceptor::from(pki.server);
+        let server = tokio::spawn(http::serve(listener, acceptor, shared.clone()));
+        let controller = controller::Controller::start(shared.clone(), opts.controller);
+        Ok(KubeSim {
+            shared,
+            controller,
+            url,
+            ca_pem: pki.ca_pem,
+            kubeconfig,
+            _dir: dir,
+            stop,
+            server,
+        })
+    }
+
+    /// `https://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    pub fn kubeconfig_path(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    pub fn token(&self) -> &str {
+        &self.shared.token
+    }
+
+    /// The CA certificate (PEM) that signed the server certificate.
+    pub fn ca_pem(&self) -> &str {
+        &self.ca_pem
+    }
+
+    pub fn knobs(&self) -> ControllerKnobs {
+        self.controller.knobs()
+    }
+
+    pub fn set_knobs(&self, knobs: ControllerKnobs) {
+        self.controller.set_knobs(knobs);
+    }
+
+    /// Makes this Service's ingress and ready endpoints true now (or as soon as the Service
+    /// exists); returns immediately.
+    pub fn make_ready(&self, namespace: &str, name: &str) {
+        self.controller.make_ready(namespace, name);
+    }
+
+    /// A stored object; `group` is "" for core.
+    pub fn get(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
+        let res = resources::find(group, version, plural)?;
+        let key = Key::new(res, namespace.unwrap_or(""), name);
+        self.shared.store.lock().get(&key).map(|o| (*o).clone())
+    }
+
+    /// Stored objects of a type, optionally in one namespace.
+    pub fn list(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+        namespace: Option<&str>,
+    ) -> Vec<Value> {
+        let Some(res) = resources::find(group, version, plural) else {
+            return Vec::new();
+        };
+        let inner = self.shared.store.lock();
+        inner
+            .list(res, namespace)
+            .into_iter()
+            .map(|(_, o)| (*o).clone())
+            .collect()
+    }
+
+    /// Creates an object directly (as manager `kube-sim`), status included.
+    pub fn create(&self, obj: Value) -> Result<Value> {
+        create_object(&self.shared, obj)
+    }
+
+    /// The current (global) resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.shared.store.lock().rv()
+    }
+
+    /// Closes all open watch streams now.
+    pub fn drop_watches(&self) {
+        self.shared.store.lock().drop_watches();
+    }
+
+    /// (method, path+query) of every request so far, in order.
+    pub fn request_log(&self) -> Vec<(String, String)> {
+        self.shared
+            .log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn clear_request_log(&self) {
+        self.shared
+            .log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+}
+
+impl Drop for KubeSim {
+    fn drop(&mut self) {
+        self.stop.send_replace(true);
+        self.server.abort();
+        self.shared.store.lock().drop_watches();
+    }
+}
+
+/// Resolves when the sim is stopping (or gone).
+pub(crate) async fn stopped(rx: &mut tokio::sync::watch::Receiver<bool>) {
+    let _ = rx.wait_for(|stop| *stop).await;
+}
+
+fn create_object(shared: &Shared, obj: Value) -> Result<Value> {
+    let api_version = meta::get_str(&obj, &["apiVersion"]).unwrap_or("");
+    let kind = meta::get_str(&obj, &["kind"]).unwrap_or("");
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let Some(res) = resources::RESOURCES
+        .iter()
+        .position(|r| r.group == group && r.version == version && r.kind == kind)
+    else {
+        bail!("kube-sim does not serve {api_version} {kind}");
+    };
+    let ctx = ops::WriteCtx {
+        manager: "kube-sim",
+        dry_run: false,
+    };
+    let mut inner = shared.store.lock();
+    let ns = meta::namespace(&obj).to_string();
+    let created = ops::create(&mut inner, res, &ns, obj.clone(), &ctx)
+        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    match obj.get("status") {
+        Some(status) if resources::RESOURCES[res].status => {
+            let key = Key::new(res, &ns, meta::name(&created));
+            let mut with_status = created;
+            with_status["status"] = status.clone();
+            ops::update(&mut inner, &key, with_status, apply::Scope::Status, &ctx)
+                .map_err(|e| anyhow::anyhow!("{}", e.message))
+        }
+        _ => Ok(created),
+    }
+}
+
+fn seed(shared: &Shared, extra: &[Value]) -> Result<()> {
+    let mut objects: Vec<Value> = ["default", "kube-system", "kube-public", "kube-node-lease"]
+        .iter()
+        .map(|n| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}))
+        .collect();
+    objects.push(json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "kubernetes", "namespace": "default",
+                     "labels": {"component": "apiserver", "provider": "kubernetes"}},
+        "spec": {"clusterIP": "172.30.0.1",
+                 "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}
+    }));
+    objects.extend(discovery::crds());
+    objects.extend(extra.iter().cloned());
+    for o in objects {
+        let what = format!(
+            "{} {}",
+            meta::get_str(&o, &["kind"]).unwrap_or("?"),
+            meta::name(&o)
+        );
+        create_object(shared, o).with_context(|| format!("cannot seed {what}"))?;
+    }
+    Ok(())
+}

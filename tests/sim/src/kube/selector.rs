@@ -1,0 +1,179 @@
+//! Label selectors (`a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x,y)`, `a`, `!a`, joined by
+//! commas = AND) and field selectors (`metadata.name`, `metadata.namespace`; `=`, `==`, `!=`).
+
+use super::meta;
+use super::objects::{is_label_key, is_label_value};
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Req {
+    Eq(String, String),
+    Ne(String, String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    NotExists(String),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelSelector(Vec<Req>);
+
+/// Splits on commas outside parentheses.
+fn terms(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+fn key(k: &str) -> Result<String, String> {
+    let k = k.trim();
+    if is_label_key(k) {
+        Ok(k.to_string())
+    } else {
+        Err(format!(
+            "unable to parse requirement: invalid label key {k:?}"
+        ))
+    }
+}
+
+fn value(v: &str) -> Result<String, String> {
+    let v = v.trim();
+    if is_label_value(v) {
+        Ok(v.to_string())
+    } else {
+        Err(format!(
+            "unable to parse requirement: invalid label value: {v:?}"
+        ))
+    }
+}
+
+fn set(rest: &str) -> Result<Vec<String>, String> {
+    let inner = rest
+        .trim()
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .ok_or_else(|| format!("found '{rest}', expected: '('"))?;
+    inner.split(',').map(value).collect()
+}
+
+impl LabelSelector {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let mut reqs = Vec::new();
+        for t in terms(s) {
+            let t = t.trim();
+            if t.is_empty() {
+                if s.trim().is_empty() {
+                    continue;
+                }
+                return Err(format!("found '', expected: identifier in {s:?}"));
+            }
+            let req = if let Some(k) = t.strip_prefix('!') {
+                Req::NotExists(key(k)?)
+            } else if let Some((k, rest)) = t.split_once(" notin ") {
+                Req::NotIn(key(k)?, set(rest)?)
+            } else if let Some((k, rest)) = t.split_once(" in ") {
+                Req::In(key(k)?, set(rest)?)
+            } else if let Some((k, v)) = t.split_once("!=") {
+                Req::Ne(key(k)?, value(v)?)
+            } else if let Some((k, v)) = t.split_once("==").or_else(|| t.split_once('=')) {
+                Req::Eq(key(k)?, value(v)?)
+            } else {
+                Req::Exists(key(t)?)
+            };
+            reqs.push(req);
+        }
+        Ok(Self(reqs))
+    }
+
+    pub fn matches(&self, obj: &Value) -> bool {
+        let labels = meta::labels(obj);
+        let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+        self.0.iter().all(|r| match r {
+            Req::Eq(k, v) => get(k) == Some(v.as_str()),
+            Req::Ne(k, v) => get(k) != Some(v.as_str()),
+            Req::In(k, vs) => get(k).is_some_and(|l| vs.iter().any(|v| v == l)),
+            Req::NotIn(k, vs) => get(k).is_none_or(|l| !vs.iter().any(|v| v == l)),
+            Req::Exists(k) => get(k).is_some(),
+            Req::NotExists(k) => get(k).is_none(),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldSelector(Vec<(String, bool, String)>);
+
+impl FieldSelector {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let mut reqs = Vec::new();
+        for t in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+            let (field, eq, v) = if let Some((f, v)) = t.split_once("!=") {
+                (f, false, v)
+            } else if let Some((f, v)) = t.split_once("==").or_else(|| t.split_once('=')) {
+                (f, true, v)
+            } else {
+                return Err(format!("invalid selector: '{s}'; can't understand '{t}'"));
+            };
+            let field = field.trim();
+            if field != "metadata.name" && field != "metadata.namespace" {
+                return Err(format!("field label not supported: {field}"));
+            }
+            reqs.push((field.to_string(), eq, v.trim().to_string()));
+        }
+        Ok(Self(reqs))
+    }
+
+    pub fn matches(&self, obj: &Value) -> bool {
+        self.0.iter().all(|(field, eq, v)| {
+            let actual = if field == "metadata.name" {
+                meta::name(obj)
+            } else {
+                meta::namespace(obj)
+            };
+            (actual == v) == *eq
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn label_selector_forms() {
+        let obj = json!({"metadata": {"labels": {"app": "api", "tier": "cp"}}});
+        let m = |s: &str| LabelSelector::parse(s).unwrap().matches(&obj);
+        assert!(m("app=api"));
+        assert!(m("app==api,tier"));
+        assert!(!m("app!=api"));
+        assert!(m("app in (x, api),!missing"));
+        assert!(!m("app notin (api)"));
+        assert!(m("missing notin (a)"));
+        assert!(!m("missing"));
+        assert!(m(""));
+        assert!(LabelSelector::parse("a in x").is_err());
+        assert!(LabelSelector::parse("bad key!=x").is_err());
+    }
+
+    #[test]
+    fn field_selector_forms() {
+        let obj = json!({"metadata": {"name": "a", "namespace": "n"}});
+        let m = |s: &str| FieldSelector::parse(s).unwrap().matches(&obj);
+        assert!(m("metadata.name=a"));
+        assert!(m("metadata.name==a,metadata.namespace=n"));
+        assert!(!m("metadata.name!=a"));
+        assert!(FieldSelector::parse("spec.type=x").is_err());
+    }
+}

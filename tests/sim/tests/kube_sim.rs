@@ -1,0 +1,1397 @@
+//! Fidelity of the fake kube-apiserver: raw HTTPS requests for the exact wire shapes, and the
+//! official Python client (tests/sim/py/kube_oracle.py) as an independent oracle.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
+use bootstrap_sim::venv;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tokio_rustls::TlsConnector;
+
+// ---------------------------------------------------------------- raw HTTPS client
+
+struct Raw {
+    connector: TlsConnector,
+    addr: String,
+    token: String,
+}
+
+impl Raw {
+    fn new(sim: &KubeSim) -> Self {
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(CertificateDer::from_pem_slice(sim.ca_pem().as_bytes()).unwrap())
+            .unwrap();
+        let config = rustls::ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Self {
+            connector: TlsConnector::from(Arc::new(config)),
+            addr: sim.url().trim_start_matches("https://").to_string(),
+            token: sim.token().to_string(),
+        }
+    }
+
+    async fn response(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: &str,
+        token: Option<&str>,
+    ) -> hyper::Response<hyper::body::Incoming> {
+        let tcp = tokio::net::TcpStream::connect(&self.addr).await.unwrap();
+        let name = ServerName::try_from("127.0.0.1").unwrap();
+        let tls = self.connector.connect(name, tcp).await.unwrap();
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        let mut req = hyper::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", &self.addr)
+            .header("user-agent", "raw-test/1.0")
+            .header("content-type", content_type);
+        if let Some(t) = token.or(Some(&self.token)).filter(|t| !t.is_empty()) {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        let req = req.body(Full::new(Bytes::from(body.to_string()))).unwrap();
+        sender.send_request(req).await.unwrap()
+    }
+
+    async fn call(&self, method: &str, path: &str, content_type: &str, body: &str) -> (u16, Value) {
+        self.call_as(method, path, content_type, body, None).await
+    }
+
+    async fn call_as(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: &str,
+        token: Option<&str>,
+    ) -> (u16, Value) {
+        let resp = self.response(method, path, content_type, body, token).await;
+        let code = resp.status().as_u16();
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        let v = serde_json::from_slice(&bytes)
+            .unwrap_or(Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        (code, v)
+    }
+
+    async fn get(&self, path: &str) -> (u16, Value) {
+        self.call("GET", path, "application/json", "").await
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        self.call("POST", path, "application/json", &body.to_string())
+            .await
+    }
+
+    async fn put(&self, path: &str, body: Value) -> (u16, Value) {
+        self.call("PUT", path, "application/json", &body.to_string())
+            .await
+    }
+
+    async fn patch(&self, path: &str, content_type: &str, body: &str) -> (u16, Value) {
+        self.call("PATCH", path, content_type, body).await
+    }
+
+    async fn watch(&self, path: &str) -> Watch {
+        let resp = self
+            .response("GET", path, "application/json", "", None)
+            .await;
+        assert_eq!(resp.status().as_u16(), 200, "watch {path}");
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut body = resp.into_body();
+        tokio::spawn(async move {
+            let mut buf = Vec::new();
+            while let Some(Ok(frame)) = body.frame().await {
+                if let Ok(data) = frame.into_data() {
+                    buf.extend_from_slice(&data);
+                    while let Some(i) = buf.iter().position(|b| *b == b'\n') {
+                        let line: Vec<u8> = buf.drain(..=i).collect();
+                        let _ = tx.send(serde_json::from_slice::<Value>(&line).unwrap());
+                    }
+                }
+            }
+        });
+        Watch { rx }
+    }
+}
+
+struct Watch {
+    rx: mpsc::UnboundedReceiver<Value>,
+}
+
+impl Watch {
+    /// The next event; None when the server closed the stream. Panics after `secs`.
+    async fn next(&mut self, secs: u64) -> Option<Value> {
+        tokio::time::timeout(Duration::from_secs(secs), self.rx.recv())
+            .await
+            .expect("watch event in time")
+    }
+
+    /// The next non-BOOKMARK event.
+    async fn event(&mut self) -> Value {
+        loop {
+            let e = self.next(10).await.expect("stream open");
+            if e["type"] != "BOOKMARK" {
+                return e;
+            }
+        }
+    }
+
+    /// Skips events until `pred` holds.
+    async fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let e = self.next(10).await.expect("stream open");
+            if pred(&e) {
+                return e;
+            }
+        }
+    }
+
+    async fn closed(&mut self, secs: u64) -> bool {
+        loop {
+            match tokio::time::timeout(Duration::from_secs(secs), self.rx.recv()).await {
+                Ok(Some(_)) => continue,
+                Ok(None) => return true,
+                Err(_) => return false,
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- helpers
+
+async fn sim(knobs: ControllerKnobs) -> KubeSim {
+    KubeSim::start(KubeSimOptions {
+        controller: knobs,
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
+fn quick() -> ControllerKnobs {
+    ControllerKnobs {
+        ingress_delay: Duration::from_millis(50),
+        endpoints_delay: Duration::from_millis(50),
+        ..Default::default()
+    }
+}
+
+fn lb(name: &str, annotations: Value) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": name, "annotations": annotations, "labels": {"app": name}},
+        "spec": {"type": "LoadBalancer", "selector": {"app": "api"},
+                 "ports": [{"name": "https", "port": 6443, "targetPort": 6443}]}
+    })
+}
+
+fn rv(v: &Value) -> u64 {
+    v["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn managers(obj: &Value) -> Vec<(String, String)> {
+    obj["metadata"]["managedFields"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|e| {
+                    (
+                        e["manager"].as_str().unwrap().to_string(),
+                        e["operation"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn fields_of<'a>(obj: &'a Value, manager: &str) -> &'a Value {
+    obj["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["manager"] == manager)
+        .map(|e| &e["fieldsV1"])
+        .unwrap_or(&Value::Null)
+}
+
+async fn oracle(sim: &KubeSim, args: &[&str]) -> Value {
+    let venv = tokio::task::spawn_blocking(venv::ensure)
+        .await
+        .unwrap()
+        .unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/kube_oracle.py");
+    let out = tokio::process::Command::new(venv.join("bin/python"))
+        .arg(script)
+        .arg("--kubeconfig")
+        .arg(sim.kubeconfig_path())
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "kube_oracle.py {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+// ---------------------------------------------------------------- raw HTTP tests
+
+#[tokio::test(flavor = "multi_thread")]
+async fn auth_discovery_and_kubeconfig() {
+    let sim = sim(quick()).await;
+    let raw = Raw::new(&sim);
+    for token in [Some(""), Some("wrong")] {
+        let (code, body) = raw
+            .call_as("GET", "/api/v1/namespaces", "", "", token)
+            .await;
+        assert_eq!(code, 401);
+        assert_eq!(
+            body,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                   "message": "Unauthorized", "reason": "Unauthorized", "code": 401})
+        );
+    }
+    let (code, version) = raw.get("/version").await;
+    assert_eq!((code, version["major"].as_str()), (200, Some("1")));
+    let (_, api) = raw.get("/api").await;
+    assert_eq!(api["kind"], "APIVersions");
+    assert_eq!(api["versions"], json!(["v1"]));
+    let (_, core) = raw.get("/api/v1").await;
+    assert_eq!(core["kind"], "APIResourceList");
+    assert_eq!(core["groupVersion"], "v1");
+    let find = |list: &Value, name: &str| {
+        list["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in discovery"))
+    };
+    let svc = find(&core, "services");
+    assert_eq!(svc["kind"], "Service");
+    assert_eq!(svc["namespaced"], true);
+    assert_eq!(svc["shortNames"], json!(["svc"]));
+    for verb in [
+        "create", "delete", "get", "list", "patch", "update", "watch",
+    ] {
+        assert!(svc["verbs"].as_array().unwrap().contains(&json!(verb)));
+    }
+    assert_eq!(
+        find(&core, "services/status")["verbs"],
+        json!(["get", "patch", "update"])
+    );
+    for name in ["endpoints", "namespaces", "configmaps"] {
+        find(&core, name);
+    }
+    assert_eq!(find(&core, "namespaces")["namespaced"], false);
+    let (_, groups) = raw.get("/apis").await;
+    assert_eq!(groups["kind"], "APIGroupList");
+    let names: Vec<&str> = groups["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "discovery.k8s.io",
+            "config.openshift.io",
+            "apiextensions.k8s.io"
+        ]
+    );
+    assert_eq!(
+        groups["groups"][1]["preferredVersion"],
+        json!({"groupVersion": "config.openshift.io/v1", "version": "v1"})
+    );
+    let (_, config) = raw.get("/apis/config.openshift.io/v1").await;
+    assert_eq!(config["groupVersion"], "config.openshift.io/v1");
+    let cv = find(&config, "clusterversions");
+    assert_eq!(
+        (&cv["kind"], &cv["namespaced"]),
+        (&json!("ClusterVersion"), &json!(false))
+    );
+    find(&config, "clusterversions/status");
+    assert_eq!(find(&config, "infrastructures")["namespaced"], false);
+    let (_, disc) = raw.get("/apis/discovery.k8s.io/v1").await;
+    assert_eq!(find(&disc, "endpointslices")["kind"], "EndpointSlice");
+    let (code, group) = raw.get("/apis/config.openshift.io").await;
+    assert_eq!((code, &group["kind"]), (200, &json!("APIGroup")));
+    let (code, missing) = raw.get("/apis/nope.example.com/v1/things").await;
+    assert_eq!(code, 404);
+    assert_eq!(missing["reason"], "NotFound");
+    assert_eq!(
+        missing["message"],
+        "the server could not find the requested resource"
+    );
+
+    let kubeconfig = std::fs::read_to_string(sim.kubeconfig_path()).unwrap();
+    assert!(kubeconfig.contains(&format!("server: {}", sim.url())));
+    assert!(kubeconfig.contains("certificate-authority-data: "));
+    assert!(kubeconfig.contains(&format!("token: {}", sim.token())));
+    let (_, nss) = raw.get("/api/v1/namespaces").await;
+    assert_eq!(nss["kind"], "NamespaceList");
+    let names: Vec<&str> = nss["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["default", "kube-node-lease", "kube-public", "kube-system"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn crud_status_bodies_and_generation() {
+    let sim = sim(ControllerKnobs {
+        never_ready: true,
+        ..quick()
+    })
+    .await;
+    let raw = Raw::new(&sim);
+    let (code, ns) = raw
+        .post(
+            "/api/v1/namespaces",
+            json!({"metadata": {"name": "openshift-kube-apiserver"}}),
+        )
+        .await;
+    assert_eq!(code, 201);
+    assert_eq!(ns["kind"], "Namespace");
+    assert_eq!(ns["status"]["phase"], "Active");
+    let path = "/api/v1/namespaces/openshift-kube-apiserver/services";
+    let (code, svc) = raw.post(path, lb("api", json!({}))).await;
+    assert_eq!(code, 201, "{svc}");
+    assert_eq!(
+        (&svc["kind"], &svc["apiVersion"]),
+        (&json!("Service"), &json!("v1"))
+    );
+    let m = &svc["metadata"];
+    assert_eq!(m["uid"].as_str().unwrap().len(), 36);
+    assert_eq!(m["generation"], 1);
+    assert!(m["creationTimestamp"].as_str().unwrap().ends_with('Z'));
+    assert!(rv(&svc) > rv(&ns));
+    let spec = &svc["spec"];
+    assert!(spec["clusterIP"].as_str().unwrap().starts_with("172.30."));
+    assert_eq!(spec["ports"][0]["protocol"], "TCP");
+    assert!(spec["ports"][0]["nodePort"].as_i64().unwrap() >= 30000);
+    assert_eq!(spec["externalTrafficPolicy"], "Cluster");
+    assert_eq!(svc["status"], json!({"loadBalancer": {}}));
+    assert_eq!(
+        managers(&svc),
+        [("raw-test".to_string(), "Update".to_string())]
+    );
+
+    let (code, dup) = raw.post(path, lb("api", json!({}))).await;
+    assert_eq!(code, 409);
+    assert_eq!(
+        dup,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+               "message": "services \"api\" already exists", "reason": "AlreadyExists",
+               "details": {"name": "api", "kind": "services"}, "code": 409})
+    );
+    let (code, nf) = raw.get(&format!("{path}/nope")).await;
+    assert_eq!(code, 404);
+    assert_eq!(nf["message"], "services \"nope\" not found");
+    assert_eq!(nf["details"], json!({"name": "nope", "kind": "services"}));
+    let (code, bad) = raw
+        .post(
+            path,
+            json!({"metadata": {"name": "noports"}, "spec": {"type": "ClusterIP"}}),
+        )
+        .await;
+    assert_eq!(code, 422);
+    assert_eq!(bad["reason"], "Invalid");
+    assert_eq!(
+        bad["message"],
+        "Service \"noports\" is invalid: spec.ports: Required value"
+    );
+    assert_eq!(
+        bad["details"],
+        json!({"name": "noports", "kind": "Service", "causes": [
+            {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.ports"}]})
+    );
+    let (code, bad) = raw.post(path, lb("Not_A_Label", json!({}))).await;
+    assert_eq!(code, 422);
+    assert!(bad["message"].as_str().unwrap().starts_with(
+        "Service \"Not_A_Label\" is invalid: metadata.name: Invalid value: \"Not_A_Label\": a DNS-1035 label"
+    ));
+    let (code, nons) = raw
+        .post("/api/v1/namespaces/ghost/services", lb("x", json!({})))
+        .await;
+    assert_eq!(code, 404);
+    assert_eq!(nons["message"], "namespaces \"ghost\" not found");
+
+    // PUT: stale resourceVersion -> 409; spec change bumps generation; status is ignored.
+    let mut changed = svc.clone();
+    changed["spec"]["ports"][0]["port"] = json!(7443);
+    changed["status"] = json!({"loadBalancer": {"ingress": [{"ip": "9.9.9.9"}]}});
+    let (code, updated) = raw.put(&format!("{path}/api"), changed.clone()).await;
+    assert_eq!(code, 200, "{updated}");
+    assert_eq!(updated["metadata"]["generation"], 2);
+    assert_eq!(updated["status"], json!({"loadBalancer": {}}));
+    assert_eq!(updated["spec"]["clusterIP"], svc["spec"]["clusterIP"]);
+    let (code, stale) = raw.put(&format!("{path}/api"), changed).await;
+    assert_eq!(code, 409);
+    assert_eq!(stale["reason"], "Conflict");
+    assert_eq!(
+        stale["message"],
+        "Operation cannot be fulfilled on services \"api\": the object has been modified; please apply your changes to the latest version and try again"
+    );
+
+    // Status subresource: only .status changes, generation stays.
+    let mut status = updated.clone();
+    status["spec"]["ports"][0]["port"] = json!(1);
+    status["status"] = json!({"loadBalancer": {"ingress": [{"ip": "10.1.2.3"}]}});
+    let (code, st) = raw.put(&format!("{path}/api/status"), status).await;
+    assert_eq!(code, 200, "{st}");
+    assert_eq!(st["spec"]["ports"][0]["port"], 7443);
+    assert_eq!(
+        st["status"]["loadBalancer"]["ingress"],
+        json!([{"ip": "10.1.2.3", "ipMode": "VIP"}])
+    );
+    assert_eq!(st["metadata"]["generation"], 2);
+    let sub: Vec<&Value> = st["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["subresource"] == "status")
+        .collect();
+    assert_eq!(sub.len(), 1);
+    assert_eq!(
+        sub[0]["fieldsV1"],
+        json!({"f:status": {"f:loadBalancer": {"f:ingress": {}}}})
+    );
+    assert_eq!(
+        sim.get(
+            "",
+            "v1",
+            "services",
+            Some("openshift-kube-apiserver"),
+            "api"
+        )
+        .unwrap(),
+        st
+    );
+
+    // A no-op PUT does not bump the resourceVersion.
+    let (_, same) = raw.put(&format!("{path}/api"), st.clone()).await;
+    assert_eq!(rv(&same), rv(&st));
+
+    // Merge patch and JSON patch.
+    let (code, merged) = raw
+        .patch(
+            &format!("{path}/api"),
+            "application/merge-patch+json",
+            r#"{"metadata":{"labels":{"x":"y"}}}"#,
+        )
+        .await;
+    assert_eq!(
+        (code, &merged["metadata"]["labels"]["x"]),
+        (200, &json!("y"))
+    );
+    let (code, jp) = raw
+        .patch(
+            &format!("{path}/api"),
+            "application/json-patch+json",
+            r#"[{"op":"replace","path":"/spec/ports/0/port","value":8443}]"#,
+        )
+        .await;
+    assert_eq!((code, &jp["spec"]["ports"][0]["port"]), (200, &json!(8443)));
+    assert_eq!(jp["metadata"]["generation"], 3);
+    let (code, bad) = raw.patch(&format!("{path}/api"), "text/plain", "{}").await;
+    assert_eq!(code, 415, "{bad}");
+
+    // DELETE: Services return the object, ConfigMaps a Status.
+    let (code, gone) = raw.call("DELETE", &format!("{path}/api"), "", "").await;
+    assert_eq!((code, &gone["kind"]), (200, &json!("Service")));
+    let cms = "/api/v1/namespaces/default/configmaps";
+    raw.post(cms, json!({"metadata": {"name": "c"}, "data": {"a": "b"}}))
+        .await;
+    let (code, st) = raw.call("DELETE", &format!("{cms}/c"), "", "").await;
+    assert_eq!(code, 200);
+    assert_eq!(st["kind"], "Status");
+    assert_eq!(st["status"], "Success");
+    assert_eq!(st["details"]["name"], "c");
+    assert_eq!(st["details"]["kind"], "configmaps");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_side_apply_raw() {
+    let sim = sim(ControllerKnobs {
+        never_ready: true,
+        ..quick()
+    })
+    .await;
+    let raw = Raw::new(&sim);
+    let url = "/api/v1/namespaces/default/services/api";
+    let yaml = "apiVersion: v1
+kind: Service
+metadata:
+  name: api
+  labels:
+    app: api
+spec:
+  type: LoadBalancer
+  selector:
+    app: api
+  ports:
+  - name: https
+    port: 6443
+    targetPort: 6443
+";
+    let apply = "application/apply-patch+yaml";
+    let (code, missing) = raw.patch(url, apply, yaml).await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        missing["message"],
+        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
+    );
+    let (code, created) = raw
+        .patch(
+            &format!("{url}?fieldManager=bootstrap-agent&force=true"),
+            apply,
+            yaml,
+        )
+        .await;
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(
+        managers(&created),
+        [("bootstrap-agent".into(), "Apply".into())]
+    );
+    let entry = &created["metadata"]["managedFields"][0];
+    assert_eq!(entry["apiVersion"], "v1");
+    assert_eq!(entry["fieldsType"], "FieldsV1");
+    assert_eq!(
+        entry["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {"f:app": {}}},
+               "f:spec": {"f:ports": {}, "f:selector": {}, "f:type": {}}})
+    );
+    let (code, again) = raw
+        .patch(
+            &format!("{url}?fieldManager=bootstrap-agent&force=true"),
+            apply,
+            yaml,
+        )
+        .await;
+    assert_eq!(code, 200);
+    assert_eq!(rv(&again), rv(&created), "a no-op apply writes nothing");
+
+    // Another manager changing our field: conflict, then force moves ownership.
+    let other = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"api"},"spec":{"type":"NodePort"}}"#;
+    let (code, conflict) = raw
+        .patch(&format!("{url}?fieldManager=other-manager"), apply, other)
+        .await;
+    assert_eq!(code, 409, "{conflict}");
+    assert_eq!(
+        conflict,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+               "message": "Apply failed with 1 conflict: conflict with \"bootstrap-agent\": .spec.type",
+               "reason": "Conflict", "code": 409,
+               "details": {"causes": [{"reason": "FieldManagerConflict",
+                                       "message": "conflict with \"bootstrap-agent\"",
+                                       "field": ".spec.type"}]}})
+    );
+    let (code, forced) = raw
+        .patch(
+            &format!("{url}?fieldManager=other-manager&force=true"),
+            apply,
+            other,
+        )
+        .await;
+    assert_eq!(code, 200, "{forced}");
+    assert_eq!(forced["spec"]["type"], "NodePort");
+    assert_eq!(
+        fields_of(&forced, "bootstrap-agent")["f:spec"],
+        json!({"f:ports": {}, "f:selector": {}})
+    );
+    assert_eq!(
+        fields_of(&forced, "other-manager"),
+        &json!({"f:spec": {"f:type": {}}})
+    );
+
+    // An Update-manager's field conflicts with "<name>" using v1.
+    raw.patch(
+        &format!("{url}?fieldManager=kubectl-edit"),
+        "application/merge-patch+json",
+        r#"{"spec":{"sessionAffinity":"ClientIP"}}"#,
+    )
+    .await;
+    let both = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"api"},
+        "spec":{"type":"LoadBalancer","sessionAffinity":"None"}}"#;
+    let (code, two) = raw
+        .patch(&format!("{url}?fieldManager=bootstrap-agent"), apply, both)
+        .await;
+    assert_eq!(code, 409, "{two}");
+    assert_eq!(
+        two["message"],
+        "Apply failed with 2 conflicts: conflicts with \"kubectl-edit\" using v1:\n- .spec.sessionAffinity\nconflicts with \"other-manager\":\n- .spec.type"
+    );
+
+    // Omitting fields we applied before removes them (labels), unless others own them.
+    let shrink = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"api"},
+        "spec":{"selector":{"app":"api"},"ports":[{"name":"https","port":6443,"targetPort":6443}]}}"#;
+    let (code, shrunk) = raw
+        .patch(
+            &format!("{url}?fieldManager=bootstrap-agent"),
+            apply,
+            shrink,
+        )
+        .await;
+    assert_eq!(code, 200, "{shrunk}");
+    assert_eq!(shrunk["metadata"].get("labels"), None);
+    assert_eq!(shrunk["spec"]["type"], "NodePort", "owned by other-manager");
+
+    // Status apply touches only status; main apply ignores status.
+    let st = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"api"},
+        "spec":{"type":"ExternalName"},"status":{"loadBalancer":{"ingress":[{"hostname":"h"}]}}}"#;
+    let (code, status) = raw
+        .patch(
+            &format!("{url}/status?fieldManager=ccm&force=true"),
+            apply,
+            st,
+        )
+        .await;
+    assert_eq!(code, 200, "{status}");
+    assert_eq!(status["spec"]["type"], "NodePort");
+    assert_eq!(
+        status["status"]["loadBalancer"]["ingress"][0]["hostname"],
+        "h"
+    );
+    let (code, main) = raw
+        .patch(
+            &format!("{url}?fieldManager=other-manager&force=true"),
+            apply,
+            r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"api"},"spec":{"type":"NodePort"},"status":{"loadBalancer":{}}}"#,
+        )
+        .await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        main["status"]["loadBalancer"]["ingress"][0]["hostname"],
+        "h"
+    );
+    let (code, wrong) = raw
+        .patch(
+            &format!("{url}?fieldManager=x"),
+            apply,
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"api"}}"#,
+        )
+        .await;
+    assert_eq!(code, 400, "{wrong}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_watch_selectors_bookmarks_and_gone() {
+    let sim = KubeSim::start(KubeSimOptions {
+        controller: ControllerKnobs {
+            never_ready: true,
+            ..quick()
+        },
+        history_limit: 5,
+        bookmark_interval: Duration::from_millis(200),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let raw = Raw::new(&sim);
+    let cms = "/api/v1/namespaces/default/configmaps";
+    for (name, tier) in [("a", "cp"), ("b", "worker")] {
+        raw.post(
+            cms,
+            json!({"metadata": {"name": name, "labels": {"tier": tier}}}),
+        )
+        .await;
+    }
+    let (_, list) = raw.get(cms).await;
+    assert_eq!(list["kind"], "ConfigMapList");
+    assert_eq!(list["apiVersion"], "v1");
+    let list_rv = rv(&list);
+    assert_eq!(list_rv, sim.resource_version());
+    assert_eq!(list["items"][0].get("kind"), None, "items carry no kind");
+    let (_, sel) = raw
+        .get(&format!("{cms}?labelSelector=tier%20in%20(cp)"))
+        .await;
+    assert_eq!(sel["items"].as_array().unwrap().len(), 1);
+    let (code, bad) = raw.get(&format!("{cms}?fieldSelector=spec.x%3Dy")).await;
+    assert_eq!((code, &bad["reason"]), (400, &json!("BadRequest")));
+
+    // Pagination.
+    let (_, page) = raw.get(&format!("{cms}?limit=1")).await;
+    assert_eq!(page["items"].as_array().unwrap().len(), 1);
+    assert_eq!(page["metadata"]["remainingItemCount"], 1);
+    let token = page["metadata"]["continue"].as_str().unwrap();
+    let (_, rest) = raw.get(&format!("{cms}?limit=1&continue={token}")).await;
+    assert_eq!(rest["items"][0]["metadata"]["name"], "b");
+    assert_eq!(rest["metadata"].get("continue"), None);
+
+    // Watch from the list RV: only later events, with bookmarks; selector transitions.
+    let mut w = raw
+        .watch(&format!(
+            "{cms}?watch=true&resourceVersion={list_rv}&labelSelector=tier%3Dcp&allowWatchBookmarks=true"
+        ))
+        .await;
+    let mut all = raw.watch(&format!("{cms}?watch=1")).await;
+    for _ in 0..2 {
+        assert_eq!(all.event().await["type"], "ADDED");
+    }
+    let bm = w.next(5).await.unwrap();
+    assert_eq!(bm["type"], "BOOKMARK");
+    assert_eq!(
+        bm["object"],
+        json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"resourceVersion": list_rv.to_string()}})
+    );
+    raw.patch(
+        &format!("{cms}/b"),
+        "application/merge-patch+json",
+        r#"{"metadata":{"labels":{"tier":"cp"}}}"#,
+    )
+    .await;
+    let e = w.event().await;
+    assert_eq!(
+        (&e["type"], &e["object"]["metadata"]["name"]),
+        (&json!("ADDED"), &json!("b"))
+    );
+    assert_eq!(e["object"]["kind"], "ConfigMap");
+    raw.patch(
+        &format!("{cms}/a"),
+        "application/merge-patch+json",
+        r#"{"metadata":{"labels":{"tier":"x"}}}"#,
+    )
+    .await;
+    let e = w.event().await;
+    assert_eq!(
+        (&e["type"], &e["object"]["metadata"]["name"]),
+        (&json!("DELETED"), &json!("a"))
+    );
+    raw.call("DELETE", &format!("{cms}/b"), "", "").await;
+    let e = w.event().await;
+    assert_eq!(
+        (&e["type"], &e["object"]["metadata"]["name"]),
+        (&json!("DELETED"), &json!("b"))
+    );
+    assert_eq!(rv(&e["object"]), sim.resource_version());
+    for t in ["MODIFIED", "MODIFIED", "DELETED"] {
+        assert_eq!(all.event().await["type"], t);
+    }
+
+    // Too old: the history keeps 5 events per type, so the first RV is gone.
+    for i in 0..6 {
+        raw.post(cms, json!({"metadata": {"name": format!("n{i}")}}))
+            .await;
+    }
+    let mut old = raw
+        .watch(&format!("{cms}?watch=true&resourceVersion={list_rv}"))
+        .await;
+    let e = old.next(5).await.unwrap();
+    assert_eq!(e["type"], "ERROR");
+    assert_eq!(e["object"]["code"], 410);
+    assert_eq!(e["object"]["reason"], "Expired");
+    assert!(
+        e["object"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("too old resource version: {list_rv} ("))
+    );
+    assert!(old.closed(5).await);
+
+    // timeoutSeconds and drop_watches close streams.
+    let mut short = raw
+        .watch(&format!("{cms}?watch=true&timeoutSeconds=1"))
+        .await;
+    assert!(short.closed(5).await);
+    let mut dropped = raw
+        .watch(&format!(
+            "{cms}?watch=true&resourceVersion={}",
+            sim.resource_version()
+        ))
+        .await;
+    sim.drop_watches();
+    assert!(dropped.closed(5).await);
+    assert!(all.closed(5).await);
+
+    // sendInitialEvents ends the initial ADDED events with an annotated bookmark.
+    let mut initial = raw
+        .watch(&format!("{cms}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan"))
+        .await;
+    let mut added = 0;
+    let end = loop {
+        let e = initial.next(5).await.unwrap();
+        if e["type"] == "BOOKMARK" {
+            break e;
+        }
+        added += 1;
+    };
+    assert_eq!(added, 7);
+    assert_eq!(
+        end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
+
+    let log = sim.request_log();
+    assert!(log.contains(&("GET".into(), format!("{cms}?watch=true&timeoutSeconds=1"))));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn controller_sets_ingress_then_endpoints() {
+    let sim = sim(ControllerKnobs {
+        ingress_delay: Duration::from_millis(300),
+        endpoints_delay: Duration::from_millis(300),
+        ..Default::default()
+    })
+    .await;
+    let raw = Raw::new(&sim);
+    let svcs = "/api/v1/namespaces/default/services";
+    let start_rv = sim.resource_version();
+    let mut w = raw
+        .watch(&format!("{svcs}?watch=true&resourceVersion={start_rv}"))
+        .await;
+    let mut slices = raw
+        .watch(&format!(
+            "/apis/discovery.k8s.io/v1/endpointslices?watch=true&resourceVersion={start_rv}&labelSelector=kubernetes.io%2Fservice-name%3Dapi-int"
+        ))
+        .await;
+    let t0 = Instant::now();
+    let (code, _) = raw
+        .post(
+            svcs,
+            lb(
+                "api-int",
+                json!({"service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses": "10.0.1.5, 10.0.2.5"}),
+            ),
+        )
+        .await;
+    assert_eq!(code, 201);
+    raw.post(
+        svcs,
+        lb(
+            "api-ext",
+            json!({"service.beta.kubernetes.io/aws-load-balancer-eip-allocations": "eipalloc-1"}),
+        ),
+    )
+    .await;
+    let added = w.event().await;
+    assert_eq!(added["type"], "ADDED");
+    let modified = w
+        .until(|e| e["type"] == "MODIFIED" && e["object"]["metadata"]["name"] == "api-int")
+        .await;
+    assert!(t0.elapsed() >= Duration::from_millis(300));
+    assert_eq!(
+        modified["object"]["status"]["loadBalancer"]["ingress"],
+        json!([{"ip": "10.0.1.5", "ipMode": "VIP"}])
+    );
+    let slice = slices.event().await;
+    assert!(t0.elapsed() >= Duration::from_millis(600));
+    assert_eq!(slice["type"], "ADDED");
+    let s = &slice["object"];
+    assert!(rv(s) > rv(&modified["object"]));
+    assert!(
+        s["metadata"]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("api-int-")
+    );
+    assert_eq!(
+        s["metadata"]["name"].as_str().unwrap().len(),
+        "api-int-".len() + 5
+    );
+    assert_eq!(s["addressType"], "IPv4");
+    assert_eq!(s["endpoints"].as_array().unwrap().len(), 3);
+    assert_eq!(s["endpoints"][0]["addresses"], json!(["10.0.0.1"]));
+    assert_eq!(s["endpoints"][2]["conditions"]["ready"], true);
+    assert_eq!(
+        s["ports"],
+        json!([{"name": "https", "port": 6443, "protocol": "TCP"}])
+    );
+    assert_eq!(s["metadata"]["ownerReferences"][0]["kind"], "Service");
+    let ep = sim
+        .get("", "v1", "endpoints", Some("default"), "api-int")
+        .unwrap();
+    assert_eq!(ep["subsets"][0]["addresses"].as_array().unwrap().len(), 3);
+    let ext = w
+        .until(|e| e["type"] == "MODIFIED" && e["object"]["metadata"]["name"] == "api-ext")
+        .await;
+    let host = ext["object"]["status"]["loadBalancer"]["ingress"][0]["hostname"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        host.starts_with("api-ext-") && host.ends_with(".amazonaws.com"),
+        "{host}"
+    );
+
+    // Deleting the Service removes its slices (owner references) and Endpoints.
+    raw.call("DELETE", &format!("{svcs}/api-int"), "", "").await;
+    let gone = slices.event().await;
+    assert_eq!(gone["type"], "DELETED");
+    assert!(
+        sim.get("", "v1", "endpoints", Some("default"), "api-int")
+            .is_none()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn controller_knobs_and_make_ready() {
+    let sim = sim(ControllerKnobs {
+        never_ready: true,
+        ..quick()
+    })
+    .await;
+    let raw = Raw::new(&sim);
+    let svcs = "/api/v1/namespaces/default/services";
+    raw.post(
+        svcs,
+        lb(
+            "a",
+            json!({"service.beta.kubernetes.io/azure-load-balancer-ipv4": "10.9.9.9"}),
+        ),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let a = sim.get("", "v1", "services", Some("default"), "a").unwrap();
+    assert_eq!(a["status"], json!({"loadBalancer": {}}), "never_ready");
+
+    // make_ready: both conditions at once, right now.
+    let mut w = raw
+        .watch(&format!("/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?watch=true&resourceVersion={}", sim.resource_version()))
+        .await;
+    sim.make_ready("default", "a");
+    let a = sim.get("", "v1", "services", Some("default"), "a").unwrap();
+    assert_eq!(a["status"]["loadBalancer"]["ingress"][0]["ip"], "10.9.9.9");
+    assert_eq!(w.event().await["type"], "ADDED");
+
+    // make_ready before the Service exists: ready as soon as it appears.
+    sim.make_ready("default", "early");
+    let mut sw = raw
+        .watch(&format!(
+            "{svcs}?watch=true&fieldSelector=metadata.name%3Dearly"
+        ))
+        .await;
+    raw.post(svcs, lb("early", json!({}))).await;
+    sw.until(|e| e["object"]["status"]["loadBalancer"]["ingress"].is_array())
+        .await;
+
+    // ingress_without_endpoints, then flapping.
+    sim.set_knobs(ControllerKnobs {
+        ingress_without_endpoints: true,
+        ..quick()
+    });
+    raw.post(svcs, lb("b", json!({}))).await;
+    let mut bw = raw
+        .watch(&format!(
+            "{svcs}?watch=true&fieldSelector=metadata.name%3Db"
+        ))
+        .await;
+    bw.until(|e| e["object"]["status"]["loadBalancer"]["ingress"].is_array())
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let slices = sim.list("discovery.k8s.io", "v1", "endpointslices", Some("default"));
+    assert!(
+        !slices
+            .iter()
+            .any(|s| s["metadata"]["labels"]["kubernetes.io/service-name"] == "b")
+    );
+
+    sim.set_knobs(ControllerKnobs {
+        flapping: Some(Duration::from_millis(100)),
+        endpoints: 2,
+        ..quick()
+    });
+    let mut fw = raw
+        .watch("/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?watch=true&labelSelector=kubernetes.io%2Fservice-name%3Db")
+        .await;
+    let mut seen = Vec::new();
+    while seen.len() < 4 {
+        let e = fw.event().await;
+        let ready = e["object"]["endpoints"][0]["conditions"]["ready"].clone();
+        assert_eq!(e["object"]["endpoints"].as_array().unwrap().len(), 2);
+        if seen.last() != Some(&ready) {
+            seen.push(ready);
+        }
+    }
+    assert_eq!(seen, [json!(true), json!(false), json!(true), json!(false)]);
+
+    // drop_watches_every closes client watches periodically.
+    sim.set_knobs(ControllerKnobs {
+        drop_watches_every: Some(Duration::from_millis(200)),
+        never_ready: true,
+        ..quick()
+    });
+    let mut dw = raw.watch(&format!("{svcs}?watch=true")).await;
+    assert!(dw.closed(5).await);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn namespace_deletion_and_finalizers() {
+    let sim = sim(quick()).await;
+    let raw = Raw::new(&sim);
+    raw.post("/api/v1/namespaces", json!({"metadata": {"name": "tmp"}}))
+        .await;
+    let cms = "/api/v1/namespaces/tmp/configmaps";
+    raw.post(cms, json!({"metadata": {"name": "plain"}})).await;
+    raw.post(
+        cms,
+        json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}),
+    )
+    .await;
+    let (code, held) = raw.call("DELETE", &format!("{cms}/held"), "", "").await;
+    assert_eq!(code, 200);
+    assert!(held["metadata"]["deletionTimestamp"].is_string());
+    let (code, ns) = raw.call("DELETE", "/api/v1/namespaces/tmp", "", "").await;
+    assert_eq!(code, 200);
+    assert_eq!(ns["status"]["phase"], "Terminating");
+    assert!(
+        sim.get("", "v1", "configmaps", Some("tmp"), "plain")
+            .is_none()
+    );
+    let (code, refused) = raw.post(cms, json!({"metadata": {"name": "new"}})).await;
+    assert_eq!(code, 403);
+    assert_eq!(
+        refused["message"],
+        "configmaps \"new\" is forbidden: unable to create new content in namespace tmp because it is being terminated"
+    );
+    let (code, _) = raw
+        .patch(
+            &format!("{cms}/held"),
+            "application/merge-patch+json",
+            r#"{"metadata":{"finalizers":null}}"#,
+        )
+        .await;
+    assert_eq!(code, 200);
+    assert!(
+        sim.get("", "v1", "configmaps", Some("tmp"), "held")
+            .is_none()
+    );
+    assert!(sim.get("", "v1", "namespaces", None, "tmp").is_none());
+    let (code, _) = raw
+        .call("DELETE", "/api/v1/namespaces/default", "", "")
+        .await;
+    assert_eq!(code, 403);
+}
+
+// ---------------------------------------------------------------- Python oracle
+
+#[tokio::test(flavor = "multi_thread")]
+async fn oracle_crud_and_status_bodies() {
+    let sim = sim(ControllerKnobs {
+        never_ready: true,
+        ..quick()
+    })
+    .await;
+    let out = oracle(&sim, &["crud", "--namespace", "oracle"]).await;
+    assert_eq!(out["namespace"]["status"]["phase"], "Active");
+    assert!(
+        out["namespaces"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("oracle"))
+    );
+    let created = &out["created"];
+    assert_eq!(created["metadata"]["generation"], 1);
+    assert_eq!(created["spec"]["ports"][0]["protocol"], "TCP");
+    assert_eq!(created["spec"]["ports"][0]["targetPort"], 6443);
+    assert_eq!(
+        managers(created),
+        [("OpenAPI-Generator".to_string(), "Update".to_string())]
+    );
+    assert_eq!(out["read"]["metadata"]["uid"], created["metadata"]["uid"]);
+    assert_eq!(out["list"]["kind"], "ServiceList");
+    assert_eq!(out["list"]["names"], json!(["api", "other"]));
+    let sel = &out["selected"];
+    assert_eq!(sel["app=api"], json!(["api"]));
+    assert_eq!(sel["app!=api"], json!(["other"]));
+    assert_eq!(sel["app in (api,other),tier"], json!(["api"]));
+    assert_eq!(sel["!tier"], json!(["other"]));
+    assert_eq!(sel["app notin (api)"], json!(["other"]));
+    assert_eq!(sel["metadata.name=other"], json!(["other"]));
+    assert_eq!(
+        out["all_namespaces"],
+        json!(["default/kubernetes", "oracle/api", "oracle/other"])
+    );
+    assert_eq!(out["already_exists"]["status"], 409);
+    assert_eq!(
+        out["already_exists"]["body"],
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+               "message": "services \"api\" already exists", "reason": "AlreadyExists",
+               "details": {"name": "api", "kind": "services"}, "code": 409})
+    );
+    assert_eq!(out["not_found"]["status"], 404);
+    assert_eq!(out["not_found"]["body"]["reason"], "NotFound");
+    assert_eq!(out["invalid_ports"]["status"], 422);
+    assert_eq!(
+        out["invalid_ports"]["body"]["details"]["causes"][0]["field"],
+        "spec.ports"
+    );
+    assert_eq!(out["invalid_name"]["status"], 422);
+    assert_eq!(
+        out["invalid_name"]["body"]["details"]["causes"][0]["field"],
+        "metadata.name"
+    );
+    assert_eq!(out["missing_namespace"]["status"], 404);
+    assert_eq!(
+        out["missing_namespace"]["body"]["details"]["kind"],
+        "namespaces"
+    );
+    assert_eq!(out["replaced"]["metadata"]["labels"]["touched"], "yes");
+    assert_eq!(out["stale"]["status"], 409);
+    assert_eq!(out["stale"]["body"]["reason"], "Conflict");
+    assert_eq!(out["deleted"]["metadata"]["name"], "other");
+    assert_eq!(out["after_delete"], json!(["api"]));
+    assert_eq!(out["configmap_deleted"]["status"], "Success");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn oracle_server_side_apply_and_conflict() {
+    let sim = sim(ControllerKnobs {
+        never_ready: true,
+        ..quick()
+    })
+    .await;
+    let out = oracle(&sim, &["apply"]).await;
+    let first = &out["first"];
+    assert_eq!(first["spec"]["type"], "LoadBalancer");
+    assert_eq!(
+        managers(first),
+        [("bootstrap-agent".into(), "Apply".into())]
+    );
+    assert_eq!(
+        out["again"]["metadata"]["resourceVersion"],
+        first["metadata"]["resourceVersion"]
+    );
+    let conflict = &out["conflict"];
+    assert_eq!(conflict["status"], 409);
+    assert_eq!(conflict["body"]["reason"], "Conflict");
+    assert_eq!(
+        conflict["body"]["message"],
+        "Apply failed with 1 conflict: conflict with \"bootstrap-agent\": .spec.ports"
+    );
+    assert_eq!(
+        conflict["body"]["details"]["causes"],
+        json!([{"reason": "FieldManagerConflict", "message": "conflict with \"bootstrap-agent\"", "field": ".spec.ports"}])
+    );
+    // Same value: shared ownership, no conflict.
+    assert_eq!(
+        fields_of(&out["shared"], "label-keeper"),
+        &json!({"f:metadata": {"f:labels": {"f:a": {}}}})
+    );
+    let forced = &out["forced"];
+    assert_eq!(forced["spec"]["ports"][0]["port"], 7443);
+    assert_eq!(
+        fields_of(forced, "bootstrap-agent")["f:spec"],
+        json!({"f:selector": {}, "f:type": {}})
+    );
+    // Omitted labels: "b" removed, "a" kept (label-keeper owns it), ports kept (forced away).
+    let pruned = &out["pruned"];
+    assert_eq!(pruned["metadata"]["labels"], json!({"a": "1"}));
+    assert_eq!(pruned["spec"]["ports"][0]["port"], 7443);
+    assert_eq!(out["missing_manager"]["status"], 422);
+    assert_eq!(out["merge_patched"]["metadata"]["annotations"]["note"], "x");
+    assert_eq!(out["json_patched"]["metadata"]["labels"]["c"], "3");
+    assert_eq!(out["status_ignored"]["status"], json!({"loadBalancer": {}}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn oracle_watch_sees_controller_ingress() {
+    let sim = sim(ControllerKnobs {
+        ingress_delay: Duration::from_millis(500),
+        ..quick()
+    })
+    .await;
+    let raw = Raw::new(&sim);
+    let rv = sim.resource_version();
+    let (code, _) = raw
+        .post(
+            "/api/v1/namespaces/default/services",
+            lb("api", json!({"service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses": "10.0.3.7"})),
+        )
+        .await;
+    assert_eq!(code, 201);
+    let out = oracle(
+        &sim,
+        &[
+            "watch",
+            "--name",
+            "api",
+            "--resource-version",
+            &rv.to_string(),
+        ],
+    )
+    .await;
+    let events: Vec<&Value> = out["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] != "BOOKMARK")
+        .collect();
+    assert_eq!(events[0]["type"], "ADDED");
+    assert_eq!(events[0]["ingress"], Value::Null);
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "MODIFIED");
+    assert_eq!(
+        last["ingress"],
+        json!([{"ip": "10.0.3.7", "ipMode": "VIP"}])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn oracle_watch_too_old_resource_version_is_410() {
+    let sim = KubeSim::start(KubeSimOptions {
+        history_limit: 2,
+        controller: quick(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let raw = Raw::new(&sim);
+    let first = sim.resource_version();
+    for i in 0..4 {
+        raw.post(
+            "/api/v1/namespaces/default/services",
+            json!({"metadata": {"name": format!("s{i}")}, "spec": {"ports": [{"port": 80}]}}),
+        )
+        .await;
+    }
+    let out = oracle(&sim, &["gone", "--resource-version", &first.to_string()]).await;
+    assert_eq!(out["raw_status"], 200);
+    assert_eq!(out["raw_first"]["type"], "ERROR");
+    assert_eq!(out["raw_first"]["object"]["code"], 410);
+    assert_eq!(out["raw_first"]["object"]["reason"], "Expired");
+    assert_eq!(out["watch"]["status"], 410);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn oracle_dynamic_client_custom_resources() {
+    let sim = sim(quick()).await;
+    let out = oracle(&sim, &["dynamic"]).await;
+    assert_eq!(
+        out["resource"],
+        json!({"namespaced": false, "name": "clusterversions", "status": true})
+    );
+    assert_eq!(out["created"]["metadata"]["generation"], 1);
+    assert_eq!(out["created"]["spec"]["clusterID"], "abc");
+    assert_eq!(
+        out["status_patched"]["status"]["capabilities"]["enabledCapabilities"],
+        json!(["Ingress"])
+    );
+    assert_eq!(out["read"]["metadata"]["generation"], 1);
+    assert_eq!(
+        out["list"],
+        json!({"kind": "ClusterVersionList", "items": ["version"]})
+    );
+    assert_eq!(
+        out["crds"],
+        json!([
+            "clusterversions.config.openshift.io",
+            "infrastructures.config.openshift.io"
+        ])
+    );
+    assert_eq!(out["infra_namespaced"], false);
+    assert_eq!(out["slices_namespaced"], true);
+    assert_eq!(out["version"]["major"], "1");
+    let stored = sim
+        .get(
+            "config.openshift.io",
+            "v1",
+            "clusterversions",
+            None,
+            "version",
+        )
+        .unwrap();
+    assert_eq!(
+        stored["status"]["capabilities"]["enabledCapabilities"],
+        json!(["Ingress"])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seeded_objects_generate_name_and_dry_run() {
+    let sim = KubeSim::start(KubeSimOptions {
+        objects: vec![
+            json!({"apiVersion": "config.openshift.io/v1", "kind": "Infrastructure",
+                   "metadata": {"name": "cluster"},
+                   "spec": {"platformSpec": {"type": "AWS"}},
+                   "status": {"infrastructureName": "demo-x7k2p", "platformStatus": {"type": "AWS"}}}),
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "openshift-config"}}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "c", "namespace": "openshift-config"}, "data": {"k": "v"}}),
+        ],
+        controller: quick(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let infra = sim
+        .get(
+            "config.openshift.io",
+            "v1",
+            "infrastructures",
+            None,
+            "cluster",
+        )
+        .unwrap();
+    assert_eq!(infra["status"]["infrastructureName"], "demo-x7k2p");
+    assert_eq!(infra["metadata"]["generation"], 1);
+    assert_eq!(
+        sim.list("", "v1", "configmaps", Some("openshift-config"))
+            .len(),
+        1
+    );
+    let raw = Raw::new(&sim);
+    let (_, cv) = raw
+        .get("/apis/config.openshift.io/v1/infrastructures")
+        .await;
+    assert_eq!(
+        cv["items"][0]["kind"], "Infrastructure",
+        "custom resources keep kind in lists"
+    );
+
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let (code, generated) = raw
+        .post(cms, json!({"metadata": {"generateName": "gen-"}}))
+        .await;
+    assert_eq!(code, 201);
+    let name = generated["metadata"]["name"].as_str().unwrap();
+    assert!(name.starts_with("gen-") && name.len() == 9, "{name}");
+    let before = sim.resource_version();
+    let (code, dry) = raw
+        .post(
+            &format!("{cms}?dryRun=All"),
+            json!({"metadata": {"name": "dry"}}),
+        )
+        .await;
+    assert_eq!((code, &dry["metadata"]["name"]), (201, &json!("dry")));
+    assert!(
+        sim.get("", "v1", "configmaps", Some("default"), "dry")
+            .is_none()
+    );
+    assert_eq!(sim.resource_version(), before);
+    assert!(
+        sim.create(json!({"apiVersion": "v9", "kind": "Nope"}))
+            .is_err()
+    );
+}
