@@ -8,6 +8,10 @@ mod types;
 
 #[cfg(feature = "aws")]
 pub mod aws;
+#[cfg(feature = "azure")]
+pub mod azure;
+#[cfg(feature = "gcp")]
+pub mod gcp;
 
 pub use dns::{DnsEdit, edit_record_values};
 pub use error::{CloudError, ErrorKind};

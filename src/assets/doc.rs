@@ -40,6 +40,11 @@ impl Doc {
             .filter(|v| !v.is_null())
     }
 
+    /// The value under `segments` (keys may contain dots, like `service_account.json`).
+    pub fn get_in(&self, segments: &[&str]) -> Option<&Value> {
+        segments.iter().try_fold(&self.root, |v, part| v.get(part)).filter(|v| !v.is_null())
+    }
+
     pub fn str(&self, path: &str) -> Result<&str, InputError> {
         match self.get(path) {
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(s),

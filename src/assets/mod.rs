@@ -330,30 +330,47 @@ fn dedup(mut v: Vec<String>) -> Vec<String> {
     v
 }
 
-/// Static keys from the creds secret, when it exists; else the SDK's standard chain.
+/// Credentials from the creds secret, when it exists; else the SDK's standard chain.
 fn credentials(dir: &Path, platform: &Platform) -> Result<Credentials, InputError> {
     let path = dir.join(CREDS_SECRET);
-    if !matches!(platform, Platform::Aws(_)) || !path.exists() {
+    if matches!(platform, Platform::None) || !path.exists() {
         return Ok(Credentials::Environment);
     }
     let secret = Doc::read(&path)?;
     let field = |key: &str| -> Result<String, InputError> {
-        if let Some(v) = secret
-            .get(&format!("stringData.{key}"))
-            .and_then(Value::as_str)
-        {
+        if let Some(v) = secret.get_in(&["stringData", key]).and_then(Value::as_str) {
             return Ok(v.to_string());
         }
         let field = format!("data.{key}");
-        let encoded = secret.str(&field)?;
+        let encoded = match secret.get_in(&["data", key]) {
+            Some(Value::String(s)) => s,
+            Some(_) => return Err(secret.error(&field, "expected a base64 string")),
+            None => return Err(secret.error(&field, "missing; expected a base64 string")),
+        };
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(encoded.trim())
             .map_err(|_| secret.error(&field, "expected base64"))?;
         String::from_utf8(bytes).map_err(|_| secret.error(&field, "expected base64 of UTF-8 text"))
     };
-    Ok(Credentials::AwsKeys {
-        access_key_id: field("aws_access_key_id")?,
-        secret_access_key: field("aws_secret_access_key")?,
+    Ok(match platform {
+        Platform::Aws(_) => Credentials::AwsKeys {
+            access_key_id: field("aws_access_key_id")?,
+            secret_access_key: field("aws_secret_access_key")?,
+        },
+        Platform::Azure(_) => Credentials::AzureClientSecret {
+            subscription_id: field("azure_subscription_id")?,
+            tenant_id: field("azure_tenant_id")?,
+            client_id: field("azure_client_id")?,
+            client_secret: field("azure_client_secret")?,
+        },
+        Platform::Gcp(_) => {
+            let json = field("service_account.json")?;
+            if !serde_json::from_str::<Value>(&json).is_ok_and(|v| v.is_object()) {
+                return Err(secret.error("data.service_account.json", "expected a service account key (JSON object)"));
+            }
+            Credentials::GcpServiceAccount { json }
+        }
+        Platform::None => Credentials::Environment,
     })
 }
 

@@ -108,6 +108,15 @@ pub enum Credentials {
         access_key_id: String,
         secret_access_key: String,
     },
+    /// `azure-credentials`: a service principal with a client secret.
+    AzureClientSecret {
+        subscription_id: String,
+        tenant_id: String,
+        client_id: String,
+        client_secret: String,
+    },
+    /// `gcp-credentials`: the service account key JSON.
+    GcpServiceAccount { json: String },
 }
 
 impl fmt::Debug for Credentials {
@@ -115,6 +124,8 @@ impl fmt::Debug for Credentials {
         f.write_str(match self {
             Credentials::Environment => "Credentials::Environment",
             Credentials::AwsKeys { .. } => "Credentials::AwsKeys(<redacted>)",
+            Credentials::AzureClientSecret { .. } => "Credentials::AzureClientSecret(<redacted>)",
+            Credentials::GcpServiceAccount { .. } => "Credentials::GcpServiceAccount(<redacted>)",
         })
     }
 }

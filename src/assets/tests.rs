@@ -117,7 +117,7 @@ fn assert_aws_keys_from_secret(spec: &ClusterSpec) {
             assert_eq!(access_key_id, "AKIAFIXTUREEXAMPLE00");
             assert_eq!(secret_access_key, "fixture-secret-DO-NOT-LOG-wJalrXUtnFEMI");
         }
-        Credentials::Environment => panic!("expected the keys of the creds secret"),
+        other => panic!("expected the keys of the creds secret, got {other:?}"),
     }
     assert_eq!(
         format!("{:?}", spec.credentials),
@@ -189,12 +189,20 @@ fn assert_azure(spec: &ClusterSpec) {
     assert_eq!(azure.network_resource_group, "network-rg");
     assert_eq!(azure.virtual_network, "mycluster-vnet");
     assert_eq!(azure.compute_subnet, "mycluster-worker-subnet");
-    // Only the AWS creds secret is read; Azure uses the SDK's environment chain.
-    assert!(matches!(spec.credentials, Credentials::Environment));
+    match &spec.credentials {
+        Credentials::AzureClientSecret { subscription_id, tenant_id, client_id, client_secret } => {
+            assert_eq!(subscription_id, "00000000-0000-0000-0000-000000000001");
+            assert_eq!(client_id, "00000000-0000-0000-0000-000000000002");
+            assert_eq!(tenant_id, "00000000-0000-0000-0000-000000000003");
+            assert_eq!(client_secret, "fixture-secret-DO-NOT-LOG");
+        }
+        other => panic!("expected the service principal of the creds secret, got {other:?}"),
+    }
+    assert!(!format!("{spec:?}").contains("fixture-secret-DO-NOT-LOG"));
 }
 
 #[test]
-fn azure_reads_resource_groups_network_and_uses_environment_credentials() {
+fn azure_reads_resource_groups_network_and_the_service_principal() {
     let spec = load_fixture("azure");
     assert_common_fields(&spec);
     assert_eq!(spec.platform_name(), "azure");
@@ -227,7 +235,11 @@ fn gcp_reads_project_region_network_and_subnet() {
     assert_eq!(gcp.region, "us-central1");
     assert_eq!(gcp.network, "mycluster-network");
     assert_eq!(gcp.control_plane_subnet, "mycluster-master-subnet");
-    assert!(matches!(spec.credentials, Credentials::Environment));
+    let Credentials::GcpServiceAccount { json } = &spec.credentials else {
+        panic!("expected the service account of the creds secret, got {:?}", spec.credentials);
+    };
+    assert!(json.contains("\"type\":\"service_account\""));
+    assert!(!format!("{spec:?}").contains("fixture-secret-DO-NOT-LOG"));
 }
 
 #[test]

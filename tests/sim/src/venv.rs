@@ -12,6 +12,11 @@ pub const REQUIREMENTS: &[&str] = &[
     "ministack==1.5.33",
     "boto3",
     "kubernetes==36.0.3",
+    // Oracles for the GCP and Azure fakes: the official clients pointed at them.
+    "google-api-python-client==2.202.0",
+    "azure-mgmt-network==33.1.0",
+    "azure-mgmt-dns==9.0.0",
+    "azure-mgmt-privatedns==2.0.0",
 ];
 
 /// `<workspace>/target`, or CARGO_TARGET_DIR.

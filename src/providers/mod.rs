@@ -1,0 +1,36 @@
+//! One `match` picks the cloud (afterburn's shape).
+
+#[cfg(feature = "aws")]
+mod aws;
+#[cfg(feature = "azure")]
+mod azure;
+#[cfg(feature = "gcp")]
+mod gcp;
+
+use crate::assets::{ClusterSpec, Platform};
+use anyhow::{Result, bail};
+use bootstrap_cloud::{AddressProvider, DnsProvider};
+
+pub struct Providers {
+    pub addresses: Box<dyn AddressProvider>,
+    pub dns: Box<dyn DnsProvider>,
+}
+
+/// The providers for the spec's platform; None for platform none (nothing to reserve or write).
+pub async fn for_spec(spec: &ClusterSpec) -> Result<Option<Providers>> {
+    match &spec.platform {
+        Platform::None => Ok(None),
+        #[cfg(feature = "aws")]
+        Platform::Aws(aws) => aws::providers(spec, aws).await.map(Some),
+        #[cfg(feature = "gcp")]
+        Platform::Gcp(gcp) => gcp::providers(spec, gcp).await.map(Some),
+        #[cfg(feature = "azure")]
+        Platform::Azure(azure) => azure::providers(spec, azure).await.map(Some),
+        other => bail!(
+            "platform {}: this binary has no {} provider (build with --features {}); `plan --offline` works without one",
+            other.name(),
+            other.name(),
+            other.name()
+        ),
+    }
+}
