@@ -55,6 +55,7 @@ impl Proxy {
         let (st, hn) = (state.clone(), held.clone());
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
+                let _ = stream.set_nodelay(true);
                 let (st, hn) = (st.clone(), hn.clone());
                 tokio::spawn(async move {
                     let service =

@@ -54,6 +54,9 @@ impl hyper::body::Body for Body {
 
 pub async fn serve(listener: TcpListener, acceptor: TlsAcceptor, shared: Arc<Shared>) {
     while let Ok((tcp, _)) = listener.accept().await {
+        // Go's net package (kube-apiserver) disables Nagle on every TCP connection; so do we,
+        // or small watch events wait for delayed ACKs.
+        let _ = tcp.set_nodelay(true);
         let (acceptor, shared) = (acceptor.clone(), shared.clone());
         tokio::spawn(async move {
             let mut shutdown = shared.shutdown.clone();
