@@ -82,9 +82,133 @@ pub struct GateArgs {
     pub done_file: Option<PathBuf>,
 }
 
+/// The capability registry and the cluster's feature set / gates.
+#[derive(Debug, Args)]
+pub struct RegistryArgs {
+    /// Capability registry file replacing the embedded templates/capabilities.yaml.
+    #[arg(long, env = "BOOTSTRAP_AGENT_CAPABILITY_REGISTRY")]
+    pub registry: Option<PathBuf>,
+    /// The cluster's feature set (default: the registry's, Default).
+    #[arg(long)]
+    pub feature_set: Option<String>,
+    /// Enabled feature gates, comma separated (default: those of the feature set).
+    #[arg(long, value_delimiter = ',')]
+    pub feature_gates: Option<Vec<String>>,
+}
+
+impl RegistryArgs {
+    pub fn load(
+        &self,
+    ) -> Result<(
+        crate::capabilities::registry::Registry,
+        crate::capabilities::selection::Gates,
+    )> {
+        let registry = crate::capabilities::registry::Registry::load(self.registry.as_deref())?;
+        let gates = crate::capabilities::selection::Gates::resolve(
+            &registry,
+            self.feature_set.as_deref(),
+            self.feature_gates.as_deref(),
+        )?;
+        Ok((registry, gates))
+    }
+}
+
+/// Where the enabled set comes from, and which objects the cluster takes.
+#[derive(Debug, Args)]
+pub struct SelectionArgs {
+    /// Installer asset dir whose install-config `capabilities` block gives the enabled set.
+    #[arg(long, conflicts_with_all = ["baseline", "additional"])]
+    pub assets: Option<PathBuf>,
+    /// Without --assets: the baseline capability set (default vCurrent).
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Without --assets: additional enabled capabilities, comma separated.
+    #[arg(long, value_delimiter = ',')]
+    pub additional: Vec<String>,
+    /// Cluster profile: objects need include.release.openshift.io/<profile>: "true".
+    #[arg(long, default_value = crate::capabilities::inclusion::DEFAULT_PROFILE)]
+    pub profile: String,
+    /// Identifiers in force for exclude.release.openshift.io/<id> (e.g. internal-openshift-hosted).
+    #[arg(long, value_delimiter = ',')]
+    pub exclude: Vec<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CapabilitiesCommand {
+    /// Validate the install-config `capabilities` block; print the enabled and known sets.
+    Validate {
+        #[arg(long, env = "BOOTSTRAP_AGENT_ASSETS", default_value = "/opt/openshift")]
+        assets: PathBuf,
+        #[command(flatten)]
+        registry: RegistryArgs,
+        #[arg(long, value_enum, default_value = "text")]
+        output: Output,
+    },
+    /// Write spec.capabilities into ClusterVersion `version` (server-side apply) and its status.
+    Apply {
+        #[arg(long, env = "BOOTSTRAP_AGENT_ASSETS", default_value = "/opt/openshift")]
+        assets: PathBuf,
+        #[arg(
+            long,
+            env = "BOOTSTRAP_AGENT_KUBECONFIG",
+            default_value = "/opt/openshift/auth/kubeconfig"
+        )]
+        kubeconfig: PathBuf,
+        #[command(flatten)]
+        registry: RegistryArgs,
+        #[arg(long, value_enum, default_value = "text")]
+        output: Output,
+    },
+    /// Decide, per object of a manifests dir, included or excluded (and why).
+    Filter {
+        #[command(flatten)]
+        selection: SelectionArgs,
+        /// The manifests dir (multi-document YAML files).
+        #[arg(long)]
+        manifests: PathBuf,
+        /// Write the included objects here, byte-for-byte.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// One line per object with the reason.
+        #[arg(long)]
+        explain: bool,
+        #[arg(long, value_enum, default_value = "text")]
+        output: Output,
+    },
+    /// An update from one payload to another: implicitly enabled capabilities, deletions.
+    Upgrade {
+        #[command(flatten)]
+        selection: SelectionArgs,
+        /// The payload the cluster runs now.
+        #[arg(long)]
+        from: PathBuf,
+        /// The payload it updates to.
+        #[arg(long)]
+        to: PathBuf,
+        /// Capabilities the cluster has enabled now besides the configured ones, comma separated.
+        #[arg(long, value_delimiter = ',')]
+        previously_enabled: Vec<String>,
+        /// Delete the objects annotated release.openshift.io/delete in this cluster
+        /// (without it they are only listed).
+        #[arg(long)]
+        kubeconfig: Option<PathBuf>,
+        /// Where deleted objects are remembered (to warn when one reappears).
+        #[arg(
+            long,
+            env = "BOOTSTRAP_AGENT_STATE_DIR",
+            default_value = "/var/lib/bootstrap-agent"
+        )]
+        state_dir: PathBuf,
+        #[arg(long, value_enum, default_value = "text")]
+        output: Output,
+    },
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// The daemon: reserve, seed DNS, apply the Services, gate, remove the bootstrap IP. Resumable.
+    /// The daemon: reserve, seed DNS, set capabilities, apply the Services, gate, remove the bootstrap IP. Resumable.
     Run {
         #[command(flatten)]
         common: Common,
@@ -92,6 +216,13 @@ pub enum Command {
         kube: KubeArgs,
         #[command(flatten)]
         gate: GateArgs,
+        #[command(flatten)]
+        registry: RegistryArgs,
+    },
+    /// Capabilities: validate, write to ClusterVersion, filter manifests, updates.
+    Capabilities {
+        #[command(subcommand)]
+        command: CapabilitiesCommand,
     },
     /// Print the LoadBalancer Services for the reserved IPs (for a UPI install by hand).
     Render {
@@ -189,7 +320,13 @@ pub async fn run(cli: Cli) -> Result<()> {
         }
         Command::Teardown { common, all: true } => stages(&common, &[Stage::TeardownAll]).await,
         Command::Status { state, output } => status::show(&state.state_dir, output),
-        Command::Run { common, kube, gate } => run_daemon(&common, &kube, &gate).await,
+        Command::Run {
+            common,
+            kube,
+            gate,
+            registry,
+        } => run_daemon(&common, &kube, &gate, &registry).await,
+        Command::Capabilities { command } => crate::capabilities::cli::run(command).await,
         Command::Render { common, templates } => render(&common, templates.as_deref()).await,
         Command::Apply { common, kube } => apply(&common, &kube).await,
         Command::Wait { common, kube, gate } => wait(&common, &kube, &gate).await,
@@ -284,9 +421,22 @@ async fn open(
     Ok((journal, providers))
 }
 
-async fn run_daemon(common: &Common, kube: &KubeArgs, gate: &GateArgs) -> Result<()> {
+async fn run_daemon(
+    common: &Common,
+    kube: &KubeArgs,
+    gate: &GateArgs,
+    registry: &RegistryArgs,
+) -> Result<()> {
     let spec = load_spec(common)?;
     agent::require_bootstrap_ip(&spec)?;
+    let (reg, gates) = registry.load()?;
+    let capabilities = crate::capabilities::selection_for_spec(
+        &reg,
+        &gates,
+        &common.assets,
+        spec.capabilities.as_ref(),
+    )?;
+    let cluster_id = crate::capabilities::cluster_version::cluster_id_from_assets(&common.assets)?;
     // Fail before any mutation when the cluster cannot be reached in principle.
     kube::config::Kubeconfig::read_from(&kube.kubeconfig).map_err(|e| {
         crate::error::InputError::new(
@@ -302,6 +452,8 @@ async fn run_daemon(common: &Common, kube: &KubeArgs, gate: &GateArgs) -> Result
         stage_timeout: common.step_timeout,
         gate_timeout: gate.gate_timeout,
         done_file: gate.done_file.clone(),
+        capabilities,
+        cluster_id,
     };
     let outcome = crate::daemon::run(&spec, &mut journal, providers.as_ref(), &settings).await;
     if let Err(e) = &outcome {

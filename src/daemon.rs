@@ -4,8 +4,11 @@
 //! does nothing.
 //!
 //! ```text
-//! Reserve -> SeedDns -> HandOver -> ApplyServices -> Gate -> RemoveBootstrap -> Done
+//! Reserve -> SeedDns -> SetCapabilities -> HandOver -> ApplyServices -> Gate -> RemoveBootstrap -> Done
 //! ```
+//!
+//! SetCapabilities writes ClusterVersion `spec.capabilities` before anything filtered is
+//! applied; it sits before HandOver so that the HandOver -> ApplyServices window stays tiny.
 
 use crate::agent::Runner;
 use crate::assets::ClusterSpec;
@@ -24,6 +27,7 @@ use std::time::Duration;
 pub enum Step {
     Reserve,
     SeedDns,
+    SetCapabilities,
     HandOver,
     ApplyServices,
     Gate,
@@ -32,9 +36,10 @@ pub enum Step {
 }
 
 impl Step {
-    pub const ALL: [Step; 7] = [
+    pub const ALL: [Step; 8] = [
         Step::Reserve,
         Step::SeedDns,
+        Step::SetCapabilities,
         Step::HandOver,
         Step::ApplyServices,
         Step::Gate,
@@ -48,6 +53,9 @@ impl Step {
             Step::Reserve => "stage 1: reserving load-balancer IPs",
             Step::SeedDns => {
                 "stage 1: seeding api/api-int DNS with the bootstrap IP and the reserved IPs"
+            }
+            Step::SetCapabilities => {
+                "stage 1: writing the capabilities into ClusterVersion version"
             }
             Step::HandOver => {
                 "stage 1: handing the reserved private IPs over to the load balancers"
@@ -66,7 +74,7 @@ pub fn remaining_stages(step: Option<Step>) -> Vec<Stage> {
     match step {
         None | Some(Step::Reserve) => vec![Stage::Reserve, Stage::SeedDns],
         Some(Step::SeedDns) => vec![Stage::SeedDns, Stage::HandOver],
-        Some(Step::HandOver) => vec![Stage::HandOver],
+        Some(Step::SetCapabilities | Step::HandOver) => vec![Stage::HandOver],
         Some(Step::ApplyServices | Step::Gate | Step::RemoveBootstrap) => {
             vec![Stage::RemoveBootstrap]
         }
@@ -106,7 +114,10 @@ impl Machine {
         self.advance(Step::Reserve, Step::SeedDns)
     }
     pub fn dns_seeded(&mut self) -> Result<Step> {
-        self.advance(Step::SeedDns, Step::HandOver)
+        self.advance(Step::SeedDns, Step::SetCapabilities)
+    }
+    pub fn capabilities_set(&mut self) -> Result<Step> {
+        self.advance(Step::SetCapabilities, Step::HandOver)
     }
     pub fn handed_over(&mut self) -> Result<Step> {
         self.advance(Step::HandOver, Step::ApplyServices)
@@ -129,6 +140,10 @@ pub struct RunSettings {
     pub stage_timeout: Duration,
     pub gate_timeout: Duration,
     pub done_file: Option<PathBuf>,
+    /// The validated capability selection written to ClusterVersion.
+    pub capabilities: crate::capabilities::selection::Selection,
+    /// `spec.clusterID` from the installer's `manifests/cvo-overrides.yaml`, when present.
+    pub cluster_id: Option<String>,
 }
 
 /// Tells systemd (when started by it) what is happening; a no-op otherwise.
@@ -165,6 +180,23 @@ pub async fn run(
             Step::SeedDns => {
                 runner.run(Stage::SeedDns).await?;
                 machine.dns_seeded()?;
+            }
+            Step::SetCapabilities => {
+                let kube = connect(&mut client, &settings.kubeconfig).await?;
+                let applied = crate::capabilities::cluster_version::apply(
+                    kube,
+                    &settings.capabilities,
+                    settings.cluster_id.as_deref(),
+                )
+                .await?;
+                tracing::info!(
+                    baseline = %settings.capabilities.baseline,
+                    enabled = %crate::capabilities::list(&applied.enabled),
+                    condition = %format!("{}={}", applied.condition.type_, applied.condition.status),
+                    mutations = applied.mutations,
+                    "ClusterVersion version: spec.capabilities in place"
+                );
+                machine.capabilities_set()?;
             }
             Step::HandOver => {
                 runner.run(Stage::HandOver).await?;
@@ -260,4 +292,36 @@ pub async fn record_gate(
         )?;
     }
     cluster::publish_gate(kube, &json).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capabilities_are_set_between_seed_dns_and_hand_over() {
+        let mut m = Machine::resume(Some(Step::SeedDns));
+        assert_eq!(m.dns_seeded().unwrap(), Step::SetCapabilities);
+        assert!(
+            m.handed_over().is_err(),
+            "HandOver cannot skip SetCapabilities"
+        );
+        assert_eq!(m.capabilities_set().unwrap(), Step::HandOver);
+        assert!(m.capabilities_set().is_err());
+        assert_eq!(m.handed_over().unwrap(), Step::ApplyServices);
+    }
+
+    #[test]
+    fn every_step_has_a_status_line_and_resuming_at_set_capabilities_plans_the_hand_over() {
+        assert!(Step::ALL.windows(2).all(|w| w[0] < w[1]));
+        assert!(Step::ALL.iter().all(|s| !s.status_line().is_empty()));
+        assert_eq!(
+            remaining_stages(Some(Step::SetCapabilities)),
+            vec![Stage::HandOver]
+        );
+        assert_eq!(
+            serde_json::to_value(Step::SetCapabilities).unwrap(),
+            "set-capabilities"
+        );
+    }
 }

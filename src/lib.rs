@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod assets;
+pub mod capabilities;
 pub mod cli;
 pub mod cluster;
 pub mod daemon;

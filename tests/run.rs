@@ -148,6 +148,32 @@ impl World {
         )
         .unwrap();
         assert_eq!(done["passed"], true);
+        let cv = self
+            .kube
+            .get(
+                "config.openshift.io",
+                "v1",
+                "clusterversions",
+                None,
+                "version",
+            )
+            .expect("ClusterVersion version");
+        assert_eq!(
+            cv["spec"]["capabilities"],
+            serde_json::json!({
+                "baselineCapabilitySet": "v4.14",
+                "additionalEnabledCapabilities": ["marketplace", "Console"],
+            }),
+            "the fixture's install-config capabilities are in ClusterVersion"
+        );
+        let condition = cv["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == "ImplicitlyEnabledCapabilities")
+            .expect("condition");
+        assert_eq!(condition["status"], "False");
+        assert_eq!(condition["reason"], "AsExpected");
     }
 }
 

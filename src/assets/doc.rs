@@ -42,7 +42,10 @@ impl Doc {
 
     /// The value under `segments` (keys may contain dots, like `service_account.json`).
     pub fn get_in(&self, segments: &[&str]) -> Option<&Value> {
-        segments.iter().try_fold(&self.root, |v, part| v.get(part)).filter(|v| !v.is_null())
+        segments
+            .iter()
+            .try_fold(&self.root, |v, part| v.get(part))
+            .filter(|v| !v.is_null())
     }
 
     pub fn str(&self, path: &str) -> Result<&str, InputError> {

@@ -366,7 +366,10 @@ fn credentials(dir: &Path, platform: &Platform) -> Result<Credentials, InputErro
         Platform::Gcp(_) => {
             let json = field("service_account.json")?;
             if !serde_json::from_str::<Value>(&json).is_ok_and(|v| v.is_object()) {
-                return Err(secret.error("data.service_account.json", "expected a service account key (JSON object)"));
+                return Err(secret.error(
+                    "data.service_account.json",
+                    "expected a service account key (JSON object)",
+                ));
             }
             Credentials::GcpServiceAccount { json }
         }

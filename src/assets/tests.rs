@@ -190,7 +190,12 @@ fn assert_azure(spec: &ClusterSpec) {
     assert_eq!(azure.virtual_network, "mycluster-vnet");
     assert_eq!(azure.compute_subnet, "mycluster-worker-subnet");
     match &spec.credentials {
-        Credentials::AzureClientSecret { subscription_id, tenant_id, client_id, client_secret } => {
+        Credentials::AzureClientSecret {
+            subscription_id,
+            tenant_id,
+            client_id,
+            client_secret,
+        } => {
             assert_eq!(subscription_id, "00000000-0000-0000-0000-000000000001");
             assert_eq!(client_id, "00000000-0000-0000-0000-000000000002");
             assert_eq!(tenant_id, "00000000-0000-0000-0000-000000000003");
@@ -236,7 +241,10 @@ fn gcp_reads_project_region_network_and_subnet() {
     assert_eq!(gcp.network, "mycluster-network");
     assert_eq!(gcp.control_plane_subnet, "mycluster-master-subnet");
     let Credentials::GcpServiceAccount { json } = &spec.credentials else {
-        panic!("expected the service account of the creds secret, got {:?}", spec.credentials);
+        panic!(
+            "expected the service account of the creds secret, got {:?}",
+            spec.credentials
+        );
     };
     assert!(json.contains("\"type\":\"service_account\""));
     assert!(!format!("{spec:?}").contains("fixture-secret-DO-NOT-LOG"));

@@ -10,7 +10,10 @@ pub async fn providers(spec: &ClusterSpec, platform: &AwsSpec) -> Result<Provide
         region: platform.region.clone(),
         infra_id: spec.infra_id.clone(),
         keys: match &spec.credentials {
-            Credentials::AwsKeys { access_key_id, secret_access_key } => Some(aws::StaticKeys {
+            Credentials::AwsKeys {
+                access_key_id,
+                secret_access_key,
+            } => Some(aws::StaticKeys {
                 access_key_id: access_key_id.clone(),
                 secret_access_key: secret_access_key.clone(),
             }),

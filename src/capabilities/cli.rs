@@ -1,0 +1,255 @@
+//! `bootstrap-agent capabilities validate|apply|filter|upgrade`.
+
+use super::{counts, list, manifests, upgrade};
+use crate::cli::{CapabilitiesCommand, Output, RegistryArgs, SelectionArgs};
+use anyhow::Result;
+use serde_json::json;
+
+pub async fn run(command: CapabilitiesCommand) -> Result<()> {
+    match command {
+        CapabilitiesCommand::Validate {
+            assets,
+            registry,
+            output,
+        } => validate(&assets, &registry, output),
+        CapabilitiesCommand::Apply {
+            assets,
+            kubeconfig,
+            registry,
+            output,
+        } => {
+            let (reg, gates) = registry.load()?;
+            let sel = super::selection_from_assets(&reg, &gates, &assets)?;
+            let cluster_id = super::cluster_version::cluster_id_from_assets(&assets)?;
+            let client = crate::cluster::client(&kubeconfig).await?;
+            let applied =
+                super::cluster_version::apply(&client, &sel, cluster_id.as_deref()).await?;
+            match output {
+                Output::Text => {
+                    let what = if applied.created {
+                        "created"
+                    } else if applied.spec_patched {
+                        "spec.capabilities applied"
+                    } else {
+                        "spec.capabilities unchanged"
+                    };
+                    println!("ClusterVersion version: {what}");
+                    println!(
+                        "baseline: {}; additional: {}",
+                        sel.baseline,
+                        sel.additional.join(", ")
+                    );
+                    println!("enabled: {}", list(&applied.enabled));
+                    let c = &applied.condition;
+                    println!("{}={} ({}): {}", c.type_, c.status, c.reason, c.message);
+                    println!("{} mutating call(s)", applied.mutations);
+                }
+                Output::Json | Output::Yaml => {
+                    println!("{}", serde_json::to_string_pretty(&applied)?)
+                }
+            }
+            Ok(())
+        }
+        CapabilitiesCommand::Filter {
+            selection,
+            manifests,
+            out,
+            explain,
+            output,
+        } => filter(&selection, &manifests, out.as_deref(), explain, output),
+        CapabilitiesCommand::Upgrade {
+            selection,
+            from,
+            to,
+            previously_enabled,
+            kubeconfig,
+            state_dir,
+            output,
+        } => {
+            upgrade_cmd(
+                &selection,
+                &from,
+                &to,
+                &previously_enabled,
+                kubeconfig.as_deref(),
+                &state_dir,
+                output,
+            )
+            .await
+        }
+    }
+}
+
+fn validate(assets: &std::path::Path, registry: &RegistryArgs, output: Output) -> Result<()> {
+    let (reg, gates) = registry.load()?;
+    let sel = super::selection_from_assets(&reg, &gates, assets)?;
+    match output {
+        Output::Text => {
+            println!("baseline: {}", sel.baseline);
+            println!(
+                "additional: {}",
+                if sel.additional.is_empty() {
+                    "none".to_string()
+                } else {
+                    sel.additional.join(", ")
+                }
+            );
+            println!(
+                "feature set: {} (gates: {})",
+                gates.feature_set,
+                list(&gates.gates)
+            );
+            println!("enabled ({}): {}", sel.enabled.len(), list(&sel.enabled));
+            println!("known ({}): {}", sel.known.len(), list(&sel.known));
+        }
+        Output::Json | Output::Yaml => println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"selection": sel, "gates": gates}))?
+        ),
+    }
+    Ok(())
+}
+
+type Resolved = (
+    super::selection::Selection,
+    super::inclusion::Context,
+    Vec<String>,
+);
+
+/// The selection, the decision context and the valid feature sets.
+fn resolve(args: &SelectionArgs) -> Result<Resolved> {
+    let (reg, gates) = args.registry.load()?;
+    let sel = match &args.assets {
+        Some(dir) => super::selection_from_assets(&reg, &gates, dir)?,
+        None => {
+            super::selection_from_flags(&reg, &gates, args.baseline.as_deref(), &args.additional)?
+        }
+    };
+    let ctx = super::context(&sel, &gates, &args.profile, &args.exclude);
+    Ok((sel, ctx, reg.feature_set_names()))
+}
+
+fn filter(
+    args: &SelectionArgs,
+    dir: &std::path::Path,
+    out: Option<&std::path::Path>,
+    explain: bool,
+    output: Output,
+) -> Result<()> {
+    let (_, ctx, feature_sets) = resolve(args)?;
+    let payload = manifests::read_dir(dir, &feature_sets)?;
+    let decisions = super::decide_all(&payload, &ctx);
+    let written = match out {
+        Some(out) => Some(super::write_included(&payload, &decisions, out)?),
+        None => None,
+    };
+    let (included, delete, excluded) = counts(&decisions);
+    match output {
+        Output::Text => {
+            if explain {
+                print!("{}", super::explain(&payload, &decisions));
+            }
+            println!(
+                "{} object(s) in {} file(s): {included} included, {delete} to delete (not created at install), {excluded} excluded",
+                decisions.len(),
+                payload.files.len()
+            );
+            if let (Some(n), Some(out)) = (written, out) {
+                println!("wrote {n} file(s) to {}", out.display());
+            }
+        }
+        Output::Json | Output::Yaml => {
+            let objects: Vec<_> = payload
+                .manifests
+                .iter()
+                .zip(&decisions)
+                .map(|(m, d)| json!({"source": payload.source(m), "object": m.id, "decision": d, "explanation": d.to_string()}))
+                .collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json!({
+                    "context": ctx, "included": included, "delete": delete,
+                    "excluded": excluded, "objects": objects,
+                }))?
+            );
+        }
+    }
+    Ok(())
+}
+
+async fn upgrade_cmd(
+    args: &SelectionArgs,
+    from: &std::path::Path,
+    to: &std::path::Path,
+    previously_enabled: &[String],
+    kubeconfig: Option<&std::path::Path>,
+    state_dir: &std::path::Path,
+    output: Output,
+) -> Result<()> {
+    let (sel, mut ctx, feature_sets) = resolve(args)?;
+    for (i, c) in previously_enabled.iter().enumerate() {
+        if !ctx.known.contains(c) {
+            return Err(crate::error::InputError::new(
+                "(command line)",
+                format!("--previously-enabled[{i}]"),
+                format!("unknown capability {c:?}; valid: {}", list(&ctx.known)),
+            )
+            .into());
+        }
+        ctx.enabled.insert(c.clone());
+    }
+    let old = manifests::read_dir(from, &feature_sets)?;
+    let new = manifests::read_dir(to, &feature_sets)?;
+    let up = upgrade::upgrade(&old, &new, &ctx, &sel.enabled);
+    let targets = super::delete::targets(&new, &up.decisions);
+    let deleted = match kubeconfig {
+        Some(kc) => {
+            let client = crate::cluster::client(kc).await?;
+            Some(super::delete::execute(&client, &targets, state_dir).await?)
+        }
+        None => None,
+    };
+    let (included, delete, excluded) = counts(&up.decisions);
+    match output {
+        Output::Text => {
+            println!("enabled ({}): {}", up.enabled.len(), list(&up.enabled));
+            println!("implicitly enabled: {}", list(&up.implicitly_enabled));
+            let c = &up.condition;
+            println!("{}={} ({}): {}", c.type_, c.status, c.reason, c.message);
+            println!(
+                "new payload: {} object(s): {included} included, {delete} to delete, {excluded} excluded",
+                up.decisions.len()
+            );
+            match &deleted {
+                None => {
+                    for t in &targets {
+                        println!("would delete {t}");
+                    }
+                }
+                Some(done) => {
+                    for d in done {
+                        let re = if d.reappeared {
+                            " (WARNING: it had been deleted before and reappeared)"
+                        } else {
+                            ""
+                        };
+                        println!("delete {}: {:?}{re}", d.target, d.outcome);
+                    }
+                    let verified = done
+                        .iter()
+                        .filter(|d| d.outcome != super::delete::Outcome::Requested)
+                        .count();
+                    println!("deletes: {} requested, {verified} verified", done.len());
+                }
+            }
+        }
+        Output::Json | Output::Yaml => println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "upgrade": up, "included": included, "delete": delete, "excluded": excluded,
+                "deleteTargets": targets, "deleted": deleted,
+            }))?
+        ),
+    }
+    Ok(())
+}

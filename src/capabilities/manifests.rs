@@ -1,0 +1,399 @@
+//! A manifests dir: multi-document YAML files, split on document markers while keeping each
+//! document's byte range, so that `filter --out` writes the included objects byte-for-byte.
+//! Only what inclusion needs is deserialized (apiVersion, kind, name, namespace, annotations).
+
+use super::inclusion::{AnnotationError, Annotations};
+use crate::error::InputError;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// Matches objects across payloads: group, kind, namespace, name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct ObjectId {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ObjectId {
+    /// The identity used to match manifests between payloads (the version is left out).
+    pub fn key(&self) -> (&str, &str, &str, &str) {
+        (&self.group, &self.kind, &self.namespace, &self.name)
+    }
+}
+
+impl fmt::Display for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let group = if self.group.is_empty() {
+            String::new()
+        } else {
+            format!(".{}", self.group)
+        };
+        if self.namespace.is_empty() {
+            write!(f, "{}{group} {}", self.kind, self.name)
+        } else {
+            write!(f, "{}{group} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+/// One object in a manifest file.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    /// Index of the file in [`Payload::files`].
+    pub file: usize,
+    /// Index of the document in its file (counting empty documents too).
+    pub doc: usize,
+    pub range: Range<usize>,
+    pub id: ObjectId,
+    pub raw_annotations: BTreeMap<String, String>,
+    pub annotations: Annotations,
+}
+
+#[derive(Debug, Clone)]
+pub struct ManifestFile {
+    /// File name inside the manifests dir.
+    pub name: String,
+    pub text: String,
+}
+
+/// A manifests dir, read and parsed.
+#[derive(Debug, Clone, Default)]
+pub struct Payload {
+    pub dir: PathBuf,
+    pub files: Vec<ManifestFile>,
+    pub manifests: Vec<Manifest>,
+}
+
+impl Payload {
+    /// `file#doc`, as messages name a manifest.
+    pub fn source(&self, m: &Manifest) -> String {
+        format!("{}#{}", self.files[m.file].name, m.doc)
+    }
+
+    /// The object's bytes, exactly as in the file.
+    pub fn bytes(&self, m: &Manifest) -> &str {
+        &self.files[m.file].text[m.range.clone()]
+    }
+}
+
+/// Byte ranges of the documents in a YAML stream. A line starting with `---` (followed by
+/// nothing or whitespace, or by inline content) starts a document; a `...` line ends one.
+pub fn split_documents(text: &str) -> Vec<Range<usize>> {
+    let mut docs = Vec::new();
+    let mut start = 0;
+    let mut pos = 0;
+    let mut in_doc = true;
+    while pos < text.len() {
+        let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1);
+        let line = &text[pos..end];
+        let marker = |m: &str| {
+            line.strip_prefix(m)
+                .map(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n']))
+                .unwrap_or(false)
+        };
+        if marker("---") {
+            if in_doc {
+                docs.push(start..pos);
+            }
+            let rest = &line[3..];
+            start = if rest.trim().is_empty() { end } else { pos + 3 };
+            in_doc = true;
+        } else if marker("...") {
+            if in_doc {
+                docs.push(start..pos);
+            }
+            in_doc = false;
+            start = end;
+        }
+        pos = end;
+    }
+    if in_doc {
+        docs.push(start..text.len());
+    }
+    docs
+}
+
+#[derive(Deserialize)]
+struct Head {
+    #[serde(rename = "apiVersion")]
+    api_version: Option<String>,
+    kind: Option<String>,
+    metadata: Option<Meta>,
+}
+
+#[derive(Deserialize)]
+struct Meta {
+    name: Option<String>,
+    namespace: Option<String>,
+    annotations: Option<BTreeMap<String, serde_json::Value>>,
+}
+
+/// Whether a document holds nothing but comments and blank lines.
+fn is_blank(doc: &str) -> bool {
+    doc.lines().all(|l| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#')
+    })
+}
+
+/// Parses one file's documents into manifests (appended to `out`).
+pub fn parse_file(
+    dir: &Path,
+    file_index: usize,
+    file: &ManifestFile,
+    feature_sets: &[String],
+    out: &mut Vec<Manifest>,
+) -> Result<(), InputError> {
+    let path = dir.join(&file.name);
+    for (doc, range) in split_documents(&file.text).into_iter().enumerate() {
+        let text = &file.text[range.clone()];
+        if is_blank(text) {
+            continue;
+        }
+        let field = |f: &str| format!("document {doc}: {f}");
+        let head: Head = serde_saphyr::from_str(text).map_err(|e| {
+            InputError::new(
+                &path,
+                field("(document)"),
+                format!("invalid YAML or not a Kubernetes object: {e}"),
+            )
+        })?;
+        let required = |v: Option<String>, f: &str| {
+            v.filter(|s| !s.trim().is_empty())
+                .ok_or_else(|| InputError::new(&path, field(f), "missing; expected a string"))
+        };
+        let api_version = required(head.api_version, "apiVersion")?;
+        let kind = required(head.kind, "kind")?;
+        let meta = head
+            .metadata
+            .ok_or_else(|| InputError::new(&path, field("metadata"), "missing"))?;
+        let name = required(meta.name, "metadata.name")?;
+        let (group, version) = api_version
+            .rsplit_once('/')
+            .map_or((String::new(), api_version.clone()), |(g, v)| {
+                (g.to_string(), v.to_string())
+            });
+        let mut raw_annotations = BTreeMap::new();
+        for (k, v) in meta.annotations.unwrap_or_default() {
+            match v {
+                serde_json::Value::String(s) => {
+                    raw_annotations.insert(k, s);
+                }
+                other => {
+                    return Err(InputError::new(
+                        &path,
+                        field(&format!("metadata.annotations.{k}")),
+                        format!("annotation values are strings; found {other} (quote it)"),
+                    ));
+                }
+            }
+        }
+        let annotations = Annotations::parse(&raw_annotations, feature_sets).map_err(
+            |AnnotationError {
+                 annotation,
+                 value,
+                 problem,
+             }| {
+                InputError::new(
+                    &path,
+                    field(&format!("metadata.annotations.{annotation}")),
+                    format!("{value:?}: {problem}"),
+                )
+            },
+        )?;
+        out.push(Manifest {
+            file: file_index,
+            doc,
+            range,
+            id: ObjectId {
+                group,
+                version,
+                kind,
+                namespace: meta.namespace.unwrap_or_default(),
+                name,
+            },
+            raw_annotations,
+            annotations,
+        });
+    }
+    Ok(())
+}
+
+/// Reads every `*.yaml`, `*.yml` and `*.json` file of `dir` (not recursive), in name order.
+pub fn read_dir(dir: &Path, feature_sets: &[String]) -> Result<Payload, InputError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| InputError::new(dir, "(dir)", format!("cannot read manifests dir: {e}")))?;
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry =
+            entry.map_err(|e| InputError::new(dir, "(dir)", format!("cannot list: {e}")))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_manifest = [".yaml", ".yml", ".json"]
+            .iter()
+            .any(|ext| name.ends_with(ext));
+        if is_manifest && entry.path().is_file() {
+            names.push(name);
+        }
+    }
+    names.sort();
+    let mut files = Vec::with_capacity(names.len());
+    for name in names {
+        let path = dir.join(&name);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| InputError::new(&path, "(file)", format!("cannot read: {e}")))?;
+        files.push(ManifestFile { name, text });
+    }
+    from_files(dir, files, feature_sets)
+}
+
+/// Parses already-read files (the bench and tests use this without touching the disk).
+pub fn from_files(
+    dir: &Path,
+    files: Vec<ManifestFile>,
+    feature_sets: &[String],
+) -> Result<Payload, InputError> {
+    let mut manifests = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        parse_file(dir, i, f, feature_sets, &mut manifests)?;
+    }
+    Ok(Payload {
+        dir: dir.to_path_buf(),
+        files,
+        manifests,
+    })
+}
+
+/// The text of a file holding only the documents `keep` (by manifest index in `payload`),
+/// or None when none of its objects is kept. A file whose every object is kept is returned
+/// unchanged; otherwise the kept documents are joined with `---` lines.
+pub fn filtered_text(payload: &Payload, file: usize, keep: &[bool]) -> Option<String> {
+    let in_file: Vec<(usize, &Manifest)> = payload
+        .manifests
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.file == file)
+        .collect();
+    let kept: Vec<&Manifest> = in_file
+        .iter()
+        .filter(|(i, _)| keep.get(*i).copied().unwrap_or(false))
+        .map(|(_, m)| *m)
+        .collect();
+    if kept.is_empty() {
+        return None;
+    }
+    if kept.len() == in_file.len() {
+        return Some(payload.files[file].text.clone());
+    }
+    let mut out = String::new();
+    for (n, m) in kept.iter().enumerate() {
+        if n > 0 {
+            out.push_str("---\n");
+        }
+        let bytes = payload.bytes(m);
+        out.push_str(bytes);
+        if !bytes.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    Some(out)
+}
+
+/// Run level and component from a CVO file name `0000_<runlevel>_<component>_<file>`.
+pub fn run_level(file_name: &str) -> Option<(u32, &str)> {
+    let rest = file_name.strip_prefix("0000_")?;
+    let (level, rest) = rest.split_once('_')?;
+    let level: u32 = level.parse().ok()?;
+    let component = rest.split_once('_').map_or(rest, |(c, _)| c);
+    Some((level, component))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_keep_their_byte_ranges() {
+        let text = "a: 1\n---\nb: 2\n--- \n\n---\nc: 3";
+        let docs: Vec<&str> = split_documents(text)
+            .into_iter()
+            .map(|r| &text[r])
+            .collect();
+        assert_eq!(docs, ["a: 1\n", "b: 2\n", "\n", "c: 3"]);
+    }
+
+    #[test]
+    fn leading_marker_document_end_and_dashes_inside_values() {
+        let text = "---\nk: \"---\"\nl: ---x\n...\n# trailing\n---\nz: 1\n";
+        let docs: Vec<&str> = split_documents(text)
+            .into_iter()
+            .map(|r| &text[r])
+            .collect();
+        assert_eq!(docs, ["", "k: \"---\"\nl: ---x\n", "z: 1\n"]);
+    }
+
+    #[test]
+    fn run_levels_come_from_the_file_name() {
+        assert_eq!(
+            run_level("0000_50_cluster-autoscaler-operator_07_deployment.yaml"),
+            Some((50, "cluster-autoscaler-operator"))
+        );
+        assert_eq!(run_level("99_extra.yaml"), None);
+        assert_eq!(run_level("0000_xx_a_b.yaml"), None);
+    }
+
+    #[test]
+    fn a_partly_kept_file_keeps_each_kept_document_verbatim() {
+        let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}  # keep me\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+        let p = from_files(
+            Path::new("m"),
+            vec![ManifestFile {
+                name: "f.yaml".into(),
+                text: text.into(),
+            }],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(p.manifests.len(), 3);
+        assert_eq!(p.manifests[1].id.to_string(), "ConfigMap b");
+        let out = filtered_text(&p, 0, &[true, false, true]).unwrap();
+        assert_eq!(
+            out,
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}  # keep me\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+        );
+        assert_eq!(filtered_text(&p, 0, &[true, true, true]).unwrap(), text);
+        assert_eq!(filtered_text(&p, 0, &[false, false, false]), None);
+    }
+
+    #[test]
+    fn non_string_annotation_and_missing_name_are_errors_naming_the_document() {
+        let f = |text: &str| {
+            from_files(
+                Path::new("m"),
+                vec![ManifestFile {
+                    name: "f.yaml".into(),
+                    text: text.into(),
+                }],
+                &[],
+            )
+            .unwrap_err()
+        };
+        let e = f(
+            "apiVersion: v1\nkind: X\nmetadata:\n  name: a\n  annotations:\n    release.openshift.io/delete: true\n",
+        );
+        assert_eq!(
+            e.field,
+            "document 0: metadata.annotations.release.openshift.io/delete"
+        );
+        let e = f(
+            "apiVersion: v1\nkind: X\nmetadata: {name: a}\n---\napiVersion: v1\nkind: X\nmetadata: {}\n",
+        );
+        assert_eq!(e.field, "document 1: metadata.name");
+        assert!(e.file.ends_with("f.yaml"));
+    }
+}

@@ -1,0 +1,197 @@
+//! PURE: implicit enablement on an update. A manifest that the cluster applies today keeps
+//! being applied after the update, so the capabilities it carries in the new payload are
+//! enabled even when the configuration would leave them out (the seed's four steps: included
+//! old manifests; new manifests included without capability filtering; match by group, kind,
+//! namespace and name; union their capabilities with the enabled set).
+
+use super::inclusion::{Context, Decision, decide, decide_without_capabilities};
+use super::manifests::Payload;
+use serde::Serialize;
+use std::collections::{BTreeSet, HashSet};
+
+/// The condition reported on ClusterVersion.
+pub const CONDITION: &str = "ImplicitlyEnabledCapabilities";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+}
+
+/// `ImplicitlyEnabledCapabilities`: True when `enabled` holds capabilities the spec does not
+/// ask for (listed sorted), else False/AsExpected.
+pub fn condition(requested: &BTreeSet<String>, enabled: &BTreeSet<String>) -> Condition {
+    let implicit: Vec<&str> = enabled.difference(requested).map(String::as_str).collect();
+    if implicit.is_empty() {
+        Condition {
+            type_: CONDITION.into(),
+            status: "False".into(),
+            reason: "AsExpected".into(),
+            message: "Capabilities match configured spec".into(),
+        }
+    } else {
+        Condition {
+            type_: CONDITION.into(),
+            status: "True".into(),
+            reason: "CapabilitiesImplicitlyEnabled".into(),
+            message: format!(
+                "The following capabilities could not be disabled: {}",
+                implicit.join(", ")
+            ),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Upgrade {
+    /// What the configuration asks for (plus what was enabled before).
+    #[serde(rename = "requestedCapabilities")]
+    pub requested: BTreeSet<String>,
+    /// The new enabled set: requested + implicitly enabled.
+    #[serde(rename = "enabledCapabilities")]
+    pub enabled: BTreeSet<String>,
+    /// Enabled only because manifests applied before carry them now.
+    #[serde(rename = "implicitlyEnabled")]
+    pub implicitly_enabled: BTreeSet<String>,
+    pub condition: Condition,
+    /// Per new manifest, with the new enabled set.
+    #[serde(skip)]
+    pub decisions: Vec<Decision>,
+}
+
+/// `ctx.enabled` is what the cluster has enabled now (spec + previously enabled); the old
+/// payload is judged with it, the new payload with the result.
+pub fn upgrade(
+    old: &Payload,
+    new: &Payload,
+    ctx: &Context,
+    requested: &BTreeSet<String>,
+) -> Upgrade {
+    let applied: HashSet<(&str, &str, &str, &str)> = old
+        .manifests
+        .iter()
+        .filter(|m| decide(&m.annotations, ctx) == Decision::Include)
+        .map(|m| m.id.key())
+        .collect();
+    let mut enabled = ctx.enabled.clone();
+    for m in &new.manifests {
+        if decide_without_capabilities(&m.annotations, ctx).is_some()
+            || !applied.contains(&m.id.key())
+        {
+            continue;
+        }
+        for c in m.annotations.capabilities.iter().flatten() {
+            if ctx.known.contains(c) {
+                enabled.insert(c.clone());
+            }
+        }
+    }
+    let implicitly_enabled: BTreeSet<String> = enabled.difference(requested).cloned().collect();
+    let new_ctx = Context {
+        enabled: enabled.clone(),
+        ..ctx.clone()
+    };
+    let decisions = new
+        .manifests
+        .iter()
+        .map(|m| decide(&m.annotations, &new_ctx))
+        .collect();
+    Upgrade {
+        requested: requested.clone(),
+        condition: condition(requested, &enabled),
+        enabled,
+        implicitly_enabled,
+        decisions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capabilities::inclusion::DEFAULT_PROFILE;
+    use crate::capabilities::manifests::{ManifestFile, from_files};
+    use std::path::Path;
+
+    fn obj(kind: &str, name: &str, caps: Option<&str>) -> String {
+        let cap = caps
+            .map(|c| format!("    capability.openshift.io/name: {c}\n"))
+            .unwrap_or_default();
+        format!(
+            "apiVersion: apps/v1\nkind: {kind}\nmetadata:\n  name: {name}\n  namespace: ns\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n{cap}"
+        )
+    }
+
+    fn payload(docs: &[String]) -> Payload {
+        from_files(
+            Path::new("p"),
+            vec![ManifestFile {
+                name: "0000_50_x_00.yaml".into(),
+                text: docs.join("---\n"),
+            }],
+            &[],
+        )
+        .unwrap()
+    }
+
+    fn set(s: &[&str]) -> BTreeSet<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    fn ctx(enabled: &[&str]) -> Context {
+        Context {
+            profile: DEFAULT_PROFILE.into(),
+            feature_set: "Default".into(),
+            gates: BTreeSet::new(),
+            exclude: Vec::new(),
+            enabled: set(enabled),
+            known: set(&["Console", "Insights", "Build"]),
+        }
+    }
+
+    #[test]
+    fn a_core_manifest_moving_into_a_disabled_capability_enables_it() {
+        let old = payload(&[
+            obj("Deployment", "a", None),
+            obj("Deployment", "b", Some("Build")),
+        ]);
+        let new = payload(&[
+            obj("Deployment", "a", Some("Insights")),
+            obj("Deployment", "b", Some("Build")),
+            obj("Deployment", "c", Some("Console")),
+        ]);
+        let u = upgrade(&old, &new, &ctx(&[]), &set(&[]));
+        assert_eq!(u.enabled, set(&["Insights"]));
+        assert_eq!(u.implicitly_enabled, set(&["Insights"]));
+        assert_eq!(u.condition.status, "True");
+        assert_eq!(u.condition.reason, "CapabilitiesImplicitlyEnabled");
+        assert!(u.condition.message.ends_with("disabled: Insights"));
+        assert_eq!(
+            u.decisions
+                .iter()
+                .map(Decision::is_included)
+                .collect::<Vec<_>>(),
+            [true, false, false]
+        );
+    }
+
+    #[test]
+    fn nothing_moved_means_as_expected() {
+        let old = payload(&[obj("Deployment", "a", Some("Console"))]);
+        let new = payload(&[obj("Deployment", "a", Some("Console"))]);
+        let u = upgrade(&old, &new, &ctx(&["Console"]), &set(&["Console"]));
+        assert_eq!(u.enabled, set(&["Console"]));
+        assert_eq!(u.condition.status, "False");
+        assert_eq!(u.condition.reason, "AsExpected");
+    }
+
+    #[test]
+    fn matching_ignores_the_api_version_but_not_the_kind() {
+        let old = payload(&[obj("Deployment", "a", None)]);
+        let new = payload(&[obj("DaemonSet", "a", Some("Build"))]);
+        let u = upgrade(&old, &new, &ctx(&[]), &set(&[]));
+        assert!(u.enabled.is_empty());
+    }
+}

@@ -1,0 +1,91 @@
+//! `cargo bench --bench filter` (or `--profile dev`): the capability filter on a generated
+//! payload of 1,000 manifests (tests/payload). Target: the decision pass <= 30 ms. Numbers,
+//! not asserts: read them.
+
+#[path = "../payload/mod.rs"]
+mod payload;
+
+use bootstrap_agent::capabilities::{
+    self, inclusion::Annotations, manifests, registry::Registry, selection::Gates,
+};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[index]
+}
+
+fn report(name: &str, mut samples: Vec<Duration>) {
+    let p50 = percentile(&mut samples, 0.50);
+    let p99 = percentile(&mut samples, 0.99);
+    println!(
+        "{name:<52} n={:<4} p50={p50:>10.3?} p99={p99:>10.3?}",
+        samples.len()
+    );
+}
+
+fn time<T>(n: usize, mut f: impl FnMut() -> T) -> Vec<Duration> {
+    (0..n)
+        .map(|_| {
+            let start = Instant::now();
+            std::hint::black_box(f());
+            start.elapsed()
+        })
+        .collect()
+}
+
+fn main() {
+    let registry = Registry::load(None).unwrap_or_else(|e| panic!("{e}"));
+    let gates = Gates::resolve(&registry, None, None).unwrap_or_else(|e| panic!("{e}"));
+    let sel = capabilities::selection_from_flags(&registry, &gates, Some("v4.14"), &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ctx = capabilities::context(
+        &sel,
+        &gates,
+        capabilities::inclusion::DEFAULT_PROFILE,
+        &["internal-openshift-hosted".to_string()],
+    );
+    let feature_sets = registry.feature_set_names();
+    let files: Vec<manifests::ManifestFile> = payload::generate(1000, 42)
+        .into_iter()
+        .map(|(name, text)| manifests::ManifestFile { name, text })
+        .collect();
+    let bytes: usize = files.iter().map(|f| f.text.len()).sum();
+    let payload = manifests::from_files(Path::new("payload"), files.clone(), &feature_sets)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (i, d, e) = capabilities::counts(&capabilities::decide_all(&payload, &ctx));
+    println!(
+        "payload: {} objects in {} files, {} KiB; {i} included, {d} to delete, {e} excluded",
+        payload.manifests.len(),
+        payload.files.len(),
+        bytes / 1024
+    );
+
+    report(
+        "decision pass (1,000 objects, annotations parsed)",
+        time(200, || capabilities::decide_all(&payload, &ctx)),
+    );
+    report(
+        "annotation parsing + decision pass",
+        time(200, || {
+            payload
+                .manifests
+                .iter()
+                .map(|m| {
+                    Annotations::parse(&m.raw_annotations, &feature_sets)
+                        .map(|a| capabilities::inclusion::decide(&a, &ctx))
+                })
+                .collect::<Vec<_>>()
+        }),
+    );
+    report(
+        "split + YAML parse + decide (whole filter, in memory)",
+        time(20, || {
+            let p = manifests::from_files(Path::new("payload"), files.clone(), &feature_sets)
+                .unwrap_or_else(|e| panic!("{e}"));
+            capabilities::decide_all(&p, &ctx)
+        }),
+    );
+}

@@ -1,0 +1,1007 @@
+//! `bootstrap-agent capabilities ...`: the real binary on fixtures and generated payloads
+//! (exit codes, messages, `--explain`, byte-for-byte `--out`), against the local API server
+//! (ClusterVersion spec/status, other writers' fields, zero mutations on a re-run, deletes),
+//! and property tests of the annotation and document parsers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod payload;
+
+use bootstrap_sim::kube::{KubeSim, KubeSimOptions};
+use serde_json::{Value, json};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use tempfile::TempDir;
+
+const BIN: &str = env!("CARGO_BIN_EXE_bootstrap-agent");
+const PROFILE: &str = "include.release.openshift.io/self-managed-high-availability: \"true\"";
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/assets")
+        .join(name)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A copy of the aws fixture with `from` replaced by `to` in the install-config.
+fn assets_with(from: &str, to: &str) -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("aws"), dir.path());
+    let path = dir.path().join("manifests/cluster-config.yaml");
+    let text = fs::read_to_string(&path).unwrap();
+    assert_eq!(text.matches(from).count(), 1, "{from:?}");
+    fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    dir
+}
+
+fn agent(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("BOOTSTRAP_AGENT_ASSETS")
+        .env_remove("BOOTSTRAP_AGENT_CAPABILITY_REGISTRY")
+        .env_remove("BOOTSTRAP_AGENT_STATE_DIR")
+        .env_remove("BOOTSTRAP_AGENT_KUBECONFIG")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = agent(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Exit code and stderr.
+fn fails(args: &[&str]) -> (Option<i32>, String) {
+    let out = agent(args);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn obj(kind: &str, name: &str, annotations: &[&str]) -> String {
+    let mut a = String::new();
+    for line in annotations {
+        a.push_str(&format!("    {line}\n"));
+    }
+    format!(
+        "apiVersion: v1\nkind: {kind}\nmetadata:\n  name: {name}\n  namespace: demo\n  annotations:\n{a}data:\n  k: v  # comment kept\n"
+    )
+}
+
+fn manifests(files: &[(&str, String)]) -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+// ---- validate -------------------------------------------------------------------------
+
+#[test]
+fn validate_prints_the_enabled_and_known_sets() {
+    let out = ok(&[
+        "capabilities",
+        "validate",
+        "--assets",
+        path(&fixture("aws")),
+    ]);
+    assert!(out.contains("baseline: v4.14"), "{out}");
+    assert!(out.contains("additional: marketplace, Console"), "{out}");
+    assert!(
+        out.contains("enabled (12): Build, CSISnapshot, Console"),
+        "{out}"
+    );
+    assert!(out.contains("known (17):"), "{out}");
+    let none = ok(&[
+        "capabilities",
+        "validate",
+        "--assets",
+        path(&fixture("none")),
+    ]);
+    assert!(
+        none.contains("baseline: vCurrent") && none.contains("enabled (17)"),
+        "{none}"
+    );
+}
+
+#[test]
+fn unknown_baseline_set_exits_2_naming_the_value_and_the_valid_sets() {
+    let dir = assets_with(
+        "baselineCapabilitySet: v4.14",
+        "baselineCapabilitySet: v4.99",
+    );
+    let (code, err) = fails(&["capabilities", "validate", "--assets", path(dir.path())]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("cluster-config.yaml"), "{err}");
+    assert!(err.contains("capabilities.baselineCapabilitySet"), "{err}");
+    assert!(err.contains("\"v4.99\""), "{err}");
+    assert!(
+        err.contains("None, v4.11, v4.12, v4.13, v4.14, v4.15, v4.16, v4.17, v4.18, vCurrent"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_additional_capability_exits_2_naming_its_index() {
+    let dir = assets_with("      - Console\n", "      - console\n");
+    let (code, err) = fails(&["capabilities", "validate", "--assets", path(dir.path())]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("additionalEnabledCapabilities[1]"), "{err}");
+    assert!(
+        err.contains("\"console\"") && err.contains("Console, DeploymentConfig"),
+        "{err}"
+    );
+}
+
+#[test]
+fn run_refuses_invalid_capabilities_before_touching_anything() {
+    let dir = assets_with("      - Console\n", "      - Consol\n");
+    let state = tempfile::tempdir().unwrap();
+    let (code, err) = fails(&[
+        "run",
+        "--assets",
+        path(dir.path()),
+        "--state-dir",
+        path(state.path()),
+        "--bootstrap-ip",
+        "10.0.1.10",
+        "--kubeconfig",
+        "/nonexistent",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("\"Consol\""), "{err}");
+    assert!(!state.path().join("journal.json").exists());
+}
+
+#[test]
+fn a_registry_file_replaces_the_embedded_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let reg = dir.path().join("capabilities.yaml");
+    fs::write(
+        &reg,
+        "defaultBaseline: Mini\ndefaultFeatureSet: Default\ncapabilities: [{name: Console}, {name: Foo}]\nsets: {Mini: [Console], Full: [Console, Foo]}\nfeatureSets: {Default: []}\n",
+    )
+    .unwrap();
+    let out = ok(&[
+        "capabilities",
+        "validate",
+        "--assets",
+        path(&fixture("none")),
+        "--registry",
+        path(&reg),
+    ]);
+    assert!(
+        out.contains("baseline: Mini") && out.contains("enabled (1): Console"),
+        "{out}"
+    );
+    assert!(out.contains("known (2): Console, Foo"), "{out}");
+    let (code, err) = fails(&[
+        "capabilities",
+        "validate",
+        "--assets",
+        path(&fixture("aws")),
+        "--registry",
+        path(&reg),
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("valid: Full, Mini"), "{err}");
+    fs::write(&reg, "sets: [").unwrap();
+    let (code, err) = fails(&[
+        "capabilities",
+        "validate",
+        "--assets",
+        path(&fixture("none")),
+        "--registry",
+        path(&reg),
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("capabilities.yaml"), "{err}");
+}
+
+// ---- filter ---------------------------------------------------------------------------
+
+fn sample_payload() -> TempDir {
+    manifests(&[
+        (
+            "0000_50_console_00_multi.yaml",
+            format!(
+                "# leading comment\n---\n{}---\n{}---\n{}",
+                obj(
+                    "ConfigMap",
+                    "console",
+                    &[PROFILE, "capability.openshift.io/name: Console"]
+                ),
+                obj(
+                    "ConfigMap",
+                    "insights",
+                    &[PROFILE, "capability.openshift.io/name: Console+Insights"]
+                ),
+                obj("ConfigMap", "core", &[PROFILE]),
+            ),
+        ),
+        (
+            "0000_50_misc_01.yaml",
+            [
+                obj(
+                    "ConfigMap",
+                    "hosted",
+                    &[
+                        PROFILE,
+                        "exclude.release.openshift.io/internal-openshift-hosted: \"true\"",
+                    ],
+                ),
+                obj(
+                    "ConfigMap",
+                    "techpreview",
+                    &[
+                        PROFILE,
+                        "release.openshift.io/feature-set: TechPreviewNoUpgrade",
+                    ],
+                ),
+                obj(
+                    "ConfigMap",
+                    "gated",
+                    &[PROFILE, "release.openshift.io/feature-gate: ClusterAPI"],
+                ),
+                obj(
+                    "ConfigMap",
+                    "snc-only",
+                    &["include.release.openshift.io/single-node-developer: \"true\""],
+                ),
+                obj(
+                    "ConfigMap",
+                    "future",
+                    &[PROFILE, "capability.openshift.io/name: FutureCap"],
+                ),
+                obj(
+                    "ConfigMap",
+                    "removed",
+                    &[PROFILE, "release.openshift.io/delete: \"true\""],
+                ),
+            ]
+            .join("---\n"),
+        ),
+        (
+            "0000_90_all_excluded.yaml",
+            obj(
+                "ConfigMap",
+                "x",
+                &[PROFILE, "capability.openshift.io/name: Build"],
+            ),
+        ),
+    ])
+}
+
+#[test]
+fn explain_gives_one_line_per_object_with_its_reason() {
+    let m = sample_payload();
+    let out = ok(&[
+        "capabilities",
+        "filter",
+        "--baseline",
+        "None",
+        "--additional",
+        "Console",
+        "--manifests",
+        path(m.path()),
+        "--exclude",
+        "internal-openshift-hosted",
+        "--explain",
+    ]);
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.contains(&format!("ConfigMap demo/{name}\t")))
+            .unwrap_or_else(|| panic!("{name}: {out}"))
+            .to_string()
+    };
+    assert!(line("console").ends_with("\tincluded"), "{out}");
+    assert!(
+        line("console").starts_with("0000_50_console_00_multi.yaml#1\t"),
+        "{out}"
+    );
+    assert!(
+        line("insights").ends_with("capability not enabled: Insights"),
+        "{out}"
+    );
+    assert!(line("core").ends_with("\tincluded"));
+    assert!(line("hosted").contains("exclude.release.openshift.io/internal-openshift-hosted=true"));
+    assert!(line("techpreview").contains("feature set Default is not in"));
+    assert!(line("gated").contains("feature gate(s) not enabled: ClusterAPI"));
+    assert!(line("snc-only").contains("not in profile"));
+    assert!(line("future").contains("unknown capability: FutureCap"));
+    assert!(line("removed").contains("delete"));
+    assert!(line("x").contains("capability not enabled: Build"));
+    assert_eq!(out.lines().filter(|l| l.contains('\t')).count(), 10);
+    assert!(out.contains("10 object(s) in 3 file(s): 2 included, 1 to delete (not created at install), 7 excluded"), "{out}");
+}
+
+#[test]
+fn feature_set_and_gates_and_profile_flags_change_the_decision() {
+    let m = sample_payload();
+    let out = ok(&[
+        "capabilities",
+        "filter",
+        "--baseline",
+        "None",
+        "--manifests",
+        path(m.path()),
+        "--feature-set",
+        "TechPreviewNoUpgrade",
+        "--profile",
+        "single-node-developer",
+        "--explain",
+    ]);
+    assert!(
+        out.lines()
+            .any(|l| l.contains("demo/snc-only\t") && l.ends_with("included")),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.contains("demo/techpreview\t") && l.contains("not in profile")),
+        "{out}"
+    );
+    let out = ok(&[
+        "capabilities",
+        "filter",
+        "--baseline",
+        "None",
+        "--manifests",
+        path(m.path()),
+        "--feature-gates",
+        "ClusterAPI",
+        "--explain",
+    ]);
+    assert!(
+        out.lines()
+            .any(|l| l.contains("demo/gated\t") && l.ends_with("included")),
+        "{out}"
+    );
+}
+
+#[test]
+fn out_writes_only_included_objects_byte_for_byte() {
+    let m = sample_payload();
+    let out = tempfile::tempdir().unwrap();
+    ok(&[
+        "capabilities",
+        "filter",
+        "--assets",
+        path(&fixture("aws")),
+        "--manifests",
+        path(m.path()),
+        "--out",
+        path(out.path()),
+    ]);
+    // v4.14 + Console: console, insights and core included; Build too.
+    let multi = fs::read_to_string(out.path().join("0000_50_console_00_multi.yaml")).unwrap();
+    let original = fs::read_to_string(m.path().join("0000_50_console_00_multi.yaml")).unwrap();
+    assert_eq!(multi, original, "every object kept: the file is unchanged");
+    let misc = fs::read_to_string(out.path().join("0000_50_misc_01.yaml")).unwrap();
+    // hosted is not excluded without --exclude; gated, techpreview, snc-only, future, removed are out.
+    assert_eq!(
+        misc,
+        obj(
+            "ConfigMap",
+            "hosted",
+            &[
+                PROFILE,
+                "exclude.release.openshift.io/internal-openshift-hosted: \"true\""
+            ]
+        )
+    );
+    assert!(
+        out.path().join("0000_90_all_excluded.yaml").exists(),
+        "Build is in v4.14"
+    );
+    let none = tempfile::tempdir().unwrap();
+    ok(&[
+        "capabilities",
+        "filter",
+        "--baseline",
+        "None",
+        "--manifests",
+        path(m.path()),
+        "--out",
+        path(none.path()),
+    ]);
+    assert!(!none.path().join("0000_90_all_excluded.yaml").exists());
+}
+
+#[test]
+fn bad_annotation_values_exit_2_naming_the_manifest() {
+    for (annotation, value) in [
+        ("release.openshift.io/delete", "\"yes\""),
+        (
+            "include.release.openshift.io/self-managed-high-availability",
+            "\"True\"",
+        ),
+        ("release.openshift.io/feature-set", "Bogus"),
+        ("capability.openshift.io/name", "Console++Insights"),
+    ] {
+        let m = manifests(&[(
+            "0000_10_a_00.yaml",
+            format!(
+                "{}---\n{}",
+                obj("ConfigMap", "fine", &[PROFILE]),
+                obj("ConfigMap", "bad", &[&format!("{annotation}: {value}")])
+            ),
+        )]);
+        let (code, err) = fails(&["capabilities", "filter", "--manifests", path(m.path())]);
+        assert_eq!(code, Some(2), "{annotation}: {err}");
+        assert!(err.contains("0000_10_a_00.yaml"), "{err}");
+        assert!(
+            err.contains(&format!("document 1: metadata.annotations.{annotation}")),
+            "{err}"
+        );
+    }
+    let m = manifests(&[(
+        "a.yaml",
+        obj(
+            "ConfigMap",
+            "a",
+            &["release.openshift.io/feature-set: Nope"],
+        ),
+    )]);
+    let (_, err) = fails(&["capabilities", "filter", "--manifests", path(m.path())]);
+    assert!(
+        err.contains(
+            "valid: CustomNoUpgrade, Default, DevPreviewNoUpgrade, OKD, TechPreviewNoUpgrade"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_flag_values_exit_2() {
+    let m = sample_payload();
+    let (code, err) = fails(&[
+        "capabilities",
+        "filter",
+        "--baseline",
+        "v5",
+        "--manifests",
+        path(m.path()),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("\"v5\""), "{err}");
+    let (code, err) = fails(&[
+        "capabilities",
+        "filter",
+        "--additional",
+        "Nope",
+        "--manifests",
+        path(m.path()),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    let (code, err) = fails(&[
+        "capabilities",
+        "filter",
+        "--feature-set",
+        "Nope",
+        "--manifests",
+        path(m.path()),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--feature-set"), "{err}");
+}
+
+#[test]
+fn a_generated_payload_of_1000_objects_filters_and_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    payload::write(dir.path(), 1000, 7).unwrap();
+    let out = ok(&[
+        "capabilities",
+        "filter",
+        "--baseline",
+        "v4.14",
+        "--manifests",
+        path(dir.path()),
+        "--exclude",
+        "internal-openshift-hosted",
+        "--output",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["objects"].as_array().unwrap().len(), 1000);
+    let (i, d, e) = (
+        v["included"].as_u64().unwrap(),
+        v["delete"].as_u64().unwrap(),
+        v["excluded"].as_u64().unwrap(),
+    );
+    assert_eq!(i + d + e, 1000);
+    assert!(i > 400 && e > 100, "a realistic mix: {i} {d} {e}");
+    // Everything vCurrent includes survives a second filter unchanged.
+    let all = tempfile::tempdir().unwrap();
+    ok(&[
+        "capabilities",
+        "filter",
+        "--manifests",
+        path(dir.path()),
+        "--out",
+        path(all.path()),
+    ]);
+    let again = tempfile::tempdir().unwrap();
+    let out2 = ok(&[
+        "capabilities",
+        "filter",
+        "--manifests",
+        path(all.path()),
+        "--out",
+        path(again.path()),
+        "--output",
+        "json",
+    ]);
+    let v2: Value = serde_json::from_str(&out2).unwrap();
+    assert_eq!(v2["excluded"], 0);
+    assert_eq!(v2["delete"], 0);
+    for entry in fs::read_dir(all.path()).unwrap() {
+        let entry = entry.unwrap();
+        assert_eq!(
+            fs::read(entry.path()).unwrap(),
+            fs::read(again.path().join(entry.file_name())).unwrap()
+        );
+    }
+}
+
+// ---- upgrade --------------------------------------------------------------------------
+
+#[test]
+fn upgrade_keeps_capabilities_of_manifests_applied_before() {
+    let old = manifests(&[("0000_50_a_00.yaml", obj("ConfigMap", "moved", &[PROFILE]))]);
+    let new = manifests(&[(
+        "0000_50_a_00.yaml",
+        [
+            obj(
+                "ConfigMap",
+                "moved",
+                &[PROFILE, "capability.openshift.io/name: Insights"],
+            ),
+            obj(
+                "ConfigMap",
+                "new-in-build",
+                &[PROFILE, "capability.openshift.io/name: Build"],
+            ),
+        ]
+        .join("---\n"),
+    )]);
+    let out = ok(&[
+        "capabilities",
+        "upgrade",
+        "--baseline",
+        "None",
+        "--additional",
+        "Console",
+        "--from",
+        path(old.path()),
+        "--to",
+        path(new.path()),
+    ]);
+    assert!(out.contains("enabled (2): Console, Insights"), "{out}");
+    assert!(out.contains("implicitly enabled: Insights"), "{out}");
+    assert!(out.contains("ImplicitlyEnabledCapabilities=True (CapabilitiesImplicitlyEnabled): The following capabilities could not be disabled: Insights"), "{out}");
+    assert!(out.contains("1 included, 0 to delete, 1 excluded"), "{out}");
+    let same = ok(&[
+        "capabilities",
+        "upgrade",
+        "--baseline",
+        "None",
+        "--additional",
+        "Console",
+        "--from",
+        path(new.path()),
+        "--to",
+        path(new.path()),
+    ]);
+    assert!(
+        same.contains("ImplicitlyEnabledCapabilities=False (AsExpected)"),
+        "{same}"
+    );
+}
+
+// ---- against the local API server -----------------------------------------------------
+
+async fn sim() -> KubeSim {
+    KubeSim::start(KubeSimOptions::default()).await.unwrap()
+}
+
+fn mutations(k: &KubeSim) -> Vec<(String, String)> {
+    k.request_log()
+        .into_iter()
+        .filter(|(m, _)| m != "GET")
+        .collect()
+}
+
+fn cv(k: &KubeSim) -> Value {
+    k.get(
+        "config.openshift.io",
+        "v1",
+        "clusterversions",
+        None,
+        "version",
+    )
+    .expect("ClusterVersion version")
+}
+
+fn condition(cv: &Value) -> Value {
+    cv["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "ImplicitlyEnabledCapabilities")
+        .cloned()
+        .expect("ImplicitlyEnabledCapabilities")
+}
+
+async fn apply(k: &KubeSim, assets: &Path) -> String {
+    let kc = k.kubeconfig_path().to_path_buf();
+    let assets = assets.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        ok(&[
+            "capabilities",
+            "apply",
+            "--assets",
+            path(&assets),
+            "--kubeconfig",
+            path(&kc),
+        ])
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn apply_creates_cluster_version_and_a_rerun_makes_zero_mutating_calls() {
+    let k = sim().await;
+    let out = apply(&k, &fixture("aws")).await;
+    assert!(out.contains("ClusterVersion version: created"), "{out}");
+    let v = cv(&k);
+    assert_eq!(
+        v["spec"]["capabilities"],
+        json!({"baselineCapabilitySet": "v4.14", "additionalEnabledCapabilities": ["marketplace", "Console"]})
+    );
+    assert_eq!(
+        v["status"]["capabilities"]["enabledCapabilities"]
+            .as_array()
+            .unwrap()
+            .len(),
+        12
+    );
+    assert_eq!(
+        v["status"]["capabilities"]["knownCapabilities"]
+            .as_array()
+            .unwrap()
+            .len(),
+        17
+    );
+    let c = condition(&v);
+    assert_eq!(
+        (c["status"].as_str(), c["reason"].as_str()),
+        (Some("False"), Some("AsExpected"))
+    );
+    let managers: Vec<&str> = v["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["manager"].as_str())
+        .collect();
+    assert!(managers.contains(&"bootstrap-agent"), "{managers:?}");
+
+    k.clear_request_log();
+    let out = apply(&k, &fixture("aws")).await;
+    assert!(
+        out.contains("unchanged") && out.contains("0 mutating call(s)"),
+        "{out}"
+    );
+    assert!(mutations(&k).is_empty(), "{:?}", mutations(&k));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn another_writers_spec_fields_and_conditions_survive() {
+    let k = sim().await;
+    k.create(json!({
+        "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+        "metadata": {"name": "version"},
+        "spec": {"channel": "stable-4.18", "clusterID": "0f1e2d3c-0000-4000-8000-000000000001",
+                 "capabilities": {"baselineCapabilitySet": "None"}},
+        "status": {"conditions": [{"type": "Available", "status": "True", "reason": "AsExpected",
+                                   "message": "Done", "lastTransitionTime": "2026-01-01T00:00:00Z"}]},
+    }))
+    .unwrap();
+    let out = apply(&k, &fixture("aws")).await;
+    assert!(out.contains("spec.capabilities applied"), "{out}");
+    let v = cv(&k);
+    assert_eq!(v["spec"]["channel"], "stable-4.18");
+    assert_eq!(
+        v["spec"]["clusterID"],
+        "0f1e2d3c-0000-4000-8000-000000000001"
+    );
+    assert_eq!(v["spec"]["capabilities"]["baselineCapabilitySet"], "v4.14");
+    let types: Vec<&str> = v["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["type"].as_str())
+        .collect();
+    assert_eq!(types, ["Available", "ImplicitlyEnabledCapabilities"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn disabling_an_enabled_capability_is_refused_and_reported() {
+    let k = sim().await;
+    k.create(json!({
+        "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+        "metadata": {"name": "version"},
+        "spec": {"capabilities": {"baselineCapabilitySet": "vCurrent"}},
+        "status": {"capabilities": {"enabledCapabilities": ["Ingress", "CloudCredential", "Console"]}},
+    }))
+    .unwrap();
+    let out = apply(&k, &fixture("aws")).await;
+    assert!(out.contains("ImplicitlyEnabledCapabilities=True (CapabilitiesImplicitlyEnabled): The following capabilities could not be disabled: CloudCredential, Ingress"), "{out}");
+    let v = cv(&k);
+    let c = condition(&v);
+    assert_eq!(c["status"], "True");
+    assert_eq!(c["reason"], "CapabilitiesImplicitlyEnabled");
+    let enabled: Vec<&str> = v["status"]["capabilities"]["enabledCapabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        enabled.contains(&"Ingress") && enabled.contains(&"CloudCredential") && enabled.len() == 14
+    );
+    k.clear_request_log();
+    apply(&k, &fixture("aws")).await;
+    assert!(mutations(&k).is_empty(), "{:?}", mutations(&k));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn update_deletes_in_reverse_run_level_order_and_warns_when_an_object_reappears() {
+    let k = sim().await;
+    let cm = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "demo"}, "data": {"k": "v"}})
+    };
+    k.create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}}))
+        .unwrap();
+    k.create(cm("early")).unwrap();
+    k.create(cm("late")).unwrap();
+    let delete = "release.openshift.io/delete: \"true\"";
+    let old = manifests(&[("0000_10_a_00.yaml", obj("ConfigMap", "early", &[PROFILE]))]);
+    let new = manifests(&[
+        (
+            "0000_10_a_00.yaml",
+            obj("ConfigMap", "early", &[PROFILE, delete]),
+        ),
+        (
+            "0000_50_b_00.yaml",
+            obj("ConfigMap", "late", &[PROFILE, delete]),
+        ),
+        (
+            "0000_60_c_00.yaml",
+            obj("ConfigMap", "never-existed", &[PROFILE, delete]),
+        ),
+    ]);
+    let state = tempfile::tempdir().unwrap();
+    let run = |k: &KubeSim| {
+        let args: Vec<String> = [
+            "capabilities",
+            "upgrade",
+            "--from",
+            path(old.path()),
+            "--to",
+            path(new.path()),
+            "--kubeconfig",
+            path(k.kubeconfig_path()),
+            "--state-dir",
+            path(state.path()),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                ok(&args)
+            })
+            .await
+            .unwrap()
+        }
+    };
+    k.clear_request_log();
+    let out = run(&k).await;
+    let deletes: Vec<&str> = out.lines().filter(|l| l.starts_with("delete ")).collect();
+    assert_eq!(deletes.len(), 3, "{out}");
+    assert!(
+        deletes[0].contains("never-existed") && deletes[0].ends_with("AlreadyAbsent"),
+        "{out}"
+    );
+    assert!(
+        deletes[1].contains("demo/late") && deletes[1].ends_with("Verified"),
+        "{out}"
+    );
+    assert!(
+        deletes[2].contains("demo/early") && deletes[2].ends_with("Verified"),
+        "{out}"
+    );
+    assert!(out.contains("deletes: 3 requested, 3 verified"), "{out}");
+    let order: Vec<String> = mutations(&k)
+        .into_iter()
+        .map(|(m, p)| format!("{m} {p}"))
+        .collect();
+    assert_eq!(order.len(), 2, "{order:?}");
+    assert!(
+        order[0].starts_with("DELETE") && order[0].contains("/late"),
+        "{order:?}"
+    );
+    assert!(order[1].contains("/early"), "{order:?}");
+    assert!(
+        k.get("", "v1", "configmaps", Some("demo"), "late")
+            .is_none()
+    );
+
+    k.create(cm("late")).unwrap();
+    let out = run(&k).await;
+    assert!(
+        out.lines()
+            .any(|l| l.contains("demo/late") && l.contains("reappeared")),
+        "{out}"
+    );
+    assert!(
+        k.get("", "v1", "configmaps", Some("demo"), "late")
+            .is_none()
+    );
+}
+
+// ---- properties -----------------------------------------------------------------------
+
+mod props {
+    use bootstrap_agent::capabilities::inclusion::{Annotations, Context, decide};
+    use bootstrap_agent::capabilities::manifests::{ManifestFile, from_files, split_documents};
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    fn key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("release.openshift.io/delete".to_string()),
+            Just("release.openshift.io/feature-set".to_string()),
+            Just("release.openshift.io/feature-gate".to_string()),
+            Just("capability.openshift.io/name".to_string()),
+            "include\\.release\\.openshift\\.io/[a-z-]{0,12}",
+            "exclude\\.release\\.openshift\\.io/[a-z-]{0,12}",
+            ".{0,20}",
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![Just("true".to_string()), "[A-Za-z+, ]{0,24}", ".{0,24}",]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn annotation_parsing_and_decisions_never_panic(
+            pairs in proptest::collection::btree_map(key(), value(), 0..8)
+        ) {
+            let fs = vec!["Default".to_string(), "TechPreviewNoUpgrade".to_string()];
+            let pairs: BTreeMap<String, String> = pairs;
+            if let Ok(a) = Annotations::parse(&pairs, &fs) {
+                let ctx = Context {
+                    profile: "self-managed-high-availability".into(),
+                    feature_set: "Default".into(),
+                    gates: Default::default(),
+                    exclude: vec!["internal-openshift-hosted".into()],
+                    enabled: ["Console".to_string()].into(),
+                    known: ["Console".to_string(), "Insights".to_string()].into(),
+                };
+                let _ = decide(&a, &ctx).to_string();
+                if let Some(caps) = &a.capabilities {
+                    prop_assert!(caps.iter().all(|c| !c.is_empty() && !c.contains('+')));
+                }
+            }
+        }
+
+        #[test]
+        fn document_ranges_are_in_bounds_ordered_and_never_panic(text in "(---\n|\\.\\.\\.\n|--- x\n|[a-z: \"#\n-]{0,12}){0,20}") {
+            let mut last = 0;
+            for r in split_documents(&text) {
+                prop_assert!(r.start <= r.end && r.end <= text.len() && r.start >= last);
+                prop_assert!(text.is_char_boundary(r.start) && text.is_char_boundary(r.end));
+                last = r.end;
+            }
+        }
+
+        #[test]
+        fn parsing_arbitrary_files_never_panics(text in "\\PC{0,200}") {
+            let _ = from_files(Path::new("m"), vec![ManifestFile { name: "f.yaml".into(), text }], &[]);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cluster_id_from_the_installer_manifest_is_sent_but_never_fights_a_different_one() {
+    let assets = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("aws"), assets.path());
+    fs::write(
+        assets.path().join("manifests/cvo-overrides.yaml"),
+        "apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nmetadata:\n  name: version\n  namespace: openshift-cluster-version\nspec:\n  channel: stable-4.18\n  clusterID: 11111111-2222-4333-8444-555555555555\n",
+    )
+    .unwrap();
+    let k = sim().await;
+    apply(&k, assets.path()).await;
+    let v = cv(&k);
+    assert_eq!(
+        v["spec"]["clusterID"],
+        "11111111-2222-4333-8444-555555555555"
+    );
+    assert!(
+        v["spec"].get("channel").is_none(),
+        "only clusterID is taken over"
+    );
+    k.clear_request_log();
+    apply(&k, assets.path()).await;
+    assert!(mutations(&k).is_empty(), "{:?}", mutations(&k));
+
+    let other = sim().await;
+    other
+        .create(json!({
+            "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+            "metadata": {"name": "version"},
+            "spec": {"clusterID": "99999999-0000-4000-8000-000000000000"},
+        }))
+        .unwrap();
+    apply(&other, assets.path()).await;
+    let v = cv(&other);
+    assert_eq!(
+        v["spec"]["clusterID"],
+        "99999999-0000-4000-8000-000000000000"
+    );
+    assert_eq!(v["spec"]["capabilities"]["baselineCapabilitySet"], "v4.14");
+    other.clear_request_log();
+    apply(&other, assets.path()).await;
+    assert!(mutations(&other).is_empty(), "{:?}", mutations(&other));
+
+    fs::write(
+        assets.path().join("manifests/cvo-overrides.yaml"),
+        "spec:\n  clusterID: 42\n",
+    )
+    .unwrap();
+    let (code, err) = fails(&[
+        "capabilities",
+        "apply",
+        "--assets",
+        path(assets.path()),
+        "--kubeconfig",
+        path(other.kubeconfig_path()),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("cvo-overrides.yaml: spec.clusterID"), "{err}");
+}
