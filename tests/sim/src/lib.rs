@@ -3,7 +3,9 @@
 //! counting, fault-injecting HTTP proxy in front of them.
 
 pub mod aws;
+pub mod azure;
 pub mod emulator;
+pub mod gcp;
 pub mod kube;
 pub mod proxy;
 pub mod venv;

@@ -1,12 +1,18 @@
-//! `bootstrap-sim demo aws`: the README's main job. Starts moto + ministack and the local
-//! Kubernetes API server (with its simulated service controller), builds the AWS world from
-//! the example assets, then runs the real agent binary: `plan`, the whole `run` (reserve, seed
-//! DNS, hand over, apply the Services, gate, remove the bootstrap IP), `plan` again (nothing
-//! left to do) and `status`; it stops everything at the end.
+//! `bootstrap-sim demo <aws|gcp|azure>`: the README's main job. Starts the cloud's local peers
+//! (AWS: moto + ministack; GCP and Azure: the faithful fakes of this crate), each behind a
+//! counting proxy, and the local Kubernetes API server with its simulated service controller.
+//! Then it runs the real agent binary on the example assets: `plan`, the whole `run` (reserve,
+//! seed DNS, set capabilities, hand over, apply the Services, gate, remove the bootstrap IP),
+//! `plan` again (nothing left to do) and `status`, and stops everything at the end.
 
 use anyhow::{Context, Result, bail};
-use bootstrap_sim::AwsPeers;
+use bootstrap_sim::{AwsPeers, azure::AzurePeers, gcp::GcpPeers};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
+
+const USAGE: &str = "usage: bootstrap-sim demo <aws|gcp|azure>   plan, run, plan, status against local peers\n       \
+                     bootstrap-sim venv                   install the emulators into target/sim-venv\n\
+                     (build the agent first: cargo build --all-features --workspace --bins)";
 
 #[tokio::main]
 async fn main() {
@@ -24,64 +30,111 @@ async fn run() -> Result<()> {
         .collect::<Vec<_>>()
         .as_slice()
     {
-        ["demo", "aws"] => {
+        ["demo", cloud] => {
             let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-            demo_aws().await
+            demo(cloud).await
         }
         ["venv"] => {
             let venv = bootstrap_sim::venv::ensure()?;
             println!("{}", venv.display());
             Ok(())
         }
-        _ => bail!(
-            "usage: bootstrap-sim demo aws   run plan, run, plan, status against moto + ministack + a local API server\n       \
-             bootstrap-sim venv       install the emulators into target/sim-venv\n\
-             (build the agent first: cargo build --features aws --workspace --bins)"
-        ),
+        _ => bail!("{USAGE}"),
+    }
+}
+
+/// The cloud side of the demo.
+enum Peers {
+    Aws(AwsPeers),
+    Gcp(GcpPeers),
+    Azure(AzurePeers),
+}
+
+impl Peers {
+    fn agent_env(&self) -> Vec<(String, String)> {
+        match self {
+            Peers::Aws(p) => p.agent_env(),
+            Peers::Gcp(p) => p.agent_env(),
+            Peers::Azure(p) => p.agent_env(),
+        }
+    }
+
+    fn mutating_calls(&self) -> usize {
+        match self {
+            Peers::Aws(p) => p.mutating_calls().len(),
+            Peers::Gcp(p) => p.mutating_calls().len(),
+            Peers::Azure(p) => p.mutating_calls().len(),
+        }
+    }
+
+    async fn inspect(&self) -> Result<Value> {
+        match self {
+            Peers::Aws(p) => p.inspect().await,
+            Peers::Gcp(p) => Ok(p.inspect()),
+            Peers::Azure(p) => p.inspect().await,
+        }
     }
 }
 
 fn agent_binary() -> Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    let agent = exe.with_file_name("bootstrap-agent");
+    let agent = std::env::current_exe()?.with_file_name("bootstrap-agent");
     if !agent.exists() {
         bail!(
-            "{} not found; build it first: cargo build --features aws --workspace --bins",
+            "{} not found; build it first: cargo build --all-features --workspace --bins",
             agent.display()
         );
     }
     Ok(agent)
 }
 
-async fn demo_aws() -> Result<()> {
+async fn demo(cloud: &str) -> Result<()> {
     let agent = agent_binary()?;
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let work = bootstrap_sim::venv::target_dir().join("demo-aws");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/assets")
+        .join(cloud);
+    let work = bootstrap_sim::venv::target_dir().join(format!("demo-{cloud}"));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
-    let assets = work.join("assets");
     let state = work.join("state");
 
-    println!(
-        "# starting moto (EC2), ministack (Route53) and the local Kubernetes API server on loopback"
-    );
-    let peers = AwsPeers::start().await?;
+    let (peers, assets) = match cloud {
+        "aws" => {
+            println!("# starting moto (EC2) and ministack (Route53) on loopback");
+            let peers = AwsPeers::start().await?;
+            let assets = work.join("assets");
+            let world = peers.setup_world(&fixture, &assets).await?;
+            println!("# world: {world}");
+            println!(
+                "# assets: {} (the example assets with moto's subnet ids)",
+                assets.display()
+            );
+            (Peers::Aws(peers), assets)
+        }
+        "gcp" => {
+            println!(
+                "# starting the local GCP fake (compute.v1 addresses + operations, dns.v1) on loopback"
+            );
+            (Peers::Gcp(bootstrap_sim::gcp::demo_peers().await?), fixture)
+        }
+        "azure" => {
+            println!(
+                "# starting the local Azure fake (ARM network, DNS, Private DNS, token endpoint) on loopback"
+            );
+            (
+                Peers::Azure(bootstrap_sim::azure::demo_peers().await?),
+                fixture,
+            )
+        }
+        other => bail!("unknown cloud {other:?}\n{USAGE}"),
+    };
+    println!("# starting the local Kubernetes API server");
     let kube = bootstrap_sim::kube::KubeSim::start(Default::default()).await?;
     println!("# kubeconfig: {}", kube.kubeconfig_path().display());
-    let world = peers
-        .setup_world(&repo.join("tests/fixtures/assets/aws"), &assets)
-        .await?;
-    println!("# world: {world}");
-    println!(
-        "# assets: {} (tests/fixtures/assets/aws with moto's subnet ids)",
-        assets.display()
-    );
 
-    let steps: &[&[&str]] = &[&["plan"], &["run"], &["plan"], &["status"]];
-    for step in steps {
+    for step in [&["plan"][..], &["run"], &["plan"], &["status"]] {
         println!("\n$ bootstrap-agent {}", step.join(" "));
         let mut cmd = tokio::process::Command::new(&agent);
-        cmd.args(*step)
+        cmd.args(step)
             .arg("--state-dir")
             .arg(&state)
             .envs(peers.agent_env());
@@ -102,11 +155,11 @@ async fn demo_aws() -> Result<()> {
         }
     }
     println!(
-        "\n# mutating AWS calls made by the agent: {}",
-        peers.mutating_calls().len()
+        "\n# mutating {cloud} calls made by the agent: {}",
+        peers.mutating_calls()
     );
     println!(
-        "# what exists now (boto3's view):\n{}",
+        "# what exists now (seen by the peers):\n{}",
         serde_json::to_string_pretty(&peers.inspect().await?)?
     );
     Ok(())

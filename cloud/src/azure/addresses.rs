@@ -1,0 +1,408 @@
+//! Public IPs (Standard SKU, static, one per family) and the private IP recorded as a tag on
+//! the cluster resource group (see the module docs of `azure` for why).
+
+use super::arm::ArmClient;
+use super::{AzureSettings, NETWORK_API, RESERVATION_TAG, TAGS_API, cluster_tag, rg_path};
+use crate::{
+    AddressProvider, CloudError, ErrorKind, IpFamily, Reservation, ReservationKey, ReserveRequest,
+    Scope,
+};
+use async_trait::async_trait;
+use reqwest::Method;
+use serde_json::{Value, json};
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How many addresses from the top of the subnet are probed before taking Azure's suggestions.
+const PROBES: u32 = 16;
+
+pub struct AzureAddresses {
+    arm: Arc<ArmClient>,
+    settings: AzureSettings,
+}
+
+impl AzureAddresses {
+    pub fn new(arm: Arc<ArmClient>, settings: &AzureSettings) -> Self {
+        Self {
+            arm,
+            settings: settings.clone(),
+        }
+    }
+
+    fn public_ips_path(&self) -> String {
+        format!(
+            "{}/providers/Microsoft.Network/publicIPAddresses",
+            rg_path(&self.settings, &self.settings.resource_group)
+        )
+    }
+
+    fn tags_path(&self) -> String {
+        format!(
+            "{}/providers/Microsoft.Resources/tags/default",
+            rg_path(&self.settings, &self.settings.resource_group)
+        )
+    }
+
+    fn vnet_path(&self) -> String {
+        format!(
+            "{}/providers/Microsoft.Network/virtualNetworks/{}",
+            rg_path(&self.settings, &self.settings.network_resource_group),
+            self.settings.virtual_network
+        )
+    }
+
+    /// The prefix of the private tag names: `<infra-id>-rsvd-`.
+    fn private_tag_prefix(&self) -> String {
+        format!("{}-rsvd-", self.settings.infra_id)
+    }
+
+    fn is_ours(&self, resource: &Value) -> bool {
+        resource["tags"][cluster_tag(&self.settings.infra_id)] == "owned"
+            && resource["tags"][RESERVATION_TAG].is_string()
+    }
+
+    /// A public IP of ours as a Reservation; waits while it is still being provisioned.
+    async fn public_reservation(
+        &self,
+        resource: &Value,
+    ) -> Result<Option<Reservation>, CloudError> {
+        let mut resource = resource.clone();
+        let mut delay = Duration::from_millis(250);
+        for _ in 0..40 {
+            match resource["properties"]["provisioningState"].as_str() {
+                Some("Updating" | "Creating") => {
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(5));
+                    let Some(id) = resource["id"].as_str() else {
+                        return Ok(None);
+                    };
+                    let url = self.arm.url(id, NETWORK_API, &[])?;
+                    match self.arm.get_optional("GetPublicIPAddress", url).await? {
+                        Some(r) => resource = r,
+                        None => return Ok(None),
+                    }
+                }
+                Some("Deleting") => return Ok(None),
+                _ => break,
+            }
+        }
+        let key = resource["tags"][RESERVATION_TAG]
+            .as_str()
+            .and_then(ReservationKey::parse);
+        let ip = resource["properties"]["ipAddress"]
+            .as_str()
+            .and_then(|s| s.parse::<IpAddr>().ok());
+        let id = resource["id"].as_str().unwrap_or_default().to_string();
+        match (
+            key,
+            ip,
+            resource["properties"]["provisioningState"].as_str(),
+        ) {
+            (Some(key), Some(ip), Some("Succeeded") | None) => Ok(Some(Reservation {
+                key,
+                id,
+                name: resource["name"].as_str().unwrap_or_default().to_string(),
+                ip,
+            })),
+            (_, _, state) => {
+                // Failed, or tagged by hand without an address: not a usable reservation. The
+                // planner reserves again, and the PUT by name re-provisions this very resource.
+                tracing::warn!(%id, ?state, "owned public IP without a usable address; ignored");
+                Ok(None)
+            }
+        }
+    }
+
+    async fn reserve_public(&self, request: &ReserveRequest) -> Result<Reservation, CloudError> {
+        let path = format!("{}/{}", self.public_ips_path(), request.name);
+        let url = self.arm.url(&path, NETWORK_API, &[])?;
+        // The name is the idempotency key (PUT is create-or-update). Never take over a public
+        // IP of that name that is not ours.
+        if let Some(existing) = self
+            .arm
+            .get_optional("GetPublicIPAddress", url.clone())
+            .await?
+            && !self.is_ours(&existing)
+        {
+            return Err(CloudError::fatal(
+                "CreateOrUpdatePublicIPAddress",
+                format!(
+                    "public IP {} exists and is not tagged as this cluster's; refusing to change it",
+                    request.name
+                ),
+            ));
+        }
+        let version = match request.key.family {
+            IpFamily::Ipv4 => "IPv4",
+            IpFamily::Ipv6 => "IPv6",
+        };
+        let body = json!({
+            "location": self.settings.region,
+            "sku": {"name": "Standard", "tier": "Regional"},
+            "tags": {
+                cluster_tag(&self.settings.infra_id): "owned",
+                RESERVATION_TAG: request.key.to_string(),
+            },
+            "properties": {
+                "publicIPAllocationMethod": "Static",
+                "publicIPAddressVersion": version,
+            },
+        });
+        let resource = self
+            .arm
+            .long_running(
+                "CreateOrUpdatePublicIPAddress",
+                Method::PUT,
+                url,
+                Some(&body),
+            )
+            .await?
+            .ok_or_else(|| {
+                CloudError::fatal("CreateOrUpdatePublicIPAddress", "no resource after the PUT")
+            })?;
+        self.public_reservation(&resource).await?.ok_or_else(|| {
+            CloudError::new(
+                ErrorKind::Transient,
+                "CreateOrUpdatePublicIPAddress",
+                format!("{} has no address yet", request.name),
+            )
+        })
+    }
+
+    async fn rg_tags(&self) -> Result<serde_json::Map<String, Value>, CloudError> {
+        let url = self.arm.url(&self.tags_path(), TAGS_API, &[])?;
+        let body = self.arm.get_optional("GetTagsAtScope", url).await?;
+        Ok(body
+            .and_then(|b| b["properties"]["tags"].as_object().cloned())
+            .unwrap_or_default())
+    }
+
+    async fn patch_tag(&self, operation: &str, name: &str, ip: IpAddr) -> Result<(), CloudError> {
+        let url = self.arm.url(&self.tags_path(), TAGS_API, &[])?;
+        let body = json!({
+            "operation": operation,
+            "properties": {"tags": {name: ip.to_string()}},
+        });
+        self.arm
+            .long_running("UpdateTagsAtScope", Method::PATCH, url, Some(&body))
+            .await
+            .map(|_| ())
+    }
+
+    /// A free address of the compute subnet, probing from the top down.
+    async fn free_private_ip(&self) -> Result<Ipv4Addr, CloudError> {
+        let op = "CheckIPAddressAvailability";
+        let subnet_url = self.arm.url(
+            &format!(
+                "{}/subnets/{}",
+                self.vnet_path(),
+                self.settings.compute_subnet
+            ),
+            NETWORK_API,
+            &[],
+        )?;
+        let subnet = self
+            .arm
+            .get_optional("GetSubnet", subnet_url)
+            .await?
+            .ok_or_else(|| {
+                CloudError::new(
+                    ErrorKind::NotFound,
+                    "GetSubnet",
+                    format!(
+                        "subnet {} of {} in {} not found",
+                        self.settings.compute_subnet,
+                        self.settings.virtual_network,
+                        self.settings.network_resource_group
+                    ),
+                )
+            })?;
+        let prefix = subnet["properties"]["addressPrefix"]
+            .as_str()
+            .or_else(|| {
+                subnet["properties"]["addressPrefixes"]
+                    .as_array()
+                    .and_then(|a| {
+                        a.iter()
+                            .filter_map(Value::as_str)
+                            .find(|p| !p.contains(':'))
+                    })
+            })
+            .ok_or_else(|| CloudError::fatal("GetSubnet", "subnet without an IPv4 prefix"))?;
+        let (network, len) = parse_v4_prefix(prefix)
+            .ok_or_else(|| CloudError::fatal("GetSubnet", format!("bad prefix {prefix}")))?;
+        let check_url = format!("{}/CheckIPAddressAvailability", self.vnet_path());
+        let mut suggestions: Vec<Ipv4Addr> = Vec::new();
+        for candidate in candidates(network, len).into_iter().take(PROBES as usize) {
+            let url = self.arm.url(
+                &check_url,
+                NETWORK_API,
+                &[("ipAddress", &candidate.to_string())],
+            )?;
+            let answer = self.arm.send(op, Method::GET, url, &[], None).await?.body;
+            if answer["available"] == true {
+                return Ok(candidate);
+            }
+            if suggestions.is_empty()
+                && let Some(list) = answer["availableIPAddresses"].as_array()
+            {
+                suggestions = list
+                    .iter()
+                    .filter_map(|v| v.as_str()?.parse().ok())
+                    .collect();
+            }
+        }
+        suggestions.into_iter().next().ok_or_else(|| {
+            CloudError::fatal(
+                op,
+                format!(
+                    "no free address in {prefix} ({})",
+                    self.settings.compute_subnet
+                ),
+            )
+        })
+    }
+}
+
+/// `a.b.c.d/len` -> (network, len).
+fn parse_v4_prefix(prefix: &str) -> Option<(Ipv4Addr, u32)> {
+    let (addr, len) = prefix.split_once('/')?;
+    let addr: Ipv4Addr = addr.parse().ok()?;
+    let len: u32 = len.parse().ok()?;
+    if len > 29 {
+        return None;
+    }
+    let mask = u32::MAX.checked_shl(32 - len).unwrap_or(0);
+    Some((Ipv4Addr::from(u32::from(addr) & mask), len))
+}
+
+/// Usable addresses from the top down: Azure keeps the first four and the last of a subnet.
+fn candidates(network: Ipv4Addr, len: u32) -> Vec<Ipv4Addr> {
+    let base = u32::from(network);
+    let size = 1u32 << (32 - len);
+    (4..size - 1)
+        .rev()
+        .take(PROBES as usize)
+        .map(|offset| Ipv4Addr::from(base + offset))
+        .collect()
+}
+
+#[async_trait]
+impl AddressProvider for AzureAddresses {
+    async fn observe(&self) -> Result<Vec<Reservation>, CloudError> {
+        let url = self.arm.url(&self.public_ips_path(), NETWORK_API, &[])?;
+        let mut found = Vec::new();
+        for resource in self.arm.list("ListPublicIPAddresses", url).await? {
+            if self.is_ours(&resource)
+                && let Some(r) = self.public_reservation(&resource).await?
+            {
+                found.push(r);
+            }
+        }
+        let prefix = self.private_tag_prefix();
+        let rg_id = format!(
+            "/{}",
+            rg_path(&self.settings, &self.settings.resource_group)
+        );
+        for (name, value) in self.rg_tags().await? {
+            let Some(purpose) = name.strip_prefix(&prefix) else {
+                continue;
+            };
+            let key = ReservationKey::parse(purpose).filter(|k| k.scope == Scope::Private);
+            let ip = value.as_str().and_then(|s| s.parse::<IpAddr>().ok());
+            match (key, ip) {
+                (Some(key), Some(ip)) => found.push(Reservation {
+                    key,
+                    id: format!("{rg_id}/tags/{name}"),
+                    name,
+                    ip,
+                }),
+                _ => {
+                    tracing::warn!(tag = %name, "resource-group tag looks like ours but does not parse; ignored")
+                }
+            }
+        }
+        found.sort();
+        Ok(found)
+    }
+
+    async fn reserve(&self, request: &ReserveRequest) -> Result<Reservation, CloudError> {
+        match request.key.scope {
+            Scope::Public => self.reserve_public(request).await,
+            Scope::Private => {
+                if request.key.family != IpFamily::Ipv4 {
+                    return Err(CloudError::fatal(
+                        "CheckIPAddressAvailability",
+                        "only a private IPv4 is reserved on Azure",
+                    ));
+                }
+                let ip = IpAddr::V4(self.free_private_ip().await?);
+                self.patch_tag("Merge", &request.name, ip).await?;
+                Ok(Reservation {
+                    key: request.key.clone(),
+                    id: format!(
+                        "/{}/tags/{}",
+                        rg_path(&self.settings, &self.settings.resource_group),
+                        request.name
+                    ),
+                    name: request.name.clone(),
+                    ip,
+                })
+            }
+        }
+    }
+
+    async fn release(&self, reservation: &Reservation) -> Result<(), CloudError> {
+        let result = match reservation.key.scope {
+            Scope::Public => {
+                let url = self.arm.url(&reservation.id, NETWORK_API, &[])?;
+                self.arm
+                    .long_running("DeletePublicIPAddress", Method::DELETE, url, None)
+                    .await
+                    .map(|_| ())
+            }
+            Scope::Private => {
+                self.patch_tag("Delete", &reservation.name, reservation.ip)
+                    .await
+            }
+        };
+        match result {
+            Err(e) if e.kind == ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_start_at_the_top_and_skip_azures_reserved_addresses() {
+        let (net, len) = parse_v4_prefix("10.0.1.0/24").unwrap();
+        let c = candidates(net, len);
+        assert_eq!(c[0], Ipv4Addr::new(10, 0, 1, 254));
+        assert_eq!(c.len(), PROBES as usize);
+        let (net, len) = parse_v4_prefix("10.0.1.0/29").unwrap();
+        let c = candidates(net, len);
+        assert_eq!(
+            c,
+            vec![
+                Ipv4Addr::new(10, 0, 1, 6),
+                Ipv4Addr::new(10, 0, 1, 5),
+                Ipv4Addr::new(10, 0, 1, 4)
+            ]
+        );
+    }
+
+    #[test]
+    fn prefixes_are_normalized_and_tiny_subnets_refused() {
+        assert_eq!(
+            parse_v4_prefix("10.0.1.7/24"),
+            Some((Ipv4Addr::new(10, 0, 1, 0), 24))
+        );
+        assert_eq!(parse_v4_prefix("10.0.1.0/30"), None);
+        assert_eq!(parse_v4_prefix("nope"), None);
+    }
+}

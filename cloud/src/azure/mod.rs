@@ -1,0 +1,170 @@
+//! Azure: Standard public IPs (Microsoft.Network/publicIPAddresses), a private IP chosen free in
+//! the compute subnet, Azure DNS (public zone) and Azure Private DNS record sets, all through
+//! one small typed ARM client ([`arm`]).
+//!
+//! Ownership tags. Azure tag names cannot contain `/` (nor `<>%&\?`), so the Kubernetes
+//! convention `kubernetes.io/cluster/<infra-id>` becomes `kubernetes.io_cluster.<infra-id>`
+//! (what the OpenShift installer and the Azure cloud provider write) and our purpose tag
+//! `bootstrap-agent.openshift.io/reservation` becomes `bootstrap-agent.openshift.io_reservation`.
+//!
+//! The private IP. Azure has no standalone private-IP resource: an internal Standard load
+//! balancer takes any free address of the subnet named in the Service. The agent picks a free
+//! address with `virtualNetworks/{vnet}/CheckIPAddressAvailability` (from the top of the
+//! compute subnet down, away from the low addresses Azure hands to new NICs) and records it as
+//! a tag on the cluster resource group: name `<infra-id>-rsvd-private-ipv4`, value the IP,
+//! written with the Tags API (`Microsoft.Resources/tags/default`, operation `Merge`, so other
+//! tags are never rewritten) and released with operation `Delete` of exactly that name/value.
+//! `observe()` reads it back from there after any restart, and a tag name is unique, so a
+//! crash can never leave two private reservations. The tag records the choice; it does not
+//! stop another NIC from taking the address before the Service does (nothing in Azure can).
+//!
+//! Endpoints and credentials: `BOOTSTRAP_AGENT_AZURE_ARM_ENDPOINT` (default
+//! `https://management.azure.com`), `BOOTSTRAP_AGENT_AZURE_AUTHORITY_HOST` (default
+//! `https://login.microsoftonline.com`; azure_identity requires https),
+//! `BOOTSTRAP_AGENT_AZURE_CA_FILE` (extra PEM roots, e.g. a local fake's CA). Credentials come
+//! from the installer's creds secret, else `AZURE_CLIENT_ID`, `AZURE_CLIENT_SECRET`,
+//! `AZURE_TENANT_ID`, `AZURE_SUBSCRIPTION_ID`.
+
+mod addresses;
+pub mod arm;
+mod dns;
+
+pub use addresses::AzureAddresses;
+pub use dns::AzureDns;
+
+use crate::CloudError;
+use arm::ArmClient;
+use azure_core::cloud::{CloudConfiguration, CustomConfiguration};
+use azure_core::credentials::Secret;
+use azure_core::http::{ClientOptions, Transport};
+use azure_identity::{ClientSecretCredential, ClientSecretCredentialOptions};
+use std::fmt;
+use std::sync::Arc;
+use url::Url;
+
+/// Tag (name) marking what we own; value `owned`.
+pub fn cluster_tag(infra_id: &str) -> String {
+    format!("kubernetes.io_cluster.{infra_id}")
+}
+
+/// Tag naming the reservation's purpose (its `ReservationKey` text form).
+pub const RESERVATION_TAG: &str = "bootstrap-agent.openshift.io_reservation";
+
+pub const NETWORK_API: &str = "2024-05-01";
+pub const DNS_API: &str = "2018-05-01";
+pub const PRIVATE_DNS_API: &str = "2020-06-01";
+pub const TAGS_API: &str = "2021-04-01";
+
+pub const ARM_ENDPOINT_ENV: &str = "BOOTSTRAP_AGENT_AZURE_ARM_ENDPOINT";
+pub const AUTHORITY_HOST_ENV: &str = "BOOTSTRAP_AGENT_AZURE_AUTHORITY_HOST";
+pub const CA_FILE_ENV: &str = "BOOTSTRAP_AGENT_AZURE_CA_FILE";
+
+/// A service principal with a client secret. Debug never shows the secret.
+#[derive(Clone)]
+pub struct ClientSecret {
+    pub tenant_id: String,
+    pub client_id: String,
+    pub client_secret: String,
+}
+
+impl fmt::Debug for ClientSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientSecret")
+            .field("tenant_id", &self.tenant_id)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"<redacted>")
+            .finish()
+    }
+}
+
+/// What the Azure providers need.
+#[derive(Debug, Clone)]
+pub struct AzureSettings {
+    pub subscription_id: String,
+    pub infra_id: String,
+    pub region: String,
+    /// Cluster resource group: public IPs, the private DNS zone, the private-IP record tag.
+    pub resource_group: String,
+    /// The public DNS zone's resource group.
+    pub base_domain_resource_group: String,
+    pub network_resource_group: String,
+    pub virtual_network: String,
+    pub compute_subnet: String,
+    pub credential: ClientSecret,
+    pub arm_endpoint: String,
+    pub authority_host: String,
+    /// Extra trusted roots (PEM), for a private endpoint or a local fake.
+    pub ca_pem: Option<Vec<u8>>,
+}
+
+impl AzureSettings {
+    /// Endpoint settings from the environment (see the module docs).
+    pub fn endpoints_from_env() -> Result<(String, String, Option<Vec<u8>>), CloudError> {
+        let arm = std::env::var(ARM_ENDPOINT_ENV)
+            .unwrap_or_else(|_| "https://management.azure.com".to_string());
+        let authority = std::env::var(AUTHORITY_HOST_ENV)
+            .unwrap_or_else(|_| "https://login.microsoftonline.com".to_string());
+        let ca = match std::env::var_os(CA_FILE_ENV) {
+            Some(path) => Some(std::fs::read(&path).map_err(|e| {
+                CloudError::fatal(
+                    "azure",
+                    format!("{CA_FILE_ENV}={}: {e}", path.to_string_lossy()),
+                )
+            })?),
+            None => None,
+        };
+        Ok((arm, authority, ca))
+    }
+}
+
+/// The ARM client both providers share.
+pub fn connect(settings: &AzureSettings) -> Result<Arc<ArmClient>, CloudError> {
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none());
+    if let Some(pem) = &settings.ca_pem {
+        let certs = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| CloudError::fatal("azure", format!("{CA_FILE_ENV}: {e}")))?;
+        builder = builder.tls_certs_merge(certs);
+    }
+    let http = builder
+        .build()
+        .map_err(|e| CloudError::fatal("azure", format!("cannot build the HTTP client: {e}")))?;
+    let mut custom = CustomConfiguration::default();
+    custom.authority_host = settings.authority_host.trim_end_matches('/').to_string();
+    let options = ClientSecretCredentialOptions {
+        client_options: ClientOptions {
+            cloud: Some(Arc::new(CloudConfiguration::Custom(custom))),
+            transport: Some(Transport::new(Arc::new(http.clone()))),
+            ..Default::default()
+        },
+    };
+    let credential = ClientSecretCredential::new(
+        &settings.credential.tenant_id,
+        settings.credential.client_id.clone(),
+        Secret::new(settings.credential.client_secret.clone()),
+        Some(options),
+    )
+    .map_err(|e| CloudError::fatal("azure", format!("client secret credential: {e}")))?;
+    let mut base = Url::parse(&settings.arm_endpoint).map_err(|e| {
+        CloudError::fatal(
+            "azure",
+            format!("ARM endpoint {}: {e}", settings.arm_endpoint),
+        )
+    })?;
+    if !base.path().ends_with('/') {
+        let path = format!("{}/", base.path());
+        base.set_path(&path);
+    }
+    // The token's audience is the public cloud's ARM, whatever endpoint carries the calls.
+    let scope = "https://management.azure.com/.default".to_string();
+    Ok(Arc::new(ArmClient::new(http, base, credential, scope)))
+}
+
+/// `/subscriptions/<sub>/resourceGroups/<rg>`.
+pub(crate) fn rg_path(settings: &AzureSettings, rg: &str) -> String {
+    format!(
+        "subscriptions/{}/resourceGroups/{rg}",
+        settings.subscription_id
+    )
+}

@@ -1,0 +1,270 @@
+//! Regional static addresses: one EXTERNAL (the public API) and one INTERNAL with purpose
+//! `SHARED_LOADBALANCER_VIP` in the control-plane subnetwork (API-INT and MCS share it). GCE can
+//! reserve an internal IP by itself, so there is no placeholder and no hand-over on GCP.
+//!
+//! Inserts carry a `requestId` derived from the planner's token, and every mutation waits for
+//! its regional Operation (polled with GET, so polling is not counted as a mutation).
+
+use super::{GcpSettings, RESERVATION_LABEL, classify, cluster_label, label_text, request_id};
+use crate::{AddressProvider, CloudError, ErrorKind, Reservation, ReservationKey, ReserveRequest};
+use crate::{IpFamily, Scope};
+use async_trait::async_trait;
+use google_cloud_compute_v1::client::Addresses;
+use google_cloud_compute_v1::model::{Address, Operation, address, operation};
+use google_cloud_gax::paginator::ItemPaginator;
+use std::net::IpAddr;
+use std::time::Duration;
+
+pub struct GceAddresses {
+    client: Addresses,
+    project: String,
+    region: String,
+    subnetwork: String,
+    cluster_label: String,
+}
+
+impl GceAddresses {
+    pub async fn new(settings: &GcpSettings) -> Result<Self, CloudError> {
+        let endpoint = settings.compute_endpoint.as_deref();
+        let mut builder = Addresses::builder()
+            .with_credentials(super::credentials_for(settings, endpoint)?)
+            .with_retry_policy(super::retry_policy());
+        if let Some(endpoint) = endpoint {
+            builder = builder.with_endpoint(endpoint);
+        }
+        let client = builder.build().await.map_err(|e| {
+            CloudError::fatal("compute client", format!("cannot build the client: {e}"))
+        })?;
+        Ok(Self {
+            client,
+            project: settings.project.clone(),
+            region: settings.region.clone(),
+            subnetwork: settings.subnetwork_url(),
+            cluster_label: cluster_label(&settings.infra_id),
+        })
+    }
+
+    /// Compute's list filter: both ownership labels must be present.
+    fn owned_filter(&self) -> String {
+        format!(
+            "(labels.{} = \"owned\") (labels.{RESERVATION_LABEL}:*)",
+            self.cluster_label
+        )
+    }
+
+    fn is_ours(&self, a: &Address) -> bool {
+        a.labels.get(&self.cluster_label).map(String::as_str) == Some("owned")
+            && a.labels.contains_key(RESERVATION_LABEL)
+    }
+
+    /// Polls the regional operation until DONE, then turns an operation error into ours.
+    async fn wait(&self, what: &str, mut op: Operation) -> Result<Operation, CloudError> {
+        let mut delay = Duration::from_millis(100);
+        loop {
+            if op.status == Some(operation::Status::Done) {
+                return match &op.error {
+                    Some(error) if !error.errors.is_empty() => Err(operation_error(what, &op)),
+                    _ => Ok(op),
+                };
+            }
+            let name = op.name.clone().ok_or_else(|| {
+                CloudError::fatal(what, "operation without a name cannot be awaited")
+            })?;
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(2));
+            op = self
+                .client
+                .get_operation()
+                .set_project(&self.project)
+                .set_region(&self.region)
+                .set_operation(name)
+                .send()
+                .await
+                .map_err(|e| classify("regionOperations.get", e))?;
+        }
+    }
+
+    async fn get(&self, name: &str) -> Result<Address, CloudError> {
+        self.client
+            .get()
+            .set_project(&self.project)
+            .set_region(&self.region)
+            .set_address(name)
+            .send()
+            .await
+            .map_err(|e| classify("addresses.get", e))
+    }
+}
+
+fn operation_error(what: &str, op: &Operation) -> CloudError {
+    let errors = op
+        .error
+        .as_ref()
+        .map(|e| e.errors.as_slice())
+        .unwrap_or(&[]);
+    let codes: Vec<&str> = errors.iter().filter_map(|e| e.code.as_deref()).collect();
+    let message = errors
+        .iter()
+        .map(|e| {
+            format!(
+                "{}: {}",
+                e.code.as_deref().unwrap_or("ERROR"),
+                e.message.as_deref().unwrap_or("")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let kind = if codes.contains(&"RESOURCE_ALREADY_EXISTS") || codes.contains(&"IP_IN_USE") {
+        ErrorKind::Conflict
+    } else if codes.iter().any(|c| c.contains("NOT_FOUND")) {
+        ErrorKind::NotFound
+    } else if codes
+        .iter()
+        .any(|c| c.contains("RATE_LIMIT") || c.contains("QUOTA_EXCEEDED_TRANSIENT"))
+    {
+        ErrorKind::Transient
+    } else {
+        ErrorKind::Fatal
+    };
+    CloudError::new(kind, what, message)
+}
+
+/// A Reservation from what GCE returned; an owned address without a readable purpose or IP
+/// (still RESERVING, or not in a shape we wrote) is skipped with a warning.
+fn reservation(a: &Address) -> Option<Reservation> {
+    let name = a.name.clone()?;
+    let key = a
+        .labels
+        .get(RESERVATION_LABEL)
+        .and_then(|v| ReservationKey::parse(v));
+    let ip = a.address.as_deref().and_then(|s| s.parse::<IpAddr>().ok());
+    match (key, ip) {
+        (Some(key), Some(ip)) => Some(Reservation {
+            key,
+            id: name.clone(),
+            name,
+            ip,
+        }),
+        _ => {
+            tracing::warn!(%name, "owned address without a readable reservation label or IP; ignored");
+            None
+        }
+    }
+}
+
+#[async_trait]
+impl AddressProvider for GceAddresses {
+    async fn observe(&self) -> Result<Vec<Reservation>, CloudError> {
+        let mut items = self
+            .client
+            .list()
+            .set_project(&self.project)
+            .set_region(&self.region)
+            .set_filter(self.owned_filter())
+            .by_item();
+        let mut found = Vec::new();
+        while let Some(item) = items.next().await {
+            let a = item.map_err(|e| classify("addresses.list", e))?;
+            // The filter is the server's; ownership is checked here again, in one place.
+            if self.is_ours(&a) {
+                found.extend(reservation(&a));
+            }
+        }
+        found.sort();
+        Ok(found)
+    }
+
+    async fn reserve(&self, request: &ReserveRequest) -> Result<Reservation, CloudError> {
+        if request.key.placement.is_some() || request.key.family != IpFamily::Ipv4 {
+            return Err(CloudError::fatal(
+                "addresses.insert",
+                format!(
+                    "GCP reserves one regional IPv4 address per scope, not {}",
+                    request.key
+                ),
+            ));
+        }
+        let mut body = Address::new()
+            .set_name(&request.name)
+            .set_description(format!(
+                "bootstrap-agent: the API load balancer's {} address, claimed by a LoadBalancer Service",
+                request.key.scope
+            ))
+            .set_ip_version(address::IpVersion::Ipv4)
+            .set_labels([
+                (self.cluster_label.clone(), "owned".to_string()),
+                (
+                    RESERVATION_LABEL.to_string(),
+                    label_text(&request.key.to_string()),
+                ),
+            ]);
+        body = match request.key.scope {
+            Scope::Public => body.set_address_type(address::AddressType::External),
+            Scope::Private => body
+                .set_address_type(address::AddressType::Internal)
+                .set_purpose(address::Purpose::SharedLoadbalancerVip)
+                .set_subnetwork(&self.subnetwork),
+        };
+        let sent = self
+            .client
+            .insert()
+            .set_project(&self.project)
+            .set_region(&self.region)
+            .set_request_id(request_id(&request.token))
+            .set_body(body)
+            .send()
+            .await
+            .map_err(|e| classify("addresses.insert", e));
+        let outcome = match sent {
+            Ok(op) => self.wait("addresses.insert", op).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(()) => {}
+            // The name exists: ours from a lost earlier attempt is fine, anything else is not.
+            Err(e) if e.kind == ErrorKind::Conflict => {
+                let existing = self.get(&request.name).await?;
+                if !self.is_ours(&existing) {
+                    return Err(CloudError::fatal(
+                        "addresses.insert",
+                        format!(
+                            "address {} exists and is not labelled as ours: {}",
+                            request.name, e.message
+                        ),
+                    ));
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        let created = self.get(&request.name).await?;
+        reservation(&created).ok_or_else(|| {
+            CloudError::fatal(
+                "addresses.get",
+                format!("address {} has no IP or reservation label", request.name),
+            )
+        })
+    }
+
+    async fn release(&self, reservation: &Reservation) -> Result<(), CloudError> {
+        // No requestId: a delete is idempotent by itself (404 = already gone), and a reused id
+        // could return the operation of an earlier address with the same name.
+        let sent = self
+            .client
+            .delete()
+            .set_project(&self.project)
+            .set_region(&self.region)
+            .set_address(&reservation.id)
+            .send()
+            .await
+            .map_err(|e| classify("addresses.delete", e));
+        let result = match sent {
+            Ok(op) => self.wait("addresses.delete", op).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        match result {
+            // Already gone (a crash after the call, before the journal): done.
+            Err(e) if e.kind == ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Cloud DNS record sets. A write is one Change: `deletions` hold the record set exactly as
+//! read (name, type, ttl, rrdatas) and `additions` the new one. Cloud DNS applies a Change
+//! atomically and rejects it when a deletion does not match what exists (412
+//! `conditionNotMet`), an addition already exists (409 `alreadyExists`) or a deleted set is gone
+//! (404): all three mean "changed since we read it" and map to `ErrorKind::Conflict`, so the
+//! shared compare-and-swap in `crate::dns` re-reads and retries.
+
+use super::{GcpSettings, classify};
+use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, Zone, ZoneRef};
+use async_trait::async_trait;
+use google_cloud_dns_v1::client::{Changes, ManagedZones, ResourceRecordSets};
+use google_cloud_dns_v1::model::{Change, ResourceRecordSet, change, managed_zone};
+use google_cloud_gax::paginator::ItemPaginator;
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+use std::time::Duration;
+
+pub struct CloudDns {
+    zones: ManagedZones,
+    rrsets: ResourceRecordSets,
+    changes: Changes,
+    project: String,
+}
+
+macro_rules! build_client {
+    ($client:ty, $settings:expr) => {{
+        let endpoint = $settings.dns_endpoint.as_deref();
+        let mut builder = <$client>::builder()
+            .with_credentials(super::credentials_for($settings, endpoint)?)
+            .with_retry_policy(super::retry_policy());
+        if let Some(endpoint) = endpoint {
+            builder = builder.with_endpoint(endpoint);
+        }
+        builder
+            .build()
+            .await
+            .map_err(|e| CloudError::fatal("dns client", format!("cannot build the client: {e}")))?
+    }};
+}
+
+impl CloudDns {
+    pub async fn new(settings: &GcpSettings) -> Result<Self, CloudError> {
+        Ok(Self {
+            zones: build_client!(ManagedZones, settings),
+            rrsets: build_client!(ResourceRecordSets, settings),
+            changes: build_client!(Changes, settings),
+            project: settings.project.clone(),
+        })
+    }
+
+    /// Changes are usually applied at once; a pending one is polled with GET until done.
+    async fn wait_done(&self, zone: &Zone, mut done: Change) -> Result<(), CloudError> {
+        let mut delay = Duration::from_millis(100);
+        for _ in 0..40 {
+            if done.status != Some(change::Status::Pending) {
+                return Ok(());
+            }
+            let id = done
+                .id
+                .clone()
+                .ok_or_else(|| CloudError::fatal("changes.get", "pending change without an id"))?;
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(5));
+            done = self
+                .changes
+                .get()
+                .set_project(&self.project)
+                .set_managed_zone(&zone.id)
+                .set_change_id(id)
+                .send()
+                .await
+                .map_err(|e| classify("changes.get", e))?;
+        }
+        Err(CloudError::new(
+            ErrorKind::Transient,
+            "changes.get",
+            "change still pending",
+        ))
+    }
+}
+
+fn fqdn(name: &str) -> String {
+    format!("{}.", name.trim_end_matches('.'))
+}
+
+fn normalize(name: &str) -> String {
+    name.trim_end_matches('.').to_ascii_lowercase()
+}
+
+fn rrset(key: &RecordKey, ttl: u32, values: &BTreeSet<IpAddr>) -> ResourceRecordSet {
+    ResourceRecordSet::new()
+        .set_name(fqdn(&key.name))
+        .set_type(key.rtype.to_string())
+        .set_ttl(i32::try_from(ttl).unwrap_or(i32::MAX))
+        .set_rrdatas(values.iter().map(IpAddr::to_string))
+}
+
+#[async_trait]
+impl DnsProvider for CloudDns {
+    async fn find_zone(&self, zone: &ZoneRef) -> Result<Zone, CloudError> {
+        if let Some(id) = &zone.id {
+            return Ok(Zone {
+                reference: zone.clone(),
+                id: id.clone(),
+            });
+        }
+        let mut items = self
+            .zones
+            .list()
+            .set_project(&self.project)
+            .set_dns_name(fqdn(&zone.domain))
+            .by_item();
+        let mut matches = Vec::new();
+        while let Some(item) = items.next().await {
+            let z = item.map_err(|e| classify("managedZones.list", e))?;
+            let private = z.visibility == Some(managed_zone::Visibility::Private);
+            let same_name = z
+                .dns_name
+                .as_deref()
+                .is_some_and(|n| normalize(n) == normalize(&zone.domain));
+            if same_name && private == zone.private {
+                matches.extend(z.name.clone());
+            }
+        }
+        match matches.as_slice() {
+            [name] => Ok(Zone {
+                reference: zone.clone(),
+                id: name.clone(),
+            }),
+            [] => Err(CloudError::new(
+                ErrorKind::NotFound,
+                "managedZones.list",
+                format!("no {zone} in Cloud DNS project {}", self.project),
+            )),
+            many => Err(CloudError::fatal(
+                "managedZones.list",
+                format!(
+                    "{} managed zones match {zone} ({})",
+                    many.len(),
+                    many.join(", ")
+                ),
+            )),
+        }
+    }
+
+    async fn read(&self, zone: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
+        let mut items = self
+            .rrsets
+            .list()
+            .set_project(&self.project)
+            .set_managed_zone(&zone.id)
+            .set_name(fqdn(&key.name))
+            .set_type(key.rtype.to_string())
+            .by_item();
+        let mut found = None;
+        while let Some(item) = items.next().await {
+            let set = item.map_err(|e| classify("resourceRecordSets.list", e))?;
+            let same = set
+                .name
+                .as_deref()
+                .is_some_and(|n| normalize(n) == normalize(&key.name))
+                && set.r#type.as_deref() == Some(&key.rtype.to_string());
+            if same {
+                found = Some(set);
+            }
+        }
+        let Some(set) = found else {
+            return Ok(None);
+        };
+        if set.routing_policy.is_some() {
+            return Err(CloudError::fatal(
+                "resourceRecordSets.list",
+                format!(
+                    "{key} in {} has a routing policy; round-robin values cannot be added to it",
+                    zone.reference
+                ),
+            ));
+        }
+        let mut values = BTreeSet::new();
+        for data in &set.rrdatas {
+            let ip = data.parse::<IpAddr>().map_err(|_| {
+                CloudError::fatal(
+                    "resourceRecordSets.list",
+                    format!("{key} holds a value that is not an IP address: {data}"),
+                )
+            })?;
+            values.insert(ip);
+        }
+        let ttl = set.ttl.and_then(|t| u32::try_from(t).ok()).unwrap_or(300);
+        Ok(Some(RecordSet {
+            ttl,
+            values,
+            version: None,
+        }))
+    }
+
+    async fn write(
+        &self,
+        zone: &Zone,
+        key: &RecordKey,
+        current: Option<&RecordSet>,
+        values: &BTreeSet<IpAddr>,
+        ttl: u32,
+    ) -> Result<(), CloudError> {
+        let mut body = Change::new();
+        if let Some(old) = current {
+            body = body.set_deletions([rrset(key, old.ttl, &old.values)]);
+        }
+        if !values.is_empty() {
+            body = body.set_additions([rrset(key, ttl, values)]);
+        }
+        let created = self
+            .changes
+            .create()
+            .set_project(&self.project)
+            .set_managed_zone(&zone.id)
+            .set_body(body)
+            .send()
+            .await
+            .map_err(|e| {
+                let mut err = classify("changes.create", e);
+                // A 404 naming a deletion means the set we read is gone: someone changed it.
+                if err.kind == ErrorKind::NotFound && err.message.contains("deletions") {
+                    err.kind = ErrorKind::Conflict;
+                }
+                err
+            })?;
+        self.wait_done(zone, created).await
+    }
+}

@@ -1,0 +1,239 @@
+//! GCP: regional static addresses through Compute Engine, record sets through Cloud DNS, with
+//! the official `google-cloud-compute-v1` and `google-cloud-dns-v1` clients.
+//!
+//! - **Ownership** is carried by labels (GCP has no tags with `/` or `.` in keys): every
+//!   address we create has `kubernetes-io-cluster-<infra-id>: owned` (the label the installer
+//!   and the GCP cloud provider use) and `bootstrap-agent-reservation: <scope>-<family>` (the
+//!   `ReservationKey` text form; GCP reservations have no placement, so it is always a valid
+//!   label value). Label keys and values are lowercase `[a-z0-9_-]`, at most 63 characters;
+//!   [`label_text`] maps anything else to `_` and truncates.
+//! - **Idempotency:** `addresses.insert` takes a `requestId` that must be a UUID. It is derived
+//!   from the planner's token with UUID v5 ([`request_id`]), so a retry or a resume after a
+//!   crash sends the same id and GCE answers with the same operation instead of a second
+//!   address.
+//! - **Endpoints and credentials:** the service account key from the installer's creds secret,
+//!   else Application Default Credentials. [`COMPUTE_ENDPOINT_ENV`] and [`DNS_ENDPOINT_ENV`]
+//!   override the endpoints (for the local fakes); an override that is a plain `http://` URL
+//!   gets anonymous credentials, because a token must never be sent in clear text and the
+//!   fakes do not check it.
+
+mod addresses;
+mod dns;
+
+pub use addresses::GceAddresses;
+pub use dns::CloudDns;
+
+use crate::{CloudError, ErrorKind};
+use google_cloud_auth::credentials::{self, Credentials};
+use google_cloud_gax::error::Error as GaxError;
+use google_cloud_gax::retry_policy::{Aip194Strict, RetryPolicyExt};
+use std::fmt;
+
+/// Overrides the Compute Engine endpoint (default `https://compute.googleapis.com`).
+pub const COMPUTE_ENDPOINT_ENV: &str = "BOOTSTRAP_AGENT_GCP_COMPUTE_ENDPOINT";
+/// Overrides the Cloud DNS endpoint (default `https://dns.googleapis.com`).
+pub const DNS_ENDPOINT_ENV: &str = "BOOTSTRAP_AGENT_GCP_DNS_ENDPOINT";
+
+/// Label key naming the reservation's purpose (`public-ipv4`, `private-ipv4`).
+pub const RESERVATION_LABEL: &str = "bootstrap-agent-reservation";
+
+/// Label key marking what we own; value `owned`.
+pub fn cluster_label(infra_id: &str) -> String {
+    label_text(&format!("kubernetes-io-cluster-{infra_id}"))
+}
+
+/// A GCP label key or value: lowercase letters, digits, `_` and `-`, at most 63 characters.
+/// Anything else becomes `_` (infra ids are already lowercase `[a-z0-9-]`, so in practice the
+/// mapping is the identity).
+pub fn label_text(text: &str) -> String {
+    text.chars()
+        .map(|c| c.to_ascii_lowercase())
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(63)
+        .collect()
+}
+
+/// The `requestId` for a reservation token: a UUID (GCE rejects anything else), the same for
+/// the same token on every run, different for different tokens.
+pub fn request_id(token: &str) -> String {
+    const NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6b1d_3f0e_8a52_4c1b_9e07_5d2f_a4c8_b310);
+    uuid::Uuid::new_v5(&NAMESPACE, token.as_bytes()).to_string()
+}
+
+/// How the clients authenticate. Debug never shows the key.
+#[derive(Clone, Default)]
+pub enum GcpCredentials {
+    /// Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud, metadata).
+    #[default]
+    Default,
+    /// The service account key JSON from the installer's `gcp-credentials` secret.
+    ServiceAccount(String),
+}
+
+impl fmt::Debug for GcpCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            GcpCredentials::Default => "GcpCredentials::Default",
+            GcpCredentials::ServiceAccount(_) => "GcpCredentials::ServiceAccount(<redacted>)",
+        })
+    }
+}
+
+/// What the GCP providers need to connect.
+#[derive(Debug, Clone)]
+pub struct GcpSettings {
+    pub project: String,
+    pub region: String,
+    /// The control-plane subnetwork's name (internal addresses are taken from its range).
+    pub subnetwork: String,
+    pub infra_id: String,
+    pub credentials: GcpCredentials,
+    pub compute_endpoint: Option<String>,
+    pub dns_endpoint: Option<String>,
+}
+
+impl GcpSettings {
+    /// Reads the endpoint overrides from the environment.
+    pub fn with_env_endpoints(mut self) -> Self {
+        let read = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        self.compute_endpoint = read(COMPUTE_ENDPOINT_ENV);
+        self.dns_endpoint = read(DNS_ENDPOINT_ENV);
+        self
+    }
+
+    /// The subnetwork's URL as GCE expects it in `Address.subnetwork`.
+    pub fn subnetwork_url(&self) -> String {
+        format!(
+            "projects/{}/regions/{}/subnetworks/{}",
+            self.project, self.region, self.subnetwork
+        )
+    }
+}
+
+/// The credentials for one endpoint: anonymous for a plain-HTTP override (a local fake),
+/// else the service account key or ADC.
+pub(crate) fn credentials_for(
+    settings: &GcpSettings,
+    endpoint: Option<&str>,
+) -> Result<Credentials, CloudError> {
+    if endpoint.is_some_and(|e| e.starts_with("http://")) {
+        return Ok(credentials::anonymous::Builder::new().build());
+    }
+    match &settings.credentials {
+        GcpCredentials::Default => credentials::Builder::default().build().map_err(|e| {
+            CloudError::fatal(
+                "credentials",
+                format!("no Application Default Credentials: {e}"),
+            )
+        }),
+        GcpCredentials::ServiceAccount(json) => {
+            // The parse error of serde_json never quotes the input, so the key cannot leak.
+            let key: serde_json::Value = serde_json::from_str(json).map_err(|e| {
+                CloudError::fatal(
+                    "credentials",
+                    format!("service_account.json is not JSON: {e}"),
+                )
+            })?;
+            credentials::service_account::Builder::new(key)
+                .build()
+                .map_err(|_| {
+                    CloudError::fatal(
+                        "credentials",
+                        "service_account.json is not a valid service account key",
+                    )
+                })
+        }
+    }
+}
+
+/// The SDK's retry policy: AIP-194 (retry UNAVAILABLE), at most 5 attempts. The runner retries
+/// our transient errors on top, re-observing each time.
+pub(crate) fn retry_policy() -> impl google_cloud_gax::retry_policy::RetryPolicy {
+    Aip194Strict.with_attempt_limit(5)
+}
+
+/// Google's reason (`errors[0].reason`, e.g. `conditionNotMet`, `alreadyExists`) from the
+/// error envelope, when the payload has one.
+pub(crate) fn reason(err: &GaxError) -> Option<String> {
+    let payload = err.http_payload()?;
+    let body: serde_json::Value = serde_json::from_slice(payload).ok()?;
+    body["error"]["errors"][0]["reason"]
+        .as_str()
+        .map(str::to_string)
+}
+
+/// Maps a client error to ours from the HTTP status, Google's status and message only (never
+/// the request, which carries the bearer token).
+pub(crate) fn classify(operation: &str, err: GaxError) -> CloudError {
+    let http = err.http_status_code();
+    let kind = if err.is_timeout() || err.is_io() || err.is_connect() || err.is_transport() {
+        ErrorKind::Transient
+    } else {
+        match http {
+            Some(404) => ErrorKind::NotFound,
+            Some(409) | Some(412) => ErrorKind::Conflict,
+            Some(429) | Some(500..=599) => ErrorKind::Transient,
+            _ => match err.status().map(|s| s.code) {
+                Some(google_cloud_gax::error::rpc::Code::NotFound) => ErrorKind::NotFound,
+                Some(
+                    google_cloud_gax::error::rpc::Code::Unavailable
+                    | google_cloud_gax::error::rpc::Code::ResourceExhausted
+                    | google_cloud_gax::error::rpc::Code::DeadlineExceeded,
+                ) => ErrorKind::Transient,
+                _ => ErrorKind::Fatal,
+            },
+        }
+    };
+    let message = match (err.status(), reason(&err)) {
+        (Some(status), Some(reason)) => format!("{reason}: {}", status.message),
+        (Some(status), None) => format!("{}: {}", status.code, status.message),
+        (None, _) if err.is_timeout() => "timed out".to_string(),
+        (None, _) if err.is_connect() || err.is_io() => "connection failed".to_string(),
+        (None, _) => match http {
+            Some(code) => format!("HTTP {code}"),
+            None => "request failed".to_string(),
+        },
+    };
+    CloudError::new(kind, operation, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_are_uuids_stable_per_token_and_distinct_per_token() {
+        let a = request_id("mycluster-7xk2p-pub4-g1");
+        assert_eq!(a, request_id("mycluster-7xk2p-pub4-g1"));
+        assert_ne!(a, request_id("mycluster-7xk2p-pub4-g2"));
+        assert_ne!(a, request_id("mycluster-7xk2p-prv4-g1"));
+        let parsed = uuid::Uuid::parse_str(&a).unwrap();
+        assert_eq!(parsed.get_version_num(), 5);
+    }
+
+    #[test]
+    fn labels_are_valid_gcp_labels() {
+        assert_eq!(
+            cluster_label("mycluster-7xk2p"),
+            "kubernetes-io-cluster-mycluster-7xk2p"
+        );
+        let long = cluster_label(&"A.b".repeat(40));
+        assert_eq!(long.len(), 63);
+        assert!(
+            long.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        );
+    }
+
+    #[test]
+    fn debug_never_shows_the_key() {
+        let creds = GcpCredentials::ServiceAccount("{\"private_key\":\"s3cret\"}".into());
+        assert!(!format!("{creds:?}").contains("s3cret"));
+    }
+}

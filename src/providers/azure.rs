@@ -1,0 +1,61 @@
+//! Azure: public IPs, the private-IP record, Azure DNS and Private DNS through one ARM client.
+
+use super::Providers;
+use crate::assets::{AzureSpec, ClusterSpec, Credentials};
+use anyhow::{Context, Result};
+use bootstrap_cloud::azure;
+
+pub async fn providers(spec: &ClusterSpec, platform: &AzureSpec) -> Result<Providers> {
+    let (subscription_id, credential) = match &spec.credentials {
+        Credentials::AzureClientSecret {
+            subscription_id,
+            tenant_id,
+            client_id,
+            client_secret,
+        } => (
+            subscription_id.clone(),
+            azure::ClientSecret {
+                tenant_id: tenant_id.clone(),
+                client_id: client_id.clone(),
+                client_secret: client_secret.clone(),
+            },
+        ),
+        _ => {
+            let var = |name: &str| {
+                std::env::var(name).with_context(|| {
+                    format!(
+                        "no Azure credentials: the assets have no azure-credentials secret and {name} is not set"
+                    )
+                })
+            };
+            (
+                var("AZURE_SUBSCRIPTION_ID")?,
+                azure::ClientSecret {
+                    tenant_id: var("AZURE_TENANT_ID")?,
+                    client_id: var("AZURE_CLIENT_ID")?,
+                    client_secret: var("AZURE_CLIENT_SECRET")?,
+                },
+            )
+        }
+    };
+    let (arm_endpoint, authority_host, ca_pem) = azure::AzureSettings::endpoints_from_env()?;
+    let settings = azure::AzureSettings {
+        subscription_id,
+        infra_id: spec.infra_id.clone(),
+        region: platform.region.clone(),
+        resource_group: platform.resource_group.clone(),
+        base_domain_resource_group: platform.base_domain_resource_group.clone(),
+        network_resource_group: platform.network_resource_group.clone(),
+        virtual_network: platform.virtual_network.clone(),
+        compute_subnet: platform.compute_subnet.clone(),
+        credential,
+        arm_endpoint,
+        authority_host,
+        ca_pem,
+    };
+    let arm = azure::connect(&settings)?;
+    Ok(Providers {
+        addresses: Box::new(azure::AzureAddresses::new(arm.clone(), &settings)),
+        dns: Box::new(azure::AzureDns::new(arm, &settings)),
+    })
+}

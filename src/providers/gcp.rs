@@ -1,0 +1,33 @@
+//! GCP: Compute Engine regional addresses and Cloud DNS, from one set of settings.
+//!
+//! Credentials: the service account key from the installer's creds secret, else Application
+//! Default Credentials. `BOOTSTRAP_AGENT_GCP_COMPUTE_ENDPOINT` and
+//! `BOOTSTRAP_AGENT_GCP_DNS_ENDPOINT` override the endpoints (a plain `http://` override is
+//! called without credentials: that is how the local fakes are reached).
+
+use super::Providers;
+use crate::assets::{ClusterSpec, Credentials, GcpSpec};
+use anyhow::Result;
+use bootstrap_cloud::gcp;
+
+pub async fn providers(spec: &ClusterSpec, platform: &GcpSpec) -> Result<Providers> {
+    let settings = gcp::GcpSettings {
+        project: platform.project.clone(),
+        region: platform.region.clone(),
+        subnetwork: platform.control_plane_subnet.clone(),
+        infra_id: spec.infra_id.clone(),
+        credentials: match &spec.credentials {
+            Credentials::GcpServiceAccount { json } => {
+                gcp::GcpCredentials::ServiceAccount(json.clone())
+            }
+            _ => gcp::GcpCredentials::Default,
+        },
+        compute_endpoint: None,
+        dns_endpoint: None,
+    }
+    .with_env_endpoints();
+    Ok(Providers {
+        addresses: Box::new(gcp::GceAddresses::new(&settings).await?),
+        dns: Box::new(gcp::CloudDns::new(&settings).await?),
+    })
+}

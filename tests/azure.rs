@@ -1,0 +1,481 @@
+//! The Azure vertical against the local ARM fake (`bootstrap_sim::azure`): public IPs, the
+//! private-IP record, Azure DNS and Private DNS with ETags, behind a counting proxy that can
+//! also freeze the agent between two mutations. The same suite as tests/aws.rs, plus `run`
+//! end to end with the local Kubernetes API server.
+#![cfg(feature = "azure")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "common/azure.rs"]
+mod azure_harness;
+
+use azure_harness::*;
+use bootstrap_sim::Hold;
+use bootstrap_sim::azure::AzureSimOptions;
+use bootstrap_sim::kube::{KubeSim, KubeSimOptions};
+use serde_json::Value;
+use std::time::Duration;
+
+const PIP: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/publicIPAddresses/mycluster-7xk2p-rsvd-public-ipv4";
+const PIP6: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/publicIPAddresses/mycluster-7xk2p-rsvd-public-ipv6";
+const TAGS: &str =
+    "PATCH resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Resources/tags/default";
+const PRIVATE_API: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/A/api";
+const PRIVATE_API_INT: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/A/api-int";
+const PUBLIC_API: &str =
+    "PUT resourceGroups/dns-rg/providers/Microsoft.Network/dnsZones/example.com/A/api.mycluster";
+const PUBLIC_API_AAAA: &str =
+    "PUT resourceGroups/dns-rg/providers/Microsoft.Network/dnsZones/example.com/AAAA/api.mycluster";
+
+fn sorted(list: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+    v.sort();
+    v
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fresh_reserve_and_seed_create_exactly_the_planned_resources_and_records() {
+    let h = Harness::new("azure").await;
+    let plan: Value =
+        serde_json::from_slice(&h.run(&["plan", "--output", "json"]).await.stdout).unwrap();
+    assert_eq!(plan["changes"].as_array().unwrap().len(), 5, "{plan:#}");
+    assert!(
+        h.calls().is_empty(),
+        "plan must not mutate: {:?}",
+        h.calls()
+    );
+
+    h.bootstrap().await;
+    h.world().await.assert_seeded(false, &[]);
+    assert_eq!(
+        h.calls(),
+        sorted(&[PIP, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API]),
+        "fresh Azure bootstrap: 1 public IP, 1 private-IP record, 3 record sets"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn second_run_after_success_makes_zero_mutating_calls() {
+    let h = Harness::new("azure").await;
+    h.bootstrap().await;
+    h.peers.reset_counts();
+    h.bootstrap().await;
+    assert_eq!(h.calls(), Vec::<String>::new());
+    let plan = h.run(&["plan"]).await;
+    assert!(String::from_utf8_lossy(&plan.stdout).contains("no changes"));
+    assert!(h.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn another_writers_value_survives_seed_and_teardown() {
+    let h = Harness::new("azure").await;
+    h.peers
+        .sim
+        .write_record(true, "api.mycluster.example.com", &[OTHER_WRITER])
+        .unwrap();
+    h.bootstrap().await;
+    let world = h.world().await;
+    let api = world.record("private", API);
+    assert!(api.contains(&OTHER_WRITER.to_string()));
+    assert_eq!(api.len(), 3, "other + bootstrap + private IP: {api:?}");
+
+    h.run(&["dns", "teardown"]).await;
+    let world = h.world().await;
+    assert_eq!(
+        world.record("private", API),
+        sorted(&[EXPECTED_PRIVATE_IP, OTHER_WRITER]),
+        "only the bootstrap IP is removed"
+    );
+
+    h.run(&["teardown", "--all"]).await;
+    let world = h.world().await;
+    assert_eq!(world.record("private", API), vec![OTHER_WRITER.to_string()]);
+    assert!(
+        world.record("private", API_INT).is_empty(),
+        "a set holding only our values is deleted"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rival_write_between_read_and_write_is_retried_through_the_etag() {
+    // A rival writes right before each of our next two record writes: the fake answers 412
+    // to our If-None-Match / If-Match, and the agent re-reads and keeps the rival's values.
+    let h = Harness::new("azure").await;
+    h.run(&["reserve"]).await;
+    h.peers.reset_counts();
+    let rivals = ["192.0.2.7", "192.0.2.8"];
+    h.peers
+        .sim
+        .race_record_writes(&rivals.map(|s| s.parse().unwrap()));
+    h.run(&["dns", "seed"]).await;
+    let world = h.world().await;
+    let mut all: Vec<String> = [("private", API), ("private", API_INT), ("public", API)]
+        .iter()
+        .flat_map(|(z, n)| world.record(z, n))
+        .filter(|ip| rivals.contains(&ip.as_str()))
+        .collect();
+    all.sort();
+    assert_eq!(all, sorted(&rivals), "both rival values survived");
+    for (zone, name) in [("private", API), ("private", API_INT)] {
+        let got = world.record(zone, name);
+        assert!(
+            got.contains(&EXPECTED_PRIVATE_IP.to_string()),
+            "{name}: {got:?}"
+        );
+        assert!(got.contains(&BOOTSTRAP_IP.to_string()), "{name}: {got:?}");
+    }
+    assert_eq!(
+        h.calls().len(),
+        5,
+        "3 writes + 2 lost races: {:?}",
+        h.calls()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dns_teardown_removes_only_the_bootstrap_ip() {
+    let h = Harness::new("azure").await;
+    h.bootstrap().await;
+    let before = h.world().await;
+    h.peers.reset_counts();
+    h.run(&["dns", "teardown"]).await;
+    let after = h.world().await;
+    for name in [API, API_INT] {
+        let expected: Vec<String> = before
+            .record("private", name)
+            .into_iter()
+            .filter(|ip| ip != BOOTSTRAP_IP)
+            .collect();
+        assert_eq!(after.record("private", name), expected);
+    }
+    assert_eq!(after.record("public", API), before.record("public", API));
+    assert_eq!(after.public_ip("IPv4"), before.public_ip("IPv4"));
+    assert_eq!(after.private_ips(), before.private_ips());
+    assert_eq!(
+        h.calls(),
+        sorted(&[PRIVATE_API, PRIVATE_API_INT]),
+        "one change per private record"
+    );
+    h.peers.reset_counts();
+    h.run(&["dns", "teardown"]).await;
+    h.run(&["teardown"]).await;
+    assert!(h.calls().is_empty(), "teardown again changes nothing");
+    assert_eq!(
+        h.world().await.ours().len(),
+        1,
+        "teardown keeps the reservations"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched() {
+    let h = Harness::new("azure").await;
+    h.peers.sim.create_foreign();
+    let foreign: Vec<Value> = h.world().await.public_ips().into_iter().cloned().collect();
+    assert_eq!(foreign.len(), 3);
+    h.bootstrap().await;
+    h.run(&["teardown", "--all"]).await;
+    let world = h.world().await;
+    assert!(world.ours().is_empty(), "ours released: {:#}", world.0);
+    assert!(world.private_ips().is_empty(), "private record released");
+    let after: Vec<Value> = world.public_ips().into_iter().cloned().collect();
+    assert_eq!(
+        after, foreign,
+        "foreign public IPs untouched (tags, state, IP)"
+    );
+    assert_eq!(
+        world.rg_tags().get("owner"),
+        Some(&Value::from("platform-team")),
+        "other resource-group tags untouched"
+    );
+    for (zone, name) in [("private", API), ("private", API_INT), ("public", API)] {
+        assert!(world.record(zone, name).is_empty(), "{zone} {name}");
+    }
+    for call in h.peers.mutating_calls() {
+        for other in ["untagged-ip", "other-cluster-ip", "outbound-ip"] {
+            assert!(!call.contains(other), "touched a foreign IP: {call}");
+        }
+    }
+
+    h.peers.reset_counts();
+    h.run(&["teardown", "--all"]).await;
+    assert!(h.calls().is_empty(), "teardown --all again changes nothing");
+
+    // A new install on the same state dir works.
+    h.bootstrap().await;
+    h.world().await.assert_seeded(false, &[]);
+}
+
+/// SIGKILL at `hold`, then the stage again: `resume_calls` are exactly the mutations the
+/// re-run makes (what was missing, nothing twice), and the end state is the seeded picture.
+/// Provisioning takes 1.5 s here, so a re-run right after a killed PUT finds the public IP
+/// still `Updating` and must wait for it instead of creating or re-PUTting one.
+async fn crash_and_resume(in_seed: bool, hold: Hold, resume_calls: &[&str]) {
+    let h = Harness::with(
+        "azure",
+        AzureSimOptions {
+            provisioning_delay: Duration::from_millis(1500),
+            ..Default::default()
+        },
+    )
+    .await;
+    if in_seed {
+        h.run(&["reserve"]).await;
+        h.kill_at(&["dns", "seed"], hold).await;
+    } else {
+        h.kill_at(&["reserve"], hold).await;
+    }
+    let status = h.run(&["status", "--output", "json"]).await;
+    let journal: Value = serde_json::from_slice(&status.stdout).unwrap();
+    let states: Vec<&str> = journal["mutations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["state"].as_str().unwrap())
+        .collect();
+    assert!(
+        states.contains(&"intent"),
+        "the killed mutation is journaled as an intent: {states:?}"
+    );
+
+    h.peers.reset_counts();
+    if in_seed {
+        h.run(&["dns", "seed"]).await;
+    } else {
+        h.run(&["reserve"]).await;
+    }
+    assert_eq!(
+        h.calls(),
+        sorted(resume_calls),
+        "the re-run does only what is missing"
+    );
+    h.bootstrap().await;
+    let world = h.world().await;
+    world.assert_seeded(false, &[]);
+    assert_eq!(world.public_ips().len(), 1, "no leaked public IP");
+    h.peers.reset_counts();
+    h.bootstrap().await;
+    assert!(h.calls().is_empty(), "{:?}", h.calls());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_before_the_public_ip_put_resumes_without_duplicates() {
+    crash_and_resume(false, Hold::Before(1), &[PIP, TAGS]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_after_the_public_ip_put_but_before_it_finished_resumes_without_leak() {
+    crash_and_resume(false, Hold::After(1), &[TAGS]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_after_the_private_ip_was_recorded_but_not_journaled_resumes_without_leak() {
+    crash_and_resume(false, Hold::After(2), &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_after_a_record_change_resumes_without_duplicate_values() {
+    // Plan order: private api, private api-int, public api; the first one landed.
+    crash_and_resume(true, Hold::After(1), &[PRIVATE_API_INT, PUBLIC_API]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_before_a_record_change_resumes() {
+    crash_and_resume(true, Hold::Before(2), &[PRIVATE_API_INT, PUBLIC_API]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dual_stack_reserves_and_publishes_the_ipv6_public_ip() {
+    let h = Harness::new("azure-dualstack").await;
+    let plan: Value =
+        serde_json::from_slice(&h.run(&["plan", "--output", "json"]).await.stdout).unwrap();
+    assert_eq!(plan["changes"].as_array().unwrap().len(), 7, "{plan:#}");
+    h.bootstrap().await;
+    let world = h.world().await;
+    world.assert_seeded(true, &[]);
+    let v6: std::net::Ipv6Addr = world.public_ip("IPv6")[0].parse().unwrap();
+    assert_eq!(v6.segments()[0], 0x2603);
+    assert_eq!(
+        h.calls(),
+        sorted(&[
+            PIP,
+            PIP6,
+            TAGS,
+            PRIVATE_API,
+            PRIVATE_API_INT,
+            PUBLIC_API,
+            PUBLIC_API_AAAA
+        ])
+    );
+    h.peers.reset_counts();
+    h.bootstrap().await;
+    assert!(h.calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn journal_and_output_never_contain_the_secret_or_the_token() {
+    let h = Harness::new("azure").await;
+    // Even at trace level (reqwest, hyper, azure_core and azure_identity all log there).
+    let reserve = h
+        .command(&["reserve"])
+        .env("BOOTSTRAP_AGENT_LOG", "trace")
+        .output()
+        .await
+        .unwrap();
+    assert!(reserve.status.success());
+    let status = h.run(&["status"]).await;
+    let journal = std::fs::read_to_string(h.state.join("journal.json")).unwrap();
+    for text in [
+        String::from_utf8_lossy(&reserve.stdout).to_string(),
+        String::from_utf8_lossy(&reserve.stderr).to_string(),
+        String::from_utf8_lossy(&status.stdout).to_string(),
+        journal,
+    ] {
+        assert!(
+            !text.contains("fixture-secret-DO-NOT-LOG"),
+            "secret leaked: {text}"
+        );
+        assert!(!text.contains("fake-arm-token"), "token leaked: {text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
+    let kube = KubeSim::start(KubeSimOptions::default()).await.unwrap();
+    let mut h = Harness::new("azure").await;
+    let done = h.dir.path().join("gate-passed.json");
+    h.extra = vec![
+        "--kubeconfig".into(),
+        kube.kubeconfig_path().display().to_string(),
+        "--done-file".into(),
+        done.display().to_string(),
+        "--gate-timeout".into(),
+        "60s".into(),
+    ];
+    h.run(&["run"]).await;
+    let check = |status: Value, world: &World| {
+        assert_eq!(status["run_step"], "done", "{status:#}");
+        assert_eq!(world.ours().len(), 1, "the public IP stays: the LB uses it");
+        assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
+        for name in [API, API_INT] {
+            assert_eq!(
+                world.record("private", name),
+                vec![EXPECTED_PRIVATE_IP.to_string()],
+                "private {name}: the reserved IP only, bootstrap removed"
+            );
+        }
+        assert_eq!(world.record("public", API), world.public_ip("IPv4"));
+    };
+    let status: Value =
+        serde_json::from_slice(&h.run(&["status", "--output", "json"]).await.stdout).unwrap();
+    check(status, &h.world().await);
+    let internal = kube
+        .get(
+            "",
+            "v1",
+            "services",
+            Some("openshift-kube-apiserver"),
+            "internal-lb",
+        )
+        .unwrap();
+    assert_eq!(
+        internal["metadata"]["annotations"]["service.beta.kubernetes.io/azure-load-balancer-ipv4"],
+        EXPECTED_PRIVATE_IP
+    );
+    let external = kube
+        .get(
+            "",
+            "v1",
+            "services",
+            Some("openshift-kube-apiserver"),
+            "external-lb",
+        )
+        .unwrap();
+    assert_eq!(
+        external["metadata"]["annotations"]["service.beta.kubernetes.io/azure-load-balancer-ipv4"],
+        Value::from(h.world().await.public_ip("IPv4")[0].clone())
+    );
+    let done: Value = serde_json::from_slice(&std::fs::read(&done).unwrap()).unwrap();
+    assert_eq!(done["passed"], true);
+
+    h.peers.reset_counts();
+    let run_flags = std::mem::take(&mut h.extra);
+    let plan = h.run(&["plan"]).await;
+    h.extra = run_flags;
+    assert!(
+        String::from_utf8_lossy(&plan.stdout).contains("no changes"),
+        "{}",
+        String::from_utf8_lossy(&plan.stdout)
+    );
+    kube.clear_request_log();
+    h.run(&["run"]).await;
+    assert!(h.calls().is_empty(), "cloud: {:?}", h.calls());
+    let kube_mutations: Vec<_> = kube
+        .request_log()
+        .into_iter()
+        .filter(|(m, _)| m != "GET")
+        .collect();
+    assert!(kube_mutations.is_empty(), "kube: {kube_mutations:?}");
+    let status: Value =
+        serde_json::from_slice(&h.run(&["status", "--output", "json"]).await.stdout).unwrap();
+    check(status, &h.world().await);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_resumes_after_sigkill_during_reserve() {
+    let kube = KubeSim::start(KubeSimOptions::default()).await.unwrap();
+    let mut h = Harness::new("azure").await;
+    h.extra = vec![
+        "--kubeconfig".into(),
+        kube.kubeconfig_path().display().to_string(),
+        "--gate-timeout".into(),
+        "60s".into(),
+    ];
+    h.kill_at(&["run"], Hold::After(1)).await;
+    h.run(&["run"]).await;
+    let status: Value =
+        serde_json::from_slice(&h.run(&["status", "--output", "json"]).await.stdout).unwrap();
+    assert_eq!(status["run_step"], "done");
+    let world = h.world().await;
+    assert_eq!(world.public_ips().len(), 1);
+    assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_client_secret_fails_without_mutating_and_is_never_echoed() {
+    let mut h = Harness::new("azure").await;
+    // A copy of the fixture whose creds secret holds a wrong client secret.
+    let assets = h.dir.path().join("assets");
+    for sub in ["manifests", "openshift"] {
+        std::fs::create_dir_all(assets.join(sub)).unwrap();
+        for entry in std::fs::read_dir(h.assets.join(sub)).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), assets.join(sub).join(entry.file_name())).unwrap();
+        }
+    }
+    let secret = assets.join("openshift/99_cloud-creds-secret.yaml");
+    let text = std::fs::read_to_string(&secret).unwrap();
+    // base64("wrong-secret-XYZZY-0123456") instead of the fixture's secret.
+    let text = text.replace(
+        "Zml4dHVyZS1zZWNyZXQtRE8tTk9ULUxPRw==",
+        "d3Jvbmctc2VjcmV0LVhZWlpZLTAxMjM0NTY=",
+    );
+    std::fs::write(&secret, text).unwrap();
+    h.assets = assets;
+    let out = h
+        .command(&["reserve"])
+        .env("BOOTSTRAP_AGENT_LOG", "trace")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("AADSTS7000215"),
+        "the authority's reason: {stderr}"
+    );
+    assert!(
+        !stderr.contains("wrong-secret-XYZZY"),
+        "secret echoed: {stderr}"
+    );
+    assert!(h.calls().is_empty(), "{:?}", h.calls());
+}

@@ -1,0 +1,542 @@
+//! The GCP vertical against the local fake of compute.v1 + dns.v1 (`bootstrap_sim::gcp`),
+//! behind counting proxies that can also freeze the agent between two mutations: the same
+//! suite as `tests/aws.rs`, plus `run` end to end with the local Kubernetes API server.
+#![cfg(feature = "gcp")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "common/gcp.rs"]
+mod gcp_harness;
+
+use bootstrap_sim::Hold;
+use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
+use gcp_harness::*;
+use serde_json::Value;
+
+const PRIVATE_ZONE: &str = "mycluster-7xk2p-private-zone";
+
+/// Operations and zones carry names; tests compare the operation only.
+fn normalize_call(call: &str) -> String {
+    if let Some(rest) = call.strip_prefix("POST /dns/v1/projects/example-project/managedZones/")
+        && rest.ends_with("/changes")
+    {
+        return "POST changes".to_string();
+    }
+    match call {
+        "POST /compute/v1/projects/example-project/regions/us-central1/addresses" => {
+            "POST addresses".to_string()
+        }
+        other if other.starts_with("DELETE /compute/v1/") => "DELETE address".to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn calls(h: &Harness) -> Vec<String> {
+    let mut calls: Vec<String> = h
+        .peers
+        .mutating_calls()
+        .iter()
+        .map(|c| normalize_call(c))
+        .collect();
+    calls.sort();
+    calls
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fresh_reserve_and_seed_create_exactly_the_planned_addresses_and_records() {
+    let h = Harness::new().await;
+    let plan: Value =
+        serde_json::from_slice(&h.run(&["plan", "--output", "json"]).await.stdout).unwrap();
+    assert_eq!(plan["changes"].as_array().unwrap().len(), 5, "{plan:#}");
+    assert!(
+        h.peers.mutating_calls().is_empty(),
+        "plan must not mutate: {:?}",
+        h.peers.mutating_calls()
+    );
+
+    h.bootstrap().await;
+    h.world().assert_seeded(&[]);
+    let mut expected = vec!["POST addresses"; 2];
+    expected.extend(["POST changes"; 3]);
+    assert_eq!(
+        calls(&h),
+        expected,
+        "fresh GCP bootstrap: 2 addresses, 3 record-set changes"
+    );
+    // The zone with the cluster's name but public visibility is not the private zone.
+    let decoy = h.peers.fake.records("mycluster-example-com-public");
+    assert!(
+        decoy.keys().all(|k| !k.starts_with("api")),
+        "visibility decides the zone: {decoy:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn second_run_after_success_makes_zero_mutating_calls() {
+    let h = Harness::new().await;
+    h.bootstrap().await;
+    h.peers.reset_counts();
+    h.bootstrap().await;
+    assert_eq!(h.peers.mutating_calls(), Vec::<String>::new());
+    let plan = h.run(&["plan"]).await;
+    assert!(String::from_utf8_lossy(&plan.stdout).contains("no changes"));
+    assert!(h.peers.mutating_calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn another_writers_value_survives_seed_and_teardown() {
+    let h = Harness::new().await;
+    h.peers
+        .fake
+        .write_record(
+            PRIVATE_ZONE,
+            "api.mycluster.example.com",
+            "A",
+            &[OTHER_WRITER],
+        )
+        .unwrap();
+    h.bootstrap().await;
+    let world = h.world();
+    let api = world.record("private", API);
+    assert!(api.contains(&OTHER_WRITER.to_string()), "{api:?}");
+    assert_eq!(api.len(), 3, "other + bootstrap + the reserved private IP");
+    assert_eq!(world.record("private", API_INT).len(), 2);
+
+    h.run(&["dns", "teardown"]).await;
+    let world = h.world();
+    let mut expected = world.ips("private-ipv4");
+    expected.push(OTHER_WRITER.to_string());
+    expected.sort();
+    assert_eq!(
+        world.record("private", API),
+        expected,
+        "only the bootstrap IP is removed"
+    );
+
+    h.run(&["teardown", "--all"]).await;
+    let world = h.world();
+    assert_eq!(world.record("private", API), vec![OTHER_WRITER.to_string()]);
+    assert!(
+        world.record("private", API_INT).is_empty(),
+        "a set holding only our values is deleted"
+    );
+}
+
+fn settings(h: &Harness) -> bootstrap_cloud::gcp::GcpSettings {
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    bootstrap_cloud::gcp::GcpSettings {
+        project: "example-project".into(),
+        region: "us-central1".into(),
+        subnetwork: "mycluster-master-subnet".into(),
+        infra_id: "mycluster-7xk2p".into(),
+        credentials: bootstrap_cloud::gcp::GcpCredentials::Default,
+        compute_endpoint: Some(h.peers.compute_proxy.url()),
+        dns_endpoint: Some(h.peers.dns_proxy.url()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lost_insert_response_retried_with_the_same_token_yields_one_address() {
+    // observe-first hides this path in the CLI tests: call the provider twice with one token,
+    // as a retry after a lost response would. GCE (and the fake) answer the second insert with
+    // the first operation, so there is one address.
+    use bootstrap_cloud::{AddressProvider, ReservationKey, ReserveRequest};
+    let h = Harness::new().await;
+    let addresses = bootstrap_cloud::gcp::GceAddresses::new(&settings(&h))
+        .await
+        .unwrap();
+    let request = ReserveRequest {
+        key: ReservationKey::parse("private-ipv4").unwrap(),
+        name: "mycluster-7xk2p-rsvd-private-ipv4".into(),
+        token: "mycluster-7xk2p-prv4-g1".into(),
+    };
+    let first = addresses.reserve(&request).await.unwrap();
+    let second = addresses.reserve(&request).await.unwrap();
+    assert_eq!(first, second);
+    assert_eq!(calls(&h), vec!["POST addresses"; 2], "two inserts sent");
+    assert_eq!(h.peers.fake.addresses().len(), 1, "one address exists");
+    assert_eq!(addresses.observe().await.unwrap(), vec![first.clone()]);
+    addresses.release(&first).await.unwrap();
+    addresses.release(&first).await.unwrap();
+    assert!(
+        h.peers.fake.addresses().is_empty(),
+        "released; twice is fine"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stale_write_is_a_conflict_and_the_shared_edit_keeps_the_rivals_value() {
+    // The provider itself against the fake: a Change whose deletion no longer matches is
+    // rejected (412 conditionNotMet) as ErrorKind::Conflict; the shared compare-and-swap then
+    // re-reads and keeps the rival's value.
+    use bootstrap_cloud::gcp::CloudDns;
+    use bootstrap_cloud::{DnsEdit, DnsProvider, ErrorKind, RecordKey, RecordType, ZoneRef};
+    let h = Harness::new().await;
+    let dns = CloudDns::new(&settings(&h)).await.unwrap();
+    let zone = dns
+        .find_zone(&ZoneRef {
+            domain: "mycluster.example.com".into(),
+            private: true,
+            id: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(zone.id, PRIVATE_ZONE, "visibility picks the private zone");
+    let key = RecordKey {
+        name: "api-int.mycluster.example.com".into(),
+        rtype: RecordType::A,
+    };
+    h.peers
+        .fake
+        .write_record(PRIVATE_ZONE, &key.name, "A", &["192.0.2.1"])
+        .unwrap();
+    let read = dns.read(&zone, &key).await.unwrap();
+    h.peers
+        .fake
+        .write_record(PRIVATE_ZONE, &key.name, "A", &["192.0.2.1", OTHER_WRITER])
+        .unwrap();
+    let ours = [BOOTSTRAP_IP.parse().unwrap()].into_iter().collect();
+    let err = dns
+        .write(&zone, &key, read.as_ref(), &ours, 60)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict, "{err}");
+    assert!(err.message.contains("Precondition not met"), "{err}");
+
+    let edit = DnsEdit {
+        add: ours,
+        ttl: 60,
+        ..Default::default()
+    };
+    bootstrap_cloud::edit_record_values(&dns, &zone, &key, &edit)
+        .await
+        .unwrap();
+    assert_eq!(
+        h.world().record("private", API_INT),
+        vec![BOOTSTRAP_IP, "192.0.2.1", OTHER_WRITER],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dns_teardown_removes_only_the_bootstrap_ip() {
+    let h = Harness::new().await;
+    h.bootstrap().await;
+    let before = h.world();
+    h.peers.reset_counts();
+    h.run(&["dns", "teardown"]).await;
+    let after = h.world();
+    for name in [API, API_INT] {
+        let expected: Vec<String> = before
+            .record("private", name)
+            .into_iter()
+            .filter(|ip| ip != BOOTSTRAP_IP)
+            .collect();
+        assert_eq!(after.record("private", name), expected);
+    }
+    assert_eq!(after.record("public", API), before.record("public", API));
+    assert_eq!(after.ips("public-ipv4"), before.ips("public-ipv4"));
+    assert_eq!(after.ips("private-ipv4"), before.ips("private-ipv4"));
+    assert_eq!(
+        calls(&h),
+        vec!["POST changes"; 2],
+        "one change per private record"
+    );
+    h.peers.reset_counts();
+    h.run(&["dns", "teardown"]).await;
+    assert!(
+        h.peers.mutating_calls().is_empty(),
+        "teardown again changes nothing"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched() {
+    let h = Harness::new().await;
+    let fake = &h.peers.fake;
+    // Not ours: unlabelled, another cluster's, ours by cluster label only (like the
+    // installer's own addresses), and a reservation label without the cluster label.
+    fake.create_address("unlabelled", false, &[]).unwrap();
+    fake.create_address(
+        "other-cluster-rsvd-public-ipv4",
+        false,
+        &[
+            ("kubernetes-io-cluster-other-abcde", "owned"),
+            (RESERVATION_LABEL, "public-ipv4"),
+        ],
+    )
+    .unwrap();
+    fake.create_address(
+        "mycluster-7xk2p-cluster-ip",
+        true,
+        &[(CLUSTER_LABEL, "owned")],
+    )
+    .unwrap();
+    fake.create_address(
+        "reservation-label-only",
+        true,
+        &[(RESERVATION_LABEL, "private-ipv4")],
+    )
+    .unwrap();
+    fake.create_address(
+        "shared-not-owned",
+        false,
+        &[
+            (CLUSTER_LABEL, "shared"),
+            (RESERVATION_LABEL, "public-ipv4"),
+        ],
+    )
+    .unwrap();
+    let foreign_before: Vec<Value> = h.world().addresses().into_iter().cloned().collect();
+    assert_eq!(foreign_before.len(), 5);
+
+    h.bootstrap().await;
+    h.world().assert_seeded(&[]);
+    h.run(&["teardown", "--all"]).await;
+    let world = h.world();
+    assert!(world.ours().is_empty(), "ours released: {:#}", world.0);
+    let after: Vec<Value> = world.addresses().into_iter().cloned().collect();
+    assert_eq!(after, foreign_before, "foreign addresses untouched");
+    assert!(world.record("private", API).is_empty() && world.record("public", API).is_empty());
+    assert!(world.record("private", API_INT).is_empty());
+
+    h.peers.reset_counts();
+    h.run(&["teardown", "--all"]).await;
+    assert!(
+        h.peers.mutating_calls().is_empty(),
+        "teardown --all again changes nothing"
+    );
+
+    // A new install on the same state dir starts a new requestId generation and works.
+    h.bootstrap().await;
+    h.world().assert_seeded(&[]);
+}
+
+async fn crash_and_resume(dns: bool, hold: Hold) {
+    let h = Harness::new().await;
+    if dns {
+        h.run(&["reserve"]).await;
+        h.kill_at(&["dns", "seed"], true, hold).await;
+    } else {
+        h.kill_at(&["reserve"], false, hold).await;
+    }
+    let status = h.run(&["status", "--output", "json"]).await;
+    let journal: Value = serde_json::from_slice(&status.stdout).unwrap();
+    let states: Vec<&str> = journal["mutations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["state"].as_str().unwrap())
+        .collect();
+    assert!(
+        states.contains(&"intent"),
+        "the killed mutation is journaled as an intent: {states:?}"
+    );
+
+    h.bootstrap().await;
+    h.world().assert_seeded(&[]);
+    assert_eq!(
+        h.peers.fake.addresses().len(),
+        2,
+        "no duplicate, no leaked address"
+    );
+    h.peers.reset_counts();
+    h.bootstrap().await;
+    assert!(h.peers.mutating_calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_before_the_second_address_resumes_without_duplicates() {
+    crash_and_resume(false, Hold::Before(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_after_an_address_was_inserted_but_not_journaled_resumes_without_leak() {
+    crash_and_resume(false, Hold::After(1)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_after_the_internal_address_was_inserted_resumes_without_leak() {
+    crash_and_resume(false, Hold::After(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_after_a_record_change_resumes_without_duplicate_values() {
+    crash_and_resume(true, Hold::After(1)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_before_a_record_change_resumes() {
+    crash_and_resume(true, Hold::Before(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn journal_and_output_never_contain_the_secret() {
+    let h = Harness::new().await;
+    let reserve = h.run(&["reserve"]).await;
+    let status = h.run(&["status"]).await;
+    let journal = std::fs::read_to_string(h.state.join("journal.json")).unwrap();
+    for text in [
+        String::from_utf8_lossy(&reserve.stdout).to_string(),
+        String::from_utf8_lossy(&reserve.stderr).to_string(),
+        String::from_utf8_lossy(&status.stdout).to_string(),
+        journal,
+    ] {
+        assert!(
+            !text.contains("fixture-secret-DO-NOT-LOG"),
+            "secret leaked: {text}"
+        );
+    }
+}
+
+// --- `run` end to end ---------------------------------------------------------------------
+
+const SERVICES: [(&str, &str); 3] = [
+    ("openshift-kube-apiserver", "external-lb"),
+    ("openshift-kube-apiserver", "internal-lb"),
+    (
+        "openshift-machine-config-operator",
+        "internal-lb-machine-config-server",
+    ),
+];
+
+struct RunWorld {
+    h: Harness,
+    kube: KubeSim,
+}
+
+impl RunWorld {
+    async fn new() -> Self {
+        let kube = KubeSim::start(KubeSimOptions {
+            controller: ControllerKnobs::default(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let mut h = Harness::new().await;
+        let done = h.dir.path().join("gate-passed.json");
+        h.extra = vec![
+            "--kubeconfig".into(),
+            kube.kubeconfig_path().display().to_string(),
+            "--done-file".into(),
+            done.display().to_string(),
+            "--gate-timeout".into(),
+            "60s".into(),
+        ];
+        Self { h, kube }
+    }
+
+    /// Stage 3 on GCP: both addresses stay (the Services claim them through
+    /// spec.loadBalancerIP; there is no hand-over), DNS holds only the reserved IPs.
+    async fn assert_done(&self) {
+        let status: Value =
+            serde_json::from_slice(&self.h.run(&["status", "--output", "json"]).await.stdout)
+                .unwrap();
+        assert_eq!(status["run_step"], "done", "{status:#}");
+        let world = self.h.world();
+        let public = world.ips("public-ipv4");
+        let private = world.ips("private-ipv4");
+        assert_eq!((public.len(), private.len()), (1, 1), "{:#}", world.0);
+        for name in [API, API_INT] {
+            assert_eq!(
+                world.record("private", name),
+                private,
+                "private {name}: the reserved IP only, bootstrap removed"
+            );
+        }
+        assert_eq!(world.record("public", API), public);
+        for (ns, name) in SERVICES {
+            let svc = self
+                .kube
+                .get("", "v1", "services", Some(ns), name)
+                .unwrap_or_else(|| panic!("{ns}/{name} missing"));
+            assert_eq!(svc["spec"]["type"], "LoadBalancer");
+            let wanted = if name == "external-lb" {
+                &public[0]
+            } else {
+                &private[0]
+            };
+            assert_eq!(
+                svc["spec"]["loadBalancerIP"], **wanted,
+                "{ns}/{name} claims the reserved address"
+            );
+            assert_eq!(
+                svc["status"]["loadBalancer"]["ingress"][0]["ip"], **wanted,
+                "{ns}/{name} has ingress on it"
+            );
+        }
+        let cm = self
+            .kube
+            .get(
+                "",
+                "v1",
+                "configmaps",
+                Some("kube-system"),
+                "bootstrap-agent",
+            )
+            .expect("gate ConfigMap");
+        assert_eq!(cm["data"]["passed"], "true");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
+    let w = RunWorld::new().await;
+    w.h.run(&["run"]).await;
+    w.assert_done().await;
+
+    w.h.peers.reset_counts();
+    w.kube.clear_request_log();
+    w.h.run(&["run"]).await;
+    assert!(
+        w.h.peers.mutating_calls().is_empty(),
+        "cloud: {:?}",
+        w.h.peers.mutating_calls()
+    );
+    let kube_mutations: Vec<(String, String)> = w
+        .kube
+        .request_log()
+        .into_iter()
+        .filter(|(m, _)| m != "GET")
+        .collect();
+    assert!(kube_mutations.is_empty(), "kube: {kube_mutations:?}");
+    w.assert_done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_resumes_after_kill_during_reserve() {
+    let w = RunWorld::new().await;
+    w.h.kill_at(&["run"], false, Hold::After(1)).await;
+    w.h.run(&["run"]).await;
+    w.assert_done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_resumes_after_kill_during_dns_seed() {
+    let w = RunWorld::new().await;
+    w.h.kill_at(&["run"], true, Hold::After(2)).await;
+    w.h.run(&["run"]).await;
+    w.assert_done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_resumes_after_kill_during_bootstrap_removal() {
+    // DNS mutations: 3 seeds, then the removal of the bootstrap IP.
+    let w = RunWorld::new().await;
+    w.h.kill_at(&["run"], true, Hold::Before(4)).await;
+    w.h.run(&["run"]).await;
+    w.assert_done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plan_names_the_gcp_changes() {
+    let h = Harness::new().await;
+    let plan = h.run(&["plan"]).await;
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        text.contains("reserve public-ipv4 mycluster-7xk2p-rsvd-public-ipv4"),
+        "{text}"
+    );
+    assert!(
+        text.contains("reserve private-ipv4 mycluster-7xk2p-rsvd-private-ipv4"),
+        "{text}"
+    );
+}

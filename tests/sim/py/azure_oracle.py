@@ -1,0 +1,229 @@
+"""The official Azure management clients as oracles for the local ARM fake.
+
+azure-mgmt-network, azure-mgmt-dns and azure-mgmt-privatedns are pointed at the fake with
+`base_url`. The fake's ARM listener is plain HTTP (so the counting proxy can sit in front of it),
+and azure-core's BearerTokenCredentialPolicy refuses to send a token over http. So the clients
+get `authentication_policy=StaticBearer(token)`, a policy override that sets the same
+`Authorization: Bearer` header without the https check; the trivial TokenCredential is still
+passed because the client constructors require one. The token comes from the fake.
+
+Prints one JSON object: what each call returned (or the HTTP status and ARM error code it
+raised). The Rust test asserts on it and on the fake's own state.
+"""
+
+import argparse
+import json
+import sys
+import time
+
+from azure.core import MatchConditions
+from azure.core.credentials import AccessToken
+from azure.core.exceptions import HttpResponseError
+from azure.core.pipeline.policies import SansIOHTTPPolicy
+from azure.mgmt.dns import DnsManagementClient
+from azure.mgmt.dns import models as dnsm
+from azure.mgmt.network import NetworkManagementClient
+from azure.mgmt.network.models import PublicIPAddress, PublicIPAddressSku
+from azure.mgmt.privatedns import PrivateDnsManagementClient
+from azure.mgmt.privatedns import models as pdnsm
+
+SUB = "00000000-0000-0000-0000-000000000001"
+RG = "mycluster-7xk2p-rg"
+DNS_RG = "dns-rg"
+NET_RG = "network-rg"
+VNET = "mycluster-vnet"
+SUBNET = "mycluster-worker-subnet"
+FAST = {"polling_interval": 0.05}
+
+
+class Cred:
+    """A trivial TokenCredential."""
+
+    def __init__(self, token):
+        self.token = token
+
+    def get_token(self, *scopes, **kwargs):
+        return AccessToken(self.token, int(time.time()) + 3600)
+
+
+class StaticBearer(SansIOHTTPPolicy):
+    def __init__(self, token):
+        self.token = token
+
+    def on_request(self, request):
+        request.http_request.headers["Authorization"] = "Bearer " + self.token
+
+
+def failure(fn):
+    try:
+        fn()
+    except HttpResponseError as e:
+        code = e.error.code if e.error is not None else None
+        return {"status": e.status_code, "code": code}
+    return {"status": "no error"}
+
+
+def clients(arm, token):
+    kw = {"base_url": arm, "authentication_policy": StaticBearer(token)}
+    cred = Cred(token)
+    return (
+        NetworkManagementClient(cred, SUB, **kw),
+        DnsManagementClient(cred, SUB, **kw),
+        # The agent speaks Private DNS 2020-06-01; this client defaults to 2024-06-01.
+        PrivateDnsManagementClient(cred, SUB, api_version="2020-06-01", **kw),
+    )
+
+
+def network_checks(net):
+    out = {}
+    tags = {"kubernetes.io_cluster.oracle": "owned"}
+    pips = {}
+    for name, version in [("oracle-v4", "IPv4"), ("oracle-v6", "IPv6"), ("oracle-a", "IPv4"), ("oracle-b", "IPv4")]:
+        poller = net.public_ip_addresses.begin_create_or_update(
+            RG,
+            name,
+            PublicIPAddress(
+                location="eastus",
+                sku=PublicIPAddressSku(name="Standard", tier="Regional"),
+                public_ip_allocation_method="Static",
+                public_ip_address_version=version,
+                tags=tags,
+            ),
+            **FAST,
+        )
+        pip = poller.result()
+        pips[name] = {
+            "state": pip.provisioning_state,
+            "ip": pip.ip_address,
+            "version": pip.public_ip_address_version,
+            "sku": pip.sku.name,
+            "tags": pip.tags,
+        }
+    out["created"] = pips
+    got = net.public_ip_addresses.get(RG, "oracle-v4")
+    out["get_ip"] = got.ip_address
+    out["listed"] = sorted(p.name for p in net.public_ip_addresses.list(RG))
+    net.public_ip_addresses.begin_delete(RG, "oracle-b", **FAST).result()
+    out["after_delete"] = failure(lambda: net.public_ip_addresses.get(RG, "oracle-b"))
+    out["delete_absent"] = failure(lambda: net.public_ip_addresses.begin_delete(RG, "never-was", **FAST).result())
+    out["dynamic_standard"] = failure(
+        lambda: net.public_ip_addresses.begin_create_or_update(
+            RG,
+            "bad",
+            PublicIPAddress(location="eastus", sku=PublicIPAddressSku(name="Standard"),
+                            public_ip_allocation_method="Dynamic"),
+            **FAST,
+        ).result()
+    )
+    out["no_location"] = failure(
+        lambda: net.public_ip_addresses.begin_create_or_update(
+            RG, "bad", PublicIPAddress(sku=PublicIPAddressSku(name="Standard")), **FAST).result()
+    )
+    taken = net.virtual_networks.check_ip_address_availability(NET_RG, VNET, ip_address="10.0.1.254")
+    free = net.virtual_networks.check_ip_address_availability(NET_RG, VNET, ip_address="10.0.1.200")
+    reserved = net.virtual_networks.check_ip_address_availability(NET_RG, VNET, ip_address="10.0.1.1")
+    out["check_taken"] = {"available": taken.available, "suggestions": taken.available_ip_addresses}
+    out["check_free"] = {"available": free.available}
+    out["check_reserved"] = {"available": reserved.available, "platform": reserved.is_platform_reserved}
+    out["subnet_prefix"] = net.subnets.get(NET_RG, VNET, SUBNET).address_prefix
+    out["missing_rg"] = failure(lambda: net.public_ip_addresses.get("nope-rg", "x"))
+    return out
+
+
+def dns_checks(dns):
+    out = {}
+    zone = dns.zones.get(DNS_RG, "example.com")
+    out["zone"] = {"name": zone.name, "type": zone.zone_type}
+    params = dnsm.RecordSet(ttl=60, a_records=[dnsm.ARecord(ipv4_address="192.0.2.1")])
+    first = dns.record_sets.create_or_update(
+        resource_group_name=DNS_RG, zone_name="example.com", relative_record_set_name="oracle",
+        record_type="A", parameters=params, if_none_match="*",
+    )
+    out["create"] = {"ttl": first.ttl, "values": [r.ipv4_address for r in first.a_records], "fqdn": first.fqdn}
+    out["create_again"] = failure(lambda: dns.record_sets.create_or_update(
+        resource_group_name=DNS_RG, zone_name="example.com", relative_record_set_name="oracle",
+        record_type="A", parameters=params, if_none_match="*",
+    ))
+    params2 = dnsm.RecordSet(ttl=60, a_records=[dnsm.ARecord(ipv4_address="192.0.2.1"),
+                                                dnsm.ARecord(ipv4_address="192.0.2.2")])
+    second = dns.record_sets.create_or_update(
+        resource_group_name=DNS_RG, zone_name="example.com", relative_record_set_name="oracle",
+        record_type="A", parameters=params2, if_match=first.etag,
+    )
+    out["etag_changed"] = second.etag != first.etag
+    out["stale_update"] = failure(lambda: dns.record_sets.create_or_update(
+        resource_group_name=DNS_RG, zone_name="example.com", relative_record_set_name="oracle",
+        record_type="A", parameters=params, if_match=first.etag,
+    ))
+    got = dns.record_sets.get(DNS_RG, "example.com", "oracle", "A")
+    out["get"] = sorted(r.ipv4_address for r in got.a_records)
+    out["stale_delete"] = failure(lambda: dns.record_sets.delete(
+        resource_group_name=DNS_RG, zone_name="example.com", relative_record_set_name="oracle",
+        record_type="A", if_match=first.etag,
+    ))
+    dns.record_sets.delete(
+        resource_group_name=DNS_RG, zone_name="example.com", relative_record_set_name="oracle",
+        record_type="A", if_match=second.etag,
+    )
+    out["after_delete"] = failure(lambda: dns.record_sets.get(DNS_RG, "example.com", "oracle", "A"))
+    v6 = dns.record_sets.create_or_update(
+        resource_group_name=DNS_RG, zone_name="example.com", relative_record_set_name="oracle6",
+        record_type="AAAA", parameters=dnsm.RecordSet(ttl=60, aaaa_records=[dnsm.AaaaRecord(ipv6_address="2001:db8::1")]),
+    )
+    out["aaaa"] = [r.ipv6_address for r in v6.aaaa_records]
+    out["missing_zone"] = failure(lambda: dns.zones.get(DNS_RG, "nope.example.com"))
+    return out
+
+
+def private_checks(pdns):
+    out = {}
+    zone = pdns.private_zones.get(RG, "mycluster.example.com")
+    out["zone"] = zone.name
+    kw = {"resource_group_name": RG, "private_zone_name": "mycluster.example.com", "record_type": "A",
+          "relative_record_set_name": "oracle"}
+    params = pdnsm.RecordSet(properties=pdnsm.RecordSetProperties(
+        ttl=60, a_records=[pdnsm.ARecord(ipv4_address="10.0.1.99")]))
+    # azure-mgmt-privatedns 2.x spells the conditions as etag + MatchConditions:
+    # IfMissing -> If-None-Match: *, IfNotModified -> If-Match: <etag>.
+    missing = {"match_condition": MatchConditions.IfMissing}
+
+    def unchanged(etag):
+        return {"etag": etag, "match_condition": MatchConditions.IfNotModified}
+
+    first = pdns.record_sets.create_or_update(parameters=params, **missing, **kw)
+    out["create"] = {"ttl": first.properties.ttl, "values": [r.ipv4_address for r in first.properties.a_records],
+                     "fqdn": first.properties.fqdn}
+    out["create_again"] = failure(lambda: pdns.record_sets.create_or_update(parameters=params, **missing, **kw))
+    second = pdns.record_sets.create_or_update(
+        parameters=pdnsm.RecordSet(properties=pdnsm.RecordSetProperties(
+            ttl=60, a_records=[pdnsm.ARecord(ipv4_address="10.0.1.99"), pdnsm.ARecord(ipv4_address="10.0.1.98")])),
+        **unchanged(first.etag), **kw,
+    )
+    out["stale_update"] = failure(lambda: pdns.record_sets.create_or_update(
+        parameters=params, **unchanged(first.etag), **kw))
+    out["get"] = sorted(r.ipv4_address for r in pdns.record_sets.get(
+        RG, "mycluster.example.com", "A", "oracle").properties.a_records)
+    out["stale_delete"] = failure(lambda: pdns.record_sets.delete(**unchanged(first.etag), **kw))
+    pdns.record_sets.delete(**unchanged(second.etag), **kw)
+    out["after_delete"] = failure(lambda: pdns.record_sets.get(RG, "mycluster.example.com", "A", "oracle"))
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--arm", required=True)
+    parser.add_argument("--token", required=True)
+    args = parser.parse_args()
+    net, dns, pdns = clients(args.arm, args.token)
+    bad_net, _, _ = clients(args.arm, "not-a-token")
+    result = {
+        "network": network_checks(net),
+        "dns": dns_checks(dns),
+        "private": private_checks(pdns),
+        "bad_token": failure(lambda: bad_net.public_ip_addresses.get(RG, "oracle-v4")),
+    }
+    json.dump(result, sys.stdout, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main()

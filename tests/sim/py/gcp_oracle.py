@@ -1,0 +1,147 @@
+"""Oracle for the GCP fake: google-api-python-client, built from the discovery documents it
+ships (static_discovery=True), pointed at the fake with anonymous credentials. It drives the
+calls the agent makes and prints what the official client saw as JSON; the Rust test
+(tests/gcp_fake.rs) asserts on it. Any response the client cannot parse fails here."""
+
+import argparse
+import json
+import sys
+import time
+import uuid
+
+from google.auth.credentials import AnonymousCredentials
+from googleapiclient.discovery import build
+from googleapiclient.errors import HttpError
+
+P, R = "example-project", "us-central1"
+SUBNET = f"projects/{P}/regions/{R}/subnetworks/mycluster-master-subnet"
+
+
+def error_of(call):
+    """(status, reason, envelope status) of a call that must fail."""
+    try:
+        call.execute()
+    except HttpError as e:
+        body = json.loads(e.content.decode())
+        err = body["error"]
+        return {"code": e.status_code, "reason": err["errors"][0]["reason"], "status": err.get("status")}
+    return None
+
+
+def wait_done(compute, op):
+    seen = [op["status"]]
+    while op["status"] != "DONE":
+        time.sleep(0.05)
+        op = compute.regionOperations().get(project=P, region=R, operation=op["name"]).execute()
+        seen.append(op["status"])
+    return op, seen
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--endpoint", required=True)
+    a = ap.parse_args()
+    creds = AnonymousCredentials()
+    compute = build("compute", "v1", static_discovery=True, credentials=creds,
+                    client_options={"api_endpoint": a.endpoint + "/compute/v1/"})
+    dns = build("dns", "v1", static_discovery=True, credentials=creds,
+                client_options={"api_endpoint": a.endpoint + "/"})
+    out = {}
+    labels = {"kubernetes-io-cluster-oracle-1": "owned", "bootstrap-agent-reservation": "public-ipv4"}
+
+    # Insert with a requestId: an Operation that is not DONE yet, then polled to DONE.
+    rid = str(uuid.uuid4())
+    op = compute.addresses().insert(project=P, region=R, requestId=rid, body={
+        "name": "oracle-ext", "addressType": "EXTERNAL", "labels": labels}).execute()
+    out["insert_kind"] = op["kind"]
+    out["insert_first_status"] = op["status"]
+    done, seen = wait_done(compute, op)
+    out["insert_statuses"] = seen
+    # The same requestId again: the same operation, no second address.
+    again = compute.addresses().insert(project=P, region=R, requestId=rid, body={
+        "name": "oracle-ext", "addressType": "EXTERNAL", "labels": labels}).execute()
+    out["replay_same_operation"] = again["name"] == op["name"]
+    ext = compute.addresses().get(project=P, region=R, address="oracle-ext").execute()
+    out["external"] = {k: ext.get(k) for k in ("address", "status", "addressType", "labels", "networkTier")}
+
+    # INTERNAL from the subnetwork's range, purpose SHARED_LOADBALANCER_VIP.
+    op = compute.addresses().insert(project=P, region=R, requestId=str(uuid.uuid4()), body={
+        "name": "oracle-int", "addressType": "INTERNAL", "purpose": "SHARED_LOADBALANCER_VIP",
+        "subnetwork": SUBNET}).execute()
+    # regionOperations.wait blocks until DONE.
+    waited = compute.regionOperations().wait(project=P, region=R, operation=op["name"]).execute()
+    out["wait_status"] = waited["status"]
+    internal = compute.addresses().get(project=P, region=R, address="oracle-int").execute()
+    out["internal"] = {k: internal.get(k) for k in ("address", "status", "purpose", "subnetwork")}
+
+    # An explicit address already in use: the operation fails, nothing is created.
+    op = compute.addresses().insert(project=P, region=R, body={
+        "name": "oracle-int-dup", "addressType": "INTERNAL", "subnetwork": SUBNET,
+        "address": internal["address"]}).execute()
+    done, _ = wait_done(compute, op)
+    out["in_use_error"] = done.get("error", {}).get("errors", [{}])[0].get("code")
+    out["in_use_created"] = error_of(compute.addresses().get(project=P, region=R, address="oracle-int-dup")) is None
+
+    # Errors in Google's envelope.
+    out["duplicate_name"] = error_of(compute.addresses().insert(project=P, region=R, body={
+        "name": "oracle-ext", "addressType": "EXTERNAL"}))
+    out["missing"] = error_of(compute.addresses().get(project=P, region=R, address="nope"))
+    out["bad_request_id"] = error_of(compute.addresses().insert(project=P, region=R, requestId="not-a-uuid",
+                                                                body={"name": "x1"}))
+    out["bad_label"] = error_of(compute.addresses().insert(project=P, region=R, body={
+        "name": "x2", "labels": {"Upper": "x"}}))
+
+    # list with a label filter, and pagination through the client's list_next.
+    flt = '(labels.kubernetes-io-cluster-oracle-1 = "owned") (labels.bootstrap-agent-reservation:*)'
+    listed = compute.addresses().list(project=P, region=R, filter=flt).execute()
+    out["filtered"] = [i["name"] for i in listed.get("items", [])]
+    names, req = [], compute.addresses().list(project=P, region=R, maxResults=1)
+    while req is not None:
+        page = req.execute()
+        names.extend(i["name"] for i in page.get("items", []))
+        req = compute.addresses().list_next(req, page)
+    out["paged"] = names
+
+    # delete: an operation; afterwards the address is gone.
+    op = compute.addresses().delete(project=P, region=R, address="oracle-ext").execute()
+    wait_done(compute, op)
+    out["deleted"] = error_of(compute.addresses().get(project=P, region=R, address="oracle-ext"))
+
+    # Cloud DNS: zones by dnsName, with visibility.
+    zones = dns.managedZones().list(project=P, dnsName="mycluster.example.com.").execute()
+    out["zones"] = sorted((z["name"], z["visibility"]) for z in zones["managedZones"])
+    zone = "mycluster-7xk2p-private-zone"
+    api = {"name": "api.mycluster.example.com.", "type": "A", "ttl": 60, "rrdatas": ["10.0.0.5"]}
+    change = dns.changes().create(project=P, managedZone=zone, body={"additions": [api]}).execute()
+    out["change_first_status"] = change["status"]
+    while change["status"] != "done":
+        time.sleep(0.05)
+        change = dns.changes().get(project=P, managedZone=zone, changeId=change["id"]).execute()
+    rrsets = dns.resourceRecordSets().list(project=P, managedZone=zone, name=api["name"], type="A").execute()
+    out["rrsets"] = rrsets["rrsets"]
+
+    # A deletion that does not match (other rrdatas) fails the whole change: 412, and the
+    # addition in the same change is not applied.
+    stale = dict(api, rrdatas=["10.0.0.6"])
+    other = {"name": "api-int.mycluster.example.com.", "type": "A", "ttl": 60, "rrdatas": ["10.0.0.5"]}
+    out["stale_deletion"] = error_of(dns.changes().create(project=P, managedZone=zone, body={
+        "deletions": [stale], "additions": [other]}))
+    out["stale_ttl"] = error_of(dns.changes().create(project=P, managedZone=zone, body={
+        "deletions": [dict(api, ttl=300)]}))
+    after = dns.resourceRecordSets().list(project=P, managedZone=zone, name=other["name"], type="A").execute()
+    out["atomic"] = after.get("rrsets", []) == []
+    out["missing_deletion"] = error_of(dns.changes().create(project=P, managedZone=zone, body={
+        "deletions": [other]}))
+    out["existing_addition"] = error_of(dns.changes().create(project=P, managedZone=zone, body={
+        "additions": [api]}))
+    # The exact set read: replaced in one change.
+    new = dict(api, rrdatas=["10.0.0.5", "10.0.0.7"])
+    dns.changes().create(project=P, managedZone=zone, body={"deletions": [api], "additions": [new]}).execute()
+    rrsets = dns.resourceRecordSets().list(project=P, managedZone=zone, name=api["name"], type="A").execute()
+    out["replaced"] = sorted(rrsets["rrsets"][0]["rrdatas"])
+    out["missing_zone"] = error_of(dns.resourceRecordSets().list(project=P, managedZone="nope"))
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,571 @@
+//! A faithful local fake of the Azure APIs the agent uses (see `world` for the semantics), on
+//! two loopback listeners:
+//!
+//! - ARM (`management.azure.com`): plain HTTP, so the counting/freezing [`Proxy`] can sit in
+//!   front of it. Long-running-operation URLs are built from the `Host` the client used, so
+//!   polls go through the proxy too.
+//! - the Entra ID authority (`login.microsoftonline.com`): HTTPS with a throwaway CA, because
+//!   azure_identity refuses a non-https authority host. `POST /{tenant}/oauth2/v2.0/token`
+//!   accepts the fixture's client id and secret and issues bearer tokens ARM then requires.
+//!   It is not proxied: token requests are POSTs but mutate nothing.
+//!
+//! [`AzurePeers`] is what tests and the README demo use: the fake, the proxy, the CA file and
+//! the agent's environment.
+
+mod world;
+
+pub use world::{
+    CLIENT_ID, CLIENT_SECRET, CLUSTER_RG, COMPUTE_SUBNET, DNS_RG, LOCATION, NETWORK_RG,
+    PRIVATE_ZONE, PUBLIC_ZONE, SUBSCRIPTION, TENANT, VNET,
+};
+
+use crate::proxy::Proxy;
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use world::{PublicIp, RecordSet, Reply, World};
+
+/// Knobs of the fake.
+#[derive(Debug, Clone)]
+pub struct AzureSimOptions {
+    /// How long a public IP stays `Updating` / `Deleting`.
+    pub provisioning_delay: Duration,
+    /// The `Retry-After` (seconds) sent with long-running operations.
+    pub retry_after: u64,
+    /// Items per page of list calls (small, so `nextLink` is exercised).
+    pub page_size: usize,
+}
+
+impl Default for AzureSimOptions {
+    fn default() -> Self {
+        Self {
+            provisioning_delay: Duration::from_millis(300),
+            retry_after: 1,
+            page_size: 3,
+        }
+    }
+}
+
+pub struct AzureSim {
+    pub arm_addr: SocketAddr,
+    pub login_addr: SocketAddr,
+    pub ca_pem: String,
+    world: Arc<Mutex<World>>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for AzureSim {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+type Shared = Arc<Mutex<World>>;
+
+fn lock(world: &Shared) -> std::sync::MutexGuard<'_, World> {
+    world.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl AzureSim {
+    pub async fn start(options: AzureSimOptions) -> Result<Self> {
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        let mut w = World::fixture(options.provisioning_delay);
+        w.retry_after = options.retry_after;
+        w.page_size = options.page_size.max(1);
+        let world = Arc::new(Mutex::new(w));
+        let arm = TcpListener::bind("127.0.0.1:0").await?;
+        let login = TcpListener::bind("127.0.0.1:0").await?;
+        let (arm_addr, login_addr) = (arm.local_addr()?, login.local_addr()?);
+        let (ca_pem, server) = pki()?;
+        let acceptor = tokio_rustls::TlsAcceptor::from(server);
+        let w1 = world.clone();
+        let arm_task = tokio::spawn(async move {
+            while let Ok((stream, _)) = arm.accept().await {
+                let w = w1.clone();
+                tokio::spawn(async move {
+                    let service = service_fn(move |req| arm_handler(req, w.clone()));
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        let w2 = world.clone();
+        let login_task = tokio::spawn(async move {
+            while let Ok((stream, _)) = login.accept().await {
+                let (w, acceptor) = (w2.clone(), acceptor.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(stream).await else {
+                        return;
+                    };
+                    let service = service_fn(move |req| login_handler(req, w.clone()));
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(tls), service)
+                        .await;
+                });
+            }
+        });
+        Ok(Self {
+            arm_addr,
+            login_addr,
+            ca_pem,
+            world,
+            tasks: vec![arm_task, login_task],
+        })
+    }
+
+    pub fn arm_url(&self) -> String {
+        format!("http://{}", self.arm_addr)
+    }
+
+    /// The authority host (https; trust [`AzureSim::ca_pem`]).
+    pub fn login_url(&self) -> String {
+        format!("https://127.0.0.1:{}", self.login_addr.port())
+    }
+
+    /// A bearer token ARM accepts, for oracles that do not go through the token endpoint.
+    pub fn issue_token(&self) -> String {
+        let token = format!("fake-arm-token-{}", uuid::Uuid::new_v4());
+        lock(&self.world).tokens.insert(token.clone());
+        token
+    }
+
+    pub fn set_provisioning_delay(&self, delay: Duration) {
+        lock(&self.world).delay = delay;
+    }
+
+    /// Arms a rival writer: each of the next conditional record-set writes (of the matching
+    /// family) is preceded by a write of one of `values`, so the client's ETag is stale and it
+    /// gets 412 PreconditionFailed.
+    pub fn race_record_writes(&self, values: &[IpAddr]) {
+        lock(&self.world).rival_writes.extend_from_slice(values);
+    }
+
+    /// Marks a private address as used by some NIC (CheckIPAddressAvailability says taken).
+    pub fn mark_in_use(&self, ip: Ipv4Addr) {
+        lock(&self.world).in_use.insert(ip);
+    }
+
+    /// What exists now:
+    /// `{public_ips: [{name, id, ip, version, sku, state, tags}], resource_group_tags: {rg:
+    /// {..}}, zones: {public|private: {"<fqdn> <TYPE>": [values]}}, etags: {...}}`.
+    pub fn inspect(&self) -> Value {
+        let mut w = lock(&self.world);
+        w.tick();
+        let public_ips: Vec<Value> = w
+            .public_ips
+            .values()
+            .map(|p| {
+                json!({
+                    "name": p.name, "id": world::pip_id(&p.rg, &p.name), "rg": p.rg,
+                    "ip": p.ip.map(|ip| ip.to_string()), "version": p.version, "sku": p.sku,
+                    "allocation": p.allocation, "state": p.state, "tags": p.tags,
+                })
+            })
+            .collect();
+        let rg_tags: Map<String, Value> = w
+            .resource_groups
+            .iter()
+            .map(|(rg, tags)| (rg.clone(), Value::Object(tags.clone())))
+            .collect();
+        let mut zones = json!({"public": {}, "private": {}});
+        let mut etags = json!({"public": {}, "private": {}});
+        for ((private, _, zone), z) in &w.zones {
+            let vis = if *private { "private" } else { "public" };
+            for ((rtype, name), set) in &z.records {
+                let fqdn = if name == "@" {
+                    zone.clone()
+                } else {
+                    format!("{name}.{zone}")
+                };
+                let mut values: Vec<String> = set.values.iter().map(IpAddr::to_string).collect();
+                values.sort();
+                zones[vis][format!("{fqdn} {rtype}")] = json!(values);
+                etags[vis][format!("{fqdn} {rtype}")] = json!(set.etag);
+            }
+        }
+        json!({
+            "public_ips": public_ips,
+            "resource_group_tags": rg_tags,
+            "zones": zones,
+            "etags": etags,
+        })
+    }
+
+    /// Another writer sets a record set (fqdn, A or AAAA by the values) to exactly `values`
+    /// (empty: deletes it). A new ETag, as any write.
+    pub fn write_record(&self, private: bool, fqdn: &str, values: &[&str]) -> Result<()> {
+        let ips: Vec<IpAddr> = values
+            .iter()
+            .map(|v| v.parse().context("not an IP"))
+            .collect::<Result<_>>()?;
+        let rtype = if ips.first().is_some_and(IpAddr::is_ipv6) {
+            "AAAA"
+        } else {
+            "A"
+        };
+        let mut w = lock(&self.world);
+        let (zone, rg) = if private {
+            (PRIVATE_ZONE, CLUSTER_RG)
+        } else {
+            (PUBLIC_ZONE, DNS_RG)
+        };
+        let name = fqdn
+            .strip_suffix(&format!(".{zone}"))
+            .context("name not in zone")?
+            .to_string();
+        let z = w
+            .zones
+            .get_mut(&(private, rg.to_string(), zone.to_string()))
+            .context("zone")?;
+        let key = (rtype.to_string(), name);
+        if ips.is_empty() {
+            z.records.remove(&key);
+        } else {
+            let ttl = z.records.get(&key).map_or(300, |s| s.ttl);
+            z.records.insert(
+                key,
+                RecordSet {
+                    ttl,
+                    values: ips,
+                    etag: uuid::Uuid::new_v4().to_string(),
+                    metadata: json!({}),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Public IPs in the cluster resource group that are not ours: untagged, another
+    /// cluster's, and ours by cluster tag only (no reservation tag). The agent must never
+    /// touch them. Also a resource-group tag of someone else.
+    pub fn create_foreign(&self) {
+        let mut w = lock(&self.world);
+        let foreign: [(&str, &[(&str, &str)]); 3] = [
+            ("untagged-ip", &[]),
+            (
+                "other-cluster-ip",
+                &[
+                    ("kubernetes.io_cluster.other-abc12", "owned"),
+                    ("bootstrap-agent.openshift.io_reservation", "public-ipv4"),
+                ],
+            ),
+            (
+                "mycluster-7xk2p-outbound-ip",
+                &[("kubernetes.io_cluster.mycluster-7xk2p", "owned")],
+            ),
+        ];
+        for (i, (name, tags)) in foreign.iter().enumerate() {
+            let key = world::pip_id(CLUSTER_RG, name).to_ascii_lowercase();
+            w.public_ips.insert(
+                key,
+                PublicIp {
+                    rg: CLUSTER_RG.into(),
+                    name: name.to_string(),
+                    location: LOCATION.into(),
+                    sku: "Standard".into(),
+                    version: "IPv4".into(),
+                    allocation: "Static".into(),
+                    tags: tags
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), json!(v)))
+                        .collect(),
+                    ip: Some(IpAddr::V4(Ipv4Addr::new(52, 0, 0, 10 + i as u8))),
+                    state: "Succeeded".into(),
+                    etag: format!("W/\"{}\"", uuid::Uuid::new_v4()),
+                    guid: uuid::Uuid::new_v4().to_string(),
+                },
+            );
+        }
+        if let Some(tags) = w.resource_groups.get_mut(CLUSTER_RG) {
+            tags.insert("owner".into(), json!("platform-team"));
+        }
+    }
+}
+
+async fn arm_handler(
+    req: Request<Incoming>,
+    world: Shared,
+) -> Result<Response<Full<Bytes>>, hyper::Error> {
+    let (parts, body) = req.into_parts();
+    let body = body.collect().await?.to_bytes();
+    let host = parts
+        .headers
+        .get(hyper::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1")
+        .to_string();
+    let token = parts
+        .headers
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .map(str::to_string);
+    let reply = {
+        let mut w = lock(&world);
+        match token {
+            None => Reply::error(
+                401,
+                "AuthenticationFailed",
+                "Authentication failed. The 'Authorization' header is missing.",
+            ),
+            Some(t) if !w.tokens.contains(&t) => Reply::error(
+                401,
+                "InvalidAuthenticationToken",
+                "The access token is invalid.",
+            ),
+            Some(_) => {
+                let query: BTreeMap<String, String> =
+                    url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
+                        .into_owned()
+                        .collect();
+                let segments: Vec<String> = parts
+                    .uri
+                    .path()
+                    .split('/')
+                    .filter(|s| !s.is_empty())
+                    .map(|s| {
+                        url::form_urlencoded::parse(format!("x={s}").as_bytes())
+                            .next()
+                            .map_or_else(|| s.to_string(), |(_, v)| v.into_owned())
+                    })
+                    .collect();
+                let call = world::Call {
+                    method: parts.method.as_str(),
+                    segments: segments.iter().map(String::as_str).collect(),
+                    query,
+                    headers: &parts.headers,
+                    body: &body,
+                    origin: format!("http://{host}"),
+                };
+                w.handle(&call)
+            }
+        }
+    };
+    Ok(to_response(reply))
+}
+
+fn to_response(reply: Reply) -> Response<Full<Bytes>> {
+    let body = reply
+        .body
+        .map(|b| Bytes::from(b.to_string()))
+        .unwrap_or_default();
+    let has_body = !body.is_empty();
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() = hyper::StatusCode::from_u16(reply.status)
+        .unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    if has_body {
+        headers.insert(
+            hyper::header::CONTENT_TYPE,
+            hyper::header::HeaderValue::from_static("application/json; charset=utf-8"),
+        );
+    }
+    headers.insert(
+        "x-ms-request-id",
+        hyper::header::HeaderValue::from_str(&uuid::Uuid::new_v4().to_string())
+            .unwrap_or(hyper::header::HeaderValue::from_static("0")),
+    );
+    for (k, v) in reply.headers {
+        if let (Ok(name), Ok(value)) = (
+            hyper::header::HeaderName::from_bytes(k.as_bytes()),
+            hyper::header::HeaderValue::from_str(&v),
+        ) {
+            headers.insert(name, value);
+        }
+    }
+    response
+}
+
+/// Entra ID's v2 token endpoint, client-credentials grant only.
+async fn login_handler(
+    req: Request<Incoming>,
+    world: Shared,
+) -> Result<Response<Full<Bytes>>, hyper::Error> {
+    let (parts, body) = req.into_parts();
+    let body = body.collect().await?.to_bytes();
+    let form: BTreeMap<String, String> = url::form_urlencoded::parse(&body).into_owned().collect();
+    let segments: Vec<&str> = parts
+        .uri
+        .path()
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let aad = |status: u16, error: &str, description: &str| Reply {
+        status,
+        headers: Vec::new(),
+        body: Some(json!({"error": error, "error_description": description, "error_codes": []})),
+    };
+    let reply = match (parts.method.as_str(), segments.as_slice()) {
+        ("POST", [tenant, "oauth2", "v2.0", "token"]) => {
+            if *tenant != TENANT {
+                aad(
+                    400,
+                    "invalid_request",
+                    &format!("AADSTS90002: Tenant '{tenant}' not found."),
+                )
+            } else if form.get("grant_type").map(String::as_str) != Some("client_credentials") {
+                aad(
+                    400,
+                    "unsupported_grant_type",
+                    "AADSTS70003: The app requested an unsupported grant type.",
+                )
+            } else if form.get("client_id").map(String::as_str) != Some(CLIENT_ID) {
+                aad(
+                    400,
+                    "unauthorized_client",
+                    "AADSTS700016: Application not found in the directory.",
+                )
+            } else if form.get("client_secret").map(String::as_str) != Some(CLIENT_SECRET) {
+                aad(
+                    401,
+                    "invalid_client",
+                    "AADSTS7000215: Invalid client secret provided.",
+                )
+            } else if !form.get("scope").is_some_and(|s| s.ends_with("/.default")) {
+                aad(
+                    400,
+                    "invalid_scope",
+                    "AADSTS1002012: The provided value for scope is not valid.",
+                )
+            } else {
+                let token = format!("fake-arm-token-{}", uuid::Uuid::new_v4());
+                lock(&world).tokens.insert(token.clone());
+                Reply::json(
+                    200,
+                    json!({"token_type": "Bearer", "expires_in": 3599, "ext_expires_in": 3599, "access_token": token}),
+                )
+            }
+        }
+        _ => aad(404, "not_found", "no such endpoint in the fake"),
+    };
+    Ok(to_response(reply))
+}
+
+/// A throwaway CA and a server certificate for 127.0.0.1 / localhost.
+fn pki() -> Result<(String, Arc<rustls::ServerConfig>)> {
+    let ca_key = KeyPair::generate().context("CA key")?;
+    let mut ca = CertificateParams::new(Vec::<String>::new()).context("CA params")?;
+    ca.distinguished_name
+        .push(DnType::CommonName, "azure-sim-ca");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca_cert = ca.self_signed(&ca_key).context("CA cert")?;
+    let issuer = Issuer::new(ca, ca_key);
+    let key = KeyPair::generate().context("server key")?;
+    let mut params = CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+        .context("server params")?;
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "login.azure-sim");
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    params.use_authority_key_identifier_extension = true;
+    let cert = params.signed_by(&key, &issuer).context("server cert")?;
+    let chain = vec![
+        cert.der().clone(),
+        CertificateDer::from(ca_cert.der().to_vec()),
+    ];
+    let private = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+    let mut server = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(chain, private)
+        .context("rustls server config")?;
+    server.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok((ca_cert.pem(), Arc::new(server)))
+}
+
+/// The Azure world for tests and the demo: the fake, a counting/freezing proxy in front of
+/// ARM, and the CA file the agent trusts for the token endpoint.
+pub struct AzurePeers {
+    pub sim: AzureSim,
+    pub arm_proxy: Proxy,
+    pub dir: tempfile::TempDir,
+    pub ca_file: PathBuf,
+}
+
+impl AzurePeers {
+    pub async fn start() -> Result<Self> {
+        Self::start_with(AzureSimOptions::default()).await
+    }
+
+    pub async fn start_with(options: AzureSimOptions) -> Result<Self> {
+        let sim = AzureSim::start(options).await?;
+        let arm_proxy = Proxy::start(sim.arm_addr).await?;
+        let dir = tempfile::tempdir()?;
+        let ca_file = dir.path().join("azure-sim-ca.pem");
+        std::fs::write(&ca_file, &sim.ca_pem).context("cannot write the fake's CA")?;
+        Ok(Self {
+            sim,
+            arm_proxy,
+            dir,
+            ca_file,
+        })
+    }
+
+    /// Environment for the agent: ARM through the proxy, the fake's authority, its CA, and no
+    /// ambient Azure credentials (the fixture's creds secret is used).
+    pub fn agent_env(&self) -> Vec<(String, String)> {
+        vec![
+            (
+                "BOOTSTRAP_AGENT_AZURE_ARM_ENDPOINT".into(),
+                self.arm_proxy.url(),
+            ),
+            (
+                "BOOTSTRAP_AGENT_AZURE_AUTHORITY_HOST".into(),
+                self.sim.login_url(),
+            ),
+            (
+                "BOOTSTRAP_AGENT_AZURE_CA_FILE".into(),
+                self.ca_file.display().to_string(),
+            ),
+        ]
+    }
+
+    /// Mutating ARM calls (anything but GET) the agent made since the last reset.
+    pub fn mutating_calls(&self) -> Vec<String> {
+        self.arm_proxy.mutating_calls()
+    }
+
+    pub fn reset_counts(&self) {
+        self.arm_proxy.reset();
+    }
+
+    /// What exists now (see [`AzureSim::inspect`]).
+    pub async fn inspect(&self) -> Result<Value> {
+        Ok(self.sim.inspect())
+    }
+}
+
+/// For the README demo (`bootstrap-sim demo azure`): starts the fake behind its proxy. Use
+/// `agent_env()` for the agent's environment and `inspect()` for what exists afterwards; the
+/// asset dir is `tests/fixtures/assets/azure` as is (the fake is seeded to match it).
+pub async fn demo_peers() -> Result<AzurePeers> {
+    AzurePeers::start().await
+}

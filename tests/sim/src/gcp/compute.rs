@@ -1,0 +1,454 @@
+//! compute.v1 `addresses` and `regionOperations` for the seeded project and region.
+
+use super::filter::Filter;
+use super::http::{ApiError, Reply, Req};
+use super::{Effect, Operation, World, now_rfc3339};
+use hyper::Method;
+use serde_json::{Value, json};
+use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How the API spells its own URLs (selfLink, region, subnetwork).
+const BASE: &str = "https://www.googleapis.com/compute/v1";
+
+/// `rest` is the path after `compute/v1/projects/`.
+pub fn route(w: &mut World, req: &Req, rest: &[&str]) -> Reply {
+    let (project, region) = match rest {
+        [p, "regions", r, ..] => (*p, *r),
+        [p, ..] => {
+            check_project(w, p)?;
+            return Err(ApiError::not_found(format!(
+                "The requested URL was not found: {}",
+                rest.join("/")
+            )));
+        }
+        [] => return Err(ApiError::not_found("no project")),
+    };
+    check_project(w, project)?;
+    if region != w.seed().region {
+        return Err(ApiError::not_found(format!(
+            "The resource 'projects/{project}/regions/{region}' was not found"
+        )));
+    }
+    match (&req.method, &rest[3..]) {
+        (&Method::GET, ["addresses"]) => list(w, req),
+        (&Method::POST, ["addresses"]) => insert(w, req),
+        (&Method::GET, ["addresses", name]) => get(w, name),
+        (&Method::DELETE, ["addresses", name]) => delete(w, req, name),
+        (&Method::GET, ["operations", op]) => get_operation(w, op),
+        _ => Err(ApiError::not_found(format!(
+            "The requested URL was not found: {} {}",
+            req.method,
+            rest.join("/")
+        ))),
+    }
+}
+
+fn check_project(w: &World, project: &str) -> Result<(), ApiError> {
+    if project == w.seed().project {
+        Ok(())
+    } else {
+        Err(ApiError::not_found(format!(
+            "The resource 'projects/{project}' was not found"
+        )))
+    }
+}
+
+fn region_path(w: &World) -> String {
+    format!("projects/{}/regions/{}", w.seed().project, w.seed().region)
+}
+
+fn address_not_found(w: &World, name: &str) -> ApiError {
+    ApiError::not_found(format!(
+        "The resource '{}/addresses/{name}' was not found",
+        region_path(w)
+    ))
+}
+
+fn list(w: &mut World, req: &Req) -> Reply {
+    let filter = Filter::parse(req.param("filter").unwrap_or("")).map_err(ApiError::invalid)?;
+    let max = match req.param("maxResults") {
+        Some(m) => m
+            .parse::<usize>()
+            .ok()
+            .filter(|m| *m <= 500)
+            .ok_or_else(|| {
+                ApiError::invalid(format!(
+                    "Invalid value for field 'maxResults': '{m}'. Must be less than or equal to 500"
+                ))
+            })?,
+        None => 500,
+    };
+    let start = match req.param("pageToken") {
+        Some(t) => t.parse::<usize>().map_err(|_| {
+            ApiError::invalid(format!("Invalid value for field 'pageToken': '{t}'."))
+        })?,
+        None => 0,
+    };
+    let matching: Vec<Value> = w
+        .addresses
+        .values()
+        .filter(|a| filter.matches(a))
+        .cloned()
+        .collect();
+    let page: Vec<Value> = matching
+        .iter()
+        .skip(start)
+        .take(max.max(1))
+        .cloned()
+        .collect();
+    let rp = region_path(w);
+    let mut out = json!({
+        "kind": "compute#addressList",
+        "id": format!("{rp}/addresses"),
+        "items": page,
+        "selfLink": format!("{BASE}/{rp}/addresses"),
+    });
+    if start + max.max(1) < matching.len() {
+        out["nextPageToken"] = json!((start + max.max(1)).to_string());
+    }
+    Ok(out)
+}
+
+fn get(w: &World, name: &str) -> Reply {
+    w.addresses
+        .get(name)
+        .cloned()
+        .ok_or_else(|| address_not_found(w, name))
+}
+
+/// Validates a GCP label key or value.
+fn valid_label(text: &str, key: bool) -> bool {
+    text.len() <= 63
+        && (!key || text.chars().next().is_some_and(|c| c.is_ascii_lowercase()))
+        && text
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+/// RFC 1035 resource names: `[a-z]([-a-z0-9]*[a-z0-9])?`, at most 63 characters.
+fn valid_name(name: &str) -> bool {
+    name.len() <= 63
+        && name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && !name.ends_with('-')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+fn is_uuid(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('-').collect();
+    let lens: Vec<usize> = parts.iter().map(|p| p.len()).collect();
+    lens == [8, 4, 4, 4, 12]
+        && parts
+            .iter()
+            .all(|p| p.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// `projects/p/regions/r/subnetworks/s`, `regions/r/subnetworks/s` or a full URL -> name.
+fn subnetwork_name<'a>(w: &World, url: &'a str) -> Result<&'a str, ApiError> {
+    let path = url
+        .strip_prefix(BASE)
+        .or_else(|| url.strip_prefix("https://compute.googleapis.com/compute/v1"))
+        .unwrap_or(url)
+        .trim_start_matches('/');
+    let rp = region_path(w);
+    let name = path
+        .strip_prefix(&format!("{rp}/subnetworks/"))
+        .or_else(|| path.strip_prefix(&format!("regions/{}/subnetworks/", w.seed().region)));
+    match name {
+        Some(n) if w.seed().subnetworks.iter().any(|s| s.name == n) => Ok(n),
+        _ => Err(ApiError::not_found(format!(
+            "The resource '{}' was not found",
+            path
+        ))),
+    }
+}
+
+fn range(base: Ipv4Addr, prefix: u8) -> (u32, u32) {
+    let start = u32::from(base);
+    let size = 1u32 << (32 - u32::from(prefix));
+    (start, start + size - 1)
+}
+
+fn in_use(w: &World, ip: &str) -> bool {
+    w.addresses.values().any(|a| a["address"] == ip)
+}
+
+/// Builds the address resource for an insert (validated; not yet stored). Errors that GCE
+/// reports synchronously are returned; an explicit address in use is left for the operation.
+pub(crate) fn new_address(w: &mut World, body: &Value) -> Result<Value, ApiError> {
+    let name = body["name"].as_str().ok_or_else(|| {
+        ApiError::new(
+            400,
+            "required",
+            "Required field 'resource.name' not specified",
+        )
+    })?;
+    if !valid_name(name) {
+        return Err(ApiError::invalid(format!(
+            "Invalid value for field 'resource.name': '{name}'. Must be a match of regex '(?:[a-z](?:[-a-z0-9]{{0,61}}[a-z0-9])?)'"
+        )));
+    }
+    if w.addresses.contains_key(name) {
+        return Err(ApiError::new(
+            409,
+            "alreadyExists",
+            format!(
+                "The resource '{}/addresses/{name}' already exists",
+                region_path(w)
+            ),
+        ));
+    }
+    if let Some(labels) = body.get("labels").and_then(Value::as_object) {
+        for (k, v) in labels {
+            let v = v.as_str().unwrap_or("\u{0}");
+            if !valid_label(k, true) || !valid_label(v, false) {
+                return Err(ApiError::invalid(format!(
+                    "Invalid value for field 'resource.labels': '{k}'. Label keys and values must be lowercase letters, digits, '_' or '-', at most 63 characters"
+                )));
+            }
+        }
+    }
+    let address_type = body["addressType"].as_str().unwrap_or("EXTERNAL");
+    let purpose = body["purpose"].as_str();
+    let seed = w.seed().clone();
+    let rp = region_path(w);
+    let mut out = json!({
+        "kind": "compute#address",
+        "id": w.id(),
+        "creationTimestamp": now_rfc3339(),
+        "name": name,
+        "description": body["description"].as_str().unwrap_or(""),
+        "addressType": address_type,
+        "ipVersion": body["ipVersion"].as_str().unwrap_or("IPV4"),
+        "status": "RESERVING",
+        "region": format!("{BASE}/{rp}"),
+        "selfLink": format!("{BASE}/{rp}/addresses/{name}"),
+        "labels": body.get("labels").cloned().unwrap_or(json!({})),
+        "labelFingerprint": "42WmSpB8rSM=",
+    });
+    let explicit = body["address"].as_str();
+    let (lo, hi) = match address_type {
+        "EXTERNAL" => {
+            if purpose.is_some_and(|p| p != "NAT_AUTO") {
+                return Err(ApiError::invalid(format!(
+                    "Invalid value for field 'resource.purpose': '{}'. Purpose is only valid for INTERNAL addresses",
+                    purpose.unwrap_or_default()
+                )));
+            }
+            if body.get("subnetwork").is_some_and(|s| !s.is_null()) {
+                return Err(ApiError::invalid(
+                    "Invalid value for field 'resource.subnetwork'. An EXTERNAL address cannot have a subnetwork",
+                ));
+            }
+            out["networkTier"] = json!(body["networkTier"].as_str().unwrap_or("PREMIUM"));
+            let (lo, hi) = range(seed.external_pool.0, seed.external_pool.1);
+            (lo + 1, hi - 1)
+        }
+        "INTERNAL" => {
+            let subnet_url = body["subnetwork"].as_str().ok_or_else(|| {
+                ApiError::invalid("Invalid value for field 'resource.subnetwork'. An INTERNAL address needs a subnetwork")
+            })?;
+            let subnet_name = subnetwork_name(w, subnet_url)?;
+            let subnet = seed
+                .subnetworks
+                .iter()
+                .find(|s| s.name == subnet_name)
+                .ok_or_else(|| ApiError::not_found("subnetwork"))?;
+            if let Some(p) = purpose
+                && !["GCE_ENDPOINT", "SHARED_LOADBALANCER_VIP", "DNS_RESOLVER"].contains(&p)
+            {
+                return Err(ApiError::invalid(format!(
+                    "Invalid value for field 'resource.purpose': '{p}'."
+                )));
+            }
+            out["purpose"] = json!(purpose.unwrap_or("GCE_ENDPOINT"));
+            out["subnetwork"] = json!(format!("{BASE}/{rp}/subnetworks/{}", subnet.name));
+            out["network"] = json!(format!(
+                "{BASE}/projects/{}/global/networks/{}",
+                seed.project, subnet.network
+            ));
+            let (lo, hi) = range(subnet.cidr, subnet.prefix);
+            // GCP reserves the network, gateway, second-to-last and broadcast addresses.
+            (lo + 2, hi - 2)
+        }
+        other => {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field 'resource.addressType': '{other}'."
+            )));
+        }
+    };
+    let ip = match explicit {
+        Some(ip) => {
+            let parsed: Ipv4Addr = ip.parse().map_err(|_| {
+                ApiError::invalid(format!(
+                    "Invalid value for field 'resource.address': '{ip}'."
+                ))
+            })?;
+            let n = u32::from(parsed);
+            if n < lo || n > hi {
+                return Err(ApiError::invalid(format!(
+                    "Invalid value for field 'resource.address': '{ip}'. Address is not in the subnetwork's usable range"
+                )));
+            }
+            ip.to_string()
+        }
+        None => (lo..=hi)
+            .map(|n| Ipv4Addr::from(n).to_string())
+            .find(|ip| !in_use(w, ip))
+            .ok_or_else(|| {
+                ApiError::new(
+                    400,
+                    "ipSpaceExhausted",
+                    "IP space of the subnetwork is exhausted",
+                )
+            })?,
+    };
+    out["address"] = json!(ip);
+    Ok(out)
+}
+
+fn new_operation(w: &mut World, kind: &str, target: &str, effect: Option<Effect>) -> Operation {
+    let rp = region_path(w);
+    let id = w.id();
+    let name = format!(
+        "operation-{}-{}",
+        id,
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    );
+    let now = now_rfc3339();
+    Operation {
+        json: json!({
+            "kind": "compute#operation",
+            "id": id,
+            "name": name,
+            "operationType": kind,
+            "targetLink": format!("{BASE}/{rp}/addresses/{target}"),
+            "targetId": w.next_id.to_string(),
+            "status": "RUNNING",
+            "user": "anonymous@example-project.iam.gserviceaccount.com",
+            "progress": 0,
+            "insertTime": now,
+            "startTime": now,
+            "selfLink": format!("{BASE}/{rp}/operations/{name}"),
+            "region": format!("{BASE}/{rp}"),
+        }),
+        done_at: Instant::now() + w.options.operation_delay,
+        effect,
+    }
+}
+
+/// Stores an operation and completes it at once when there is no delay.
+fn start_operation(w: &mut World, op: Operation, request_id: Option<&str>) -> Reply {
+    let name = op.json["name"].as_str().unwrap_or_default().to_string();
+    if let Some(id) = request_id {
+        w.request_ids.insert(id.to_string(), name.clone());
+    }
+    w.operations.insert(name.clone(), op);
+    w.tick();
+    Ok(w.operations[&name].json.clone())
+}
+
+/// The operation an earlier request with this requestId started (idempotent retry).
+fn replay(w: &mut World, req: &Req) -> Result<Option<Value>, ApiError> {
+    let Some(id) = req.param("requestId") else {
+        return Ok(None);
+    };
+    if !is_uuid(id) {
+        return Err(ApiError::invalid(format!(
+            "Invalid value for field 'requestId': '{id}'. The requestId must be a valid UUID"
+        )));
+    }
+    Ok(w.request_ids
+        .get(id)
+        .and_then(|name| w.operations.get(name))
+        .map(|op| op.json.clone()))
+}
+
+fn insert(w: &mut World, req: &Req) -> Reply {
+    if let Some(op) = replay(w, req)? {
+        return Ok(op);
+    }
+    let address = new_address(w, &req.body)?;
+    let name = address["name"].as_str().unwrap_or_default().to_string();
+    let ip = address["address"].as_str().unwrap_or_default().to_string();
+    if in_use(w, &ip) {
+        // An explicit address already reserved: the operation fails, nothing is created.
+        let mut op = new_operation(w, "insert", &name, None);
+        op.json["error"] = json!({"errors": [{
+            "code": "IP_IN_USE_BY_ANOTHER_RESOURCE",
+            "message": format!("IP '{ip}' is already being used by another resource."),
+        }]});
+        op.json["httpErrorStatusCode"] = json!(409);
+        op.json["httpErrorMessage"] = json!("CONFLICT");
+        return start_operation(w, op, req.param("requestId"));
+    }
+    w.addresses.insert(name.clone(), address);
+    let op = new_operation(w, "insert", &name, Some(Effect::Reserve(name.clone())));
+    start_operation(w, op, req.param("requestId"))
+}
+
+fn delete(w: &mut World, req: &Req, name: &str) -> Reply {
+    if let Some(op) = replay(w, req)? {
+        return Ok(op);
+    }
+    let Some(address) = w.addresses.get(name) else {
+        return Err(address_not_found(w, name));
+    };
+    if address["users"].as_array().is_some_and(|u| !u.is_empty()) {
+        return Err(ApiError::new(
+            400,
+            "resourceInUseByAnotherResource",
+            format!(
+                "The address resource '{}/addresses/{name}' is already being used",
+                region_path(w)
+            ),
+        ));
+    }
+    let op = new_operation(w, "delete", name, Some(Effect::Delete(name.to_string())));
+    start_operation(w, op, req.param("requestId"))
+}
+
+fn get_operation(w: &World, op: &str) -> Reply {
+    w.operations.get(op).map(|o| o.json.clone()).ok_or_else(|| {
+        ApiError::not_found(format!(
+            "The resource '{}/operations/{op}' was not found",
+            region_path(w)
+        ))
+    })
+}
+
+/// regionOperations.wait: returns when DONE or after 2 minutes, whichever is first.
+pub async fn wait_operation(
+    world: &Arc<Mutex<World>>,
+    project: &str,
+    region: &str,
+    op: &str,
+) -> Reply {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let (reply, done_at) = {
+            let mut w = world.lock().unwrap_or_else(|p| p.into_inner());
+            check_project(&w, project)?;
+            if region != w.seed().region {
+                return Err(ApiError::not_found(format!(
+                    "The resource 'projects/{project}/regions/{region}' was not found"
+                )));
+            }
+            w.tick();
+            let reply = get_operation(&w, op)?;
+            let done_at = w.operations.get(op).map(|o| o.done_at);
+            (reply, done_at)
+        };
+        if reply["status"] == "DONE" || Instant::now() >= deadline {
+            return Ok(reply);
+        }
+        let until = done_at.unwrap_or(deadline).min(deadline);
+        tokio::time::sleep(
+            until.saturating_duration_since(Instant::now()) + Duration::from_millis(1),
+        )
+        .await;
+    }
+}

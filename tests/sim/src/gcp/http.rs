@@ -1,0 +1,230 @@
+//! The HTTP/1.1 server, the routing of REST paths, query parsing and Google's error envelope.
+
+use super::{World, compute, dns};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use tokio::net::TcpListener;
+
+/// An error in Google's envelope.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub code: u16,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            reason,
+            message: message.into(),
+        }
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(404, "notFound", message)
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(400, "invalid", message)
+    }
+
+    fn status(&self) -> &'static str {
+        match self.code {
+            400 => "INVALID_ARGUMENT",
+            403 => "PERMISSION_DENIED",
+            404 => "NOT_FOUND",
+            409 => "ALREADY_EXISTS",
+            412 => "FAILED_PRECONDITION",
+            429 => "RESOURCE_EXHAUSTED",
+            503 => "UNAVAILABLE",
+            _ => "INTERNAL",
+        }
+    }
+
+    pub fn body(&self) -> Value {
+        json!({"error": {
+            "code": self.code,
+            "message": self.message,
+            "errors": [{"message": self.message, "domain": "global", "reason": self.reason}],
+            "status": self.status(),
+        }})
+    }
+}
+
+pub type Reply = Result<Value, ApiError>;
+
+/// One request as the handlers see it.
+pub struct Req {
+    pub method: Method,
+    pub segments: Vec<String>,
+    pub query: BTreeMap<String, String>,
+    pub body: Value,
+}
+
+impl Req {
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+}
+
+pub async fn serve(listener: TcpListener, world: Arc<Mutex<World>>) {
+    while let Ok((stream, _)) = listener.accept().await {
+        let world = world.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req| handle(req, world.clone()));
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    world: Arc<Mutex<World>>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let (parts, body) = req.into_parts();
+    let bytes = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let path = parts.uri.path().to_string();
+    let query = parse_query(parts.uri.query().unwrap_or(""));
+    let body: Result<Value, _> = if bytes.is_empty() {
+        Ok(Value::Null)
+    } else {
+        serde_json::from_slice(&bytes)
+    };
+    let reply = match body {
+        Err(e) => Err(ApiError::new(
+            400,
+            "parseError",
+            format!("Invalid JSON payload received. {e}"),
+        )),
+        Ok(body) => {
+            let req = Req {
+                method: parts.method.clone(),
+                segments: path
+                    .split('/')
+                    .filter(|s| !s.is_empty())
+                    .map(percent_decode)
+                    .collect(),
+                query,
+                body,
+            };
+            route(&req, &world).await
+        }
+    };
+    let (status, value) = match reply {
+        Ok(v) => (200, v),
+        Err(e) => (e.code, e.body()),
+    };
+    let mut response = Response::new(Full::new(Bytes::from(value.to_string())));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json; charset=UTF-8"),
+    );
+    Ok(response)
+}
+
+async fn route(req: &Req, world: &Arc<Mutex<World>>) -> Reply {
+    {
+        let mut w = world.lock().unwrap_or_else(|p| p.into_inner());
+        w.log.push((
+            req.method.to_string(),
+            format!("/{}", req.segments.join("/")),
+        ));
+        w.tick();
+    }
+    let s: Vec<&str> = req.segments.iter().map(String::as_str).collect();
+    match s.as_slice() {
+        // regionOperations.wait blocks (at most 2 minutes) until the operation is DONE.
+        [
+            "compute",
+            "v1",
+            "projects",
+            p,
+            "regions",
+            r,
+            "operations",
+            op,
+            "wait",
+        ] if req.method == Method::POST => compute::wait_operation(world, p, r, op).await,
+        ["compute", "v1", "projects", ..] => {
+            let mut w = world.lock().unwrap_or_else(|p| p.into_inner());
+            compute::route(&mut w, req, &s[3..])
+        }
+        ["dns", "v1", "projects", ..] => {
+            let mut w = world.lock().unwrap_or_else(|p| p.into_inner());
+            dns::route(&mut w, req, &s[3..])
+        }
+        _ => Err(ApiError::not_found(format!(
+            "The requested URL /{} was not found on this server.",
+            s.join("/")
+        ))),
+    }
+}
+
+fn parse_query(query: &str) -> BTreeMap<String, String> {
+    query
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+/// Decodes `%XX` and `+` (query strings encode spaces either way).
+pub fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+                match u8::from_str_radix(hex, 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_strings_decode() {
+        assert_eq!(percent_decode("a%20b+c%3A%2A"), "a b c:*");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%4"), "%4");
+    }
+}

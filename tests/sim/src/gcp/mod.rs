@@ -1,0 +1,444 @@
+//! A faithful local fake of the two GCP REST APIs the agent uses, over plain HTTP on 127.0.0.1
+//! (so the counting/freezing [`Proxy`] can sit in front):
+//!
+//! - compute.v1: regional `addresses` (insert/get/list with filter/delete) and
+//!   `regionOperations` (get/wait). Mutations return an Operation that is RUNNING until
+//!   `operation_delay` has passed, then DONE; `requestId` must be a UUID and makes an insert or
+//!   delete idempotent (same id, same operation, no second effect). INTERNAL addresses are
+//!   allocated from the subnetwork's range (first two and last two addresses reserved, as on
+//!   GCP); an explicit address already in use fails the operation with
+//!   `IP_IN_USE_BY_ANOTHER_RESOURCE`; an existing name is a 409 `alreadyExists`.
+//! - dns.v1: `managedZones` (list with `dnsName`, get), `resourceRecordSets` (list with
+//!   `name`/`type`) and `changes` (create/get). A Change is validated whole, then applied
+//!   atomically: a deletion must match the existing set exactly (ttl and rrdatas, else 412
+//!   `conditionNotMet`; absent: 404 `notFound`), an addition must not exist (409
+//!   `alreadyExists`). Changes are `pending` for `change_delay`, then `done`.
+//!
+//! Errors use Google's envelope `{"error":{"code","message","errors":[{"reason","message",
+//! "domain"}],"status"}}`. The shapes follow the discovery documents that ship with
+//! google-api-python-client, which `tests/gcp_fake.rs` uses as the oracle.
+
+mod compute;
+mod dns;
+mod filter;
+mod http;
+
+use crate::proxy::Proxy;
+use anyhow::Result;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub use filter::Filter;
+
+/// A subnetwork the fake knows (internal addresses come from its range).
+#[derive(Debug, Clone)]
+pub struct SubnetSeed {
+    pub name: String,
+    pub network: String,
+    pub cidr: Ipv4Addr,
+    pub prefix: u8,
+}
+
+/// A managed zone the fake starts with.
+#[derive(Debug, Clone)]
+pub struct ZoneSeed {
+    pub name: String,
+    pub dns_name: String,
+    pub private: bool,
+}
+
+/// The world the fake starts with; the default matches `tests/fixtures/assets/gcp`.
+#[derive(Debug, Clone)]
+pub struct Seed {
+    pub project: String,
+    pub region: String,
+    pub network: String,
+    pub subnetworks: Vec<SubnetSeed>,
+    pub zones: Vec<ZoneSeed>,
+    /// Where EXTERNAL addresses come from (documentation range: never routed).
+    pub external_pool: (Ipv4Addr, u8),
+}
+
+impl Default for Seed {
+    fn default() -> Self {
+        let subnet = |name: &str, cidr: [u8; 4], prefix| SubnetSeed {
+            name: name.into(),
+            network: "mycluster-network".into(),
+            cidr: Ipv4Addr::from(cidr),
+            prefix,
+        };
+        let zone = |name: &str, dns: &str, private| ZoneSeed {
+            name: name.into(),
+            dns_name: dns.into(),
+            private,
+        };
+        Self {
+            project: "example-project".into(),
+            region: "us-central1".into(),
+            network: "mycluster-network".into(),
+            subnetworks: vec![
+                subnet("mycluster-master-subnet", [10, 0, 0, 0], 17),
+                subnet("mycluster-worker-subnet", [10, 0, 128, 0], 17),
+            ],
+            zones: vec![
+                zone("example-com", "example.com.", false),
+                zone(
+                    "mycluster-7xk2p-private-zone",
+                    "mycluster.example.com.",
+                    true,
+                ),
+                // A public zone with the cluster's name: only visibility tells them apart.
+                zone(
+                    "mycluster-example-com-public",
+                    "mycluster.example.com.",
+                    false,
+                ),
+            ],
+            external_pool: (Ipv4Addr::new(198, 51, 100, 0), 24),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FakeOptions {
+    /// How long a compute Operation stays RUNNING.
+    pub operation_delay: Duration,
+    /// How long a DNS Change stays `pending`.
+    pub change_delay: Duration,
+    pub seed: Seed,
+}
+
+impl FakeOptions {
+    /// Small delays, so clients must really poll.
+    pub fn realistic() -> Self {
+        Self {
+            operation_delay: Duration::from_millis(150),
+            change_delay: Duration::from_millis(100),
+            seed: Seed::default(),
+        }
+    }
+}
+
+/// What happens to the world when an operation completes.
+#[derive(Debug, Clone)]
+enum Effect {
+    /// The address becomes RESERVED.
+    Reserve(String),
+    /// The address is gone.
+    Delete(String),
+}
+
+#[derive(Debug, Clone)]
+struct Operation {
+    json: Value,
+    done_at: Instant,
+    effect: Option<Effect>,
+}
+
+#[derive(Debug, Clone)]
+struct ZoneState {
+    json: Value,
+    /// (name, type) -> rrset JSON.
+    rrsets: BTreeMap<(String, String), Value>,
+    changes: Vec<(Value, Instant)>,
+}
+
+pub(crate) struct World {
+    options: FakeOptions,
+    /// name -> address JSON (one region).
+    addresses: BTreeMap<String, Value>,
+    operations: BTreeMap<String, Operation>,
+    request_ids: HashMap<String, String>,
+    zones: Vec<ZoneState>,
+    next_id: u64,
+    /// Every request: (method, path).
+    log: Vec<(String, String)>,
+}
+
+impl World {
+    fn new(options: FakeOptions) -> Self {
+        let mut world = Self {
+            options,
+            addresses: BTreeMap::new(),
+            operations: BTreeMap::new(),
+            request_ids: HashMap::new(),
+            zones: Vec::new(),
+            next_id: 4_200_000_000_000_000_000,
+            log: Vec::new(),
+        };
+        for z in world.options.seed.zones.clone() {
+            let zone = dns::new_zone(&mut world, &z);
+            world.zones.push(zone);
+        }
+        world
+    }
+
+    fn id(&mut self) -> String {
+        self.next_id += 7919;
+        self.next_id.to_string()
+    }
+
+    fn seed(&self) -> &Seed {
+        &self.options.seed
+    }
+
+    /// Completes what is due: operations past their delay, changes past theirs.
+    fn tick(&mut self) {
+        let now = Instant::now();
+        let due: Vec<String> = self
+            .operations
+            .iter()
+            .filter(|(_, op)| op.json["status"] != "DONE" && op.done_at <= now)
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in due {
+            self.complete(&name);
+        }
+        for zone in &mut self.zones {
+            for (change, done_at) in &mut zone.changes {
+                if change["status"] == "pending" && *done_at <= now {
+                    change["status"] = json!("done");
+                }
+            }
+        }
+    }
+
+    fn complete(&mut self, name: &str) {
+        let Some(op) = self.operations.get_mut(name) else {
+            return;
+        };
+        op.json["status"] = json!("DONE");
+        op.json["progress"] = json!(100);
+        op.json["endTime"] = json!(now_rfc3339());
+        match op.effect.take() {
+            Some(Effect::Reserve(address)) => {
+                if let Some(a) = self.addresses.get_mut(&address) {
+                    a["status"] = json!("RESERVED");
+                }
+            }
+            Some(Effect::Delete(address)) => {
+                self.addresses.remove(&address);
+            }
+            None => {}
+        }
+    }
+}
+
+pub(crate) fn now_rfc3339() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+/// The fake server: compute.v1 and dns.v1 on one loopback port, one shared world.
+pub struct GcpFake {
+    pub addr: SocketAddr,
+    world: Arc<Mutex<World>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl GcpFake {
+    pub async fn start(options: FakeOptions) -> Result<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let world = Arc::new(Mutex::new(World::new(options)));
+        let task = tokio::spawn(http::serve(listener, world.clone()));
+        Ok(Self { addr, world, task })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, World> {
+        self.world.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Every request the fake served: (method, path without query).
+    pub fn request_log(&self) -> Vec<(String, String)> {
+        self.lock().log.clone()
+    }
+
+    /// All addresses as the API would list them (any label).
+    pub fn addresses(&self) -> Vec<Value> {
+        let mut w = self.lock();
+        w.tick();
+        w.addresses.values().cloned().collect()
+    }
+
+    /// All record sets of a zone (by zone name), as `"name TYPE" -> [rrdatas]`.
+    pub fn records(&self, zone: &str) -> BTreeMap<String, Vec<String>> {
+        let mut w = self.lock();
+        w.tick();
+        w.zones
+            .iter()
+            .find(|z| z.json["name"] == zone)
+            .map(|z| {
+                z.rrsets
+                    .iter()
+                    .map(|((name, rtype), set)| {
+                        let values = set["rrdatas"]
+                            .as_array()
+                            .map(|a| {
+                                a.iter()
+                                    .filter_map(|v| v.as_str().map(str::to_string))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        (format!("{} {rtype}", name.trim_end_matches('.')), values)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Another writer sets `name`/`rtype` in `zone` to exactly `values` (empty: delete), ttl 300.
+    pub fn write_record(&self, zone: &str, name: &str, rtype: &str, values: &[&str]) -> Result<()> {
+        let mut w = self.lock();
+        let z = w
+            .zones
+            .iter_mut()
+            .find(|z| z.json["name"] == zone)
+            .ok_or_else(|| anyhow::anyhow!("no zone {zone}"))?;
+        let key = (
+            format!("{}.", name.trim_end_matches('.')),
+            rtype.to_string(),
+        );
+        if values.is_empty() {
+            z.rrsets.remove(&key);
+        } else {
+            z.rrsets.insert(
+                key.clone(),
+                json!({"kind": "dns#resourceRecordSet", "name": key.0, "type": rtype,
+                       "ttl": 300, "rrdatas": values}),
+            );
+        }
+        Ok(())
+    }
+
+    /// Creates an address directly (as another tool would), with the given labels; RESERVED.
+    pub fn create_address(
+        &self,
+        name: &str,
+        internal: bool,
+        labels: &[(&str, &str)],
+    ) -> Result<Value> {
+        let mut w = self.lock();
+        let labels: serde_json::Map<String, Value> = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect();
+        let mut body = json!({"name": name, "labels": labels});
+        if internal {
+            let seed = w.seed().clone();
+            body["addressType"] = json!("INTERNAL");
+            body["subnetwork"] = json!(format!(
+                "projects/{}/regions/{}/subnetworks/{}",
+                seed.project, seed.region, seed.subnetworks[0].name
+            ));
+        }
+        let address =
+            compute::new_address(&mut w, &body).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        let mut address = address;
+        address["status"] = json!("RESERVED");
+        w.addresses.insert(name.to_string(), address.clone());
+        Ok(address)
+    }
+}
+
+impl Drop for GcpFake {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The GCP world for tests and the demo: one fake, a counting proxy for compute and one for
+/// DNS (so compute and DNS mutations can be counted and frozen separately, like EC2/Route53).
+pub struct GcpPeers {
+    pub fake: GcpFake,
+    pub compute_proxy: Proxy,
+    pub dns_proxy: Proxy,
+}
+
+impl GcpPeers {
+    pub async fn start(options: FakeOptions) -> Result<Self> {
+        let fake = GcpFake::start(options).await?;
+        let compute_proxy = Proxy::start(fake.addr).await?;
+        let dns_proxy = Proxy::start(fake.addr).await?;
+        Ok(Self {
+            fake,
+            compute_proxy,
+            dns_proxy,
+        })
+    }
+
+    /// Environment for the agent: both endpoints through the proxies. They are plain
+    /// `http://` URLs, so the agent calls them with anonymous credentials and never looks for
+    /// Application Default Credentials.
+    pub fn agent_env(&self) -> Vec<(String, String)> {
+        vec![
+            (
+                "BOOTSTRAP_AGENT_GCP_COMPUTE_ENDPOINT".into(),
+                self.compute_proxy.url(),
+            ),
+            (
+                "BOOTSTRAP_AGENT_GCP_DNS_ENDPOINT".into(),
+                self.dns_proxy.url(),
+            ),
+        ]
+    }
+
+    /// Mutating calls the agent made through both proxies since the last reset.
+    pub fn mutating_calls(&self) -> Vec<String> {
+        let mut calls = self.compute_proxy.mutating_calls();
+        calls.extend(self.dns_proxy.mutating_calls());
+        calls
+    }
+
+    pub fn reset_counts(&self) {
+        self.compute_proxy.reset();
+        self.dns_proxy.reset();
+    }
+
+    /// What exists now: `{addresses: [{name, ip, status, addressType, purpose, labels}],
+    /// zones: {public, private: {"name TYPE": [values]}}}` (public = the `example.com.` zone,
+    /// private = the cluster's private zone).
+    pub fn inspect(&self) -> Value {
+        let addresses: Vec<Value> = self
+            .fake
+            .addresses()
+            .into_iter()
+            .map(|a| {
+                json!({"name": a["name"], "ip": a["address"], "status": a["status"],
+                       "addressType": a["addressType"], "purpose": a["purpose"],
+                       "labels": a["labels"]})
+            })
+            .collect();
+        let zone = |name: &str| -> Value {
+            let records: serde_json::Map<String, Value> = self
+                .fake
+                .records(name)
+                .into_iter()
+                .filter(|(k, _)| k.ends_with(" A") || k.ends_with(" AAAA"))
+                .map(|(k, v)| (k, json!(v)))
+                .collect();
+            Value::Object(records)
+        };
+        json!({
+            "addresses": addresses,
+            "zones": {
+                "public": zone("example-com"),
+                "private": zone("mycluster-7xk2p-private-zone"),
+            }
+        })
+    }
+}
+
+/// For the README demo: the fake (with realistic delays) behind its two proxies. Point the
+/// agent at it with [`GcpPeers::agent_env`] and the `tests/fixtures/assets/gcp` asset dir
+/// (unchanged: the fake is seeded with its project, region, subnetworks and zones), and show
+/// the result with [`GcpPeers::inspect`].
+pub async fn demo_peers() -> Result<GcpPeers> {
+    GcpPeers::start(FakeOptions::realistic()).await
+}

@@ -1,0 +1,156 @@
+//! Fidelity of the local ARM fake, with the official Python management clients
+//! (azure-mgmt-network, azure-mgmt-dns, azure-mgmt-privatedns) as oracles: they are pointed at
+//! the fake (through the counting proxy) and must see Azure's behaviour: long-running PUT and
+//! DELETE followed to the end, addresses assigned on success, nextLink paging, ETags with
+//! If-Match / If-None-Match -> 412, the ARM error envelope.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bootstrap_sim::Proxy;
+use bootstrap_sim::azure::{AzureSim, AzureSimOptions};
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+async fn oracle(arm: &str, token: &str) -> Value {
+    let venv = tokio::task::spawn_blocking(bootstrap_sim::venv::ensure)
+        .await
+        .unwrap()
+        .unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/azure_oracle.py");
+    let out = tokio::process::Command::new(venv.join("bin/python"))
+        .arg(script)
+        .args(["--arm", arm, "--token", token])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "azure_oracle.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_clients_see_azure_semantics() {
+    let sim = AzureSim::start(AzureSimOptions {
+        provisioning_delay: Duration::from_millis(150),
+        retry_after: 0,
+        page_size: 3,
+    })
+    .await
+    .unwrap();
+    let proxy = Proxy::start(sim.arm_addr).await.unwrap();
+    let token = sim.issue_token();
+    let r = oracle(&proxy.url(), &token).await;
+
+    // Public IPs: the PUT is followed to Succeeded and the final GET carries the address.
+    let net = &r["network"];
+    for name in ["oracle-v4", "oracle-a", "oracle-b"] {
+        let pip = &net["created"][name];
+        assert_eq!(pip["state"], "Succeeded", "{name}: {pip}");
+        assert_eq!(pip["sku"], "Standard");
+        let ip: std::net::Ipv4Addr = pip["ip"].as_str().unwrap().parse().unwrap();
+        assert!(!ip.is_private(), "{ip}");
+    }
+    let v6: std::net::Ipv6Addr = net["created"]["oracle-v6"]["ip"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(v6.segments()[0], 0x2603);
+    assert_eq!(net["get_ip"], net["created"]["oracle-v4"]["ip"]);
+    assert_eq!(
+        net["listed"],
+        serde_json::json!(["oracle-a", "oracle-b", "oracle-v4", "oracle-v6"]),
+        "four items over two pages (nextLink)"
+    );
+    assert_eq!(net["after_delete"]["status"], 404);
+    assert_eq!(net["after_delete"]["code"], "ResourceNotFound");
+    assert_eq!(
+        net["delete_absent"]["status"], "no error",
+        "DELETE of nothing is 204"
+    );
+    assert_eq!(net["dynamic_standard"]["status"], 400);
+    assert_eq!(net["no_location"]["status"], 400);
+    assert_eq!(net["no_location"]["code"], "LocationRequired");
+    assert_eq!(net["check_taken"]["available"], false);
+    assert_eq!(
+        net["check_taken"]["suggestions"],
+        serde_json::json!(["10.0.1.6", "10.0.1.7", "10.0.1.8", "10.0.1.9", "10.0.1.11"])
+    );
+    assert_eq!(net["check_free"]["available"], true);
+    assert_eq!(net["check_reserved"]["available"], false);
+    assert_eq!(net["check_reserved"]["platform"], true);
+    assert_eq!(net["subnet_prefix"], "10.0.1.0/24");
+    assert_eq!(net["missing_rg"]["code"], "ResourceGroupNotFound");
+
+    // Azure DNS (public): ETags and conditional writes.
+    let dns = &r["dns"];
+    assert_eq!(dns["zone"]["type"], "Public");
+    assert_eq!(dns["create"]["values"], serde_json::json!(["192.0.2.1"]));
+    assert_eq!(dns["create"]["fqdn"], "oracle.example.com.");
+    assert_eq!(dns["create"]["ttl"], 60);
+    for case in ["create_again", "stale_update", "stale_delete"] {
+        assert_eq!(dns[case]["status"], 412, "{case}: {}", dns[case]);
+        assert_eq!(dns[case]["code"], "PreconditionFailed");
+    }
+    assert_eq!(dns["etag_changed"], true);
+    assert_eq!(dns["get"], serde_json::json!(["192.0.2.1", "192.0.2.2"]));
+    assert_eq!(dns["after_delete"]["status"], 404);
+    assert_eq!(dns["aaaa"], serde_json::json!(["2001:db8::1"]));
+    assert_eq!(dns["missing_zone"]["status"], 404);
+
+    // Azure Private DNS: the same contract with its own casing.
+    let p = &r["private"];
+    assert_eq!(p["zone"], "mycluster.example.com");
+    assert_eq!(p["create"]["values"], serde_json::json!(["10.0.1.99"]));
+    assert_eq!(p["create"]["fqdn"], "oracle.mycluster.example.com.");
+    for case in ["create_again", "stale_update", "stale_delete"] {
+        assert_eq!(p[case]["status"], 412, "{case}: {}", p[case]);
+    }
+    assert_eq!(p["get"], serde_json::json!(["10.0.1.98", "10.0.1.99"]));
+    assert_eq!(p["after_delete"]["status"], 404);
+
+    assert_eq!(r["bad_token"]["status"], 401);
+    assert_eq!(r["bad_token"]["code"], "InvalidAuthenticationToken");
+
+    // Long-running-operation URLs point back through the proxy: the polls were counted there.
+    let calls = proxy.calls();
+    assert!(
+        calls
+            .iter()
+            .any(|c| !c.mutating && c.action.contains("/operations/")),
+        "Azure-AsyncOperation polled through the proxy: {calls:?}"
+    );
+
+    // The fake's own view agrees with what the clients saw.
+    let world = sim.inspect();
+    let names: Vec<&str> = world["public_ips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["oracle-a", "oracle-v4", "oracle-v6"]);
+    assert!(world["zones"]["public"]["oracle.example.com A"].is_null());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn foreign_resources_are_seeded_as_documented() {
+    // The integration tests rely on these: three public IPs that are not ours, and a
+    // resource-group tag of someone else.
+    let sim = AzureSim::start(AzureSimOptions {
+        provisioning_delay: Duration::from_secs(30),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    sim.create_foreign();
+    let world = sim.inspect();
+    assert_eq!(world["public_ips"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        world["resource_group_tags"]["mycluster-7xk2p-rg"]["owner"],
+        "platform-team"
+    );
+}
