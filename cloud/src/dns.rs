@@ -45,6 +45,27 @@ pub async fn edit_record_values(
     }
 }
 
+/// Parses the values of a record set as read; a value that is not an IP (someone put a name
+/// in an A set) is an error naming the record, never silently dropped, since the exact-match
+/// replace must write back what it read.
+pub fn parse_values<'a>(
+    operation: &str,
+    key: &RecordKey,
+    values: impl IntoIterator<Item = &'a str>,
+) -> Result<BTreeSet<IpAddr>, CloudError> {
+    values
+        .into_iter()
+        .map(|text| {
+            text.parse::<IpAddr>().map_err(|_| {
+                CloudError::fatal(
+                    operation,
+                    format!("{key} holds a value that is not an IP address: {text}"),
+                )
+            })
+        })
+        .collect()
+}
+
 /// The values the record set should hold after the edit, or None if it already does.
 pub fn next_values(current: Option<&RecordSet>, edit: &DnsEdit) -> Option<BTreeSet<IpAddr>> {
     let before = current.map(|c| c.values.clone()).unwrap_or_default();
@@ -225,6 +246,24 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(next_values(None, &remove_absent), None);
+    }
+
+    #[test]
+    fn a_value_that_is_not_an_ip_is_an_error_naming_the_record() {
+        let key = RecordKey {
+            name: "api.d".into(),
+            rtype: RecordType::A,
+        };
+        assert_eq!(
+            parse_values("read", &key, ["10.0.0.5", "192.0.2.9"]).unwrap(),
+            ips(&["10.0.0.5", "192.0.2.9"])
+        );
+        let err = parse_values("read", &key, ["10.0.0.5", "lb.example.com"]).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Fatal);
+        assert!(
+            err.message.contains("api.d A") && err.message.contains("lb.example.com"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub mod azure;
 #[cfg(feature = "gcp")]
 pub mod gcp;
 
-pub use dns::{DnsEdit, edit_record_values};
+pub use dns::{DnsEdit, edit_record_values, parse_values};
 pub use error::{CloudError, ErrorKind};
 pub use types::*;
 

@@ -163,19 +163,11 @@ impl DnsProvider for Route53Dns {
                 ),
             ));
         }
-        let mut values = BTreeSet::new();
-        for record in set.resource_records() {
-            let ip = record.value().parse::<IpAddr>().map_err(|_| {
-                CloudError::fatal(
-                    "ListResourceRecordSets",
-                    format!(
-                        "{key} holds a value that is not an IP address: {}",
-                        record.value()
-                    ),
-                )
-            })?;
-            values.insert(ip);
-        }
+        let values = crate::parse_values(
+            "ListResourceRecordSets",
+            key,
+            set.resource_records().iter().map(|r| r.value()),
+        )?;
         let ttl = set.ttl().and_then(|t| u32::try_from(t).ok()).unwrap_or(60);
         Ok(Some(RecordSet {
             ttl,

@@ -142,17 +142,15 @@ impl DnsProvider for AzureDns {
             ));
         }
         let (field, value_field) = Self::values_field(&zone.reference, key.rtype);
-        let mut values = BTreeSet::new();
-        for record in props[field].as_array().into_iter().flatten() {
-            let text = record[value_field].as_str().unwrap_or_default();
-            let ip = text.parse::<IpAddr>().map_err(|_| {
-                CloudError::fatal(
-                    "GetRecordSet",
-                    format!("{key} holds a value that is not an IP address: {text}"),
-                )
-            })?;
-            values.insert(ip);
-        }
+        let values = crate::parse_values(
+            "GetRecordSet",
+            key,
+            props[field]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|r| r[value_field].as_str().unwrap_or_default()),
+        )?;
         let ttl = props[f.ttl]
             .as_u64()
             .and_then(|t| u32::try_from(t).ok())

@@ -176,16 +176,11 @@ impl DnsProvider for CloudDns {
                 ),
             ));
         }
-        let mut values = BTreeSet::new();
-        for data in &set.rrdatas {
-            let ip = data.parse::<IpAddr>().map_err(|_| {
-                CloudError::fatal(
-                    "resourceRecordSets.list",
-                    format!("{key} holds a value that is not an IP address: {data}"),
-                )
-            })?;
-            values.insert(ip);
-        }
+        let values = crate::parse_values(
+            "resourceRecordSets.list",
+            key,
+            set.rrdatas.iter().map(String::as_str),
+        )?;
         let ttl = set.ttl.and_then(|t| u32::try_from(t).ok()).unwrap_or(300);
         Ok(Some(RecordSet {
             ttl,
