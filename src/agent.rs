@@ -131,13 +131,21 @@ impl Runner<'_> {
             mut observed,
             zones,
         } = observe(self.spec, self.providers).await?;
-        let plan = Plan::calculate(
-            self.spec,
-            &observed,
-            &[stage],
-            self.journal.state.generation,
-        );
+        // What observation cannot see: IPs already handed over to their load balancers.
+        observed.handed_over = self.journal.state.handed_over.clone();
+        // Once stage 3 removed the bootstrap IP, seeding never puts it back.
+        let mut spec = self.spec.clone();
+        if stage == Stage::SeedDns && self.journal.state.bootstrap_removed {
+            spec.bootstrap_ip = None;
+        }
+        let plan = Plan::calculate(&spec, &observed, &[stage], self.journal.state.generation);
         self.journal.state.reservations = observed.reservations.clone();
+        if stage == Stage::TeardownAll && !plan.is_empty() {
+            // New generation before the first release: a crash mid-teardown must not leave
+            // the old idempotency tokens in use (EC2/GCP could replay released resources).
+            self.journal.state.generation += 1;
+            self.journal.state.run_step = None;
+        }
         self.journal.save()?;
         tracing::info!(
             stage = stage.name(),
@@ -154,13 +162,15 @@ impl Runner<'_> {
             mutations += 1;
         }
         match stage {
-            Stage::SeedDns => self.journal.state.bootstrap_ip = self.spec.bootstrap_ip,
-            Stage::TeardownAll if !plan.is_empty() => {
-                // New generation: never reuse the idempotency tokens of released resources.
-                self.journal.state.generation += 1;
+            Stage::SeedDns if !self.journal.state.bootstrap_removed => {
+                self.journal.state.bootstrap_ip = spec.bootstrap_ip;
+            }
+            Stage::RemoveBootstrap => self.journal.state.bootstrap_removed = true,
+            Stage::TeardownAll => {
+                // Everything of ours is gone: the next install starts afresh.
                 self.journal.state.records.clear();
                 self.journal.state.handed_over.clear();
-                self.journal.state.run_step = None;
+                self.journal.state.bootstrap_removed = false;
             }
             _ => {}
         }

@@ -388,6 +388,9 @@ async fn stages(common: &Common, stages: &[Stage]) -> Result<()> {
         agent::require_bootstrap_ip(&spec)?;
     }
     let (mut journal, providers) = open(common, &spec).await?;
+    if stages.contains(&Stage::SeedDns) {
+        refuse_other_bootstrap_ip(&journal, &spec)?;
+    }
     let mut runner = Runner {
         spec: &spec,
         journal: &mut journal,
@@ -408,6 +411,21 @@ async fn stages(common: &Common, stages: &[Stage]) -> Result<()> {
         Output::Json | Output::Yaml => println!("{}", serde_json::to_string_pretty(&reports)?),
     }
     Ok(())
+}
+
+/// A seeded bootstrap IP is ours to remove later: seeding a different one would orphan it.
+fn refuse_other_bootstrap_ip(journal: &Journal, spec: &ClusterSpec) -> Result<()> {
+    match (journal.state.bootstrap_ip, spec.bootstrap_ip) {
+        (Some(seeded), Some(now)) if seeded != now && !journal.state.bootstrap_removed => {
+            Err(crate::error::InputError::new(
+                "--bootstrap-ip",
+                "bootstrap IP",
+                format!("{now} differs from {seeded}, which is seeded in DNS (journal); run `dns teardown --bootstrap-ip {seeded}` first"),
+            )
+            .into())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The locked journal bound to this cluster, and the providers (after input is valid).
@@ -437,15 +455,18 @@ async fn run_daemon(
         spec.capabilities.as_ref(),
     )?;
     let cluster_id = crate::capabilities::cluster_version::cluster_id_from_assets(&common.assets)?;
-    // Fail before any mutation when the cluster cannot be reached in principle.
-    kube::config::Kubeconfig::read_from(&kube.kubeconfig).map_err(|e| {
-        crate::error::InputError::new(
-            &kube.kubeconfig,
-            "--kubeconfig",
-            format!("not a readable kubeconfig: {e}"),
-        )
-    })?;
+    // Fail before any mutation on input that cannot work: kubeconfig, templates, done-file.
+    crate::cluster::read_kubeconfig(&kube.kubeconfig)?;
+    crate::daemon::validate_templates(&spec, kube.templates.as_deref())?;
+    if let Some(done) = &gate.done_file
+        && done.file_name().is_none()
+    {
+        return Err(
+            crate::error::InputError::new(done, "--done-file", "expected a file path").into(),
+        );
+    }
     let (mut journal, providers) = open(common, &spec).await?;
+    refuse_other_bootstrap_ip(&journal, &spec)?;
     let settings = crate::daemon::RunSettings {
         kubeconfig: kube.kubeconfig.clone(),
         templates: kube.templates.clone(),
@@ -521,9 +542,12 @@ async fn apply(common: &Common, kube: &KubeArgs) -> Result<()> {
 }
 
 async fn wait(common: &Common, kube: &KubeArgs, gate: &GateArgs) -> Result<()> {
-    let recorded = journal::read_state(&common.state.state_dir)?
-        .map(|s| s.services)
-        .unwrap_or_default();
+    // Lock first: the result goes into the journal, and waiting 30 min to learn that another
+    // agent holds it would be no use.
+    let spec = load_spec(common)?;
+    let mut journal = Journal::open(&common.state.state_dir)?;
+    journal.bind_cluster(&spec.infra_id)?;
+    let recorded = journal.state.services.clone();
     let targets = if recorded.is_empty() {
         rendered(common, kube.templates.as_deref())
             .await?
@@ -544,7 +568,6 @@ async fn wait(common: &Common, kube: &KubeArgs, gate: &GateArgs) -> Result<()> {
             }
         })
         .await?;
-    let mut journal = Journal::open(&common.state.state_dir)?;
     crate::daemon::record_gate(&client, &mut journal, &report, gate.done_file.as_deref()).await?;
     match common.output {
         Output::Text => println!("gate passed in {} ms", report.elapsed_ms),

@@ -146,6 +146,37 @@ pub struct RunSettings {
     pub cluster_id: Option<String>,
 }
 
+/// Renders the templates with stand-in addresses and checks their annotations, so a broken
+/// `--templates` dir stops `run` with exit 2 before anything is reserved or released.
+pub fn validate_templates(spec: &ClusterSpec, templates: Option<&Path>) -> Result<()> {
+    let source = templates.map_or_else(|| PathBuf::from("(embedded templates)"), Path::to_path_buf);
+    let invalid =
+        |e: anyhow::Error| crate::error::InputError::new(&source, "services", format!("{e:#}"));
+    let stand_ins: Vec<bootstrap_cloud::Reservation> = crate::plan::wanted_reservations(spec)
+        .into_iter()
+        .enumerate()
+        .map(|(i, w)| bootstrap_cloud::Reservation {
+            id: format!("stand-in-{i}"),
+            ip: match w.key.family {
+                bootstrap_cloud::IpFamily::Ipv4 => {
+                    std::net::IpAddr::from([192, 0, 2, (i % 250) as u8 + 1])
+                }
+                bootstrap_cloud::IpFamily::Ipv6 => {
+                    std::net::IpAddr::from([0x2001, 0xdb8, 0, 0, 0, 0, 0, i as u16 + 1])
+                }
+            },
+            name: w.name,
+            key: w.key,
+        })
+        .collect();
+    let rendered = render::services(spec, &stand_ins, templates).map_err(invalid)?;
+    for r in &rendered {
+        apply::wants_delete(r.service.metadata.annotations.as_ref(), &r.template)
+            .map_err(invalid)?;
+    }
+    Ok(())
+}
+
 /// Tells systemd (when started by it) what is happening; a no-op otherwise.
 pub fn notify_status(line: &str) {
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Status(line)]);
@@ -204,9 +235,14 @@ pub async fn run(
             }
             Step::ApplyServices => {
                 let kube = connect(&mut client, &settings.kubeconfig).await?;
-                let mut observed = crate::agent::observe(spec, providers).await?.observed;
-                observed.handed_over = journal.state.handed_over.clone();
-                let reservations: Vec<_> = observed.kept().into_values().collect();
+                // From the journal, not the cloud: the hand-over window must stay tiny, and the
+                // handed-over IPs are only in the journal anyway.
+                let known = crate::plan::Observed {
+                    reservations: journal.state.reservations.clone(),
+                    handed_over: journal.state.handed_over.clone(),
+                    ..Default::default()
+                };
+                let reservations: Vec<_> = known.kept().into_values().collect();
                 let rendered =
                     render::services(spec, &reservations, settings.templates.as_deref())?;
                 let applied = apply::apply_services(kube, &rendered).await?;

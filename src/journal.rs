@@ -84,6 +84,9 @@ pub struct JournalState {
     pub generation: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bootstrap_ip: Option<IpAddr>,
+    /// Stage 3 removed the bootstrap IP from DNS; `dns seed` will not add it back.
+    #[serde(default)]
+    pub bootstrap_removed: bool,
     #[serde(default)]
     pub steps: BTreeMap<String, StepRecord>,
     #[serde(default)]
@@ -116,6 +119,7 @@ impl Default for JournalState {
             infra_id: None,
             generation: 1,
             bootstrap_ip: None,
+            bootstrap_removed: false,
             steps: BTreeMap::new(),
             reservations: Vec::new(),
             handed_over: Vec::new(),
@@ -185,10 +189,12 @@ impl Journal {
     /// Refuses a state dir that belongs to another cluster; adopts an empty one.
     pub fn bind_cluster(&mut self, infra_id: &str) -> Result<()> {
         match &self.state.infra_id {
-            Some(id) if id != infra_id => bail!(
-                "state dir {} belongs to cluster {id}, not {infra_id}; use another --state-dir",
-                self.dir.display()
-            ),
+            Some(id) if id != infra_id => Err(crate::error::InputError::new(
+                self.dir.join(JOURNAL_FILE),
+                "infra_id",
+                format!("this state dir belongs to cluster {id}, not {infra_id}; use another --state-dir"),
+            )
+            .into()),
             Some(_) => Ok(()),
             None => {
                 self.state.infra_id = Some(infra_id.to_string());

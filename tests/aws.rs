@@ -54,12 +54,7 @@ fn normalize_call(call: &str) -> String {
 async fn second_run_after_success_makes_zero_mutating_calls() {
     let h = Harness::new("aws").await;
     h.bootstrap().await;
-    h.peers.reset_counts();
-    h.bootstrap().await;
-    assert_eq!(h.peers.mutating_calls(), Vec::<String>::new());
-    let plan = h.run(&["plan"]).await;
-    assert!(String::from_utf8_lossy(&plan.stdout).contains("no changes"));
-    assert!(h.peers.mutating_calls().is_empty());
+    h.assert_bootstrap_converged().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -127,12 +122,8 @@ async fn dns_teardown_removes_only_the_bootstrap_ip() {
         2,
         "one change per private record"
     );
-    h.peers.reset_counts();
-    h.run(&["dns", "teardown"]).await;
-    assert!(
-        h.peers.mutating_calls().is_empty(),
-        "teardown again changes nothing"
-    );
+    h.assert_changes_nothing(&[&["dns", "teardown"]], "teardown again changes nothing")
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -153,12 +144,11 @@ async fn teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched() {
     assert_eq!(world.count("enis"), enis_before, "foreign ENIs untouched");
     assert!(world.record("private", API).is_empty() && world.record("public", API).is_empty());
 
-    h.peers.reset_counts();
-    h.run(&["teardown", "--all"]).await;
-    assert!(
-        h.peers.mutating_calls().is_empty(),
-        "teardown --all again changes nothing"
-    );
+    h.assert_changes_nothing(
+        &[&["teardown", "--all"]],
+        "teardown --all again changes nothing",
+    )
+    .await;
 
     // A new install on the same state dir starts a new token generation and works.
     h.bootstrap().await;
@@ -173,24 +163,12 @@ async fn crash_and_resume(route53: bool, hold: Hold) {
     } else {
         h.kill_at(&["reserve"], false, hold).await;
     }
-    let status = h.run(&["status", "--output", "json"]).await;
-    let journal: Value = serde_json::from_slice(&status.stdout).unwrap();
-    let states: Vec<&str> = journal["mutations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["state"].as_str().unwrap())
-        .collect();
-    assert!(
-        states.contains(&"intent"),
-        "the killed mutation is journaled as an intent: {states:?}"
-    );
+    h.assert_killed_mutation_journaled().await;
 
     h.bootstrap().await;
     h.world().await.assert_seeded(&[]);
-    h.peers.reset_counts();
-    h.bootstrap().await;
-    assert!(h.peers.mutating_calls().is_empty());
+    h.assert_changes_nothing(BOOTSTRAP, "bootstrap again changes nothing")
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -221,22 +199,9 @@ async fn sigkill_before_a_record_change_resumes() {
 #[tokio::test(flavor = "multi_thread")]
 async fn journal_and_output_never_contain_the_secret() {
     let h = Harness::new("aws").await;
-    let reserve = h.run(&["reserve"]).await;
-    let status = h.run(&["status"]).await;
-    let journal = std::fs::read_to_string(h.state.join("journal.json")).unwrap();
-    for text in [
-        String::from_utf8_lossy(&reserve.stdout).to_string(),
-        String::from_utf8_lossy(&reserve.stderr).to_string(),
-        String::from_utf8_lossy(&status.stdout).to_string(),
-        journal,
-    ] {
-        assert!(
-            !text.contains("fixture-secret-DO-NOT-LOG"),
-            "secret leaked: {text}"
-        );
-        assert!(
-            !text.contains("AKIAFIXTUREEXAMPLE00"),
-            "access key id leaked: {text}"
-        );
-    }
+    h.assert_reserve_never_leaks(&[
+        ("fixture-secret-DO-NOT-LOG", "secret"),
+        ("AKIAFIXTUREEXAMPLE00", "access key id"),
+    ])
+    .await;
 }

@@ -57,12 +57,7 @@ async fn fresh_reserve_and_seed_create_exactly_the_planned_resources_and_records
 async fn second_run_after_success_makes_zero_mutating_calls() {
     let h = Harness::new("azure").await;
     h.bootstrap().await;
-    h.peers.reset_counts();
-    h.bootstrap().await;
-    assert_eq!(h.calls(), Vec::<String>::new());
-    let plan = h.run(&["plan"]).await;
-    assert!(String::from_utf8_lossy(&plan.stdout).contains("no changes"));
-    assert!(h.calls().is_empty());
+    h.assert_bootstrap_converged().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -155,10 +150,11 @@ async fn dns_teardown_removes_only_the_bootstrap_ip() {
         sorted(&[PRIVATE_API, PRIVATE_API_INT]),
         "one change per private record"
     );
-    h.peers.reset_counts();
-    h.run(&["dns", "teardown"]).await;
-    h.run(&["teardown"]).await;
-    assert!(h.calls().is_empty(), "teardown again changes nothing");
+    h.assert_changes_nothing(
+        &[&["dns", "teardown"], &["teardown"]],
+        "teardown again changes nothing",
+    )
+    .await;
     assert_eq!(
         h.world().await.ours().len(),
         1,
@@ -196,9 +192,11 @@ async fn teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched() {
         }
     }
 
-    h.peers.reset_counts();
-    h.run(&["teardown", "--all"]).await;
-    assert!(h.calls().is_empty(), "teardown --all again changes nothing");
+    h.assert_changes_nothing(
+        &[&["teardown", "--all"]],
+        "teardown --all again changes nothing",
+    )
+    .await;
 
     // A new install on the same state dir works.
     h.bootstrap().await;
@@ -224,18 +222,7 @@ async fn crash_and_resume(in_seed: bool, hold: Hold, resume_calls: &[&str]) {
     } else {
         h.kill_at(&["reserve"], hold).await;
     }
-    let status = h.run(&["status", "--output", "json"]).await;
-    let journal: Value = serde_json::from_slice(&status.stdout).unwrap();
-    let states: Vec<&str> = journal["mutations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["state"].as_str().unwrap())
-        .collect();
-    assert!(
-        states.contains(&"intent"),
-        "the killed mutation is journaled as an intent: {states:?}"
-    );
+    h.assert_killed_mutation_journaled().await;
 
     h.peers.reset_counts();
     if in_seed {
@@ -252,9 +239,8 @@ async fn crash_and_resume(in_seed: bool, hold: Hold, resume_calls: &[&str]) {
     let world = h.world().await;
     world.assert_seeded(false, &[]);
     assert_eq!(world.public_ips().len(), 1, "no leaked public IP");
-    h.peers.reset_counts();
-    h.bootstrap().await;
-    assert!(h.calls().is_empty(), "{:?}", h.calls());
+    h.assert_changes_nothing(BOOTSTRAP, "bootstrap again changes nothing")
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -306,9 +292,8 @@ async fn dual_stack_reserves_and_publishes_the_ipv6_public_ip() {
             PUBLIC_API_AAAA
         ])
     );
-    h.peers.reset_counts();
-    h.bootstrap().await;
-    assert!(h.calls().is_empty());
+    h.assert_changes_nothing(BOOTSTRAP, "bootstrap again changes nothing")
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -323,34 +308,21 @@ async fn journal_and_output_never_contain_the_secret_or_the_token() {
         .unwrap();
     assert!(reserve.status.success());
     let status = h.run(&["status"]).await;
-    let journal = std::fs::read_to_string(h.state.join("journal.json")).unwrap();
-    for text in [
-        String::from_utf8_lossy(&reserve.stdout).to_string(),
-        String::from_utf8_lossy(&reserve.stderr).to_string(),
-        String::from_utf8_lossy(&status.stdout).to_string(),
-        journal,
-    ] {
-        assert!(
-            !text.contains("fixture-secret-DO-NOT-LOG"),
-            "secret leaked: {text}"
-        );
-        assert!(!text.contains("fake-arm-token"), "token leaked: {text}");
-    }
+    h.assert_never_leaked(
+        &[&reserve, &status],
+        &[
+            ("fixture-secret-DO-NOT-LOG", "secret"),
+            ("fake-arm-token", "token"),
+        ],
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     let kube = KubeSim::start(KubeSimOptions::default()).await.unwrap();
     let mut h = Harness::new("azure").await;
-    let done = h.dir.path().join("gate-passed.json");
-    h.extra = vec![
-        "--kubeconfig".into(),
-        kube.kubeconfig_path().display().to_string(),
-        "--done-file".into(),
-        done.display().to_string(),
-        "--gate-timeout".into(),
-        "60s".into(),
-    ];
+    h.run_flags(kube.kubeconfig_path(), "60s");
+    let done = h.done_file();
     h.run(&["run"]).await;
     let check = |status: Value, world: &World| {
         assert_eq!(status["run_step"], "done", "{status:#}");
@@ -365,8 +337,7 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
         }
         assert_eq!(world.record("public", API), world.public_ip("IPv4"));
     };
-    let status: Value =
-        serde_json::from_slice(&h.run(&["status", "--output", "json"]).await.stdout).unwrap();
+    let status = h.status().await;
     check(status, &h.world().await);
     let internal = kube
         .get(
@@ -415,8 +386,7 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
         .filter(|(m, _)| m != "GET")
         .collect();
     assert!(kube_mutations.is_empty(), "kube: {kube_mutations:?}");
-    let status: Value =
-        serde_json::from_slice(&h.run(&["status", "--output", "json"]).await.stdout).unwrap();
+    let status = h.status().await;
     check(status, &h.world().await);
 }
 
@@ -432,8 +402,7 @@ async fn run_resumes_after_sigkill_during_reserve() {
     ];
     h.kill_at(&["run"], Hold::After(1)).await;
     h.run(&["run"]).await;
-    let status: Value =
-        serde_json::from_slice(&h.run(&["status", "--output", "json"]).await.stdout).unwrap();
+    let status = h.status().await;
     assert_eq!(status["run_step"], "done");
     let world = h.world().await;
     assert_eq!(world.public_ips().len(), 1);

@@ -4,46 +4,24 @@
 //! and property tests of the annotation and document parsers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "common/fixtures.rs"]
+mod fixtures;
 mod payload;
 
 use bootstrap_sim::kube::{KubeSim, KubeSimOptions};
+use fixtures::{copy_dir, fixture};
 use serde_json::{Value, json};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use tempfile::TempDir;
 
 const BIN: &str = env!("CARGO_BIN_EXE_bootstrap-agent");
 const PROFILE: &str = "include.release.openshift.io/self-managed-high-availability: \"true\"";
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/assets")
-        .join(name)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// A copy of the aws fixture with `from` replaced by `to` in the install-config.
 fn assets_with(from: &str, to: &str) -> TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(&fixture("aws"), dir.path());
-    let path = dir.path().join("manifests/cluster-config.yaml");
-    let text = fs::read_to_string(&path).unwrap();
-    assert_eq!(text.matches(from).count(), 1, "{from:?}");
-    fs::write(&path, text.replacen(from, to, 1)).unwrap();
-    dir
+    fixtures::edited("aws", "manifests/cluster-config.yaml", from, to)
 }
 
 fn agent(args: &[&str]) -> Output {

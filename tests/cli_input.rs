@@ -3,10 +3,14 @@
 #![cfg(feature = "aws")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "common/fixtures.rs"]
+mod fixtures;
+
+use fixtures::fixture;
 use std::fs::{self, File, OpenOptions};
 use std::io::ErrorKind;
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
@@ -26,34 +30,9 @@ const FIXTURES: [&str; 7] = [
 /// Nothing answers on the discard port: a stray cloud call fails fast instead of going out.
 const NOWHERE: &str = "http://127.0.0.1:9";
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/assets")
-        .join(name)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// A temp copy of a fixture with `from` replaced by `to` (exactly once) in `file`.
 fn broken(name: &str, file: &str, from: &str, to: &str) -> TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(&fixture(name), dir.path());
-    let path = dir.path().join(file);
-    let text = fs::read_to_string(&path).unwrap();
-    assert_eq!(text.matches(from).count(), 1, "{from:?} in {name}/{file}");
-    fs::write(&path, text.replacen(from, to, 1)).unwrap();
-    dir
+    fixtures::edited(name, file, from, to)
 }
 
 /// The binary with a clean, hermetic environment: no agent settings inherited, AWS endpoints

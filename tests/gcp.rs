@@ -74,12 +74,7 @@ async fn fresh_reserve_and_seed_create_exactly_the_planned_addresses_and_records
 async fn second_run_after_success_makes_zero_mutating_calls() {
     let h = Harness::new().await;
     h.bootstrap().await;
-    h.peers.reset_counts();
-    h.bootstrap().await;
-    assert_eq!(h.peers.mutating_calls(), Vec::<String>::new());
-    let plan = h.run(&["plan"]).await;
-    assert!(String::from_utf8_lossy(&plan.stdout).contains("no changes"));
-    assert!(h.peers.mutating_calls().is_empty());
+    h.assert_bootstrap_converged().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -240,12 +235,8 @@ async fn dns_teardown_removes_only_the_bootstrap_ip() {
         vec!["POST changes"; 2],
         "one change per private record"
     );
-    h.peers.reset_counts();
-    h.run(&["dns", "teardown"]).await;
-    assert!(
-        h.peers.mutating_calls().is_empty(),
-        "teardown again changes nothing"
-    );
+    h.assert_changes_nothing(&[&["dns", "teardown"]], "teardown again changes nothing")
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -298,12 +289,11 @@ async fn teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched() {
     assert!(world.record("private", API).is_empty() && world.record("public", API).is_empty());
     assert!(world.record("private", API_INT).is_empty());
 
-    h.peers.reset_counts();
-    h.run(&["teardown", "--all"]).await;
-    assert!(
-        h.peers.mutating_calls().is_empty(),
-        "teardown --all again changes nothing"
-    );
+    h.assert_changes_nothing(
+        &[&["teardown", "--all"]],
+        "teardown --all again changes nothing",
+    )
+    .await;
 
     // A new install on the same state dir starts a new requestId generation and works.
     h.bootstrap().await;
@@ -318,18 +308,7 @@ async fn crash_and_resume(dns: bool, hold: Hold) {
     } else {
         h.kill_at(&["reserve"], false, hold).await;
     }
-    let status = h.run(&["status", "--output", "json"]).await;
-    let journal: Value = serde_json::from_slice(&status.stdout).unwrap();
-    let states: Vec<&str> = journal["mutations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["state"].as_str().unwrap())
-        .collect();
-    assert!(
-        states.contains(&"intent"),
-        "the killed mutation is journaled as an intent: {states:?}"
-    );
+    h.assert_killed_mutation_journaled().await;
 
     h.bootstrap().await;
     h.world().assert_seeded(&[]);
@@ -338,9 +317,8 @@ async fn crash_and_resume(dns: bool, hold: Hold) {
         2,
         "no duplicate, no leaked address"
     );
-    h.peers.reset_counts();
-    h.bootstrap().await;
-    assert!(h.peers.mutating_calls().is_empty());
+    h.assert_changes_nothing(BOOTSTRAP, "bootstrap again changes nothing")
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -371,32 +349,11 @@ async fn sigkill_before_a_record_change_resumes() {
 #[tokio::test(flavor = "multi_thread")]
 async fn journal_and_output_never_contain_the_secret() {
     let h = Harness::new().await;
-    let reserve = h.run(&["reserve"]).await;
-    let status = h.run(&["status"]).await;
-    let journal = std::fs::read_to_string(h.state.join("journal.json")).unwrap();
-    for text in [
-        String::from_utf8_lossy(&reserve.stdout).to_string(),
-        String::from_utf8_lossy(&reserve.stderr).to_string(),
-        String::from_utf8_lossy(&status.stdout).to_string(),
-        journal,
-    ] {
-        assert!(
-            !text.contains("fixture-secret-DO-NOT-LOG"),
-            "secret leaked: {text}"
-        );
-    }
+    h.assert_reserve_never_leaks(&[("fixture-secret-DO-NOT-LOG", "secret")])
+        .await;
 }
 
 // --- `run` end to end ---------------------------------------------------------------------
-
-const SERVICES: [(&str, &str); 3] = [
-    ("openshift-kube-apiserver", "external-lb"),
-    ("openshift-kube-apiserver", "internal-lb"),
-    (
-        "openshift-machine-config-operator",
-        "internal-lb-machine-config-server",
-    ),
-];
 
 struct RunWorld {
     h: Harness,
@@ -412,24 +369,14 @@ impl RunWorld {
         .await
         .unwrap();
         let mut h = Harness::new().await;
-        let done = h.dir.path().join("gate-passed.json");
-        h.extra = vec![
-            "--kubeconfig".into(),
-            kube.kubeconfig_path().display().to_string(),
-            "--done-file".into(),
-            done.display().to_string(),
-            "--gate-timeout".into(),
-            "60s".into(),
-        ];
+        h.run_flags(kube.kubeconfig_path(), "60s");
         Self { h, kube }
     }
 
     /// Stage 3 on GCP: both addresses stay (the Services claim them through
     /// spec.loadBalancerIP; there is no hand-over), DNS holds only the reserved IPs.
     async fn assert_done(&self) {
-        let status: Value =
-            serde_json::from_slice(&self.h.run(&["status", "--output", "json"]).await.stdout)
-                .unwrap();
+        let status = self.h.status().await;
         assert_eq!(status["run_step"], "done", "{status:#}");
         let world = self.h.world();
         let public = world.ips("public-ipv4");
@@ -463,17 +410,7 @@ impl RunWorld {
                 "{ns}/{name} has ingress on it"
             );
         }
-        let cm = self
-            .kube
-            .get(
-                "",
-                "v1",
-                "configmaps",
-                Some("kube-system"),
-                "bootstrap-agent",
-            )
-            .expect("gate ConfigMap");
-        assert_eq!(cm["data"]["passed"], "true");
+        agent::assert_gate_passed(&self.kube);
     }
 }
 
@@ -483,14 +420,8 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     w.h.run(&["run"]).await;
     w.assert_done().await;
 
-    w.h.peers.reset_counts();
     w.kube.clear_request_log();
-    w.h.run(&["run"]).await;
-    assert!(
-        w.h.peers.mutating_calls().is_empty(),
-        "cloud: {:?}",
-        w.h.peers.mutating_calls()
-    );
+    w.h.assert_changes_nothing(&[&["run"]], "cloud").await;
     let kube_mutations: Vec<(String, String)> = w
         .kube
         .request_log()

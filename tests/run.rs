@@ -12,15 +12,6 @@ use common::*;
 use serde_json::Value;
 use std::time::Duration;
 
-const SERVICES: [(&str, &str); 3] = [
-    ("openshift-kube-apiserver", "external-lb"),
-    ("openshift-kube-apiserver", "internal-lb"),
-    (
-        "openshift-machine-config-operator",
-        "internal-lb-machine-config-server",
-    ),
-];
-
 struct World {
     h: Harness,
     kube: KubeSim,
@@ -39,20 +30,12 @@ impl World {
         .await
         .unwrap();
         let mut h = Harness::new("aws").await;
-        let done = h.dir.path().join("gate-passed.json");
-        h.extra = vec![
-            "--kubeconfig".into(),
-            kube.kubeconfig_path().display().to_string(),
-            "--done-file".into(),
-            done.display().to_string(),
-            "--gate-timeout".into(),
-            gate_timeout.into(),
-        ];
+        h.run_flags(kube.kubeconfig_path(), gate_timeout);
         Self { h, kube }
     }
 
     async fn status(&self) -> Value {
-        serde_json::from_slice(&self.h.run(&["status", "--output", "json"]).await.stdout).unwrap()
+        self.h.status().await
     }
 
     fn kube_mutations(&self) -> Vec<(String, String)> {
@@ -132,21 +115,9 @@ impl World {
             annotated, handed,
             "the internal LB claims exactly the handed-over IPs"
         );
-        let cm = self
-            .kube
-            .get(
-                "",
-                "v1",
-                "configmaps",
-                Some("kube-system"),
-                "bootstrap-agent",
-            )
-            .expect("gate ConfigMap");
-        assert_eq!(cm["data"]["passed"], "true");
-        let done: Value = serde_json::from_slice(
-            &std::fs::read(self.h.dir.path().join("gate-passed.json")).unwrap(),
-        )
-        .unwrap();
+        agent::assert_gate_passed(&self.kube);
+        let done: Value =
+            serde_json::from_slice(&std::fs::read(self.h.done_file()).unwrap()).unwrap();
         assert_eq!(done["passed"], true);
         let cv = self
             .kube
@@ -183,14 +154,8 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     w.h.run(&["run"]).await;
     w.assert_done().await;
 
-    w.h.peers.reset_counts();
     w.kube.clear_request_log();
-    w.h.run(&["run"]).await;
-    assert!(
-        w.h.peers.mutating_calls().is_empty(),
-        "cloud: {:?}",
-        w.h.peers.mutating_calls()
-    );
+    w.h.assert_changes_nothing(&[&["run"]], "cloud").await;
     assert!(
         w.kube_mutations().is_empty(),
         "kube: {:?}",

@@ -18,7 +18,10 @@ impl Doc {
 
     /// Parses YAML text that came from `file` (at `field`, for embedded documents).
     pub fn parse(file: &Path, text: &str, field: &str) -> Result<Self, InputError> {
-        let root: Value = serde_saphyr::from_str(text)
+        // No source snippet in the message: the file may be the creds secret.
+        let mut options = serde_saphyr::Options::default();
+        options.with_snippet = false;
+        let root: Value = serde_saphyr::from_str_with_options(text, options)
             .map_err(|e| InputError::new(file, field, format!("invalid YAML: {e}")))?;
         if !root.is_object() {
             return Err(InputError::new(file, field, "expected a YAML mapping"));

@@ -260,6 +260,14 @@ pub async fn wait_ready(
     mut progress: impl FnMut(&[ServiceGate]),
 ) -> Result<GateReport, GateTimeout> {
     let started = Instant::now();
+    if targets.is_empty() {
+        // Platform none (or templates that render nothing): there is nothing to wait for.
+        return Ok(GateReport {
+            passed: true,
+            services: Vec::new(),
+            elapsed_ms: 0,
+        });
+    }
     let mut last = Vec::new();
     let outcome = tokio::time::timeout(
         deadline,

@@ -11,10 +11,25 @@ use std::path::Path;
 /// The field manager of everything the agent applies.
 pub const FIELD_MANAGER: &str = "bootstrap-agent";
 
+/// Reads a kubeconfig. A parse error is reported without the parser's text: it quotes the
+/// source around the error, and a kubeconfig holds tokens and keys.
+pub fn read_kubeconfig(path: &Path) -> Result<Kubeconfig, crate::error::InputError> {
+    use kube::config::KubeconfigError;
+    Kubeconfig::read_from(path).map_err(|e| {
+        let problem = match e {
+            KubeconfigError::ReadConfig(io, _) => format!("cannot read: {io}"),
+            KubeconfigError::Parse(_) => {
+                "not a valid kubeconfig (YAML parse error; details withheld because the file holds credentials)".to_string()
+            }
+            other => format!("not a usable kubeconfig: {other}"),
+        };
+        crate::error::InputError::new(path, "--kubeconfig", problem)
+    })
+}
+
 /// A client for the cluster in `kubeconfig`.
 pub async fn client(kubeconfig: &Path) -> Result<kube::Client> {
-    let kc = Kubeconfig::read_from(kubeconfig)
-        .with_context(|| format!("cannot read kubeconfig {}", kubeconfig.display()))?;
+    let kc = read_kubeconfig(kubeconfig)?;
     let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
         .await
         .with_context(|| format!("kubeconfig {} is not usable", kubeconfig.display()))?;

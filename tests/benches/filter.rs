@@ -4,6 +4,8 @@
 
 #[path = "../payload/mod.rs"]
 mod payload;
+#[path = "report.rs"]
+mod report;
 
 use bootstrap_agent::capabilities::{
     self, inclusion::Annotations, manifests, registry::Registry, selection::Gates,
@@ -11,19 +13,9 @@ use bootstrap_agent::capabilities::{
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
-    samples.sort();
-    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[index]
-}
-
-fn report(name: &str, mut samples: Vec<Duration>) {
-    let p50 = percentile(&mut samples, 0.50);
-    let p99 = percentile(&mut samples, 0.99);
-    println!(
-        "{name:<52} n={:<4} p50={p50:>10.3?} p99={p99:>10.3?}",
-        samples.len()
-    );
+/// This bench's report line: names up to 52 wide.
+fn report(name: &str, samples: Vec<Duration>) {
+    report::report(name, samples, 52, 4);
 }
 
 fn time<T>(n: usize, mut f: impl FnMut() -> T) -> Vec<Duration> {

@@ -2,6 +2,9 @@
 //! readiness condition true to the gate reporting Ready. Target: p99 <= 100 ms. The gate is
 //! watch-driven, so this measures watch delivery + re-evaluation, not a poll interval.
 
+#[path = "report.rs"]
+mod report;
+
 use bootstrap_agent::cluster::gate::{self, Target};
 use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
 use k8s_openapi::api::core::v1::Service;
@@ -74,13 +77,10 @@ async fn main() {
         assert!(ok, "gate did not pass");
         samples.push(reported.duration_since(last_condition));
     }
-    samples.sort();
-    let p = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    let n = samples.len();
+    let mut p = |q: f64| report::percentile(&mut samples, q);
+    let (p50, p99, max) = (p(0.5), p(0.99), p(1.0));
     println!(
-        "gate latency (last condition true -> Ready): n={} p50={:?} p99={:?} max={:?}",
-        samples.len(),
-        p(0.5),
-        p(0.99),
-        p(1.0)
+        "gate latency (last condition true -> Ready): n={n} p50={p50:?} p99={p99:?} max={max:?}"
     );
 }

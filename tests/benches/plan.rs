@@ -1,25 +1,18 @@
 //! `cargo bench --bench plan`: how fast the planner answers, in-process and as a cold process.
 //! Target: `plan --offline` cold start <= 50 ms (p99). Numbers, not asserts: read them.
 
+#[path = "report.rs"]
+mod report;
+
 use bootstrap_agent::assets;
 use bootstrap_agent::plan::{Observed, Plan, Stage};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
-    samples.sort();
-    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[index]
-}
-
-fn report(name: &str, mut samples: Vec<Duration>) {
-    let p50 = percentile(&mut samples, 0.50);
-    let p99 = percentile(&mut samples, 0.99);
-    println!(
-        "{name:<40} n={:<5} p50={p50:>10.3?} p99={p99:>10.3?}",
-        samples.len()
-    );
+/// This bench's report line: names up to 40 wide.
+fn report(name: &str, samples: Vec<Duration>) {
+    report::report(name, samples, 40, 5);
 }
 
 fn main() {

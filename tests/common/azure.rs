@@ -2,17 +2,16 @@
 //! agent binary run against it with the fixture asset dir as is (the fake is seeded to match).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "agent.rs"]
+pub mod agent;
+
+pub use agent::*;
 use bootstrap_sim::Hold;
 use bootstrap_sim::azure::{AzurePeers, AzureSimOptions};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Output;
 
 pub const BOOTSTRAP_IP: &str = "10.0.1.10";
-pub const OTHER_WRITER: &str = "192.0.2.9";
-pub const API: &str = "api.mycluster.example.com A";
 pub const API_AAAA: &str = "api.mycluster.example.com AAAA";
-pub const API_INT: &str = "api-int.mycluster.example.com A";
 pub const INFRA: &str = "mycluster-7xk2p";
 pub const CLUSTER_TAG: &str = "kubernetes.io_cluster.mycluster-7xk2p";
 pub const RESERVATION_TAG: &str = "bootstrap-agent.openshift.io_reservation";
@@ -20,14 +19,7 @@ pub const PRIVATE_TAG: &str = "mycluster-7xk2p-rsvd-private-ipv4";
 /// The fake's compute subnet is 10.0.1.0/24 with .254 in use: the top free address.
 pub const EXPECTED_PRIVATE_IP: &str = "10.0.1.253";
 
-pub struct Harness {
-    pub peers: AzurePeers,
-    pub dir: tempfile::TempDir,
-    pub assets: PathBuf,
-    pub state: PathBuf,
-    /// Extra arguments for every command but `status` (e.g. --kubeconfig).
-    pub extra: Vec<String>,
-}
+agent::harness!(AzurePeers);
 
 impl Harness {
     pub async fn new(fixture: &str) -> Self {
@@ -37,51 +29,11 @@ impl Harness {
     pub async fn with(fixture: &str, options: AzureSimOptions) -> Self {
         let peers = AzurePeers::start_with(options).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let assets = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/assets")
-            .join(fixture);
-        let state = dir.path().join("state");
-        Self {
-            peers,
-            dir,
-            assets,
-            state,
-            extra: Vec::new(),
-        }
-    }
-
-    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bootstrap-agent"));
-        cmd.args(args)
-            .arg("--state-dir")
-            .arg(&self.state)
-            .envs(self.peers.agent_env())
-            .env_remove("AZURE_CLIENT_SECRET")
-            .env("BOOTSTRAP_AGENT_LOG", "info")
-            .kill_on_drop(true);
-        if args[0] != "status" {
-            cmd.arg("--assets")
-                .arg(&self.assets)
-                .args(["--bootstrap-ip", BOOTSTRAP_IP])
-                .args(&self.extra);
-        }
-        cmd
-    }
-
-    pub async fn run(&self, args: &[&str]) -> Output {
-        let out = self.command(args).output().await.unwrap();
-        assert!(
-            out.status.success(),
-            "bootstrap-agent {args:?} failed: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
-    }
-
-    pub async fn bootstrap(&self) {
-        self.run(&["reserve"]).await;
-        self.run(&["dns", "seed"]).await;
+        let mut env = peers.agent_env();
+        env.push(("BOOTSTRAP_AGENT_LOG".into(), "info".into()));
+        let mut agent = Agent::new(dir, agent::fixture(fixture), BOOTSTRAP_IP, env);
+        agent.env_remove.push("AZURE_CLIENT_SECRET");
+        Self { peers, agent }
     }
 
     /// Starts `args`, waits until the proxy froze its `hold`-th mutation, SIGKILLs it.
@@ -89,20 +41,7 @@ impl Harness {
         let proxy = &self.peers.arm_proxy;
         // One proxy carries every ARM call: count the mutations of this command only.
         proxy.reset();
-        proxy.hold(hold);
-        let mut child = self
-            .command(args)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        tokio::select! {
-            _ = proxy.wait_held() => {}
-            status = child.wait() => panic!("agent exited before reaching {hold:?}: {status:?}"),
-        }
-        child.start_kill().unwrap(); // SIGKILL
-        child.wait().await.unwrap();
-        proxy.reset();
+        self.agent.kill_at(args, proxy, hold).await;
     }
 
     pub async fn world(&self) -> World {
@@ -164,10 +103,7 @@ impl World {
     }
 
     pub fn record(&self, zone: &str, name: &str) -> Vec<String> {
-        self.0["zones"][zone][name]
-            .as_array()
-            .map(|v| v.iter().map(|s| s.as_str().unwrap().to_string()).collect())
-            .unwrap_or_default()
+        agent::strings(&self.0["zones"][zone][name])
     }
 
     /// The stage-1 picture: one public IP per family (one when single stack), one private

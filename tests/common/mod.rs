@@ -2,97 +2,38 @@
 //! proxies, inspected with boto3) and the agent binary run against it.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "agent.rs"]
+pub mod agent;
+
+pub use agent::*;
 use bootstrap_sim::{AwsPeers, Hold};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Output;
 
 pub const BOOTSTRAP_IP: &str = "10.0.1.10";
-pub const OTHER_WRITER: &str = "192.0.2.9";
-pub const API: &str = "api.mycluster.example.com A";
-pub const API_INT: &str = "api-int.mycluster.example.com A";
 
-pub struct Harness {
-    pub peers: AwsPeers,
-    pub dir: tempfile::TempDir,
-    pub assets: PathBuf,
-    pub state: PathBuf,
-    /// Extra arguments for every command but `status` (e.g. --kubeconfig).
-    pub extra: Vec<String>,
-}
+agent::harness!(AwsPeers);
 
 impl Harness {
     pub async fn new(fixture: &str) -> Self {
         let peers = AwsPeers::start().await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let assets = dir.path().join("assets");
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/assets")
-            .join(fixture);
-        peers.setup_world(&fixture, &assets).await.unwrap();
-        let state = dir.path().join("state");
-        Self {
-            peers,
-            dir,
-            assets,
-            state,
-            extra: Vec::new(),
-        }
+        peers
+            .setup_world(&agent::fixture(fixture), &assets)
+            .await
+            .unwrap();
+        let agent = Agent::new(dir, assets, BOOTSTRAP_IP, peers.agent_env());
+        Self { peers, agent }
     }
 
-    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bootstrap-agent"));
-        cmd.args(args)
-            .arg("--state-dir")
-            .arg(&self.state)
-            .envs(self.peers.agent_env())
-            .kill_on_drop(true);
-        if args[0] != "status" {
-            cmd.arg("--assets")
-                .arg(&self.assets)
-                .args(["--bootstrap-ip", BOOTSTRAP_IP])
-                .args(&self.extra);
-        }
-        cmd
-    }
-
-    pub async fn run(&self, args: &[&str]) -> Output {
-        let out = self.command(args).output().await.unwrap();
-        assert!(
-            out.status.success(),
-            "bootstrap-agent {args:?} failed: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
-    }
-
-    pub async fn bootstrap(&self) {
-        self.run(&["reserve"]).await;
-        self.run(&["dns", "seed"]).await;
-    }
-
-    /// Starts `args`, waits until the proxy froze it at `hold`, SIGKILLs it.
+    /// Starts `args`, waits until the Route53 (or EC2) proxy froze it at `hold`, SIGKILLs it.
     pub async fn kill_at(&self, args: &[&str], route53: bool, hold: Hold) {
         let proxy = if route53 {
             &self.peers.route53_proxy
         } else {
             &self.peers.ec2_proxy
         };
-        proxy.hold(hold);
-        let mut child = self
-            .command(args)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        tokio::select! {
-            _ = proxy.wait_held() => {}
-            status = child.wait() => panic!("agent exited before reaching {hold:?}: {status:?}"),
-        }
-        child.start_kill().unwrap(); // SIGKILL
-        child.wait().await.unwrap();
-        proxy.reset();
+        self.agent.kill_at(args, proxy, hold).await;
     }
 
     pub async fn world(&self) -> World {
@@ -125,10 +66,7 @@ impl World {
     }
 
     pub fn record(&self, zone: &str, name: &str) -> Vec<String> {
-        self.0["zones"][zone][name]
-            .as_array()
-            .map(|v| v.iter().map(|s| s.as_str().unwrap().to_string()).collect())
-            .unwrap_or_default()
+        agent::strings(&self.0["zones"][zone][name])
     }
 
     pub fn count(&self, kind: &str) -> usize {

@@ -88,7 +88,18 @@ where
         }
         SdkError::ServiceError(_) => match err.code() {
             Some(code) if code.contains("NotFound") => ErrorKind::NotFound,
-            Some("InvalidChangeBatch") | Some("PriorRequestNotComplete") => ErrorKind::Conflict,
+            // A lost compare-and-swap: the set we read is gone or changed, or one was created
+            // meanwhile. Other InvalidChangeBatch causes (a CNAME there, a bad value) are fatal.
+            Some("InvalidChangeBatch")
+                if err.message().is_some_and(|m| {
+                    m.contains("not found")
+                        || m.contains("do not match")
+                        || m.contains("already exists")
+                }) =>
+            {
+                ErrorKind::Conflict
+            }
+            Some("PriorRequestNotComplete") => ErrorKind::Transient,
             Some("Throttling" | "ThrottlingException" | "RequestLimitExceeded") => {
                 ErrorKind::Transient
             }

@@ -270,7 +270,7 @@ fn parse_v4_prefix(prefix: &str) -> Option<(Ipv4Addr, u32)> {
     let (addr, len) = prefix.split_once('/')?;
     let addr: Ipv4Addr = addr.parse().ok()?;
     let len: u32 = len.parse().ok()?;
-    if len > 29 {
+    if !(2..=29).contains(&len) {
         return None;
     }
     let mask = u32::MAX.checked_shl(32 - len).unwrap_or(0);

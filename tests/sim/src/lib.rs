@@ -7,6 +7,7 @@ pub mod azure;
 pub mod emulator;
 pub mod gcp;
 pub mod kube;
+pub mod pki;
 pub mod proxy;
 pub mod venv;
 

@@ -28,11 +28,6 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
-};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -463,42 +458,12 @@ async fn login_handler(
 
 /// A throwaway CA and a server certificate for 127.0.0.1 / localhost.
 fn pki() -> Result<(String, Arc<rustls::ServerConfig>)> {
-    let ca_key = KeyPair::generate().context("CA key")?;
-    let mut ca = CertificateParams::new(Vec::<String>::new()).context("CA params")?;
-    ca.distinguished_name
-        .push(DnType::CommonName, "azure-sim-ca");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca_cert = ca.self_signed(&ca_key).context("CA cert")?;
-    let issuer = Issuer::new(ca, ca_key);
-    let key = KeyPair::generate().context("server key")?;
-    let mut params = CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
-        .context("server params")?;
-    params
-        .distinguished_name
-        .push(DnType::CommonName, "login.azure-sim");
-    params.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
-    ];
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    params.use_authority_key_identifier_extension = true;
-    let cert = params.signed_by(&key, &issuer).context("server cert")?;
-    let chain = vec![
-        cert.der().clone(),
-        CertificateDer::from(ca_cert.der().to_vec()),
-    ];
-    let private = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-    let mut server = rustls::ServerConfig::builder()
-        .with_no_client_auth()
-        .with_single_cert(chain, private)
-        .context("rustls server config")?;
-    server.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok((ca_cert.pem(), Arc::new(server)))
+    let pki = crate::pki::generate(
+        "azure-sim-ca",
+        "login.azure-sim",
+        &["127.0.0.1", "localhost"],
+    )?;
+    Ok((pki.ca_pem, pki.server))
 }
 
 /// The Azure world for tests and the demo: the fake, a counting/freezing proxy in front of

@@ -1,21 +1,12 @@
 //! A throwaway PKI: a self-signed CA and a server certificate for 127.0.0.1, ::1 and localhost
 //! (plus the in-cluster `kubernetes.default.svc` names), and the kubeconfig that trusts it.
 
+use crate::pki;
 use anyhow::{Context, Result};
 use base64::Engine;
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
-};
-use rustls::ServerConfig;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-pub struct Pki {
-    pub ca_pem: String,
-    pub server: Arc<ServerConfig>,
-}
+pub use crate::pki::Pki;
 
 pub const SERVER_NAMES: &[&str] = &[
     "127.0.0.1",
@@ -29,47 +20,7 @@ pub const SERVER_NAMES: &[&str] = &[
 
 pub fn generate() -> Result<Pki> {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-    let ca_key = KeyPair::generate().context("CA key")?;
-    let mut ca = CertificateParams::new(Vec::<String>::new()).context("CA params")?;
-    ca.distinguished_name
-        .push(DnType::CommonName, "kube-sim-ca");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca_cert = ca.self_signed(&ca_key).context("CA cert")?;
-    let issuer = Issuer::new(ca, ca_key);
-
-    let key = KeyPair::generate().context("server key")?;
-    let names: Vec<String> = SERVER_NAMES.iter().map(|s| s.to_string()).collect();
-    let mut params = CertificateParams::new(names).context("server params")?;
-    params
-        .distinguished_name
-        .push(DnType::CommonName, "kube-apiserver");
-    params.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
-    ];
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    params.use_authority_key_identifier_extension = true;
-    let cert = params.signed_by(&key, &issuer).context("server cert")?;
-
-    let chain = vec![
-        cert.der().clone(),
-        CertificateDer::from(ca_cert.der().to_vec()),
-    ];
-    let private = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-    let mut server = ServerConfig::builder()
-        .with_no_client_auth()
-        .with_single_cert(chain, private)
-        .context("rustls server config")?;
-    server.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(Pki {
-        ca_pem: ca_cert.pem(),
-        server: Arc::new(server),
-    })
+    pki::generate("kube-sim-ca", "kube-apiserver", SERVER_NAMES)
 }
 
 /// Writes `<dir>/kubeconfig`: one cluster with certificate-authority-data, one user with a

@@ -1,0 +1,260 @@
+//! The agent binary as every cloud's integration tests drive it: a state dir and an asset dir
+//! in a temp dir, the cloud's endpoint environment, extra flags, and a way to SIGKILL it at a
+//! proxy hold. The per-cloud harnesses (`mod.rs` for AWS, `gcp.rs`, `azure.rs`) wrap it with
+//! their world's setup and inspection and deref to it.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "fixtures.rs"]
+pub mod fixtures;
+
+pub use fixtures::fixture;
+
+use bootstrap_sim::kube::KubeSim;
+use bootstrap_sim::{Hold, Proxy};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+/// A JSON array of strings as `Vec<String>`; missing means empty.
+pub fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|v| v.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// A value another writer put into our records.
+pub const OTHER_WRITER: &str = "192.0.2.9";
+pub const API: &str = "api.mycluster.example.com A";
+pub const API_INT: &str = "api-int.mycluster.example.com A";
+
+/// `pub struct Harness { peers, agent }` for a cloud's peers, dereferencing to its [`Agent`]
+/// (so `h.run(..)`, `h.extra`, `h.state` work on the harness).
+macro_rules! harness {
+    ($peers:ty) => {
+        pub struct Harness {
+            pub peers: $peers,
+            pub agent: Agent,
+        }
+
+        impl std::ops::Deref for Harness {
+            type Target = Agent;
+            fn deref(&self) -> &Agent {
+                &self.agent
+            }
+        }
+
+        impl std::ops::DerefMut for Harness {
+            fn deref_mut(&mut self) -> &mut Agent {
+                &mut self.agent
+            }
+        }
+
+        impl Harness {
+            /// Resets the cloud call counts, runs `commands` in order and asserts they made
+            /// no mutating cloud call (`why` says what that proves). The last command's output.
+            pub async fn assert_changes_nothing(
+                &self,
+                commands: &[&[&str]],
+                why: &str,
+            ) -> std::process::Output {
+                self.peers.reset_counts();
+                let mut last = None;
+                for args in commands {
+                    last = Some(self.run(args).await);
+                }
+                let calls = self.peers.mutating_calls();
+                assert!(calls.is_empty(), "{why}: {calls:?}");
+                last.expect("at least one command")
+            }
+
+            /// After a successful bootstrap: a second one and `plan` make no mutating call,
+            /// and `plan` says so.
+            pub async fn assert_bootstrap_converged(&self) {
+                self.assert_changes_nothing(BOOTSTRAP, "a second bootstrap changes nothing")
+                    .await;
+                let plan = self
+                    .assert_changes_nothing(&[&["plan"]], "plan changes nothing")
+                    .await;
+                assert!(String::from_utf8_lossy(&plan.stdout).contains("no changes"));
+            }
+        }
+    };
+}
+pub(crate) use harness;
+
+/// Stage 1: `reserve`, then `dns seed`.
+pub const BOOTSTRAP: &[&[&str]] = &[&["reserve"], &["dns", "seed"]];
+
+/// The Services `run` creates and hands the API over to.
+pub const SERVICES: [(&str, &str); 3] = [
+    ("openshift-kube-apiserver", "external-lb"),
+    ("openshift-kube-apiserver", "internal-lb"),
+    (
+        "openshift-machine-config-operator",
+        "internal-lb-machine-config-server",
+    ),
+];
+
+/// The gate recorded its pass in the cluster (ConfigMap kube-system/bootstrap-agent).
+pub fn assert_gate_passed(kube: &KubeSim) {
+    let cm = kube
+        .get(
+            "",
+            "v1",
+            "configmaps",
+            Some("kube-system"),
+            "bootstrap-agent",
+        )
+        .expect("gate ConfigMap");
+    assert_eq!(cm["data"]["passed"], "true");
+}
+
+pub struct Agent {
+    pub dir: tempfile::TempDir,
+    pub assets: PathBuf,
+    pub state: PathBuf,
+    pub bootstrap_ip: &'static str,
+    /// Extra arguments for every command but `status` (e.g. --kubeconfig).
+    pub extra: Vec<String>,
+    /// The environment of every command (the cloud's endpoints and credentials).
+    pub env: Vec<(String, String)>,
+    /// Variables removed from the inherited environment.
+    pub env_remove: Vec<&'static str>,
+}
+
+impl Agent {
+    /// `assets` may live under `dir` (the harness gets to fill it after this).
+    pub fn new(
+        dir: tempfile::TempDir,
+        assets: PathBuf,
+        bootstrap_ip: &'static str,
+        env: Vec<(String, String)>,
+    ) -> Self {
+        let state = dir.path().join("state");
+        Self {
+            dir,
+            assets,
+            state,
+            bootstrap_ip,
+            extra: Vec::new(),
+            env,
+            env_remove: Vec::new(),
+        }
+    }
+
+    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bootstrap-agent"));
+        cmd.args(args)
+            .arg("--state-dir")
+            .arg(&self.state)
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        for name in &self.env_remove {
+            cmd.env_remove(name);
+        }
+        cmd.kill_on_drop(true);
+        if args[0] != "status" {
+            cmd.arg("--assets")
+                .arg(&self.assets)
+                .args(["--bootstrap-ip", self.bootstrap_ip])
+                .args(&self.extra);
+        }
+        cmd
+    }
+
+    pub async fn run(&self, args: &[&str]) -> Output {
+        let out = self.command(args).output().await.unwrap();
+        assert!(
+            out.status.success(),
+            "bootstrap-agent {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    pub async fn bootstrap(&self) {
+        for args in BOOTSTRAP {
+            self.run(args).await;
+        }
+    }
+
+    /// `status --output json`.
+    pub async fn status(&self) -> Value {
+        serde_json::from_slice(&self.run(&["status", "--output", "json"]).await.stdout).unwrap()
+    }
+
+    /// Where `run` writes its gate result (`--done-file`, see [`Agent::run_flags`]).
+    pub fn done_file(&self) -> PathBuf {
+        self.dir.path().join("gate-passed.json")
+    }
+
+    /// The flags of `run` against the local API server: the kubeconfig, the done file and
+    /// the gate timeout, as [`Agent::extra`].
+    pub fn run_flags(&mut self, kubeconfig: &Path, gate_timeout: &str) {
+        self.extra = vec![
+            "--kubeconfig".into(),
+            kubeconfig.display().to_string(),
+            "--done-file".into(),
+            self.done_file().display().to_string(),
+            "--gate-timeout".into(),
+            gate_timeout.into(),
+        ];
+    }
+
+    /// Starts `args`, waits until `proxy` froze it at `hold`, SIGKILLs it.
+    pub async fn kill_at(&self, args: &[&str], proxy: &Proxy, hold: Hold) {
+        proxy.hold(hold);
+        let mut child = self
+            .command(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        tokio::select! {
+            _ = proxy.wait_held() => {}
+            status = child.wait() => panic!("agent exited before reaching {hold:?}: {status:?}"),
+        }
+        child.start_kill().unwrap(); // SIGKILL
+        child.wait().await.unwrap();
+        proxy.reset();
+    }
+
+    /// After a SIGKILL: `status` shows the killed mutation journaled as an intent.
+    pub async fn assert_killed_mutation_journaled(&self) {
+        let journal = self.status().await;
+        let states: Vec<&str> = journal["mutations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["state"].as_str().unwrap())
+            .collect();
+        assert!(
+            states.contains(&"intent"),
+            "the killed mutation is journaled as an intent: {states:?}"
+        );
+    }
+
+    /// `reserve`, then `status`: neither their output nor the journal contain `secrets`.
+    pub async fn assert_reserve_never_leaks(&self, secrets: &[(&str, &str)]) {
+        let reserve = self.run(&["reserve"]).await;
+        let status = self.run(&["status"]).await;
+        self.assert_never_leaked(&[&reserve, &status], secrets);
+    }
+
+    /// Neither the journal nor `outputs` (stdout and stderr) contain any of `secrets`, given
+    /// as (text, what it is).
+    pub fn assert_never_leaked(&self, outputs: &[&Output], secrets: &[(&str, &str)]) {
+        let journal = std::fs::read_to_string(self.state.join("journal.json")).unwrap();
+        let texts = outputs
+            .iter()
+            .flat_map(|out| [&out.stdout, &out.stderr])
+            .map(|bytes| String::from_utf8_lossy(bytes).to_string())
+            .chain([journal]);
+        for text in texts {
+            for (secret, what) in secrets {
+                assert!(!text.contains(secret), "{what} leaked: {text}");
+            }
+        }
+    }
+}
