@@ -289,7 +289,7 @@ pub fn read_state(dir: &Path) -> Result<Option<JournalState>> {
     };
     let state: JournalState = serde_json::from_slice(&bytes).with_context(|| {
         format!(
-            "{} is not a valid journal; move it aside to start over (the cloud is re-observed)",
+            "{} is not a valid journal; repair it rather than delete it: only it knows the handed-over IPs and the seeded bootstrap IP",
             path.display()
         )
     })?;

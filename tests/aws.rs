@@ -205,3 +205,43 @@ async fn journal_and_output_never_contain_the_secret() {
     ])
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seeding_after_stage_3_never_puts_the_bootstrap_ip_back() {
+    let h = Harness::new("aws").await;
+    h.bootstrap().await;
+    h.run(&["dns", "teardown"]).await;
+    h.assert_changes_nothing(&[&["dns", "seed"]], "the bootstrap IP stays removed")
+        .await;
+    let world = h.world().await;
+    for name in [API, API_INT] {
+        assert!(
+            !world
+                .record("private", name)
+                .contains(&BOOTSTRAP_IP.to_string()),
+            "{name}"
+        );
+        assert_eq!(
+            world.record("private", name).len(),
+            3,
+            "{name} keeps the reserved IPs"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seeding_a_different_bootstrap_ip_than_the_seeded_one_is_refused() {
+    let mut h = Harness::new("aws").await;
+    h.bootstrap().await;
+    h.peers.reset_counts();
+    h.bootstrap_ip = "10.0.1.99";
+    let out = h.command(&["dns", "seed"]).output().await.unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dns teardown --bootstrap-ip 10.0.1.10"));
+    assert!(h.peers.mutating_calls().is_empty());
+}

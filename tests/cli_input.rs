@@ -441,3 +441,97 @@ fn unlocked_reserve_reaches_the_configured_endpoint() {
     let lock = File::open(state.join("lock")).unwrap();
     lock.try_lock().unwrap();
 }
+
+const KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://127.0.0.1:9\"}\nusers:\n- name: u\n  user: {token: kube-token-DO-NOT-LOG}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n";
+
+#[test]
+fn run_with_broken_templates_exits_2_before_anything_is_written() {
+    let dir = TempDir::new().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    fs::write(&kubeconfig, KUBECONFIG).unwrap();
+    let templates = dir.path().join("templates/services/aws");
+    fs::create_dir_all(&templates).unwrap();
+    fs::write(templates.join("external-lb.yaml"), "{{ no_such_variable }}").unwrap();
+    let state = dir.path().join("state");
+    let assets = fixture("aws");
+    let out = ran(&mut agent(&[
+        "run",
+        "--assets",
+        p(&assets),
+        "--state-dir",
+        p(&state),
+        "--bootstrap-ip",
+        "10.0.0.5",
+        "--kubeconfig",
+        p(&kubeconfig),
+        "--templates",
+        p(&dir.path().join("templates")),
+    ]));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr.contains("services/aws/external-lb.yaml"),
+        "{out:?}"
+    );
+    assert!(
+        !state.join("journal.json").exists(),
+        "nothing written before input is valid"
+    );
+}
+
+#[test]
+fn a_malformed_kubeconfig_is_exit_2_and_its_token_is_never_printed() {
+    let dir = TempDir::new().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    fs::write(
+        &kubeconfig,
+        KUBECONFIG.replace(
+            "{token: kube-token-DO-NOT-LOG}",
+            "{token: \"kube-token-DO-NOT-LOG",
+        ),
+    )
+    .unwrap();
+    let assets = fixture("aws");
+    let out = ran(&mut agent(&[
+        "run",
+        "--assets",
+        p(&assets),
+        "--state-dir",
+        p(&dir.path().join("state")),
+        "--bootstrap-ip",
+        "10.0.0.5",
+        "--kubeconfig",
+        p(&kubeconfig),
+    ]));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stderr.contains("--kubeconfig"), "{out:?}");
+    assert!(
+        !out.stderr.contains("kube-token-DO-NOT-LOG")
+            && !out.stdout.contains("kube-token-DO-NOT-LOG"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_malformed_creds_secret_never_quotes_the_secret() {
+    let assets = broken(
+        "aws",
+        "openshift/99_cloud-creds-secret.yaml",
+        "type: Opaque\n",
+        "type: Opaque\nstringData:\n  aws_secret_access_key: \"fixture-secret-DO-NOT-LOG-unclosed\n",
+    );
+    let dir = TempDir::new().unwrap();
+    let out = ran(&mut agent(&[
+        "plan",
+        "--offline",
+        "--assets",
+        p(assets.path()),
+        "--state-dir",
+        p(dir.path()),
+    ]));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stderr.contains("99_cloud-creds-secret.yaml"), "{out:?}");
+    assert!(
+        !out.stderr.contains(SECRET) && !out.stdout.contains(SECRET),
+        "{out:?}"
+    );
+}

@@ -288,3 +288,43 @@ async fn resume_after_kill_while_waiting_at_the_gate() {
     w.h.run(&["run"]).await;
     w.assert_done().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn teardown_all_after_a_failed_gate_removes_the_handed_over_ips_from_dns() {
+    let mut w = World::with_gate_timeout(
+        ControllerKnobs {
+            never_ready: true,
+            ..Default::default()
+        },
+        "2s",
+    )
+    .await;
+    let out = w.h.command(&["run"]).output().await.unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let handed: Vec<String> = w.status().await["handed_over"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ip"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(handed.len(), 3, "the gate is reached after the hand-over");
+    let run_flags = std::mem::take(&mut w.h.extra);
+    w.h.run(&["teardown", "--all"]).await;
+    w.h.extra = run_flags;
+    let world = w.h.world().await;
+    assert!(world.ours("eips").is_empty() && world.ours("enis").is_empty());
+    for name in [API, API_INT] {
+        let left = world.record("private", name);
+        assert!(
+            handed.iter().all(|ip| !left.contains(ip)),
+            "{name} still holds a handed-over IP: {left:?}"
+        );
+        assert!(!left.contains(&BOOTSTRAP_IP.to_string()));
+    }
+    assert!(world.record("public", API).is_empty());
+}
