@@ -205,7 +205,12 @@ pub async fn run(
         };
         match step {
             Step::Reserve => {
-                runner.run(Stage::Reserve).await?;
+                let report = runner.run(Stage::Reserve).await?;
+                if report.mutations > 0 {
+                    // Verify: a retried AllocateAddress (no idempotency token) may have left a
+                    // duplicate; this second look plans its release, and nothing else.
+                    runner.run(Stage::Reserve).await?;
+                }
                 machine.reserved()?;
             }
             Step::SeedDns => {
