@@ -89,10 +89,10 @@ pub struct RegistryArgs {
     #[arg(long, env = "BOOTSTRAP_AGENT_CAPABILITY_REGISTRY")]
     pub registry: Option<PathBuf>,
     /// The cluster's feature set (default: the registry's, Default).
-    #[arg(long)]
+    #[arg(long, env = "BOOTSTRAP_AGENT_FEATURE_SET")]
     pub feature_set: Option<String>,
     /// Enabled feature gates, comma separated (default: those of the feature set).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, env = "BOOTSTRAP_AGENT_FEATURE_GATES", value_delimiter = ',')]
     pub feature_gates: Option<Vec<String>>,
 }
 
