@@ -138,6 +138,15 @@ impl Runner<'_> {
         if stage == Stage::SeedDns && self.journal.state.bootstrap_removed {
             spec.bootstrap_ip = None;
         }
+        if matches!(stage, Stage::SeedDns | Stage::RemoveBootstrap)
+            && let Some(conflict) = crate::plan::bootstrap_ip_conflict(&spec, &observed)
+        {
+            bail!(crate::error::InputError::new(
+                "--bootstrap-ip",
+                "bootstrap IP",
+                conflict
+            ));
+        }
         let plan = Plan::calculate(&spec, &observed, &[stage], self.journal.state.generation);
         self.journal.state.reservations = observed.reservations.clone();
         if stage == Stage::TeardownAll && !plan.is_empty() {

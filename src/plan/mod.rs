@@ -330,6 +330,19 @@ fn teardown_all(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
     changes
 }
 
+/// A reservation holding the bootstrap IP means one of the two is wrong: a cloud does not
+/// hand out an address in use, so the bootstrap IP given is probably mistyped. DNS must not be
+/// touched then: removing the bootstrap IP later would remove the load balancer's IP too.
+pub fn bootstrap_ip_conflict(spec: &ClusterSpec, observed: &Observed) -> Option<String> {
+    let ip = spec.bootstrap_ip?;
+    observed.kept().values().find(|r| r.ip == ip).map(|r| {
+        format!(
+            "{ip} is the IP of our reservation {} ({}); the bootstrap host cannot have it",
+            r.key, r.id
+        )
+    })
+}
+
 /// The records observation must read for the given stages.
 pub fn records_of_interest(spec: &ClusterSpec) -> Vec<(ZoneRef, RecordKey)> {
     desired::records(spec)

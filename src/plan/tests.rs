@@ -587,3 +587,32 @@ fn records_of_interest_are_the_records_stage1_writes() {
         assert_eq!(records_of_interest(&spec), written, "{name}");
     }
 }
+
+#[test]
+fn a_reservation_holding_the_bootstrap_ip_is_a_conflict() {
+    let mut spec = crate::assets::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/assets/gcp"),
+    )
+    .unwrap();
+    spec.bootstrap_ip = Some("10.0.0.5".parse().unwrap());
+    let reservation = |ip: &str| bootstrap_cloud::Reservation {
+        key: bootstrap_cloud::ReservationKey::parse("private-ipv4").unwrap(),
+        id: "r-1".into(),
+        name: "mycluster-7xk2p-rsvd-private-ipv4".into(),
+        ip: ip.parse().unwrap(),
+    };
+    let mut observed = Observed {
+        reservations: vec![reservation("10.0.0.9")],
+        ..Default::default()
+    };
+    assert_eq!(bootstrap_ip_conflict(&spec, &observed), None);
+    observed.reservations = vec![reservation("10.0.0.5")];
+    let conflict = bootstrap_ip_conflict(&spec, &observed).unwrap();
+    assert!(
+        conflict.contains("10.0.0.5") && conflict.contains("private-ipv4"),
+        "{conflict}"
+    );
+    // Handed-over IPs count too: the load balancer holds them now.
+    observed.handed_over = std::mem::take(&mut observed.reservations);
+    assert!(bootstrap_ip_conflict(&spec, &observed).is_some());
+}

@@ -30,6 +30,10 @@ def setup(a):
     for i, fid in enumerate(fixture_ids):
         sub = ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{i + 1}.0/24", AvailabilityZone=AZS[i % 3])
         mapping[fid] = sub["Subnet"]["SubnetId"]
+    # The bootstrap host lives in the first subnet with its own private IP: moto then never
+    # hands that address to an ENI of ours, as real EC2 would not.
+    first = mapping[fixture_ids[0]]
+    ec2.create_network_interface(SubnetId=first, PrivateIpAddress=a.bootstrap_ip, Description="bootstrap host")
     public = r53.create_hosted_zone(Name=a.base_domain, CallerReference="public")["HostedZone"]["Id"]
     private = r53.create_hosted_zone(
         Name=f"{a.cluster}.{a.base_domain}", CallerReference="private",
@@ -99,6 +103,7 @@ def main():
     p.add_argument("--cluster", default="mycluster")
     p.add_argument("--base-domain", default="example.com")
     p.add_argument("--infra-id", default="mycluster-7xk2p")
+    p.add_argument("--bootstrap-ip", default="10.0.1.10")
     p.add_argument("--zone", choices=["public", "private"])
     p.add_argument("--name")
     p.add_argument("--value", action="append", default=[])
