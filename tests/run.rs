@@ -34,6 +34,20 @@ impl World {
         Self { h, kube }
     }
 
+    /// `run` with a 2 s gate deadline against a cluster whose Services never get ready: it must
+    /// stop at the gate with exit 4 (after the hand-over).
+    async fn run_into_gate_timeout(knobs: ControllerKnobs) -> (Self, std::process::Output) {
+        let w = Self::with_gate_timeout(knobs, "2s").await;
+        let out = w.h.command(&["run"]).output().await.unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(4),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (w, out)
+    }
+
     async fn status(&self) -> Value {
         self.h.status().await
     }
@@ -166,21 +180,11 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn gate_timeout_exits_4_and_a_later_run_finishes() {
-    let mut w = World::with_gate_timeout(
-        ControllerKnobs {
-            never_ready: true,
-            ..Default::default()
-        },
-        "2s",
-    )
+    let (mut w, out) = World::run_into_gate_timeout(ControllerKnobs {
+        never_ready: true,
+        ..Default::default()
+    })
     .await;
-    let out = w.h.command(&["run"]).output().await.unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("no ingress yet"),
@@ -199,16 +203,11 @@ async fn gate_timeout_exits_4_and_a_later_run_finishes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ingress_without_endpoints_is_not_ready() {
-    let w = World::with_gate_timeout(
-        ControllerKnobs {
-            ingress_without_endpoints: true,
-            ..Default::default()
-        },
-        "2s",
-    )
+    let (_w, out) = World::run_into_gate_timeout(ControllerKnobs {
+        ingress_without_endpoints: true,
+        ..Default::default()
+    })
     .await;
-    let out = w.h.command(&["run"]).output().await.unwrap();
-    assert_eq!(out.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&out.stderr).contains("0 of 0 endpoints ready"));
 }
 
@@ -291,21 +290,11 @@ async fn resume_after_kill_while_waiting_at_the_gate() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn teardown_all_after_a_failed_gate_removes_the_handed_over_ips_from_dns() {
-    let mut w = World::with_gate_timeout(
-        ControllerKnobs {
-            never_ready: true,
-            ..Default::default()
-        },
-        "2s",
-    )
+    let (mut w, _) = World::run_into_gate_timeout(ControllerKnobs {
+        never_ready: true,
+        ..Default::default()
+    })
     .await;
-    let out = w.h.command(&["run"]).output().await.unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let handed: Vec<String> = w.status().await["handed_over"]
         .as_array()
         .unwrap()
