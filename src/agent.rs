@@ -100,7 +100,7 @@ impl Runner<'_> {
                     humantime::format_duration(deadline)
                 ))
             });
-        let recorded = outcome.as_ref().map(|_| ()).map_err(|e| format!("{e:#}"));
+        let recorded = outcome.as_ref().map(|_| ()).map_err(crate::error::render_chain);
         self.journal.finish_step(stage.name(), recorded)?;
         outcome
     }
@@ -118,7 +118,7 @@ impl Runner<'_> {
                     let Some(delay) = delays.next() else {
                         return Err(e);
                     };
-                    tracing::warn!(stage = stage.name(), error = %format!("{e:#}"), ?delay, "transient failure, retrying");
+                    tracing::warn!(stage = stage.name(), error = %crate::error::render_chain(&e), ?delay, "transient failure, retrying");
                     tokio::time::sleep(delay).await;
                 }
                 other => return other,

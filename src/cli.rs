@@ -146,7 +146,8 @@ pub enum CapabilitiesCommand {
         #[arg(long, value_enum, default_value = "text")]
         output: Output,
     },
-    /// Write spec.capabilities into ClusterVersion `version` (server-side apply) and its status.
+    /// Write spec.capabilities into ClusterVersion `version` (server-side apply; never its
+    /// status, which the cluster-version operator owns).
     Apply {
         #[arg(long, env = "BOOTSTRAP_AGENT_ASSETS", default_value = "/opt/openshift")]
         assets: PathBuf,
@@ -158,6 +159,10 @@ pub enum CapabilitiesCommand {
         kubeconfig: PathBuf,
         #[command(flatten)]
         registry: RegistryArgs,
+        /// How long to wait for ClusterVersion `version` when it does not exist and the asset
+        /// dir has no manifests/cvo-overrides.yaml to create it from.
+        #[arg(long, default_value = "10m", value_parser = humantime::parse_duration)]
+        wait: std::time::Duration,
         #[arg(long, value_enum, default_value = "text")]
         output: Output,
     },
@@ -454,7 +459,7 @@ async fn run_daemon(
         &common.assets,
         spec.capabilities.as_ref(),
     )?;
-    let cluster_id = crate::capabilities::cluster_version::cluster_id_from_assets(&common.assets)?;
+    let cvo_overrides = crate::capabilities::cluster_version::overrides_from_assets(&common.assets)?;
     // Fail before any mutation on input that cannot work: kubeconfig, templates, done-file.
     crate::cluster::read_kubeconfig(&kube.kubeconfig)?;
     crate::daemon::validate_templates(&spec, kube.templates.as_deref())?;
@@ -474,13 +479,13 @@ async fn run_daemon(
         gate_timeout: gate.gate_timeout,
         done_file: gate.done_file.clone(),
         capabilities,
-        cluster_id,
+        cvo_overrides,
     };
     let outcome = crate::daemon::run(&spec, &mut journal, providers.as_ref(), &settings).await;
     if let Err(e) = &outcome {
-        journal.state.last_error = Some(format!("{e:#}"));
+        journal.state.last_error = Some(crate::error::render_chain(e));
         journal.save()?;
-        crate::daemon::notify_status(&format!("failed: {e:#}"));
+        crate::daemon::notify_status(&format!("failed: {}", crate::error::render_chain(e)));
     }
     outcome
 }

@@ -142,8 +142,9 @@ pub struct RunSettings {
     pub done_file: Option<PathBuf>,
     /// The validated capability selection written to ClusterVersion.
     pub capabilities: crate::capabilities::selection::Selection,
-    /// `spec.clusterID` from the installer's `manifests/cvo-overrides.yaml`, when present.
-    pub cluster_id: Option<String>,
+    /// The installer's `manifests/cvo-overrides.yaml`, when present: ClusterVersion is
+    /// created from it when it does not exist yet.
+    pub cvo_overrides: Option<crate::capabilities::cluster_version::CvoOverrides>,
 }
 
 /// Renders the templates with stand-in addresses and checks their annotations, so a broken
@@ -219,18 +220,23 @@ pub async fn run(
             }
             Step::SetCapabilities => {
                 let kube = connect(&mut client, &settings.kubeconfig).await?;
-                let applied = crate::capabilities::cluster_version::apply(
-                    kube,
-                    &settings.capabilities,
-                    settings.cluster_id.as_deref(),
-                )
-                .await?;
+                let request = crate::capabilities::cluster_version::Request {
+                    selection: &settings.capabilities,
+                    overrides: settings.cvo_overrides.as_ref(),
+                    wait: settings.stage_timeout,
+                };
+                let applied =
+                    crate::capabilities::cluster_version::apply(kube, &request, |line| {
+                        tracing::info!("{line}");
+                        notify_status(&format!("stage 1: {line}"));
+                    })
+                    .await?;
                 tracing::info!(
                     baseline = %settings.capabilities.baseline,
-                    enabled = %crate::capabilities::list(&applied.enabled),
-                    condition = %format!("{}={}", applied.condition.type_, applied.condition.status),
+                    additional = %applied.additional.join(","),
+                    kept = %crate::capabilities::list(&applied.kept),
                     mutations = applied.mutations,
-                    "ClusterVersion version: spec.capabilities in place"
+                    "ClusterVersion version: spec.capabilities in place (status is the CVO's)"
                 );
                 machine.capabilities_set()?;
             }

@@ -58,3 +58,73 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
     }
     exit::FAILED
 }
+
+/// One readable line for a Kubernetes API error: HTTP code, reason, message and the causes'
+/// fields (never the Debug dump of the `Status`, which kube's own Display includes).
+pub fn kube_api_line(status: &kube::core::Status) -> String {
+    let mut line = format!("HTTP {} {}: {}", status.code, status.reason, status.message);
+    let causes: Vec<String> = status
+        .details
+        .iter()
+        .flat_map(|d| &d.causes)
+        .map(|c| match c.field.as_str() {
+            "" => c.message.clone(),
+            field => format!("{field}: {}", c.message),
+        })
+        .collect();
+    if !causes.is_empty() {
+        line.push_str(&format!(" (causes: {})", causes.join("; ")));
+    }
+    line
+}
+
+/// The error chain as one line, `outer: inner: ...`, with Kubernetes API errors made readable.
+pub fn render_chain(err: &anyhow::Error) -> String {
+    let mut parts = Vec::new();
+    let mut skip_status = false;
+    for cause in err.chain() {
+        if skip_status && cause.is::<kube::core::Status>() {
+            skip_status = false;
+            continue;
+        }
+        match cause.downcast_ref::<kube::Error>() {
+            Some(kube::Error::Api(status)) => {
+                parts.push(kube_api_line(status));
+                skip_status = true;
+            }
+            _ => parts.push(cause.to_string()),
+        }
+    }
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kube_api_error_is_one_readable_line_with_its_causes() {
+        let status: kube::core::Status = serde_json::from_value(serde_json::json!({
+            "status": "Failure", "code": 422, "reason": "Invalid",
+            "message": "ClusterVersion.config.openshift.io \"version\" is invalid",
+            "details": {"name": "version", "kind": "ClusterVersion", "causes": [
+                {"reason": "FieldValueRequired", "message": "Required value", "field": "status.desired"},
+                {"reason": "FieldValueRequired", "message": "Required value", "field": "status.versionHash"}]}
+        }))
+        .unwrap();
+        let err = anyhow::Error::new(kube::Error::Api(Box::new(status)))
+            .context("cannot update ClusterVersion version");
+        let line = render_chain(&err);
+        assert_eq!(
+            line,
+            "cannot update ClusterVersion version: HTTP 422 Invalid: ClusterVersion.config.openshift.io \"version\" is invalid (causes: status.desired: Required value; status.versionHash: Required value)"
+        );
+        assert!(!line.contains("Status {"), "{line}");
+    }
+
+    #[test]
+    fn other_errors_keep_their_chain() {
+        let err = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(render_chain(&err), "outer: inner");
+    }
+}

@@ -22,7 +22,7 @@ fn main() {
         Ok(rt) => match rt.block_on(cli::run(cli)) {
             Ok(()) => error::exit::OK,
             Err(e) => {
-                eprintln!("error: {e:#}");
+                eprintln!("error: {}", error::render_chain(&e));
                 error::exit_code(&e)
             }
         },

@@ -626,14 +626,25 @@ fn cv(k: &KubeSim) -> Value {
     .expect("ClusterVersion version")
 }
 
-fn condition(cv: &Value) -> Value {
-    cv["status"]["conditions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["type"] == "ImplicitlyEnabledCapabilities")
-        .cloned()
-        .expect("ImplicitlyEnabledCapabilities")
+/// Requests that wrote ClusterVersion status (the CVO's alone).
+fn status_writes(k: &KubeSim) -> Vec<(String, String)> {
+    mutations(k)
+        .into_iter()
+        .filter(|(_, p)| p.contains("clusterversions") && p.contains("/status"))
+        .collect()
+}
+
+/// The status the real cluster-version operator writes first: every required field.
+fn cvo_status(enabled: &[&str]) -> Value {
+    json!({
+        "availableUpdates": null,
+        "desired": {"version": "4.18.0", "image": "quay.io/openshift-release-dev/ocp-release@sha256:0"},
+        "observedGeneration": 1,
+        "versionHash": "abc",
+        "capabilities": {"enabledCapabilities": enabled, "knownCapabilities": enabled},
+        "conditions": [{"type": "Available", "status": "True", "reason": "AsExpected",
+                        "message": "Done", "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+    })
 }
 
 async fn apply(k: &KubeSim, assets: &Path) -> String {
@@ -654,34 +665,24 @@ async fn apply(k: &KubeSim, assets: &Path) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn apply_creates_cluster_version_and_a_rerun_makes_zero_mutating_calls() {
+async fn apply_creates_cluster_version_from_cvo_overrides_and_never_writes_status() {
     let k = sim().await;
     let out = apply(&k, &fixture("aws")).await;
-    assert!(out.contains("ClusterVersion version: created"), "{out}");
+    assert!(
+        out.contains("ClusterVersion version: created from manifests/cvo-overrides.yaml"),
+        "{out}"
+    );
     let v = cv(&k);
     assert_eq!(
         v["spec"]["capabilities"],
         json!({"baselineCapabilitySet": "v4.14", "additionalEnabledCapabilities": ["marketplace", "Console"]})
     );
-    assert_eq!(
-        v["status"]["capabilities"]["enabledCapabilities"]
-            .as_array()
-            .unwrap()
-            .len(),
-        12
-    );
-    assert_eq!(
-        v["status"]["capabilities"]["knownCapabilities"]
-            .as_array()
-            .unwrap()
-            .len(),
-        17
-    );
-    let c = condition(&v);
-    assert_eq!(
-        (c["status"].as_str(), c["reason"].as_str()),
-        (Some("False"), Some("AsExpected"))
-    );
+    // The installer's whole spec came along.
+    assert_eq!(v["spec"]["clusterID"], "6cc926cb-f553-56d0-b741-51b0fa28aba8");
+    assert_eq!(v["spec"]["channel"], "stable-4.18");
+    assert!(v.get("status").is_none(), "the agent wrote status: {v}");
+    assert!(out.contains("will report"), "{out}");
+    assert!(out.contains("ImplicitlyEnabledCapabilities=False (AsExpected)"), "{out}");
     let managers: Vec<&str> = v["metadata"]["managedFields"]
         .as_array()
         .unwrap()
@@ -689,6 +690,12 @@ async fn apply_creates_cluster_version_and_a_rerun_makes_zero_mutating_calls() {
         .filter_map(|m| m["manager"].as_str())
         .collect();
     assert!(managers.contains(&"bootstrap-agent"), "{managers:?}");
+    assert!(status_writes(&k).is_empty(), "{:?}", status_writes(&k));
+    assert_eq!(
+        k.user_agents(),
+        [concat!("bootstrap-agent/", env!("CARGO_PKG_VERSION"))],
+        "every request names the agent"
+    );
 
     k.clear_request_log();
     let out = apply(&k, &fixture("aws")).await;
@@ -700,67 +707,142 @@ async fn apply_creates_cluster_version_and_a_rerun_makes_zero_mutating_calls() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn another_writers_spec_fields_and_conditions_survive() {
+async fn the_strict_server_refuses_a_status_write_without_the_cvo_fields() {
+    // What the old agent did: it must fail on a real server, and so it fails here.
+    let k = sim().await;
+    apply(&k, &fixture("aws")).await;
+    let client = kube_client(&k).await;
+    let api: kube::Api<kube::api::DynamicObject> =
+        kube::Api::all_with(client, &cluster_version_resource());
+    let err = api
+        .patch_status(
+            "version",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"status": {"capabilities": {"enabledCapabilities": ["Console"]}}})),
+        )
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = err else {
+        panic!("expected an API error, got {err:?}")
+    };
+    assert_eq!(status.code, 422, "{status:?}");
+    for field in ["status.availableUpdates", "status.desired", "status.observedGeneration", "status.versionHash"] {
+        assert!(status.message.contains(field), "{}", status.message);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_cvo_status_in_place_apply_patches_spec_only_and_other_fields_survive() {
     let k = sim().await;
     k.create(json!({
         "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
         "metadata": {"name": "version"},
         "spec": {"channel": "stable-4.18", "clusterID": "0f1e2d3c-0000-4000-8000-000000000001",
                  "capabilities": {"baselineCapabilitySet": "None"}},
-        "status": {"conditions": [{"type": "Available", "status": "True", "reason": "AsExpected",
-                                   "message": "Done", "lastTransitionTime": "2026-01-01T00:00:00Z"}]},
+        "status": cvo_status(&["Console"]),
     }))
     .unwrap();
+    k.clear_request_log();
     let out = apply(&k, &fixture("aws")).await;
     assert!(out.contains("spec.capabilities applied"), "{out}");
     let v = cv(&k);
     assert_eq!(v["spec"]["channel"], "stable-4.18");
     assert_eq!(
         v["spec"]["clusterID"],
-        "0f1e2d3c-0000-4000-8000-000000000001"
+        "0f1e2d3c-0000-4000-8000-000000000001",
+        "an existing cluster ID is never replaced by cvo-overrides.yaml"
     );
     assert_eq!(v["spec"]["capabilities"]["baselineCapabilitySet"], "v4.14");
-    let types: Vec<&str> = v["status"]["conditions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|c| c["type"].as_str())
-        .collect();
-    assert_eq!(types, ["Available", "ImplicitlyEnabledCapabilities"]);
+    assert_eq!(v["status"], cvo_status(&["Console"]), "status untouched");
+    assert!(status_writes(&k).is_empty(), "{:?}", status_writes(&k));
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn disabling_an_enabled_capability_is_refused_and_reported() {
+async fn day_two_never_takes_away_a_capability_an_admin_added() {
     let k = sim().await;
     k.create(json!({
         "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
         "metadata": {"name": "version"},
-        "spec": {"capabilities": {"baselineCapabilitySet": "vCurrent"}},
-        "status": {"capabilities": {"enabledCapabilities": ["Ingress", "CloudCredential", "Console"]}},
+        "spec": {"clusterID": "0f1e2d3c-0000-4000-8000-000000000001",
+                 "capabilities": {"baselineCapabilitySet": "vCurrent",
+                                  "additionalEnabledCapabilities": ["OperatorLifecycleManager", "Console"]}},
+        "status": cvo_status(&["Ingress", "CloudCredential", "Console", "OperatorLifecycleManager"]),
     }))
     .unwrap();
     let out = apply(&k, &fixture("aws")).await;
+    assert!(out.contains("kept (listed in the live spec; capabilities cannot be uninstalled): OperatorLifecycleManager"), "{out}");
+    // Installed by the old baseline, not listed: the CVO keeps them enabled implicitly.
     assert!(out.contains("ImplicitlyEnabledCapabilities=True (CapabilitiesImplicitlyEnabled): The following capabilities could not be disabled: CloudCredential, Ingress"), "{out}");
     let v = cv(&k);
-    let c = condition(&v);
-    assert_eq!(c["status"], "True");
-    assert_eq!(c["reason"], "CapabilitiesImplicitlyEnabled");
-    let enabled: Vec<&str> = v["status"]["capabilities"]["enabledCapabilities"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    assert!(
-        enabled.contains(&"Ingress") && enabled.contains(&"CloudCredential") && enabled.len() == 14
+    assert_eq!(
+        v["spec"]["capabilities"]["additionalEnabledCapabilities"],
+        json!(["marketplace", "Console", "OperatorLifecycleManager"])
     );
+    assert!(status_writes(&k).is_empty());
     k.clear_request_log();
     apply(&k, &fixture("aws")).await;
     assert!(mutations(&k).is_empty(), "{:?}", mutations(&k));
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn update_deletes_in_reverse_run_level_order_and_warns_when_an_object_reappears() {
+async fn without_cvo_overrides_apply_waits_for_the_object_and_then_writes_the_spec() {
+    let assets = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("aws"), assets.path());
+    fs::remove_file(assets.path().join("manifests/cvo-overrides.yaml")).unwrap();
+    let k = sim().await;
+    let kc = k.kubeconfig_path().to_path_buf();
+    let dir = assets.path().to_path_buf();
+    let waiting = tokio::task::spawn_blocking(move || {
+        ok(&["capabilities", "apply", "--assets", path(&dir), "--kubeconfig", path(&kc), "--wait", "60s"])
+    });
+    // The CVO's bootstrap pod creates `version`; the agent is watching for it.
+    wait_for_request(&k, "watch=true").await;
+    k.create(json!({
+        "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+        "metadata": {"name": "version"},
+        "spec": {"clusterID": "0f1e2d3c-0000-4000-8000-000000000001"},
+    }))
+    .unwrap();
+    let out = waiting.await.unwrap();
+    assert!(out.contains("spec.capabilities applied"), "{out}");
+    assert_eq!(cv(&k)["spec"]["capabilities"]["baselineCapabilitySet"], "v4.14");
+
+    let empty = sim().await;
+    let (code, err) = fails(&[
+        "capabilities", "apply", "--assets", path(assets.path()),
+        "--kubeconfig", path(empty.kubeconfig_path()), "--wait", "1s",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("did not appear within 1s"), "{err}");
+}
+
+async fn wait_for_request(k: &KubeSim, needle: &str) {
+    for _ in 0..500 {
+        if k.request_log().iter().any(|(_, p)| p.contains(needle)) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("no request containing {needle}: {:?}", k.request_log());
+}
+
+async fn kube_client(k: &KubeSim) -> kube::Client {
+    let kc = kube::config::Kubeconfig::read_from(k.kubeconfig_path()).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+fn cluster_version_resource() -> kube::api::ApiResource {
+    kube::api::ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("config.openshift.io", "v1", "ClusterVersion"),
+        "clusterversions",
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn update_deletes_in_the_cvo_run_level_order_and_warns_when_an_object_reappears() {
     let k = sim().await;
     let cm = |name: &str| {
         json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -817,7 +899,7 @@ async fn update_deletes_in_reverse_run_level_order_and_warns_when_an_object_reap
     let deletes: Vec<&str> = out.lines().filter(|l| l.starts_with("delete ")).collect();
     assert_eq!(deletes.len(), 3, "{out}");
     assert!(
-        deletes[0].contains("never-existed") && deletes[0].ends_with("AlreadyAbsent"),
+        deletes[0].contains("demo/early") && deletes[0].ends_with("Verified"),
         "{out}"
     );
     assert!(
@@ -825,7 +907,7 @@ async fn update_deletes_in_reverse_run_level_order_and_warns_when_an_object_reap
         "{out}"
     );
     assert!(
-        deletes[2].contains("demo/early") && deletes[2].ends_with("Verified"),
+        deletes[2].contains("never-existed") && deletes[2].ends_with("AlreadyAbsent"),
         "{out}"
     );
     assert!(out.contains("deletes: 3 requested, 3 verified"), "{out}");
@@ -835,10 +917,10 @@ async fn update_deletes_in_reverse_run_level_order_and_warns_when_an_object_reap
         .collect();
     assert_eq!(order.len(), 2, "{order:?}");
     assert!(
-        order[0].starts_with("DELETE") && order[0].contains("/late"),
+        order[0].starts_with("DELETE") && order[0].contains("/early"),
         "{order:?}"
     );
-    assert!(order[1].contains("/early"), "{order:?}");
+    assert!(order[1].contains("/late"), "{order:?}");
     assert!(
         k.get("", "v1", "configmaps", Some("demo"), "late")
             .is_none()
@@ -925,61 +1007,22 @@ mod props {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn cluster_id_from_the_installer_manifest_is_sent_but_never_fights_a_different_one() {
+async fn a_broken_cvo_overrides_file_is_bad_input_and_nothing_is_written() {
     let assets = tempfile::tempdir().unwrap();
     copy_dir(&fixture("aws"), assets.path());
-    fs::write(
-        assets.path().join("manifests/cvo-overrides.yaml"),
-        "apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nmetadata:\n  name: version\n  namespace: openshift-cluster-version\nspec:\n  channel: stable-4.18\n  clusterID: 11111111-2222-4333-8444-555555555555\n",
-    )
-    .unwrap();
     let k = sim().await;
-    apply(&k, assets.path()).await;
-    let v = cv(&k);
-    assert_eq!(
-        v["spec"]["clusterID"],
-        "11111111-2222-4333-8444-555555555555"
-    );
-    assert!(
-        v["spec"].get("channel").is_none(),
-        "only clusterID is taken over"
-    );
-    k.clear_request_log();
-    apply(&k, assets.path()).await;
+    for (text, field) in [
+        ("apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nspec:\n  clusterID: 42\n", "spec.clusterID"),
+        ("apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nspec:\n  channel: stable-4.18\n", "spec.clusterID"),
+        ("apiVersion: v1\nkind: Secret\nspec:\n  clusterID: x\n", "kind"),
+    ] {
+        fs::write(assets.path().join("manifests/cvo-overrides.yaml"), text).unwrap();
+        let (code, err) = fails(&[
+            "capabilities", "apply", "--assets", path(assets.path()),
+            "--kubeconfig", path(k.kubeconfig_path()),
+        ]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains(&format!("cvo-overrides.yaml: {field}")), "{err}");
+    }
     assert!(mutations(&k).is_empty(), "{:?}", mutations(&k));
-
-    let other = sim().await;
-    other
-        .create(json!({
-            "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
-            "metadata": {"name": "version"},
-            "spec": {"clusterID": "99999999-0000-4000-8000-000000000000"},
-        }))
-        .unwrap();
-    apply(&other, assets.path()).await;
-    let v = cv(&other);
-    assert_eq!(
-        v["spec"]["clusterID"],
-        "99999999-0000-4000-8000-000000000000"
-    );
-    assert_eq!(v["spec"]["capabilities"]["baselineCapabilitySet"], "v4.14");
-    other.clear_request_log();
-    apply(&other, assets.path()).await;
-    assert!(mutations(&other).is_empty(), "{:?}", mutations(&other));
-
-    fs::write(
-        assets.path().join("manifests/cvo-overrides.yaml"),
-        "spec:\n  clusterID: 42\n",
-    )
-    .unwrap();
-    let (code, err) = fails(&[
-        "capabilities",
-        "apply",
-        "--assets",
-        path(assets.path()),
-        "--kubeconfig",
-        path(other.kubeconfig_path()),
-    ]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("cvo-overrides.yaml: spec.clusterID"), "{err}");
 }

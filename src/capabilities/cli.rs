@@ -16,18 +16,25 @@ pub async fn run(command: CapabilitiesCommand) -> Result<()> {
             assets,
             kubeconfig,
             registry,
+            wait,
             output,
         } => {
             let (reg, gates) = registry.load()?;
             let sel = super::selection_from_assets(&reg, &gates, &assets)?;
-            let cluster_id = super::cluster_version::cluster_id_from_assets(&assets)?;
+            let overrides = super::cluster_version::overrides_from_assets(&assets)?;
             let client = crate::cluster::client(&kubeconfig).await?;
+            let request = super::cluster_version::Request {
+                selection: &sel,
+                overrides: overrides.as_ref(),
+                wait,
+            };
             let applied =
-                super::cluster_version::apply(&client, &sel, cluster_id.as_deref()).await?;
+                super::cluster_version::apply(&client, &request, |line| eprintln!("{line}"))
+                    .await?;
             match output {
                 Output::Text => {
                     let what = if applied.created {
-                        "created"
+                        "created from manifests/cvo-overrides.yaml"
                     } else if applied.spec_patched {
                         "spec.capabilities applied"
                     } else {
@@ -37,11 +44,21 @@ pub async fn run(command: CapabilitiesCommand) -> Result<()> {
                     println!(
                         "baseline: {}; additional: {}",
                         sel.baseline,
-                        sel.additional.join(", ")
+                        applied.additional.join(", ")
                     );
-                    println!("enabled: {}", list(&applied.enabled));
-                    let c = &applied.condition;
-                    println!("{}={} ({}): {}", c.type_, c.status, c.reason, c.message);
+                    if !applied.kept.is_empty() {
+                        println!(
+                            "kept (listed in the live spec; capabilities cannot be uninstalled): {}",
+                            list(&applied.kept)
+                        );
+                    }
+                    let report = &applied.cvo_will_report;
+                    println!(
+                        "the cluster-version operator will report (the agent never writes status):"
+                    );
+                    println!("  enabled: {}", list(&report.enabled));
+                    let c = &report.condition;
+                    println!("  {}={} ({}): {}", c.type_, c.status, c.reason, c.message);
                     println!("{} mutating call(s)", applied.mutations);
                 }
                 Output::Json | Output::Yaml => {

@@ -1,6 +1,9 @@
 //! `release.openshift.io/delete: "true"`: at install such objects are simply not created; on
-//! an update the agent deletes them in reverse run-level order (the reverse of the CVO's
-//! `0000_<runlevel>_<component>_<file>` order), then verifies each is gone. Objects it deleted
+//! an update the agent deletes them in the payload's normal order, the CVO's
+//! `0000_<runlevel>_<component>_<file>` order (run level, then file name, documents in file
+//! order), then verifies each is gone. The seed (object-removal-manifest-annotation): "The
+//! existing CVO ordering scheme defined here will also be used for object removal"; ordering
+//! deletions is up to whoever names the manifests. Objects it deleted
 //! are remembered in the state dir, and one that comes back is reported with a warning (and
 //! deleted again, since the manifest still asks for it).
 
@@ -41,14 +44,24 @@ impl Target {
     }
 }
 
+impl Target {
+    /// (file name, document index) from `source` (`<file>#<doc>`).
+    fn source_order(&self) -> (String, usize) {
+        match self.source.rsplit_once('#') {
+            Some((file, doc)) => (file.to_string(), doc.parse().unwrap_or(0)),
+            None => (self.source.clone(), 0),
+        }
+    }
+}
+
 impl std::fmt::Display for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({})", self.id(), self.source)
     }
 }
 
-/// PURE: the objects decided `Delete`, in reverse run-level order (files sort by name, which
-/// is run-level order for CVO names; within a file, later documents go first).
+/// PURE: the objects decided `Delete`, in the CVO's order: files by name (run-level order for
+/// CVO names), documents in file order.
 pub fn targets(payload: &Payload, decisions: &[Decision]) -> Vec<Target> {
     let mut out: Vec<Target> = payload
         .manifests
@@ -65,7 +78,8 @@ pub fn targets(payload: &Payload, decisions: &[Decision]) -> Vec<Target> {
             name: m.id.name.clone(),
         })
         .collect();
-    out.reverse();
+    // Payload files are read sorted by name; sort again so the order never depends on that.
+    out.sort_by_key(|t| t.source_order());
     out
 }
 
@@ -173,28 +187,32 @@ mod tests {
     use crate::capabilities::manifests::{ManifestFile, from_files};
 
     #[test]
-    fn deletions_run_in_reverse_run_level_order() {
+    fn deletions_run_in_the_cvo_order_run_level_then_file_then_document() {
         let doc = |n: &str| {
             format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {n}\n  namespace: x\n")
         };
+        // Given out of order on purpose: the order must not depend on how files were listed.
         let files = vec![
-            ManifestFile {
-                name: "0000_10_a_00.yaml".into(),
-                text: format!("{}---\n{}", doc("a1"), doc("a2")),
-            },
             ManifestFile {
                 name: "0000_50_b_00.yaml".into(),
                 text: doc("b"),
             },
+            ManifestFile {
+                name: "0000_10_a_00.yaml".into(),
+                text: format!("{}---\n{}---\n{}", doc("a0"), doc("kept"), doc("a2")),
+            },
         ];
         let p = from_files(Path::new("m"), files, &[]).unwrap();
-        let d = vec![Decision::Delete, Decision::Delete, Decision::Delete];
+        let mut d = vec![Decision::Delete; p.manifests.len()];
+        let kept = p.manifests.iter().position(|m| m.id.name == "kept").unwrap();
+        d[kept] = Decision::Include;
         let t = targets(&p, &d);
         assert_eq!(
             t.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
-            ["b", "a2", "a1"]
+            ["a0", "a2", "b"]
         );
-        assert_eq!(t[0].run_level, Some(50));
-        assert_eq!(t[2].source, "0000_10_a_00.yaml#0");
+        assert_eq!(t[0].run_level, Some(10));
+        assert_eq!(t[2].run_level, Some(50));
+        assert_eq!(t[1].source, "0000_10_a_00.yaml#2");
     }
 }

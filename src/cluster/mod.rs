@@ -27,12 +27,19 @@ pub fn read_kubeconfig(path: &Path) -> Result<Kubeconfig, crate::error::InputErr
     })
 }
 
+/// `bootstrap-agent/<version>`: sent on every request, so audit logs name the agent.
+pub const USER_AGENT: &str = concat!("bootstrap-agent/", env!("CARGO_PKG_VERSION"));
+
 /// A client for the cluster in `kubeconfig`.
 pub async fn client(kubeconfig: &Path) -> Result<kube::Client> {
     let kc = read_kubeconfig(kubeconfig)?;
-    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+    let mut config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
         .await
         .with_context(|| format!("kubeconfig {} is not usable", kubeconfig.display()))?;
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(USER_AGENT),
+    ));
     kube::Client::try_from(config).context("cannot build the Kubernetes client")
 }
 

@@ -141,10 +141,10 @@ pub fn crds() -> Vec<Value> {
                         "served": true,
                         "storage": true,
                         "subresources": if r.status { json!({"status": {}}) } else { json!({}) },
-                        "schema": {"openAPIV3Schema": {
+                        "schema": {"openAPIV3Schema": super::schema::of(r).cloned().unwrap_or_else(|| json!({
                             "type": "object",
                             "x-kubernetes-preserve-unknown-fields": true
-                        }}
+                        }))}
                     }]
                 },
                 "status": {

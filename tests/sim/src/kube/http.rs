@@ -192,6 +192,12 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Response<Body> {
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| path.clone());
     shared.log(method.as_str(), &pq);
+    shared.saw_user_agent(
+        req.headers()
+            .get(hyper::header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or(""),
+    );
     let header = |n: &str| {
         req.headers()
             .get(n)

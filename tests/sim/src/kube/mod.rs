@@ -29,6 +29,7 @@
 //! # What is simplified
 //! - Lists are atomic for apply and strategic merge (Service `spec.ports` is a map keyed by
 //!   port+protocol in kube-apiserver); only the validations in `objects`/`service` are done;
+//!   ClusterVersion is pruned and validated against its structural schema (`schema`), other
 //!   custom resources are schemaless; `fieldValidation` is ignored.
 //! - Lists always come from the latest state (`resourceVersionMatch` is ignored).
 //! - No RBAC, no admission, no aggregated discovery, no OpenAPI, no protobuf, no HTTP/2.
@@ -46,6 +47,7 @@ mod objects;
 mod ops;
 mod resources;
 mod rest;
+mod schema;
 mod selector;
 mod service;
 mod status;
@@ -130,9 +132,17 @@ pub(crate) struct Shared {
     bookmark_interval: Duration,
     shutdown: tokio::sync::watch::Receiver<bool>,
     log: Mutex<Vec<(String, String)>>,
+    user_agents: Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Shared {
+    fn saw_user_agent(&self, agent: &str) {
+        self.user_agents
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(agent.to_string());
+    }
+
     fn log(&self, method: &str, path: &str) {
         self.log
             .lock()
@@ -173,6 +183,7 @@ impl KubeSim {
             bookmark_interval: opts.bookmark_interval,
             shutdown,
             log: Mutex::new(Vec::new()),
+            user_agents: Mutex::new(Default::default()),
         });
         seed(&shared, &opts.objects)?;
         let acceptor = tokio_rustls::TlsAcceptor::from(pki.server);
@@ -277,6 +288,17 @@ impl KubeSim {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// Every distinct `User-Agent` header seen so far ("" for a request without one).
+    pub fn user_agents(&self) -> Vec<String> {
+        self.shared
+            .user_agents
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect()
     }
 
     pub fn clear_request_log(&self) {

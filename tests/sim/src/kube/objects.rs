@@ -4,11 +4,13 @@
 //!
 //! Faithful: name rules per type (DNS-1035 for Services), label syntax, namespace defaults,
 //! EndpointSlice addressType/addresses, the Service rules in `service`.
-//! Simplified: only the validations listed here; custom resources are schemaless.
+//! Simplified: only the validations listed here; custom resources other than those with a
+//! schema in `schema` are schemaless.
 
 use super::apply::Scope;
 use super::meta;
 use super::resources::{NameRule, RESOURCES, Resource};
+use super::schema;
 use super::service;
 use super::status::{ApiError, FieldErr};
 use super::store::{Inner, Key};
@@ -106,6 +108,7 @@ pub fn prepare(
     match res.kind {
         "Namespace" => namespace_defaults(&mut obj, &key.name),
         "Service" => {
+            service::decode_check(&obj)?;
             errs.extend(service::defaults(inner, key, old, &mut obj));
             if errs.is_empty() {
                 errs.extend(service::validate(&obj));
@@ -113,6 +116,9 @@ pub fn prepare(
         }
         "EndpointSlice" => errs.extend(validate_slice(&obj)),
         _ => {}
+    }
+    if let Some(schema) = schema::of(res) {
+        errs.extend(schema::check(schema, &mut obj));
     }
     if !errs.is_empty() {
         return Err(ApiError::invalid(res, &key.name, &errs));

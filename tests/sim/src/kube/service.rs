@@ -5,13 +5,73 @@
 //! omit them, clusterIP immutable), and validation of the spec.
 
 use super::meta;
-use super::objects::is_label;
+use super::objects::{is_label, is_label_key, is_label_value};
 use super::resources::SERVICES;
-use super::status::FieldErr;
+use super::status::{ApiError, FieldErr};
 use super::store::{Inner, Key};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::net::IpAddr;
+
+/// The typed fields of core/v1 ServiceSpec that the agent's templates use. kube-apiserver
+/// decodes into Go structs, so a wrong JSON type is a 400 decode error, not a 422.
+pub fn decode_check(obj: &Value) -> Result<(), ApiError> {
+    let Some(spec) = obj.get("spec") else {
+        return Ok(());
+    };
+    let wrong = |field: &str, go_type: &str, v: &Value| {
+        let have = match v {
+            Value::String(_) => "string",
+            Value::Number(_) => "number",
+            Value::Bool(_) => "bool",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+            Value::Null => "null",
+        };
+        Err(ApiError::bad_request(format!(
+            "json: cannot unmarshal {have} into Go struct field {field} of type {go_type}"
+        )))
+    };
+    for (key, field) in [
+        ("type", "ServiceSpec.spec.type"),
+        ("loadBalancerIP", "ServiceSpec.spec.loadBalancerIP"),
+    ] {
+        if let Some(v) = spec.get(key).filter(|v| !v.is_null() && !v.is_string()) {
+            return wrong(field, "v1.ServiceType", v);
+        }
+    }
+    match spec.get("selector") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(m)) => {
+            if let Some((_, v)) = m.iter().find(|(_, v)| !v.is_string()) {
+                return wrong("ServiceSpec.spec.selector", "string", v);
+            }
+        }
+        Some(v) => return wrong("ServiceSpec.spec.selector", "map[string]string", v),
+    }
+    match spec.get("ports") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(ports)) => {
+            for p in ports {
+                let Some(p) = p.as_object() else {
+                    return wrong("ServiceSpec.spec.ports", "v1.ServicePort", p);
+                };
+                for (key, go_type) in [("name", "string"), ("protocol", "v1.Protocol")] {
+                    if let Some(v) = p.get(key).filter(|v| !v.is_null() && !v.is_string()) {
+                        return wrong(&format!("ServicePort.spec.ports.{key}"), go_type, v);
+                    }
+                }
+                for key in ["port", "nodePort"] {
+                    if let Some(v) = p.get(key).filter(|v| !v.is_null() && !v.is_i64()) {
+                        return wrong(&format!("ServicePort.spec.ports.{key}"), "int32", v);
+                    }
+                }
+            }
+        }
+        Some(v) => return wrong("ServiceSpec.spec.ports", "[]v1.ServicePort", v),
+    }
+    Ok(())
+}
 
 fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
@@ -261,6 +321,21 @@ pub fn validate(obj: &Value) -> Vec<FieldErr> {
                 format!("spec.{field}"),
                 v.clone(),
                 allowed,
+            ));
+        }
+    }
+    for (k, v) in spec
+        .get("selector")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let value = v.as_str().unwrap_or("");
+        if !is_label_key(k) || !is_label_value(value) {
+            errs.push(FieldErr::invalid(
+                "spec.selector",
+                json!(format!("{k}={value}")),
+                "a selector must be a map of valid label keys to valid label values",
             ));
         }
     }
