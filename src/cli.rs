@@ -77,9 +77,15 @@ pub struct GateArgs {
     /// Overall deadline of the readiness gate.
     #[arg(long, env = "BOOTSTRAP_AGENT_GATE_TIMEOUT", default_value = "30m", value_parser = humantime::parse_duration)]
     pub gate_timeout: Duration,
-    /// Written (atomically, JSON) when the gate passes.
+    /// Written (atomically, JSON) with `"phase": "gate-passed"` when the gate passes, and by
+    /// `run` with `"phase": "complete"` once the bootstrap IP left DNS and the drain is over.
     #[arg(long, env = "BOOTSTRAP_AGENT_DONE_FILE")]
     pub done_file: Option<PathBuf>,
+    /// `run`: after removing the bootstrap IP from DNS, wait this long (default: one record
+    /// TTL) before signalling `complete`, so cached answers expire while the bootstrap host
+    /// still serves. 0s turns the drain off.
+    #[arg(long, env = "BOOTSTRAP_AGENT_DRAIN_WAIT", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub drain_wait: Duration,
 }
 
 /// The capability registry and the cluster's feature set / gates.
@@ -478,6 +484,7 @@ async fn run_daemon(
         stage_timeout: common.step_timeout,
         gate_timeout: gate.gate_timeout,
         done_file: gate.done_file.clone(),
+        drain_wait: gate.drain_wait,
         capabilities,
         cvo_overrides,
     };

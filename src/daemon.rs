@@ -62,7 +62,9 @@ impl Step {
             }
             Step::ApplyServices => "stage 1: applying the LoadBalancer Services",
             Step::Gate => "stage 2: waiting for the Services (ingress + a ready endpoint)",
-            Step::RemoveBootstrap => "stage 3: removing the bootstrap IP from DNS",
+            Step::RemoveBootstrap => {
+                "stage 3: removing the bootstrap IP from DNS, then draining cached answers"
+            }
             Step::Done => "done: the API is served by the cluster's load balancers",
         }
     }
@@ -140,6 +142,8 @@ pub struct RunSettings {
     pub stage_timeout: Duration,
     pub gate_timeout: Duration,
     pub done_file: Option<PathBuf>,
+    /// After the bootstrap IP left DNS, wait this long before signalling `complete`.
+    pub drain_wait: Duration,
     /// The validated capability selection written to ClusterVersion.
     pub capabilities: crate::capabilities::selection::Selection,
     /// The installer's `manifests/cvo-overrides.yaml`, when present: ClusterVersion is
@@ -291,6 +295,9 @@ pub async fn run(
             }
             Step::RemoveBootstrap => {
                 runner.run(Stage::RemoveBootstrap).await?;
+                drain(journal, settings.drain_wait).await?;
+                let kube = connect(&mut client, &settings.kubeconfig).await?;
+                signal(kube, journal, Phase::Complete, settings.done_file.as_deref()).await?;
                 machine.bootstrap_removed()?;
             }
             Step::Done => {
@@ -313,16 +320,50 @@ async fn connect<'a>(
     client.as_ref().context("no Kubernetes client")
 }
 
-/// Where the installer can see the result: the journal, the done-file, and a ConfigMap.
+/// The signals the installer waits on, in order. `gate-passed`: every Service is Ready, the
+/// bootstrap IP is still in DNS. `complete`: the bootstrap IP left DNS and the drain is over;
+/// only now may the bootstrap host go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    GatePassed,
+    Complete,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::GatePassed => "gate-passed",
+            Phase::Complete => "complete",
+        }
+    }
+}
+
+/// Records the gate's report in the journal, then signals `gate-passed`.
 pub async fn record_gate(
     kube: &kube::Client,
     journal: &mut Journal,
     report: &gate::GateReport,
     done_file: Option<&Path>,
 ) -> Result<()> {
-    let json = serde_json::to_value(report)?;
-    journal.state.gate = Some(json.clone());
+    journal.state.gate = Some(serde_json::to_value(report)?);
     journal.save()?;
+    signal(kube, journal, Phase::GatePassed, done_file).await
+}
+
+/// Writes `phase` to the done-file (atomically) and the ConfigMap, from what the journal holds.
+pub async fn signal(
+    kube: &kube::Client,
+    journal: &Journal,
+    phase: Phase,
+    done_file: Option<&Path>,
+) -> Result<()> {
+    let doc = serde_json::json!({
+        "phase": phase,
+        "bootstrapIpRemoved": journal.state.bootstrap_removed,
+        "gate": journal.state.gate,
+        "at": crate::journal::now(),
+    });
     if let Some(path) = done_file {
         let dir = path
             .parent()
@@ -335,15 +376,73 @@ pub async fn record_gate(
         crate::journal::write_atomically(
             dir,
             name,
-            serde_json::to_string_pretty(&json)?.as_bytes(),
+            serde_json::to_string_pretty(&doc)?.as_bytes(),
         )?;
     }
-    cluster::publish_gate(kube, &json).await
+    cluster::publish_signal(kube, phase.as_str(), &doc).await
+}
+
+/// PURE: how much of the drain is left at `now`, given the recorded end (None: not started).
+pub fn drain_left(until: Option<std::time::SystemTime>, now: std::time::SystemTime) -> Duration {
+    until
+        .and_then(|u| u.duration_since(now).ok())
+        .unwrap_or(Duration::ZERO)
+}
+
+/// Waits one record TTL (by default) after the bootstrap IP left DNS, so resolvers' cached
+/// answers that still name the bootstrap host expire while it still serves the API. The end
+/// is journaled first, so a restart waits only for the rest.
+async fn drain(journal: &mut Journal, wait: Duration) -> Result<()> {
+    let until = match journal.state.drain_until.as_deref() {
+        Some(t) => humantime::parse_rfc3339(t)
+            .with_context(|| format!("journal: drain_until is not an RFC 3339 time: {t}"))?,
+        None => {
+            let until = std::time::SystemTime::now() + wait;
+            journal.state.drain_until =
+                Some(humantime::format_rfc3339_seconds(until).to_string());
+            journal.save()?;
+            until
+        }
+    };
+    let left = drain_left(Some(until), std::time::SystemTime::now());
+    if !left.is_zero() {
+        let line = format!(
+            "stage 3: bootstrap IP removed from DNS; draining cached answers for {}",
+            humantime::format_duration(Duration::from_secs(left.as_secs()))
+        );
+        tracing::info!("{line}");
+        notify_status(&line);
+        tokio::time::sleep(left).await;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::SystemTime;
+
+    #[test]
+    fn the_drain_waits_only_for_what_is_left() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1000);
+        assert_eq!(drain_left(None, now), Duration::ZERO);
+        assert_eq!(
+            drain_left(Some(now + Duration::from_secs(45)), now),
+            Duration::from_secs(45)
+        );
+        assert_eq!(
+            drain_left(Some(now - Duration::from_secs(5)), now),
+            Duration::ZERO
+        );
+    }
+
+    #[test]
+    fn phases_are_named_for_the_installer() {
+        assert_eq!(serde_json::to_value(Phase::GatePassed).unwrap(), "gate-passed");
+        assert_eq!(serde_json::to_value(Phase::Complete).unwrap(), "complete");
+        assert_eq!(Phase::Complete.as_str(), "complete");
+        assert_eq!(Phase::GatePassed.as_str(), "gate-passed");
+    }
 
     #[test]
     fn capabilities_are_set_between_seed_dns_and_hand_over() {

@@ -106,6 +106,10 @@ pub struct JournalState {
     /// The readiness gate's last report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<serde_json::Value>,
+    /// When the drain after removing the bootstrap IP ends (RFC 3339): set once, so a restart
+    /// during the drain waits only for what is left of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain_until: Option<String>,
     #[serde(default)]
     pub mutations: Vec<Mutation>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -127,6 +131,7 @@ impl Default for JournalState {
             run_step: None,
             services: Vec::new(),
             gate: None,
+            drain_until: None,
             mutations: Vec::new(),
             last_error: None,
         }

@@ -366,7 +366,8 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
         Value::from(h.world().await.public_ip("IPv4")[0].clone())
     );
     let done: Value = serde_json::from_slice(&std::fs::read(&done).unwrap()).unwrap();
-    assert_eq!(done["passed"], true);
+    assert_eq!(done["phase"], "complete");
+    assert_eq!(done["gate"]["passed"], true);
 
     h.peers.reset_counts();
     let run_flags = std::mem::take(&mut h.extra);

@@ -132,7 +132,9 @@ impl World {
         agent::assert_gate_passed(&self.kube);
         let done: Value =
             serde_json::from_slice(&std::fs::read(self.h.done_file()).unwrap()).unwrap();
-        assert_eq!(done["passed"], true);
+        assert_eq!(done["phase"], "complete");
+        assert_eq!(done["bootstrapIpRemoved"], true);
+        assert_eq!(done["gate"]["passed"], true);
         let cv = self
             .kube
             .get(
@@ -151,14 +153,18 @@ impl World {
             }),
             "the fixture's install-config capabilities are in ClusterVersion"
         );
-        let condition = cv["status"]["conditions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["type"] == "ImplicitlyEnabledCapabilities")
-            .expect("condition");
-        assert_eq!(condition["status"], "False");
-        assert_eq!(condition["reason"], "AsExpected");
+        assert!(
+            cv.get("status").is_none(),
+            "ClusterVersion status is the CVO's; the agent wrote {cv:#}"
+        );
+        assert!(
+            !self
+                .kube
+                .request_log()
+                .iter()
+                .any(|(m, p)| m != "GET" && p.contains("clusterversions") && p.ends_with("/status")),
+            "no status-subresource write"
+        );
     }
 }
 
@@ -316,4 +322,60 @@ async fn teardown_all_after_a_failed_gate_removes_the_handed_over_ips_from_dns()
         assert!(!left.contains(&BOOTSTRAP_IP.to_string()));
     }
     assert!(world.record("public", API).is_empty());
+}
+
+/// `complete` is signalled only after the bootstrap IP left DNS and the drain is over: killed
+/// during the drain, the agent has said `gate-passed` and nothing more; the next run waits out
+/// the rest of the drain and says `complete`.
+#[tokio::test(flavor = "multi_thread")]
+async fn complete_only_after_the_bootstrap_ip_left_dns_and_the_drain() {
+    let mut w = World::new(ControllerKnobs::default()).await;
+    let drain = w.h.extra.iter().position(|a| a == "--drain-wait").unwrap() + 1;
+    w.h.extra[drain] = "30s".into();
+    let mut child =
+        w.h.command(&["run"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+    let journal = w.h.state.join("journal.json");
+    loop {
+        let draining = std::fs::read(&journal)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .is_some_and(|j| j.get("drain_until").is_some());
+        if draining {
+            break;
+        }
+        tokio::select! {
+            status = child.wait() => panic!("agent exited early: {status:?}"),
+            _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+        }
+    }
+    let world = w.h.world().await;
+    for name in [API, API_INT] {
+        assert!(
+            !world.record("private", name).contains(&BOOTSTRAP_IP.to_string()),
+            "the drain starts after the bootstrap IP left {name}"
+        );
+    }
+    let done: Value = serde_json::from_slice(&std::fs::read(w.h.done_file()).unwrap()).unwrap();
+    assert_eq!(done["phase"], "gate-passed", "{done:#}");
+    let cm = w
+        .kube
+        .get("", "v1", "configmaps", Some("kube-system"), "bootstrap-agent")
+        .unwrap();
+    assert_eq!(cm["data"]["phase"], "gate-passed");
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+
+    // The rerun keeps the recorded end of the drain (a short one now, so the test is quick).
+    let status = w.status().await;
+    assert_eq!(status["run_step"], "remove-bootstrap");
+    let mut journal_json: Value = serde_json::from_slice(&std::fs::read(&journal).unwrap()).unwrap();
+    let soon = humantime::format_rfc3339_seconds(std::time::SystemTime::now() + Duration::from_secs(1));
+    journal_json["drain_until"] = Value::from(soon.to_string());
+    std::fs::write(&journal, serde_json::to_vec(&journal_json).unwrap()).unwrap();
+    w.h.run(&["run"]).await;
+    w.assert_done().await;
 }

@@ -43,26 +43,28 @@ pub async fn client(kubeconfig: &Path) -> Result<kube::Client> {
     kube::Client::try_from(config).context("cannot build the Kubernetes client")
 }
 
-/// Publishes the gate result as ConfigMap `kube-system/bootstrap-agent`, where the installer
-/// (and a person with `oc`) can read it. Skipped when it already says the same.
-pub async fn publish_gate(client: &kube::Client, report: &serde_json::Value) -> Result<()> {
+/// Publishes where the agent is as ConfigMap `kube-system/bootstrap-agent`, where the
+/// installer (and a person with `oc`) can read it: `phase` (`gate-passed`, then `complete`),
+/// `passed` and the whole signal as `signal.json`. Skipped when it already says the same.
+pub async fn publish_signal(
+    client: &kube::Client,
+    phase: &str,
+    signal: &serde_json::Value,
+) -> Result<()> {
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::api::{Patch, PatchParams};
     let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "kube-system");
-    let passed = report
-        .get("passed")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false)
-        .to_string();
     let data = std::collections::BTreeMap::from([
-        ("passed".to_string(), passed),
+        ("phase".to_string(), phase.to_string()),
+        // Every phase comes after the gate passed.
+        ("passed".to_string(), "true".to_string()),
         (
-            "gate.json".to_string(),
-            serde_json::to_string_pretty(report)?,
+            "signal.json".to_string(),
+            serde_json::to_string_pretty(signal)?,
         ),
     ]);
     if let Some(live) = api.get_opt("bootstrap-agent").await?
-        && live.data.as_ref().and_then(|d| d.get("passed")) == data.get("passed")
+        && live.data.as_ref().and_then(|d| d.get("phase")) == data.get("phase")
     {
         return Ok(());
     }
@@ -81,6 +83,8 @@ pub async fn publish_gate(client: &kube::Client, report: &serde_json::Value) -> 
         &Patch::Apply(&cm),
     )
     .await
-    .context("cannot publish the gate result to ConfigMap kube-system/bootstrap-agent")?;
+    .with_context(|| {
+        format!("cannot publish phase {phase} to ConfigMap kube-system/bootstrap-agent")
+    })?;
     Ok(())
 }

@@ -96,7 +96,8 @@ pub const SERVICES: [(&str, &str); 3] = [
     ),
 ];
 
-/// The gate recorded its pass in the cluster (ConfigMap kube-system/bootstrap-agent).
+/// The agent signalled `complete` in the cluster (ConfigMap kube-system/bootstrap-agent),
+/// which it does only after the gate passed and the bootstrap IP left DNS.
 pub fn assert_gate_passed(kube: &KubeSim) {
     let cm = kube
         .get(
@@ -108,6 +109,7 @@ pub fn assert_gate_passed(kube: &KubeSim) {
         )
         .expect("gate ConfigMap");
     assert_eq!(cm["data"]["passed"], "true");
+    assert_eq!(cm["data"]["phase"], "complete");
 }
 
 pub struct Agent {
@@ -197,6 +199,9 @@ impl Agent {
             kubeconfig.display().to_string(),
             "--done-file".into(),
             self.done_file().display().to_string(),
+            // The drain is the default of a real run; tests that need it set it themselves.
+            "--drain-wait".into(),
+            "0s".into(),
             "--gate-timeout".into(),
             gate_timeout.into(),
         ];

@@ -147,7 +147,9 @@ async fn demo(cloud: &str) -> Result<()> {
             cmd.arg("--kubeconfig")
                 .arg(kube.kubeconfig_path())
                 .arg("--done-file")
-                .arg(work.join("gate-passed.json"));
+                .arg(work.join("bootstrap-agent.done.json"))
+                // A short drain, to show it without making the demo wait a whole TTL.
+                .args(["--drain-wait", "3s"]);
         }
         let status = cmd.status().await.context("cannot run the agent")?;
         if !status.success() {
