@@ -504,12 +504,24 @@ async fn rendered(
 ) -> Result<Vec<crate::render::Rendered>> {
     let spec = load_spec(common)?;
     let providers = providers::for_spec(&spec).await?;
-    let mut observed = agent::observe(&spec, providers.as_ref()).await?.observed;
+    Ok(rendered_for(common, &spec, providers.as_ref(), templates)
+        .await?
+        .0)
+}
+
+/// The rendered Services and the reservations they were rendered from.
+async fn rendered_for(
+    common: &Common,
+    spec: &ClusterSpec,
+    providers: Option<&providers::Providers>,
+    templates: Option<&std::path::Path>,
+) -> Result<(Vec<crate::render::Rendered>, Vec<bootstrap_cloud::Reservation>)> {
+    let mut observed = agent::observe(spec, providers).await?.observed;
     if let Some(state) = journal::read_state(&common.state.state_dir)? {
         observed.handed_over = state.handed_over;
     }
     let kept = observed.kept();
-    let missing: Vec<String> = crate::plan::wanted_reservations(&spec)
+    let missing: Vec<String> = crate::plan::wanted_reservations(spec)
         .into_iter()
         .filter(|w| !kept.contains_key(&w.key))
         .map(|w| w.key.to_string())
@@ -520,7 +532,9 @@ async fn rendered(
             missing.join(", ")
         );
     }
-    crate::render::services(&spec, &kept.into_values().collect::<Vec<_>>(), templates)
+    let reservations: Vec<_> = kept.into_values().collect();
+    let rendered = crate::render::services(spec, &reservations, templates)?;
+    Ok((rendered, reservations))
 }
 
 async fn render(common: &Common, templates: Option<&std::path::Path>) -> Result<()> {
@@ -560,21 +574,27 @@ async fn wait(common: &Common, kube: &KubeArgs, gate: &GateArgs) -> Result<()> {
     let mut journal = Journal::open(&common.state.state_dir)?;
     journal.bind_cluster(&spec.infra_id)?;
     let recorded = journal.state.services.clone();
+    // The cloud proves who holds the reserved IPs where the ingress is only a hostname (AWS).
+    let providers = providers::for_spec(&spec).await?;
     let targets = if recorded.is_empty() {
-        rendered(common, kube.templates.as_deref())
-            .await?
+        let (services, reservations) =
+            rendered_for(common, &spec, providers.as_ref(), kube.templates.as_deref()).await?;
+        services
             .iter()
-            .map(|r| crate::cluster::gate::Target {
-                namespace: r.service.metadata.namespace.clone().unwrap_or_default(),
-                name: r.service.metadata.name.clone().unwrap_or_default(),
+            .map(|r| {
+                crate::cluster::gate::Target::for_service(
+                    &r.service,
+                    crate::render::claimed_ips(&r.service, &reservations),
+                )
             })
             .collect()
     } else {
         recorded
     };
     let client = crate::cluster::client(&kube.kubeconfig).await?;
+    let cloud = providers.as_ref().map(|p| p.addresses.as_ref());
     let report =
-        crate::cluster::gate::wait_ready(&client, &targets, gate.gate_timeout, |services| {
+        crate::cluster::gate::wait_ready(&client, &targets, cloud, gate.gate_timeout, |services| {
             for s in services {
                 eprintln!("{}/{}: {}", s.namespace, s.name, s.reason);
             }

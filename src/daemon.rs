@@ -269,9 +269,17 @@ pub async fn run(
                             apply::Outcome::Applied | apply::Outcome::Unchanged
                         )
                     })
-                    .map(|a| gate::Target {
-                        namespace: a.namespace.clone(),
-                        name: a.name.clone(),
+                    .filter_map(|a| {
+                        rendered.iter().find(|r| {
+                            r.service.metadata.namespace.as_deref() == Some(&a.namespace)
+                                && r.service.metadata.name.as_deref() == Some(&a.name)
+                        })
+                    })
+                    .map(|r| {
+                        gate::Target::for_service(
+                            &r.service,
+                            render::claimed_ips(&r.service, &reservations),
+                        )
                     })
                     .collect();
                 journal.save()?;
@@ -281,7 +289,8 @@ pub async fn run(
                 let kube = connect(&mut client, &settings.kubeconfig).await?;
                 let targets = journal.state.services.clone();
                 let mut seen: Vec<gate::ServiceGate> = Vec::new();
-                let report = gate::wait_ready(kube, &targets, settings.gate_timeout, |services| {
+                let cloud = providers.map(|p| p.addresses.as_ref());
+                let report = gate::wait_ready(kube, &targets, cloud, settings.gate_timeout, |services| {
                     for s in services.iter().filter(|s| !seen.contains(s)) {
                         tracing::info!(service = %format!("{}/{}", s.namespace, s.name), reason = %s.reason, "gate");
                     }

@@ -131,6 +131,51 @@ fn context(spec: &ClusterSpec, reservations: &[Reservation]) -> TemplateContext 
 }
 
 /// Renders the Services for the spec's platform from the kept reservations.
+/// Annotations whose values are the IPs a load balancer must hold (comma lists).
+const IP_ANNOTATIONS: &[&str] = &[
+    "service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses",
+    "service.beta.kubernetes.io/azure-load-balancer-ipv4",
+    "service.beta.kubernetes.io/azure-load-balancer-ipv6",
+];
+/// Annotation naming the EIP allocations of an AWS NLB (reservation ids, not IPs).
+const EIP_ALLOCATIONS: &str = "service.beta.kubernetes.io/aws-load-balancer-eip-allocations";
+
+/// The reserved IPs a rendered Service claims: the IP annotations, `spec.loadBalancerIP`, and
+/// the IPs of the EIP allocations it names. DNS points at exactly these, so the gate waits
+/// until a load balancer holds them.
+pub fn claimed_ips(service: &Service, reservations: &[Reservation]) -> Vec<std::net::IpAddr> {
+    let annotations = service.metadata.annotations.as_ref();
+    let listed = |key: &str| -> Vec<String> {
+        annotations
+            .and_then(|a| a.get(key))
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut ips: Vec<std::net::IpAddr> = IP_ANNOTATIONS
+        .iter()
+        .flat_map(|k| listed(k))
+        .chain(
+            service
+                .spec
+                .as_ref()
+                .and_then(|s| s.load_balancer_ip.clone()),
+        )
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    for id in listed(EIP_ALLOCATIONS) {
+        ips.extend(reservations.iter().filter(|r| r.id == id).map(|r| r.ip));
+    }
+    ips.sort();
+    ips.dedup();
+    ips
+}
+
 pub fn services(
     spec: &ClusterSpec,
     reservations: &[Reservation],

@@ -39,6 +39,18 @@ pub trait AddressProvider: Send + Sync {
 
     /// Releases one reservation that `observe` returned (so it is ours).
     async fn release(&self, reservation: &Reservation) -> Result<(), CloudError>;
+
+    /// Who holds each of `ips` in the cloud (absent from the map: nobody). For clouds whose
+    /// load balancers report only a hostname on the Service (AWS), this is how the readiness
+    /// gate proves that a load balancer holds the IPs DNS points at. None: this cloud reports
+    /// the IPs on the Service itself, which is where the gate looks instead.
+    async fn holders(
+        &self,
+        ips: &[std::net::IpAddr],
+    ) -> Option<Result<BTreeMap<std::net::IpAddr, Holder>, CloudError>> {
+        let _ = ips;
+        None
+    }
 }
 
 /// Reads and writes DNS record sets with a compare step, so values of other writers survive.

@@ -3,6 +3,22 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::net::IpAddr;
 
+/// What holds an IP in the cloud: a network interface and what the cloud says it is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    /// The interface id (AWS: eni-...).
+    pub id: String,
+    /// The cloud's description of it (AWS load balancers: `ELB net/<name>/<id>`).
+    pub description: String,
+}
+
+impl Holder {
+    /// An AWS Elastic Load Balancing interface (NLB/ALB/CLB nodes are described `ELB ...`).
+    pub fn is_load_balancer(&self) -> bool {
+        self.description.starts_with("ELB ")
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IpFamily {

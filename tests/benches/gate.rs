@@ -51,6 +51,8 @@ async fn main() {
             .map(|n| Target {
                 namespace: "default".into(),
                 name: n.clone(),
+                claims: Vec::new(),
+                needs_aws_lb_controller: false,
             })
             .collect();
         // The gate reports its first evaluation once its watches are up; then the test acts.
@@ -58,7 +60,7 @@ async fn main() {
         let mut watching_tx = Some(watching_tx);
         let client2 = client.clone();
         let waiter = tokio::spawn(async move {
-            let report = gate::wait_ready(&client2, &targets, Duration::from_secs(30), |_| {
+            let report = gate::wait_ready(&client2, &targets, None, Duration::from_secs(30), |_| {
                 if let Some(tx) = watching_tx.take() {
                     let _ = tx.send(());
                 }

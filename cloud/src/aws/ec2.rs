@@ -3,7 +3,7 @@
 
 use super::{AwsSettings, RESERVATION_TAG, classify, cluster_tag};
 use crate::{
-    AddressProvider, CloudError, Placement, Reservation, ReservationKey, ReserveRequest, Scope,
+    AddressProvider, CloudError, Holder, Placement, Reservation, ReservationKey, ReserveRequest, Scope,
 };
 use async_trait::async_trait;
 use aws_sdk_ec2::Client;
@@ -230,6 +230,98 @@ impl AddressProvider for Ec2Addresses {
             Err(e) if e.kind == crate::ErrorKind::NotFound => Ok(()),
             other => other,
         }
+    }
+
+    /// Elastic IPs: DescribeAddresses by public IP gives the associated interface. Private
+    /// IPs: DescribeNetworkInterfaces by `addresses.private-ip-address`. Two reads in all,
+    /// plus one for the interfaces behind associated EIPs.
+    async fn holders(
+        &self,
+        ips: &[IpAddr],
+    ) -> Option<Result<BTreeMap<IpAddr, Holder>, CloudError>> {
+        Some(self.find_holders(ips).await)
+    }
+}
+
+impl Ec2Addresses {
+    async fn find_holders(&self, ips: &[IpAddr]) -> Result<BTreeMap<IpAddr, Holder>, CloudError> {
+        let mut held = BTreeMap::new();
+        if ips.is_empty() {
+            return Ok(held);
+        }
+        let values: Vec<String> = ips.iter().map(IpAddr::to_string).collect();
+        let eips = self
+            .client
+            .describe_addresses()
+            .filters(
+                Filter::builder()
+                    .name("public-ip")
+                    .set_values(Some(values.clone()))
+                    .build(),
+            )
+            .send()
+            .await
+            .map_err(|e| classify("DescribeAddresses", e))?;
+        // interface id -> the EIP associated with it
+        let mut behind_eips: BTreeMap<String, IpAddr> = BTreeMap::new();
+        for a in eips.addresses() {
+            if let (Some(ip), Some(eni)) = (
+                a.public_ip().and_then(|s| s.parse().ok()),
+                a.network_interface_id(),
+            ) {
+                behind_eips.insert(eni.to_string(), ip);
+            }
+        }
+        let mut pages = self
+            .client
+            .describe_network_interfaces()
+            .filters(
+                Filter::builder()
+                    .name("addresses.private-ip-address")
+                    .set_values(Some(values))
+                    .build(),
+            )
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(|e| classify("DescribeNetworkInterfaces", e))?;
+            for n in page.network_interfaces() {
+                let holder = Holder {
+                    id: n.network_interface_id().unwrap_or_default().to_string(),
+                    description: n.description().unwrap_or_default().to_string(),
+                };
+                for ip in n
+                    .private_ip_addresses()
+                    .iter()
+                    .filter_map(|p| p.private_ip_address()?.parse::<IpAddr>().ok())
+                    .filter(|ip| ips.contains(ip))
+                {
+                    held.insert(ip, holder.clone());
+                }
+            }
+        }
+        if !behind_eips.is_empty() {
+            let out = self
+                .client
+                .describe_network_interfaces()
+                .set_network_interface_ids(Some(behind_eips.keys().cloned().collect()))
+                .send()
+                .await
+                .map_err(|e| classify("DescribeNetworkInterfaces", e))?;
+            for n in out.network_interfaces() {
+                let id = n.network_interface_id().unwrap_or_default();
+                if let Some(ip) = behind_eips.get(id) {
+                    held.insert(
+                        *ip,
+                        Holder {
+                            id: id.to_string(),
+                            description: n.description().unwrap_or_default().to_string(),
+                        },
+                    );
+                }
+            }
+        }
+        Ok(held)
     }
 }
 
