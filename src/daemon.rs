@@ -193,7 +193,6 @@ pub async fn run(
     providers: Option<&Providers>,
     settings: &RunSettings,
 ) -> Result<()> {
-    let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
     let mut machine = Machine::resume(journal.state.run_step);
     let mut client: Option<kube::Client> = None;
     loop {
@@ -313,6 +312,9 @@ pub async fn run(
                 journal.state.run_step = Some(Step::Done);
                 journal.save()?;
                 notify_status(Step::Done.status_line());
+                // READY only now: units ordered After=bootstrap-agent.service (the installer's
+                // completion report) start once the API no longer needs the bootstrap host.
+                let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
                 return Ok(());
             }
         }

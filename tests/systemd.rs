@@ -12,36 +12,82 @@ fn unit() -> String {
     .unwrap()
 }
 
-#[test]
-fn unit_passes_systemd_analyze_verify() {
+fn systemd_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("systemd")
+}
+
+/// `systemd-analyze verify` on units in a temp dir; None when systemd-analyze is missing and
+/// this is not CI (`.ci/run` installs systemd and sets BOOTSTRAP_AGENT_CI, so CI never skips).
+fn verify(files: &[(&str, String)], unit: &str) -> Option<String> {
     if Command::new("systemd-analyze")
         .arg("--version")
         .output()
         .is_err()
     {
+        assert!(
+            std::env::var_os("BOOTSTRAP_AGENT_CI").is_none(),
+            "systemd-analyze is missing in CI: .ci/run must install systemd"
+        );
         eprintln!("systemd-analyze not installed: skipping verify (the hardening test still runs)");
-        return;
+        return None;
     }
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bootstrap-agent.service");
-    std::fs::write(
-        &path,
-        unit().replace(
-            "/usr/local/bin/bootstrap-agent",
-            env!("CARGO_BIN_EXE_bootstrap-agent"),
-        ),
-    )
-    .unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    }
     let out = Command::new("systemd-analyze")
         .arg("verify")
-        .arg(&path)
+        .arg(dir.path().join(unit))
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "systemd-analyze verify {unit}: {stderr}");
+    Some(stderr)
+}
+
+fn agent_unit() -> String {
+    unit().replace(
+        "/usr/local/bin/bootstrap-agent",
+        env!("CARGO_BIN_EXE_bootstrap-agent"),
+    )
+}
+
+#[test]
+fn unit_passes_systemd_analyze_verify() {
+    if let Some(stderr) = verify(&[("bootstrap-agent.service", agent_unit())], "bootstrap-agent.service") {
+        assert!(
+            !stderr.contains("bootstrap-agent.service:"),
+            "systemd-analyze verify: {stderr}"
+        );
+    }
+}
+
+/// The installer's completion unit, with our drop-in, is ordered after the agent and requires it.
+#[test]
+fn the_completion_drop_in_orders_the_installers_report_after_the_agent() {
+    let drop_in = std::fs::read_to_string(systemd_dir().join("bootstrap-agent-completion.conf")).unwrap();
+    assert!(drop_in.contains("After=bootstrap-agent.service"));
+    assert!(drop_in.contains("Requires=bootstrap-agent.service"));
+    let report = "[Unit]\nDescription=installer: report bootstrap complete\n[Service]\nType=oneshot\nExecStart=/bin/true\n".to_string();
+    let Some(stderr) = verify(
+        &[
+            ("bootstrap-agent.service", agent_unit()),
+            ("report-complete.service", report),
+            ("report-complete.service.d/10-bootstrap-agent.conf", drop_in),
+        ],
+        "report-complete.service",
+    ) else {
+        return;
+    };
     assert!(
-        out.status.success() && !stderr.contains("bootstrap-agent.service:"),
+        !stderr.contains("report-complete.service:") && !stderr.contains("10-bootstrap-agent.conf"),
         "systemd-analyze verify: {stderr}"
     );
+    // READY=1 comes only at the end of `run`: that is what makes After= mean "after done".
+    let unit = unit();
+    assert!(unit.contains("Type=notify") && unit.contains("RemainAfterExit=yes"));
 }
 
 #[test]
