@@ -254,10 +254,28 @@ def dynamic_client(args):
         "spec": {"clusterID": "abc", "capabilities": {"baselineCapabilitySet": "None"}},
     }
     out["created"] = dyn.create(cv, body=body).to_dict()
+    # A status without the CVO's required fields is refused, as by the real CRD.
+    try:
+        dyn.patch(
+            cv.subresources["status"],
+            name="version",
+            body={"status": {"capabilities": {"enabledCapabilities": ["Ingress"]}}},
+            content_type="application/merge-patch+json",
+        )
+        out["partial_status"] = "accepted"
+    except ApiException as e:
+        out["partial_status"] = {"code": e.status, "causes": sorted(c["field"] for c in json.loads(e.body)["details"]["causes"])}
     out["status_patched"] = dyn.patch(
         cv.subresources["status"],
         name="version",
-        body={"status": {"capabilities": {"enabledCapabilities": ["Ingress"]}}},
+        # Not None: a merge patch's null deletes the key, and the required key is then missing.
+        body={"status": {
+            "availableUpdates": [],
+            "desired": {"version": "4.18.0"},
+            "observedGeneration": 1,
+            "versionHash": "h",
+            "capabilities": {"enabledCapabilities": ["Ingress"]},
+        }},
         content_type="application/merge-patch+json",
     ).to_dict()
     out["read"] = dyn.get(cv, name="version").to_dict()

@@ -1295,6 +1295,11 @@ async fn oracle_dynamic_client_custom_resources() {
     assert_eq!(out["created"]["metadata"]["generation"], 1);
     assert_eq!(out["created"]["spec"]["clusterID"], "abc");
     assert_eq!(
+        out["partial_status"],
+        json!({"code": 422, "causes": ["status.availableUpdates", "status.desired", "status.observedGeneration", "status.versionHash"]}),
+        "the real CRD's required status fields are enforced"
+    );
+    assert_eq!(
         out["status_patched"]["status"]["capabilities"]["enabledCapabilities"],
         json!(["Ingress"])
     );
