@@ -405,4 +405,83 @@ mod tests {
         let err = Journal::open(dir.path()).err().unwrap();
         assert!(format!("{err:#}").contains("not a valid journal"));
     }
+
+    fn change() -> Change {
+        Change::RemoveRecordValues {
+            zone: bootstrap_cloud::ZoneRef {
+                domain: "d".into(),
+                private: true,
+                id: None,
+            },
+            record: bootstrap_cloud::RecordKey {
+                name: "api.d".into(),
+                rtype: bootstrap_cloud::RecordType::A,
+            },
+            values: vec![],
+        }
+    }
+
+    #[test]
+    fn every_mutation_ends_done_or_failed_and_only_its_own_record_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut j = Journal::open(dir.path()).unwrap();
+            j.begin_step("dns-seed").unwrap();
+            let first = j.intent("dns-seed", &change()).unwrap();
+            let second = j.intent("dns-seed", &change()).unwrap();
+            assert_eq!((first, second), (1, 2));
+            j.outcome(second, Err("throttled".into())).unwrap();
+            assert_eq!(j.state.mutations[0].state, MutationState::Intent, "seq 1 untouched");
+            j.outcome(first, Ok(serde_json::json!({"ok": true}))).unwrap();
+            assert_eq!(j.state.steps["dns-seed"].mutations, 2);
+        }
+        // Persisted, not only in memory: a reopen finds them finished (not interrupted).
+        let state = read_state(dir.path()).unwrap().unwrap();
+        assert_eq!(state.mutations[0].state, MutationState::Done);
+        assert_eq!(state.mutations[0].result, Some(serde_json::json!({"ok": true})));
+        assert_eq!(state.mutations[1].state, MutationState::Failed);
+        assert_eq!(state.mutations[1].error.as_deref(), Some("throttled"));
+        let j = Journal::open(dir.path()).unwrap();
+        assert!(
+            j.state
+                .mutations
+                .iter()
+                .all(|m| m.state != MutationState::Interrupted),
+            "{:?}",
+            j.state.mutations
+        );
+    }
+
+    #[test]
+    fn an_unreadable_journal_is_an_error_naming_the_file_never_no_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(read_state(dir.path()).unwrap().is_none(), "absent: no journal");
+        // A directory where the file should be: reading fails with something other than NotFound.
+        fs::create_dir(dir.path().join(JOURNAL_FILE)).unwrap();
+        let err = read_state(dir.path()).unwrap_err();
+        assert!(
+            format!("{err:#}").contains(&dir.path().join(JOURNAL_FILE).display().to_string()),
+            "{err:#}"
+        );
+    }
+
+    #[test]
+    fn a_state_dir_bound_to_one_cluster_refuses_another_and_stays_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::open(dir.path()).unwrap();
+        j.bind_cluster("c-1").unwrap();
+        j.bind_cluster("c-1").unwrap();
+        let err = j.bind_cluster("c-2").unwrap_err();
+        let input = err
+            .downcast_ref::<crate::error::InputError>()
+            .expect("bad input (exit 2)");
+        assert_eq!(input.field, "infra_id");
+        assert_eq!(j.state.infra_id.as_deref(), Some("c-1"));
+        drop(j);
+        assert_eq!(
+            read_state(dir.path()).unwrap().unwrap().infra_id.as_deref(),
+            Some("c-1"),
+            "nothing touched on disk"
+        );
+    }
 }

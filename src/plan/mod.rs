@@ -356,3 +356,5 @@ pub use desired::reservations as wanted_reservations;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod contract_tests;

@@ -1,0 +1,95 @@
+//! Promises of the planner that resume and idempotency lean on, each pinned by a test that a
+//! one-line change would break (found missing by cargo-mutants).
+
+use super::*;
+use super::desired::{idempotency_token, records};
+use crate::assets::{self, ClusterSpec, Platform};
+use bootstrap_cloud::{IpFamily, ReservationKey, Scope};
+use std::path::Path;
+
+fn fixture(name: &str) -> ClusterSpec {
+    assets::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/assets").join(name))
+        .unwrap_or_else(|e| panic!("fixture {name}: {e}"))
+}
+
+fn key(scope: Scope, placement: Option<&str>) -> ReservationKey {
+    ReservationKey {
+        scope,
+        family: IpFamily::Ipv4,
+        placement: placement.map(str::to_string),
+    }
+}
+
+#[test]
+fn long_infra_ids_get_a_bounded_stable_fnv1a_token_per_reservation() {
+    // Longer than 64 characters once scoped: the hashed form. The expected values are FNV-1a
+    // 64 of the long token, computed independently.
+    let infra_id = "a".repeat(60);
+    let private = idempotency_token(&infra_id, &key(Scope::Private, Some("subnet-0123")), 1);
+    let public = idempotency_token(&infra_id, &key(Scope::Public, None), 2);
+    assert_eq!(private, "fc579de2ed4cacf4-g1");
+    assert_eq!(public, "9ac4a411d3f6d285-g2");
+    assert_ne!(
+        idempotency_token(&infra_id, &key(Scope::Private, Some("subnet-0124")), 1),
+        private,
+        "each subnet's reservation has its own token, or EC2 replays one allocation for all"
+    );
+    assert!(private.len() <= 64 && public.len() <= 64);
+}
+
+#[test]
+fn short_infra_ids_keep_the_readable_token() {
+    assert_eq!(
+        idempotency_token("mycluster-x7k2p", &key(Scope::Private, Some("subnet-0a")), 3),
+        "mycluster-x7k2p-prv4-subnet-0a-g3"
+    );
+    assert_eq!(
+        idempotency_token("mycluster-x7k2p", &key(Scope::Public, None), 1),
+        "mycluster-x7k2p-pub4-g1"
+    );
+}
+
+#[test]
+fn the_private_zone_id_from_hosted_zone_is_where_the_private_records_go() {
+    let mut spec = fixture("aws");
+    let Platform::Aws(aws) = &mut spec.platform else {
+        panic!("aws fixture")
+    };
+    aws.hosted_zone = Some("Z0123456789ABCDEFGHIJ".into());
+    let wanted = records(&spec);
+    let private: Vec<_> = wanted.iter().filter(|r| r.zone.private).collect();
+    assert!(!private.is_empty());
+    assert!(
+        private
+            .iter()
+            .all(|r| r.zone.id.as_deref() == Some("Z0123456789ABCDEFGHIJ")),
+        "{private:?}"
+    );
+    assert!(
+        wanted
+            .iter()
+            .filter(|r| !r.zone.private)
+            .all(|r| r.zone.id.is_none()),
+        "the public zone is found by name"
+    );
+}
+
+/// Step names are the journal's keys and what `status` shows: renaming one orphans the record
+/// of a half-done step in existing journals.
+#[test]
+fn stage_names_are_part_of_the_journal_contract() {
+    let names: Vec<&str> = [
+        Stage::Reserve,
+        Stage::SeedDns,
+        Stage::HandOver,
+        Stage::RemoveBootstrap,
+        Stage::TeardownAll,
+    ]
+    .into_iter()
+    .map(Stage::name)
+    .collect();
+    assert_eq!(
+        names,
+        ["reserve", "dns-seed", "hand-over", "dns-teardown", "teardown-all"]
+    );
+}
