@@ -342,6 +342,31 @@ mod tests {
         );
     }
 
+    /// The labels real OpenShift pods carry: kube-apiserver static pods `app:
+    /// openshift-kube-apiserver` + `apiserver: "true"`, machine-config-server DaemonSet pods
+    /// `k8s-app: machine-config-server` (the seed's `app: kube-apiserver` matches nothing).
+    #[test]
+    fn default_selectors_match_the_real_openshift_pod_labels() {
+        let api = BTreeMap::from([
+            ("app".to_string(), "openshift-kube-apiserver".to_string()),
+            ("apiserver".to_string(), "true".to_string()),
+        ]);
+        let mcs = BTreeMap::from([("k8s-app".to_string(), "machine-config-server".to_string())]);
+        for name in ["aws", "azure", "gcp"] {
+            let spec = fixture(name);
+            for r in services(&spec, &reservations(&spec), None).unwrap() {
+                let ns = r.service.metadata.namespace.as_deref().unwrap();
+                let selector = r.service.spec.as_ref().unwrap().selector.clone().unwrap();
+                let wanted = match ns {
+                    "openshift-kube-apiserver" => &api,
+                    "openshift-machine-config-operator" => &mcs,
+                    other => panic!("{}: unexpected namespace {other}", r.template),
+                };
+                assert_eq!(&selector, wanted, "{}", r.template);
+            }
+        }
+    }
+
     #[test]
     fn dual_stack_sets_ip_families_and_the_ipv6_annotation() {
         let spec = fixture("azure-dualstack");
