@@ -97,7 +97,7 @@ impl World {
         let mut public = world.record("public", API);
         public.sort();
         assert_eq!(public, world.ips("eips"));
-        for (ns, name) in SERVICES {
+        for (ns, name) in AWS_SERVICES {
             let svc = self
                 .kube
                 .get("", "v1", "services", Some(ns), name)
@@ -128,6 +128,22 @@ impl World {
         assert_eq!(
             annotated, handed,
             "the internal LB claims exactly the handed-over IPs"
+        );
+        let gated: Vec<(String, String)> = status["services"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["namespace"].as_str().unwrap().to_string(),
+                    t["name"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            gated,
+            AWS_SERVICES.map(|(ns, n)| (ns.to_string(), n.to_string())),
+            "the AWS gate waits on exactly the external and the one internal Service"
         );
         agent::assert_gate_passed(&self.kube);
         let done: Value =
@@ -270,7 +286,7 @@ async fn resume_after_kill_while_waiting_at_the_gate() {
             .unwrap();
     // The gate is reached once the Services exist; a watch is then open on them.
     loop {
-        if SERVICES
+        if AWS_SERVICES
             .iter()
             .all(|(ns, n)| w.kube.get("", "v1", "services", Some(ns), n).is_some())
         {

@@ -86,7 +86,8 @@ pub(crate) use harness;
 /// Stage 1: `reserve`, then `dns seed`.
 pub const BOOTSTRAP: &[&[&str]] = &[&["reserve"], &["dns", "seed"]];
 
-/// The Services `run` creates and hands the API over to.
+/// The Services `run` creates and hands the API over to on GCP and Azure: the internal API
+/// and machine-config-server Services share one address (one IP fronts several rules there).
 pub const SERVICES: [(&str, &str); 3] = [
     ("openshift-kube-apiserver", "external-lb"),
     ("openshift-kube-apiserver", "internal-lb"),
@@ -94,6 +95,12 @@ pub const SERVICES: [(&str, &str); 3] = [
         "openshift-machine-config-operator",
         "internal-lb-machine-config-server",
     ),
+];
+
+/// On AWS: a private IP belongs to one NLB only, so one internal Service carries both ports.
+pub const AWS_SERVICES: [(&str, &str); 2] = [
+    ("openshift-kube-apiserver", "external-lb"),
+    ("openshift-kube-apiserver", "internal-lb"),
 ];
 
 /// The gate recorded its pass in the cluster (ConfigMap kube-system/bootstrap-agent).
