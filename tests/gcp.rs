@@ -121,7 +121,7 @@ fn settings(h: &Harness) -> bootstrap_cloud::gcp::GcpSettings {
     bootstrap_cloud::gcp::GcpSettings {
         project: "example-project".into(),
         region: "us-central1".into(),
-        subnetwork: "mycluster-master-subnet".into(),
+        subnetwork: "mycluster-worker-subnet".into(),
         infra_id: "mycluster-7xk2p".into(),
         credentials: bootstrap_cloud::gcp::GcpCredentials::Default,
         compute_endpoint: Some(h.peers.compute_proxy.url()),

@@ -401,7 +401,8 @@ impl GcpPeers {
         self.dns_proxy.reset();
     }
 
-    /// What exists now: `{addresses: [{name, ip, status, addressType, purpose, labels}],
+    /// What exists now: `{addresses: [{name, ip, status, addressType, purpose, subnetwork,
+    /// labels}],
     /// zones: {public, private: {"name TYPE": [values]}}}` (public = the `example.com.` zone,
     /// private = the cluster's private zone).
     pub fn inspect(&self) -> Value {
@@ -412,7 +413,7 @@ impl GcpPeers {
             .map(|a| {
                 json!({"name": a["name"], "ip": a["address"], "status": a["status"],
                        "addressType": a["addressType"], "purpose": a["purpose"],
-                       "labels": a["labels"]})
+                       "subnetwork": a["subnetwork"], "labels": a["labels"]})
             })
             .collect();
         let zone = |name: &str| -> Value {
