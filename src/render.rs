@@ -319,7 +319,11 @@ mod tests {
         for cloud in ["azure", "gcp"] {
             assert_eq!(
                 names(cloud),
-                ["external-lb", "internal-lb", "internal-lb-machine-config-server"],
+                [
+                    "external-lb",
+                    "internal-lb",
+                    "internal-lb-machine-config-server"
+                ],
                 "{cloud}"
             );
         }
@@ -349,8 +353,7 @@ mod tests {
             "internal"
         );
         assert_eq!(
-            annotations["service.beta.kubernetes.io/aws-load-balancer-type"],
-            "external",
+            annotations["service.beta.kubernetes.io/aws-load-balancer-type"], "external",
             "private static IPs are an AWS Load Balancer Controller feature"
         );
         assert_eq!(
