@@ -209,6 +209,28 @@ impl Agent {
         ];
     }
 
+    /// `--templates DIR` for a copy of the embedded templates of `cloud` under the temp dir,
+    /// with `edit(file name, text)` applied to each file.
+    pub fn templates_with(
+        &self,
+        cloud: &str,
+        edit: impl Fn(&str, String) -> String,
+    ) -> [String; 2] {
+        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("templates/services")
+            .join(cloud);
+        let dir = self.dir.path().join("templates");
+        let to = dir.join("services").join(cloud);
+        std::fs::create_dir_all(&to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name().to_string_lossy().to_string();
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            std::fs::write(to.join(&name), edit(&name, text)).unwrap();
+        }
+        ["--templates".to_string(), dir.display().to_string()]
+    }
+
     /// Starts `args`, waits until `proxy` froze it at `hold`, SIGKILLs it.
     pub async fn kill_at(&self, args: &[&str], proxy: &Proxy, hold: Hold) {
         proxy.hold(hold);

@@ -225,6 +225,25 @@ fn report(
     }
 }
 
+/// The service controller's Normal events around a sync.
+fn ensuring() -> Report {
+    report(
+        SERVICE_CONTROLLER,
+        EventType::Normal,
+        "EnsuringLoadBalancer",
+        "Ensuring load balancer".into(),
+    )
+}
+
+fn ensured() -> Report {
+    report(
+        SERVICE_CONTROLLER,
+        EventType::Normal,
+        "EnsuredLoadBalancer",
+        "Ensured load balancer".into(),
+    )
+}
+
 impl LoadBalancers {
     pub fn new(cloud: CloudOptions) -> Result<Self> {
         let ec2 = match &cloud.aws_ec2_endpoint {
@@ -357,12 +376,7 @@ impl LoadBalancers {
                 }
             }
             Kind::GcpInternal | Kind::AzureInternal => {
-                let ensuring = report(
-                    SERVICE_CONTROLLER,
-                    EventType::Normal,
-                    "EnsuringLoadBalancer",
-                    "Ensuring load balancer".into(),
-                );
+                let ensuring = ensuring();
                 let refused = |why: String| {
                     Outcome::Refused(vec![
                         ensuring.clone(),
@@ -402,21 +416,13 @@ impl LoadBalancers {
                         },
                     );
                 }
-                Outcome::Provisioned(vec![
-                    ensuring,
-                    report(
-                        SERVICE_CONTROLLER,
-                        EventType::Normal,
-                        "EnsuredLoadBalancer",
-                        "Ensured load balancer".into(),
-                    ),
-                ])
+                Outcome::Provisioned(vec![ensuring, ensured()])
             }
             Kind::AwsInTree | Kind::Other => {
                 if let Some(old) = held.remove(&id) {
                     self.give_back(&old.held).await;
                 }
-                Outcome::Provisioned(Vec::new())
+                Outcome::Provisioned(vec![ensuring(), ensured()])
             }
         }
     }
