@@ -100,7 +100,10 @@ impl Runner<'_> {
                     humantime::format_duration(deadline)
                 ))
             });
-        let recorded = outcome.as_ref().map(|_| ()).map_err(crate::error::render_chain);
+        let recorded = outcome
+            .as_ref()
+            .map(|_| ())
+            .map_err(crate::error::render_chain);
         self.journal.finish_step(stage.name(), recorded)?;
         outcome
     }

@@ -465,7 +465,8 @@ async fn run_daemon(
         &common.assets,
         spec.capabilities.as_ref(),
     )?;
-    let cvo_overrides = crate::capabilities::cluster_version::overrides_from_assets(&common.assets)?;
+    let cvo_overrides =
+        crate::capabilities::cluster_version::overrides_from_assets(&common.assets)?;
     // Fail before any mutation on input that cannot work: kubeconfig, templates, done-file.
     crate::cluster::read_kubeconfig(&kube.kubeconfig)?;
     crate::daemon::validate_templates(&spec, kube.templates.as_deref())?;
@@ -515,7 +516,10 @@ async fn rendered_for(
     spec: &ClusterSpec,
     providers: Option<&providers::Providers>,
     templates: Option<&std::path::Path>,
-) -> Result<(Vec<crate::render::Rendered>, Vec<bootstrap_cloud::Reservation>)> {
+) -> Result<(
+    Vec<crate::render::Rendered>,
+    Vec<bootstrap_cloud::Reservation>,
+)> {
     let mut observed = agent::observe(spec, providers).await?.observed;
     if let Some(state) = journal::read_state(&common.state.state_dir)? {
         observed.handed_over = state.handed_over;

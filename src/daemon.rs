@@ -228,12 +228,11 @@ pub async fn run(
                     overrides: settings.cvo_overrides.as_ref(),
                     wait: settings.stage_timeout,
                 };
-                let applied =
-                    crate::capabilities::cluster_version::apply(kube, &request, |line| {
-                        tracing::info!("{line}");
-                        notify_status(&format!("stage 1: {line}"));
-                    })
-                    .await?;
+                let applied = crate::capabilities::cluster_version::apply(kube, &request, |line| {
+                    tracing::info!("{line}");
+                    notify_status(&format!("stage 1: {line}"));
+                })
+                .await?;
                 tracing::info!(
                     baseline = %settings.capabilities.baseline,
                     additional = %applied.additional.join(","),
@@ -305,7 +304,13 @@ pub async fn run(
                 runner.run(Stage::RemoveBootstrap).await?;
                 drain(journal, settings.drain_wait).await?;
                 let kube = connect(&mut client, &settings.kubeconfig).await?;
-                signal(kube, journal, Phase::Complete, settings.done_file.as_deref()).await?;
+                signal(
+                    kube,
+                    journal,
+                    Phase::Complete,
+                    settings.done_file.as_deref(),
+                )
+                .await?;
                 machine.bootstrap_removed()?;
             }
             Step::Done => {
@@ -409,8 +414,7 @@ async fn drain(journal: &mut Journal, wait: Duration) -> Result<()> {
             .with_context(|| format!("journal: drain_until is not an RFC 3339 time: {t}"))?,
         None => {
             let until = std::time::SystemTime::now() + wait;
-            journal.state.drain_until =
-                Some(humantime::format_rfc3339_seconds(until).to_string());
+            journal.state.drain_until = Some(humantime::format_rfc3339_seconds(until).to_string());
             journal.save()?;
             until
         }
@@ -449,7 +453,10 @@ mod tests {
 
     #[test]
     fn phases_are_named_for_the_installer() {
-        assert_eq!(serde_json::to_value(Phase::GatePassed).unwrap(), "gate-passed");
+        assert_eq!(
+            serde_json::to_value(Phase::GatePassed).unwrap(),
+            "gate-passed"
+        );
         assert_eq!(serde_json::to_value(Phase::Complete).unwrap(), "complete");
         assert_eq!(Phase::Complete.as_str(), "complete");
         assert_eq!(Phase::GatePassed.as_str(), "gate-passed");

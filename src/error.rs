@@ -83,7 +83,10 @@ pub fn render_chain(err: &anyhow::Error) -> String {
     let mut parts = Vec::new();
     let mut skip_status = false;
     for cause in err.chain() {
-        if skip_status && cause.is::<kube::core::Status>() {
+        // kube::Error::Api's source is the Status itself (boxed): already in the line above.
+        if skip_status
+            && (cause.is::<kube::core::Status>() || cause.is::<Box<kube::core::Status>>())
+        {
             skip_status = false;
             continue;
         }

@@ -431,14 +431,22 @@ mod tests {
             let second = j.intent("dns-seed", &change()).unwrap();
             assert_eq!((first, second), (1, 2));
             j.outcome(second, Err("throttled".into())).unwrap();
-            assert_eq!(j.state.mutations[0].state, MutationState::Intent, "seq 1 untouched");
-            j.outcome(first, Ok(serde_json::json!({"ok": true}))).unwrap();
+            assert_eq!(
+                j.state.mutations[0].state,
+                MutationState::Intent,
+                "seq 1 untouched"
+            );
+            j.outcome(first, Ok(serde_json::json!({"ok": true})))
+                .unwrap();
             assert_eq!(j.state.steps["dns-seed"].mutations, 2);
         }
         // Persisted, not only in memory: a reopen finds them finished (not interrupted).
         let state = read_state(dir.path()).unwrap().unwrap();
         assert_eq!(state.mutations[0].state, MutationState::Done);
-        assert_eq!(state.mutations[0].result, Some(serde_json::json!({"ok": true})));
+        assert_eq!(
+            state.mutations[0].result,
+            Some(serde_json::json!({"ok": true}))
+        );
         assert_eq!(state.mutations[1].state, MutationState::Failed);
         assert_eq!(state.mutations[1].error.as_deref(), Some("throttled"));
         let j = Journal::open(dir.path()).unwrap();
@@ -455,7 +463,10 @@ mod tests {
     #[test]
     fn an_unreadable_journal_is_an_error_naming_the_file_never_no_journal() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(read_state(dir.path()).unwrap().is_none(), "absent: no journal");
+        assert!(
+            read_state(dir.path()).unwrap().is_none(),
+            "absent: no journal"
+        );
         // A directory where the file should be: reading fails with something other than NotFound.
         fs::create_dir(dir.path().join(JOURNAL_FILE)).unwrap();
         let err = read_state(dir.path()).unwrap_err();

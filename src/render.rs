@@ -1,7 +1,8 @@
 //! Service manifests from minijinja templates, parsed back into typed objects before anything
 //! is applied. Templates are embedded; `--templates DIR` overrides them (air-gapped installs,
-//! custom annotations). A template that renders to nothing (e.g. the external LB with publish
-//! Internal) yields no object; one that renders to an invalid Service is an error naming it.
+//! custom annotations). A template that renders to nothing (the external LB with publish
+//! Internal; machine-config-server on AWS, where it is a listener of the one internal NLB)
+//! yields no object; one that renders to an invalid Service is an error naming it.
 
 use crate::assets::{ClusterSpec, Platform, Publish};
 use anyhow::{Context, Result};
@@ -336,15 +337,74 @@ mod tests {
         }
     }
 
-    #[test]
-    fn publish_internal_renders_no_external_service() {
-        let spec = fixture("aws-internal");
-        let names: Vec<String> = services(&spec, &reservations(&spec), None)
+    fn names(fixture_name: &str) -> Vec<String> {
+        let spec = fixture(fixture_name);
+        services(&spec, &reservations(&spec), None)
             .unwrap()
             .iter()
             .map(|r| r.service.metadata.name.clone().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn publish_internal_renders_no_external_service() {
+        assert_eq!(names("aws-internal"), ["internal-lb"]);
+        assert_eq!(
+            names("gcp").len(),
+            3,
+            "publish External on GCP: external, internal API, internal MCS"
+        );
+    }
+
+    /// On AWS a private IP belongs to one NLB only: one internal Service carries both ports.
+    /// Azure and GCP can put several rules on one IP, so MCS keeps its own Service there.
+    #[test]
+    fn aws_renders_one_internal_service_with_both_ports_and_the_others_two() {
+        assert_eq!(names("aws"), ["external-lb", "internal-lb"]);
+        for cloud in ["azure", "gcp"] {
+            assert_eq!(
+                names(cloud),
+                [
+                    "external-lb",
+                    "internal-lb",
+                    "internal-lb-machine-config-server"
+                ],
+                "{cloud}"
+            );
+        }
+        let spec = fixture("aws");
+        let rendered = services(&spec, &reservations(&spec), None).unwrap();
+        let internal = &rendered[1].service;
+        let ports: Vec<(Option<String>, i32)> = internal
+            .spec
+            .as_ref()
+            .unwrap()
+            .ports
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|p| (p.name.clone(), p.port))
             .collect();
-        assert_eq!(names, ["internal-lb", "internal-lb-machine-config-server"]);
+        assert_eq!(
+            ports,
+            [
+                (Some("https".to_string()), 6443),
+                (Some("machine-config-server".to_string()), 22623)
+            ]
+        );
+        let annotations = internal.metadata.annotations.as_ref().unwrap();
+        assert_eq!(
+            annotations["service.beta.kubernetes.io/aws-load-balancer-scheme"],
+            "internal"
+        );
+        assert_eq!(
+            annotations["service.beta.kubernetes.io/aws-load-balancer-type"], "external",
+            "private static IPs are an AWS Load Balancer Controller feature"
+        );
+        assert_eq!(
+            annotations["service.beta.kubernetes.io/aws-load-balancer-target-group-attributes"],
+            "preserve_client_ip.enabled=false"
+        );
     }
 
     #[test]
@@ -374,17 +434,34 @@ mod tests {
             "10.0.4.100,10.0.5.100,10.0.6.100"
         );
         assert_eq!(
-            rendered[2]
-                .service
-                .spec
-                .as_ref()
-                .unwrap()
-                .ports
-                .as_ref()
-                .unwrap()[0]
-                .port,
-            22623
+            ann(1, "service.beta.kubernetes.io/aws-load-balancer-subnets"),
+            "subnet-0a1b2c3d4e5f60001,subnet-0a1b2c3d4e5f60002,subnet-0a1b2c3d4e5f60003"
         );
+    }
+
+    /// The labels real OpenShift pods carry: kube-apiserver static pods `app:
+    /// openshift-kube-apiserver` + `apiserver: "true"`, machine-config-server DaemonSet pods
+    /// `k8s-app: machine-config-server` (the seed's `app: kube-apiserver` matches nothing).
+    #[test]
+    fn default_selectors_match_the_real_openshift_pod_labels() {
+        let api = BTreeMap::from([
+            ("app".to_string(), "openshift-kube-apiserver".to_string()),
+            ("apiserver".to_string(), "true".to_string()),
+        ]);
+        let mcs = BTreeMap::from([("k8s-app".to_string(), "machine-config-server".to_string())]);
+        for name in ["aws", "azure", "gcp"] {
+            let spec = fixture(name);
+            for r in services(&spec, &reservations(&spec), None).unwrap() {
+                let ns = r.service.metadata.namespace.as_deref().unwrap();
+                let selector = r.service.spec.as_ref().unwrap().selector.clone().unwrap();
+                let wanted = match ns {
+                    "openshift-kube-apiserver" => &api,
+                    "openshift-machine-config-operator" => &mcs,
+                    other => panic!("{}: unexpected namespace {other}", r.template),
+                };
+                assert_eq!(&selector, wanted, "{}", r.template);
+            }
+        }
     }
 
     #[test]

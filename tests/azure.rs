@@ -319,8 +319,13 @@ async fn journal_and_output_never_contain_the_secret_or_the_token() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
-    let kube = KubeSim::start(KubeSimOptions::default()).await.unwrap();
     let mut h = Harness::new("azure").await;
+    let kube = KubeSim::start(KubeSimOptions {
+        cloud: h.peers.lb_cloud(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
     h.run_flags(kube.kubeconfig_path(), "60s");
     let done = h.done_file();
     h.run(&["run"]).await;
@@ -393,8 +398,13 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn run_resumes_after_sigkill_during_reserve() {
-    let kube = KubeSim::start(KubeSimOptions::default()).await.unwrap();
     let mut h = Harness::new("azure").await;
+    let kube = KubeSim::start(KubeSimOptions {
+        cloud: h.peers.lb_cloud(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
     h.extra = vec![
         "--kubeconfig".into(),
         kube.kubeconfig_path().display().to_string(),
@@ -448,4 +458,44 @@ async fn a_wrong_client_secret_fails_without_mutating_and_is_never_echoed() {
         "secret echoed: {stderr}"
     );
     assert!(h.calls().is_empty(), "{:?}", h.calls());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_internal_services_on_one_ip_and_port_fail_the_gate() {
+    let mut h = Harness::new("azure").await;
+    let kube = KubeSim::start(KubeSimOptions {
+        cloud: h.peers.lb_cloud(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    h.run_flags(kube.kubeconfig_path(), "3s");
+    // machine-config-server on the API's port: one frontend IP cannot carry both rules.
+    let templates = h.templates_with("azure", |name, text| {
+        if name == "internal-lb-machine-config-server.yaml" {
+            text.replace("port: 22623", "port: 6443")
+        } else {
+            text
+        }
+    });
+    h.extra.extend(templates);
+    let out = h.command(&["run"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let refused: Vec<Value> = [
+        ("openshift-kube-apiserver", "internal-lb"),
+        (
+            "openshift-machine-config-operator",
+            "internal-lb-machine-config-server",
+        ),
+    ]
+    .iter()
+    .flat_map(|(ns, name)| kube.service_events(ns, name))
+    .filter(|e| e["reason"] == "SyncLoadBalancerFailed")
+    .collect();
+    assert!(!refused.is_empty(), "{stderr}");
+    assert!(
+        refused[0]["message"].as_str().unwrap().contains("6443/TCP"),
+        "{refused:?}"
+    );
 }

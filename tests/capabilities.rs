@@ -678,11 +678,17 @@ async fn apply_creates_cluster_version_from_cvo_overrides_and_never_writes_statu
         json!({"baselineCapabilitySet": "v4.14", "additionalEnabledCapabilities": ["marketplace", "Console"]})
     );
     // The installer's whole spec came along.
-    assert_eq!(v["spec"]["clusterID"], "6cc926cb-f553-56d0-b741-51b0fa28aba8");
+    assert_eq!(
+        v["spec"]["clusterID"],
+        "6cc926cb-f553-56d0-b741-51b0fa28aba8"
+    );
     assert_eq!(v["spec"]["channel"], "stable-4.18");
     assert!(v.get("status").is_none(), "the agent wrote status: {v}");
     assert!(out.contains("will report"), "{out}");
-    assert!(out.contains("ImplicitlyEnabledCapabilities=False (AsExpected)"), "{out}");
+    assert!(
+        out.contains("ImplicitlyEnabledCapabilities=False (AsExpected)"),
+        "{out}"
+    );
     let managers: Vec<&str> = v["metadata"]["managedFields"]
         .as_array()
         .unwrap()
@@ -718,7 +724,9 @@ async fn the_strict_server_refuses_a_status_write_without_the_cvo_fields() {
         .patch_status(
             "version",
             &kube::api::PatchParams::default(),
-            &kube::api::Patch::Merge(json!({"status": {"capabilities": {"enabledCapabilities": ["Console"]}}})),
+            &kube::api::Patch::Merge(
+                json!({"status": {"capabilities": {"enabledCapabilities": ["Console"]}}}),
+            ),
         )
         .await
         .unwrap_err();
@@ -726,7 +734,12 @@ async fn the_strict_server_refuses_a_status_write_without_the_cvo_fields() {
         panic!("expected an API error, got {err:?}")
     };
     assert_eq!(status.code, 422, "{status:?}");
-    for field in ["status.availableUpdates", "status.desired", "status.observedGeneration", "status.versionHash"] {
+    for field in [
+        "status.availableUpdates",
+        "status.desired",
+        "status.observedGeneration",
+        "status.versionHash",
+    ] {
         assert!(status.message.contains(field), "{}", status.message);
     }
 }
@@ -748,8 +761,7 @@ async fn with_cvo_status_in_place_apply_patches_spec_only_and_other_fields_survi
     let v = cv(&k);
     assert_eq!(v["spec"]["channel"], "stable-4.18");
     assert_eq!(
-        v["spec"]["clusterID"],
-        "0f1e2d3c-0000-4000-8000-000000000001",
+        v["spec"]["clusterID"], "0f1e2d3c-0000-4000-8000-000000000001",
         "an existing cluster ID is never replaced by cvo-overrides.yaml"
     );
     assert_eq!(v["spec"]["capabilities"]["baselineCapabilitySet"], "v4.14");
@@ -793,7 +805,16 @@ async fn without_cvo_overrides_apply_waits_for_the_object_and_then_writes_the_sp
     let kc = k.kubeconfig_path().to_path_buf();
     let dir = assets.path().to_path_buf();
     let waiting = tokio::task::spawn_blocking(move || {
-        ok(&["capabilities", "apply", "--assets", path(&dir), "--kubeconfig", path(&kc), "--wait", "60s"])
+        ok(&[
+            "capabilities",
+            "apply",
+            "--assets",
+            path(&dir),
+            "--kubeconfig",
+            path(&kc),
+            "--wait",
+            "60s",
+        ])
     });
     // The CVO's bootstrap pod creates `version`; the agent is watching for it.
     wait_for_request(&k, "watch=true").await;
@@ -805,12 +826,21 @@ async fn without_cvo_overrides_apply_waits_for_the_object_and_then_writes_the_sp
     .unwrap();
     let out = waiting.await.unwrap();
     assert!(out.contains("spec.capabilities applied"), "{out}");
-    assert_eq!(cv(&k)["spec"]["capabilities"]["baselineCapabilitySet"], "v4.14");
+    assert_eq!(
+        cv(&k)["spec"]["capabilities"]["baselineCapabilitySet"],
+        "v4.14"
+    );
 
     let empty = sim().await;
     let (code, err) = fails(&[
-        "capabilities", "apply", "--assets", path(assets.path()),
-        "--kubeconfig", path(empty.kubeconfig_path()), "--wait", "1s",
+        "capabilities",
+        "apply",
+        "--assets",
+        path(assets.path()),
+        "--kubeconfig",
+        path(empty.kubeconfig_path()),
+        "--wait",
+        "1s",
     ]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("did not appear within 1s"), "{err}");
@@ -1012,17 +1042,33 @@ async fn a_broken_cvo_overrides_file_is_bad_input_and_nothing_is_written() {
     copy_dir(&fixture("aws"), assets.path());
     let k = sim().await;
     for (text, field) in [
-        ("apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nspec:\n  clusterID: 42\n", "spec.clusterID"),
-        ("apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nspec:\n  channel: stable-4.18\n", "spec.clusterID"),
-        ("apiVersion: v1\nkind: Secret\nspec:\n  clusterID: x\n", "kind"),
+        (
+            "apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nspec:\n  clusterID: 42\n",
+            "spec.clusterID",
+        ),
+        (
+            "apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nspec:\n  channel: stable-4.18\n",
+            "spec.clusterID",
+        ),
+        (
+            "apiVersion: v1\nkind: Secret\nspec:\n  clusterID: x\n",
+            "kind",
+        ),
     ] {
         fs::write(assets.path().join("manifests/cvo-overrides.yaml"), text).unwrap();
         let (code, err) = fails(&[
-            "capabilities", "apply", "--assets", path(assets.path()),
-            "--kubeconfig", path(k.kubeconfig_path()),
+            "capabilities",
+            "apply",
+            "--assets",
+            path(assets.path()),
+            "--kubeconfig",
+            path(k.kubeconfig_path()),
         ]);
         assert_eq!(code, Some(2), "{err}");
-        assert!(err.contains(&format!("cvo-overrides.yaml: {field}")), "{err}");
+        assert!(
+            err.contains(&format!("cvo-overrides.yaml: {field}")),
+            "{err}"
+        );
     }
     assert!(mutations(&k).is_empty(), "{:?}", mutations(&k));
 }

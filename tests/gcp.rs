@@ -121,7 +121,7 @@ fn settings(h: &Harness) -> bootstrap_cloud::gcp::GcpSettings {
     bootstrap_cloud::gcp::GcpSettings {
         project: "example-project".into(),
         region: "us-central1".into(),
-        subnetwork: "mycluster-master-subnet".into(),
+        subnetwork: "mycluster-worker-subnet".into(),
         infra_id: "mycluster-7xk2p".into(),
         credentials: bootstrap_cloud::gcp::GcpCredentials::Default,
         compute_endpoint: Some(h.peers.compute_proxy.url()),
@@ -361,14 +361,17 @@ struct RunWorld {
 }
 
 impl RunWorld {
+    /// The fake, and a local API server whose internal load balancers must take their
+    /// address from the fake's cloud-config subnetwork (the compute subnet).
     async fn new() -> Self {
+        let mut h = Harness::new().await;
         let kube = KubeSim::start(KubeSimOptions {
             controller: ControllerKnobs::default(),
+            cloud: h.peers.lb_cloud(),
             ..Default::default()
         })
         .await
         .unwrap();
-        let mut h = Harness::new().await;
         h.run_flags(kube.kubeconfig_path(), "60s");
         Self { h, kube }
     }
@@ -469,5 +472,35 @@ async fn plan_names_the_gcp_changes() {
     assert!(
         text.contains("reserve private-ipv4 mycluster-7xk2p-rsvd-private-ipv4"),
         "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_internal_address_outside_the_compute_subnet_fails_the_gate() {
+    let mut w = RunWorld::new().await;
+    // As the agent reserved it before: an address of the control-plane subnet.
+    let templates = w.h.templates_with("gcp", |_, text| {
+        text.replace(
+            "loadBalancerIP: \"{{ private_ip.ipv4 }}\"",
+            "loadBalancerIP: \"10.0.0.9\"",
+        )
+    });
+    let last = w.h.extra.len() - 1;
+    w.h.extra[last] = "3s".into();
+    w.h.extra.extend(templates);
+    let out = w.h.command(&["run"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("internal-lb: no ingress yet"), "{stderr}");
+    let refused = w
+        .kube
+        .service_events("openshift-kube-apiserver", "internal-lb")
+        .into_iter()
+        .find(|e| e["reason"] == "SyncLoadBalancerFailed")
+        .expect("the service controller records why");
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.contains("10.0.0.9") && message.contains("10.0.128.0/17"),
+        "{message}"
     );
 }

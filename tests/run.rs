@@ -1,6 +1,7 @@
 //! `run`, the daemon, end to end: moto + ministack for the cloud, the local API server with its
-//! simulated service controller for the cluster. Crash-and-resume at every step boundary, the
-//! gate's timeout path, flapping endpoints and dropped watches.
+//! simulated controllers for the cluster (its NLBs claim their addresses in moto, endpoints
+//! come from pods). Crash-and-resume at every step boundary, the gate's timeout path, flapping
+//! endpoints and dropped watches, and the renderings a real cluster would refuse.
 #![cfg(feature = "aws")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -23,13 +24,20 @@ impl World {
     }
 
     async fn with_gate_timeout(knobs: ControllerKnobs, gate_timeout: &str) -> Self {
+        Self::of_fixture("aws", knobs, gate_timeout).await
+    }
+
+    /// The AWS world of `fixture`, and a local API server whose simulated AWS Load Balancer
+    /// Controller claims NLB addresses in that world's moto.
+    async fn of_fixture(fixture: &str, knobs: ControllerKnobs, gate_timeout: &str) -> Self {
+        let mut h = Harness::new(fixture).await;
         let kube = KubeSim::start(KubeSimOptions {
             controller: knobs,
+            cloud: h.peers.lb_cloud(),
             ..Default::default()
         })
         .await
         .unwrap();
-        let mut h = Harness::new("aws").await;
         h.run_flags(kube.kubeconfig_path(), gate_timeout);
         Self { h, kube }
     }
@@ -86,6 +94,33 @@ impl World {
             v
         };
         assert_eq!(handed.len(), 3);
+        // In moto, each handed-over IP is held by the internal NLB's ENI, and each EIP is
+        // associated with an ENI of the external NLB (what the real controller leaves behind).
+        let enis = world.0["enis"].as_array().unwrap();
+        for ip in &handed {
+            let holders: Vec<&Value> = enis.iter().filter(|e| e["ip"] == ip.as_str()).collect();
+            assert_eq!(holders.len(), 1, "{ip}: {holders:?}");
+            assert!(
+                holders[0]["description"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("ELB net/k8s-openshif-internal-"),
+                "{ip} is held by the internal NLB: {holders:?}"
+            );
+        }
+        for eip in world.ours("eips") {
+            let eni = enis
+                .iter()
+                .find(|e| e["id"] == eip["eni"])
+                .unwrap_or_else(|| panic!("EIP not associated: {eip}"));
+            assert!(
+                eni["description"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("ELB net/k8s-openshif-external-"),
+                "{eni}"
+            );
+        }
         for name in [API, API_INT] {
             let mut got = world.record("private", name);
             got.sort();
@@ -97,15 +132,19 @@ impl World {
         let mut public = world.record("public", API);
         public.sort();
         assert_eq!(public, world.ips("eips"));
-        for (ns, name) in SERVICES {
+        for (ns, name) in AWS_SERVICES {
             let svc = self
                 .kube
                 .get("", "v1", "services", Some(ns), name)
                 .unwrap_or_else(|| panic!("{ns}/{name} missing"));
             assert_eq!(svc["spec"]["type"], "LoadBalancer");
+            let ingress = &svc["status"]["loadBalancer"]["ingress"];
             assert!(
-                svc["status"]["loadBalancer"]["ingress"][0].is_object(),
-                "{ns}/{name} has ingress"
+                ingress[0]["hostname"]
+                    .as_str()
+                    .is_some_and(|h| h.ends_with(".elb.us-east-1.amazonaws.com"))
+                    && ingress[0].get("ip").is_none(),
+                "{ns}/{name}: an NLB reports its hostname only: {ingress}"
             );
         }
         let internal = self
@@ -129,7 +168,34 @@ impl World {
             annotated, handed,
             "the internal LB claims exactly the handed-over IPs"
         );
+        let gated: Vec<(String, String)> = status["services"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["namespace"].as_str().unwrap().to_string(),
+                    t["name"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            gated,
+            AWS_SERVICES.map(|(ns, n)| (ns.to_string(), n.to_string())),
+            "the AWS gate waits on exactly the external and the one internal Service"
+        );
         agent::assert_gate_passed(&self.kube);
+        // Hostname-only ingress on AWS: the gate asked EC2 and saw ELB interfaces hold every
+        // reserved IP (3 EIPs on external-lb, 3 private IPs on internal-lb).
+        for s in status["gate"]["services"].as_array().unwrap() {
+            let proof = s["proof"].as_str().unwrap_or_default();
+            assert!(
+                proof.starts_with("cloud: load-balancer interfaces hold")
+                    && proof.matches(" by eni-").count() == 3,
+                "{}: {proof}",
+                s["name"]
+            );
+        }
         let done: Value =
             serde_json::from_slice(&std::fs::read(self.h.done_file()).unwrap()).unwrap();
         assert_eq!(done["phase"], "complete");
@@ -158,11 +224,9 @@ impl World {
             "ClusterVersion status is the CVO's; the agent wrote {cv:#}"
         );
         assert!(
-            !self
-                .kube
-                .request_log()
-                .iter()
-                .any(|(m, p)| m != "GET" && p.contains("clusterversions") && p.ends_with("/status")),
+            !self.kube.request_log().iter().any(|(m, p)| m != "GET"
+                && p.contains("clusterversions")
+                && p.ends_with("/status")),
             "no status-subresource write"
         );
     }
@@ -276,7 +340,7 @@ async fn resume_after_kill_while_waiting_at_the_gate() {
             .unwrap();
     // The gate is reached once the Services exist; a watch is then open on them.
     loop {
-        if SERVICES
+        if AWS_SERVICES
             .iter()
             .all(|(ns, n)| w.kube.get("", "v1", "services", Some(ns), n).is_some())
         {
@@ -355,7 +419,9 @@ async fn complete_only_after_the_bootstrap_ip_left_dns_and_the_drain() {
     let world = w.h.world().await;
     for name in [API, API_INT] {
         assert!(
-            !world.record("private", name).contains(&BOOTSTRAP_IP.to_string()),
+            !world
+                .record("private", name)
+                .contains(&BOOTSTRAP_IP.to_string()),
             "the drain starts after the bootstrap IP left {name}"
         );
     }
@@ -363,7 +429,13 @@ async fn complete_only_after_the_bootstrap_ip_left_dns_and_the_drain() {
     assert_eq!(done["phase"], "gate-passed", "{done:#}");
     let cm = w
         .kube
-        .get("", "v1", "configmaps", Some("kube-system"), "bootstrap-agent")
+        .get(
+            "",
+            "v1",
+            "configmaps",
+            Some("kube-system"),
+            "bootstrap-agent",
+        )
         .unwrap();
     assert_eq!(cm["data"]["phase"], "gate-passed");
     child.start_kill().unwrap();
@@ -372,10 +444,194 @@ async fn complete_only_after_the_bootstrap_ip_left_dns_and_the_drain() {
     // The rerun keeps the recorded end of the drain (a short one now, so the test is quick).
     let status = w.status().await;
     assert_eq!(status["run_step"], "remove-bootstrap");
-    let mut journal_json: Value = serde_json::from_slice(&std::fs::read(&journal).unwrap()).unwrap();
-    let soon = humantime::format_rfc3339_seconds(std::time::SystemTime::now() + Duration::from_secs(1));
+    let mut journal_json: Value =
+        serde_json::from_slice(&std::fs::read(&journal).unwrap()).unwrap();
+    let soon =
+        humantime::format_rfc3339_seconds(std::time::SystemTime::now() + Duration::from_secs(1));
     journal_json["drain_until"] = Value::from(soon.to_string());
     std::fs::write(&journal, serde_json::to_vec(&journal_json).unwrap()).unwrap();
     w.h.run(&["run"]).await;
     w.assert_done().await;
+}
+
+/// The AWS machine-config-server template as it was: a second internal NLB on the same
+/// private IPs as `internal-lb`.
+const TWO_INTERNAL_NLBS: &str = r#"apiVersion: v1
+kind: Service
+metadata:
+  name: internal-lb-machine-config-server
+  namespace: openshift-machine-config-operator
+  labels: {{ labels | tojson }}
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-type: external
+    service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: ip
+    service.beta.kubernetes.io/aws-load-balancer-scheme: internal
+    service.beta.kubernetes.io/aws-load-balancer-subnets: "{{ private | map(attribute='subnet') | join(',') }}"
+    service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses: "{{ private | map(attribute='ip') | join(',') }}"
+spec:
+  type: LoadBalancer
+  selector:
+    k8s-app: machine-config-server
+  ports:
+  - name: machine-config-server
+    protocol: TCP
+    port: 22623
+    targetPort: 22623
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_old_rendering_with_two_internal_nlbs_on_the_same_ips_fails_the_gate() {
+    let mut w = World::with_gate_timeout(ControllerKnobs::default(), "5s").await;
+    let templates = w.h.templates_with("aws", |name, text| {
+        if name == "internal-lb-machine-config-server.yaml" {
+            TWO_INTERNAL_NLBS.to_string()
+        } else {
+            text
+        }
+    });
+    w.h.extra.extend(templates);
+    let out = w.h.command(&["run"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "the gate never passes: {stderr}"
+    );
+    // One of the two internal NLBs got the IPs; the other was refused, with the Event the AWS
+    // Load Balancer Controller records, and has no ingress.
+    let internal = [
+        ("openshift-kube-apiserver", "internal-lb"),
+        (
+            "openshift-machine-config-operator",
+            "internal-lb-machine-config-server",
+        ),
+    ];
+    let refused: Vec<(&str, &str)> = internal
+        .iter()
+        .copied()
+        .filter(|(ns, name)| {
+            w.kube
+                .service_events(ns, name)
+                .iter()
+                .any(|e| e["reason"] == "FailedDeployModel" && e["type"] == "Warning")
+        })
+        .collect();
+    assert_eq!(
+        refused.len(),
+        1,
+        "exactly one internal NLB is refused: {refused:?}"
+    );
+    let (ns, name) = refused[0];
+    let svc = w.kube.get("", "v1", "services", Some(ns), name).unwrap();
+    assert_eq!(svc["status"]["loadBalancer"], serde_json::json!({}));
+    assert!(
+        stderr.contains(name),
+        "the gate names the refused Service: {stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_selector_that_matches_no_real_pod_fails_the_gate() {
+    let mut w = World::with_gate_timeout(ControllerKnobs::default(), "3s").await;
+    // The seed's selector: real kube-apiserver pods are not labelled `app: kube-apiserver`.
+    let templates = w.h.templates_with("aws", |_, text| {
+        text.replace(
+            "    app: openshift-kube-apiserver\n    apiserver: \"true\"\n",
+            "    app: kube-apiserver\n",
+        )
+    });
+    w.h.extra.extend(templates);
+    let out = w.h.command(&["run"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("0 of 0 endpoints ready"),
+        "no pod matches, so no endpoint: {stderr}"
+    );
+    let internal = w
+        .kube
+        .get(
+            "",
+            "v1",
+            "services",
+            Some("openshift-kube-apiserver"),
+            "internal-lb",
+        )
+        .unwrap();
+    assert_eq!(
+        internal["spec"]["selector"],
+        serde_json::json!({"app": "kube-apiserver"})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn services_applied_before_the_hand_over_are_refused_while_the_enis_hold_the_ips() {
+    let mut w = World::new(ControllerKnobs::default()).await;
+    w.h.extra.clear();
+    w.h.run(&["reserve"]).await;
+    w.h.extra = vec![
+        "--kubeconfig".into(),
+        w.kube.kubeconfig_path().display().to_string(),
+    ];
+    let placeholders: Vec<String> =
+        w.h.world()
+            .await
+            .ours("enis")
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_string())
+            .collect();
+    assert_eq!(placeholders.len(), 3);
+    w.h.run(&["apply"]).await;
+    // The Event is written by the controller in the background: look until it is there.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let events = loop {
+        let events: Vec<Value> = w
+            .kube
+            .service_events("openshift-kube-apiserver", "internal-lb")
+            .into_iter()
+            .filter(|e| e["reason"] == "FailedDeployModel")
+            .collect();
+        if !events.is_empty() || std::time::Instant::now() > deadline {
+            break events;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!events.is_empty(), "no FailedDeployModel Event within 30 s");
+    let message = events[0]["message"].as_str().unwrap();
+    assert!(
+        placeholders.iter().any(|id| message.contains(id.as_str())),
+        "the refusal names the ENI that still holds the IP: {message}"
+    );
+    let out =
+        w.h.command(&["wait", "--gate-timeout", "2s"])
+            .output()
+            .await
+            .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("internal-lb: no ingress yet"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn publish_internal_gates_on_the_one_internal_service() {
+    let w = World::of_fixture("aws-internal", ControllerKnobs::default(), "60s").await;
+    w.h.run(&["run"]).await;
+    let status = w.status().await;
+    assert_eq!(status["run_step"], "done", "{status:#}");
+    let services: Vec<(&str, &str)> = status["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["namespace"].as_str().unwrap(),
+                s["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(services, [("openshift-kube-apiserver", "internal-lb")]);
+    assert_eq!(
+        status["services"][0]["claims"].as_array().unwrap().len(),
+        3,
+        "the gate proves the three private IPs"
+    );
 }

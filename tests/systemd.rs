@@ -43,7 +43,10 @@ fn verify(files: &[(&str, String)], unit: &str) -> Option<String> {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "systemd-analyze verify {unit}: {stderr}");
+    assert!(
+        out.status.success(),
+        "systemd-analyze verify {unit}: {stderr}"
+    );
     Some(stderr)
 }
 
@@ -56,7 +59,10 @@ fn agent_unit() -> String {
 
 #[test]
 fn unit_passes_systemd_analyze_verify() {
-    if let Some(stderr) = verify(&[("bootstrap-agent.service", agent_unit())], "bootstrap-agent.service") {
+    if let Some(stderr) = verify(
+        &[("bootstrap-agent.service", agent_unit())],
+        "bootstrap-agent.service",
+    ) {
         assert!(
             !stderr.contains("bootstrap-agent.service:"),
             "systemd-analyze verify: {stderr}"
@@ -67,7 +73,8 @@ fn unit_passes_systemd_analyze_verify() {
 /// The installer's completion unit, with our drop-in, is ordered after the agent and requires it.
 #[test]
 fn the_completion_drop_in_orders_the_installers_report_after_the_agent() {
-    let drop_in = std::fs::read_to_string(systemd_dir().join("bootstrap-agent-completion.conf")).unwrap();
+    let drop_in =
+        std::fs::read_to_string(systemd_dir().join("bootstrap-agent-completion.conf")).unwrap();
     assert!(drop_in.contains("After=bootstrap-agent.service"));
     assert!(drop_in.contains("Requires=bootstrap-agent.service"));
     let report = "[Unit]\nDescription=installer: report bootstrap complete\n[Service]\nType=oneshot\nExecStart=/bin/true\n".to_string();

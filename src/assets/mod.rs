@@ -255,6 +255,7 @@ fn platform(ic: &Doc) -> Result<Platform, FieldError> {
             region: s("region")?,
             network: s("network")?,
             control_plane_subnet: s("controlPlaneSubnet")?,
+            compute_subnet: s("computeSubnet")?,
         })),
         "none" => Ok(Platform::None),
         other => Err(field_err(

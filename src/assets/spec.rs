@@ -96,6 +96,9 @@ pub struct GcpSpec {
     pub region: String,
     pub network: String,
     pub control_plane_subnet: String,
+    /// The compute (worker) subnetwork: the installer's cloud-provider config names it as
+    /// `subnetwork-name`, "used for internal load balancers", so the internal address lives here.
+    pub compute_subnet: String,
 }
 
 /// Cloud credentials from the installer's creds secret. Never serialized, never printed.

@@ -240,6 +240,7 @@ fn gcp_reads_project_region_network_and_subnet() {
     assert_eq!(gcp.region, "us-central1");
     assert_eq!(gcp.network, "mycluster-network");
     assert_eq!(gcp.control_plane_subnet, "mycluster-master-subnet");
+    assert_eq!(gcp.compute_subnet, "mycluster-worker-subnet");
     let Credentials::GcpServiceAccount { json } = &spec.credentials else {
         panic!(
             "expected the service account of the creds secret, got {:?}",

@@ -65,11 +65,20 @@ pub fn overrides_from_assets(assets: &Path) -> Result<Option<CvoOverrides>, Inpu
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(InputError::new(&path, "(file)", format!("cannot read: {e}"))),
+        Err(e) => {
+            return Err(InputError::new(
+                &path,
+                "(file)",
+                format!("cannot read: {e}"),
+            ));
+        }
     };
     let doc: Value = serde_saphyr::from_str(&text)
         .map_err(|e| InputError::new(&path, "(document)", format!("invalid YAML: {e}")))?;
-    for (field, want) in [("kind", "ClusterVersion"), ("apiVersion", "config.openshift.io/v1")] {
+    for (field, want) in [
+        ("kind", "ClusterVersion"),
+        ("apiVersion", "config.openshift.io/v1"),
+    ] {
         match doc.get(field).and_then(Value::as_str) {
             Some(v) if v == want => {}
             other => {
@@ -269,7 +278,9 @@ async fn wait_for_version(api: &Api<DynamicObject>, limit: Duration) -> Result<D
                     return Ok(o);
                 }
                 Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "watch of ClusterVersion interrupted; retrying"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "watch of ClusterVersion interrupted; retrying")
+                }
             }
         }
         anyhow::bail!("the watch of ClusterVersion ended")

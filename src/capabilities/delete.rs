@@ -204,7 +204,11 @@ mod tests {
         ];
         let p = from_files(Path::new("m"), files, &[]).unwrap();
         let mut d = vec![Decision::Delete; p.manifests.len()];
-        let kept = p.manifests.iter().position(|m| m.id.name == "kept").unwrap();
+        let kept = p
+            .manifests
+            .iter()
+            .position(|m| m.id.name == "kept")
+            .unwrap();
         d[kept] = Decision::Include;
         let t = targets(&p, &d);
         assert_eq!(

@@ -262,7 +262,9 @@ pub fn evaluate(
 /// The reason, with a hint when a Service that only the AWS Load Balancer Controller serves
 /// has had no ingress for a long time.
 fn with_controller_hint(mut gate: ServiceGate, target: &Target, waited: Duration) -> ServiceGate {
-    if target.needs_aws_lb_controller && gate.ingress.is_empty() && waited >= NO_CONTROLLER_HINT_AFTER
+    if target.needs_aws_lb_controller
+        && gate.ingress.is_empty()
+        && waited >= NO_CONTROLLER_HINT_AFTER
     {
         gate.reason = format!(
             "no ingress after {}: no controller is acting on aws-load-balancer-type=external Services; is the AWS Load Balancer Controller running?",
@@ -450,7 +452,9 @@ async fn ask_cloud(
     claims: &[IpAddr],
 ) -> Option<BTreeMap<IpAddr, Holder>> {
     let Some(cloud) = cloud else {
-        tracing::warn!("the ingress is a hostname and no cloud credentials are at hand to prove who holds the reserved IPs");
+        tracing::warn!(
+            "the ingress is a hostname and no cloud credentials are at hand to prove who holds the reserved IPs"
+        );
         return None;
     };
     match cloud.holders(claims).await {
@@ -577,7 +581,11 @@ mod tests {
 
     #[test]
     fn an_ingress_ip_other_than_the_reserved_one_is_not_ready_and_names_both() {
-        let g = gate(&target(&["10.0.1.5"]), &service(&[("10.0.9.9", true)]), None);
+        let g = gate(
+            &target(&["10.0.1.5"]),
+            &service(&[("10.0.9.9", true)]),
+            None,
+        );
         assert!(!g.ready);
         assert_eq!(
             g.reason,
@@ -596,7 +604,11 @@ mod tests {
         assert!(!extra.ready, "{extra:?}");
         let missing = gate(&t, &service(&[("10.0.1.5", true)]), None);
         assert!(!missing.ready, "{missing:?}");
-        let both = gate(&t, &service(&[("10.0.2.5", true), ("10.0.1.5", true)]), None);
+        let both = gate(
+            &t,
+            &service(&[("10.0.2.5", true), ("10.0.1.5", true)]),
+            None,
+        );
         assert!(both.ready, "{both:?}");
         assert_eq!(both.proof, "ingress holds 10.0.1.5, 10.0.2.5");
     }
@@ -607,7 +619,11 @@ mod tests {
         let svc = service(&[("internal-lb-1.elb.us-east-1.amazonaws.com", false)]);
         let unasked = gate(&t, &svc, None);
         assert!(!unasked.ready && unasked.needs_cloud_proof, "{unasked:?}");
-        assert!(unasked.reason.contains("asking the cloud"), "{}", unasked.reason);
+        assert!(
+            unasked.reason.contains("asking the cloud"),
+            "{}",
+            unasked.reason
+        );
 
         let elb = |id: &str| Holder {
             id: id.into(),
@@ -617,32 +633,61 @@ mod tests {
             id: "eni-ours".into(),
             description: "".into(),
         };
-        let half = BTreeMap::from([(ip("10.0.1.5"), elb("eni-1")), (ip("10.0.2.5"), placeholder)]);
+        let half = BTreeMap::from([
+            (ip("10.0.1.5"), elb("eni-1")),
+            (ip("10.0.2.5"), placeholder),
+        ]);
         let g = gate(&t, &svc, Some(&half));
         assert!(!g.ready);
         assert!(
-            g.reason.contains("10.0.2.5 is held by eni-ours (\"\"), not a load balancer"),
+            g.reason
+                .contains("10.0.2.5 is held by eni-ours (\"\"), not a load balancer"),
             "{}",
             g.reason
         );
         let one = BTreeMap::from([(ip("10.0.1.5"), elb("eni-1"))]);
         let g = gate(&t, &svc, Some(&one));
-        assert!(g.reason.contains("10.0.2.5 is held by nothing yet"), "{}", g.reason);
+        assert!(
+            g.reason.contains("10.0.2.5 is held by nothing yet"),
+            "{}",
+            g.reason
+        );
 
-        let all = BTreeMap::from([(ip("10.0.1.5"), elb("eni-1")), (ip("10.0.2.5"), elb("eni-2"))]);
+        let all = BTreeMap::from([
+            (ip("10.0.1.5"), elb("eni-1")),
+            (ip("10.0.2.5"), elb("eni-2")),
+        ]);
         let g = gate(&t, &svc, Some(&all));
         assert!(g.ready, "{g:?}");
-        assert!(g.proof.starts_with("cloud: load-balancer interfaces hold 10.0.1.5 by eni-1, 10.0.2.5 by eni-2"), "{}", g.proof);
+        assert!(
+            g.proof.starts_with(
+                "cloud: load-balancer interfaces hold 10.0.1.5 by eni-1, 10.0.2.5 by eni-2"
+            ),
+            "{}",
+            g.proof
+        );
     }
 
     #[test]
     fn without_claims_ingress_and_an_endpoint_are_enough_and_endpoints_still_count() {
         let g = gate(&target(&[]), &service(&[("lb.example", false)]), None);
         assert!(g.ready && !g.needs_cloud_proof, "{g:?}");
-        let no_endpoints = evaluate(&target(&["10.0.1.5"]), Some(&service(&[("10.0.1.5", true)])), &[], None, None);
+        let no_endpoints = evaluate(
+            &target(&["10.0.1.5"]),
+            Some(&service(&[("10.0.1.5", true)])),
+            &[],
+            None,
+            None,
+        );
         assert!(!no_endpoints.ready);
         assert_eq!(no_endpoints.reason, "0 of 0 endpoints ready");
-        let none = evaluate(&target(&[]), Some(&service(&[])), &[&ready_slice()], None, None);
+        let none = evaluate(
+            &target(&[]),
+            Some(&service(&[])),
+            &[&ready_slice()],
+            None,
+            None,
+        );
         assert_eq!(none.reason, "no ingress yet");
     }
 
@@ -651,12 +696,24 @@ mod tests {
         let mut t = target(&["10.0.1.5"]);
         t.needs_aws_lb_controller = true;
         let g = evaluate(&t, Some(&service(&[])), &[], None, None);
-        let early = with_controller_hint(g.clone(), &t, NO_CONTROLLER_HINT_AFTER - Duration::from_secs(1));
+        let early = with_controller_hint(
+            g.clone(),
+            &t,
+            NO_CONTROLLER_HINT_AFTER - Duration::from_secs(1),
+        );
         assert_eq!(early.reason, "no ingress yet");
         let late = with_controller_hint(g, &t, NO_CONTROLLER_HINT_AFTER);
-        assert!(late.reason.contains("is the AWS Load Balancer Controller running?"), "{}", late.reason);
+        assert!(
+            late.reason
+                .contains("is the AWS Load Balancer Controller running?"),
+            "{}",
+            late.reason
+        );
         t.needs_aws_lb_controller = false;
         let other = with_controller_hint(late.clone(), &t, NO_CONTROLLER_HINT_AFTER);
-        assert_eq!(other.reason, late.reason, "only AWS external Services get the hint");
+        assert_eq!(
+            other.reason, late.reason,
+            "only AWS external Services get the hint"
+        );
     }
 }

@@ -1,15 +1,19 @@
 //! Promises of the planner that resume and idempotency lean on, each pinned by a test that a
 //! one-line change would break (found missing by cargo-mutants).
 
-use super::*;
 use super::desired::{idempotency_token, records};
+use super::*;
 use crate::assets::{self, ClusterSpec, Platform};
 use bootstrap_cloud::{IpFamily, ReservationKey, Scope};
 use std::path::Path;
 
 fn fixture(name: &str) -> ClusterSpec {
-    assets::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/assets").join(name))
-        .unwrap_or_else(|e| panic!("fixture {name}: {e}"))
+    assets::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/assets")
+            .join(name),
+    )
+    .unwrap_or_else(|e| panic!("fixture {name}: {e}"))
 }
 
 fn key(scope: Scope, placement: Option<&str>) -> ReservationKey {
@@ -40,7 +44,11 @@ fn long_infra_ids_get_a_bounded_stable_fnv1a_token_per_reservation() {
 #[test]
 fn short_infra_ids_keep_the_readable_token() {
     assert_eq!(
-        idempotency_token("mycluster-x7k2p", &key(Scope::Private, Some("subnet-0a")), 3),
+        idempotency_token(
+            "mycluster-x7k2p",
+            &key(Scope::Private, Some("subnet-0a")),
+            3
+        ),
         "mycluster-x7k2p-prv4-subnet-0a-g3"
     );
     assert_eq!(
@@ -90,6 +98,12 @@ fn stage_names_are_part_of_the_journal_contract() {
     .collect();
     assert_eq!(
         names,
-        ["reserve", "dns-seed", "hand-over", "dns-teardown", "teardown-all"]
+        [
+            "reserve",
+            "dns-seed",
+            "hand-over",
+            "dns-teardown",
+            "teardown-all"
+        ]
     );
 }

@@ -194,6 +194,10 @@ fn notes(spec: &ClusterSpec) -> Vec<String> {
         Platform::Aws(_) if spec.ip_families.len() > 1 => notes.push(
             "aws dual stack: EIPs and NLB private addresses are IPv4; no IPv6 is reserved and no AAAA record is seeded".into(),
         ),
+        Platform::Gcp(gcp) => notes.push(format!(
+            "gcp: the internal address comes from the compute subnetwork {}, where the cloud provider creates internal forwarding rules",
+            gcp.compute_subnet
+        )),
         _ => {}
     }
     if spec.bootstrap_ip.is_none() && !matches!(spec.platform, Platform::None) {
@@ -355,6 +359,6 @@ pub use desired::records as wanted_records;
 pub use desired::reservations as wanted_reservations;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod contract_tests;
+#[cfg(test)]
+mod tests;

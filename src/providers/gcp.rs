@@ -14,7 +14,9 @@ pub async fn providers(spec: &ClusterSpec, platform: &GcpSpec) -> Result<Provide
     let settings = gcp::GcpSettings {
         project: platform.project.clone(),
         region: platform.region.clone(),
-        subnetwork: platform.control_plane_subnet.clone(),
+        // Internal forwarding rules live in the compute subnetwork (the cloud provider's
+        // `subnetwork-name`); an address from another subnetwork would be refused.
+        subnetwork: platform.compute_subnet.clone(),
         infra_id: spec.infra_id.clone(),
         credentials: match &spec.credentials {
             Credentials::GcpServiceAccount { json } => {

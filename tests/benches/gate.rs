@@ -6,7 +6,7 @@
 mod report;
 
 use bootstrap_agent::cluster::gate::{self, Target};
-use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
+use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions, PodSet};
 use k8s_openapi::api::core::v1::Service;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
@@ -16,7 +16,7 @@ fn service(name: &str) -> Service {
     serde_json::from_value(serde_json::json!({
         "apiVersion": "v1", "kind": "Service",
         "metadata": {"name": name, "namespace": "default"},
-        "spec": {"type": "LoadBalancer", "selector": {"app": name}, "ports": [{"port": 6443}]}
+        "spec": {"type": "LoadBalancer", "selector": {"app": "bench"}, "ports": [{"port": 6443}]}
     }))
     .unwrap_or_else(|e| panic!("{e}"))
 }
@@ -28,8 +28,15 @@ async fn main() {
         never_ready: true,
         ..Default::default()
     };
+    // Endpoints come from pods the selector matches: the nodes run `app: bench` pods.
     let sim = KubeSim::start(KubeSimOptions {
         controller: knobs,
+        control_plane_pods: vec![PodSet::new(
+            "default",
+            "bench",
+            &[("app", "bench")],
+            &[6443],
+        )],
         ..Default::default()
     })
     .await
@@ -60,12 +67,13 @@ async fn main() {
         let mut watching_tx = Some(watching_tx);
         let client2 = client.clone();
         let waiter = tokio::spawn(async move {
-            let report = gate::wait_ready(&client2, &targets, None, Duration::from_secs(30), |_| {
-                if let Some(tx) = watching_tx.take() {
-                    let _ = tx.send(());
-                }
-            })
-            .await;
+            let report =
+                gate::wait_ready(&client2, &targets, None, Duration::from_secs(30), |_| {
+                    if let Some(tx) = watching_tx.take() {
+                        let _ = tx.send(());
+                    }
+                })
+                .await;
             (Instant::now(), report.is_ok())
         });
         let _ = watching_rx.await;

@@ -86,7 +86,8 @@ pub(crate) use harness;
 /// Stage 1: `reserve`, then `dns seed`.
 pub const BOOTSTRAP: &[&[&str]] = &[&["reserve"], &["dns", "seed"]];
 
-/// The Services `run` creates and hands the API over to.
+/// The Services `run` creates and hands the API over to on GCP and Azure: the internal API
+/// and machine-config-server Services share one address (one IP fronts several rules there).
 pub const SERVICES: [(&str, &str); 3] = [
     ("openshift-kube-apiserver", "external-lb"),
     ("openshift-kube-apiserver", "internal-lb"),
@@ -94,6 +95,12 @@ pub const SERVICES: [(&str, &str); 3] = [
         "openshift-machine-config-operator",
         "internal-lb-machine-config-server",
     ),
+];
+
+/// On AWS: a private IP belongs to one NLB only, so one internal Service carries both ports.
+pub const AWS_SERVICES: [(&str, &str); 2] = [
+    ("openshift-kube-apiserver", "external-lb"),
+    ("openshift-kube-apiserver", "internal-lb"),
 ];
 
 /// The agent signalled `complete` in the cluster (ConfigMap kube-system/bootstrap-agent),
@@ -205,6 +212,28 @@ impl Agent {
             "--gate-timeout".into(),
             gate_timeout.into(),
         ];
+    }
+
+    /// `--templates DIR` for a copy of the embedded templates of `cloud` under the temp dir,
+    /// with `edit(file name, text)` applied to each file.
+    pub fn templates_with(
+        &self,
+        cloud: &str,
+        edit: impl Fn(&str, String) -> String,
+    ) -> [String; 2] {
+        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("templates/services")
+            .join(cloud);
+        let dir = self.dir.path().join("templates");
+        let to = dir.join("services").join(cloud);
+        std::fs::create_dir_all(&to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name().to_string_lossy().to_string();
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            std::fs::write(to.join(&name), edit(&name, text)).unwrap();
+        }
+        ["--templates".to_string(), dir.display().to_string()]
     }
 
     /// Starts `args`, waits until `proxy` froze it at `hold`, SIGKILLs it.

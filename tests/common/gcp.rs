@@ -98,8 +98,17 @@ impl World {
         assert_eq!(private[0]["purpose"], "SHARED_LOADBALANCER_VIP");
         let private_ip = private[0]["ip"].as_str().unwrap();
         assert!(
-            private_ip.starts_with("10.0."),
-            "from the master subnet: {private_ip}"
+            private[0]["subnetwork"]
+                .as_str()
+                .unwrap()
+                .ends_with("/subnetworks/mycluster-worker-subnet"),
+            "the internal VIP lives in the compute subnet, where the cloud provider puts internal forwarding rules: {:#}",
+            private[0]
+        );
+        let octets: std::net::Ipv4Addr = private_ip.parse().unwrap();
+        assert!(
+            octets.octets()[..2] == [10, 0] && octets.octets()[2] >= 128,
+            "from the worker subnet's range 10.0.128.0/17: {private_ip}"
         );
         let mut expected = vec![private_ip.to_string(), BOOTSTRAP_IP.to_string()];
         expected.extend(extra_private.iter().map(|s| s.to_string()));

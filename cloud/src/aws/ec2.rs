@@ -3,7 +3,8 @@
 
 use super::{AwsSettings, RESERVATION_TAG, classify, cluster_tag};
 use crate::{
-    AddressProvider, CloudError, Holder, Placement, Reservation, ReservationKey, ReserveRequest, Scope,
+    AddressProvider, CloudError, Holder, Placement, Reservation, ReservationKey, ReserveRequest,
+    Scope,
 };
 use async_trait::async_trait;
 use aws_sdk_ec2::Client;

@@ -1,5 +1,5 @@
 //! Regional static addresses: one EXTERNAL (the public API) and one INTERNAL with purpose
-//! `SHARED_LOADBALANCER_VIP` in the control-plane subnetwork (API-INT and MCS share it). GCE can
+//! `SHARED_LOADBALANCER_VIP` in the compute subnetwork (API-INT and MCS share it). GCE can
 //! reserve an internal IP by itself, so there is no placeholder and no hand-over on GCP.
 //!
 //! Inserts carry a `requestId` derived from the planner's token, and every mutation waits for

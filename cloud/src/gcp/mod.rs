@@ -90,7 +90,8 @@ impl fmt::Debug for GcpCredentials {
 pub struct GcpSettings {
     pub project: String,
     pub region: String,
-    /// The control-plane subnetwork's name (internal addresses are taken from its range).
+    /// The compute subnetwork's name: the internal address is taken from its range, because
+    /// the cloud provider creates internal forwarding rules there.
     pub subnetwork: String,
     pub infra_id: String,
     pub credentials: GcpCredentials,

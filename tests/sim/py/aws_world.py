@@ -4,10 +4,15 @@ the agent's work with someone else's eyes).
   setup    create a VPC with the fixture's subnets (3 AZs) in moto and the public + private
            hosted zones in ministack, then copy the fixture asset dir to --out with the
            fixture's subnet ids replaced by the real ones (moto cannot take chosen ids)
-  inspect  print what exists: EIPs, ENIs and the record sets of both zones, as JSON
+  inspect  print what exists: subnets, EIPs (with their association), ENIs (with their
+           description) and the record sets of both zones, as JSON
   write    set a record set to exactly the given values (another writer's action)
   foreign  create resources that are NOT ours: an untagged EIP, an EIP and an ENI of another
            cluster, and an EIP tagged for our cluster by someone else (no reservation tag)
+  eni      create an ENI in --subnet (holding --ip when given), print {"id"}
+  delete-eni  delete the ENI --id
+  eip      allocate an untagged EIP, print {"id", "ip"}
+  associate   associate the EIP --allocation with the ENI --eni
 """
 import argparse, json, os, re, shutil, sys
 import boto3
@@ -64,14 +69,18 @@ def records(r53, zone_id):
 def inspect(a):
     ec2, r53 = clients(a)
     tags = lambda ts: {t["Key"]: t["Value"] for t in ts or []}
-    eips = [{"id": x["AllocationId"], "ip": x["PublicIp"], "tags": tags(x.get("Tags"))} for x in ec2.describe_addresses()["Addresses"]]
-    enis = [{"id": x["NetworkInterfaceId"], "ip": x["PrivateIpAddress"], "subnet": x["SubnetId"], "tags": tags(x.get("TagSet"))}
+    eips = [{"id": x["AllocationId"], "ip": x["PublicIp"], "tags": tags(x.get("Tags")),
+             "eni": x.get("NetworkInterfaceId"), "association": x.get("AssociationId")}
+            for x in ec2.describe_addresses()["Addresses"]]
+    enis = [{"id": x["NetworkInterfaceId"], "ip": x["PrivateIpAddress"], "subnet": x["SubnetId"],
+             "description": x.get("Description", ""), "tags": tags(x.get("TagSet"))}
             for x in ec2.describe_network_interfaces()["NetworkInterfaces"]]
+    subnets = [{"id": s["SubnetId"], "cidr": s["CidrBlock"]} for s in ec2.describe_subnets()["Subnets"]]
     zones = {}
     for z in r53.list_hosted_zones()["HostedZones"]:
         kind = "private" if z["Config"]["PrivateZone"] else "public"
         zones[kind] = records(r53, z["Id"])
-    json.dump({"eips": eips, "enis": enis, "zones": zones}, sys.stdout)
+    json.dump({"subnets": subnets, "eips": eips, "enis": enis, "zones": zones}, sys.stdout)
 
 
 def write(a):
@@ -93,9 +102,32 @@ def foreign(a):
     ec2.create_network_interface(SubnetId=subnet, TagSpecifications=[{"ResourceType": "network-interface", "Tags": other}])
 
 
+def eni(a):
+    ec2, _ = clients(a)
+    kw = {"PrivateIpAddress": a.ip} if a.ip else {}
+    out = ec2.create_network_interface(SubnetId=a.subnet, Description=a.description, **kw)
+    json.dump({"id": out["NetworkInterface"]["NetworkInterfaceId"]}, sys.stdout)
+
+
+def delete_eni(a):
+    ec2, _ = clients(a)
+    ec2.delete_network_interface(NetworkInterfaceId=a.id)
+
+
+def eip(a):
+    ec2, _ = clients(a)
+    out = ec2.allocate_address(Domain="vpc")
+    json.dump({"id": out["AllocationId"], "ip": out["PublicIp"]}, sys.stdout)
+
+
+def associate(a):
+    ec2, _ = clients(a)
+    ec2.associate_address(AllocationId=a.allocation, NetworkInterfaceId=a.eni)
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("command", choices=["setup", "inspect", "write", "foreign"])
+    p.add_argument("command", choices=["setup", "inspect", "write", "foreign", "eni", "delete-eni", "eip", "associate"])
     p.add_argument("--ec2", required=True)
     p.add_argument("--route53", required=True)
     p.add_argument("--fixture")
@@ -107,8 +139,15 @@ def main():
     p.add_argument("--zone", choices=["public", "private"])
     p.add_argument("--name")
     p.add_argument("--value", action="append", default=[])
+    p.add_argument("--subnet")
+    p.add_argument("--ip")
+    p.add_argument("--description", default="")
+    p.add_argument("--id")
+    p.add_argument("--allocation")
+    p.add_argument("--eni")
     a = p.parse_args()
-    {"setup": setup, "inspect": inspect, "write": write, "foreign": foreign}[a.command](a)
+    {"setup": setup, "inspect": inspect, "write": write, "foreign": foreign, "eni": eni,
+     "delete-eni": delete_eni, "eip": eip, "associate": associate}[a.command](a)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 //! boto3 script that builds the VPC/zones and inspects what exists.
 
 use crate::emulator::Emulator;
+use crate::kube::CloudOptions;
 use crate::proxy::Proxy;
 use crate::venv;
 use anyhow::{Context, Result, bail};
@@ -61,7 +62,19 @@ impl AwsPeers {
             .await
     }
 
-    /// What exists now: `{eips, enis, zones: {public, private: {"name TYPE": [values]}}}`.
+    /// What the local API server's load-balancer controller needs to claim NLB addresses in
+    /// moto itself (directly, not through the proxy: the proxy counts only the agent).
+    pub fn lb_cloud(&self) -> CloudOptions {
+        CloudOptions {
+            aws_ec2_endpoint: Some(self.ec2.url()),
+            aws_region: "us-east-1".into(),
+            ..CloudOptions::default()
+        }
+    }
+
+    /// What exists now: `{subnets: [{id, cidr}], eips: [{id, ip, tags, eni, association}],
+    /// enis: [{id, ip, subnet, description, tags}], zones: {public, private: {"name TYPE":
+    /// [values]}}}`.
     pub async fn inspect(&self) -> Result<Value> {
         self.script(&["inspect"]).await
     }
@@ -79,6 +92,43 @@ impl AwsPeers {
     /// only): the agent must never touch them.
     pub async fn create_foreign(&self) -> Result<()> {
         self.script(&["foreign"]).await.map(|_| ())
+    }
+
+    /// Another party's ENI in `subnet`, holding `ip` when given; its id.
+    pub async fn create_eni(
+        &self,
+        subnet: &str,
+        ip: Option<&str>,
+        description: &str,
+    ) -> Result<String> {
+        let mut args = vec!["eni", "--subnet", subnet, "--description", description];
+        if let Some(ip) = ip {
+            args.extend(["--ip", ip]);
+        }
+        let out = self.script(&args).await?;
+        out["id"]
+            .as_str()
+            .map(str::to_string)
+            .context("eni printed no id")
+    }
+
+    pub async fn delete_eni(&self, id: &str) -> Result<()> {
+        self.script(&["delete-eni", "--id", id]).await.map(|_| ())
+    }
+
+    /// An untagged EIP: (allocation id, public IP).
+    pub async fn allocate_eip(&self) -> Result<(String, String)> {
+        let out = self.script(&["eip"]).await?;
+        match (out["id"].as_str(), out["ip"].as_str()) {
+            (Some(id), Some(ip)) => Ok((id.to_string(), ip.to_string())),
+            _ => bail!("eip printed {out}"),
+        }
+    }
+
+    pub async fn associate(&self, allocation: &str, eni: &str) -> Result<()> {
+        self.script(&["associate", "--allocation", allocation, "--eni", eni])
+            .await
+            .map(|_| ())
     }
 
     async fn script(&self, args: &[&str]) -> Result<Value> {

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
+use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions, PodSet};
 use bootstrap_sim::venv;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -176,9 +176,17 @@ impl Watch {
 
 // ---------------------------------------------------------------- helpers
 
+/// The control plane's pods, plus `app: api` pods in `default` for the Services of [`lb`].
+fn pods() -> Vec<PodSet> {
+    let mut sets = PodSet::openshift();
+    sets.push(PodSet::new("default", "api", &[("app", "api")], &[6443]));
+    sets
+}
+
 async fn sim(knobs: ControllerKnobs) -> KubeSim {
     KubeSim::start(KubeSimOptions {
         controller: knobs,
+        control_plane_pods: pods(),
         ..Default::default()
     })
     .await
@@ -882,7 +890,7 @@ async fn controller_sets_ingress_then_endpoints() {
             svcs,
             lb(
                 "api-int",
-                json!({"service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses": "10.0.1.5, 10.0.2.5"}),
+                json!({"service.beta.kubernetes.io/azure-load-balancer-ipv4": "10.0.1.5"}),
             ),
         )
         .await;
@@ -942,7 +950,7 @@ async fn controller_sets_ingress_then_endpoints() {
         .to_string();
     assert!(
         host.starts_with("api-ext-") && host.ends_with(".amazonaws.com"),
-        "{host}"
+        "the in-tree AWS provider reports the ELB's hostname: {host}"
     );
 
     // Deleting the Service removes its slices (owner references) and Endpoints.
@@ -1227,7 +1235,10 @@ async fn oracle_watch_sees_controller_ingress() {
     let (code, _) = raw
         .post(
             "/api/v1/namespaces/default/services",
-            lb("api", json!({"service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses": "10.0.3.7"})),
+            lb(
+                "api",
+                json!({"service.beta.kubernetes.io/azure-load-balancer-ipv4": "10.0.3.7"}),
+            ),
         )
         .await;
     assert_eq!(code, 201);
@@ -1399,4 +1410,615 @@ async fn seeded_objects_generate_name_and_dry_run() {
         sim.create(json!({"apiVersion": "v9", "kind": "Nope"}))
             .is_err()
     );
+}
+
+// ---------------------------------------------------------------- strict controllers
+
+fn quick_retry() -> ControllerKnobs {
+    ControllerKnobs {
+        refusal_retry: Duration::from_millis(100),
+        ..quick()
+    }
+}
+
+async fn namespaces(raw: &Raw, names: &[&str]) {
+    for name in names {
+        let (code, body) = raw
+            .post("/api/v1/namespaces", json!({"metadata": {"name": name}}))
+            .await;
+        assert_eq!(code, 201, "{body}");
+    }
+}
+
+fn service(ns: &str, name: &str, annotations: Value, spec: Value) -> Value {
+    let mut svc = json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": name, "namespace": ns, "annotations": annotations},
+        "spec": {"type": "LoadBalancer",
+                 "selector": {"app": "openshift-kube-apiserver", "apiserver": "true"},
+                 "ports": [{"name": "https", "port": 6443, "targetPort": 6443}]}
+    });
+    for (k, v) in spec.as_object().unwrap() {
+        svc["spec"][k] = v.clone();
+    }
+    svc
+}
+
+async fn create(raw: &Raw, svc: Value) {
+    let ns = svc["metadata"]["namespace"].as_str().unwrap().to_string();
+    let (code, body) = raw
+        .post(&format!("/api/v1/namespaces/{ns}/services"), svc)
+        .await;
+    assert_eq!(code, 201, "{body}");
+}
+
+async fn delete_service(raw: &Raw, ns: &str, name: &str) {
+    let (code, body) = raw
+        .call(
+            "DELETE",
+            &format!("/api/v1/namespaces/{ns}/services/{name}"),
+            "",
+            "",
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+}
+
+/// Waits until the Service `ns/name` has an ingress entry; returns it.
+async fn ingress(raw: &Raw, ns: &str, name: &str) -> Value {
+    let mut w = raw
+        .watch(&format!(
+            "/api/v1/namespaces/{ns}/services?watch=true&fieldSelector=metadata.name%3D{name}"
+        ))
+        .await;
+    let e = w
+        .until(|e| e["object"]["status"]["loadBalancer"]["ingress"].is_array())
+        .await;
+    e["object"]["status"]["loadBalancer"]["ingress"][0].clone()
+}
+
+/// Waits for an Event about the Service `ns/name` with `reason`; returns it.
+async fn event(raw: &Raw, ns: &str, name: &str, reason: &str) -> Value {
+    let mut w = raw
+        .watch(&format!("/api/v1/namespaces/{ns}/events?watch=true"))
+        .await;
+    let e = w
+        .until(|e| e["object"]["involvedObject"]["name"] == name && e["object"]["reason"] == reason)
+        .await;
+    e["object"].clone()
+}
+
+fn assert_no_ingress(sim: &KubeSim, ns: &str, name: &str) {
+    let svc = sim.get("", "v1", "services", Some(ns), name).unwrap();
+    assert_eq!(
+        svc["status"]["loadBalancer"],
+        json!({}),
+        "{ns}/{name} was refused: no ingress"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn endpoints_come_only_from_pods_the_selector_matches() {
+    let sim = sim(quick()).await;
+    let raw = Raw::new(&sim);
+    let ns = "openshift-kube-apiserver";
+    let mut pods = raw
+        .watch(&format!("/api/v1/namespaces/{ns}/pods?watch=true"))
+        .await;
+    namespaces(&raw, &[ns]).await;
+    // The kubelets start the static pods once the namespace exists: running, host network.
+    let mut seen = std::collections::BTreeMap::new();
+    while seen.len() < 3 {
+        let e = pods
+            .until(|e| e["object"]["status"]["phase"] == "Running")
+            .await;
+        seen.insert(
+            e["object"]["metadata"]["name"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            e["object"].clone(),
+        );
+    }
+    let pod = &seen["kube-apiserver-master-0"];
+    assert_eq!(
+        pod["metadata"]["labels"],
+        json!({"app": "openshift-kube-apiserver", "apiserver": "true", "revision": "7"})
+    );
+    assert_eq!(pod["spec"]["hostNetwork"], true);
+    assert_eq!(pod["spec"]["nodeName"], "master-0");
+    assert_eq!(pod["status"]["podIP"], "10.0.0.1");
+
+    create(&raw, service(ns, "real", json!({}), json!({}))).await;
+    create(
+        &raw,
+        service(
+            ns,
+            "seed",
+            json!({}),
+            json!({"selector": {"app": "kube-apiserver"}}),
+        ),
+    )
+    .await;
+    let mut slices = raw
+        .watch(&format!(
+            "/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices?watch=true"
+        ))
+        .await;
+    let real = slices
+        .until(|e| e["object"]["metadata"]["labels"]["kubernetes.io/service-name"] == "real")
+        .await;
+    let endpoints = real["object"]["endpoints"].as_array().unwrap().clone();
+    let ips: Vec<&str> = endpoints
+        .iter()
+        .map(|e| e["addresses"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(ips, ["10.0.0.1", "10.0.0.2", "10.0.0.3"]);
+    assert!(endpoints.iter().all(|e| e["conditions"]["ready"] == true));
+    assert_eq!(endpoints[1]["targetRef"]["name"], "kube-apiserver-master-1");
+    assert_eq!(endpoints[1]["nodeName"], "master-1");
+    let seed = slices
+        .until(|e| e["object"]["metadata"]["labels"]["kubernetes.io/service-name"] == "seed")
+        .await;
+    assert_eq!(
+        seed["object"]["endpoints"],
+        json!([]),
+        "the seed's `app: kube-apiserver` matches no real pod"
+    );
+    let ep = sim.get("", "v1", "endpoints", Some(ns), "seed").unwrap();
+    assert_eq!(ep["subsets"], json!([]));
+
+    // A pod that goes away leaves the endpoints.
+    let (code, _) = raw
+        .call(
+            "DELETE",
+            &format!("/api/v1/namespaces/{ns}/pods/kube-apiserver-master-1"),
+            "",
+            "",
+        )
+        .await;
+    assert_eq!(code, 200);
+    let fewer = slices
+        .until(|e| {
+            e["object"]["metadata"]["labels"]["kubernetes.io/service-name"] == "real"
+                && e["object"]["endpoints"].as_array().unwrap().len() == 2
+        })
+        .await;
+    assert_eq!(fewer["type"], "MODIFIED");
+    // Fewer control-plane nodes, fewer pods.
+    sim.set_knobs(ControllerKnobs {
+        endpoints: 1,
+        ..quick()
+    });
+    slices
+        .until(|e| {
+            e["object"]["metadata"]["labels"]["kubernetes.io/service-name"] == "real"
+                && e["object"]["endpoints"].as_array().unwrap().len() == 1
+        })
+        .await;
+}
+
+fn nlb(subnets: &[&str], ips: &[&str]) -> Value {
+    json!({
+        "service.beta.kubernetes.io/aws-load-balancer-type": "external",
+        "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
+        "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
+        "service.beta.kubernetes.io/aws-load-balancer-subnets": subnets.join(","),
+        "service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses": ips.join(","),
+    })
+}
+
+fn public_nlb(subnets: &[&str], allocations: &[&str]) -> Value {
+    json!({
+        "service.beta.kubernetes.io/aws-load-balancer-type": "external",
+        "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
+        "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing",
+        "service.beta.kubernetes.io/aws-load-balancer-subnets": subnets.join(","),
+        "service.beta.kubernetes.io/aws-load-balancer-eip-allocations": allocations.join(","),
+    })
+}
+
+const MCS_NS: &str = "openshift-machine-config-operator";
+const API_NS: &str = "openshift-kube-apiserver";
+
+fn mcs_port() -> Value {
+    json!({"ports": [{"name": "machine-config-server", "port": 22623, "targetPort": 22623}],
+           "selector": {"k8s-app": "machine-config-server"}})
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn aws_refuses_a_private_ip_that_another_nlb_holds_until_it_is_free() {
+    let sim = sim(quick_retry()).await;
+    let raw = Raw::new(&sim);
+    namespaces(&raw, &[API_NS, MCS_NS]).await;
+    let (subnets, ips) = (["subnet-a", "subnet-b"], ["10.0.4.100", "10.0.5.100"]);
+    create(
+        &raw,
+        service(API_NS, "internal-lb", nlb(&subnets, &ips), json!({})),
+    )
+    .await;
+    let api = ingress(&raw, API_NS, "internal-lb").await;
+    let host = api["hostname"].as_str().unwrap();
+    assert!(
+        host.starts_with("k8s-openshif-internal-")
+            && host.ends_with(".elb.us-east-1.amazonaws.com"),
+        "{host}"
+    );
+    assert!(
+        api.get("ip").is_none(),
+        "the controller reports only the NLB's hostname"
+    );
+    let ok = event(&raw, API_NS, "internal-lb", "SuccessfullyReconciled").await;
+    assert_eq!(ok["type"], "Normal");
+
+    // The old AWS rendering: a second internal Service on the same private IPs.
+    create(
+        &raw,
+        service(
+            MCS_NS,
+            "internal-lb-machine-config-server",
+            nlb(&subnets, &ips),
+            mcs_port(),
+        ),
+    )
+    .await;
+    let refused = event(
+        &raw,
+        MCS_NS,
+        "internal-lb-machine-config-server",
+        "FailedDeployModel",
+    )
+    .await;
+    assert_eq!(refused["type"], "Warning");
+    assert_eq!(refused["source"]["component"], "service");
+    assert_eq!(refused["involvedObject"]["kind"], "Service");
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Failed deploy model due to ")
+            && message.contains("10.0.4.100")
+            && message.contains("openshift-kube-apiserver/internal-lb"),
+        "{message}"
+    );
+    assert_no_ingress(&sim, MCS_NS, "internal-lb-machine-config-server");
+    // The controller keeps trying: the same event, counted.
+    let mut events = raw
+        .watch(&format!("/api/v1/namespaces/{MCS_NS}/events?watch=true"))
+        .await;
+    events
+        .until(|e| {
+            e["object"]["reason"] == "FailedDeployModel" && e["object"]["count"].as_u64() >= Some(2)
+        })
+        .await;
+
+    // Once the first NLB is gone, the IPs are free and the retry succeeds.
+    delete_service(&raw, API_NS, "internal-lb").await;
+    let healed = ingress(&raw, MCS_NS, "internal-lb-machine-config-server").await;
+    assert!(
+        healed["hostname"]
+            .as_str()
+            .unwrap()
+            .starts_with("k8s-openshif-internal-")
+    );
+
+    // Models the controller cannot build are refused before any claim.
+    create(
+        &raw,
+        service(API_NS, "odd", nlb(&subnets, &ips[..1]), json!({})),
+    )
+    .await;
+    let bad = event(&raw, API_NS, "odd", "FailedBuildModel").await;
+    assert!(
+        bad["message"]
+            .as_str()
+            .unwrap()
+            .contains("count of private IPv4 addresses (1) and subnets (2) must match")
+    );
+}
+
+/// `(lb name, lb id)` from an NLB hostname `<name>-<id>.elb.<region>.amazonaws.com`.
+fn nlb_of(ingress: &Value) -> String {
+    let host = ingress["hostname"].as_str().unwrap();
+    let stem = host.split(".elb.").next().unwrap();
+    let (name, id) = stem.rsplit_once('-').unwrap();
+    format!("ELB net/{name}/{id}")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn aws_nlbs_claim_their_addresses_in_moto_and_give_them_back() {
+    let peers = bootstrap_sim::AwsPeers::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/assets/aws");
+    peers
+        .setup_world(&fixture, &dir.path().join("assets"))
+        .await
+        .unwrap();
+    let world = peers.inspect().await.unwrap();
+    let subnet = |cidr: &str| -> String {
+        world["subnets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["cidr"] == cidr)
+            .unwrap_or_else(|| panic!("no subnet {cidr}: {world}"))["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (s1, s2, s4, s5) = (
+        subnet("10.0.1.0/24"),
+        subnet("10.0.2.0/24"),
+        subnet("10.0.4.0/24"),
+        subnet("10.0.5.0/24"),
+    );
+    let private = [s1.as_str(), s2.as_str()];
+    let ips = ["10.0.1.100", "10.0.2.100"];
+    // Someone else's ENI still holds the first IP (as the agent's placeholder does before
+    // the hand-over).
+    let holder = peers
+        .create_eni(&s1, Some(ips[0]), "placeholder")
+        .await
+        .unwrap();
+
+    let sim = KubeSim::start(KubeSimOptions {
+        controller: quick_retry(),
+        cloud: peers.lb_cloud(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let raw = Raw::new(&sim);
+    namespaces(&raw, &[API_NS, MCS_NS]).await;
+    create(
+        &raw,
+        service(API_NS, "internal-lb", nlb(&private, &ips), json!({})),
+    )
+    .await;
+    let refused = event(&raw, API_NS, "internal-lb", "FailedDeployModel").await;
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.contains(ips[0]) && message.contains(&holder),
+        "{message}"
+    );
+    assert_no_ingress(&sim, API_NS, "internal-lb");
+
+    // The hand-over: the ENI goes, the controller's retry gets the IPs.
+    peers.delete_eni(&holder).await.unwrap();
+    let api = ingress(&raw, API_NS, "internal-lb").await;
+    let description = nlb_of(&api);
+    let enis = |world: &Value, ip: &str| -> Vec<Value> {
+        world["enis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ip"] == ip)
+            .cloned()
+            .collect()
+    };
+    let now = peers.inspect().await.unwrap();
+    for (ip, subnet) in ips.iter().zip(&private) {
+        let held = enis(&now, ip);
+        assert_eq!(held.len(), 1, "{ip}: {held:?}");
+        assert_eq!(held[0]["description"], description.as_str(), "{ip}");
+        assert_eq!(held[0]["subnet"], *subnet);
+    }
+
+    // The old two-Service rendering: the second internal NLB on the same IPs is refused.
+    create(
+        &raw,
+        service(
+            MCS_NS,
+            "internal-lb-machine-config-server",
+            nlb(&private, &ips),
+            mcs_port(),
+        ),
+    )
+    .await;
+    let refused = event(
+        &raw,
+        MCS_NS,
+        "internal-lb-machine-config-server",
+        "FailedDeployModel",
+    )
+    .await;
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("openshift-kube-apiserver/internal-lb")
+    );
+    assert_no_ingress(&sim, MCS_NS, "internal-lb-machine-config-server");
+
+    // EIPs: each is associated with an ENI of the NLB in its public subnet.
+    let (a1, _) = peers.allocate_eip().await.unwrap();
+    let (a2, _) = peers.allocate_eip().await.unwrap();
+    let public = [s4.as_str(), s5.as_str()];
+    create(
+        &raw,
+        service(
+            API_NS,
+            "external-lb",
+            public_nlb(&public, &[&a1, &a2]),
+            json!({}),
+        ),
+    )
+    .await;
+    let ext = ingress(&raw, API_NS, "external-lb").await;
+    let ext_description = nlb_of(&ext);
+    let now = peers.inspect().await.unwrap();
+    for (allocation, subnet) in [&a1, &a2].iter().zip(&public) {
+        let eip = now["eips"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == **allocation)
+            .unwrap();
+        let eni = now["enis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == eip["eni"])
+            .unwrap_or_else(|| panic!("{eip}"));
+        assert_eq!(eni["description"], ext_description.as_str());
+        assert_eq!(eni["subnet"], *subnet);
+    }
+    // An EIP associated elsewhere is refused.
+    let (a3, _) = peers.allocate_eip().await.unwrap();
+    let other = peers.create_eni(&s4, None, "a NAT instance").await.unwrap();
+    peers.associate(&a3, &other).await.unwrap();
+    create(
+        &raw,
+        service(MCS_NS, "taken", public_nlb(&public[..1], &[&a3]), json!({})),
+    )
+    .await;
+    let refused = event(&raw, MCS_NS, "taken", "FailedDeployModel").await;
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.contains(&a3) && message.contains(&other) && message.contains("already associated"),
+        "{message}"
+    );
+
+    // Deleting the NLBs gives everything back: the MCS Service now gets the private IPs, and
+    // a new Service the EIPs.
+    delete_service(&raw, API_NS, "internal-lb").await;
+    let mcs = ingress(&raw, MCS_NS, "internal-lb-machine-config-server").await;
+    delete_service(&raw, API_NS, "external-lb").await;
+    create(
+        &raw,
+        service(
+            MCS_NS,
+            "external-again",
+            public_nlb(&public, &[&a1, &a2]),
+            json!({}),
+        ),
+    )
+    .await;
+    let again = ingress(&raw, MCS_NS, "external-again").await;
+    let now = peers.inspect().await.unwrap();
+    for ip in ips {
+        let held = enis(&now, ip);
+        assert_eq!(held.len(), 1, "the first NLB's ENIs are gone: {held:?}");
+        assert_eq!(held[0]["description"], nlb_of(&mcs).as_str());
+    }
+    let gone: Vec<&Value> = now["enis"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["description"] == description.as_str() || e["description"] == ext_description.as_str()
+        })
+        .collect();
+    assert!(gone.is_empty(), "deleted NLBs leave no ENI: {gone:?}");
+    for allocation in [&a1, &a2] {
+        let eip = now["eips"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == **allocation)
+            .unwrap();
+        let eni = now["enis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == eip["eni"])
+            .unwrap();
+        assert_eq!(eni["description"], nlb_of(&again).as_str());
+    }
+}
+
+/// GCP and Azure: internal frontends from the compute subnet, shared by distinct ports only.
+async fn internal_frontends_refuse(cloud: &str) {
+    let (annotations, options, outside, inside): (fn(&str) -> Value, _, _, _) = match cloud {
+        "gcp" => (
+            |_ip: &str| json!({"networking.gke.io/load-balancer-type": "Internal"}),
+            bootstrap_sim::kube::CloudOptions {
+                gcp_compute_subnet: Some("10.0.128.0/17".parse().unwrap()),
+                ..Default::default()
+            },
+            "10.0.0.9",
+            "10.0.128.9",
+        ),
+        _ => (
+            |ip: &str| {
+                json!({"service.beta.kubernetes.io/azure-load-balancer-internal": "true",
+                       "service.beta.kubernetes.io/azure-load-balancer-ipv4": ip})
+            },
+            bootstrap_sim::kube::CloudOptions {
+                azure_compute_subnet: Some("10.0.1.0/24".parse().unwrap()),
+                ..Default::default()
+            },
+            "10.0.0.9",
+            "10.0.1.253",
+        ),
+    };
+    let spec = |ip: &str| json!({"loadBalancerIP": ip});
+    let sim = KubeSim::start(KubeSimOptions {
+        controller: quick_retry(),
+        cloud: options,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let raw = Raw::new(&sim);
+    namespaces(&raw, &[API_NS, MCS_NS]).await;
+    create(
+        &raw,
+        service(API_NS, "internal-lb", annotations(outside), spec(outside)),
+    )
+    .await;
+    let refused = event(&raw, API_NS, "internal-lb", "SyncLoadBalancerFailed").await;
+    assert_eq!(refused["type"], "Warning");
+    assert_eq!(refused["source"]["component"], "service-controller");
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Error syncing load balancer: failed to ensure load balancer: ")
+            && message.contains(outside),
+        "{cloud}: {message}"
+    );
+    assert_no_ingress(&sim, API_NS, "internal-lb");
+
+    delete_service(&raw, API_NS, "internal-lb").await;
+    create(
+        &raw,
+        service(API_NS, "internal-lb", annotations(inside), spec(inside)),
+    )
+    .await;
+    assert_eq!(
+        ingress(&raw, API_NS, "internal-lb").await,
+        json!({"ip": inside, "ipMode": "VIP"})
+    );
+    let mut mcs = service(
+        MCS_NS,
+        "internal-lb-machine-config-server",
+        annotations(inside),
+        spec(inside),
+    );
+    mcs["spec"]["ports"] = mcs_port()["ports"].clone();
+    create(&raw, mcs).await;
+    assert_eq!(
+        ingress(&raw, MCS_NS, "internal-lb-machine-config-server").await["ip"],
+        inside,
+        "{cloud}: one IP fronts both Services, on distinct ports"
+    );
+    create(
+        &raw,
+        service(MCS_NS, "same-port", annotations(inside), spec(inside)),
+    )
+    .await;
+    let clash = event(&raw, MCS_NS, "same-port", "SyncLoadBalancerFailed").await;
+    let message = clash["message"].as_str().unwrap();
+    assert!(
+        message.contains("6443/TCP") && message.contains("openshift-kube-apiserver/internal-lb"),
+        "{cloud}: {message}"
+    );
+    assert_no_ingress(&sim, MCS_NS, "same-port");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gcp_refuses_an_internal_address_outside_the_compute_subnet_and_a_shared_port() {
+    internal_frontends_refuse("gcp").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn azure_refuses_an_internal_ip_outside_the_compute_subnet_and_a_shared_port() {
+    internal_frontends_refuse("azure").await;
 }

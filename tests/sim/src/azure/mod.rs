@@ -160,6 +160,19 @@ impl AzureSim {
         lock(&self.world).in_use.insert(ip);
     }
 
+    /// The compute subnet's range: where the internal load balancer takes its frontend IP.
+    pub fn compute_subnet_range(&self) -> Option<crate::kube::Ipv4Cidr> {
+        let w = lock(&self.world);
+        w.subnets
+            .iter()
+            .find(|s| s.name == COMPUTE_SUBNET)
+            .and_then(|s| {
+                u8::try_from(s.len)
+                    .ok()
+                    .map(|len| crate::kube::Ipv4Cidr::new(s.network, len))
+            })
+    }
+
     /// What exists now:
     /// `{public_ips: [{name, id, ip, version, sku, state, tags}], resource_group_tags: {rg:
     /// {..}}, zones: {public|private: {"<fqdn> <TYPE>": [values]}}, etags: {...}}`.
@@ -520,6 +533,15 @@ impl AzurePeers {
 
     pub fn reset_counts(&self) {
         self.arm_proxy.reset();
+    }
+
+    /// What the local API server's load-balancer controller knows of this cloud: the compute
+    /// subnet internal load balancers take their IP from.
+    pub fn lb_cloud(&self) -> crate::kube::CloudOptions {
+        crate::kube::CloudOptions {
+            azure_compute_subnet: self.sim.compute_subnet_range(),
+            ..Default::default()
+        }
     }
 
     /// What exists now (see [`AzureSim::inspect`]).

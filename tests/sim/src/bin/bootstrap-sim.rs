@@ -1,11 +1,14 @@
 //! `bootstrap-sim demo <aws|gcp|azure>`: the README's main job. Starts the cloud's local peers
 //! (AWS: moto + ministack; GCP and Azure: the faithful fakes of this crate), each behind a
-//! counting proxy, and the local Kubernetes API server with its simulated service controller.
-//! Then it runs the real agent binary on the example assets: `plan`, the whole `run` (reserve,
-//! seed DNS, set capabilities, hand over, apply the Services, gate, remove the bootstrap IP),
-//! `plan` again (nothing left to do) and `status`, and stops everything at the end.
+//! counting proxy, and the local Kubernetes API server with its simulated controllers, strict
+//! like the real ones: endpoints only from pods the selectors match, and load balancers only on
+//! addresses the cloud lets them have (AWS: claimed in moto). Then it runs the real agent
+//! binary on the example assets: `plan`, the whole `run` (reserve, seed DNS, set capabilities,
+//! hand over, apply the Services, gate, remove the bootstrap IP), `plan` again (nothing left
+//! to do) and `status`, prints what the load balancers hold, and stops everything at the end.
 
 use anyhow::{Context, Result, bail};
+use bootstrap_sim::kube::{CloudOptions, KubeSim, KubeSimOptions};
 use bootstrap_sim::{AwsPeers, azure::AzurePeers, gcp::GcpPeers};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -64,6 +67,15 @@ impl Peers {
             Peers::Aws(p) => p.mutating_calls().len(),
             Peers::Gcp(p) => p.mutating_calls().len(),
             Peers::Azure(p) => p.mutating_calls().len(),
+        }
+    }
+
+    /// What the simulated load-balancer controllers know of this cloud.
+    fn lb_cloud(&self) -> CloudOptions {
+        match self {
+            Peers::Aws(p) => p.lb_cloud(),
+            Peers::Gcp(p) => p.lb_cloud(),
+            Peers::Azure(p) => p.lb_cloud(),
         }
     }
 
@@ -127,8 +139,14 @@ async fn demo(cloud: &str) -> Result<()> {
         }
         other => bail!("unknown cloud {other:?}\n{USAGE}"),
     };
-    println!("# starting the local Kubernetes API server");
-    let kube = bootstrap_sim::kube::KubeSim::start(Default::default()).await?;
+    println!(
+        "# starting the local Kubernetes API server (control-plane pods on 3 nodes; load balancers checked against the {cloud} peers)"
+    );
+    let kube = KubeSim::start(KubeSimOptions {
+        cloud: peers.lb_cloud(),
+        ..Default::default()
+    })
+    .await?;
     println!("# kubeconfig: {}", kube.kubeconfig_path().display());
 
     for step in [&["plan"][..], &["run"], &["plan"], &["status"]] {
@@ -164,5 +182,31 @@ async fn demo(cloud: &str) -> Result<()> {
         "# what exists now (seen by the peers):\n{}",
         serde_json::to_string_pretty(&peers.inspect().await?)?
     );
+    println!("# the Services' load balancers (seen by the local API server):");
+    for svc in kube.list("", "v1", "services", None) {
+        let (ns, name) = (
+            svc["metadata"]["namespace"].as_str().unwrap_or(""),
+            svc["metadata"]["name"].as_str().unwrap_or(""),
+        );
+        if svc["spec"]["type"] != "LoadBalancer" {
+            continue;
+        }
+        let reasons: Vec<String> = kube
+            .service_events(ns, name)
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}/{}",
+                    e["type"].as_str().unwrap_or(""),
+                    e["reason"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        println!(
+            "  {ns}/{name}: ingress {} events [{}]",
+            svc["status"]["loadBalancer"]["ingress"],
+            reasons.join(", ")
+        );
+    }
     Ok(())
 }

@@ -60,6 +60,9 @@ pub struct Seed {
     pub zones: Vec<ZoneSeed>,
     /// Where EXTERNAL addresses come from (documentation range: never routed).
     pub external_pool: (Ipv4Addr, u8),
+    /// The subnetwork of the cluster's cloud-provider config (`subnetwork-name`: the compute
+    /// subnet), where the cloud provider creates internal forwarding rules.
+    pub cloud_config_subnetwork: String,
 }
 
 impl Default for Seed {
@@ -98,6 +101,7 @@ impl Default for Seed {
                 ),
             ],
             external_pool: (Ipv4Addr::new(198, 51, 100, 0), 24),
+            cloud_config_subnetwork: "mycluster-worker-subnet".into(),
         }
     }
 }
@@ -255,6 +259,16 @@ impl GcpFake {
         self.world.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The range of the cloud-config subnetwork (see [`Seed::cloud_config_subnetwork`]).
+    pub fn cloud_config_subnet_range(&self) -> Option<crate::kube::Ipv4Cidr> {
+        let w = self.lock();
+        let seed = w.seed();
+        seed.subnetworks
+            .iter()
+            .find(|s| s.name == seed.cloud_config_subnetwork)
+            .map(|s| crate::kube::Ipv4Cidr::new(s.cidr, s.prefix))
+    }
+
     /// Every request the fake served: (method, path without query).
     pub fn request_log(&self) -> Vec<(String, String)> {
         self.lock().log.clone()
@@ -389,6 +403,15 @@ impl GcpPeers {
         ]
     }
 
+    /// What the local API server's load-balancer controller knows of this cloud: the range of
+    /// the cloud-config subnetwork internal forwarding rules must take their address from.
+    pub fn lb_cloud(&self) -> crate::kube::CloudOptions {
+        crate::kube::CloudOptions {
+            gcp_compute_subnet: self.fake.cloud_config_subnet_range(),
+            ..Default::default()
+        }
+    }
+
     /// Mutating calls the agent made through both proxies since the last reset.
     pub fn mutating_calls(&self) -> Vec<String> {
         let mut calls = self.compute_proxy.mutating_calls();
@@ -401,7 +424,8 @@ impl GcpPeers {
         self.dns_proxy.reset();
     }
 
-    /// What exists now: `{addresses: [{name, ip, status, addressType, purpose, labels}],
+    /// What exists now: `{addresses: [{name, ip, status, addressType, purpose, subnetwork,
+    /// labels}],
     /// zones: {public, private: {"name TYPE": [values]}}}` (public = the `example.com.` zone,
     /// private = the cluster's private zone).
     pub fn inspect(&self) -> Value {
@@ -412,7 +436,7 @@ impl GcpPeers {
             .map(|a| {
                 json!({"name": a["name"], "ip": a["address"], "status": a["status"],
                        "addressType": a["addressType"], "purpose": a["purpose"],
-                       "labels": a["labels"]})
+                       "subnetwork": a["subnetwork"], "labels": a["labels"]})
             })
             .collect();
         let zone = |name: &str| -> Value {

@@ -1,26 +1,43 @@
-//! The simulated service controller: cloud-controller-manager's load-balancer part plus the
-//! endpoint-slice controller, for Services of type LoadBalancer only.
+//! The simulated controllers of a cluster's LoadBalancer Services: the load-balancer
+//! controller of the cloud (see `lb`), the endpoint-slice controller (see `endpoints`) and the
+//! kubelets of the control-plane nodes (see `kubelet`).
 //!
-//! After `ingress_delay` it sets `status.loadBalancer.ingress` (an IP when one was requested
-//! through an annotation or `spec.loadBalancerIP`, else an AWS-style hostname); after a further
-//! `endpoints_delay` it writes an EndpointSlice `<svc>-<5 chars>` (label
-//! `kubernetes.io/service-name`, owner reference to the Service) with `endpoints` ready
-//! endpoints 10.0.0.1.., and keeps the core/v1 Endpoints object `<svc>` in step. It watches
-//! Services through the store like any controller, and writes through the same verbs, so
-//! every step is a watch event with a new resourceVersion. A change of the Service's
-//! requested address or ports, or of the knobs, cancels the pending steps and starts over
-//! (steps already true are not waited for again).
+//! Per LoadBalancer Service, two steps run side by side, each skipped when already true:
+//! - **Ingress.** After `ingress_delay`, the Service's load-balancer controller reconciles it.
+//!   When the cloud lets it have its addresses, it records its Normal Events and sets
+//!   `status.loadBalancer.ingress` (a hostname only for AWS NLBs, the IP elsewhere). When the
+//!   cloud refuses, it records the Warning Event the real controller records, leaves no
+//!   ingress, and tries again after `refusal_retry` (a real controller requeues), so a
+//!   conflict that goes away is healed.
+//! - **Endpoints.** After `ingress_delay + endpoints_delay`, the EndpointSlice and Endpoints
+//!   are written from the pods that match the Service's selector, and kept in step with pod
+//!   changes from then on. `flapping` toggles their readiness.
 //!
-//! Simplifications: no pods; endpoints exist only for LoadBalancer Services; names and
-//! hostnames are derived from the Service uid (stable, not random).
+//! The AWS contract other code relies on: an NLB's private IP is held in moto by an ENI whose
+//! Description is `ELB net/<lb-name>/<lb-id>` (found with DescribeNetworkInterfaces filtered
+//! by `addresses.private-ip-address`); an NLB's EIP is associated (DescribeAddresses ->
+//! `networkInterfaceId`) with an ENI of the same Description shape in the public subnet. The
+//! ingress is the hostname `<lb-name>-<lb-id>.elb.<region>.amazonaws.com`, never an IP.
+//! Refusals are Events with `involvedObject` = the Service: `FailedBuildModel` /
+//! `FailedDeployModel` from component `service` (AWS Load Balancer Controller),
+//! `SyncLoadBalancerFailed` from `service-controller` (GCP, Azure).
+//!
+//! The controllers watch through the store like any client and write through the same verbs,
+//! so every step is a watch event with a new resourceVersion. A change of the Service's
+//! annotations or spec, or of the knobs, cancels the pending steps and starts over; a claim
+//! already under way in the cloud runs to its end first.
 
 use super::apply::Scope;
-use super::delete::{self, DeleteOpts};
+use super::endpoints;
+use super::events::{self, Report};
+use super::kubelet::{self, PodSet};
+use super::lb::{self, CloudOptions, LoadBalancers, Outcome};
 use super::meta;
 use super::ops::{self, WriteCtx};
-use super::resources::{ENDPOINTS, ENDPOINTSLICES, SERVICES};
+use super::resources::{NAMESPACES, PODS, SERVICES};
 use super::store::{EventType, Inner, Key};
 use super::{ControllerKnobs, Shared};
+use anyhow::Result;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -28,32 +45,49 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 const CCM: &str = "cloud-controller-manager";
-const KCM: &str = "kube-controller-manager";
-const AWS_PRIVATE: &str = "service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses";
-const AZURE_IP: &str = "service.beta.kubernetes.io/azure-load-balancer-ipv4";
-const SERVICE_NAME: &str = "kubernetes.io/service-name";
-const MANAGED_BY: &str = "endpointslice.kubernetes.io/managed-by";
-const SLICE_CONTROLLER: &str = "endpointslice-controller.k8s.io";
+
+type Id = (String, String);
+
+/// What the controller tasks share.
+struct Ctx {
+    shared: Arc<Shared>,
+    lbs: Arc<LoadBalancers>,
+    /// Services whose endpoints are published, with their flapping gate (open = ready).
+    published: Mutex<HashMap<Id, bool>>,
+    /// `make_ready` calls for Services that do not exist yet.
+    pending: Mutex<HashSet<Id>>,
+    pods: Vec<PodSet>,
+}
 
 pub struct Controller {
-    shared: Arc<Shared>,
+    ctx: Arc<Ctx>,
     knobs: watch::Sender<ControllerKnobs>,
-    pending: Arc<Mutex<HashSet<(String, String)>>>,
     tasks: Vec<JoinHandle<()>>,
 }
 
 impl Controller {
-    pub fn start(shared: Arc<Shared>, knobs: ControllerKnobs) -> Self {
-        let (tx, rx) = watch::channel(knobs);
-        let pending = Arc::new(Mutex::new(HashSet::new()));
-        let main = tokio::spawn(run(shared.clone(), rx.clone(), pending.clone()));
-        let dropper = tokio::spawn(drop_watches(shared.clone(), rx));
-        Self {
+    pub fn start(
+        shared: Arc<Shared>,
+        knobs: ControllerKnobs,
+        cloud: CloudOptions,
+        pods: Vec<PodSet>,
+    ) -> Result<Self> {
+        let ctx = Arc::new(Ctx {
             shared,
+            lbs: Arc::new(LoadBalancers::new(cloud)?),
+            published: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashSet::new()),
+            pods,
+        });
+        kubelet::sync(&mut ctx.shared.store.lock(), &ctx.pods, knobs.endpoints);
+        let (tx, rx) = watch::channel(knobs);
+        let main = tokio::spawn(run(ctx.clone(), rx.clone()));
+        let dropper = tokio::spawn(drop_watches(ctx.shared.clone(), rx));
+        Ok(Self {
+            ctx,
             knobs: tx,
-            pending,
             tasks: vec![main, dropper],
-        }
+        })
     }
 
     pub fn set_knobs(&self, knobs: ControllerKnobs) {
@@ -64,12 +98,12 @@ impl Controller {
         self.knobs.borrow().clone()
     }
 
-    /// Ingress and ready endpoints now; if the Service does not exist yet, as soon as it does.
+    /// Ingress and endpoints now, as if the controllers were done (the cloud is not asked);
+    /// if the Service does not exist yet, as soon as it does.
     pub fn make_ready(&self, ns: &str, name: &str) {
-        let n = self.knobs.borrow().endpoints.max(1);
-        let mut inner = self.shared.store.lock();
-        if !make_ready_now(&mut inner, ns, name, n) {
-            lock(&self.pending).insert((ns.to_string(), name.to_string()));
+        let mut inner = self.ctx.shared.store.lock();
+        if !make_ready_now(&self.ctx, &mut inner, ns, name) {
+            lock(&self.ctx.pending).insert((ns.to_string(), name.to_string()));
         }
     }
 }
@@ -113,65 +147,83 @@ impl Drop for Running {
     }
 }
 
-async fn run(
-    shared: Arc<Shared>,
-    mut knobs: watch::Receiver<ControllerKnobs>,
-    pending: Arc<Mutex<HashSet<(String, String)>>>,
+fn is_lb(svc: &Value) -> bool {
+    meta::get_str(svc, &["spec", "type"]) == Some("LoadBalancer")
+}
+
+/// A Service event: start, restart or stop its pipeline.
+fn seen(
+    ctx: &Arc<Ctx>,
+    obj: &Value,
+    deleted: bool,
+    running: &mut HashMap<Id, Running>,
+    knobs: &ControllerKnobs,
 ) {
-    let Ok((backlog, mut events)) = shared.store.lock().subscribe(SERVICES, None, true) else {
+    let id = (
+        meta::namespace(obj).to_string(),
+        meta::name(obj).to_string(),
+    );
+    if deleted || !is_lb(obj) {
+        let was_lb = running.remove(&id).is_some();
+        if was_lb || deleted {
+            lock(&ctx.published).remove(&id);
+            clear(&mut ctx.shared.store.lock(), &id.0, &id.1, deleted);
+            let (lbs, uid) = (ctx.lbs.clone(), meta::uid(obj).to_string());
+            tokio::spawn(async move { lbs.release(&id.0, &id.1, &uid).await });
+        }
+        return;
+    }
+    if lock(&ctx.pending).remove(&id) {
+        make_ready_now(ctx, &mut ctx.shared.store.lock(), &id.0, &id.1);
+    }
+    let inputs = json!([
+        meta::uid(obj),
+        meta::get(obj, &["metadata", "annotations"]),
+        meta::get(obj, &["spec"])
+    ]);
+    if running.get(&id).is_some_and(|r| r.inputs == inputs) {
+        return;
+    }
+    running.remove(&id);
+    let task = tokio::spawn(pipeline(
+        ctx.clone(),
+        id.0.clone(),
+        id.1.clone(),
+        knobs.clone(),
+    ));
+    running.insert(id, Running { inputs, task });
+}
+
+async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
+    let subscribe = |res| ctx.shared.store.lock().subscribe(res, None, true);
+    let (Ok((backlog, mut services)), Ok((_, mut pods)), Ok((_, mut namespaces))) =
+        (subscribe(SERVICES), subscribe(PODS), subscribe(NAMESPACES))
+    else {
         return;
     };
-    let mut running: HashMap<(String, String), Running> = HashMap::new();
-    let seen =
-        |obj: &Value, deleted: bool, running: &mut HashMap<_, Running>, knobs: &ControllerKnobs| {
-            let id = (
-                meta::namespace(obj).to_string(),
-                meta::name(obj).to_string(),
-            );
-            let lb = !deleted && meta::get_str(obj, &["spec", "type"]) == Some("LoadBalancer");
-            if !lb {
-                let was_lb = running.remove(&id).is_some();
-                if was_lb || deleted {
-                    clear(&mut shared.store.lock(), &id.0, &id.1, deleted);
-                }
-                return;
-            }
-            if lock(&pending).remove(&id) {
-                make_ready_now(
-                    &mut shared.store.lock(),
-                    &id.0,
-                    &id.1,
-                    knobs.endpoints.max(1),
-                );
-            }
-            let inputs = json!([
-                meta::uid(obj),
-                desired_ingress(obj),
-                meta::get(obj, &["spec", "ports"])
-            ]);
-            if running.get(&id).is_some_and(|r| r.inputs == inputs) {
-                return;
-            }
-            running.remove(&id);
-            let task = tokio::spawn(pipeline(
-                shared.clone(),
-                id.0.clone(),
-                id.1.clone(),
-                knobs.clone(),
-            ));
-            running.insert(id, Running { inputs, task });
-        };
+    let mut running: HashMap<Id, Running> = HashMap::new();
     let current = knobs.borrow_and_update().clone();
     for e in backlog {
-        seen(&e.obj, false, &mut running, &current);
+        seen(&ctx, &e.obj, false, &mut running, &current);
     }
-    let mut shutdown = shared.shutdown.clone();
+    let mut shutdown = ctx.shared.shutdown.clone();
     loop {
         tokio::select! {
-            e = events.recv() => match e {
+            e = services.recv() => match e {
                 Some(e) => {
                     let k = knobs.borrow().clone();
-                    seen(&e.obj, e.typ == EventType::Deleted, &mut running, &k);
+                    seen(&ctx, &e.obj, e.typ == EventType::Deleted, &mut running, &k);
+                }
+                None => break,
+            },
+            e = pods.recv() => match e {
+                Some(e) => resync_endpoints(&ctx, &e.key.ns),
+                None => break,
+            },
+            e = namespaces.recv() => match e {
+                Some(_) => {
+                    let nodes = knobs.borrow().endpoints;
+                    kubelet::sync(&mut ctx.shared.store.lock(), &ctx.pods, nodes);
                 }
                 None => break,
             },
@@ -180,10 +232,11 @@ async fn run(
                     break;
                 }
                 let k = knobs.borrow_and_update().clone();
-                let services: Vec<_> = shared.store.lock().list(SERVICES, None);
+                kubelet::sync(&mut ctx.shared.store.lock(), &ctx.pods, k.endpoints);
+                let services: Vec<_> = ctx.shared.store.lock().list(SERVICES, None);
                 running.clear();
                 for (_, svc) in services {
-                    seen(&svc, false, &mut running, &k);
+                    seen(&ctx, &svc, false, &mut running, &k);
                 }
             }
             _ = super::stopped(&mut shutdown) => break,
@@ -191,35 +244,28 @@ async fn run(
     }
 }
 
-/// The steps for one Service, each skipped when already true.
-async fn pipeline(shared: Arc<Shared>, ns: String, name: String, knobs: ControllerKnobs) {
+/// Pods of `ns` changed: the published endpoints of its Services follow.
+fn resync_endpoints(ctx: &Ctx, ns: &str) {
+    let published: Vec<(Id, bool)> = lock(&ctx.published)
+        .iter()
+        .filter(|((n, _), _)| n == ns)
+        .map(|(id, gate)| (id.clone(), *gate))
+        .collect();
+    let mut inner = ctx.shared.store.lock();
+    for ((ns, name), gate) in published {
+        endpoints::sync(&mut inner, &ns, &name, gate);
+    }
+}
+
+/// The steps for one Service, side by side.
+async fn pipeline(ctx: Arc<Ctx>, ns: String, name: String, knobs: ControllerKnobs) {
     if knobs.never_ready {
         return;
     }
-    let ingress_set = {
-        let inner = shared.store.lock();
-        service(&inner, &ns, &name).is_some_and(|s| has_desired_ingress(&s))
-    };
-    if !ingress_set {
-        tokio::time::sleep(knobs.ingress_delay).await;
-        set_ingress(&mut shared.store.lock(), &ns, &name);
-    }
-    if knobs.ingress_without_endpoints {
-        return;
-    }
-    let ready = endpoints_ready(&shared.store.lock(), &ns, &name, knobs.endpoints);
-    if !ready {
-        tokio::time::sleep(knobs.endpoints_delay).await;
-    }
-    set_endpoints(&mut shared.store.lock(), &ns, &name, knobs.endpoints, true);
-    if let Some(period) = knobs.flapping {
-        let mut ready = true;
-        loop {
-            tokio::time::sleep(period).await;
-            ready = !ready;
-            set_endpoints(&mut shared.store.lock(), &ns, &name, knobs.endpoints, ready);
-        }
-    }
+    tokio::join!(
+        provision(&ctx, &ns, &name, &knobs),
+        publish_endpoints(&ctx, &ns, &name, &knobs)
+    );
 }
 
 fn service(inner: &Inner, ns: &str, name: &str) -> Option<Value> {
@@ -228,45 +274,88 @@ fn service(inner: &Inner, ns: &str, name: &str) -> Option<Value> {
         .map(|s| (*s).clone())
 }
 
-/// The address the cloud would give: the requested private/static IP, else a hostname.
-fn desired_ingress(svc: &Value) -> Value {
-    let annotation = |k: &str| {
-        meta::get_str(svc, &["metadata", "annotations", k])
-            .and_then(|v| v.split(',').map(str::trim).find(|s| !s.is_empty()))
+/// Ingress: reconcile with the cloud until it gives the load balancer its addresses.
+async fn provision(ctx: &Arc<Ctx>, ns: &str, name: &str, knobs: &ControllerKnobs) {
+    let Some(svc) = service(&ctx.shared.store.lock(), ns, name) else {
+        return;
     };
-    let ip = annotation(AWS_PRIVATE)
-        .or_else(|| annotation(AZURE_IP))
-        .or_else(|| meta::get_str(svc, &["spec", "loadBalancerIP"]).filter(|s| !s.is_empty()));
-    match ip {
-        Some(ip) => json!({"ip": ip, "ipMode": "VIP"}),
-        None => {
-            let hex: String = meta::uid(svc)
-                .chars()
-                .filter(char::is_ascii_hexdigit)
-                .take(8)
-                .collect();
-            json!({"hostname": format!("{}-{hex}.elb.us-east-1.amazonaws.com", meta::name(svc))})
+    if has_ingress(&svc, ctx.lbs.cloud()) && ctx.lbs.is_provisioned(&svc).await {
+        return;
+    }
+    tokio::time::sleep(knobs.ingress_delay).await;
+    loop {
+        // Detached, so that a restart of this pipeline cannot cut a claim in the cloud in half.
+        let (lbs, store) = (ctx.lbs.clone(), ctx.shared.store.clone());
+        let (n, m) = (ns.to_string(), name.to_string());
+        let Ok(outcome) = tokio::spawn(async move { lbs.reconcile(&store, &n, &m).await }).await
+        else {
+            return;
+        };
+        {
+            let mut inner = ctx.shared.store.lock();
+            let Some(svc) = service(&inner, ns, name) else {
+                return;
+            };
+            match outcome {
+                Outcome::Gone => return,
+                Outcome::Provisioned(reports) => {
+                    record(&mut inner, &svc, &reports);
+                    set_ingress(&mut inner, ns, name, ctx.lbs.cloud());
+                    return;
+                }
+                Outcome::Refused(reports) => {
+                    record(&mut inner, &svc, &reports);
+                    clear_ingress(&mut inner, ns, name);
+                }
+            }
+        }
+        tokio::time::sleep(knobs.refusal_retry).await;
+    }
+}
+
+fn record(inner: &mut Inner, svc: &Value, reports: &[Report]) {
+    for r in reports {
+        events::record(inner, svc, r);
+    }
+}
+
+/// Endpoints: from the matching pods, then kept in step (and flapping, if asked).
+async fn publish_endpoints(ctx: &Arc<Ctx>, ns: &str, name: &str, knobs: &ControllerKnobs) {
+    let id = (ns.to_string(), name.to_string());
+    if knobs.ingress_without_endpoints {
+        lock(&ctx.published).remove(&id);
+        return;
+    }
+    let current = endpoints::is_current(&ctx.shared.store.lock(), ns, name, true);
+    if !current {
+        tokio::time::sleep(knobs.ingress_delay + knobs.endpoints_delay).await;
+    }
+    publish(ctx, &id, true);
+    if let Some(period) = knobs.flapping {
+        let mut ready = true;
+        loop {
+            tokio::time::sleep(period).await;
+            ready = !ready;
+            publish(ctx, &id, ready);
         }
     }
 }
 
-fn has_desired_ingress(svc: &Value) -> bool {
-    meta::get(svc, &["status", "loadBalancer", "ingress"]) == Some(&json!([desired_ingress(svc)]))
+fn publish(ctx: &Ctx, id: &Id, gate_open: bool) {
+    lock(&ctx.published).insert(id.clone(), gate_open);
+    endpoints::sync(&mut ctx.shared.store.lock(), &id.0, &id.1, gate_open);
 }
 
-fn set_ingress(inner: &mut Inner, ns: &str, name: &str) {
+fn has_ingress(svc: &Value, cloud: &CloudOptions) -> bool {
+    meta::get(svc, &["status", "loadBalancer", "ingress"])
+        == Some(&json!([lb::ingress(svc, cloud)]))
+}
+
+fn write_status(inner: &mut Inner, ns: &str, name: &str, load_balancer: Value) {
     let Some(mut svc) = service(inner, ns, name) else {
         return;
     };
-    if meta::get_str(&svc, &["spec", "type"]) != Some("LoadBalancer") || has_desired_ingress(&svc) {
-        return;
-    }
-    let ingress = desired_ingress(&svc);
-    meta::set(
-        &mut svc,
-        &["status", "loadBalancer"],
-        json!({"ingress": [ingress]}),
-    );
+    meta::set(&mut svc, &["status", "loadBalancer"], load_balancer);
     let ctx = WriteCtx {
         manager: CCM,
         dry_run: false,
@@ -280,178 +369,47 @@ fn set_ingress(inner: &mut Inner, ns: &str, name: &str) {
     );
 }
 
-fn slice_name(svc: &Value) -> String {
-    format!(
-        "{}-{}",
-        meta::name(svc),
-        meta::suffix(5, Some(meta::uid(svc)))
-    )
-}
-
-fn slices_of(inner: &Inner, ns: &str, name: &str) -> Vec<(Key, Value)> {
-    inner
-        .list(ENDPOINTSLICES, Some(ns))
-        .into_iter()
-        .filter(|(_, s)| {
-            meta::get_str(s, &["metadata", "labels", SERVICE_NAME]) == Some(name)
-                && meta::get_str(s, &["metadata", "labels", MANAGED_BY]) == Some(SLICE_CONTROLLER)
-        })
-        .map(|(k, s)| (k, (*s).clone()))
-        .collect()
-}
-
-fn endpoints_ready(inner: &Inner, ns: &str, name: &str, n: usize) -> bool {
-    slices_of(inner, ns, name).iter().any(|(_, s)| {
-        let eps = s
-            .get("endpoints")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        eps.len() == n
-            && eps
-                .iter()
-                .all(|e| meta::get(e, &["conditions", "ready"]) == Some(&json!(true)))
-    })
-}
-
-/// Writes the EndpointSlice and the Endpoints object of a Service: `n` endpoints, all ready
-/// or all not ready.
-fn set_endpoints(inner: &mut Inner, ns: &str, name: &str, n: usize, ready: bool) {
+fn set_ingress(inner: &mut Inner, ns: &str, name: &str, cloud: &CloudOptions) {
     let Some(svc) = service(inner, ns, name) else {
         return;
     };
-    let ports: Vec<Value> = meta::get(&svc, &["spec", "ports"])
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let target = |p: &Value| match p.get("targetPort") {
-        Some(Value::Number(n)) => json!(n),
-        _ => p.get("port").cloned().unwrap_or(json!(0)),
-    };
-    let ips: Vec<String> = (1..=n).map(|i| format!("10.0.0.{i}")).collect();
-    let endpoints: Vec<Value> = ips
-        .iter()
-        .enumerate()
-        .map(|(i, ip)| {
-            json!({
-                "addresses": [ip],
-                "conditions": {"ready": ready, "serving": ready, "terminating": false},
-                "nodeName": format!("master-{i}"),
-            })
-        })
-        .collect();
-    let slice_ports: Vec<Value> = ports
-        .iter()
-        .map(|p| json!({"name": p.get("name").cloned().unwrap_or(json!("")), "port": target(p), "protocol": p.get("protocol").cloned().unwrap_or(json!("TCP"))}))
-        .collect();
-    let owner = json!([{
-        "apiVersion": "v1", "kind": "Service", "name": name, "uid": meta::uid(&svc),
-        "controller": true, "blockOwnerDeletion": true
-    }]);
-    let ctx = WriteCtx {
-        manager: KCM,
-        dry_run: false,
-    };
-    let existing = slices_of(inner, ns, name);
-    let mut slice = match existing.first() {
-        Some((_, s)) => s.clone(),
-        None => json!({
-            "apiVersion": "discovery.k8s.io/v1",
-            "kind": "EndpointSlice",
-            "metadata": {
-                "name": slice_name(&svc),
-                "namespace": ns,
-                "generateName": format!("{name}-"),
-                "labels": {
-                    SERVICE_NAME: name,
-                    MANAGED_BY: SLICE_CONTROLLER,
-                },
-                "ownerReferences": owner,
-            },
-        }),
-    };
-    slice["addressType"] = json!("IPv4");
-    slice["endpoints"] = json!(endpoints);
-    slice["ports"] = json!(slice_ports);
-    let _ = match existing.first() {
-        Some((key, _)) => ops::update(inner, key, slice, Scope::Main, &ctx),
-        None => ops::create(inner, ENDPOINTSLICES, ns, slice, &ctx),
-    };
-
-    let addresses: Vec<Value> = ips
-        .iter()
-        .enumerate()
-        .map(|(i, ip)| json!({"ip": ip, "nodeName": format!("master-{i}")}))
-        .collect();
-    let ep_ports: Vec<Value> = ports
-        .iter()
-        .map(|p| {
-            let mut e = json!({"port": target(p), "protocol": p.get("protocol").cloned().unwrap_or(json!("TCP"))});
-            if let Some(n) = p.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()) {
-                e["name"] = json!(n);
-            }
-            e
-        })
-        .collect();
-    let mut subset = json!({"ports": ep_ports});
-    if !addresses.is_empty() {
-        subset[if ready {
-            "addresses"
-        } else {
-            "notReadyAddresses"
-        }] = json!(addresses);
+    if !is_lb(&svc) || has_ingress(&svc, cloud) {
+        return;
     }
-    let key = Key::new(ENDPOINTS, ns, name);
-    let mut ep = match inner.get(&key) {
-        Some(e) => (*e).clone(),
-        None => {
-            json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": name, "namespace": ns}})
-        }
-    };
-    ep["subsets"] = json!([subset]);
-    let _ = match inner.get(&key) {
-        Some(_) => ops::update(inner, &key, ep, Scope::Main, &ctx),
-        None => ops::create(inner, ENDPOINTS, ns, ep, &ctx),
-    };
+    write_status(
+        inner,
+        ns,
+        name,
+        json!({"ingress": [lb::ingress(&svc, cloud)]}),
+    );
+}
+
+fn clear_ingress(inner: &mut Inner, ns: &str, name: &str) {
+    if service(inner, ns, name)
+        .is_some_and(|s| meta::get(&s, &["status", "loadBalancer", "ingress"]).is_some())
+    {
+        write_status(inner, ns, name, json!({}));
+    }
 }
 
 /// A Service that is gone or no longer a LoadBalancer: no ingress, no endpoints.
 fn clear(inner: &mut Inner, ns: &str, name: &str, deleted: bool) {
-    let opts = DeleteOpts::default();
-    for (key, _) in slices_of(inner, ns, name) {
-        let _ = delete::delete(inner, &key, &opts);
-    }
-    let _ = delete::delete(inner, &Key::new(ENDPOINTS, ns, name), &opts);
-    if deleted {
-        return;
-    }
-    if let Some(mut svc) = service(inner, ns, name)
-        && meta::get(&svc, &["status", "loadBalancer", "ingress"]).is_some()
-    {
-        meta::set(&mut svc, &["status", "loadBalancer"], json!({}));
-        let ctx = WriteCtx {
-            manager: CCM,
-            dry_run: false,
-        };
-        let _ = ops::update(
-            inner,
-            &Key::new(SERVICES, ns, name),
-            svc,
-            Scope::Status,
-            &ctx,
-        );
+    endpoints::clear(inner, ns, name);
+    if !deleted {
+        clear_ingress(inner, ns, name);
     }
 }
 
-/// Forces ingress and `n` ready endpoints; false when there is no such LoadBalancer Service.
-fn make_ready_now(inner: &mut Inner, ns: &str, name: &str, n: usize) -> bool {
+/// Forces ingress and endpoints; false when there is no such LoadBalancer Service.
+fn make_ready_now(ctx: &Ctx, inner: &mut Inner, ns: &str, name: &str) -> bool {
     let Some(svc) = service(inner, ns, name) else {
         return false;
     };
-    if meta::get_str(&svc, &["spec", "type"]) != Some("LoadBalancer") {
+    if !is_lb(&svc) {
         return false;
     }
-    set_ingress(inner, ns, name);
-    set_endpoints(inner, ns, name, n, true);
+    set_ingress(inner, ns, name, ctx.lbs.cloud());
+    lock(&ctx.published).insert((ns.to_string(), name.to_string()), true);
+    endpoints::sync(inner, ns, name, true);
     true
 }

@@ -7,7 +7,8 @@
 //!   for 127.0.0.1/::1/localhost, bearer-token auth (401 `Status` otherwise), and a
 //!   kubeconfig with `certificate-authority-data` and a token.
 //! - Discovery: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>` (legacy
-//!   format) for core/v1 namespaces, services (+status), endpoints, configmaps;
+//!   format) for core/v1 namespaces, services (+status), endpoints, configmaps, pods
+//!   (+status), events;
 //!   discovery.k8s.io/v1 endpointslices; config.openshift.io/v1 clusterversions and
 //!   infrastructures (cluster-scoped, +status); apiextensions.k8s.io/v1
 //!   customresourcedefinitions (holding the two CRDs).
@@ -34,14 +35,20 @@
 //! - Lists always come from the latest state (`resourceVersionMatch` is ignored).
 //! - No RBAC, no admission, no aggregated discovery, no OpenAPI, no protobuf, no HTTP/2.
 //! - GC and namespace termination complete inside the DELETE request.
-//! - The controller only serves Services of type LoadBalancer (see `controller`).
+//! - The controllers only serve Services of type LoadBalancer (see `controller`); pods exist
+//!   only on the simulated control-plane nodes (see `kubelet`); load balancers follow the
+//!   rules of `lb`.
 
 mod apply;
 mod controller;
 mod delete;
 mod discovery;
+mod endpoints;
+mod events;
 mod fields;
 mod http;
+mod kubelet;
+mod lb;
 mod meta;
 mod objects;
 mod ops;
@@ -63,6 +70,8 @@ use std::time::Duration;
 use store::{Key, Store};
 use tokio::task::JoinHandle;
 
+pub use kubelet::PodSet;
+pub use lb::{CloudOptions, Ipv4Cidr};
 pub use tls::SERVER_NAMES;
 
 /// How the simulated service controller behaves. Can be changed at runtime
@@ -71,9 +80,10 @@ pub use tls::SERVER_NAMES;
 pub struct ControllerKnobs {
     /// After a LoadBalancer Service appears/changes, set `status.loadBalancer.ingress`.
     pub ingress_delay: Duration,
-    /// After that, create EndpointSlices with ready endpoints ("masters coming up").
+    /// After that, create EndpointSlices from the matching pods ("masters coming up").
     pub endpoints_delay: Duration,
-    /// How many endpoints.
+    /// How many control-plane nodes run the control-plane pods (so: how many endpoints a
+    /// Service that selects them gets).
     pub endpoints: usize,
     /// Never set ingress nor endpoints.
     pub never_ready: bool,
@@ -83,6 +93,8 @@ pub struct ControllerKnobs {
     pub flapping: Option<Duration>,
     /// The server closes every open watch stream with this period.
     pub drop_watches_every: Option<Duration>,
+    /// How soon a load balancer the cloud refused is reconciled again.
+    pub refusal_retry: Duration,
 }
 
 impl Default for ControllerKnobs {
@@ -95,6 +107,7 @@ impl Default for ControllerKnobs {
             ingress_without_endpoints: false,
             flapping: None,
             drop_watches_every: None,
+            refusal_retry: Duration::from_millis(500),
         }
     }
 }
@@ -110,6 +123,11 @@ pub struct KubeSimOptions {
     pub token: Option<String>,
     /// Objects created at start (full objects with apiVersion/kind; status is kept).
     pub objects: Vec<Value>,
+    /// What the load-balancer controllers know of the cloud (see [`CloudOptions`]).
+    pub cloud: CloudOptions,
+    /// Pods every control-plane node runs once their namespace exists (default: OpenShift's
+    /// kube-apiserver and machine-config-server, see [`PodSet::openshift`]).
+    pub control_plane_pods: Vec<PodSet>,
 }
 
 impl Default for KubeSimOptions {
@@ -120,6 +138,8 @@ impl Default for KubeSimOptions {
             bookmark_interval: Duration::from_secs(1),
             token: None,
             objects: Vec::new(),
+            cloud: CloudOptions::default(),
+            control_plane_pods: PodSet::openshift(),
         }
     }
 }
@@ -188,7 +208,12 @@ impl KubeSim {
         seed(&shared, &opts.objects)?;
         let acceptor = tokio_rustls::TlsAcceptor::from(pki.server);
         let server = tokio::spawn(http::serve(listener, acceptor, shared.clone()));
-        let controller = controller::Controller::start(shared.clone(), opts.controller);
+        let controller = controller::Controller::start(
+            shared.clone(),
+            opts.controller,
+            opts.cloud,
+            opts.control_plane_pods,
+        )?;
         Ok(KubeSim {
             shared,
             controller,
@@ -269,6 +294,11 @@ impl KubeSim {
     /// Creates an object directly (as manager `kube-sim`), status included.
     pub fn create(&self, obj: Value) -> Result<Value> {
         create_object(&self.shared, obj)
+    }
+
+    /// The Events about the Service `namespace/name`, in the order they were last written.
+    pub fn service_events(&self, namespace: &str, name: &str) -> Vec<Value> {
+        events::of_service(&self.shared.store.lock(), namespace, name)
     }
 
     /// The current (global) resourceVersion.

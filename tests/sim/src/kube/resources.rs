@@ -63,6 +63,10 @@ pub const NAMESPACES: usize = 0;
 pub const SERVICES: usize = 1;
 pub const ENDPOINTS: usize = 2;
 pub const ENDPOINTSLICES: usize = 4;
+/// Pods of the simulated control-plane nodes (see `kubelet`).
+pub const PODS: usize = 8;
+/// Events of the simulated load-balancer controllers (see `events`).
+pub const EVENTS: usize = 9;
 
 pub static RESOURCES: &[Resource] = &[
     Resource {
@@ -193,6 +197,38 @@ pub static RESOURCES: &[Resource] = &[
         custom: false,
         atomic_maps: &[],
     },
+    Resource {
+        group: "",
+        version: "v1",
+        plural: "pods",
+        singular: "pod",
+        kind: "Pod",
+        namespaced: true,
+        status: true,
+        short_names: &["po"],
+        categories: ALL,
+        name_rule: NameRule::Dns1123Subdomain,
+        returns_deleted_object: true,
+        generation: false,
+        custom: false,
+        atomic_maps: &[],
+    },
+    Resource {
+        group: "",
+        version: "v1",
+        plural: "events",
+        singular: "event",
+        kind: "Event",
+        namespaced: true,
+        status: false,
+        short_names: &["ev"],
+        categories: &[],
+        name_rule: NameRule::Dns1123Subdomain,
+        returns_deleted_object: false,
+        generation: false,
+        custom: false,
+        atomic_maps: &[],
+    },
 ];
 
 pub fn find(group: &str, version: &str, plural: &str) -> Option<usize> {
@@ -210,4 +246,23 @@ pub fn groups() -> Vec<&'static str> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_constants_name_their_resources() {
+        for (idx, plural) in [
+            (NAMESPACES, "namespaces"),
+            (SERVICES, "services"),
+            (ENDPOINTS, "endpoints"),
+            (ENDPOINTSLICES, "endpointslices"),
+            (PODS, "pods"),
+            (EVENTS, "events"),
+        ] {
+            assert_eq!(RESOURCES[idx].plural, plural);
+        }
+    }
 }

@@ -170,7 +170,10 @@ mod tests {
             "observedGeneration": 1, "versionHash": "h"}});
         assert!(check(cluster_version(), &mut full.clone()).is_empty());
         let mut missing = full;
-        missing["status"].as_object_mut().unwrap().remove("availableUpdates");
+        missing["status"]
+            .as_object_mut()
+            .unwrap()
+            .remove("availableUpdates");
         assert_eq!(
             fields(&check(cluster_version(), &mut missing)),
             ["status.availableUpdates"]

@@ -1,0 +1,486 @@
+//! The simulated load-balancer controllers: which controller serves a Service (from its
+//! annotations), whether the cloud lets it have the addresses it asks for, and the ingress
+//! it then reports. A refusal is an Event on the Service, as the real controller records it,
+//! and no ingress.
+//!
+//! | Service | controller | ingress | refused when |
+//! | --- | --- | --- | --- |
+//! | `aws-load-balancer-type: external` | AWS Load Balancer Controller (`service`) | NLB hostname only | see `aws`: `FailedBuildModel`, `FailedDeployModel` |
+//! | other `aws-load-balancer-*` | in-tree AWS provider (`service-controller`) | ELB hostname | never |
+//! | GCP / Azure internal | service controller + cloud provider | the IP | see `frontends`: `SyncLoadBalancerFailed` |
+//! | anything else | service controller | the requested IP, else a hostname | never |
+//!
+//! Every claim goes through one async mutex, so two Services never race for an address, and
+//! each Service's claims are remembered so that a change or a deletion gives them back.
+
+mod aws;
+mod ec2;
+mod frontends;
+
+use super::events::{EventType, Report};
+use super::meta;
+use super::resources::SERVICES;
+use super::store::{Key, Store};
+use anyhow::Result;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+use std::str::FromStr;
+
+const AZURE_IPV4: &str = "service.beta.kubernetes.io/azure-load-balancer-ipv4";
+const AZURE_INTERNAL: &str = "service.beta.kubernetes.io/azure-load-balancer-internal";
+const GKE_TYPE: &str = "networking.gke.io/load-balancer-type";
+const GCE_TYPE: &str = "cloud.google.com/load-balancer-type";
+const AWS_PREFIX: &str = "service.beta.kubernetes.io/aws-load-balancer-";
+
+/// The AWS Load Balancer Controller's event recorder name and reasons.
+const LBC: &str = "service";
+/// The service controller of kube-controller-manager / cloud-controller-manager.
+const SERVICE_CONTROLLER: &str = "service-controller";
+
+/// An IPv4 range, `10.0.128.0/17`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ipv4Cidr {
+    pub network: Ipv4Addr,
+    pub prefix: u8,
+}
+
+impl Ipv4Cidr {
+    pub fn new(network: Ipv4Addr, prefix: u8) -> Self {
+        Self { network, prefix }
+    }
+
+    fn mask(&self) -> u32 {
+        u32::MAX
+            .checked_shl(32 - u32::from(self.prefix.min(32)))
+            .unwrap_or(0)
+    }
+
+    pub fn contains(&self, ip: Ipv4Addr) -> bool {
+        u32::from(ip) & self.mask() == u32::from(self.network) & self.mask()
+    }
+}
+
+impl std::fmt::Display for Ipv4Cidr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.network, self.prefix)
+    }
+}
+
+impl FromStr for Ipv4Cidr {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (net, prefix) = s
+            .split_once('/')
+            .ok_or(format!("{s:?}: expected a.b.c.d/n"))?;
+        let network = net.parse().map_err(|_| format!("{s:?}: bad address"))?;
+        let prefix = prefix
+            .parse()
+            .ok()
+            .filter(|p| *p <= 32)
+            .ok_or(format!("{s:?}: bad prefix length"))?;
+        Ok(Self { network, prefix })
+    }
+}
+
+/// What the simulated load-balancer controllers know of the cloud behind them. Each rule that
+/// needs a fact of the cloud is enforced only when that fact is given.
+#[derive(Clone, Debug)]
+pub struct CloudOptions {
+    /// AWS: the EC2 endpoint of moto (`http://127.0.0.1:PORT`, not a counting proxy). When set,
+    /// the simulated AWS Load Balancer Controller checks and claims its NLBs' addresses there
+    /// (see `aws`); without it, only against the other Services' NLBs.
+    pub aws_ec2_endpoint: Option<String>,
+    /// AWS: the region, for moto's backend and the NLB hostnames.
+    pub aws_region: String,
+    /// GCP: the range of the cloud-config subnetwork (the compute subnet), where internal
+    /// forwarding rules live.
+    pub gcp_compute_subnet: Option<Ipv4Cidr>,
+    /// Azure: the range of the subnet the internal load balancer uses (the compute subnet).
+    pub azure_compute_subnet: Option<Ipv4Cidr>,
+}
+
+impl Default for CloudOptions {
+    fn default() -> Self {
+        Self {
+            aws_ec2_endpoint: None,
+            aws_region: "us-east-1".into(),
+            gcp_compute_subnet: None,
+            azure_compute_subnet: None,
+        }
+    }
+}
+
+/// Which controller serves a Service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    AwsLoadBalancerController,
+    AwsInTree,
+    GcpInternal,
+    AzureInternal,
+    Other,
+}
+
+fn annotation<'a>(svc: &'a Value, key: &str) -> Option<&'a str> {
+    meta::get_str(svc, &["metadata", "annotations", key])
+}
+
+fn kind(svc: &Value) -> Kind {
+    let has_aws = meta::get(svc, &["metadata", "annotations"])
+        .and_then(Value::as_object)
+        .is_some_and(|a| a.keys().any(|k| k.starts_with(AWS_PREFIX)));
+    if annotation(svc, aws::TYPE) == Some("external") {
+        Kind::AwsLoadBalancerController
+    } else if has_aws {
+        Kind::AwsInTree
+    } else if [GKE_TYPE, GCE_TYPE]
+        .iter()
+        .any(|k| annotation(svc, k).is_some_and(|v| v.eq_ignore_ascii_case("internal")))
+    {
+        Kind::GcpInternal
+    } else if annotation(svc, AZURE_INTERNAL) == Some("true") {
+        Kind::AzureInternal
+    } else {
+        Kind::Other
+    }
+}
+
+/// The address asked for: Azure's annotation, else `spec.loadBalancerIP`.
+fn requested_ip(svc: &Value) -> Option<&str> {
+    annotation(svc, AZURE_IPV4)
+        .map(str::trim)
+        .or_else(|| meta::get_str(svc, &["spec", "loadBalancerIP"]))
+        .filter(|s| !s.is_empty())
+}
+
+/// The ingress entry the Service's controller reports once its load balancer exists.
+pub fn ingress(svc: &Value, cloud: &CloudOptions) -> Value {
+    match kind(svc) {
+        Kind::AwsLoadBalancerController => {
+            json!({"hostname": aws::hostname(svc, &cloud.aws_region)})
+        }
+        Kind::AwsInTree => json!({"hostname": elb_hostname(svc, &cloud.aws_region)}),
+        Kind::GcpInternal | Kind::AzureInternal | Kind::Other => match requested_ip(svc) {
+            Some(ip) => json!({"ip": ip, "ipMode": "VIP"}),
+            None => json!({"hostname": elb_hostname(svc, &cloud.aws_region)}),
+        },
+    }
+}
+
+/// The in-tree provider's ELB name shape: `<name>-<hex>.elb.<region>.amazonaws.com`.
+fn elb_hostname(svc: &Value, region: &str) -> String {
+    let hex: String = meta::uid(svc)
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .take(8)
+        .collect();
+    format!("{}-{hex}.elb.{region}.amazonaws.com", meta::name(svc))
+}
+
+/// What a Service holds.
+#[derive(Clone, Debug)]
+enum Held {
+    Nlb(aws::Nlb),
+    Frontend(frontends::Frontend),
+}
+
+/// What the Service with this uid holds (a Service re-created under the same name is another).
+#[derive(Clone, Debug)]
+struct Holding {
+    uid: String,
+    held: Held,
+}
+
+type Id = (String, String);
+
+/// The outcome of one reconcile of a Service's load balancer.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The load balancer exists as asked; the events to record (may be empty).
+    Provisioned(Vec<Report>),
+    /// Refused: the events to record, the last one the Warning.
+    Refused(Vec<Report>),
+    /// The Service is gone, or not of type LoadBalancer.
+    Gone,
+}
+
+pub struct LoadBalancers {
+    cloud: CloudOptions,
+    ec2: Option<ec2::Ec2>,
+    held: tokio::sync::Mutex<HashMap<Id, Holding>>,
+}
+
+fn report(
+    component: &'static str,
+    typ: EventType,
+    reason: &'static str,
+    message: String,
+) -> Report {
+    Report {
+        component,
+        typ,
+        reason,
+        message,
+    }
+}
+
+/// The service controller's Normal events around a sync.
+fn ensuring() -> Report {
+    report(
+        SERVICE_CONTROLLER,
+        EventType::Normal,
+        "EnsuringLoadBalancer",
+        "Ensuring load balancer".into(),
+    )
+}
+
+fn ensured() -> Report {
+    report(
+        SERVICE_CONTROLLER,
+        EventType::Normal,
+        "EnsuredLoadBalancer",
+        "Ensured load balancer".into(),
+    )
+}
+
+impl LoadBalancers {
+    pub fn new(cloud: CloudOptions) -> Result<Self> {
+        let ec2 = match &cloud.aws_ec2_endpoint {
+            Some(endpoint) => Some(ec2::Ec2::new(endpoint, &cloud.aws_region)?),
+            None => None,
+        };
+        Ok(Self {
+            cloud,
+            ec2,
+            held: tokio::sync::Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn cloud(&self) -> &CloudOptions {
+        &self.cloud
+    }
+
+    /// True when the Service holds exactly what it asks for now (nothing to do).
+    pub async fn is_provisioned(&self, svc: &Value) -> bool {
+        let id = (
+            meta::namespace(svc).to_string(),
+            meta::name(svc).to_string(),
+        );
+        let held = self.held.lock().await;
+        let current = held
+            .get(&id)
+            .filter(|h| h.uid == meta::uid(svc))
+            .map(|h| &h.held);
+        if held.contains_key(&id) && current.is_none() {
+            return false;
+        }
+        match (kind(svc), current) {
+            (Kind::AwsLoadBalancerController, Some(Held::Nlb(nlb))) => {
+                aws::build(svc).is_ok_and(|m| m == nlb.model)
+            }
+            (Kind::AwsLoadBalancerController, _) => false,
+            (Kind::GcpInternal | Kind::AzureInternal, current) => match self.frontend(svc) {
+                Ok(Some(wanted)) => {
+                    matches!(current, Some(Held::Frontend(f)) if *f == wanted)
+                }
+                Ok(None) => current.is_none(),
+                Err(_) => false,
+            },
+            (Kind::AwsInTree | Kind::Other, current) => current.is_none(),
+        }
+    }
+
+    fn frontend(&self, svc: &Value) -> Result<Option<frontends::Frontend>, String> {
+        let (cloud, subnet) = match kind(svc) {
+            Kind::GcpInternal => (frontends::Cloud::Gcp, self.cloud.gcp_compute_subnet),
+            Kind::AzureInternal => (frontends::Cloud::Azure, self.cloud.azure_compute_subnet),
+            _ => return Ok(None),
+        };
+        frontends::model(cloud, svc, requested_ip(svc), subnet)
+    }
+
+    /// Reconciles the load balancer of the Service `ns/name` as it is stored now: gives back
+    /// what it held if that changed, then claims what it asks for, or refuses.
+    pub async fn reconcile(&self, store: &Store, ns: &str, name: &str) -> Outcome {
+        let id = (ns.to_string(), name.to_string());
+        let mut held = self.held.lock().await;
+        let svc = store
+            .lock()
+            .get(&Key::new(SERVICES, ns, name))
+            .map(|s| (*s).clone())
+            .filter(|s| meta::get_str(s, &["spec", "type"]) == Some("LoadBalancer"));
+        let Some(svc) = svc else {
+            if let Some(gone) = held.remove(&id) {
+                self.give_back(&gone.held).await;
+            }
+            return Outcome::Gone;
+        };
+        let holder = format!("{ns}/{name}");
+        let uid = meta::uid(&svc).to_string();
+        if held.get(&id).is_some_and(|h| h.uid != uid)
+            && let Some(stale) = held.remove(&id)
+        {
+            self.give_back(&stale.held).await;
+        }
+        match kind(&svc) {
+            Kind::AwsLoadBalancerController => {
+                let model = match aws::build(&svc) {
+                    Ok(m) => m,
+                    Err(why) => {
+                        return Outcome::Refused(vec![report(
+                            LBC,
+                            EventType::Warning,
+                            "FailedBuildModel",
+                            format!("Failed build model due to {why}"),
+                        )]);
+                    }
+                };
+                let done = report(
+                    LBC,
+                    EventType::Normal,
+                    "SuccessfullyReconciled",
+                    "Successfully reconciled".into(),
+                );
+                if matches!(held.get(&id), Some(Holding { held: Held::Nlb(n), .. }) if n.model == model)
+                {
+                    return Outcome::Provisioned(vec![done]);
+                }
+                if let Some(old) = held.remove(&id) {
+                    self.give_back(&old.held).await;
+                }
+                let others: Vec<&aws::Nlb> = held
+                    .values()
+                    .filter_map(|h| match &h.held {
+                        Held::Nlb(n) => Some(n),
+                        Held::Frontend(_) => None,
+                    })
+                    .collect();
+                match aws::deploy(self.ec2.as_ref(), &model, &holder, &others).await {
+                    Ok(nlb) => {
+                        held.insert(
+                            id,
+                            Holding {
+                                uid,
+                                held: Held::Nlb(nlb),
+                            },
+                        );
+                        Outcome::Provisioned(vec![done])
+                    }
+                    Err(why) => Outcome::Refused(vec![report(
+                        LBC,
+                        EventType::Warning,
+                        "FailedDeployModel",
+                        format!("Failed deploy model due to {why}"),
+                    )]),
+                }
+            }
+            Kind::GcpInternal | Kind::AzureInternal => {
+                let ensuring = ensuring();
+                let refused = |why: String| {
+                    Outcome::Refused(vec![
+                        ensuring.clone(),
+                        report(
+                            SERVICE_CONTROLLER,
+                            EventType::Warning,
+                            "SyncLoadBalancerFailed",
+                            format!(
+                                "Error syncing load balancer: failed to ensure load balancer: {why}"
+                            ),
+                        ),
+                    ])
+                };
+                let wanted = match self.frontend(&svc) {
+                    Ok(w) => w,
+                    Err(why) => return refused(why),
+                };
+                if let Some(old) = held.remove(&id) {
+                    self.give_back(&old.held).await;
+                }
+                if let Some(wanted) = wanted {
+                    let others: Vec<&frontends::Frontend> = held
+                        .values()
+                        .filter_map(|h| match &h.held {
+                            Held::Frontend(f) => Some(f),
+                            Held::Nlb(_) => None,
+                        })
+                        .collect();
+                    if let Err(why) = frontends::check(&wanted, &others) {
+                        return refused(why);
+                    }
+                    held.insert(
+                        id,
+                        Holding {
+                            uid,
+                            held: Held::Frontend(wanted),
+                        },
+                    );
+                }
+                Outcome::Provisioned(vec![ensuring, ensured()])
+            }
+            Kind::AwsInTree | Kind::Other => {
+                if let Some(old) = held.remove(&id) {
+                    self.give_back(&old.held).await;
+                }
+                Outcome::Provisioned(vec![ensuring(), ensured()])
+            }
+        }
+    }
+
+    /// Gives back everything the Service `ns/name` with `uid` held (it was deleted or is no
+    /// longer a LoadBalancer). A Service re-created under that name keeps what it holds.
+    pub async fn release(&self, ns: &str, name: &str, uid: &str) {
+        let id = (ns.to_string(), name.to_string());
+        let mut held = self.held.lock().await;
+        if held.get(&id).is_some_and(|h| h.uid == uid)
+            && let Some(gone) = held.remove(&id)
+        {
+            self.give_back(&gone.held).await;
+        }
+    }
+
+    async fn give_back(&self, held: &Held) {
+        if let Held::Nlb(nlb) = held {
+            aws::release(self.ec2.as_ref(), nlb).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cidrs_parse_print_and_contain() {
+        let c: Ipv4Cidr = "10.0.128.0/17".parse().unwrap();
+        assert_eq!(c.to_string(), "10.0.128.0/17");
+        assert!(c.contains("10.0.200.1".parse().unwrap()));
+        assert!(!c.contains("10.0.127.255".parse().unwrap()));
+        assert!("10.0.0.0".parse::<Ipv4Cidr>().is_err());
+        assert!("10.0.0.0/33".parse::<Ipv4Cidr>().is_err());
+        assert!(Ipv4Cidr::new(Ipv4Addr::UNSPECIFIED, 0).contains(Ipv4Addr::BROADCAST));
+    }
+
+    #[test]
+    fn services_are_told_apart_by_their_annotations() {
+        let with = |a: Value| json!({"metadata": {"annotations": a}});
+        assert_eq!(
+            kind(&with(json!({aws::TYPE: "external"}))),
+            Kind::AwsLoadBalancerController
+        );
+        assert_eq!(kind(&with(json!({aws::TYPE: "nlb"}))), Kind::AwsInTree);
+        assert_eq!(
+            kind(&with(json!({GKE_TYPE: "Internal"}))),
+            Kind::GcpInternal
+        );
+        assert_eq!(
+            kind(&with(json!({GCE_TYPE: "Internal"}))),
+            Kind::GcpInternal
+        );
+        assert_eq!(
+            kind(&with(json!({AZURE_INTERNAL: "true"}))),
+            Kind::AzureInternal
+        );
+        assert_eq!(kind(&with(json!({AZURE_IPV4: "10.0.1.5"}))), Kind::Other);
+    }
+}
