@@ -9,6 +9,7 @@ pub mod exit {
     pub const INVALID_INPUT: i32 = 2;
     pub const LOCKED: i32 = 3;
     pub const GATE_TIMEOUT: i32 = 4;
+    pub const CORRUPT_JOURNAL: i32 = 5;
 }
 
 /// Bad input: names the file, the field and what was expected. Nothing has been written.
@@ -51,6 +52,9 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         }
         if cause.is::<LockedError>() {
             return exit::LOCKED;
+        }
+        if cause.is::<crate::journal::CorruptJournal>() {
+            return exit::CORRUPT_JOURNAL;
         }
         if cause.is::<crate::cluster::gate::GateTimeout>() {
             return exit::GATE_TIMEOUT;

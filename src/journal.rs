@@ -6,7 +6,7 @@
 
 use crate::error::LockedError;
 use crate::plan::Change;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use bootstrap_cloud::Reservation;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -284,26 +284,38 @@ impl Journal {
     }
 }
 
+/// The journal exists but cannot be used: unreadable, not JSON, wrong shape, unknown format.
+/// Not transient (a restart cannot fix it), so it has its own exit code, and the file is left
+/// exactly as it is.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{path}: {problem}. The journal is left untouched; repair it rather than delete it: only it knows the handed-over IPs and the seeded bootstrap IP. Inspect it with `python3 -m json.tool {path}`; keep a copy before editing"
+)]
+pub struct CorruptJournal {
+    pub path: String,
+    pub problem: String,
+}
+
 /// Reads the journal without the lock (for `status` while an agent runs; writes are atomic).
 pub fn read_state(dir: &Path) -> Result<Option<JournalState>> {
     let path = dir.join(JOURNAL_FILE);
+    let corrupt = |problem: String| CorruptJournal {
+        path: path.display().to_string(),
+        problem,
+    };
     let bytes = match fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Err(e) => return Err(corrupt(format!("cannot read: {e}")).into()),
     };
-    let state: JournalState = serde_json::from_slice(&bytes).with_context(|| {
-        format!(
-            "{} is not a valid journal; repair it rather than delete it: only it knows the handed-over IPs and the seeded bootstrap IP",
-            path.display()
-        )
-    })?;
+    let state: JournalState =
+        serde_json::from_slice(&bytes).map_err(|e| corrupt(format!("not a valid journal: {e}")))?;
     if state.version != FORMAT_VERSION {
-        bail!(
-            "{}: journal format {} is not supported (expected {FORMAT_VERSION})",
-            path.display(),
+        return Err(corrupt(format!(
+            "journal format {} is not supported (expected {FORMAT_VERSION})",
             state.version
-        );
+        ))
+        .into());
     }
     Ok(Some(state))
 }

@@ -535,3 +535,76 @@ fn a_malformed_creds_secret_never_quotes_the_secret() {
         "{out:?}"
     );
 }
+
+/// A corrupt journal is not transient: exit 5 (the unit does not restart on it), the message
+/// names the file and how to inspect it, and the file is left exactly as it was.
+#[test]
+fn a_corrupt_journal_exits_5_names_the_file_and_is_left_untouched() {
+    let cases: [(&str, &[u8]); 6] = [
+        (
+            "truncated",
+            br#"{"version": 1, "generation": 1, "steps": {"#,
+        ),
+        ("binary", &[0xff, 0x00, 0xfe, 0x7b]),
+        ("empty", b""),
+        ("wrong types", br#"{"version": "one", "generation": 1}"#),
+        (
+            "unknown step",
+            br#"{"version": 1, "generation": 1, "run_step": "levitate"}"#,
+        ),
+        ("unsupported format", br#"{"version": 99, "generation": 1}"#),
+    ];
+    for (what, bytes) in cases {
+        let state = tempfile::tempdir().unwrap();
+        let journal = state.path().join("journal.json");
+        fs::write(&journal, bytes).unwrap();
+        let state_dir = state.path().display().to_string();
+        let assets = fixture("aws").display().to_string();
+        for args in [
+            vec!["status", "--state-dir", &state_dir],
+            vec![
+                "plan",
+                "--offline",
+                "--assets",
+                &assets,
+                "--state-dir",
+                &state_dir,
+            ],
+            vec![
+                "reserve",
+                "--assets",
+                &assets,
+                "--state-dir",
+                &state_dir,
+                "--bootstrap-ip",
+                "10.0.1.10",
+            ],
+        ] {
+            let out = agent(&args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(5), "{what}: {args:?}: {stderr}");
+            assert!(
+                stderr.contains(&journal.display().to_string()),
+                "{what}: {stderr}"
+            );
+            assert!(stderr.contains("python3 -m json.tool"), "{what}: {stderr}");
+            assert_eq!(
+                fs::read(&journal).unwrap(),
+                bytes,
+                "{what}: {args:?} touched the journal"
+            );
+        }
+    }
+    // A directory where the journal should be: unreadable, never "no journal".
+    let state = tempfile::tempdir().unwrap();
+    fs::create_dir(state.path().join("journal.json")).unwrap();
+    let out = agent(&["status", "--state-dir", &state.path().display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

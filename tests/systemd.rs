@@ -110,7 +110,7 @@ fn unit_is_hardened_and_resume_safe() {
         "PrivateTmp=yes",
         "ReadWritePaths=/var/lib/bootstrap-agent",
         "CapabilityBoundingSet=\n",
-        "RestartPreventExitStatus=2 3",
+        "RestartPreventExitStatus=2 3 5",
     ] {
         assert!(unit.contains(line), "unit lacks {line:?}");
     }
