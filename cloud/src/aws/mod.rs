@@ -75,17 +75,42 @@ pub async fn load_config(settings: &AwsSettings) -> aws_config::SdkConfig {
     loader.load().await
 }
 
+/// The HTTP status of a raw SDK response (every AWS SDK answers with the same response type).
+pub(crate) trait HttpStatus {
+    fn http_status(&self) -> u16;
+}
+
+impl HttpStatus for aws_sdk_ec2::config::http::HttpResponse {
+    fn http_status(&self) -> u16 {
+        self.status().as_u16()
+    }
+}
+
+/// Service error codes that mean "try again": throttling and the services' own 5xx codes.
+const TRANSIENT_CODES: &[&str] = &[
+    "PriorRequestNotComplete",
+    "Throttling",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "InternalError",
+    "InternalFailure",
+    "ServiceUnavailable",
+    "Unavailable",
+];
+
 /// Maps an SDK error to ours using only the service's code and message (never the request,
-/// which carries signed headers).
+/// which carries signed headers). Throttling and every 5xx are transient.
 pub(crate) fn classify<E, R>(operation: &str, err: SdkError<E, R>) -> CloudError
 where
     E: ProvideErrorMetadata + std::error::Error,
-    R: fmt::Debug,
+    R: fmt::Debug + HttpStatus,
 {
+    let server_error = err.raw_response().is_some_and(|r| r.http_status() >= 500);
     let kind = match &err {
         SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
             ErrorKind::Transient
         }
+        SdkError::ServiceError(_) if server_error => ErrorKind::Transient,
         SdkError::ServiceError(_) => match err.code() {
             Some(code) if code.contains("NotFound") => ErrorKind::NotFound,
             // A lost compare-and-swap: the set we read is gone or changed, or one was created
@@ -99,10 +124,7 @@ where
             {
                 ErrorKind::Conflict
             }
-            Some("PriorRequestNotComplete") => ErrorKind::Transient,
-            Some("Throttling" | "ThrottlingException" | "RequestLimitExceeded") => {
-                ErrorKind::Transient
-            }
+            Some(code) if TRANSIENT_CODES.contains(&code) => ErrorKind::Transient,
             _ => ErrorKind::Fatal,
         },
         _ => ErrorKind::Fatal,
@@ -118,4 +140,47 @@ where
         },
     };
     CloudError::new(kind, operation, message)
+}
+
+#[cfg(test)]
+mod classify_tests {
+    use super::*;
+    use aws_sdk_ec2::config::http::HttpResponse;
+    use aws_sdk_ec2::operation::allocate_address::AllocateAddressError;
+    use aws_smithy_types::body::SdkBody;
+    use aws_smithy_types::error::ErrorMetadata;
+
+    fn service_error(status: u16, code: &str) -> SdkError<AllocateAddressError, HttpResponse> {
+        let err =
+            AllocateAddressError::generic(ErrorMetadata::builder().code(code).message("m").build());
+        let raw = HttpResponse::new(status.try_into().unwrap(), SdkBody::empty());
+        SdkError::service_error(err, raw)
+    }
+
+    #[test]
+    fn every_5xx_and_throttling_is_transient_a_4xx_is_not() {
+        for (status, code) in [
+            (500, "InternalError"),
+            (503, "Unavailable"),
+            (502, "SomethingNew"),
+            (503, "RequestLimitExceeded"),
+            (400, "Throttling"),
+            (400, "InternalFailure"),
+        ] {
+            let e = classify("AllocateAddress", service_error(status, code));
+            assert_eq!(e.kind, ErrorKind::Transient, "{status} {code}");
+        }
+        for (status, code) in [
+            (400, "InvalidParameterValue"),
+            (403, "UnauthorizedOperation"),
+        ] {
+            let e = classify("AllocateAddress", service_error(status, code));
+            assert_eq!(e.kind, ErrorKind::Fatal, "{status} {code}");
+        }
+        let e = classify(
+            "AllocateAddress",
+            service_error(400, "InvalidAllocationID.NotFound"),
+        );
+        assert_eq!(e.kind, ErrorKind::NotFound);
+    }
 }
