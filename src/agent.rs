@@ -117,6 +117,17 @@ impl Runner<'_> {
             .build();
         loop {
             match self.execute(stage).await {
+                Ok(report) if stage == Stage::Reserve && report.mutations > 0 => {
+                    // Verify, whichever command reserved: a lost AllocateAddress answer retried
+                    // (the call has no idempotency token) may have left a duplicate; this
+                    // second look plans its release, and nothing else.
+                    let verify = self.execute(stage).await?;
+                    return Ok(StageReport {
+                        mutations: report.mutations + verify.mutations,
+                        after: verify.after,
+                        ..report
+                    });
+                }
                 Err(e) if is_transient(&e) => {
                     let Some(delay) = delays.next() else {
                         return Err(e);

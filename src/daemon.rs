@@ -209,12 +209,8 @@ pub async fn run(
         };
         match step {
             Step::Reserve => {
-                let report = runner.run(Stage::Reserve).await?;
-                if report.mutations > 0 {
-                    // Verify: a retried AllocateAddress (no idempotency token) may have left a
-                    // duplicate; this second look plans its release, and nothing else.
-                    runner.run(Stage::Reserve).await?;
-                }
+                // The runner verifies after reserving (a duplicate from a lost answer is released).
+                runner.run(Stage::Reserve).await?;
                 machine.reserved()?;
             }
             Step::SeedDns => {
