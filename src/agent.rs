@@ -75,12 +75,11 @@ pub async fn observe(spec: &ClusterSpec, providers: Option<&Providers>) -> Resul
 
 fn subnets(spec: &ClusterSpec) -> Vec<String> {
     match &spec.platform {
-        crate::assets::Platform::Aws(aws) => aws
-            .public_subnets
-            .iter()
-            .chain(&aws.private_subnets)
-            .cloned()
-            .collect(),
+        crate::assets::Platform::Aws(aws) => {
+            let ids: std::collections::BTreeSet<&String> =
+                aws.public_subnets().chain(aws.private_subnets()).collect();
+            ids.into_iter().cloned().collect()
+        }
         _ => Vec::new(),
     }
 }
@@ -141,6 +140,11 @@ impl Runner<'_> {
     }
 
     async fn execute(&mut self, stage: Stage) -> Result<StageReport> {
+        // Every record and AWS reservation depends on the subnets: planning without them
+        // would plan nothing, and call it done.
+        if self.spec.pending_subnets().is_some() {
+            bail!("the AWS subnets were not settled before planning (providers::for_spec does it)");
+        }
         let Observation {
             mut observed,
             zones,

@@ -365,12 +365,17 @@ fn detect_host_ip() -> Option<IpAddr> {
 }
 
 async fn plan(common: &Common, offline: bool, stages: &[Stage]) -> Result<()> {
-    let spec = load_spec(common)?;
+    let mut spec = load_spec(common)?;
+    // Subnets found at run time cannot be planned without the cloud: say so rather than print
+    // a plan without them.
+    if offline && let Some(lookup) = spec.pending_subnets() {
+        return Err(lookup.offline_error(&spec.infra_id).into());
+    }
     let recorded = journal::read_state(&common.state.state_dir)?.unwrap_or_default();
     let mut observed = if offline {
         crate::plan::Observed::default()
     } else {
-        let providers = providers::for_spec(&spec).await?;
+        let providers = providers::for_spec(&mut spec).await?;
         agent::observe(&spec, providers.as_ref()).await?.observed
     };
     observed.handed_over = recorded.handed_over.clone();
@@ -394,11 +399,11 @@ async fn plan(common: &Common, offline: bool, stages: &[Stage]) -> Result<()> {
 }
 
 async fn stages(common: &Common, stages: &[Stage]) -> Result<()> {
-    let spec = load_spec(common)?;
+    let mut spec = load_spec(common)?;
     if stages.contains(&Stage::SeedDns) || stages.contains(&Stage::RemoveBootstrap) {
         agent::require_bootstrap_ip(&spec)?;
     }
-    let (mut journal, providers) = open(common, &spec).await?;
+    let (mut journal, providers) = open(common, &mut spec).await?;
     if stages.contains(&Stage::SeedDns) {
         refuse_other_bootstrap_ip(&journal, &spec)?;
     }
@@ -439,14 +444,17 @@ fn refuse_other_bootstrap_ip(journal: &Journal, spec: &ClusterSpec) -> Result<()
     }
 }
 
-/// The locked journal bound to this cluster, and the providers (after input is valid).
+/// The locked journal bound to this cluster, and the providers (after the input is valid).
+/// The lock comes first, so a second agent stops before any cloud call. The providers then
+/// settle the spec (finding AWS subnets only reads, and can still reject the input), and only
+/// then is the journal written.
 async fn open(
     common: &Common,
-    spec: &ClusterSpec,
+    spec: &mut ClusterSpec,
 ) -> Result<(Journal, Option<providers::Providers>)> {
     let mut journal = Journal::open(&common.state.state_dir)?;
-    journal.bind_cluster(&spec.infra_id)?;
     let providers = providers::for_spec(spec).await?;
+    journal.bind_cluster(&spec.infra_id)?;
     Ok((journal, providers))
 }
 
@@ -456,7 +464,7 @@ async fn run_daemon(
     gate: &GateArgs,
     registry: &RegistryArgs,
 ) -> Result<()> {
-    let spec = load_spec(common)?;
+    let mut spec = load_spec(common)?;
     agent::require_bootstrap_ip(&spec)?;
     let (reg, gates) = registry.load()?;
     let capabilities = crate::capabilities::selection_for_spec(
@@ -469,7 +477,6 @@ async fn run_daemon(
         crate::capabilities::cluster_version::overrides_from_assets(&common.assets)?;
     // Fail before any mutation on input that cannot work: kubeconfig, templates, done-file.
     crate::cluster::read_kubeconfig(&kube.kubeconfig)?;
-    crate::daemon::validate_templates(&spec, kube.templates.as_deref())?;
     if let Some(done) = &gate.done_file
         && done.file_name().is_none()
     {
@@ -477,7 +484,12 @@ async fn run_daemon(
             crate::error::InputError::new(done, "--done-file", "expected a file path").into(),
         );
     }
-    let (mut journal, providers) = open(common, &spec).await?;
+    // As `open`, with the templates checked once the spec is settled: they render one
+    // address per AWS subnet.
+    let mut journal = Journal::open(&common.state.state_dir)?;
+    let providers = providers::for_spec(&mut spec).await?;
+    crate::daemon::validate_templates(&spec, kube.templates.as_deref())?;
+    journal.bind_cluster(&spec.infra_id)?;
     refuse_other_bootstrap_ip(&journal, &spec)?;
     let settings = crate::daemon::RunSettings {
         kubeconfig: kube.kubeconfig.clone(),
@@ -503,8 +515,8 @@ async fn rendered(
     common: &Common,
     templates: Option<&std::path::Path>,
 ) -> Result<Vec<crate::render::Rendered>> {
-    let spec = load_spec(common)?;
-    let providers = providers::for_spec(&spec).await?;
+    let mut spec = load_spec(common)?;
+    let providers = providers::for_spec(&mut spec).await?;
     Ok(rendered_for(common, &spec, providers.as_ref(), templates)
         .await?
         .0)
@@ -574,12 +586,12 @@ async fn apply(common: &Common, kube: &KubeArgs) -> Result<()> {
 async fn wait(common: &Common, kube: &KubeArgs, gate: &GateArgs) -> Result<()> {
     // Lock first: the result goes into the journal, and waiting 30 min to learn that another
     // agent holds it would be no use.
-    let spec = load_spec(common)?;
+    let mut spec = load_spec(common)?;
     let mut journal = Journal::open(&common.state.state_dir)?;
     journal.bind_cluster(&spec.infra_id)?;
     let recorded = journal.state.services.clone();
     // The cloud proves who holds the reserved IPs where the ingress is only a hostname (AWS).
-    let providers = providers::for_spec(&spec).await?;
+    let providers = providers::for_spec(&mut spec).await?;
     let targets = if recorded.is_empty() {
         let (services, reservations) =
             rendered_for(common, &spec, providers.as_ref(), kube.templates.as_deref()).await?;

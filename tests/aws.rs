@@ -3,7 +3,7 @@
 #![cfg(feature = "aws")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bootstrap_sim::Hold;
+use bootstrap_sim::{Hold, VpcLayout};
 use serde_json::Value;
 
 mod common;
@@ -244,4 +244,155 @@ async fn seeding_a_different_bootstrap_ip_than_the_seeded_one_is_refused() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("dns teardown --bootstrap-ip 10.0.1.10"));
     assert!(h.peers.mutating_calls().is_empty());
+}
+
+// ---- installer-default networks: subnets found in EC2 --------------------------------------
+
+/// Our EIPs sit in exactly the `public` subnets and our ENIs in exactly the `private` ones,
+/// one each, and every reservation tag names the subnet it is in.
+fn assert_reserved_in(world: &World, public: &[String], private: &[String]) {
+    let placement = |r: &Value| {
+        let key = r["tags"]["bootstrap-agent.openshift.io/reservation"]
+            .as_str()
+            .unwrap();
+        key.split_once('@').unwrap().1.to_string()
+    };
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    let eip_subnets = sorted(world.ours("eips").into_iter().map(placement).collect());
+    assert_eq!(
+        eip_subnets,
+        sorted(public.to_vec()),
+        "one EIP per public subnet"
+    );
+    let enis = world.ours("enis");
+    for eni in &enis {
+        assert_eq!(eni["subnet"].as_str().unwrap(), placement(eni), "{eni}");
+    }
+    let eni_subnets = sorted(enis.into_iter().map(placement).collect());
+    assert_eq!(
+        eni_subnets,
+        sorted(private.to_vec()),
+        "one ENI per private subnet"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn installer_vpc_subnets_are_discovered_by_tag_and_reserved_in() {
+    let (h, setup) = Harness::with_layout("aws-installer-vpc", &VpcLayout::Installer).await;
+    let layout = &setup["layout"];
+    let (public, private) = (strings(&layout["public"]), strings(&layout["private"]));
+    assert_eq!((public.len(), private.len()), (3, 3), "{setup}");
+
+    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
+    let owned = "discovered by tag kubernetes.io/cluster/mycluster-7xk2p=owned";
+    for id in &public {
+        let line = format!("public subnet {id}: {owned}; by tag kubernetes.io/role/elb=1");
+        assert!(plan.contains(&line), "{line}\n{plan}");
+        assert!(
+            plan.contains(&format!("+ reserve public-ipv4@{id} ")),
+            "{plan}"
+        );
+    }
+    for id in &private {
+        let line =
+            format!("private subnet {id}: {owned}; by tag kubernetes.io/role/internal-elb=1");
+        assert!(plan.contains(&line), "{line}\n{plan}");
+    }
+    for id in strings(&layout["ignored"]) {
+        assert!(
+            plan.contains(&format!(
+                "aws subnet {id} is tagged for the cluster but has neither role tag"
+            )),
+            "{plan}"
+        );
+    }
+    for id in strings(&layout["foreign"]) {
+        assert!(
+            !plan.contains(&id),
+            "another cluster's or an untagged subnet: {id}\n{plan}"
+        );
+    }
+    let json: Value =
+        serde_json::from_slice(&h.run(&["plan", "--output", "json"]).await.stdout).unwrap();
+    let network = json["network"].as_array().unwrap();
+    assert_eq!(network.len(), 6, "{json:#}");
+    assert!(
+        network
+            .iter()
+            .all(|v| v["source"]["kind"] == "discovered_by_tag")
+    );
+    assert!(h.peers.mutating_calls().is_empty(), "discovery only reads");
+
+    h.bootstrap().await;
+    let world = h.world().await;
+    world.assert_seeded(&[]);
+    assert_reserved_in(&world, &public, &private);
+    h.assert_bootstrap_converged().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn flat_subnet_list_is_classified_by_route_tables_and_reserved_in() {
+    let public_fixture_ids: Vec<String> = (1..=3)
+        .map(|i| format!("subnet-0a1b2c3d4e5f6001{i}"))
+        .collect();
+    let (h, setup) = Harness::with_layout(
+        "aws-flat-subnets",
+        &VpcLayout::Flat {
+            public: public_fixture_ids,
+        },
+    )
+    .await;
+    let layout = &setup["layout"];
+    let (public, private) = (strings(&layout["public"]), strings(&layout["private"]));
+    let igw = layout["internet_gateway"].as_str().unwrap();
+    let public_rtb = layout["public_route_table"].as_str().unwrap();
+    let private_rtb = layout["private_route_table"].as_str().unwrap();
+
+    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
+    for (i, id) in public.iter().enumerate() {
+        let line = format!(
+            "public subnet {id}: install-config platform.aws.vpc.subnets[{}].id; by route table {public_rtb}: 0.0.0.0/0 -> {igw}",
+            i + 3
+        );
+        assert!(plan.contains(&line), "{line}\n{plan}");
+    }
+    let explicit = format!(
+        "private subnet {}: install-config platform.aws.vpc.subnets[0].id; by route table {private_rtb}: no 0.0.0.0/0 route to an internet gateway",
+        private[0]
+    );
+    assert!(plan.contains(&explicit), "{explicit}\n{plan}");
+    for (i, id) in private.iter().enumerate().skip(1) {
+        let line = format!(
+            "private subnet {id}: install-config platform.aws.vpc.subnets[{i}].id; by the VPC's main route table rtb-"
+        );
+        assert!(plan.contains(&line), "{line}\n{plan}");
+    }
+    assert!(
+        h.peers.mutating_calls().is_empty(),
+        "classifying only reads"
+    );
+
+    h.bootstrap().await;
+    let world = h.world().await;
+    world.assert_seeded(&[]);
+    assert_reserved_in(&world, &public, &private);
+    h.assert_bootstrap_converged().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn installer_vpc_without_tagged_subnets_is_refused_before_anything_is_written() {
+    // The fixture names no subnets and nothing in this VPC is tagged for the cluster.
+    let (h, _) = Harness::with_layout("aws-installer-vpc", &VpcLayout::Byo).await;
+    let out = h.command(&["reserve"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cluster-config.yaml: data.install-config: platform.aws.vpc.subnets: absent, so the installer made the VPC; but no subnet in us-east-1 has the tag kubernetes.io/cluster/mycluster-7xk2p (owned or shared)"),
+        "{stderr}"
+    );
+    assert!(h.peers.mutating_calls().is_empty());
+    assert!(!h.state.join("journal.json").exists(), "nothing written");
 }

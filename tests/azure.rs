@@ -499,3 +499,46 @@ async fn two_internal_services_on_one_ip_and_port_fail_the_gate() {
         "{refused:?}"
     );
 }
+
+// ---- installer-default network ---------------------------------------------------------------
+
+fn installer_network() -> AzureSimOptions {
+    AzureSimOptions {
+        installer_network: true,
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn installer_default_network_is_used_by_its_default_names() {
+    let h = Harness::with("azure-default-network", installer_network()).await;
+    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
+    for line in [
+        "resource group mycluster-7xk2p-rg: default name (<infra-id>-rg)",
+        "network resource group mycluster-7xk2p-rg: default name (the resource group)",
+        "virtual network mycluster-7xk2p-vnet: default name (<infra-id>-vnet)",
+        "compute subnet mycluster-7xk2p-worker-subnet: default name (<infra-id>-worker-subnet)",
+    ] {
+        assert!(plan.contains(line), "{line}\n{plan}");
+    }
+    // The private IP is the top free address of the installer's compute subnet, found
+    // through its vnet in the cluster resource group (the fake knows no other vnet).
+    h.bootstrap().await;
+    h.world().await.assert_seeded(false, &[]);
+    assert_eq!(
+        h.calls(),
+        sorted(&[PIP, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API])
+    );
+    h.assert_bootstrap_converged().await;
+}
+
+/// Control for the test above: the installer's network has none of the bring-your-own names,
+/// so an agent that ignored the defaults would fail there.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_installer_network_refuses_the_bring_your_own_names() {
+    let h = Harness::with("azure", installer_network()).await;
+    let out = h.command(&["reserve"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("network-rg"), "{stderr}");
+}

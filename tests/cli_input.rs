@@ -18,13 +18,16 @@ use tempfile::TempDir;
 const BIN: &str = env!("CARGO_BIN_EXE_bootstrap-agent");
 const SECRET: &str = "fixture-secret-DO-NOT-LOG";
 const CLUSTER_CONFIG: &str = "manifests/cluster-config.yaml";
-const FIXTURES: [&str; 7] = [
+/// The fixtures `plan --offline` can plan (AWS subnets found at run time cannot be).
+const FIXTURES: [&str; 9] = [
     "aws",
     "aws-internal",
     "aws-dualstack",
     "azure",
     "azure-dualstack",
+    "azure-default-network",
     "gcp",
+    "gcp-default-network",
     "none",
 ];
 /// Nothing answers on the discard port: a stray cloud call fails fast instead of going out.
@@ -135,8 +138,16 @@ fn plan_offline_aws_prints_nine_changes_and_writes_nothing() {
     let out = plan_offline(&fixture("aws"), &state, &[]);
     assert_eq!(out.code, Some(0), "{out:?}");
     assert!(out.stdout.contains("9 change(s):"), "{out:?}");
-    let changes = out.stdout.lines().filter(|l| l.starts_with("  ")).count();
+    let changes = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("  + ") || l.starts_with("  - "))
+        .count();
     assert_eq!(changes, 9, "{out:?}");
+    assert!(
+        out.stdout.contains("network:\n  public subnet subnet-0a1b2c3d4e5f60011: install-config platform.aws.vpc.subnets[3].id; by role ControlPlaneExternalLB"),
+        "{out:?}"
+    );
     assert_eq!(
         out.stdout.matches("  + reserve ").count(),
         6,
@@ -163,6 +174,70 @@ fn plan_offline_json_parses_with_nine_changes() {
         dir_entries(tmp.path()).is_empty(),
         "plan wrote to the state dir"
     );
+}
+
+#[test]
+fn plan_offline_prints_where_installer_default_names_come_from() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = plan_offline(&fixture("gcp-default-network"), tmp.path(), &[]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout.contains(
+            "network:\n  network mycluster-7xk2p-network: default name (<infra-id>-network)\n"
+        ),
+        "{out:?}"
+    );
+    let out = plan_offline(
+        &fixture("azure-default-network"),
+        tmp.path(),
+        &["--output", "json"],
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        plan["network"][2],
+        serde_json::json!({
+            "name": "virtual network",
+            "value": "mycluster-7xk2p-vnet",
+            "source": {"kind": "default_name", "rule": "<infra-id>-vnet"}
+        }),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn plan_offline_refuses_aws_subnets_that_are_found_at_run_time() {
+    for (name, problem) in [
+        (
+            "aws-installer-vpc",
+            "data.install-config: platform.aws.vpc.subnets: absent (installer-made VPC): the subnets are discovered at run time by tag kubernetes.io/cluster/mycluster-7xk2p",
+        ),
+        (
+            "aws-flat-subnets",
+            "data.install-config: platform.aws.vpc.subnets: lists subnets without roles; each is classified at run time (role tag, else route table)",
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let state = tmp.path().join("state");
+        let out = plan_offline(&fixture(name), &state, &[]);
+        assert_eq!(out.code, Some(2), "{name}: {out:?}");
+        assert!(
+            out.stderr.contains(&format!(
+                "{}: {problem}",
+                p(&fixture(name).join(CLUSTER_CONFIG))
+            )),
+            "{name}: {out:?}"
+        );
+        assert!(
+            out.stderr.contains("run `plan` without --offline"),
+            "{out:?}"
+        );
+        assert!(out.stdout.is_empty(), "no partial plan: {out:?}");
+        assert!(
+            !state.exists(),
+            "{name}: plan must not create the state dir"
+        );
+    }
 }
 
 #[test]

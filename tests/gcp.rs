@@ -8,6 +8,7 @@
 mod gcp_harness;
 
 use bootstrap_sim::Hold;
+use bootstrap_sim::gcp::{FakeOptions, Seed};
 use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
 use gcp_harness::*;
 use serde_json::Value;
@@ -503,4 +504,42 @@ async fn an_internal_address_outside_the_compute_subnet_fails_the_gate() {
         message.contains("10.0.0.9") && message.contains("10.0.128.0/17"),
         "{message}"
     );
+}
+
+// ---- installer-default network ---------------------------------------------------------------
+
+/// The network the installer makes when the install-config names none.
+fn installer_network() -> FakeOptions {
+    FakeOptions {
+        seed: Seed::installer_network(),
+        ..FakeOptions::realistic()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn installer_default_network_is_used_by_its_default_names() {
+    let h = Harness::with_fixture("gcp-default-network", installer_network()).await;
+    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
+    for line in [
+        "network mycluster-7xk2p-network: default name (<infra-id>-network)",
+        "control-plane subnet mycluster-7xk2p-master-subnet: default name (<infra-id>-master-subnet)",
+        "compute subnet mycluster-7xk2p-worker-subnet: default name (<infra-id>-worker-subnet)",
+    ] {
+        assert!(plan.contains(line), "{line}\n{plan}");
+    }
+    // The fake knows only the installer's subnetworks, so the internal address came from one.
+    h.bootstrap().await;
+    h.world().assert_seeded(&[]);
+    h.assert_bootstrap_converged().await;
+}
+
+/// Control for the test above: the installer's network has none of the bring-your-own names,
+/// so an agent that ignored the defaults would fail there.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_installer_network_refuses_the_bring_your_own_names() {
+    let h = Harness::with_options(installer_network()).await;
+    let out = h.command(&["reserve"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("was not found"), "{stderr}");
 }

@@ -4,6 +4,7 @@
 
 mod dns;
 mod error;
+pub mod subnets;
 mod types;
 
 #[cfg(feature = "aws")]

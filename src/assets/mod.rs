@@ -2,6 +2,7 @@
 //! the field and what was expected; nothing is written anywhere before this succeeds.
 
 mod doc;
+mod network;
 mod spec;
 
 pub use spec::*;
@@ -83,7 +84,8 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputErro
         capabilities(ic).map_err(|(f, p)| InputError::new(&ic.file, ic_field(&f), p))?;
 
     let infra_type = infra.str("status.platformStatus.type")?;
-    let platform = platform(ic).map_err(|(f, p)| InputError::new(&ic.file, ic_field(&f), p))?;
+    let platform = platform(ic, &infra_id, publish)
+        .map_err(|(f, p)| InputError::new(&ic.file, ic_field(&f), p))?;
     let expected_type = match platform {
         Platform::Aws(_) => "AWS",
         Platform::Azure(_) => "Azure",
@@ -129,6 +131,7 @@ fn validate_infra_id(id: &str) -> Result<(), String> {
     }
 }
 
+/// (field, problem) of the embedded install-config; the caller names the file.
 type FieldError = (String, String);
 
 fn field_err(field: &str, problem: impl Into<String>) -> FieldError {
@@ -223,7 +226,7 @@ fn capabilities(ic: &Doc) -> Result<Option<CapabilitiesSpec>, FieldError> {
     }))
 }
 
-fn platform(ic: &Doc) -> Result<Platform, FieldError> {
+fn platform(ic: &Doc, infra_id: &str, publish: Publish) -> Result<Platform, FieldError> {
     let block = ic
         .get("platform")
         .and_then(Value::as_object)
@@ -235,100 +238,16 @@ fn platform(ic: &Doc) -> Result<Platform, FieldError> {
             format!("expected exactly one of aws, azure, gcp, none; found {names:?}"),
         ));
     };
-    let s = |path: &str| -> Result<String, FieldError> {
-        ic.str(&format!("platform.{name}.{path}"))
-            .map(str::to_string)
-            .map_err(|e| (e.field, e.problem))
-    };
     match name.as_str() {
-        "aws" => aws(ic, s("region")?),
-        "azure" => Ok(Platform::Azure(AzureSpec {
-            region: s("region")?,
-            resource_group: s("resourceGroupName")?,
-            base_domain_resource_group: s("baseDomainResourceGroupName")?,
-            network_resource_group: s("networkResourceGroupName")?,
-            virtual_network: s("virtualNetwork")?,
-            compute_subnet: s("computeSubnet")?,
-        })),
-        "gcp" => Ok(Platform::Gcp(GcpSpec {
-            project: s("projectID")?,
-            region: s("region")?,
-            network: s("network")?,
-            control_plane_subnet: s("controlPlaneSubnet")?,
-            compute_subnet: s("computeSubnet")?,
-        })),
+        "aws" => network::aws(ic, publish).map(Platform::Aws),
+        "azure" => network::azure(ic, infra_id).map(Platform::Azure),
+        "gcp" => network::gcp(ic, infra_id).map(Platform::Gcp),
         "none" => Ok(Platform::None),
         other => Err(field_err(
             "platform",
             format!("unknown platform {other:?}; expected one of aws, azure, gcp, none"),
         )),
     }
-}
-
-/// AWS subnets come from `platform.aws.vpc.subnets` with roles: ControlPlaneExternalLB subnets
-/// get an EIP each, ControlPlaneInternalLB subnets a private IP each.
-fn aws(ic: &Doc, region: String) -> Result<Platform, FieldError> {
-    let list = ic
-        .opt_list("platform.aws.vpc.subnets")
-        .map_err(|e| (e.field, e.problem))?;
-    if list.is_empty() {
-        return Err(field_err(
-            "platform.aws.vpc.subnets",
-            "missing; expected a list of {id, roles: [{type: ControlPlaneExternalLB|ControlPlaneInternalLB|...}]}",
-        ));
-    }
-    let (mut public, mut private) = (Vec::new(), Vec::new());
-    for (i, subnet) in list.iter().enumerate() {
-        let field = format!("platform.aws.vpc.subnets[{i}]");
-        let id = subnet
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|id| id.starts_with("subnet-") && id.len() <= 24)
-            .ok_or_else(|| {
-                field_err(
-                    &format!("{field}.id"),
-                    "expected a subnet id like subnet-0123456789abcdef0",
-                )
-            })?;
-        let roles = subnet
-            .get("roles")
-            .and_then(Value::as_array)
-            .ok_or_else(|| field_err(&format!("{field}.roles"), "expected a list of roles"))?;
-        for (j, role) in roles.iter().enumerate() {
-            match role.get("type").and_then(Value::as_str) {
-                Some("ControlPlaneExternalLB") => public.push(id.to_string()),
-                Some("ControlPlaneInternalLB") => private.push(id.to_string()),
-                Some("ClusterNode" | "EdgeNode" | "BootstrapNode" | "IngressControllerLB") => {}
-                _ => {
-                    return Err(field_err(
-                        &format!("{field}.roles[{j}].type"),
-                        "expected one of ClusterNode, EdgeNode, BootstrapNode, IngressControllerLB, ControlPlaneExternalLB, ControlPlaneInternalLB",
-                    ));
-                }
-            }
-        }
-    }
-    if private.is_empty() {
-        return Err(field_err(
-            "platform.aws.vpc.subnets",
-            "no subnet has the role ControlPlaneInternalLB; the internal API load balancer needs at least one",
-        ));
-    }
-    Ok(Platform::Aws(AwsSpec {
-        region,
-        public_subnets: dedup(public),
-        private_subnets: dedup(private),
-        hosted_zone: ic
-            .opt_str("platform.aws.hostedZone")
-            .map_err(|e| (e.field, e.problem))?
-            .map(str::to_string),
-    }))
-}
-
-fn dedup(mut v: Vec<String>) -> Vec<String> {
-    v.sort();
-    v.dedup();
-    v
 }
 
 /// Credentials from the creds secret, when it exists; else the SDK's standard chain.

@@ -94,6 +94,14 @@ fn assert_common_fields(spec: &ClusterSpec) {
     assert!(!json.contains(SECRET), "secret leaked into JSON: {json}");
 }
 
+/// (name, value, source as `plan` prints it) of each network value.
+fn sources(spec: &ClusterSpec) -> Vec<(String, String, String)> {
+    spec.network_values()
+        .into_iter()
+        .map(|v| (v.name, v.value, v.source.to_string()))
+        .collect()
+}
+
 fn fixture_capabilities() -> Option<CapabilitiesSpec> {
     Some(CapabilitiesSpec {
         baseline: Some("v4.14".into()),
@@ -106,6 +114,14 @@ fn aws_spec(spec: &ClusterSpec) -> &AwsSpec {
         Platform::Aws(aws) => aws,
         other => panic!("expected aws, got {other:?}"),
     }
+}
+
+fn public(aws: &AwsSpec) -> Vec<&str> {
+    aws.public_subnets().map(String::as_str).collect()
+}
+
+fn private(aws: &AwsSpec) -> Vec<&str> {
+    aws.private_subnets().map(String::as_str).collect()
 }
 
 fn assert_aws_keys_from_secret(spec: &ClusterSpec) {
@@ -148,9 +164,25 @@ fn aws_external_reads_subnets_by_role_and_keys_from_the_secret() {
     assert_eq!(spec.capabilities, fixture_capabilities());
     let aws = aws_spec(&spec);
     assert_eq!(aws.region, "us-east-1");
-    assert_eq!(aws.public_subnets, PUBLIC_SUBNETS);
-    assert_eq!(aws.private_subnets, PRIVATE_SUBNETS);
+    assert_eq!(public(aws), PUBLIC_SUBNETS);
+    assert_eq!(private(aws), PRIVATE_SUBNETS);
     assert_eq!(aws.hosted_zone, None);
+    let values = spec.network_values();
+    assert_eq!(values.len(), 6, "{values:?}");
+    assert_eq!(
+        values[0],
+        NetworkValue {
+            name: "public subnet".into(),
+            value: PUBLIC_SUBNETS[0].into(),
+            source: Source::InstallConfig {
+                field: "platform.aws.vpc.subnets[3].id".into()
+            },
+            classified_by: Some(Classification::Role {
+                field: "platform.aws.vpc.subnets[3].roles[1].type".into(),
+                role: "ControlPlaneExternalLB".into()
+            }),
+        }
+    );
     assert_aws_keys_from_secret(&spec);
 }
 
@@ -162,8 +194,8 @@ fn aws_internal_has_no_public_subnets_and_publish_internal() {
     assert_eq!(spec.ip_families, vec![IpFamily::Ipv4]);
     assert_eq!(spec.capabilities, fixture_capabilities());
     let aws = aws_spec(&spec);
-    assert!(aws.public_subnets.is_empty(), "{aws:?}");
-    assert_eq!(aws.private_subnets, PRIVATE_SUBNETS);
+    assert!(public(aws).is_empty(), "{aws:?}");
+    assert_eq!(private(aws), PRIVATE_SUBNETS);
     assert_aws_keys_from_secret(&spec);
 }
 
@@ -174,8 +206,8 @@ fn aws_dual_stack_machine_networks_give_both_families_ipv4_first() {
     assert_eq!(spec.publish, Publish::External);
     assert_eq!(spec.ip_families, vec![IpFamily::Ipv4, IpFamily::Ipv6]);
     let aws = aws_spec(&spec);
-    assert_eq!(aws.public_subnets, PUBLIC_SUBNETS);
-    assert_eq!(aws.private_subnets, PRIVATE_SUBNETS);
+    assert_eq!(public(aws), PUBLIC_SUBNETS);
+    assert_eq!(private(aws), PRIVATE_SUBNETS);
     assert_aws_keys_from_secret(&spec);
 }
 
@@ -189,6 +221,38 @@ fn assert_azure(spec: &ClusterSpec) {
     assert_eq!(azure.network_resource_group, "network-rg");
     assert_eq!(azure.virtual_network, "mycluster-vnet");
     assert_eq!(azure.compute_subnet, "mycluster-worker-subnet");
+    assert_eq!(azure.control_plane_subnet, "mycluster-master-subnet");
+    assert_eq!(
+        sources(spec),
+        [
+            (
+                "resource group",
+                "mycluster-7xk2p-rg",
+                "install-config platform.azure.resourceGroupName"
+            ),
+            (
+                "network resource group",
+                "network-rg",
+                "install-config platform.azure.networkResourceGroupName"
+            ),
+            (
+                "virtual network",
+                "mycluster-vnet",
+                "install-config platform.azure.virtualNetwork"
+            ),
+            (
+                "control-plane subnet",
+                "mycluster-master-subnet",
+                "install-config platform.azure.controlPlaneSubnet"
+            ),
+            (
+                "compute subnet",
+                "mycluster-worker-subnet",
+                "install-config platform.azure.computeSubnet"
+            ),
+        ]
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    );
     match &spec.credentials {
         Credentials::AzureClientSecret {
             subscription_id,
@@ -241,6 +305,13 @@ fn gcp_reads_project_region_network_and_subnet() {
     assert_eq!(gcp.network, "mycluster-network");
     assert_eq!(gcp.control_plane_subnet, "mycluster-master-subnet");
     assert_eq!(gcp.compute_subnet, "mycluster-worker-subnet");
+    assert!(
+        sources(&spec)
+            .iter()
+            .all(|(_, _, source)| source.starts_with("install-config platform.gcp.")),
+        "{:?}",
+        sources(&spec)
+    );
     let Credentials::GcpServiceAccount { json } = &spec.credentials else {
         panic!(
             "expected the service account of the creds secret, got {:?}",
@@ -562,22 +633,6 @@ fn aws_without_an_internal_lb_subnet_is_rejected() {
 }
 
 #[test]
-fn aws_without_subnets_is_rejected() {
-    let dir = copy_fixture("aws-internal");
-    let path = dir.path().join(CLUSTER_CONFIG);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let start = text.find("        vpc:\n").unwrap();
-    let end = text.find("    pullSecret:").unwrap();
-    std::fs::write(&path, format!("{}{}", &text[..start], &text[end..])).unwrap();
-    let err = load_err(dir.path(), CLUSTER_CONFIG);
-    assert_problem(
-        &err,
-        "data.install-config: platform.aws.vpc.subnets",
-        "missing",
-    );
-}
-
-#[test]
 fn unknown_subnet_role_type_names_the_role() {
     let dir = copy_fixture("aws");
     let path = dir.path().join(CLUSTER_CONFIG);
@@ -699,5 +754,647 @@ fn non_numeric_control_plane_replicas_are_rejected() {
         &err,
         "data.install-config: controlPlane.replicas",
         "expected a positive integer",
+    );
+}
+
+// ---- installer-default networks ------------------------------------------------------------
+
+fn lookup(spec: &ClusterSpec) -> &SubnetLookup {
+    spec.pending_subnets()
+        .unwrap_or_else(|| panic!("expected subnets to look up, got {:?}", spec.platform))
+}
+
+fn listed(spec: &ClusterSpec) -> Vec<(&str, &str)> {
+    match &lookup(spec).how {
+        LookupKind::Listed(listed) => listed
+            .iter()
+            .map(|s| (s.id.as_str(), s.field.as_str()))
+            .collect(),
+        LookupKind::ClusterTag => panic!("expected a listed lookup"),
+    }
+}
+
+#[test]
+fn aws_installer_vpc_leaves_the_subnets_to_the_cluster_tag() {
+    let spec = load_fixture("aws-installer-vpc");
+    assert_common_fields(&spec);
+    let lookup = lookup(&spec);
+    assert!(matches!(lookup.how, LookupKind::ClusterTag), "{lookup:?}");
+    assert!(lookup.file.ends_with(CLUSTER_CONFIG));
+    assert_eq!(
+        lookup.query(),
+        bootstrap_cloud::subnets::SubnetQuery::ClusterTag
+    );
+    let aws = aws_spec(&spec);
+    assert!(public(aws).is_empty() && private(aws).is_empty());
+    assert!(spec.network_values().is_empty(), "nothing known yet");
+}
+
+#[test]
+fn aws_flat_list_as_converted_by_the_installer_is_classified_at_run_time() {
+    // Both keys, as the installer writes them: vpc.subnets (no roles) is used.
+    let spec = load_fixture("aws-flat-subnets");
+    let ids: Vec<&str> = PRIVATE_SUBNETS
+        .iter()
+        .chain(&PUBLIC_SUBNETS)
+        .copied()
+        .collect();
+    let fields: Vec<String> = (0..6)
+        .map(|i| format!("platform.aws.vpc.subnets[{i}].id"))
+        .collect();
+    let expected: Vec<(&str, &str)> = ids
+        .iter()
+        .zip(&fields)
+        .map(|(id, field)| (*id, field.as_str()))
+        .collect();
+    assert_eq!(listed(&spec), expected);
+    assert_eq!(
+        lookup(&spec).query(),
+        bootstrap_cloud::subnets::SubnetQuery::Ids(ids.iter().map(|s| s.to_string()).collect())
+    );
+}
+
+#[test]
+fn aws_deprecated_flat_list_alone_is_read_from_platform_aws_subnets() {
+    // An older installer wrote only the deprecated key.
+    let dir = copy_fixture("aws-flat-subnets");
+    let path = dir.path().join(CLUSTER_CONFIG);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let start = text.find("        vpc:\n").unwrap();
+    let end = text.find("    pullSecret:").unwrap();
+    std::fs::write(&path, format!("{}{}", &text[..start], &text[end..])).unwrap();
+    let spec = load(dir.path()).unwrap();
+    let entries = listed(&spec);
+    assert_eq!(entries.len(), 6);
+    assert_eq!(entries[0], (PRIVATE_SUBNETS[0], "platform.aws.subnets[0]"));
+    assert_eq!(entries[5], (PUBLIC_SUBNETS[2], "platform.aws.subnets[5]"));
+}
+
+#[test]
+fn aws_flat_list_entry_that_is_not_a_subnet_id_names_the_entry() {
+    let dir = broken(
+        "aws-flat-subnets",
+        CLUSTER_CONFIG,
+        "        - subnet-0a1b2c3d4e5f60002\n",
+        "        - vpc-0a1b2c3d4e5f60002\n",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.subnets[1]",
+        "expected a subnet id like subnet-0123456789abcdef0, found \"vpc-0a1b2c3d4e5f60002\"",
+    );
+    let dir = broken(
+        "aws-flat-subnets",
+        CLUSTER_CONFIG,
+        "        - subnet-0a1b2c3d4e5f60003\n",
+        "        - {id: subnet-0a1b2c3d4e5f60003}\n",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.subnets[2]",
+        "expected a subnet id like subnet-0123456789abcdef0, found a mapping",
+    );
+}
+
+#[test]
+fn aws_flat_list_that_disagrees_with_its_converted_copy_is_rejected() {
+    let dir = broken(
+        "aws-flat-subnets",
+        CLUSTER_CONFIG,
+        "        - subnet-0a1b2c3d4e5f60013\n",
+        "        - subnet-0a1b2c3d4e5f60099\n",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.subnets",
+        "but platform.aws.vpc.subnets names",
+    );
+    assert!(err.problem.contains("subnet-0a1b2c3d4e5f60099"), "{err}");
+}
+
+#[test]
+fn aws_roles_on_some_subnets_only_are_rejected() {
+    let dir = broken(
+        "aws-flat-subnets",
+        CLUSTER_CONFIG,
+        "          - id: subnet-0a1b2c3d4e5f60002\n",
+        "          - id: subnet-0a1b2c3d4e5f60002\n            roles:\n            - type: ControlPlaneInternalLB\n",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.vpc.subnets[0].roles",
+        "but platform.aws.vpc.subnets[1] has roles; expected roles on every subnet or on none",
+    );
+}
+
+#[test]
+fn aws_external_without_an_external_lb_subnet_is_rejected() {
+    let dir = copy_fixture("aws");
+    let path = dir.path().join(CLUSTER_CONFIG);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("type: ControlPlaneExternalLB", "type: IngressControllerLB"),
+    )
+    .unwrap();
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.vpc.subnets",
+        "no subnet has the role ControlPlaneExternalLB; publish External needs at least one",
+    );
+}
+
+#[test]
+fn azure_installer_network_takes_the_installers_default_names() {
+    let spec = load_fixture("azure-default-network");
+    assert_common_fields(&spec);
+    let Platform::Azure(azure) = &spec.platform else {
+        panic!("expected azure, got {:?}", spec.platform);
+    };
+    assert_eq!(azure.resource_group, "mycluster-7xk2p-rg");
+    assert_eq!(azure.network_resource_group, "mycluster-7xk2p-rg");
+    assert_eq!(azure.virtual_network, "mycluster-7xk2p-vnet");
+    assert_eq!(azure.control_plane_subnet, "mycluster-7xk2p-master-subnet");
+    assert_eq!(azure.compute_subnet, "mycluster-7xk2p-worker-subnet");
+    assert_eq!(azure.base_domain_resource_group, "dns-rg");
+    assert_eq!(
+        sources(&spec),
+        [
+            (
+                "resource group",
+                "mycluster-7xk2p-rg",
+                "default name (<infra-id>-rg)"
+            ),
+            (
+                "network resource group",
+                "mycluster-7xk2p-rg",
+                "default name (the resource group)"
+            ),
+            (
+                "virtual network",
+                "mycluster-7xk2p-vnet",
+                "default name (<infra-id>-vnet)"
+            ),
+            (
+                "control-plane subnet",
+                "mycluster-7xk2p-master-subnet",
+                "default name (<infra-id>-master-subnet)"
+            ),
+            (
+                "compute subnet",
+                "mycluster-7xk2p-worker-subnet",
+                "default name (<infra-id>-worker-subnet)"
+            ),
+        ]
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    );
+}
+
+#[test]
+fn azure_named_resource_group_is_also_the_network_resource_group_of_the_installers_vnet() {
+    let dir = broken(
+        "azure-default-network",
+        CLUSTER_CONFIG,
+        "        baseDomainResourceGroupName: dns-rg\n",
+        "        baseDomainResourceGroupName: dns-rg\n        resourceGroupName: my-empty-rg\n",
+    );
+    let spec = load(dir.path()).unwrap();
+    let Platform::Azure(azure) = &spec.platform else {
+        panic!()
+    };
+    assert_eq!(azure.resource_group, "my-empty-rg");
+    assert_eq!(azure.network_resource_group, "my-empty-rg");
+    assert_eq!(azure.virtual_network, "mycluster-7xk2p-vnet");
+}
+
+#[test]
+fn azure_subnets_list_with_roles_wins_over_the_deprecated_keys_it_was_converted_from() {
+    let dir = broken(
+        "azure",
+        CLUSTER_CONFIG,
+        "        computeSubnet: mycluster-worker-subnet\n",
+        "        computeSubnet: mycluster-worker-subnet\n        subnets:\n        - name: cp-from-list\n          role: control-plane\n        - name: nodes-from-list\n          role: node\n        - name: more-nodes\n          role: node\n",
+    );
+    let spec = load(dir.path()).unwrap();
+    let Platform::Azure(azure) = &spec.platform else {
+        panic!()
+    };
+    assert_eq!(azure.control_plane_subnet, "cp-from-list");
+    assert_eq!(azure.compute_subnet, "nodes-from-list");
+    let sources = sources(&spec);
+    assert_eq!(
+        sources[3].2,
+        "install-config platform.azure.subnets[0].name"
+    );
+    assert_eq!(
+        sources[4].2,
+        "install-config platform.azure.subnets[1].name"
+    );
+}
+
+#[test]
+fn azure_subnet_with_an_unknown_role_names_the_role() {
+    let dir = broken(
+        "azure",
+        CLUSTER_CONFIG,
+        "        computeSubnet: mycluster-worker-subnet\n",
+        "        subnets:\n        - name: x\n          role: worker\n",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.azure.subnets[0].role",
+        "expected node or control-plane",
+    );
+}
+
+#[test]
+fn azure_two_control_plane_subnets_are_rejected() {
+    let dir = broken(
+        "azure",
+        CLUSTER_CONFIG,
+        "        computeSubnet: mycluster-worker-subnet\n",
+        "        subnets:\n        - name: a\n          role: control-plane\n        - name: b\n          role: control-plane\n",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.azure.subnets[1].role",
+        "a second control-plane subnet (a is the first); expected exactly one",
+    );
+}
+
+#[test]
+fn azure_vnet_without_its_resource_group_is_rejected() {
+    let dir = broken(
+        "azure",
+        CLUSTER_CONFIG,
+        "        networkResourceGroupName: network-rg\n",
+        "",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.azure.networkResourceGroupName",
+        "missing; expected the resource group of virtualNetwork mycluster-vnet",
+    );
+}
+
+#[test]
+fn azure_vnet_without_a_compute_subnet_is_rejected() {
+    let dir = broken(
+        "azure",
+        CLUSTER_CONFIG,
+        "        computeSubnet: mycluster-worker-subnet\n",
+        "",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.azure.computeSubnet",
+        "missing; with virtualNetwork mycluster-vnet expected a subnet with role node",
+    );
+}
+
+#[test]
+fn azure_subnet_without_a_vnet_is_rejected() {
+    let dir = broken(
+        "azure-default-network",
+        CLUSTER_CONFIG,
+        "        baseDomainResourceGroupName: dns-rg\n",
+        "        baseDomainResourceGroupName: dns-rg\n        computeSubnet: my-subnet\n",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.azure.computeSubnet",
+        "set without platform.azure.virtualNetwork",
+    );
+    assert!(err.problem.contains("mycluster-7xk2p-vnet"), "{err}");
+}
+
+#[test]
+fn gcp_installer_network_takes_the_installers_default_names() {
+    let spec = load_fixture("gcp-default-network");
+    assert_common_fields(&spec);
+    let Platform::Gcp(gcp) = &spec.platform else {
+        panic!("expected gcp, got {:?}", spec.platform);
+    };
+    assert_eq!(gcp.project, "example-project");
+    assert_eq!(gcp.network, "mycluster-7xk2p-network");
+    assert_eq!(gcp.control_plane_subnet, "mycluster-7xk2p-master-subnet");
+    assert_eq!(gcp.compute_subnet, "mycluster-7xk2p-worker-subnet");
+    assert_eq!(
+        sources(&spec),
+        [
+            (
+                "network",
+                "mycluster-7xk2p-network",
+                "default name (<infra-id>-network)"
+            ),
+            (
+                "control-plane subnet",
+                "mycluster-7xk2p-master-subnet",
+                "default name (<infra-id>-master-subnet)"
+            ),
+            (
+                "compute subnet",
+                "mycluster-7xk2p-worker-subnet",
+                "default name (<infra-id>-worker-subnet)"
+            ),
+        ]
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    );
+}
+
+#[test]
+fn gcp_network_without_its_subnets_is_rejected() {
+    let dir = broken(
+        "gcp",
+        CLUSTER_CONFIG,
+        "        controlPlaneSubnet: mycluster-master-subnet\n",
+        "",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.gcp.controlPlaneSubnet",
+        "missing; expected the name of a subnet of network mycluster-network",
+    );
+}
+
+#[test]
+fn gcp_subnet_without_a_network_is_rejected() {
+    let dir = broken(
+        "gcp-default-network",
+        CLUSTER_CONFIG,
+        "        region: us-central1\n",
+        "        region: us-central1\n        computeSubnet: my-subnet\n",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.gcp.computeSubnet",
+        "set without platform.gcp.network",
+    );
+}
+
+// ---- AWS subnets settled from what EC2 reports (pure) ---------------------------------------
+
+use bootstrap_cloud::subnets::{RouteTableFacts, SubnetFacts};
+
+fn facts(
+    id: &str,
+    tags: &[(&str, &str)],
+    route: Option<(&str, bool, Option<&str>)>,
+) -> SubnetFacts {
+    SubnetFacts {
+        id: id.into(),
+        vpc: "vpc-1".into(),
+        zone: "us-east-1a".into(),
+        tags: tags
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        route_table: route.map(|(id, main, igw)| RouteTableFacts {
+            id: id.into(),
+            main,
+            internet_gateway: igw.map(str::to_string),
+        }),
+    }
+}
+
+const OWNED: (&str, &str) = ("kubernetes.io/cluster/mycluster-7xk2p", "owned");
+const ELB: (&str, &str) = ("kubernetes.io/role/elb", "1");
+const INTERNAL_ELB: (&str, &str) = ("kubernetes.io/role/internal-elb", "1");
+
+fn resolve(fixture: &str, found: &[SubnetFacts]) -> Result<AwsSpec, InputError> {
+    let spec = load_fixture(fixture);
+    let lookup = lookup(&spec).clone();
+    let subnets = lookup.resolve(&spec.infra_id, "us-east-1", spec.publish, found)?;
+    let mut aws = aws_spec(&spec).clone();
+    aws.subnets = subnets;
+    Ok(aws)
+}
+
+fn known(aws: &AwsSpec) -> (&[AwsSubnet], &[String]) {
+    match &aws.subnets {
+        AwsSubnets::Known { subnets, ignored } => (subnets, ignored),
+        AwsSubnets::Pending(_) => panic!("still pending"),
+    }
+}
+
+#[test]
+fn discovered_subnets_are_public_or_private_by_their_role_tags() {
+    let aws = resolve(
+        "aws-installer-vpc",
+        &[
+            facts("subnet-pub-b", &[OWNED, ELB], None),
+            facts(
+                "subnet-pub-a",
+                &[OWNED, ("kubernetes.io/role/elb", "")],
+                None,
+            ),
+            facts("subnet-prv-a", &[OWNED, INTERNAL_ELB], None),
+            facts("subnet-edge", &[OWNED], None),
+            facts(
+                "subnet-off",
+                &[OWNED, ("kubernetes.io/role/internal-elb", "0")],
+                None,
+            ),
+        ],
+    )
+    .unwrap();
+    assert_eq!(public(&aws), ["subnet-pub-a", "subnet-pub-b"]);
+    assert_eq!(private(&aws), ["subnet-prv-a"]);
+    let (subnets, ignored) = known(&aws);
+    assert_eq!(ignored, ["subnet-edge", "subnet-off"]);
+    let prv = subnets.iter().find(|s| s.id == "subnet-prv-a").unwrap();
+    assert_eq!(
+        prv.source,
+        Source::DiscoveredByTag {
+            tag: "kubernetes.io/cluster/mycluster-7xk2p=owned".into()
+        }
+    );
+    assert_eq!(
+        prv.classified_by,
+        Classification::Tag {
+            tag: "kubernetes.io/role/internal-elb=1".into()
+        }
+    );
+}
+
+#[test]
+fn discovery_that_finds_nothing_says_what_it_looked_for() {
+    let err = resolve("aws-installer-vpc", &[]).unwrap_err();
+    assert!(err.file.ends_with(CLUSTER_CONFIG), "{err}");
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.vpc.subnets",
+        "no subnet in us-east-1 has the tag kubernetes.io/cluster/mycluster-7xk2p (owned or shared)",
+    );
+}
+
+#[test]
+fn discovery_without_an_internal_elb_subnet_is_rejected() {
+    let err = resolve(
+        "aws-installer-vpc",
+        &[
+            facts("subnet-pub", &[OWNED, ELB], None),
+            facts("subnet-x", &[OWNED], None),
+        ],
+    )
+    .unwrap_err();
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.vpc.subnets",
+        "of the subnets tagged kubernetes.io/cluster/mycluster-7xk2p in us-east-1 (subnet-pub, subnet-x), none has the tag kubernetes.io/role/internal-elb; the internal API load balancer needs at least one",
+    );
+}
+
+#[test]
+fn discovery_without_an_elb_subnet_is_rejected_when_the_api_is_external() {
+    let err = resolve(
+        "aws-installer-vpc",
+        &[facts("subnet-prv", &[OWNED, INTERNAL_ELB], None)],
+    )
+    .unwrap_err();
+    assert!(
+        err.problem.contains(
+            "none has the tag kubernetes.io/role/elb; publish External needs at least one"
+        ),
+        "{err}"
+    );
+}
+
+/// The flat fixture's six subnets: private ones by the VPC's main table (or an explicit one
+/// without a way out), public ones by a table routing 0.0.0.0/0 to an internet gateway.
+fn flat_facts() -> Vec<SubnetFacts> {
+    let mut found = Vec::new();
+    for (i, id) in PRIVATE_SUBNETS.iter().enumerate() {
+        let route = if i == 0 {
+            ("rtb-private", false, None)
+        } else {
+            ("rtb-main", true, None)
+        };
+        found.push(facts(id, &[], Some(route)));
+    }
+    for id in PUBLIC_SUBNETS {
+        found.push(facts(id, &[], Some(("rtb-public", false, Some("igw-1")))));
+    }
+    found
+}
+
+#[test]
+fn listed_subnets_without_role_tags_are_classified_by_their_route_tables() {
+    let aws = resolve("aws-flat-subnets", &flat_facts()).unwrap();
+    assert_eq!(public(&aws), PUBLIC_SUBNETS);
+    assert_eq!(private(&aws), PRIVATE_SUBNETS);
+    let (subnets, ignored) = known(&aws);
+    assert!(ignored.is_empty());
+    let first_public = subnets.iter().find(|s| s.id == PUBLIC_SUBNETS[0]).unwrap();
+    assert_eq!(
+        first_public.source,
+        Source::InstallConfig {
+            field: "platform.aws.vpc.subnets[3].id".into()
+        }
+    );
+    assert_eq!(
+        first_public.classified_by.to_string(),
+        "route table rtb-public: 0.0.0.0/0 -> igw-1"
+    );
+    let main = subnets.iter().find(|s| s.id == PRIVATE_SUBNETS[1]).unwrap();
+    assert_eq!(
+        main.classified_by.to_string(),
+        "the VPC's main route table rtb-main: no 0.0.0.0/0 route to an internet gateway"
+    );
+}
+
+#[test]
+fn a_listed_subnets_role_tag_wins_over_its_route_table() {
+    let mut found = flat_facts();
+    // Routes to the internet, but tagged for internal load balancers only.
+    found[3] = facts(PUBLIC_SUBNETS[0], &[INTERNAL_ELB], None);
+    let aws = resolve("aws-flat-subnets", &found).unwrap();
+    assert_eq!(public(&aws), &PUBLIC_SUBNETS[1..]);
+    assert!(private(&aws).contains(&PUBLIC_SUBNETS[0]));
+    let (subnets, _) = known(&aws);
+    let tagged = subnets.iter().find(|s| s.id == PUBLIC_SUBNETS[0]).unwrap();
+    assert_eq!(
+        tagged.classified_by.to_string(),
+        "tag kubernetes.io/role/internal-elb=1"
+    );
+}
+
+#[test]
+fn a_listed_subnet_ec2_does_not_know_names_its_entry() {
+    let mut found = flat_facts();
+    found.remove(1);
+    let err = resolve("aws-flat-subnets", &found).unwrap_err();
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.vpc.subnets[1].id",
+        "subnet-0a1b2c3d4e5f60002 not found in us-east-1",
+    );
+}
+
+#[test]
+fn a_listed_untagged_subnet_without_a_route_table_names_its_entry() {
+    let mut found = flat_facts();
+    found[2].route_table = None;
+    let err = resolve("aws-flat-subnets", &found).unwrap_err();
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.vpc.subnets[2].id",
+        "has no role tag, and no route table applies to it (no explicit association, and vpc-1 has no main route table)",
+    );
+}
+
+#[test]
+fn a_flat_list_with_only_public_subnets_is_rejected() {
+    let found: Vec<SubnetFacts> = flat_facts()
+        .into_iter()
+        .map(|mut f| {
+            f.route_table = Some(RouteTableFacts {
+                id: "rtb-public".into(),
+                main: false,
+                internet_gateway: Some("igw-1".into()),
+            });
+            f
+        })
+        .collect();
+    let err = resolve("aws-flat-subnets", &found).unwrap_err();
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.vpc.subnets",
+        "none of the listed subnets (subnet-0a1b2c3d4e5f60001, ",
+    );
+    assert!(
+        err.problem
+            .contains("is private (tag kubernetes.io/role/internal-elb, or without role tags no 0.0.0.0/0 route to an internet gateway)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn offline_planning_of_subnets_to_discover_is_refused_with_the_reason() {
+    let spec = load_fixture("aws-installer-vpc");
+    let err = lookup(&spec).offline_error(&spec.infra_id);
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.vpc.subnets",
+        "absent (installer-made VPC): the subnets are discovered at run time by tag kubernetes.io/cluster/mycluster-7xk2p",
+    );
+    let spec = load_fixture("aws-flat-subnets");
+    let err = lookup(&spec).offline_error(&spec.infra_id);
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.vpc.subnets",
+        "lists subnets without roles; each is classified at run time",
     );
 }

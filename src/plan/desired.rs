@@ -32,14 +32,12 @@ pub fn reservations(spec: &ClusterSpec) -> Vec<WantedReservation> {
         Platform::Aws(aws) => {
             if public {
                 keys.extend(
-                    aws.public_subnets
-                        .iter()
+                    aws.public_subnets()
                         .map(|s| key(Scope::Public, IpFamily::Ipv4, Some(s))),
                 );
             }
             keys.extend(
-                aws.private_subnets
-                    .iter()
+                aws.private_subnets()
                     .map(|s| key(Scope::Private, IpFamily::Ipv4, Some(s))),
             );
         }

@@ -153,6 +153,9 @@ pub struct Plan {
     pub changes: Vec<Change>,
     /// Facts a person should know when reading the plan (e.g. what a platform does not do).
     pub notes: Vec<String>,
+    /// The network values the plan works with, and where each came from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<crate::assets::NetworkValue>,
 }
 
 impl Plan {
@@ -170,6 +173,7 @@ impl Plan {
         let mut plan = Plan {
             changes: Vec::new(),
             notes: notes(spec),
+            network: spec.network_values(),
         };
         for stage in stages {
             plan.changes.extend(match stage {
@@ -199,6 +203,19 @@ fn notes(spec: &ClusterSpec) -> Vec<String> {
             gcp.compute_subnet
         )),
         _ => {}
+    }
+    if let Platform::Aws(aws) = &spec.platform {
+        match &aws.subnets {
+            crate::assets::AwsSubnets::Known { ignored, .. } => {
+                notes.extend(ignored.iter().map(|id| format!(
+                    "aws subnet {id} is tagged for the cluster but has neither role tag (kubernetes.io/role/elb, kubernetes.io/role/internal-elb): not used"
+                )));
+            }
+            // The runner and `plan` settle the subnets first; this shows if one did not.
+            crate::assets::AwsSubnets::Pending(_) => notes.push(
+                "aws subnets not discovered yet: no subnet reservation and no DNS record is planned".into(),
+            ),
+        }
     }
     if spec.bootstrap_ip.is_none() && !matches!(spec.platform, Platform::None) {
         notes.push("bootstrap IP unknown (pass --bootstrap-ip): the private records will hold only the reserved IPs".into());

@@ -5,13 +5,17 @@ use crate::assets::{self, Platform, Publish};
 use bootstrap_cloud::{IpFamily, RecordSet, Scope};
 use std::path::{Path, PathBuf};
 
-const FIXTURES: [&str; 7] = [
+const FIXTURES: [&str; 11] = [
     "aws",
     "aws-internal",
     "aws-dualstack",
+    "aws-installer-vpc",
+    "aws-flat-subnets",
     "azure",
     "azure-dualstack",
+    "azure-default-network",
     "gcp",
+    "gcp-default-network",
     "none",
 ];
 const BOOTSTRAP: &str = "10.0.0.5";
@@ -26,12 +30,102 @@ fn ip(s: &str) -> IpAddr {
     s.parse().unwrap()
 }
 
-/// The fixture's spec with the bootstrap IP set, as the golden tests use it.
+/// The fixture's spec with the bootstrap IP set, as the golden tests use it. AWS subnets the
+/// fixture leaves to EC2 are settled from [`ec2_facts`], as the provider settles them.
 fn spec(name: &str) -> ClusterSpec {
     let mut spec = assets::load(&manifest_path("tests/fixtures/assets").join(name))
         .unwrap_or_else(|e| panic!("fixture {name}: {e}"));
     spec.bootstrap_ip = Some(ip(BOOTSTRAP));
+    if let Some(lookup) = spec.pending_subnets().cloned()
+        && let Platform::Aws(aws) = &mut spec.platform
+    {
+        aws.subnets = lookup
+            .resolve(&spec.infra_id, &aws.region, spec.publish, &ec2_facts(name))
+            .unwrap_or_else(|e| panic!("fixture {name}: {e}"));
+    }
     spec
+}
+
+/// What EC2 reports for the subnets of the AWS fixtures without roles: for the installer's
+/// VPC, three public and three private subnets carrying their role tags, plus one tagged for
+/// the cluster without a role (not used); for the flat list, the fixture's subnets, private
+/// by the VPC's main table (one by an explicit table without a way out) and public by a table
+/// routing 0.0.0.0/0 to an internet gateway.
+fn ec2_facts(name: &str) -> Vec<bootstrap_cloud::subnets::SubnetFacts> {
+    use bootstrap_cloud::subnets::{RouteTableFacts, SubnetFacts};
+    let subnet = |id: &str,
+                  zone: &str,
+                  tags: &[(&str, &str)],
+                  table: Option<(&str, bool, Option<&str>)>| SubnetFacts {
+        id: id.into(),
+        vpc: "vpc-0a1b2c3d4e5f60000".into(),
+        zone: zone.into(),
+        tags: tags
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        route_table: table.map(|(id, main, igw)| RouteTableFacts {
+            id: id.into(),
+            main,
+            internet_gateway: igw.map(str::to_string),
+        }),
+    };
+    let zones = ["us-east-1a", "us-east-1b", "us-east-1c"];
+    match name {
+        "aws-installer-vpc" => {
+            let owned = ("kubernetes.io/cluster/mycluster-7xk2p", "owned");
+            let mut found = Vec::new();
+            for (i, zone) in zones.iter().enumerate() {
+                found.push(subnet(
+                    &format!("subnet-0c1b2c3d4e5f6000{}", i + 1),
+                    zone,
+                    &[owned, ("kubernetes.io/role/internal-elb", "1")],
+                    None,
+                ));
+                found.push(subnet(
+                    &format!("subnet-0c1b2c3d4e5f6001{}", i + 1),
+                    zone,
+                    &[owned, ("kubernetes.io/role/elb", "1")],
+                    None,
+                ));
+            }
+            found.push(subnet(
+                "subnet-0c1b2c3d4e5f60099",
+                "us-east-1-bos-1a",
+                &[owned],
+                None,
+            ));
+            found
+        }
+        "aws-flat-subnets" => (1..=3)
+            .flat_map(|i| {
+                let private_table = if i == 1 {
+                    ("rtb-0a1b2c3d4e5f60001", false, None)
+                } else {
+                    ("rtb-0a1b2c3d4e5f60000", true, None)
+                };
+                [
+                    subnet(
+                        &format!("subnet-0a1b2c3d4e5f6000{i}"),
+                        zones[i - 1],
+                        &[],
+                        Some(private_table),
+                    ),
+                    subnet(
+                        &format!("subnet-0a1b2c3d4e5f6001{i}"),
+                        zones[i - 1],
+                        &[],
+                        Some((
+                            "rtb-0a1b2c3d4e5f60011",
+                            false,
+                            Some("igw-0a1b2c3d4e5f60000"),
+                        )),
+                    ),
+                ]
+            })
+            .collect(),
+        other => panic!("no EC2 facts for fixture {other}"),
+    }
 }
 
 fn render(plan: &Plan, observed: &Observed) -> String {
@@ -82,6 +176,26 @@ fn golden_plan_aws_internal() {
 #[test]
 fn golden_plan_aws_dualstack() {
     check_golden("aws-dualstack");
+}
+
+#[test]
+fn golden_plan_aws_installer_vpc() {
+    check_golden("aws-installer-vpc");
+}
+
+#[test]
+fn golden_plan_aws_flat_subnets() {
+    check_golden("aws-flat-subnets");
+}
+
+#[test]
+fn golden_plan_azure_default_network() {
+    check_golden("azure-default-network");
+}
+
+#[test]
+fn golden_plan_gcp_default_network() {
+    check_golden("gcp-default-network");
 }
 
 #[test]

@@ -10,6 +10,15 @@ impl Plan {
         for note in &self.notes {
             let _ = writeln!(out, "note: {note}");
         }
+        if !self.network.is_empty() {
+            out.push_str("network:\n");
+            for v in &self.network {
+                let _ = match &v.classified_by {
+                    Some(by) => writeln!(out, "  {} {}: {}; by {by}", v.name, v.value, v.source),
+                    None => writeln!(out, "  {} {}: {}", v.name, v.value, v.source),
+                };
+            }
+        }
         if self.changes.is_empty() {
             out.push_str("no changes: everything is in place\n");
             return out;

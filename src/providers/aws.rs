@@ -1,11 +1,14 @@
-//! AWS: EC2 (EIPs, ENIs) and Route53 from one SDK configuration.
+//! AWS: EC2 (EIPs, ENIs) and Route53 from one SDK configuration, and the subnets the
+//! install-config leaves to EC2.
 
 use super::Providers;
-use crate::assets::{AwsSpec, ClusterSpec, Credentials};
+use crate::assets::{AwsSpec, AwsSubnets, ClusterSpec, Credentials};
 use anyhow::Result;
 use bootstrap_cloud::aws;
 
-pub async fn providers(spec: &ClusterSpec, platform: &AwsSpec) -> Result<Providers> {
+/// The providers, and the spec's subnets settled: as given with roles, else found in EC2
+/// (DescribeSubnets, and DescribeRouteTables for listed subnets without a role tag).
+pub async fn providers(spec: &ClusterSpec, platform: &AwsSpec) -> Result<(Providers, AwsSubnets)> {
     let settings = aws::AwsSettings {
         region: platform.region.clone(),
         infra_id: spec.infra_id.clone(),
@@ -21,8 +24,19 @@ pub async fn providers(spec: &ClusterSpec, platform: &AwsSpec) -> Result<Provide
         },
     };
     let config = aws::load_config(&settings).await;
-    Ok(Providers {
-        addresses: Box::new(aws::Ec2Addresses::new(&config, &settings)),
+    let addresses = aws::Ec2Addresses::new(&config, &settings);
+    let subnets = match &platform.subnets {
+        AwsSubnets::Known { .. } => platform.subnets.clone(),
+        AwsSubnets::Pending(lookup) => {
+            let found = addresses.find_subnets(&lookup.query()).await?;
+            let subnets = lookup.resolve(&spec.infra_id, &platform.region, spec.publish, &found)?;
+            tracing::info!(?subnets, "aws subnets settled");
+            subnets
+        }
+    };
+    let providers = Providers {
+        addresses: Box::new(addresses),
         dns: Box::new(aws::Route53Dns::new(&config)),
-    })
+    };
+    Ok((providers, subnets))
 }

@@ -17,11 +17,20 @@ pub struct Providers {
 }
 
 /// The providers for the spec's platform; None for platform none (nothing to reserve or write).
-pub async fn for_spec(spec: &ClusterSpec) -> Result<Option<Providers>> {
+/// Settles first what the install-config leaves to the cloud (AWS subnets found by tag or
+/// classified by route table), so everything planned afterwards works from a complete spec.
+/// Finding them only reads.
+pub async fn for_spec(spec: &mut ClusterSpec) -> Result<Option<Providers>> {
     match &spec.platform {
         Platform::None => Ok(None),
         #[cfg(feature = "aws")]
-        Platform::Aws(aws) => aws::providers(spec, aws).await.map(Some),
+        Platform::Aws(aws) => {
+            let (providers, subnets) = aws::providers(spec, aws).await?;
+            if let Platform::Aws(aws) = &mut spec.platform {
+                aws.subnets = subnets;
+            }
+            Ok(Some(providers))
+        }
         #[cfg(feature = "gcp")]
         Platform::Gcp(gcp) => gcp::providers(spec, gcp).await.map(Some),
         #[cfg(feature = "azure")]

@@ -23,9 +23,19 @@ impl Harness {
     }
 
     pub async fn with_options(options: FakeOptions) -> Self {
+        Self::with_fixture("gcp", options).await
+    }
+
+    /// The agent on fixture `fixture` (the fake's seed must match its network).
+    pub async fn with_fixture(fixture: &str, options: FakeOptions) -> Self {
         let peers = GcpPeers::start(options).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let agent = Agent::new(dir, agent::fixture("gcp"), BOOTSTRAP_IP, peers.agent_env());
+        let agent = Agent::new(
+            dir,
+            agent::fixture(fixture),
+            BOOTSTRAP_IP,
+            peers.agent_env(),
+        );
         Self { peers, agent }
     }
 
@@ -101,7 +111,7 @@ impl World {
             private[0]["subnetwork"]
                 .as_str()
                 .unwrap()
-                .ends_with("/subnetworks/mycluster-worker-subnet"),
+                .ends_with("-worker-subnet"),
             "the internal VIP lives in the compute subnet, where the cloud provider puts internal forwarding rules: {:#}",
             private[0]
         );

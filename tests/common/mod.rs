@@ -6,7 +6,7 @@
 pub mod agent;
 
 pub use agent::*;
-use bootstrap_sim::{AwsPeers, Hold};
+use bootstrap_sim::{AwsPeers, Hold, VpcLayout};
 use serde_json::Value;
 
 pub const BOOTSTRAP_IP: &str = "10.0.1.10";
@@ -15,15 +15,21 @@ agent::harness!(AwsPeers);
 
 impl Harness {
     pub async fn new(fixture: &str) -> Self {
+        Self::with_layout(fixture, &VpcLayout::Byo).await.0
+    }
+
+    /// A world whose subnets are laid out as `layout` says; also returns the setup's answer
+    /// (its `layout` holds the subnet ids by kind).
+    pub async fn with_layout(fixture: &str, layout: &VpcLayout) -> (Self, Value) {
         let peers = AwsPeers::start().await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let assets = dir.path().join("assets");
-        peers
-            .setup_world(&agent::fixture(fixture), &assets)
+        let setup = peers
+            .setup_layout(&agent::fixture(fixture), &assets, layout)
             .await
             .unwrap();
         let agent = Agent::new(dir, assets, BOOTSTRAP_IP, peers.agent_env());
-        Self { peers, agent }
+        (Self { peers, agent }, setup)
     }
 
     /// Starts `args`, waits until the Route53 (or EC2) proxy froze it at `hold`, SIGKILLs it.

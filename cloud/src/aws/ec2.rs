@@ -2,6 +2,7 @@
 //! hold a private IP per private subnet (for the internal NLB's private-ipv4-addresses).
 
 use super::{AwsSettings, RESERVATION_TAG, classify, cluster_tag};
+use crate::subnets::{SubnetFacts, SubnetQuery};
 use crate::{
     AddressProvider, CloudError, Holder, Placement, Reservation, ReservationKey, ReserveRequest,
     Scope,
@@ -36,6 +37,12 @@ impl Ec2Addresses {
                 .values(RESERVATION_TAG)
                 .build(),
         ]
+    }
+
+    /// Subnets by id or by the cluster tag, for the install-configs that do not name them with
+    /// roles (see [`crate::subnets`]). Reads only.
+    pub async fn find_subnets(&self, query: &SubnetQuery) -> Result<Vec<SubnetFacts>, CloudError> {
+        super::subnets::find(&self.client, &self.infra_id, query).await
     }
 
     fn tags(&self, resource: ResourceType, request: &ReserveRequest) -> TagSpecification {

@@ -7,6 +7,7 @@
 
 mod ec2;
 mod route53;
+mod subnets;
 
 pub use ec2::Ec2Addresses;
 pub use route53::Route53Dns;

@@ -3,7 +3,12 @@ the agent's work with someone else's eyes).
 
   setup    create a VPC with the fixture's subnets (3 AZs) in moto and the public + private
            hosted zones in ministack, then copy the fixture asset dir to --out with the
-           fixture's subnet ids replaced by the real ones (moto cannot take chosen ids)
+           fixture's subnet ids replaced by the real ones (moto cannot take chosen ids).
+           --layout installer: the VPC the installer makes when the install-config names no
+           subnets (tagged for the cluster, with role tags), plus subnets that are not the
+           cluster's. --layout flat: the fixture's subnets untagged, public ones (--public)
+           routed to an internet gateway, private ones by the main route table or one
+           without a way out
   inspect  print what exists: subnets, EIPs (with their association), ENIs (with their
            description) and the record sets of both zones, as JSON
   write    set a record set to exactly the given values (another writer's action)
@@ -26,19 +31,67 @@ def clients(a):
     return boto3.client("ec2", endpoint_url=a.ec2, **kw), boto3.client("route53", endpoint_url=a.route53, **kw)
 
 
+def tag_spec(tags):
+    return [{"ResourceType": "subnet", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}]
+
+
+def installer_subnets(ec2, vpc, a):
+    """The installer's (CAPA's) subnets: one private and one public per AZ, tagged owned with
+    their role tags; an edge subnet tagged for the cluster without role tags; another
+    cluster's subnets and an untagged one. Returns (first private subnet, layout)."""
+    owned = {f"kubernetes.io/cluster/{a.infra_id}": "owned"}
+    layout = {"public": [], "private": [], "ignored": [], "foreign": []}
+    for i, az in enumerate(AZS):
+        for kind, cidr, role in (("private", f"10.0.{i + 1}.0/24", "kubernetes.io/role/internal-elb"),
+                                 ("public", f"10.0.{i + 11}.0/24", "kubernetes.io/role/elb")):
+            tags = dict(owned, **{role: "1", "sigs.k8s.io/cluster-api-provider-aws/role": kind,
+                                  "Name": f"{a.infra_id}-subnet-{kind}-{az}"})
+            sub = ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone=az, TagSpecifications=tag_spec(tags))
+            layout[kind].append(sub["Subnet"]["SubnetId"])
+    edge = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.20.0/24", AvailabilityZone=AZS[0], TagSpecifications=tag_spec(owned))
+    layout["ignored"].append(edge["Subnet"]["SubnetId"])
+    for cidr, tags in (("10.0.21.0/24", {"kubernetes.io/cluster/other-cluster": "owned", "kubernetes.io/role/internal-elb": "1"}),
+                       ("10.0.22.0/24", {"kubernetes.io/role/elb": "1"})):
+        sub = ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone=AZS[1], TagSpecifications=tag_spec(tags))
+        layout["foreign"].append(sub["Subnet"]["SubnetId"])
+    return layout["private"][0], layout
+
+
+def route(ec2, vpc, mapping, public):
+    """An internet gateway; the public subnets explicitly on a table routing 0.0.0.0/0 to it;
+    the first private subnet on a table without a way out; the rest on the main table."""
+    igw = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
+    ec2.attach_internet_gateway(InternetGatewayId=igw, VpcId=vpc)
+    public_rtb = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+    ec2.create_route(RouteTableId=public_rtb, DestinationCidrBlock="0.0.0.0/0", GatewayId=igw)
+    private_rtb = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+    private = [real for fid, real in mapping.items() if fid not in public]
+    for fid in public:
+        ec2.associate_route_table(RouteTableId=public_rtb, SubnetId=mapping[fid])
+    ec2.associate_route_table(RouteTableId=private_rtb, SubnetId=private[0])
+    return {"internet_gateway": igw, "public_route_table": public_rtb, "private_route_table": private_rtb,
+            "public": [mapping[fid] for fid in public], "private": private}
+
+
 def setup(a):
     ec2, r53 = clients(a)
     cfg = open(os.path.join(a.fixture, "manifests", "cluster-config.yaml")).read()
     fixture_ids = list(dict.fromkeys(re.findall(r"subnet-[0-9a-f]+", cfg)))
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
-    mapping = {}
+    mapping, layout = {}, {}
     for i, fid in enumerate(fixture_ids):
         sub = ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{i + 1}.0/24", AvailabilityZone=AZS[i % 3])
         mapping[fid] = sub["Subnet"]["SubnetId"]
+    if a.layout == "installer":
+        first, layout = installer_subnets(ec2, vpc, a)
+    else:
+        first = mapping[fixture_ids[0]] if fixture_ids else None
+    if a.layout == "flat":
+        layout = route(ec2, vpc, mapping, a.public)
     # The bootstrap host lives in the first subnet with its own private IP: moto then never
     # hands that address to an ENI of ours, as real EC2 would not.
-    first = mapping[fixture_ids[0]]
-    ec2.create_network_interface(SubnetId=first, PrivateIpAddress=a.bootstrap_ip, Description="bootstrap host")
+    if first:
+        ec2.create_network_interface(SubnetId=first, PrivateIpAddress=a.bootstrap_ip, Description="bootstrap host")
     public = r53.create_hosted_zone(Name=a.base_domain, CallerReference="public")["HostedZone"]["Id"]
     private = r53.create_hosted_zone(
         Name=f"{a.cluster}.{a.base_domain}", CallerReference="private",
@@ -54,7 +107,7 @@ def setup(a):
             for fid, real in mapping.items():
                 text = text.replace(fid, real)
             open(p, "w").write(text)
-    json.dump({"vpc": vpc, "subnets": mapping, "zones": {"public": public, "private": private}}, sys.stdout)
+    json.dump({"vpc": vpc, "subnets": mapping, "layout": layout, "zones": {"public": public, "private": private}}, sys.stdout)
 
 
 def records(r53, zone_id):
@@ -132,6 +185,8 @@ def main():
     p.add_argument("--route53", required=True)
     p.add_argument("--fixture")
     p.add_argument("--out")
+    p.add_argument("--layout", choices=["byo", "installer", "flat"], default="byo")
+    p.add_argument("--public", action="append", default=[], help="fixture ids of public subnets (--layout flat)")
     p.add_argument("--cluster", default="mycluster")
     p.add_argument("--base-domain", default="example.com")
     p.add_argument("--infra-id", default="mycluster-7xk2p")

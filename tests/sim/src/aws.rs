@@ -9,6 +9,20 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+/// How the world's subnets are laid out.
+#[derive(Debug, Clone)]
+pub enum VpcLayout {
+    /// The fixture's subnets, untagged (their roles are in the install-config).
+    Byo,
+    /// The VPC the installer makes when the install-config names no subnets: one private and
+    /// one public subnet per AZ tagged `kubernetes.io/cluster/<infra-id>=owned` with their role
+    /// tags, a subnet tagged for the cluster without role tags, and subnets of others.
+    Installer,
+    /// The fixture's subnets untagged; `public` (fixture ids) route 0.0.0.0/0 to an internet
+    /// gateway through an explicitly associated table, the others do not.
+    Flat { public: Vec<String> },
+}
+
 pub struct AwsPeers {
     pub venv: PathBuf,
     pub ec2: Emulator,
@@ -58,8 +72,36 @@ impl AwsPeers {
     /// Builds the VPC, subnets and zones and writes the fixture asset dir with real subnet ids
     /// to `out`. Talks to the emulators directly, so the proxies count only the agent.
     pub async fn setup_world(&self, fixture: &Path, out: &Path) -> Result<Value> {
-        self.script(&["setup", "--fixture", &path(fixture)?, "--out", &path(out)?])
-            .await
+        self.setup_layout(fixture, out, &VpcLayout::Byo).await
+    }
+
+    /// [`AwsPeers::setup_world`] with the subnets laid out as `layout` says. The answer's
+    /// `layout` holds the subnet ids by kind (`public`, `private`, ...).
+    pub async fn setup_layout(
+        &self,
+        fixture: &Path,
+        out: &Path,
+        layout: &VpcLayout,
+    ) -> Result<Value> {
+        let mut args = vec![
+            "setup".to_string(),
+            "--fixture".into(),
+            path(fixture)?,
+            "--out".into(),
+            path(out)?,
+        ];
+        match layout {
+            VpcLayout::Byo => {}
+            VpcLayout::Installer => args.extend(["--layout".into(), "installer".into()]),
+            VpcLayout::Flat { public } => {
+                args.extend(["--layout".into(), "flat".into()]);
+                for id in public {
+                    args.extend(["--public".into(), id.clone()]);
+                }
+            }
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.script(&args).await
     }
 
     /// What the local API server's load-balancer controller needs to claim NLB addresses in

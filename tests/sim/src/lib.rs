@@ -11,5 +11,5 @@ pub mod pki;
 pub mod proxy;
 pub mod venv;
 
-pub use aws::AwsPeers;
+pub use aws::{AwsPeers, VpcLayout};
 pub use proxy::{Hold, Proxy};

@@ -37,6 +37,7 @@ async fn the_official_clients_see_azure_semantics() {
         provisioning_delay: Duration::from_millis(150),
         retry_after: 0,
         page_size: 3,
+        ..Default::default()
     })
     .await
     .unwrap();

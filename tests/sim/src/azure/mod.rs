@@ -15,8 +15,8 @@
 mod world;
 
 pub use world::{
-    CLIENT_ID, CLIENT_SECRET, CLUSTER_RG, COMPUTE_SUBNET, DNS_RG, LOCATION, NETWORK_RG,
-    PRIVATE_ZONE, PUBLIC_ZONE, SUBSCRIPTION, TENANT, VNET,
+    CLIENT_ID, CLIENT_SECRET, CLUSTER_RG, COMPUTE_SUBNET, DNS_RG, INSTALLER_COMPUTE_SUBNET,
+    INSTALLER_VNET, LOCATION, NETWORK_RG, PRIVATE_ZONE, PUBLIC_ZONE, SUBSCRIPTION, TENANT, VNET,
 };
 
 use crate::proxy::Proxy;
@@ -46,6 +46,9 @@ pub struct AzureSimOptions {
     pub retry_after: u64,
     /// Items per page of list calls (small, so `nextLink` is exercised).
     pub page_size: usize,
+    /// The vnet the installer makes when the install-config names none (fixture
+    /// `azure-default-network`), instead of the `azure` fixture's existing one.
+    pub installer_network: bool,
 }
 
 impl Default for AzureSimOptions {
@@ -54,6 +57,7 @@ impl Default for AzureSimOptions {
             provisioning_delay: Duration::from_millis(300),
             retry_after: 1,
             page_size: 3,
+            installer_network: false,
         }
     }
 }
@@ -83,7 +87,7 @@ fn lock(world: &Shared) -> std::sync::MutexGuard<'_, World> {
 impl AzureSim {
     pub async fn start(options: AzureSimOptions) -> Result<Self> {
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-        let mut w = World::fixture(options.provisioning_delay);
+        let mut w = World::fixture(options.provisioning_delay, options.installer_network);
         w.retry_after = options.retry_after;
         w.page_size = options.page_size.max(1);
         let world = Arc::new(Mutex::new(w));
@@ -163,9 +167,10 @@ impl AzureSim {
     /// The compute subnet's range: where the internal load balancer takes its frontend IP.
     pub fn compute_subnet_range(&self) -> Option<crate::kube::Ipv4Cidr> {
         let w = lock(&self.world);
-        w.subnets
+        w.vnet
+            .subnets
             .iter()
-            .find(|s| s.name == COMPUTE_SUBNET)
+            .find(|s| s.name == COMPUTE_SUBNET || s.name == INSTALLER_COMPUTE_SUBNET)
             .and_then(|s| {
                 u8::try_from(s.len)
                     .ok()

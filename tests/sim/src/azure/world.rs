@@ -28,6 +28,10 @@ pub const DNS_RG: &str = "dns-rg";
 pub const NETWORK_RG: &str = "network-rg";
 pub const VNET: &str = "mycluster-vnet";
 pub const COMPUTE_SUBNET: &str = "mycluster-worker-subnet";
+/// The network the installer makes when the install-config names none: in the cluster
+/// resource group, named after the infra id.
+pub const INSTALLER_VNET: &str = "mycluster-7xk2p-vnet";
+pub const INSTALLER_COMPUTE_SUBNET: &str = "mycluster-7xk2p-worker-subnet";
 pub const PUBLIC_ZONE: &str = "example.com";
 pub const PRIVATE_ZONE: &str = "mycluster.example.com";
 pub const LOCATION: &str = "eastus";
@@ -116,6 +120,14 @@ impl Subnet {
     }
 }
 
+/// The one virtual network of the world: where subnets are looked up and addresses checked.
+#[derive(Debug, Clone)]
+pub struct VirtualNetwork {
+    pub rg: String,
+    pub name: String,
+    pub subnets: Vec<Subnet>,
+}
+
 #[derive(Debug, Clone)]
 pub struct RecordSet {
     pub ttl: u64,
@@ -140,7 +152,7 @@ pub struct World {
     /// Lowercased resource id -> public IP.
     pub public_ips: BTreeMap<String, PublicIp>,
     operations: BTreeMap<String, Operation>,
-    pub subnets: Vec<Subnet>,
+    pub vnet: VirtualNetwork,
     pub in_use: BTreeSet<Ipv4Addr>,
     /// (private?, rg lowercased, zone lowercased) -> zone.
     pub zones: BTreeMap<(bool, String, String), DnsZone>,
@@ -156,10 +168,24 @@ fn uuid() -> String {
 }
 
 impl World {
-    /// The fixture's world: resource groups, the vnet with its subnets, the two zones.
-    pub fn fixture(delay: Duration) -> Self {
+    /// The fixture's world: resource groups, the vnet with its subnets, the two zones. The
+    /// vnet is the `azure` fixture's existing one (`network-rg/mycluster-vnet`), or with
+    /// `installer_network` the one the installer makes (`mycluster-7xk2p-vnet` in the cluster
+    /// resource group, subnets `mycluster-7xk2p-master-subnet` / `-worker-subnet`); both
+    /// have the same address layout.
+    pub fn fixture(delay: Duration, installer_network: bool) -> Self {
+        let (vnet_rg, vnet, master, worker) = if installer_network {
+            (
+                CLUSTER_RG,
+                INSTALLER_VNET,
+                "mycluster-7xk2p-master-subnet",
+                INSTALLER_COMPUTE_SUBNET,
+            )
+        } else {
+            (NETWORK_RG, VNET, "mycluster-master-subnet", COMPUTE_SUBNET)
+        };
         let mut resource_groups = BTreeMap::new();
-        for rg in [CLUSTER_RG, DNS_RG, NETWORK_RG] {
+        for rg in [CLUSTER_RG, DNS_RG, vnet_rg] {
             resource_groups.insert(rg.to_ascii_lowercase(), Map::new());
         }
         let mut zones = BTreeMap::new();
@@ -185,18 +211,22 @@ impl World {
             resource_groups,
             public_ips: BTreeMap::new(),
             operations: BTreeMap::new(),
-            subnets: vec![
-                Subnet {
-                    name: "mycluster-master-subnet".into(),
-                    network: Ipv4Addr::new(10, 0, 0, 0),
-                    len: 24,
-                },
-                Subnet {
-                    name: COMPUTE_SUBNET.into(),
-                    network: Ipv4Addr::new(10, 0, 1, 0),
-                    len: 24,
-                },
-            ],
+            vnet: VirtualNetwork {
+                rg: vnet_rg.into(),
+                name: vnet.into(),
+                subnets: vec![
+                    Subnet {
+                        name: master.into(),
+                        network: Ipv4Addr::new(10, 0, 0, 0),
+                        len: 24,
+                    },
+                    Subnet {
+                        name: worker.into(),
+                        network: Ipv4Addr::new(10, 0, 1, 0),
+                        len: 24,
+                    },
+                ],
+            },
             // Worker NICs, the bootstrap host, and something sitting on the top address.
             in_use: [
                 Ipv4Addr::new(10, 0, 0, 4),
@@ -656,8 +686,13 @@ impl World {
         }
     }
 
+    /// Whether the path names the world's vnet (ARM names are case-insensitive).
+    fn is_vnet(&self, rg: &str, vnet: &str) -> bool {
+        rg.eq_ignore_ascii_case(&self.vnet.rg) && vnet.eq_ignore_ascii_case(&self.vnet.name)
+    }
+
     fn subnet(&self, rg: &str, vnet: &str, name: &str, rg_name: &str) -> Reply {
-        if rg != NETWORK_RG || vnet != VNET {
+        if !self.is_vnet(rg, vnet) {
             return Reply::error(
                 404,
                 "ResourceNotFound",
@@ -666,7 +701,9 @@ impl World {
                 ),
             );
         }
+        let vnet_name = &self.vnet.name;
         match self
+            .vnet
             .subnets
             .iter()
             .find(|s| s.name.eq_ignore_ascii_case(name))
@@ -675,14 +712,14 @@ impl World {
                 404,
                 "NotFound",
                 format!(
-                    "Resource /subscriptions/{SUBSCRIPTION}/resourceGroups/{rg_name}/providers/Microsoft.Network/virtualNetworks/{VNET}/subnets/{name} not found."
+                    "Resource /subscriptions/{SUBSCRIPTION}/resourceGroups/{rg_name}/providers/Microsoft.Network/virtualNetworks/{vnet_name}/subnets/{name} not found."
                 ),
             ),
             Some(s) => Reply::json(
                 200,
                 json!({
                     "name": s.name,
-                    "id": format!("{}/providers/Microsoft.Network/virtualNetworks/{VNET}/subnets/{}", rg_id(NETWORK_RG), s.name),
+                    "id": format!("{}/providers/Microsoft.Network/virtualNetworks/{vnet_name}/subnets/{}", rg_id(&self.vnet.rg), s.name),
                     "etag": "W/\"00000000-0000-0000-0000-00000000beef\"",
                     "type": "Microsoft.Network/virtualNetworks/subnets",
                     "properties": {
@@ -697,7 +734,7 @@ impl World {
     }
 
     fn check_ip(&self, call: &Call, rg: &str, vnet: &str) -> Reply {
-        if rg != NETWORK_RG || vnet != VNET {
+        if !self.is_vnet(rg, vnet) {
             return Reply::error(
                 404,
                 "ResourceNotFound",
@@ -715,12 +752,13 @@ impl World {
                 "Cannot parse the request: ipAddress is missing or not an IPv4 address.",
             );
         };
-        let Some(subnet) = self.subnets.iter().find(|s| s.contains(ip)) else {
+        let Some(subnet) = self.vnet.subnets.iter().find(|s| s.contains(ip)) else {
             return Reply::error(
                 400,
                 "PrivateIPAddressNotInAnySubnet",
                 format!(
-                    "Private static IP address {ip} does not belong to the range of any subnet in virtual network {VNET}."
+                    "Private static IP address {ip} does not belong to the range of any subnet in virtual network {}.",
+                    self.vnet.name
                 ),
             );
         };

@@ -106,6 +106,29 @@ impl Default for Seed {
     }
 }
 
+impl Seed {
+    /// The network the installer makes when the install-config names none (fixture
+    /// `gcp-default-network`): `<infra-id>-network` with `<infra-id>-master-subnet` and
+    /// `<infra-id>-worker-subnet`, laid out like the default seed's.
+    pub fn installer_network() -> Self {
+        let network = "mycluster-7xk2p-network".to_string();
+        let defaults = Self::default();
+        Self {
+            subnetworks: defaults
+                .subnetworks
+                .iter()
+                .map(|subnet| SubnetSeed {
+                    name: subnet.name.replace("mycluster-", "mycluster-7xk2p-"),
+                    network: network.clone(),
+                    ..subnet.clone()
+                })
+                .collect(),
+            network,
+            ..defaults
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct FakeOptions {
     /// How long a compute Operation stays RUNNING.
