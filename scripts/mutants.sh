@@ -8,13 +8,14 @@
 #
 # cargo-mutants copies the tree and builds without cloud features: these are pure modules, and
 # their tests are library tests, so no SDK is compiled. Prints caught / missed / unviable per file.
+# The async shells that talk to a server (gate::run_gate, cluster_version::apply) are covered by
+# the integration tests, not by `--lib`: their mutants show as missed here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked
 
-files=(src/journal.rs src/plan/mod.rs src/plan/desired.rs cloud/src/dns.rs
-       src/capabilities/inclusion.rs src/capabilities/cluster_version.rs src/cluster/gate.rs
-       src/capabilities/delete.rs)
+# MUTANTS_FILES overrides the list (space-separated paths).
+read -r -a files <<< "${MUTANTS_FILES:-src/journal.rs src/plan/mod.rs src/plan/desired.rs cloud/src/dns.rs src/capabilities/inclusion.rs src/capabilities/cluster_version.rs src/cluster/gate.rs src/capabilities/delete.rs}"
 args=()
 for f in "${files[@]}"; do args+=(--file "$f"); done
 out=target/mutants

@@ -364,4 +364,26 @@ mod tests {
         assert_eq!(o.cluster_id(), Some("c"));
         assert_eq!(o.spec["upstream"], "https://u");
     }
+
+    #[test]
+    fn an_unreadable_or_blank_cluster_id_overrides_file_is_bad_input_not_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(CVO_OVERRIDES)).unwrap();
+        let err = overrides_from_assets(dir.path()).unwrap_err();
+        assert_eq!(
+            err.field, "(file)",
+            "a directory is unreadable, not missing"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("manifests")).unwrap();
+        std::fs::write(
+            dir.path().join(CVO_OVERRIDES),
+            "apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nspec: {clusterID: '  '}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            overrides_from_assets(dir.path()).unwrap_err().field,
+            "spec.clusterID"
+        );
+    }
 }

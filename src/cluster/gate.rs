@@ -716,4 +716,32 @@ mod tests {
             "only AWS external Services get the hint"
         );
     }
+
+    #[test]
+    fn only_aws_external_services_wait_for_the_aws_lb_controller() {
+        let svc = |annotation: Option<&str>| Service {
+            metadata: kube::api::ObjectMeta {
+                name: Some("internal-lb".into()),
+                namespace: Some("openshift-kube-apiserver".into()),
+                annotations: annotation.map(|v| {
+                    [(
+                        "service.beta.kubernetes.io/aws-load-balancer-type".to_string(),
+                        v.to_string(),
+                    )]
+                    .into()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let t = Target::for_service(&svc(Some("external")), vec![ip("10.0.1.5")]);
+        assert!(t.needs_aws_lb_controller);
+        assert_eq!(
+            (t.namespace.as_str(), t.name.as_str()),
+            ("openshift-kube-apiserver", "internal-lb")
+        );
+        assert_eq!(t.claims, [ip("10.0.1.5")]);
+        assert!(!Target::for_service(&svc(Some("nlb")), vec![]).needs_aws_lb_controller);
+        assert!(!Target::for_service(&svc(None), vec![]).needs_aws_lb_controller);
+    }
 }
