@@ -635,3 +635,54 @@ async fn publish_internal_gates_on_the_one_internal_service() {
         "the gate proves the three private IPs"
     );
 }
+
+/// The cluster-version operator already wrote its status (every field the real CRD requires):
+/// `run` still completes, writes only `spec.capabilities`, and leaves the status as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn run_completes_when_the_cvo_has_written_its_status_and_leaves_it_alone() {
+    let w = World::new(ControllerKnobs::default()).await;
+    let status = serde_json::json!({
+        "availableUpdates": null,
+        "desired": {"version": "4.18.0", "image": "quay.io/openshift-release-dev/ocp-release@sha256:0"},
+        "observedGeneration": 1,
+        "versionHash": "abc",
+        "conditions": [{"type": "Available", "status": "False", "reason": "Installing",
+                        "message": "installing", "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+    });
+    w.kube
+        .create(serde_json::json!({
+            "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+            "metadata": {"name": "version"},
+            "spec": {"clusterID": "0f1e2d3c-0000-4000-8000-000000000001", "channel": "stable-4.18"},
+            "status": status,
+        }))
+        .unwrap();
+    w.h.run(&["run"]).await;
+    let cv = w
+        .kube
+        .get(
+            "config.openshift.io",
+            "v1",
+            "clusterversions",
+            None,
+            "version",
+        )
+        .unwrap();
+    assert_eq!(cv["status"], status, "the CVO's status is untouched");
+    assert_eq!(cv["spec"]["channel"], "stable-4.18");
+    assert_eq!(
+        cv["spec"]["clusterID"],
+        "0f1e2d3c-0000-4000-8000-000000000001"
+    );
+    assert_eq!(cv["spec"]["capabilities"]["baselineCapabilitySet"], "v4.14");
+    assert!(
+        !w.kube_mutations()
+            .iter()
+            .any(|(_, p)| p.contains("clusterversions") && p.ends_with("/status")),
+        "{:?}",
+        w.kube_mutations()
+    );
+    w.kube.clear_request_log();
+    w.h.assert_changes_nothing(&[&["run"]], "cloud").await;
+    assert!(w.kube_mutations().is_empty(), "{:?}", w.kube_mutations());
+}
