@@ -1,13 +1,15 @@
 //! Subcommands. Each one: load and validate input (nothing written before that succeeds),
 //! take the state-dir lock, then run stages through the Runner.
 
-use crate::agent::{self, Runner, StageReport};
 use crate::assets::{self, ClusterSpec};
+pub use crate::capabilities::cli::{CapabilitiesCommand, RegistryArgs, SelectionArgs};
 use crate::journal::{self, Journal};
+pub use crate::output::Output;
 use crate::plan::{Plan, Stage};
+use crate::runner::{self, Runner, StageReport};
 use crate::{providers, status};
 use anyhow::Result;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use std::net::{IpAddr, UdpSocket};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -21,13 +23,6 @@ use std::time::Duration;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Output {
-    Text,
-    Json,
-    Yaml,
 }
 
 #[derive(Debug, Args)]
@@ -88,135 +83,6 @@ pub struct GateArgs {
     pub drain_wait: Duration,
 }
 
-/// The capability registry and the cluster's feature set / gates.
-#[derive(Debug, Args)]
-pub struct RegistryArgs {
-    /// Capability registry file replacing the embedded templates/capabilities.yaml.
-    #[arg(long, env = "BOOTSTRAP_AGENT_CAPABILITY_REGISTRY")]
-    pub registry: Option<PathBuf>,
-    /// The cluster's feature set (default: the registry's, Default).
-    #[arg(long, env = "BOOTSTRAP_AGENT_FEATURE_SET")]
-    pub feature_set: Option<String>,
-    /// Enabled feature gates, comma separated (default: those of the feature set).
-    #[arg(long, env = "BOOTSTRAP_AGENT_FEATURE_GATES", value_delimiter = ',')]
-    pub feature_gates: Option<Vec<String>>,
-}
-
-impl RegistryArgs {
-    pub fn load(
-        &self,
-    ) -> Result<(
-        crate::capabilities::registry::Registry,
-        crate::capabilities::selection::Gates,
-    )> {
-        let registry = crate::capabilities::registry::Registry::load(self.registry.as_deref())?;
-        let gates = crate::capabilities::selection::Gates::resolve(
-            &registry,
-            self.feature_set.as_deref(),
-            self.feature_gates.as_deref(),
-        )?;
-        Ok((registry, gates))
-    }
-}
-
-/// Where the enabled set comes from, and which objects the cluster takes.
-#[derive(Debug, Args)]
-pub struct SelectionArgs {
-    /// Installer asset dir whose install-config `capabilities` block gives the enabled set.
-    #[arg(long, conflicts_with_all = ["baseline", "additional"])]
-    pub assets: Option<PathBuf>,
-    /// Without --assets: the baseline capability set (default vCurrent).
-    #[arg(long)]
-    pub baseline: Option<String>,
-    /// Without --assets: additional enabled capabilities, comma separated.
-    #[arg(long, value_delimiter = ',')]
-    pub additional: Vec<String>,
-    /// Cluster profile: objects need include.release.openshift.io/<profile>: "true".
-    #[arg(long, default_value = crate::capabilities::inclusion::DEFAULT_PROFILE)]
-    pub profile: String,
-    /// Identifiers in force for exclude.release.openshift.io/<id> (e.g. internal-openshift-hosted).
-    #[arg(long, value_delimiter = ',')]
-    pub exclude: Vec<String>,
-    #[command(flatten)]
-    pub registry: RegistryArgs,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum CapabilitiesCommand {
-    /// Validate the install-config `capabilities` block; print the enabled and known sets.
-    Validate {
-        #[arg(long, env = "BOOTSTRAP_AGENT_ASSETS", default_value = "/opt/openshift")]
-        assets: PathBuf,
-        #[command(flatten)]
-        registry: RegistryArgs,
-        #[arg(long, value_enum, default_value = "text")]
-        output: Output,
-    },
-    /// Write spec.capabilities into ClusterVersion `version` (server-side apply; never its
-    /// status, which the cluster-version operator owns).
-    Apply {
-        #[arg(long, env = "BOOTSTRAP_AGENT_ASSETS", default_value = "/opt/openshift")]
-        assets: PathBuf,
-        #[arg(
-            long,
-            env = "BOOTSTRAP_AGENT_KUBECONFIG",
-            default_value = "/opt/openshift/auth/kubeconfig"
-        )]
-        kubeconfig: PathBuf,
-        #[command(flatten)]
-        registry: RegistryArgs,
-        /// How long to wait for ClusterVersion `version` when it does not exist and the asset
-        /// dir has no manifests/cvo-overrides.yaml to create it from.
-        #[arg(long, default_value = "10m", value_parser = humantime::parse_duration)]
-        wait: std::time::Duration,
-        #[arg(long, value_enum, default_value = "text")]
-        output: Output,
-    },
-    /// Decide, per object of a manifests dir, included or excluded (and why).
-    Filter {
-        #[command(flatten)]
-        selection: SelectionArgs,
-        /// The manifests dir (multi-document YAML files).
-        #[arg(long)]
-        manifests: PathBuf,
-        /// Write the included objects here, byte-for-byte.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// One line per object with the reason.
-        #[arg(long)]
-        explain: bool,
-        #[arg(long, value_enum, default_value = "text")]
-        output: Output,
-    },
-    /// An update from one payload to another: implicitly enabled capabilities, deletions.
-    Upgrade {
-        #[command(flatten)]
-        selection: SelectionArgs,
-        /// The payload the cluster runs now.
-        #[arg(long)]
-        from: PathBuf,
-        /// The payload it updates to.
-        #[arg(long)]
-        to: PathBuf,
-        /// Capabilities the cluster has enabled now besides the configured ones, comma separated.
-        #[arg(long, value_delimiter = ',')]
-        previously_enabled: Vec<String>,
-        /// Delete the objects annotated release.openshift.io/delete in this cluster
-        /// (without it they are only listed).
-        #[arg(long)]
-        kubeconfig: Option<PathBuf>,
-        /// Where deleted objects are remembered (to warn when one reappears).
-        #[arg(
-            long,
-            env = "BOOTSTRAP_AGENT_STATE_DIR",
-            default_value = "/var/lib/bootstrap-agent"
-        )]
-        state_dir: PathBuf,
-        #[arg(long, value_enum, default_value = "text")]
-        output: Output,
-    },
-}
-
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The daemon: reserve, seed DNS, set capabilities, apply the Services, gate, remove the bootstrap IP. Resumable.
@@ -267,8 +133,8 @@ pub enum Command {
         #[arg(long)]
         offline: bool,
         /// Stages to plan, comma separated.
-        #[arg(long, value_enum, value_delimiter = ',')]
         /// Default: what is left of `run` per the journal, else reserve,seed-dns.
+        #[arg(long, value_delimiter = ',', value_parser = parse_stage)]
         stage: Vec<Stage>,
     },
     /// Reserve the static IPs for the API load balancers.
@@ -376,11 +242,11 @@ async fn plan(common: &Common, offline: bool, stages: &[Stage]) -> Result<()> {
         crate::plan::Observed::default()
     } else {
         let providers = providers::for_spec(&mut spec).await?;
-        agent::observe(&spec, providers.as_ref()).await?.observed
+        runner::observe(&spec, providers.as_ref()).await?.observed
     };
     observed.handed_over = recorded.handed_over.clone();
     let stages = if stages.is_empty() {
-        crate::daemon::remaining_stages(recorded.run_step)
+        crate::machine::remaining_stages(recorded.run_step)
     } else {
         stages.to_vec()
     };
@@ -393,7 +259,7 @@ async fn plan(common: &Common, offline: bool, stages: &[Stage]) -> Result<()> {
     }
     match common.output {
         Output::Text => print!("{}", plan.to_text(&observed)),
-        Output::Json | Output::Yaml => println!("{}", serde_json::to_string_pretty(&plan)?),
+        Output::Json | Output::Yaml => crate::output::data(common.output, &plan)?,
     }
     Ok(())
 }
@@ -401,7 +267,7 @@ async fn plan(common: &Common, offline: bool, stages: &[Stage]) -> Result<()> {
 async fn stages(common: &Common, stages: &[Stage]) -> Result<()> {
     let mut spec = load_spec(common)?;
     if stages.contains(&Stage::SeedDns) || stages.contains(&Stage::RemoveBootstrap) {
-        agent::require_bootstrap_ip(&spec)?;
+        runner::require_bootstrap_ip(&spec)?;
     }
     let (mut journal, providers) = open(common, &mut spec).await?;
     if stages.contains(&Stage::SeedDns) {
@@ -424,7 +290,7 @@ async fn stages(common: &Common, stages: &[Stage]) -> Result<()> {
                 println!("{}: done, {} mutating change(s)", r.stage, r.mutations);
             }
         }
-        Output::Json | Output::Yaml => println!("{}", serde_json::to_string_pretty(&reports)?),
+        Output::Json | Output::Yaml => crate::output::data(common.output, &reports)?,
     }
     Ok(())
 }
@@ -465,7 +331,7 @@ async fn run_daemon(
     registry: &RegistryArgs,
 ) -> Result<()> {
     let mut spec = load_spec(common)?;
-    agent::require_bootstrap_ip(&spec)?;
+    runner::require_bootstrap_ip(&spec)?;
     let (reg, gates) = registry.load()?;
     let capabilities = crate::capabilities::selection_for_spec(
         &reg,
@@ -532,7 +398,7 @@ async fn rendered_for(
     Vec<crate::render::Rendered>,
     Vec<bootstrap_cloud::Reservation>,
 )> {
-    let mut observed = agent::observe(spec, providers).await?.observed;
+    let mut observed = runner::observe(spec, providers).await?.observed;
     if let Some(state) = journal::read_state(&common.state.state_dir)? {
         observed.handed_over = state.handed_over;
     }
@@ -556,11 +422,13 @@ async fn rendered_for(
 async fn render(common: &Common, templates: Option<&std::path::Path>) -> Result<()> {
     let rendered = rendered(common, templates).await?;
     match common.output {
-        Output::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&rendered.iter().map(|r| &r.service).collect::<Vec<_>>())?
-        ),
-        Output::Text | Output::Yaml => print!("{}", crate::render::to_yaml(&rendered)?),
+        Output::Json => crate::output::data(
+            common.output,
+            &rendered.iter().map(|r| &r.service).collect::<Vec<_>>(),
+        )?,
+        Output::Text | Output::Yaml => {
+            crate::output::write_stdout(&crate::render::to_yaml(&rendered)?)?
+        }
     }
     Ok(())
 }
@@ -578,7 +446,7 @@ async fn apply(common: &Common, kube: &KubeArgs) -> Result<()> {
                 );
             }
         }
-        Output::Json | Output::Yaml => println!("{}", serde_json::to_string_pretty(&applied)?),
+        Output::Json | Output::Yaml => crate::output::data(common.output, &applied)?,
     }
     Ok(())
 }
@@ -598,7 +466,7 @@ async fn wait(common: &Common, kube: &KubeArgs, gate: &GateArgs) -> Result<()> {
         services
             .iter()
             .map(|r| {
-                crate::cluster::gate::Target::for_service(
+                crate::render::ServiceClaim::for_service(
                     &r.service,
                     crate::render::claimed_ips(&r.service, &reservations),
                 )
@@ -619,7 +487,22 @@ async fn wait(common: &Common, kube: &KubeArgs, gate: &GateArgs) -> Result<()> {
     crate::daemon::record_gate(&client, &mut journal, &report, gate.done_file.as_deref()).await?;
     match common.output {
         Output::Text => println!("gate passed in {} ms", report.elapsed_ms),
-        Output::Json | Output::Yaml => println!("{}", serde_json::to_string_pretty(&report)?),
+        Output::Json | Output::Yaml => crate::output::data(common.output, &report)?,
     }
     Ok(())
+}
+
+/// `--stage` values: the stages' kebab-case names.
+fn parse_stage(name: &str) -> Result<Stage, String> {
+    Stage::parse(name).ok_or_else(|| {
+        let names: Vec<String> = Stage::ALL
+            .iter()
+            .map(|s| {
+                serde_json::to_value(s)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+            })
+            .collect();
+        format!("expected one of {}", names.join(", "))
+    })
 }

@@ -1,16 +1,7 @@
-//! Error kinds the CLI maps to exit codes. Everything else is an operational failure (1).
+//! Error kinds that say what went wrong for a person (the exit codes are mapped in `exit`),
+//! and the one-line rendering of an error chain.
 
 use std::path::PathBuf;
-
-/// Exit codes, documented in the README.
-pub mod exit {
-    pub const OK: i32 = 0;
-    pub const FAILED: i32 = 1;
-    pub const INVALID_INPUT: i32 = 2;
-    pub const LOCKED: i32 = 3;
-    pub const GATE_TIMEOUT: i32 = 4;
-    pub const CORRUPT_JOURNAL: i32 = 5;
-}
 
 /// Bad input: names the file, the field and what was expected. Nothing has been written.
 #[derive(Debug, thiserror::Error)]
@@ -42,25 +33,6 @@ impl InputError {
 )]
 pub struct LockedError {
     pub dir: PathBuf,
-}
-
-/// Maps an error chain to the process exit code.
-pub fn exit_code(err: &anyhow::Error) -> i32 {
-    for cause in err.chain() {
-        if cause.is::<InputError>() {
-            return exit::INVALID_INPUT;
-        }
-        if cause.is::<LockedError>() {
-            return exit::LOCKED;
-        }
-        if cause.is::<crate::journal::CorruptJournal>() {
-            return exit::CORRUPT_JOURNAL;
-        }
-        if cause.is::<crate::cluster::gate::GateTimeout>() {
-            return exit::GATE_TIMEOUT;
-        }
-    }
-    exit::FAILED
 }
 
 /// One readable line for a Kubernetes API error: HTTP code, reason, message and the causes'

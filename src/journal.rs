@@ -97,12 +97,12 @@ pub struct JournalState {
     pub handed_over: Vec<Reservation>,
     #[serde(default)]
     pub records: Vec<RecordValues>,
-    /// Where `run` is in its state machine (see agent::Step).
+    /// Where `run` is in its state machine (see machine::Step).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_step: Option<crate::daemon::Step>,
+    pub run_step: Option<crate::machine::Step>,
     /// The Services `run` applied, which the gate waits for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub services: Vec<crate::cluster::gate::Target>,
+    pub services: Vec<crate::render::ServiceClaim>,
     /// The readiness gate's last report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<serde_json::Value>,

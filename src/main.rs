@@ -1,4 +1,4 @@
-use bootstrap_agent::{cli, error};
+use bootstrap_agent::{cli, error, exit};
 use clap::Parser;
 use std::io::IsTerminal;
 
@@ -20,15 +20,15 @@ fn main() {
         .build()
     {
         Ok(rt) => match rt.block_on(cli::run(cli)) {
-            Ok(()) => error::exit::OK,
+            Ok(()) => exit::OK,
             Err(e) => {
                 eprintln!("error: {}", error::render_chain(&e));
-                error::exit_code(&e)
+                exit::code(&e)
             }
         },
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
-            error::exit::FAILED
+            exit::FAILED
         }
     };
     std::process::exit(code);

@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::Service;
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 /// The Services, by the template file that renders each (namespace/name fixed in the templates).
@@ -132,6 +133,44 @@ fn context(spec: &ClusterSpec, reservations: &[Reservation]) -> TemplateContext 
 }
 
 /// Renders the Services for the spec's platform from the kept reservations.
+/// A rendered Service and the reserved IPs it claims: what the readiness gate waits for, and
+/// what the journal remembers between ApplyServices and the gate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ServiceClaim {
+    pub namespace: String,
+    pub name: String,
+    /// The reserved IPs this Service claims (DNS points at them); a load balancer must hold
+    /// exactly these. Empty: no claim to prove (a Service that asks for no fixed IP).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<IpAddr>,
+    /// Set on Services of `aws-load-balancer-type: external`: only the AWS Load Balancer
+    /// Controller serves them, and the reason says so when nothing does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub needs_aws_lb_controller: bool,
+}
+
+impl ServiceClaim {
+    /// The gate's target for a rendered Service that claims `claims`.
+    pub fn for_service(service: &Service, claims: Vec<IpAddr>) -> Self {
+        let annotation = |k: &str| {
+            service
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(k))
+                .map(String::as_str)
+        };
+        Self {
+            namespace: service.metadata.namespace.clone().unwrap_or_default(),
+            name: service.metadata.name.clone().unwrap_or_default(),
+            claims,
+            needs_aws_lb_controller: annotation(
+                "service.beta.kubernetes.io/aws-load-balancer-type",
+            ) == Some("external"),
+        }
+    }
+}
+
 /// Annotations whose values are the IPs a load balancer must hold (comma lists).
 const IP_ANNOTATIONS: &[&str] = &[
     "service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses",

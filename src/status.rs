@@ -1,7 +1,7 @@
 //! `status`: what the journal says, for the person looking at a stuck install.
 
-use crate::cli::Output;
 use crate::journal::{self, MutationState};
+use crate::output::Output;
 use anyhow::Result;
 use std::fmt::Write;
 use std::path::Path;
@@ -10,12 +10,12 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
     let Some(state) = journal::read_state(state_dir)? else {
         match output {
             Output::Text => println!("no journal in {}: nothing has run yet", state_dir.display()),
-            Output::Json | Output::Yaml => println!("null"),
+            Output::Json | Output::Yaml => crate::output::data(output, &serde_json::Value::Null)?,
         }
         return Ok(());
     };
     if output != Output::Text {
-        println!("{}", serde_json::to_string_pretty(&state)?);
+        crate::output::data(output, &state)?;
         return Ok(());
     }
     let mut out = String::new();

@@ -1,9 +1,144 @@
 //! `bootstrap-agent capabilities validate|apply|filter|upgrade`.
 
 use super::{counts, list, manifests, upgrade};
-use crate::cli::{CapabilitiesCommand, Output, RegistryArgs, SelectionArgs};
+use crate::output::Output;
 use anyhow::Result;
+use clap::{Args, Subcommand};
 use serde_json::json;
+use std::path::PathBuf;
+
+// ---- the arguments of `capabilities ...` and of the registry options `run` shares ----------
+
+/// The capability registry and the cluster's feature set / gates.
+#[derive(Debug, Args)]
+pub struct RegistryArgs {
+    /// Capability registry file replacing the embedded templates/capabilities.yaml.
+    #[arg(long, env = "BOOTSTRAP_AGENT_CAPABILITY_REGISTRY")]
+    pub registry: Option<PathBuf>,
+    /// The cluster's feature set (default: the registry's, Default).
+    #[arg(long, env = "BOOTSTRAP_AGENT_FEATURE_SET")]
+    pub feature_set: Option<String>,
+    /// Enabled feature gates, comma separated (default: those of the feature set).
+    #[arg(long, env = "BOOTSTRAP_AGENT_FEATURE_GATES", value_delimiter = ',')]
+    pub feature_gates: Option<Vec<String>>,
+}
+
+impl RegistryArgs {
+    pub fn load(
+        &self,
+    ) -> Result<(
+        crate::capabilities::registry::Registry,
+        crate::capabilities::selection::Gates,
+    )> {
+        let registry = crate::capabilities::registry::Registry::load(self.registry.as_deref())?;
+        let gates = crate::capabilities::selection::Gates::resolve(
+            &registry,
+            self.feature_set.as_deref(),
+            self.feature_gates.as_deref(),
+        )?;
+        Ok((registry, gates))
+    }
+}
+
+/// Where the enabled set comes from, and which objects the cluster takes.
+#[derive(Debug, Args)]
+pub struct SelectionArgs {
+    /// Installer asset dir whose install-config `capabilities` block gives the enabled set.
+    #[arg(long, conflicts_with_all = ["baseline", "additional"])]
+    pub assets: Option<PathBuf>,
+    /// Without --assets: the baseline capability set (default vCurrent).
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Without --assets: additional enabled capabilities, comma separated.
+    #[arg(long, value_delimiter = ',')]
+    pub additional: Vec<String>,
+    /// Cluster profile: objects need include.release.openshift.io/<profile>: "true".
+    #[arg(long, default_value = crate::capabilities::inclusion::DEFAULT_PROFILE)]
+    pub profile: String,
+    /// Identifiers in force for exclude.release.openshift.io/<id> (e.g. internal-openshift-hosted).
+    #[arg(long, value_delimiter = ',')]
+    pub exclude: Vec<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CapabilitiesCommand {
+    /// Validate the install-config `capabilities` block; print the enabled and known sets.
+    Validate {
+        #[arg(long, env = "BOOTSTRAP_AGENT_ASSETS", default_value = "/opt/openshift")]
+        assets: PathBuf,
+        #[command(flatten)]
+        registry: RegistryArgs,
+        #[arg(long, value_enum, default_value = "text")]
+        output: Output,
+    },
+    /// Write spec.capabilities into ClusterVersion `version` (server-side apply; never its
+    /// status, which the cluster-version operator owns).
+    Apply {
+        #[arg(long, env = "BOOTSTRAP_AGENT_ASSETS", default_value = "/opt/openshift")]
+        assets: PathBuf,
+        #[arg(
+            long,
+            env = "BOOTSTRAP_AGENT_KUBECONFIG",
+            default_value = "/opt/openshift/auth/kubeconfig"
+        )]
+        kubeconfig: PathBuf,
+        #[command(flatten)]
+        registry: RegistryArgs,
+        /// How long to wait for ClusterVersion `version` when it does not exist and the asset
+        /// dir has no manifests/cvo-overrides.yaml to create it from.
+        #[arg(long, default_value = "10m", value_parser = humantime::parse_duration)]
+        wait: std::time::Duration,
+        #[arg(long, value_enum, default_value = "text")]
+        output: Output,
+    },
+    /// Decide, per object of a manifests dir, included or excluded (and why).
+    Filter {
+        #[command(flatten)]
+        selection: SelectionArgs,
+        /// The manifests dir (multi-document YAML files).
+        #[arg(long)]
+        manifests: PathBuf,
+        /// Write the included objects here, byte-for-byte.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// One line per object with the reason.
+        #[arg(long)]
+        explain: bool,
+        #[arg(long, value_enum, default_value = "text")]
+        output: Output,
+    },
+    /// An update from one payload to another: implicitly enabled capabilities, deletions.
+    Upgrade {
+        #[command(flatten)]
+        selection: SelectionArgs,
+        /// The payload the cluster runs now.
+        #[arg(long)]
+        from: PathBuf,
+        /// The payload it updates to.
+        #[arg(long)]
+        to: PathBuf,
+        /// Capabilities the cluster has enabled now besides the configured ones, comma separated.
+        #[arg(long, value_delimiter = ',')]
+        previously_enabled: Vec<String>,
+        /// Delete the objects annotated release.openshift.io/delete in this cluster
+        /// (without it they are only listed).
+        #[arg(long)]
+        kubeconfig: Option<PathBuf>,
+        /// Where deleted objects are remembered (to warn when one reappears).
+        #[arg(
+            long,
+            env = "BOOTSTRAP_AGENT_STATE_DIR",
+            default_value = "/var/lib/bootstrap-agent"
+        )]
+        state_dir: PathBuf,
+        #[arg(long, value_enum, default_value = "text")]
+        output: Output,
+    },
+}
+
+// ---- the commands --------------------------------------------------------------------------
 
 pub async fn run(command: CapabilitiesCommand) -> Result<()> {
     match command {
@@ -61,9 +196,7 @@ pub async fn run(command: CapabilitiesCommand) -> Result<()> {
                     println!("  {}={} ({}): {}", c.type_, c.status, c.reason, c.message);
                     println!("{} mutating call(s)", applied.mutations);
                 }
-                Output::Json | Output::Yaml => {
-                    println!("{}", serde_json::to_string_pretty(&applied)?)
-                }
+                Output::Json | Output::Yaml => crate::output::data(output, &applied)?,
             }
             Ok(())
         }
@@ -119,10 +252,9 @@ fn validate(assets: &std::path::Path, registry: &RegistryArgs, output: Output) -
             println!("enabled ({}): {}", sel.enabled.len(), list(&sel.enabled));
             println!("known ({}): {}", sel.known.len(), list(&sel.known));
         }
-        Output::Json | Output::Yaml => println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({"selection": sel, "gates": gates}))?
-        ),
+        Output::Json | Output::Yaml => {
+            crate::output::data(output, &json!({"selection": sel, "gates": gates}))?
+        }
     }
     Ok(())
 }
@@ -182,13 +314,13 @@ fn filter(
                 .zip(&decisions)
                 .map(|(m, d)| json!({"source": payload.source(m), "object": m.id, "decision": d, "explanation": d.to_string()}))
                 .collect();
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&json!({
+            crate::output::data(
+                output,
+                &json!({
                     "context": ctx, "included": included, "delete": delete,
                     "excluded": excluded, "objects": objects,
-                }))?
-            );
+                }),
+            )?;
         }
     }
     Ok(())
@@ -260,13 +392,13 @@ async fn upgrade_cmd(
                 }
             }
         }
-        Output::Json | Output::Yaml => println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({
+        Output::Json | Output::Yaml => crate::output::data(
+            output,
+            &json!({
                 "upgrade": up, "included": included, "delete": delete, "excluded": excluded,
                 "deleteTargets": targets, "deleted": deleted,
-            }))?
-        ),
+            }),
+        )?,
     }
     Ok(())
 }

@@ -13,6 +13,7 @@
 //! watch, so only while a Service waits for the cloud's proof is the cloud asked again, on a
 //! backoff. The caller owns the deadline.
 
+use crate::render::ServiceClaim;
 use bootstrap_cloud::{AddressProvider, Holder};
 use futures::{StreamExt, stream::BoxStream};
 use k8s_openapi::api::core::v1::{Endpoints, Service};
@@ -30,43 +31,6 @@ use std::time::{Duration, Instant};
 const NO_CONTROLLER_HINT_AFTER: Duration = Duration::from_secs(120);
 
 pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
-
-/// One Service to wait for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Target {
-    pub namespace: String,
-    pub name: String,
-    /// The reserved IPs this Service claims (DNS points at them); a load balancer must hold
-    /// exactly these. Empty: no claim to prove (a Service that asks for no fixed IP).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub claims: Vec<IpAddr>,
-    /// Set on Services of `aws-load-balancer-type: external`: only the AWS Load Balancer
-    /// Controller serves them, and the reason says so when nothing does.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub needs_aws_lb_controller: bool,
-}
-
-impl Target {
-    /// The gate's target for a rendered Service that claims `claims`.
-    pub fn for_service(service: &Service, claims: Vec<IpAddr>) -> Self {
-        let annotation = |k: &str| {
-            service
-                .metadata
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(k))
-                .map(String::as_str)
-        };
-        Self {
-            namespace: service.metadata.namespace.clone().unwrap_or_default(),
-            name: service.metadata.name.clone().unwrap_or_default(),
-            claims,
-            needs_aws_lb_controller: annotation(
-                "service.beta.kubernetes.io/aws-load-balancer-type",
-            ) == Some("external"),
-        }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ServiceGate {
@@ -171,7 +135,7 @@ pub fn prove_claims(
 
 /// Evaluates one Service from what the reflectors hold (and the cloud's answer, if asked).
 pub fn evaluate(
-    target: &Target,
+    target: &ServiceClaim,
     service: Option<&Service>,
     slices: &[&EndpointSlice],
     endpoints: Option<&Endpoints>,
@@ -261,7 +225,11 @@ pub fn evaluate(
 
 /// The reason, with a hint when a Service that only the AWS Load Balancer Controller serves
 /// has had no ingress for a long time.
-fn with_controller_hint(mut gate: ServiceGate, target: &Target, waited: Duration) -> ServiceGate {
+fn with_controller_hint(
+    mut gate: ServiceGate,
+    target: &ServiceClaim,
+    waited: Duration,
+) -> ServiceGate {
     if target.needs_aws_lb_controller
         && gate.ingress.is_empty()
         && waited >= NO_CONTROLLER_HINT_AFTER
@@ -283,7 +251,7 @@ struct Stores {
 impl Stores {
     fn evaluate(
         &self,
-        targets: &[Target],
+        targets: &[ServiceClaim],
         holders: Option<&BTreeMap<IpAddr, Holder>>,
         waited: Duration,
     ) -> Vec<ServiceGate> {
@@ -352,7 +320,7 @@ where
 /// who holds the claimed IPs where the ingress is only a hostname.
 pub async fn run_gate(
     client: &kube::Client,
-    targets: &[Target],
+    targets: &[ServiceClaim],
     cloud: Option<&dyn AddressProvider>,
     mut progress: impl FnMut(&[ServiceGate]),
 ) -> Vec<ServiceGate> {
@@ -470,7 +438,7 @@ async fn ask_cloud(
 /// The gate under one overall deadline.
 pub async fn wait_ready(
     client: &kube::Client,
-    targets: &[Target],
+    targets: &[ServiceClaim],
     cloud: Option<&dyn AddressProvider>,
     deadline: Duration,
     mut progress: impl FnMut(&[ServiceGate]),
@@ -531,8 +499,8 @@ mod tests {
         s.parse().unwrap()
     }
 
-    fn target(claims: &[&str]) -> Target {
-        Target {
+    fn target(claims: &[&str]) -> ServiceClaim {
+        ServiceClaim {
             namespace: "ns".into(),
             name: "lb".into(),
             claims: claims.iter().map(|s| ip(s)).collect(),
@@ -575,7 +543,11 @@ mod tests {
         }
     }
 
-    fn gate(t: &Target, svc: &Service, holders: Option<&BTreeMap<IpAddr, Holder>>) -> ServiceGate {
+    fn gate(
+        t: &ServiceClaim,
+        svc: &Service,
+        holders: Option<&BTreeMap<IpAddr, Holder>>,
+    ) -> ServiceGate {
         evaluate(t, Some(svc), &[&ready_slice()], None, holders)
     }
 
@@ -734,14 +706,14 @@ mod tests {
             },
             ..Default::default()
         };
-        let t = Target::for_service(&svc(Some("external")), vec![ip("10.0.1.5")]);
+        let t = ServiceClaim::for_service(&svc(Some("external")), vec![ip("10.0.1.5")]);
         assert!(t.needs_aws_lb_controller);
         assert_eq!(
             (t.namespace.as_str(), t.name.as_str()),
             ("openshift-kube-apiserver", "internal-lb")
         );
         assert_eq!(t.claims, [ip("10.0.1.5")]);
-        assert!(!Target::for_service(&svc(Some("nlb")), vec![]).needs_aws_lb_controller);
-        assert!(!Target::for_service(&svc(None), vec![]).needs_aws_lb_controller);
+        assert!(!ServiceClaim::for_service(&svc(Some("nlb")), vec![]).needs_aws_lb_controller);
+        assert!(!ServiceClaim::for_service(&svc(None), vec![]).needs_aws_lb_controller);
     }
 }

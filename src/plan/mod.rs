@@ -121,7 +121,7 @@ pub enum Change {
 }
 
 /// Which part of the flow a plan covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Stage {
     /// Reserve the static IPs (stage 1).
@@ -137,6 +137,19 @@ pub enum Stage {
 }
 
 impl Stage {
+    pub const ALL: [Stage; 5] = [
+        Stage::Reserve,
+        Stage::SeedDns,
+        Stage::HandOver,
+        Stage::RemoveBootstrap,
+        Stage::TeardownAll,
+    ];
+
+    /// The stage by its kebab-case name (`seed-dns`), as `--stage` and the journal spell it.
+    pub fn parse(name: &str) -> Option<Stage> {
+        serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Stage::Reserve => "reserve",

@@ -5,7 +5,8 @@
 #[path = "report.rs"]
 mod report;
 
-use bootstrap_agent::cluster::gate::{self, Target};
+use bootstrap_agent::cluster::gate;
+use bootstrap_agent::render::ServiceClaim;
 use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions, PodSet};
 use k8s_openapi::api::core::v1::Service;
 use kube::Api;
@@ -53,9 +54,9 @@ async fn main() {
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));
         }
-        let targets: Vec<Target> = names
+        let targets: Vec<ServiceClaim> = names
             .iter()
-            .map(|n| Target {
+            .map(|n| ServiceClaim {
                 namespace: "default".into(),
                 name: n.clone(),
                 claims: Vec::new(),

@@ -1,0 +1,31 @@
+//! Exit codes, documented in the README, mapped from the error chain. At the top of the house,
+//! next to `main`: it knows the error types of every layer, and no layer knows it.
+
+use crate::error::{InputError, LockedError};
+
+pub const OK: i32 = 0;
+pub const FAILED: i32 = 1;
+pub const INVALID_INPUT: i32 = 2;
+pub const LOCKED: i32 = 3;
+pub const GATE_TIMEOUT: i32 = 4;
+pub const CORRUPT_JOURNAL: i32 = 5;
+
+/// The process exit code for an error chain: the first cause with a code of its own wins;
+/// everything else is an operational failure (1), which a re-run may fix.
+pub fn code(err: &anyhow::Error) -> i32 {
+    for cause in err.chain() {
+        if cause.is::<InputError>() {
+            return INVALID_INPUT;
+        }
+        if cause.is::<LockedError>() {
+            return LOCKED;
+        }
+        if cause.is::<crate::journal::CorruptJournal>() {
+            return CORRUPT_JOURNAL;
+        }
+        if cause.is::<crate::cluster::gate::GateTimeout>() {
+            return GATE_TIMEOUT;
+        }
+    }
+    FAILED
+}
