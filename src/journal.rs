@@ -507,4 +507,30 @@ mod tests {
             "nothing touched on disk"
         );
     }
+
+    #[test]
+    fn every_begin_of_a_step_is_a_new_attempt_with_a_real_timestamp() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::open(dir.path()).unwrap();
+        j.begin_step("reserve").unwrap();
+        j.finish_step("reserve", Err("throttled".into())).unwrap();
+        j.begin_step("reserve").unwrap();
+        let step = &j.state.steps["reserve"];
+        assert_eq!(step.attempt, 2);
+        assert_eq!(step.state, StepState::Running);
+        let started = humantime::parse_rfc3339(&step.started_at).expect("RFC 3339");
+        let age = SystemTime::now()
+            .duration_since(started)
+            .unwrap_or_default();
+        assert!(
+            age < std::time::Duration::from_secs(3600),
+            "{}",
+            step.started_at
+        );
+        assert!(
+            started > SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000),
+            "{}",
+            step.started_at
+        );
+    }
 }

@@ -107,3 +107,15 @@ fn stage_names_are_part_of_the_journal_contract() {
         ]
     );
 }
+
+#[test]
+fn a_plan_is_empty_only_without_changes() {
+    let spec = fixture("aws");
+    let fresh = Plan::calculate(&spec, &Observed::default(), &[Stage::Reserve], 1);
+    assert!(
+        !fresh.is_empty(),
+        "a fresh cluster has reservations to make"
+    );
+    let nothing = Plan::calculate(&spec, &Observed::default(), &[Stage::TeardownAll], 1);
+    assert!(nothing.is_empty(), "nothing of ours exists: {nothing:?}");
+}
