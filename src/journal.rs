@@ -392,19 +392,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let mut j = Journal::open(dir.path()).unwrap();
-            let change = Change::RemoveRecordValues {
-                zone: bootstrap_cloud::ZoneRef {
-                    domain: "d".into(),
-                    private: true,
-                    id: None,
-                },
-                record: bootstrap_cloud::RecordKey {
-                    name: "api.d".into(),
-                    rtype: bootstrap_cloud::RecordType::A,
-                },
-                values: vec![],
-            };
-            j.intent("dns-teardown", &change).unwrap();
+            j.intent("dns-teardown", &change()).unwrap();
         }
         let j = Journal::open(dir.path()).unwrap();
         assert_eq!(j.state.mutations[0].state, MutationState::Interrupted);

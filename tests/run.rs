@@ -60,6 +60,18 @@ impl World {
         self.h.status().await
     }
 
+    fn internal_lb(&self) -> Value {
+        self.kube
+            .get(
+                "",
+                "v1",
+                "services",
+                Some("openshift-kube-apiserver"),
+                "internal-lb",
+            )
+            .expect("internal-lb")
+    }
+
     fn kube_mutations(&self) -> Vec<(String, String)> {
         self.kube
             .request_log()
@@ -147,16 +159,7 @@ impl World {
                 "{ns}/{name}: an NLB reports its hostname only: {ingress}"
             );
         }
-        let internal = self
-            .kube
-            .get(
-                "",
-                "v1",
-                "services",
-                Some("openshift-kube-apiserver"),
-                "internal-lb",
-            )
-            .unwrap();
+        let internal = self.internal_lb();
         let annotated: Vec<&str> = internal["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses"]
             .as_str()
             .unwrap()
@@ -427,17 +430,7 @@ async fn complete_only_after_the_bootstrap_ip_left_dns_and_the_drain() {
     }
     let done: Value = serde_json::from_slice(&std::fs::read(w.h.done_file()).unwrap()).unwrap();
     assert_eq!(done["phase"], "gate-passed", "{done:#}");
-    let cm = w
-        .kube
-        .get(
-            "",
-            "v1",
-            "configmaps",
-            Some("kube-system"),
-            "bootstrap-agent",
-        )
-        .unwrap();
-    assert_eq!(cm["data"]["phase"], "gate-passed");
+    assert_eq!(agent::signal(&w.kube)["phase"], "gate-passed");
     child.start_kill().unwrap();
     child.wait().await.unwrap();
 
@@ -548,16 +541,7 @@ async fn a_selector_that_matches_no_real_pod_fails_the_gate() {
         stderr.contains("0 of 0 endpoints ready"),
         "no pod matches, so no endpoint: {stderr}"
     );
-    let internal = w
-        .kube
-        .get(
-            "",
-            "v1",
-            "services",
-            Some("openshift-kube-apiserver"),
-            "internal-lb",
-        )
-        .unwrap();
+    let internal = w.internal_lb();
     assert_eq!(
         internal["spec"]["selector"],
         serde_json::json!({"app": "kube-apiserver"})

@@ -103,18 +103,23 @@ pub const AWS_SERVICES: [(&str, &str); 2] = [
     ("openshift-kube-apiserver", "internal-lb"),
 ];
 
+/// The data of the agent's signal ConfigMap kube-system/bootstrap-agent.
+pub fn signal(kube: &KubeSim) -> Value {
+    kube.get(
+        "",
+        "v1",
+        "configmaps",
+        Some("kube-system"),
+        "bootstrap-agent",
+    )
+    .expect("the signal ConfigMap")["data"]
+        .clone()
+}
+
 /// The agent signalled `complete` in the cluster (ConfigMap kube-system/bootstrap-agent),
 /// which it does only after the gate passed and the bootstrap IP left DNS.
 pub fn assert_gate_passed(kube: &KubeSim) {
-    let cm = kube
-        .get(
-            "",
-            "v1",
-            "configmaps",
-            Some("kube-system"),
-            "bootstrap-agent",
-        )
-        .expect("gate ConfigMap");
+    let cm = serde_json::json!({"data": signal(kube)});
     assert_eq!(cm["data"]["passed"], "true");
     assert_eq!(cm["data"]["phase"], "complete");
 }
