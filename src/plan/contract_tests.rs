@@ -119,3 +119,36 @@ fn a_plan_is_empty_only_without_changes() {
     let nothing = Plan::calculate(&spec, &Observed::default(), &[Stage::TeardownAll], 1);
     assert!(nothing.is_empty(), "nothing of ours exists: {nothing:?}");
 }
+
+fn reservation(scope: Scope, placement: &str, id: &str, ip: &str) -> bootstrap_cloud::Reservation {
+    bootstrap_cloud::Reservation {
+        key: key(scope, Some(placement)),
+        name: format!("r-{id}"),
+        id: id.into(),
+        ip: ip.parse().unwrap(),
+    }
+}
+
+#[test]
+fn the_hand_over_frees_every_private_placeholder_on_aws_only() {
+    let observed = Observed {
+        reservations: vec![
+            reservation(Scope::Public, "subnet-p", "eipalloc-1", "203.0.113.1"),
+            reservation(Scope::Private, "subnet-a", "eni-1", "10.0.1.5"),
+            reservation(Scope::Private, "subnet-b", "eni-2", "10.0.2.5"),
+        ],
+        ..Default::default()
+    };
+    let plan = Plan::calculate(&fixture("aws"), &observed, &[Stage::HandOver], 1);
+    let handed: Vec<&str> = plan
+        .changes
+        .iter()
+        .map(|c| match c {
+            Change::HandOverAddress { reservation } => reservation.id.as_str(),
+            other => panic!("only hand-overs are planned: {other:?}"),
+        })
+        .collect();
+    assert_eq!(handed, ["eni-1", "eni-2"], "never the EIP");
+    let gcp = Plan::calculate(&fixture("gcp"), &observed, &[Stage::HandOver], 1);
+    assert!(gcp.is_empty(), "GCP addresses need no hand-over: {gcp:?}");
+}
