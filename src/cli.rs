@@ -162,6 +162,16 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         output: Output,
     },
+    /// Make a running `run` stop before its next step (it keeps its lock) until `resume`.
+    Pause {
+        #[command(flatten)]
+        state: StateDir,
+    },
+    /// Let a paused `run` continue.
+    Resume {
+        #[command(flatten)]
+        state: StateDir,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -197,6 +207,8 @@ pub async fn run(cli: Cli) -> Result<()> {
         }
         Command::Teardown { common, all: true } => stages(&common, &[Stage::TeardownAll]).await,
         Command::Status { state, output } => status::show(&state.state_dir, output),
+        Command::Pause { state } => crate::pause::pause(&state.state_dir),
+        Command::Resume { state } => crate::pause::resume(&state.state_dir),
         Command::Run {
             common,
             kube,

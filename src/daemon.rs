@@ -89,6 +89,17 @@ pub async fn run(
         tracing::info!(?step, "{}", step.status_line());
         journal.state.run_step = Some(step);
         journal.save()?;
+        // A person may hold the agent before any step (`bootstrap-agent pause`).
+        let state_dir = journal.dir().to_path_buf();
+        crate::pause::wait_while_paused(&state_dir, || {
+            let line = format!(
+                "paused before {}: `bootstrap-agent resume` continues",
+                step.name()
+            );
+            tracing::info!("{line}");
+            notify_status(&line);
+        })
+        .await;
         let mut runner = Runner {
             spec,
             journal,

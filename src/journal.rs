@@ -208,6 +208,11 @@ impl Journal {
         }
     }
 
+    /// The state dir this journal lives in (and whose lock it holds).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     pub fn save(&self) -> Result<()> {
         let json = serde_json::to_vec_pretty(&self.state).context("cannot encode journal")?;
         write_atomically(&self.dir, JOURNAL_FILE, &json)

@@ -36,6 +36,7 @@ pub mod exit;
 pub mod journal;
 pub mod machine;
 pub mod output;
+pub mod pause;
 pub mod plan;
 pub mod providers;
 pub mod render;

@@ -35,6 +35,20 @@ impl Step {
         Step::Done,
     ];
 
+    /// The step as the journal spells it (`seed-dns`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Reserve => "reserve",
+            Step::SeedDns => "seed-dns",
+            Step::SetCapabilities => "set-capabilities",
+            Step::HandOver => "hand-over",
+            Step::ApplyServices => "apply-services",
+            Step::Gate => "gate",
+            Step::RemoveBootstrap => "remove-bootstrap",
+            Step::Done => "done",
+        }
+    }
+
     /// The `STATUS=` line systemd shows while this step runs.
     pub fn status_line(self) -> &'static str {
         match self {
@@ -152,5 +166,12 @@ mod tests {
             serde_json::to_value(Step::SetCapabilities).unwrap(),
             "set-capabilities"
         );
+    }
+
+    #[test]
+    fn step_names_are_the_journals_spelling() {
+        for step in Step::ALL {
+            assert_eq!(serde_json::to_value(step).unwrap(), step.name());
+        }
     }
 }

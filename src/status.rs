@@ -14,11 +14,33 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
         }
         return Ok(());
     };
+    let paused = crate::pause::is_paused(state_dir);
     if output != Output::Text {
-        crate::output::data(output, &state)?;
+        /// The journal as it is, plus what only the state dir knows.
+        #[derive(serde::Serialize)]
+        struct View<'a> {
+            #[serde(flatten)]
+            state: &'a journal::JournalState,
+            paused: bool,
+        }
+        crate::output::data(
+            output,
+            &View {
+                state: &state,
+                paused,
+            },
+        )?;
         return Ok(());
     }
     let mut out = String::new();
+    if paused {
+        let at = state.run_step.map_or("its first step", |s| s.name());
+        let _ = writeln!(
+            out,
+            "PAUSED before {at}: `bootstrap-agent resume --state-dir {}` continues",
+            state_dir.display()
+        );
+    }
     let _ = writeln!(
         out,
         "cluster {}  generation {}  bootstrap IP {}",

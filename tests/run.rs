@@ -670,3 +670,63 @@ async fn run_completes_when_the_cvo_has_written_its_status_and_leaves_it_alone()
     w.h.assert_changes_nothing(&[&["run"]], "cloud").await;
     assert!(w.kube_mutations().is_empty(), "{:?}", w.kube_mutations());
 }
+
+/// `pause` holds a running agent before its next step (it keeps its lock and says so in
+/// `status`), across a restart; `resume` lets it finish.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_paused_agent_waits_before_its_next_step_even_after_a_restart() {
+    let mut w = World::new(ControllerKnobs::default()).await;
+    let state = w.h.state.display().to_string();
+    std::fs::create_dir_all(&w.h.state).unwrap();
+    let pause = |verb: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_bootstrap-agent"))
+            .args([verb, "--state-dir", &state])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{verb}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    pause("pause");
+    for restart in 0..2 {
+        let mut child =
+            w.h.command(&["run"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+        // It journals the step it is about to take, then holds.
+        loop {
+            let status = w.status().await;
+            if status["run_step"] == "reserve" && status["paused"] == true {
+                break;
+            }
+            tokio::select! {
+                s = child.wait() => panic!("agent exited while paused: {s:?}"),
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+            }
+        }
+        assert_eq!(
+            w.h.world().await.count("eips"),
+            0,
+            "restart {restart}: nothing reserved while paused"
+        );
+        let run_flags = std::mem::take(&mut w.h.extra);
+        let locked = w.h.command(&["reserve"]).output().await.unwrap();
+        w.h.extra = run_flags;
+        assert_eq!(
+            locked.status.code(),
+            Some(3),
+            "the paused agent keeps its lock: {}",
+            String::from_utf8_lossy(&locked.stderr)
+        );
+        child.start_kill().unwrap();
+        child.wait().await.unwrap();
+    }
+    pause("resume");
+    w.h.run(&["run"]).await;
+    w.assert_done().await;
+    assert_eq!(w.status().await["paused"], false);
+}
