@@ -6,6 +6,24 @@ use anyhow::Result;
 use std::fmt::Write;
 use std::path::Path;
 
+/// The version of `status --output json`.
+pub const STATUS_SCHEMA: u32 = 1;
+
+/// `started -> finished (duration)` of a step, or `started -> running`.
+fn timeline(started: &str, finished: Option<&str>) -> String {
+    let Some(end) = finished else {
+        return format!("{started} -> running");
+    };
+    let took = humantime::parse_rfc3339(started)
+        .ok()
+        .zip(humantime::parse_rfc3339(end).ok())
+        .and_then(|(s, e)| e.duration_since(s).ok())
+        .map_or("?".to_string(), |d| {
+            humantime::format_duration(d).to_string()
+        });
+    format!("{started} -> {end} ({took})")
+}
+
 pub fn show(state_dir: &Path, output: Output) -> Result<()> {
     let Some(state) = journal::read_state(state_dir)? else {
         match output {
@@ -19,6 +37,8 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
         /// The journal as it is, plus what only the state dir knows.
         #[derive(serde::Serialize)]
         struct View<'a> {
+            /// Bumped when a field changes meaning or goes away (README: "status --output json").
+            status_schema: u32,
             #[serde(flatten)]
             state: &'a journal::JournalState,
             paused: bool,
@@ -26,6 +46,7 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
         crate::output::data(
             output,
             &View {
+                status_schema: STATUS_SCHEMA,
                 state: &state,
                 paused,
             },
@@ -53,14 +74,16 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
     if let Some(step) = state.run_step {
         let _ = writeln!(out, "run: at {step:?} ({})", step.status_line());
     }
-    out.push_str("steps:\n");
-    for (name, step) in &state.steps {
+    out.push_str("steps (in the order they last started):\n");
+    let mut steps: Vec<_> = state.steps.iter().collect();
+    steps.sort_by(|a, b| a.1.started_at.cmp(&b.1.started_at));
+    for (name, step) in steps {
         let _ = writeln!(
             out,
-            "  {name:<14} {:<8} attempt {}  started {}  {} mutation(s){}",
+            "  {name:<14} {:<8} attempt {}  {}  {} mutation(s){}",
             format!("{:?}", step.state).to_lowercase(),
             step.attempt,
-            step.started_at,
+            timeline(&step.started_at, step.finished_at.as_deref()),
             step.mutations,
             step.last_error
                 .as_ref()
@@ -124,9 +147,33 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
             interrupted.len()
         );
     }
+    if let Some(until) = &state.drain_until {
+        let _ = writeln!(
+            out,
+            "drain: the bootstrap IP left DNS; `complete` is signalled after {until}"
+        );
+    }
     if let Some(e) = &state.last_error {
         let _ = writeln!(out, "last error: {e}");
     }
-    print!("{out}");
+    crate::output::write_stdout(&out)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finished_step_shows_its_duration_a_running_one_says_so() {
+        assert_eq!(
+            timeline("2026-11-23T13:00:00Z", Some("2026-11-23T13:01:30Z")),
+            "2026-11-23T13:00:00Z -> 2026-11-23T13:01:30Z (1m 30s)"
+        );
+        assert_eq!(
+            timeline("2026-11-23T13:00:00Z", None),
+            "2026-11-23T13:00:00Z -> running"
+        );
+        assert!(timeline("garbage", Some("2026-11-23T13:00:00Z")).ends_with("(?)"));
+    }
 }
