@@ -172,6 +172,20 @@ pub enum Command {
         #[command(flatten)]
         state: StateDir,
     },
+    /// Write a support bundle (.tar.gz): journal, status, plan, rendered Services, gate report,
+    /// the cloud's view of ours and, with a kubeconfig, our Services, slices and Events.
+    Gather {
+        #[command(flatten)]
+        common: Common,
+        /// Kubeconfig of the cluster (optional: without it the cluster part is left out).
+        #[arg(long, env = "BOOTSTRAP_AGENT_KUBECONFIG")]
+        kubeconfig: Option<PathBuf>,
+        #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
+        templates: Option<PathBuf>,
+        /// Where to write the bundle.
+        #[arg(long, default_value = "bootstrap-agent-gather.tar.gz")]
+        out: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -208,6 +222,12 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Teardown { common, all: true } => stages(&common, &[Stage::TeardownAll]).await,
         Command::Status { state, output } => status::show(&state.state_dir, output),
         Command::Pause { state } => crate::pause::pause(&state.state_dir),
+        Command::Gather {
+            common,
+            kubeconfig,
+            templates,
+            out,
+        } => gather(&common, kubeconfig.as_deref(), templates.as_deref(), &out).await,
         Command::Resume { state } => crate::pause::resume(&state.state_dir),
         Command::Run {
             common,
@@ -517,4 +537,36 @@ fn parse_stage(name: &str) -> Result<Stage, String> {
             .collect();
         format!("expected one of {}", names.join(", "))
     })
+}
+
+/// `gather`: reads only (no lock, no journal write), collects what it can, says what it could not.
+async fn gather(
+    common: &Common,
+    kubeconfig: Option<&std::path::Path>,
+    templates: Option<&std::path::Path>,
+    out: &std::path::Path,
+) -> Result<()> {
+    let mut spec = load_spec(common)?;
+    let providers = match providers::for_spec(&mut spec).await {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("gather: no cloud view: {}", crate::error::render_chain(&e));
+            None
+        }
+    };
+    let bundle = crate::gather::collect(
+        &spec,
+        &common.state.state_dir,
+        providers.as_ref(),
+        kubeconfig,
+        templates,
+    )
+    .await;
+    for e in &bundle.errors {
+        eprintln!("gather: not collected: {e}");
+    }
+    let files = bundle.files.len() + 1;
+    bundle.write(out)?;
+    println!("wrote {} ({files} files)", out.display());
+    Ok(())
 }

@@ -33,6 +33,7 @@ pub mod cluster;
 pub mod daemon;
 pub mod error;
 pub mod exit;
+pub mod gather;
 pub mod journal;
 pub mod machine;
 pub mod output;

@@ -730,3 +730,101 @@ async fn a_paused_agent_waits_before_its_next_step_even_after_a_restart() {
     w.assert_done().await;
     assert_eq!(w.status().await["paused"], false);
 }
+
+/// `gather` bundles what a person needs (journal, status, plan, Services, gate, cloud and
+/// cluster views), even from a stuck install, and no secret: not the creds secret's keys, not
+/// the kubeconfig's token. With the cluster unreachable it still writes a bundle and says why.
+#[tokio::test(flavor = "multi_thread")]
+async fn gather_bundles_a_stuck_install_without_any_secret() {
+    let (mut w, _) = World::run_into_gate_timeout(ControllerKnobs {
+        never_ready: true,
+        ..Default::default()
+    })
+    .await;
+    let out = w.h.dir.path().join("bundle.tar.gz");
+    let kubeconfig = w.kube.kubeconfig_path().display().to_string();
+    let run_flags = std::mem::take(&mut w.h.extra);
+    let gather = |extra: Vec<String>| {
+        let mut args: Vec<String> =
+            vec!["gather".into(), "--out".into(), out.display().to_string()];
+        args.extend(extra);
+        args
+    };
+    let args = gather(vec!["--kubeconfig".into(), kubeconfig]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    w.h.run(&args).await;
+    let files = unpack(&out);
+    for name in [
+        "versions.json",
+        "spec.json",
+        "journal.json",
+        "gate.json",
+        "cloud.json",
+        "plan.json",
+        "services.json",
+        "cluster.json",
+        "errors.txt",
+    ] {
+        assert!(
+            files.contains_key(name),
+            "{name} missing: {:?}",
+            files.keys()
+        );
+    }
+    assert_eq!(files["errors.txt"], "everything was collected\n");
+    let cluster: Value = serde_json::from_str(&files["cluster.json"]).unwrap();
+    assert_eq!(
+        cluster.as_array().unwrap().len(),
+        2,
+        "external-lb and internal-lb"
+    );
+    let secrets = [
+        "AKIAFIXTUREEXAMPLE00".to_string(),
+        "fixture-secret-DO-NOT-LOG".to_string(),
+        w.kube.token().to_string(),
+    ];
+    for (name, text) in &files {
+        for s in &secrets {
+            assert!(!text.contains(s.as_str()), "{name} holds a secret");
+        }
+    }
+
+    // The cluster gone: a bundle all the same, and errors.txt says what is missing.
+    let dead = w.h.dir.path().join("dead-kubeconfig");
+    std::fs::write(
+        &dead,
+        std::fs::read_to_string(w.kube.kubeconfig_path())
+            .unwrap()
+            .replace(&w.kube.url(), "https://127.0.0.1:9"),
+    )
+    .unwrap();
+    let args = gather(vec!["--kubeconfig".into(), dead.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    w.h.run(&args).await;
+    let files = unpack(&out);
+    assert!(
+        files["errors.txt"].contains("cluster.json"),
+        "{}",
+        files["errors.txt"]
+    );
+    assert!(files.contains_key("journal.json") && files.contains_key("plan.json"));
+    w.h.extra = run_flags;
+}
+
+fn unpack(bundle: &std::path::Path) -> std::collections::BTreeMap<String, String> {
+    use std::io::Read;
+    let gz = flate2::read::GzDecoder::new(std::fs::File::open(bundle).unwrap());
+    let mut archive = tar::Archive::new(gz);
+    let mut files = std::collections::BTreeMap::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let path = entry.path().unwrap().to_string_lossy().to_string();
+        let mut text = String::new();
+        entry.read_to_string(&mut text).unwrap();
+        let name = path
+            .trim_start_matches("bootstrap-agent-gather/")
+            .to_string();
+        files.insert(name, text);
+    }
+    files
+}

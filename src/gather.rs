@@ -1,0 +1,189 @@
+//! `gather`: one support bundle (`.tar.gz`) for whoever picks up a stuck install: the journal,
+//! `status`, the plan, the rendered Services, the gate report, what the cloud shows of ours, and
+//! (with a kubeconfig) our Services, their EndpointSlices and Events. Every part is collected on
+//! its own under a deadline; what cannot be collected is written down in `errors.txt` instead,
+//! so an unreachable cloud or cluster still yields a bundle. Nothing secret goes in: the spec
+//! is serialized without its credentials, and no input file is copied.
+
+use crate::assets::ClusterSpec;
+use crate::providers::Providers;
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+/// How long one part may take before it is given up.
+const PART_DEADLINE: Duration = Duration::from_secs(20);
+
+/// The files of the bundle, in order, and what could not be collected.
+#[derive(Default)]
+pub struct Bundle {
+    pub files: Vec<(String, Vec<u8>)>,
+    pub errors: Vec<String>,
+}
+
+impl Bundle {
+    fn json(&mut self, name: &str, value: &impl serde::Serialize) {
+        match serde_json::to_vec_pretty(value) {
+            Ok(bytes) => self.files.push((name.to_string(), bytes)),
+            Err(e) => self.errors.push(format!("{name}: {e}")),
+        }
+    }
+
+    fn part<T: serde::Serialize>(&mut self, name: &str, result: Result<T>) {
+        match result {
+            Ok(v) => self.json(name, &v),
+            Err(e) => self
+                .errors
+                .push(format!("{name}: {}", crate::error::render_chain(&e))),
+        }
+    }
+
+    /// Writes the bundle as a gzipped tar, atomically (temp file + rename).
+    pub fn write(mut self, out: &Path) -> Result<()> {
+        let errors = if self.errors.is_empty() {
+            "everything was collected\n".to_string()
+        } else {
+            self.errors.join("\n") + "\n"
+        };
+        self.files.push(("errors.txt".into(), errors.into_bytes()));
+        let dir = out
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = out
+            .file_name()
+            .and_then(|n| n.to_str())
+            .context("--out has no file name")?;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        {
+            let mut tar = tar::Builder::new(&mut gz);
+            for (file, bytes) in &self.files {
+                let mut header = tar::Header::new_gnu();
+                header.set_size(bytes.len() as u64);
+                header.set_mode(0o600);
+                header.set_cksum();
+                tar.append_data(
+                    &mut header,
+                    format!("bootstrap-agent-gather/{file}"),
+                    bytes.as_slice(),
+                )?;
+            }
+            tar.finish()?;
+        }
+        crate::journal::write_atomically(dir, name, &gz.finish()?)
+    }
+}
+
+async fn within<T>(what: &str, fut: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    tokio::time::timeout(PART_DEADLINE, fut)
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "{what} did not answer within {}",
+                humantime::format_duration(PART_DEADLINE)
+            )
+        })?
+}
+
+/// Collects everything it can.
+pub async fn collect(
+    spec: &ClusterSpec,
+    state_dir: &Path,
+    providers: Option<&Providers>,
+    kubeconfig: Option<&Path>,
+    templates: Option<&Path>,
+) -> Bundle {
+    let mut b = Bundle::default();
+    b.json(
+        "versions.json",
+        &json!({
+            "bootstrap-agent": env!("CARGO_PKG_VERSION"),
+            "collected_at": crate::journal::now(),
+            "state_dir": state_dir,
+            "kubeconfig": kubeconfig,
+            "templates": templates,
+        }),
+    );
+    // The spec as the agent read it; its credentials are never serialized.
+    b.json("spec.json", spec);
+    let state = crate::journal::read_state(state_dir);
+    let state = match state {
+        Ok(s) => s,
+        Err(e) => {
+            b.errors
+                .push(format!("journal.json: {}", crate::error::render_chain(&e)));
+            None
+        }
+    };
+    if let Some(state) = &state {
+        b.json("journal.json", state);
+        b.json("gate.json", &state.gate);
+    }
+    let observed = within("the cloud", crate::runner::observe(spec, providers)).await;
+    match observed {
+        Ok(o) => {
+            let mut observed = o.observed;
+            if let Some(state) = &state {
+                observed.handed_over = state.handed_over.clone();
+            }
+            let stages = crate::machine::remaining_stages(state.as_ref().and_then(|s| s.run_step));
+            let generation = state.as_ref().map_or(1, |s| s.generation);
+            let plan = crate::plan::Plan::calculate(spec, &observed, &stages, generation);
+            b.json("cloud.json", &observed);
+            b.json("plan.json", &plan);
+            let reservations: Vec<_> = observed.kept().into_values().collect();
+            b.part(
+                "services.json",
+                crate::render::services(spec, &reservations, templates)
+                    .map(|r| r.into_iter().map(|r| r.service).collect::<Vec<_>>()),
+            );
+        }
+        Err(e) => b.errors.push(format!(
+            "cloud.json, plan.json, services.json: {}",
+            crate::error::render_chain(&e)
+        )),
+    }
+    if let Some(kubeconfig) = kubeconfig {
+        let targets = state.map(|s| s.services).unwrap_or_default();
+        let cluster = within("the API server", cluster_view(kubeconfig, &targets)).await;
+        b.part("cluster.json", cluster);
+    }
+    b
+}
+
+/// Our Services, their EndpointSlices and their Events.
+async fn cluster_view(kubeconfig: &Path, targets: &[crate::render::ServiceClaim]) -> Result<Value> {
+    use k8s_openapi::api::core::v1::{Event, Service};
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    use kube::Api;
+    use kube::api::ListParams;
+    let client = crate::cluster::client(kubeconfig).await?;
+    let mut out = Vec::new();
+    for t in targets {
+        let services: Api<Service> = Api::namespaced(client.clone(), &t.namespace);
+        let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), &t.namespace);
+        let events: Api<Event> = Api::namespaced(client.clone(), &t.namespace);
+        let service = services.get_opt(&t.name).await?;
+        let slices = slices
+            .list(&ListParams::default().labels(&format!(
+                "{}={}",
+                crate::cluster::gate::SERVICE_NAME_LABEL,
+                t.name
+            )))
+            .await?;
+        let events = events
+            .list(&ListParams::default().fields(&format!(
+                "involvedObject.kind=Service,involvedObject.name={}",
+                t.name
+            )))
+            .await
+            .map(|l| l.items)
+            .unwrap_or_default();
+        out.push(json!({
+            "namespace": t.namespace, "name": t.name,
+            "service": service, "endpointSlices": slices.items, "events": events,
+        }));
+    }
+    Ok(Value::Array(out))
+}
