@@ -432,4 +432,45 @@ mod tests {
         let e = Annotations::parse(&ann(&[(FEATURE_SET, "Bogus")]), &fs()).unwrap_err();
         assert!(e.problem.contains("Default, TechPreviewNoUpgrade"), "{e}");
     }
+
+    /// `--explain` and the JSON `explanation` show these words: they are the reasons a person
+    /// reads, so each one is pinned.
+    #[test]
+    fn every_decision_and_reason_reads_as_documented() {
+        let s = |v: Vec<&str>| v.into_iter().map(String::from).collect::<Vec<_>>();
+        let cases = [
+            (Decision::Include, "included".to_string()),
+            (
+                Decision::Delete,
+                "delete (release.openshift.io/delete=true: not created at install, deleted on an update)".into(),
+            ),
+            (
+                Decision::Exclude(Reason::ExcludedFor { identifier: "internal-openshift-hosted".into() }),
+                "excluded: exclude.release.openshift.io/internal-openshift-hosted=true".into(),
+            ),
+            (
+                Decision::Exclude(Reason::FeatureSet { cluster: "Default".into(), allowed: s(vec!["TechPreviewNoUpgrade", "DevPreviewNoUpgrade"]) }),
+                "excluded: feature set Default is not in release.openshift.io/feature-set=TechPreviewNoUpgrade,DevPreviewNoUpgrade".into(),
+            ),
+            (
+                Decision::Exclude(Reason::FeatureGates { disabled: s(vec!["A", "B"]) }),
+                "excluded: feature gate(s) not enabled: A,B".into(),
+            ),
+            (
+                Decision::Exclude(Reason::Profile { profile: "single-node-developer".into() }),
+                "excluded: not in profile (include.release.openshift.io/single-node-developer is not \"true\")".into(),
+            ),
+            (
+                Decision::Exclude(Reason::UnknownCapabilities { unknown: s(vec!["X", "Y"]) }),
+                "excluded: unknown capability: X+Y".into(),
+            ),
+            (
+                Decision::Exclude(Reason::DisabledCapabilities { disabled: s(vec!["Console"]) }),
+                "excluded: capability not enabled: Console".into(),
+            ),
+        ];
+        for (decision, text) in cases {
+            assert_eq!(decision.to_string(), text);
+        }
+    }
 }
