@@ -191,6 +191,17 @@ pub fn services(
     let ctx = context(spec, reservations);
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
+    // A reservation that does not exist is None in the context. Printing it must fail rather
+    // than write "None" into an annotation or `loadBalancerIP`, which no later check catches.
+    env.set_formatter(|out, state, value| {
+        if value.is_none() {
+            return Err(minijinja::Error::new(
+                minijinja::ErrorKind::InvalidOperation,
+                "prints a missing value (a reservation is missing?)",
+            ));
+        }
+        minijinja::escape_formatter(out, state, value)
+    });
     let mut out = Vec::new();
     for (file, builtin) in SERVICE_TEMPLATES.iter().zip(embedded) {
         let name = format!("services/{cloud}/{file}");
@@ -491,6 +502,35 @@ mod tests {
         let err = services(&spec, &[], None).unwrap_err().to_string();
         assert!(
             err.contains("services/aws/external-lb.yaml") && err.contains("empty value"),
+            "{err}"
+        );
+    }
+
+    /// Azure and GCP print single addresses: without their reservation the value is missing,
+    /// and the template must fail instead of rendering the word "None".
+    #[test]
+    fn a_missing_address_fails_the_template_on_every_cloud() {
+        for (name, template) in [
+            ("azure", "services/azure/external-lb.yaml"),
+            ("gcp", "services/gcp/external-lb.yaml"),
+        ] {
+            let spec = fixture(name);
+            let err = services(&spec, &[], None).unwrap_err().to_string();
+            assert!(
+                err.contains(template) && err.contains("missing value"),
+                "{name}: {err}"
+            );
+        }
+        // Publish Internal: the first template printing an address is the internal one.
+        let mut spec = fixture("azure");
+        spec.publish = Publish::Internal;
+        let public_only: Vec<Reservation> = reservations(&fixture("azure"))
+            .into_iter()
+            .filter(|r| r.key.scope == Scope::Public)
+            .collect();
+        let err = services(&spec, &public_only, None).unwrap_err().to_string();
+        assert!(
+            err.contains("services/azure/internal-lb.yaml") && err.contains("missing value"),
             "{err}"
         );
     }
