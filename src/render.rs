@@ -496,6 +496,69 @@ mod tests {
         );
     }
 
+    /// Dual stack on Azure: the internal Services carry the private IPv6 too and ask for both
+    /// families (cloud-provider-azure makes a frontend per family in `spec.ipFamilies`).
+    #[test]
+    fn azure_dual_stack_internal_services_claim_the_private_ipv6() {
+        let spec = fixture("azure-dualstack");
+        let res = reservations(&spec);
+        let private_v6 = res
+            .iter()
+            .find(|r| r.key.scope == Scope::Private && r.key.family == IpFamily::Ipv6)
+            .expect("a private IPv6 is wanted on Azure dual stack")
+            .ip;
+        let rendered = services(&spec, &res, None).unwrap();
+        for r in &rendered[1..] {
+            let svc = &r.service;
+            let spec_ = svc.spec.as_ref().unwrap();
+            assert_eq!(
+                spec_.ip_families.as_deref(),
+                Some(&["IPv4".to_string(), "IPv6".to_string()][..]),
+                "{}",
+                r.template
+            );
+            assert_eq!(spec_.ip_family_policy.as_deref(), Some("RequireDualStack"));
+            assert_eq!(
+                svc.metadata.annotations.as_ref().unwrap()["service.beta.kubernetes.io/azure-load-balancer-ipv6"],
+                private_v6.to_string(),
+                "{}",
+                r.template
+            );
+            assert!(
+                claimed_ips(svc, &res).contains(&private_v6),
+                "the gate waits for the IPv6 too"
+            );
+        }
+        // Single stack: neither the annotation nor the families.
+        let spec = fixture("azure");
+        for r in services(&spec, &reservations(&spec), None).unwrap() {
+            let svc = &r.service;
+            assert!(
+                svc.spec.as_ref().unwrap().ip_families.is_none(),
+                "{}",
+                r.template
+            );
+            assert!(
+                !svc.metadata
+                    .annotations
+                    .as_ref()
+                    .unwrap()
+                    .contains_key("service.beta.kubernetes.io/azure-load-balancer-ipv6")
+            );
+        }
+        // Without the private IPv6 reservation the internal Services do not render.
+        let spec = fixture("azure-dualstack");
+        let without: Vec<Reservation> = reservations(&spec)
+            .into_iter()
+            .filter(|r| !(r.key.scope == Scope::Private && r.key.family == IpFamily::Ipv6))
+            .collect();
+        let err = services(&spec, &without, None).unwrap_err().to_string();
+        assert!(
+            err.contains("services/azure/internal-lb.yaml") && err.contains("missing value"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn missing_reservation_is_an_error_naming_the_template() {
         let spec = fixture("aws");
