@@ -1545,9 +1545,22 @@ async fn endpoints_come_only_from_pods_the_selector_matches() {
             "/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices?watch=true"
         ))
         .await;
-    let real = slices
-        .until(|e| e["object"]["metadata"]["labels"]["kubernetes.io/service-name"] == "real")
-        .await;
+    // The two slices appear in either order: take the first event of each.
+    let mut first = std::collections::BTreeMap::new();
+    while first.len() < 2 {
+        let e = slices
+            .until(|e| {
+                let name = &e["object"]["metadata"]["labels"]["kubernetes.io/service-name"];
+                name == "real" || name == "seed"
+            })
+            .await;
+        let name = e["object"]["metadata"]["labels"]["kubernetes.io/service-name"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        first.entry(name).or_insert(e);
+    }
+    let (real, seed) = (&first["real"], &first["seed"]);
     let endpoints = real["object"]["endpoints"].as_array().unwrap().clone();
     let ips: Vec<&str> = endpoints
         .iter()
@@ -1557,9 +1570,6 @@ async fn endpoints_come_only_from_pods_the_selector_matches() {
     assert!(endpoints.iter().all(|e| e["conditions"]["ready"] == true));
     assert_eq!(endpoints[1]["targetRef"]["name"], "kube-apiserver-master-1");
     assert_eq!(endpoints[1]["nodeName"], "master-1");
-    let seed = slices
-        .until(|e| e["object"]["metadata"]["labels"]["kubernetes.io/service-name"] == "seed")
-        .await;
     assert_eq!(
         seed["object"]["endpoints"],
         json!([]),
