@@ -230,6 +230,17 @@ pub fn services(
     let ctx = context(spec, reservations);
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
+    // A reservation that does not exist is None in the context. Printing it must fail rather
+    // than write "None" into an annotation or `loadBalancerIP`, which no later check catches.
+    env.set_formatter(|out, state, value| {
+        if value.is_none() {
+            return Err(minijinja::Error::new(
+                minijinja::ErrorKind::InvalidOperation,
+                "prints a missing value (a reservation is missing?)",
+            ));
+        }
+        minijinja::escape_formatter(out, state, value)
+    });
     let mut out = Vec::new();
     for (file, builtin) in SERVICE_TEMPLATES.iter().zip(embedded) {
         let name = format!("services/{cloud}/{file}");
@@ -524,12 +535,104 @@ mod tests {
         );
     }
 
+    /// Dual stack on Azure: the internal Services carry the private IPv6 too and ask for both
+    /// families (cloud-provider-azure makes a frontend per family in `spec.ipFamilies`).
+    #[test]
+    fn azure_dual_stack_internal_services_claim_the_private_ipv6() {
+        let spec = fixture("azure-dualstack");
+        let res = reservations(&spec);
+        let private_v6 = res
+            .iter()
+            .find(|r| r.key.scope == Scope::Private && r.key.family == IpFamily::Ipv6)
+            .expect("a private IPv6 is wanted on Azure dual stack")
+            .ip;
+        let rendered = services(&spec, &res, None).unwrap();
+        for r in &rendered[1..] {
+            let svc = &r.service;
+            let spec_ = svc.spec.as_ref().unwrap();
+            assert_eq!(
+                spec_.ip_families.as_deref(),
+                Some(&["IPv4".to_string(), "IPv6".to_string()][..]),
+                "{}",
+                r.template
+            );
+            assert_eq!(spec_.ip_family_policy.as_deref(), Some("RequireDualStack"));
+            assert_eq!(
+                svc.metadata.annotations.as_ref().unwrap()["service.beta.kubernetes.io/azure-load-balancer-ipv6"],
+                private_v6.to_string(),
+                "{}",
+                r.template
+            );
+            assert!(
+                claimed_ips(svc, &res).contains(&private_v6),
+                "the gate waits for the IPv6 too"
+            );
+        }
+        // Single stack: neither the annotation nor the families.
+        let spec = fixture("azure");
+        for r in services(&spec, &reservations(&spec), None).unwrap() {
+            let svc = &r.service;
+            assert!(
+                svc.spec.as_ref().unwrap().ip_families.is_none(),
+                "{}",
+                r.template
+            );
+            assert!(
+                !svc.metadata
+                    .annotations
+                    .as_ref()
+                    .unwrap()
+                    .contains_key("service.beta.kubernetes.io/azure-load-balancer-ipv6")
+            );
+        }
+        // Without the private IPv6 reservation the internal Services do not render.
+        let spec = fixture("azure-dualstack");
+        let without: Vec<Reservation> = reservations(&spec)
+            .into_iter()
+            .filter(|r| !(r.key.scope == Scope::Private && r.key.family == IpFamily::Ipv6))
+            .collect();
+        let err = services(&spec, &without, None).unwrap_err().to_string();
+        assert!(
+            err.contains("services/azure/internal-lb.yaml") && err.contains("missing value"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn missing_reservation_is_an_error_naming_the_template() {
         let spec = fixture("aws");
         let err = services(&spec, &[], None).unwrap_err().to_string();
         assert!(
             err.contains("services/aws/external-lb.yaml") && err.contains("empty value"),
+            "{err}"
+        );
+    }
+
+    /// Azure and GCP print single addresses: without their reservation the value is missing,
+    /// and the template must fail instead of rendering the word "None".
+    #[test]
+    fn a_missing_address_fails_the_template_on_every_cloud() {
+        for (name, template) in [
+            ("azure", "services/azure/external-lb.yaml"),
+            ("gcp", "services/gcp/external-lb.yaml"),
+        ] {
+            let spec = fixture(name);
+            let err = services(&spec, &[], None).unwrap_err().to_string();
+            assert!(
+                err.contains(template) && err.contains("missing value"),
+                "{name}: {err}"
+            );
+        }
+        // Publish Internal: the first template printing an address is the internal one.
+        let mut spec = fixture("azure");
+        spec.publish = Publish::Internal;
+        let public_only: Vec<Reservation> = reservations(&fixture("azure"))
+            .into_iter()
+            .filter(|r| r.key.scope == Scope::Public)
+            .collect();
+        let err = services(&spec, &public_only, None).unwrap_err().to_string();
+        assert!(
+            err.contains("services/azure/internal-lb.yaml") && err.contains("missing value"),
             "{err}"
         );
     }

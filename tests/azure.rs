@@ -25,6 +25,8 @@ const PUBLIC_API: &str =
     "PUT resourceGroups/dns-rg/providers/Microsoft.Network/dnsZones/example.com/A/api.mycluster";
 const PUBLIC_API_AAAA: &str =
     "PUT resourceGroups/dns-rg/providers/Microsoft.Network/dnsZones/example.com/AAAA/api.mycluster";
+const PRIVATE_API_AAAA: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/AAAA/api";
+const PRIVATE_API_INT_AAAA: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/AAAA/api-int";
 
 fn sorted(list: &[&str]) -> Vec<String> {
     let mut v: Vec<String> = list.iter().map(|s| s.to_string()).collect();
@@ -269,31 +271,203 @@ async fn sigkill_before_a_record_change_resumes() {
     crash_and_resume(true, Hold::Before(2), &[PRIVATE_API_INT, PUBLIC_API]).await;
 }
 
+/// Dual stack (fixture `azure-dualstack`, the fake's subnets with an IPv6 /64 each): a public
+/// IPv6, a private IPv6 of the compute subnet recorded as `<infra-id>-rsvd-private-ipv6`, and
+/// AAAA records for api (public and private) and api-int. A re-run makes no mutating call.
 #[tokio::test(flavor = "multi_thread")]
-async fn dual_stack_reserves_and_publishes_the_ipv6_public_ip() {
+async fn dual_stack_reserves_the_private_ipv6_and_seeds_aaaa_for_api_and_api_int() {
     let h = Harness::new("azure-dualstack").await;
     let plan: Value =
         serde_json::from_slice(&h.run(&["plan", "--output", "json"]).await.stdout).unwrap();
-    assert_eq!(plan["changes"].as_array().unwrap().len(), 7, "{plan:#}");
+    assert_eq!(plan["changes"].as_array().unwrap().len(), 10, "{plan:#}");
     h.bootstrap().await;
     let world = h.world().await;
     world.assert_seeded(true, &[]);
     let v6: std::net::Ipv6Addr = world.public_ip("IPv6")[0].parse().unwrap();
     assert_eq!(v6.segments()[0], 0x2603);
     assert_eq!(
+        world.rg_tags().get(PRIVATE_TAG_V6),
+        Some(&Value::from(EXPECTED_PRIVATE_IPV6)),
+        "recorded like the IPv4 one"
+    );
+    assert_eq!(
         h.calls(),
         sorted(&[
             PIP,
             PIP6,
             TAGS,
+            TAGS,
             PRIVATE_API,
             PRIVATE_API_INT,
+            PRIVATE_API_AAAA,
+            PRIVATE_API_INT_AAAA,
             PUBLIC_API,
             PUBLIC_API_AAAA
-        ])
+        ]),
+        "two public IPs, two private-IP records (Tags Merge), six record sets"
     );
-    h.assert_changes_nothing(BOOTSTRAP, "bootstrap again changes nothing")
+    h.assert_bootstrap_converged().await;
+    let status = h.status().await;
+    assert!(
+        status.to_string().contains(EXPECTED_PRIVATE_IPV6),
+        "status shows the IPv6 reservation: {status:#}"
+    );
+}
+
+/// teardown --all after a failed dual-stack install: the IPv6 tag and the AAAA values we
+/// wrote go; another writer's AAAA value and other resource-group tags stay.
+#[tokio::test(flavor = "multi_thread")]
+async fn dual_stack_teardown_all_removes_the_ipv6_tag_and_only_our_aaaa_values() {
+    let h = Harness::new("azure-dualstack").await;
+    h.peers.sim.create_foreign();
+    let theirs = "fd00:10:0:2::77";
+    h.peers
+        .sim
+        .write_record(true, "api.mycluster.example.com", &[theirs])
+        .unwrap();
+    h.bootstrap().await;
+    let world = h.world().await;
+    assert_eq!(
+        world.record("private", API_AAAA),
+        sorted(&[EXPECTED_PRIVATE_IPV6, theirs])
+    );
+
+    h.peers.reset_counts();
+    h.run(&["teardown", "--all"]).await;
+    let world = h.world().await;
+    assert!(world.private_ips().is_empty(), "{:#}", world.0);
+    assert!(world.ours().is_empty(), "both public IPs released");
+    assert_eq!(
+        world.record("private", API_AAAA),
+        vec![theirs.to_string()],
+        "the other writer's IPv6 stays"
+    );
+    assert!(world.record("private", API_INT_AAAA).is_empty());
+    assert!(world.record("public", API_AAAA).is_empty());
+    assert_eq!(
+        world.rg_tags().get("owner"),
+        Some(&Value::from("platform-team"))
+    );
+    assert_eq!(world.public_ips().len(), 3, "foreign public IPs stay");
+    // The private IPv6 went by exactly its name and value: one more tag Delete than single stack.
+    let tag_patches = h.calls().iter().filter(|c| **c == TAGS).count();
+    assert_eq!(tag_patches, 2, "{:?}", h.calls());
+    h.assert_changes_nothing(&[&["teardown", "--all"]], "teardown --all again")
         .await;
+}
+
+/// A dual-stack machine network on a compute subnet without an IPv6 prefix cannot get its
+/// private IPv6: `reserve` says so, and records no IPv6.
+#[tokio::test(flavor = "multi_thread")]
+async fn dual_stack_on_a_single_stack_subnet_fails_naming_the_subnet() {
+    let h = Harness::with("azure-dualstack", AzureSimOptions::default()).await;
+    let out = h.command(&["reserve"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("mycluster-worker-subnet") && stderr.contains("no ipv6 prefix"),
+        "{stderr}"
+    );
+    assert!(!h.world().await.rg_tags().contains_key(PRIVATE_TAG_V6));
+}
+
+/// `run` on dual stack: the internal Services claim the private IPv6 too, the simulated
+/// cloud-provider-azure gives them a frontend per family from the compute subnet, the gate
+/// waits for both, and the bootstrap IP leaves api/api-int. A second `run` changes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn dual_stack_run_reaches_done_with_both_families_on_the_internal_load_balancer() {
+    let mut h = Harness::new("azure-dualstack").await;
+    let kube = KubeSim::start(KubeSimOptions {
+        cloud: h.peers.lb_cloud(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    h.run_flags(kube.kubeconfig_path(), "60s");
+    h.run(&["run"]).await;
+    assert_eq!(h.status().await["run_step"], "done");
+    assert_gate_passed(&kube);
+    for (ns, name) in [
+        ("openshift-kube-apiserver", "internal-lb"),
+        (
+            "openshift-machine-config-operator",
+            "internal-lb-machine-config-server",
+        ),
+    ] {
+        let svc = kube.get("", "v1", "services", Some(ns), name).unwrap();
+        let ingress: Vec<&str> = svc["status"]["loadBalancer"]["ingress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["ip"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            ingress,
+            [EXPECTED_PRIVATE_IP, EXPECTED_PRIVATE_IPV6],
+            "{name}"
+        );
+    }
+    let world = h.world().await;
+    for name in [API, API_INT] {
+        assert_eq!(
+            world.record("private", name),
+            vec![EXPECTED_PRIVATE_IP.to_string()],
+            "{name}: the bootstrap IP left"
+        );
+    }
+    for name in [API_AAAA, API_INT_AAAA] {
+        assert_eq!(
+            world.record("private", name),
+            vec![EXPECTED_PRIVATE_IPV6.to_string()],
+            "{name}"
+        );
+    }
+
+    h.peers.reset_counts();
+    kube.clear_request_log();
+    h.run(&["run"]).await;
+    assert!(h.calls().is_empty(), "cloud: {:?}", h.calls());
+    let kube_mutations: Vec<_> = kube
+        .request_log()
+        .into_iter()
+        .filter(|(m, _)| m != "GET")
+        .collect();
+    assert!(kube_mutations.is_empty(), "kube: {kube_mutations:?}");
+}
+
+/// Control for the test above: internal Services that carry the IPv6 annotation but stay
+/// single stack get no IPv6 frontend (cloud-provider-azure follows `spec.ipFamilies`), so the
+/// gate never sees the IPv6 DNS points at and times out.
+#[tokio::test(flavor = "multi_thread")]
+async fn dual_stack_internal_services_without_ip_families_fail_the_gate() {
+    let mut h = Harness::new("azure-dualstack").await;
+    let kube = KubeSim::start(KubeSimOptions {
+        cloud: h.peers.lb_cloud(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    h.run_flags(kube.kubeconfig_path(), "3s");
+    let templates = h.templates_with("azure", |name, text| {
+        if name.starts_with("internal-lb") {
+            text.replace(
+                "  ipFamilyPolicy: RequireDualStack\n  ipFamilies: [IPv4, IPv6]\n",
+                "",
+            )
+        } else {
+            text
+        }
+    });
+    h.extra.extend(templates);
+    let out = h.command(&["run"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the load balancer holds {EXPECTED_PRIVATE_IP} but DNS points at the reserved {EXPECTED_PRIVATE_IP}, {EXPECTED_PRIVATE_IPV6}"
+        )),
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -19,7 +19,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_bootstrap-agent");
 const SECRET: &str = "fixture-secret-DO-NOT-LOG";
 const CLUSTER_CONFIG: &str = "manifests/cluster-config.yaml";
 /// The fixtures `plan --offline` can plan (AWS subnets found at run time cannot be).
-const FIXTURES: [&str; 9] = [
+const FIXTURES: [&str; 10] = [
     "aws",
     "aws-internal",
     "aws-dualstack",
@@ -27,6 +27,7 @@ const FIXTURES: [&str; 9] = [
     "azure-dualstack",
     "azure-default-network",
     "gcp",
+    "gcp-dualstack",
     "gcp-default-network",
     "none",
 ];

@@ -23,8 +23,10 @@ pub struct WantedRecord {
 }
 
 /// The reservations each cloud needs. AWS: one EIP per public subnet and one ENI-held private
-/// IP per private subnet (IPv4 only: EIPs and NLB private addresses are IPv4). Azure and GCP:
-/// one public and one private address per family the cloud can reserve.
+/// IP per private subnet (IPv4 only: EIPs and NLB private addresses are IPv4). Azure: one
+/// public address per family of the machine network, a private IPv4, and a private IPv6 when
+/// the machine network has IPv6. GCP: IPv4 only, because its Service load balancers take one
+/// IPv4 each (the plan notes say so).
 pub fn reservations(spec: &ClusterSpec) -> Vec<WantedReservation> {
     let public = spec.publish == Publish::External;
     let mut keys = Vec::new();
@@ -47,8 +49,13 @@ pub fn reservations(spec: &ClusterSpec) -> Vec<WantedReservation> {
                     keys.push(key(Scope::Public, *family, None));
                 }
             }
-            // The internal Standard LB takes one private IPv4 from the compute subnet.
+            // The internal Standard LB takes a private IPv4 from the compute subnet, and a
+            // private IPv6 too when the machine network is dual stack (the subnet then has an
+            // IPv6 prefix next to the IPv4 one). Always the IPv4: Azure has no IPv6-only NICs.
             keys.push(key(Scope::Private, IpFamily::Ipv4, None));
+            if spec.ip_families.contains(&IpFamily::Ipv6) {
+                keys.push(key(Scope::Private, IpFamily::Ipv6, None));
+            }
         }
         Platform::Gcp(_) => {
             if public {

@@ -217,6 +217,18 @@ fn notes(spec: &ClusterSpec) -> Vec<String> {
         )),
         _ => {}
     }
+    // Per cloud, what dual stack gets (README "Reservations per cloud" has the sources).
+    if spec.ip_families.contains(&bootstrap_cloud::IpFamily::Ipv6) {
+        match &spec.platform {
+            Platform::Gcp(_) => notes.push(
+                "gcp dual stack: the cloud provider's Service load balancers take one IPv4 each (spec.loadBalancerIP); no IPv6 is reserved and no AAAA record is seeded".into(),
+            ),
+            Platform::Azure(_) => notes.push(
+                "azure dual stack: the private IPv6 is derived from the infra id within the compute subnet's IPv6 prefix, without an availability check (Azure documents none for IPv6)".into(),
+            ),
+            _ => {}
+        }
+    }
     if let Platform::Aws(aws) = &spec.platform {
         match &aws.subnets {
             crate::assets::AwsSubnets::Known { ignored, .. } => {

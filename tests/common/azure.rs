@@ -12,18 +12,28 @@ use serde_json::Value;
 
 pub const BOOTSTRAP_IP: &str = "10.0.1.10";
 pub const API_AAAA: &str = "api.mycluster.example.com AAAA";
+pub const API_INT_AAAA: &str = "api-int.mycluster.example.com AAAA";
 pub const INFRA: &str = "mycluster-7xk2p";
 pub const CLUSTER_TAG: &str = "kubernetes.io_cluster.mycluster-7xk2p";
 pub const RESERVATION_TAG: &str = "bootstrap-agent.openshift.io_reservation";
 pub const PRIVATE_TAG: &str = "mycluster-7xk2p-rsvd-private-ipv4";
 /// The fake's compute subnet is 10.0.1.0/24 with .254 in use: the top free address.
 pub const EXPECTED_PRIVATE_IP: &str = "10.0.1.253";
+/// Dual stack: the compute subnet's IPv6 /64 is fd00:10:0:2::/64; the agent derives the
+/// private IPv6 from the infra id in its upper half.
+pub const EXPECTED_PRIVATE_IPV6: &str = "fd00:10:0:2:c5ce:f6a6:3c97:2c8";
+pub const PRIVATE_TAG_V6: &str = "mycluster-7xk2p-rsvd-private-ipv6";
 
 agent::harness!(AzurePeers);
 
 impl Harness {
+    /// The fake seeded to match the fixture: `azure-dualstack` gets dual-stack subnets.
     pub async fn new(fixture: &str) -> Self {
-        Self::with(fixture, AzureSimOptions::default()).await
+        let options = AzureSimOptions {
+            dual_stack: fixture == "azure-dualstack",
+            ..Default::default()
+        };
+        Self::with(fixture, options).await
     }
 
     pub async fn with(fixture: &str, options: AzureSimOptions) -> Self {
@@ -106,8 +116,8 @@ impl World {
         agent::strings(&self.0["zones"][zone][name])
     }
 
-    /// The stage-1 picture: one public IP per family (one when single stack), one private
-    /// IP, and the records.
+    /// The stage-1 picture: one public IP per family (one when single stack), one private IP
+    /// per family, and the records (AAAA for api/api-int only when dual stack).
     pub fn assert_seeded(&self, dual_stack: bool, extra_private: &[&str]) {
         let ours = self.ours();
         let families = if dual_stack { 2 } else { 1 };
@@ -119,7 +129,19 @@ impl World {
             let purpose = r["tags"][RESERVATION_TAG].as_str().unwrap();
             assert_eq!(r["name"], format!("{INFRA}-rsvd-{purpose}"));
         }
-        assert_eq!(self.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
+        let mut reserved_private = vec![EXPECTED_PRIVATE_IP.to_string()];
+        if dual_stack {
+            reserved_private.push(EXPECTED_PRIVATE_IPV6.to_string());
+        }
+        assert_eq!(self.private_ips(), reserved_private);
+        for name in [API_AAAA, API_INT_AAAA] {
+            let expected: Vec<String> = if dual_stack {
+                vec![EXPECTED_PRIVATE_IPV6.to_string()]
+            } else {
+                Vec::new()
+            };
+            assert_eq!(self.record("private", name), expected, "private {name}");
+        }
         let mut private = vec![EXPECTED_PRIVATE_IP.to_string(), BOOTSTRAP_IP.to_string()];
         private.extend(extra_private.iter().map(|s| s.to_string()));
         private.sort();

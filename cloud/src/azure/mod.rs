@@ -17,6 +17,10 @@
 //! `observe()` reads it back from there after any restart, and a tag name is unique, so a
 //! crash can never leave two private reservations. The tag records the choice; it does not
 //! stop another NIC from taking the address before the Service does (nothing in Azure can).
+//! With a dual-stack machine network the internal load balancer also gets a private IPv6 of
+//! the compute subnet's IPv6 prefix, recorded the same way as `<infra-id>-rsvd-private-ipv6`;
+//! it is derived from the infra id rather than checked free, because nothing documents what
+//! CheckIPAddressAvailability answers for an IPv6 (see `addresses::derived_ipv6`).
 //!
 //! Endpoints and credentials: `BOOTSTRAP_AGENT_AZURE_ARM_ENDPOINT` (default
 //! `https://management.azure.com`), `BOOTSTRAP_AGENT_AZURE_AUTHORITY_HOST` (default

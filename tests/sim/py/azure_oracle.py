@@ -209,12 +209,28 @@ def private_checks(pdns):
     return out
 
 
+def dual_stack_checks(net):
+    """A dual-stack subnet as the official client reads it, and the fake's IPv6 refusal."""
+    subnet = net.subnets.get(NET_RG, VNET, SUBNET)
+    return {
+        "address_prefix": subnet.address_prefix,
+        "address_prefixes": subnet.address_prefixes,
+        "check_ipv6": failure(lambda: net.virtual_networks.check_ip_address_availability(
+            NET_RG, VNET, ip_address="fd00:10:0:2::8")),
+    }
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--arm", required=True)
     parser.add_argument("--token", required=True)
+    parser.add_argument("--dual-stack", action="store_true",
+                        help="only read the dual-stack compute subnet")
     args = parser.parse_args()
     net, dns, pdns = clients(args.arm, args.token)
+    if args.dual_stack:
+        json.dump(dual_stack_checks(net), sys.stdout, indent=1, sort_keys=True)
+        return
     bad_net, _, _ = clients(args.arm, "not-a-token")
     result = {
         "network": network_checks(net),

@@ -12,6 +12,10 @@ use std::path::Path;
 use std::time::Duration;
 
 async fn oracle(arm: &str, token: &str) -> Value {
+    oracle_with(arm, token, &[]).await
+}
+
+async fn oracle_with(arm: &str, token: &str, extra: &[&str]) -> Value {
     let venv = tokio::task::spawn_blocking(bootstrap_sim::venv::ensure)
         .await
         .unwrap()
@@ -20,6 +24,7 @@ async fn oracle(arm: &str, token: &str) -> Value {
     let out = tokio::process::Command::new(venv.join("bin/python"))
         .arg(script)
         .args(["--arm", arm, "--token", token])
+        .args(extra)
         .output()
         .await
         .unwrap();
@@ -135,6 +140,31 @@ async fn the_official_clients_see_azure_semantics() {
         .collect();
     assert_eq!(names, ["oracle-a", "oracle-v4", "oracle-v6"]);
     assert!(world["zones"]["public"]["oracle.example.com A"].is_null());
+}
+
+/// A dual-stack subnet reads as Azure reports one with several prefixes: `addressPrefixes`
+/// with the IPv4 and the IPv6 /64, no `addressPrefix`. CheckIPAddressAvailability refuses an
+/// IPv6 (its IPv6 behaviour is undocumented; the agent must not depend on it).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dual_stack_subnet_reports_both_prefixes_to_the_official_client() {
+    let sim = AzureSim::start(AzureSimOptions {
+        dual_stack: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let token = sim.issue_token();
+    let r = oracle_with(&sim.arm_url(), &token, &["--dual-stack"]).await;
+    assert_eq!(r["address_prefix"], Value::Null, "{r}");
+    assert_eq!(
+        r["address_prefixes"],
+        serde_json::json!(["10.0.1.0/24", "fd00:10:0:2::/64"])
+    );
+    assert_eq!(r["check_ipv6"]["status"], 400, "{r}");
+    assert_eq!(
+        sim.compute_subnet_range_ipv6().map(|c| c.to_string()),
+        Some("fd00:10:0:2::/64".into())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1545,9 +1545,22 @@ async fn endpoints_come_only_from_pods_the_selector_matches() {
             "/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices?watch=true"
         ))
         .await;
-    let real = slices
-        .until(|e| e["object"]["metadata"]["labels"]["kubernetes.io/service-name"] == "real")
-        .await;
+    // The two slices appear in either order: take the first event of each.
+    let mut first = std::collections::BTreeMap::new();
+    while first.len() < 2 {
+        let e = slices
+            .until(|e| {
+                let name = &e["object"]["metadata"]["labels"]["kubernetes.io/service-name"];
+                name == "real" || name == "seed"
+            })
+            .await;
+        let name = e["object"]["metadata"]["labels"]["kubernetes.io/service-name"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        first.entry(name).or_insert(e);
+    }
+    let (real, seed) = (&first["real"], &first["seed"]);
     let endpoints = real["object"]["endpoints"].as_array().unwrap().clone();
     let ips: Vec<&str> = endpoints
         .iter()
@@ -1557,9 +1570,6 @@ async fn endpoints_come_only_from_pods_the_selector_matches() {
     assert!(endpoints.iter().all(|e| e["conditions"]["ready"] == true));
     assert_eq!(endpoints[1]["targetRef"]["name"], "kube-apiserver-master-1");
     assert_eq!(endpoints[1]["nodeName"], "master-1");
-    let seed = slices
-        .until(|e| e["object"]["metadata"]["labels"]["kubernetes.io/service-name"] == "seed")
-        .await;
     assert_eq!(
         seed["object"]["endpoints"],
         json!([]),
@@ -2021,4 +2031,105 @@ async fn gcp_refuses_an_internal_address_outside_the_compute_subnet_and_a_shared
 #[tokio::test(flavor = "multi_thread")]
 async fn azure_refuses_an_internal_ip_outside_the_compute_subnet_and_a_shared_port() {
     internal_frontends_refuse("azure").await;
+}
+
+/// The whole ingress list, once there is one.
+async fn ingress_list(raw: &Raw, ns: &str, name: &str) -> Value {
+    let mut w = raw
+        .watch(&format!(
+            "/api/v1/namespaces/{ns}/services?watch=true&fieldSelector=metadata.name%3D{name}"
+        ))
+        .await;
+    let e = w
+        .until(|e| e["object"]["status"]["loadBalancer"]["ingress"].is_array())
+        .await;
+    e["object"]["status"]["loadBalancer"]["ingress"].clone()
+}
+
+/// Azure dual stack: a dual-stack internal Service gets a frontend per family, the IPv6 one
+/// from the compute subnet's IPv6 prefix; an IPv6 outside it is refused; a single-stack
+/// Service ignores its IPv6 annotation, as cloud-provider-azure does.
+#[tokio::test(flavor = "multi_thread")]
+async fn azure_dual_stack_internal_services_get_both_ips_from_the_compute_subnet() {
+    let sim = KubeSim::start(KubeSimOptions {
+        controller: quick_retry(),
+        cloud: bootstrap_sim::kube::CloudOptions {
+            azure_compute_subnet: Some("10.0.1.0/24".parse().unwrap()),
+            azure_compute_subnet_ipv6: Some("fd00:10:0:2::/64".parse().unwrap()),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let raw = Raw::new(&sim);
+    namespaces(&raw, &[API_NS, MCS_NS]).await;
+    let annotations = |v6: &str| {
+        json!({"service.beta.kubernetes.io/azure-load-balancer-internal": "true",
+               "service.beta.kubernetes.io/azure-load-balancer-ipv4": "10.0.1.253",
+               "service.beta.kubernetes.io/azure-load-balancer-ipv6": v6})
+    };
+    let dual = json!({"ipFamilyPolicy": "RequireDualStack", "ipFamilies": ["IPv4", "IPv6"]});
+
+    create(
+        &raw,
+        service(
+            API_NS,
+            "outside",
+            annotations("fd00:10:0:1::9"),
+            dual.clone(),
+        ),
+    )
+    .await;
+    let refused = event(&raw, API_NS, "outside", "SyncLoadBalancerFailed").await;
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.contains("fd00:10:0:1::9") && message.contains("fd00:10:0:2::/64"),
+        "{message}"
+    );
+    assert_no_ingress(&sim, API_NS, "outside");
+    delete_service(&raw, API_NS, "outside").await;
+
+    let v6 = "fd00:10:0:2:c5ce:f6a6:3c97:2c8";
+    create(
+        &raw,
+        service(API_NS, "internal-lb", annotations(v6), dual.clone()),
+    )
+    .await;
+    assert_eq!(
+        ingress_list(&raw, API_NS, "internal-lb").await,
+        json!([{"ip": "10.0.1.253", "ipMode": "VIP"}, {"ip": v6, "ipMode": "VIP"}])
+    );
+    // The machine-config-server Service shares both frontends on its own port.
+    let mut mcs = service(
+        MCS_NS,
+        "internal-lb-machine-config-server",
+        annotations(v6),
+        dual,
+    );
+    mcs["spec"]["ports"] = mcs_port()["ports"].clone();
+    create(&raw, mcs).await;
+    assert_eq!(
+        ingress_list(&raw, MCS_NS, "internal-lb-machine-config-server")
+            .await
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+
+    // Single stack (no ipFamilies): only the IPv4 frontend, whatever the annotations say.
+    create(
+        &raw,
+        service(
+            MCS_NS,
+            "single",
+            annotations(v6),
+            json!({"ports": [{"name": "x", "port": 8443, "targetPort": 8443}]}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        ingress_list(&raw, MCS_NS, "single").await,
+        json!([{"ip": "10.0.1.253", "ipMode": "VIP"}])
+    );
 }

@@ -49,6 +49,8 @@ pub struct AzureSimOptions {
     /// The vnet the installer makes when the install-config names none (fixture
     /// `azure-default-network`), instead of the `azure` fixture's existing one.
     pub installer_network: bool,
+    /// Dual-stack subnets (fixture `azure-dualstack`): each also has an IPv6 /64.
+    pub dual_stack: bool,
 }
 
 impl Default for AzureSimOptions {
@@ -58,6 +60,7 @@ impl Default for AzureSimOptions {
             retry_after: 1,
             page_size: 3,
             installer_network: false,
+            dual_stack: false,
         }
     }
 }
@@ -87,7 +90,11 @@ fn lock(world: &Shared) -> std::sync::MutexGuard<'_, World> {
 impl AzureSim {
     pub async fn start(options: AzureSimOptions) -> Result<Self> {
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-        let mut w = World::fixture(options.provisioning_delay, options.installer_network);
+        let mut w = World::fixture(
+            options.provisioning_delay,
+            options.installer_network,
+            options.dual_stack,
+        );
         w.retry_after = options.retry_after;
         w.page_size = options.page_size.max(1);
         let world = Arc::new(Mutex::new(w));
@@ -176,6 +183,17 @@ impl AzureSim {
                     .ok()
                     .map(|len| crate::kube::Ipv4Cidr::new(s.network, len))
             })
+    }
+
+    /// The compute subnet's IPv6 prefix, when it is dual stack.
+    pub fn compute_subnet_range_ipv6(&self) -> Option<crate::kube::Ipv6Cidr> {
+        let w = lock(&self.world);
+        w.vnet
+            .subnets
+            .iter()
+            .find(|s| s.name == COMPUTE_SUBNET || s.name == INSTALLER_COMPUTE_SUBNET)
+            .and_then(|s| s.ipv6)
+            .map(|(net, len)| crate::kube::Ipv6Cidr::new(net, len))
     }
 
     /// What exists now:
@@ -541,10 +559,11 @@ impl AzurePeers {
     }
 
     /// What the local API server's load-balancer controller knows of this cloud: the compute
-    /// subnet internal load balancers take their IP from.
+    /// subnet internal load balancers take their IPs from (its IPv6 prefix when dual stack).
     pub fn lb_cloud(&self) -> crate::kube::CloudOptions {
         crate::kube::CloudOptions {
             azure_compute_subnet: self.sim.compute_subnet_range(),
+            azure_compute_subnet_ipv6: self.sim.compute_subnet_range_ipv6(),
             ..Default::default()
         }
     }

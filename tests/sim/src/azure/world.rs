@@ -6,7 +6,10 @@
 //!   succeeds; GET; list by resource group with `nextLink` paging);
 //! - `virtualNetworks/{vnet}/subnets/{subnet}` GET and `virtualNetworks/{vnet}/CheckIPAddressAvailability`
 //!   (Azure keeps the first four and the last address of a subnet; addresses in use; up to
-//!   five suggestions when the asked one is taken);
+//!   five suggestions when the asked one is taken). A subnet with one prefix reports
+//!   `addressPrefix`; a dual-stack one reports `addressPrefixes` (IPv4, then its IPv6 /64).
+//!   What the real CheckIPAddressAvailability answers for an IPv6 is not documented, so the
+//!   fake refuses IPv6 there (400), and an agent that asked would fail;
 //! - `dnsZones` (2018-05-01: `TTL`, `ARecords`, `AAAARecords`) and `privateDnsZones`
 //!   (2020-06-01: `ttl`, `aRecords`, `aaaaRecords`) zones and record sets with ETags,
 //!   `If-Match` / `If-None-Match: *` -> 412 PreconditionFailed;
@@ -102,6 +105,8 @@ pub struct Subnet {
     pub name: String,
     pub network: Ipv4Addr,
     pub len: u32,
+    /// The IPv6 prefix of a dual-stack subnet (Azure IPv6 subnets are exactly /64).
+    pub ipv6: Option<(Ipv6Addr, u8)>,
 }
 
 impl Subnet {
@@ -117,6 +122,17 @@ impl Subnet {
 
     fn prefix(&self) -> String {
         format!("{}/{}", self.network, self.len)
+    }
+
+    /// The subnet's prefix properties as ARM reports them.
+    fn prefixes(&self) -> (&'static str, Value) {
+        match self.ipv6 {
+            None => ("addressPrefix", json!(self.prefix())),
+            Some((net, len)) => (
+                "addressPrefixes",
+                json!([self.prefix(), format!("{net}/{len}")]),
+            ),
+        }
     }
 }
 
@@ -172,8 +188,11 @@ impl World {
     /// vnet is the `azure` fixture's existing one (`network-rg/mycluster-vnet`), or with
     /// `installer_network` the one the installer makes (`mycluster-7xk2p-vnet` in the cluster
     /// resource group, subnets `mycluster-7xk2p-master-subnet` / `-worker-subnet`); both
-    /// have the same address layout.
-    pub fn fixture(delay: Duration, installer_network: bool) -> Self {
+    /// have the same address layout. With `dual_stack` both subnets also have an IPv6 /64 of
+    /// the `azure-dualstack` fixture's machine network `fd00:10::/48` (control plane `:1::`,
+    /// compute `:2::`, as the installer splits it).
+    pub fn fixture(delay: Duration, installer_network: bool, dual_stack: bool) -> Self {
+        let v6 = |n: u16| dual_stack.then_some((Ipv6Addr::new(0xfd00, 0x10, 0, n, 0, 0, 0, 0), 64));
         let (vnet_rg, vnet, master, worker) = if installer_network {
             (
                 CLUSTER_RG,
@@ -219,11 +238,13 @@ impl World {
                         name: master.into(),
                         network: Ipv4Addr::new(10, 0, 0, 0),
                         len: 24,
+                        ipv6: v6(1),
                     },
                     Subnet {
                         name: worker.into(),
                         network: Ipv4Addr::new(10, 0, 1, 0),
                         len: 24,
+                        ipv6: v6(2),
                     },
                 ],
             },
@@ -715,21 +736,25 @@ impl World {
                     "Resource /subscriptions/{SUBSCRIPTION}/resourceGroups/{rg_name}/providers/Microsoft.Network/virtualNetworks/{vnet_name}/subnets/{name} not found."
                 ),
             ),
-            Some(s) => Reply::json(
-                200,
-                json!({
-                    "name": s.name,
-                    "id": format!("{}/providers/Microsoft.Network/virtualNetworks/{vnet_name}/subnets/{}", rg_id(&self.vnet.rg), s.name),
-                    "etag": "W/\"00000000-0000-0000-0000-00000000beef\"",
-                    "type": "Microsoft.Network/virtualNetworks/subnets",
-                    "properties": {
-                        "provisioningState": "Succeeded",
-                        "addressPrefix": s.prefix(),
-                        "privateEndpointNetworkPolicies": "Disabled",
-                        "privateLinkServiceNetworkPolicies": "Enabled",
-                    },
-                }),
-            ),
+            Some(s) => {
+                let (key, prefixes) = s.prefixes();
+                let mut properties = json!({
+                    "provisioningState": "Succeeded",
+                    "privateEndpointNetworkPolicies": "Disabled",
+                    "privateLinkServiceNetworkPolicies": "Enabled",
+                });
+                properties[key] = prefixes;
+                Reply::json(
+                    200,
+                    json!({
+                        "name": s.name,
+                        "id": format!("{}/providers/Microsoft.Network/virtualNetworks/{vnet_name}/subnets/{}", rg_id(&self.vnet.rg), s.name),
+                        "etag": "W/\"00000000-0000-0000-0000-00000000beef\"",
+                        "type": "Microsoft.Network/virtualNetworks/subnets",
+                        "properties": properties,
+                    }),
+                )
+            }
         }
     }
 

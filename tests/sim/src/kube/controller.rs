@@ -347,8 +347,7 @@ fn publish(ctx: &Ctx, id: &Id, gate_open: bool) {
 }
 
 fn has_ingress(svc: &Value, cloud: &CloudOptions) -> bool {
-    meta::get(svc, &["status", "loadBalancer", "ingress"])
-        == Some(&json!([lb::ingress(svc, cloud)]))
+    meta::get(svc, &["status", "loadBalancer", "ingress"]) == Some(&json!(lb::ingress(svc, cloud)))
 }
 
 fn write_status(inner: &mut Inner, ns: &str, name: &str, load_balancer: Value) {
@@ -380,7 +379,7 @@ fn set_ingress(inner: &mut Inner, ns: &str, name: &str, cloud: &CloudOptions) {
         inner,
         ns,
         name,
-        json!({"ingress": [lb::ingress(&svc, cloud)]}),
+        json!({"ingress": lb::ingress(&svc, cloud)}),
     );
 }
 

@@ -71,7 +71,7 @@ use store::{Key, Store};
 use tokio::task::JoinHandle;
 
 pub use kubelet::PodSet;
-pub use lb::{CloudOptions, Ipv4Cidr};
+pub use lb::{CloudOptions, Ipv4Cidr, Ipv6Cidr};
 pub use tls::SERVER_NAMES;
 
 /// How the simulated service controller behaves. Can be changed at runtime

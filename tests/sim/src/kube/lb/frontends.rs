@@ -5,15 +5,18 @@
 //! cloud-config `subnetwork-name`, Azure's `subnetName`).
 //!
 //! GCP: `networking.gke.io/load-balancer-type: Internal` (or the older
-//! `cloud.google.com/load-balancer-type`), the address in `spec.loadBalancerIP`.
-//! Azure: `service.beta.kubernetes.io/azure-load-balancer-internal: "true"`, the address in
-//! `service.beta.kubernetes.io/azure-load-balancer-ipv4` (or `spec.loadBalancerIP`).
+//! `cloud.google.com/load-balancer-type`), the address in `spec.loadBalancerIP`. IPv4 only:
+//! cloud-provider-gcp's `ensureInternalLoadBalancer` makes one forwarding rule from it.
+//! Azure: `service.beta.kubernetes.io/azure-load-balancer-internal: "true"`, the addresses in
+//! `service.beta.kubernetes.io/azure-load-balancer-ipv4` and, for a dual-stack Service,
+//! `-ipv6` (or `spec.loadBalancerIP`): one frontend per family, the IPv6 one from the
+//! subnet's IPv6 prefix (a dual-stack subnet has `addressPrefixes` of both families).
 //! Errors are the cloud's words after "failed to ensure load balancer: ".
 
 use super::super::meta;
-use super::Ipv4Cidr;
+use super::{Ipv4Cidr, Ipv6Cidr};
 use serde_json::Value;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cloud {
@@ -21,45 +24,65 @@ pub enum Cloud {
     Azure,
 }
 
+/// The subnet a cloud puts internal load balancers in, as far as it is known.
+#[derive(Clone, Copy, Debug)]
+pub struct Subnet {
+    pub cloud: Cloud,
+    pub ipv4: Option<Ipv4Cidr>,
+    pub ipv6: Option<Ipv6Cidr>,
+}
+
 /// The rules one internal Service puts on a frontend IP.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frontend {
     pub cloud: Cloud,
-    pub ip: Ipv4Addr,
+    pub ip: IpAddr,
     /// (port, protocol).
     pub rules: Vec<(i64, String)>,
     /// `namespace/name` of the Service.
     pub holder: String,
 }
 
-/// The frontend the Service asks for; None when it names no address (the cloud would pick an
-/// ephemeral one, which breaks no rule here).
-pub fn model(
-    cloud: Cloud,
-    svc: &Value,
-    requested: Option<&str>,
-    subnet: Option<Ipv4Cidr>,
-) -> Result<Option<Frontend>, String> {
-    let Some(requested) = requested else {
-        return Ok(None);
-    };
-    let ip: Ipv4Addr = requested.parse().map_err(|_| match cloud {
+/// The frontends the Service asks for, one per requested address; none when it names no
+/// address (the cloud would pick an ephemeral one, which breaks no rule here).
+pub fn model(subnet: &Subnet, svc: &Value, requested: &[&str]) -> Result<Vec<Frontend>, String> {
+    requested.iter().map(|r| frontend(subnet, svc, r)).collect()
+}
+
+fn frontend(subnet: &Subnet, svc: &Value, requested: &str) -> Result<Frontend, String> {
+    let cloud = subnet.cloud;
+    let invalid = || match cloud {
         Cloud::Gcp => format!(
             "googleapi: Error 400: Invalid value for field 'resource.IPAddress': '{requested}'. Must be a valid IPv4 address, invalid"
         ),
-        Cloud::Azure => format!("InvalidPrivateIPAddressFormat: Private static IP address {requested} is invalid"),
-    })?;
-    if let Some(subnet) = subnet
-        && !subnet.contains(ip)
-    {
-        return Err(match cloud {
-            Cloud::Gcp => format!(
-                "googleapi: Error 400: Invalid value for field 'resource.IPAddress': '{ip}'. The IP address is not in the range {subnet} of the subnetwork the load balancer uses, invalid"
-            ),
-            Cloud::Azure => format!(
-                "PrivateIPAddressNotInSubnet: Private static IP address {ip} does not belong to the range of subnet prefix {subnet}"
-            ),
-        });
+        Cloud::Azure => format!(
+            "InvalidPrivateIPAddressFormat: Private static IP address {requested} is invalid"
+        ),
+    };
+    let ip: IpAddr = requested.parse().map_err(|_| invalid())?;
+    let outside = |range: &dyn std::fmt::Display| match cloud {
+        Cloud::Gcp => format!(
+            "googleapi: Error 400: Invalid value for field 'resource.IPAddress': '{ip}'. The IP address is not in the range {range} of the subnetwork the load balancer uses, invalid"
+        ),
+        Cloud::Azure => format!(
+            "PrivateIPAddressNotInSubnet: Private static IP address {ip} does not belong to the range of subnet prefix {range}"
+        ),
+    };
+    match ip {
+        IpAddr::V6(_) if cloud == Cloud::Gcp => return Err(invalid()),
+        IpAddr::V4(v4) => {
+            if let Some(range) = subnet.ipv4
+                && !range.contains(v4)
+            {
+                return Err(outside(&range));
+            }
+        }
+        IpAddr::V6(v6) => match (subnet.ipv6, subnet.ipv4) {
+            (Some(range), _) if !range.contains(v6) => return Err(outside(&range)),
+            // The subnet is known and has no IPv6 prefix: no IPv6 frontend can live there.
+            (None, Some(range)) => return Err(outside(&range)),
+            _ => {}
+        },
     }
     let rules = meta::get(svc, &["spec", "ports"])
         .and_then(Value::as_array)
@@ -74,12 +97,12 @@ pub fn model(
                 .collect()
         })
         .unwrap_or_default();
-    Ok(Some(Frontend {
+    Ok(Frontend {
         cloud,
         ip,
         rules,
         holder: format!("{}/{}", meta::namespace(svc), meta::name(svc)),
-    }))
+    })
 }
 
 /// Refuses a rule that another Service already has on the same frontend IP.
@@ -117,62 +140,96 @@ mod tests {
         json!({"metadata": {"name": name, "namespace": "ns"}, "spec": {"ports": ports}})
     }
 
+    fn gcp(range: &str) -> Subnet {
+        Subnet {
+            cloud: Cloud::Gcp,
+            ipv4: Some(range.parse().unwrap()),
+            ipv6: None,
+        }
+    }
+
+    fn azure(v4: Option<&str>, v6: Option<&str>) -> Subnet {
+        Subnet {
+            cloud: Cloud::Azure,
+            ipv4: v4.map(|r| r.parse().unwrap()),
+            ipv6: v6.map(|r| r.parse().unwrap()),
+        }
+    }
+
+    fn one(subnet: &Subnet, svc: &Value, ip: &str) -> Result<Frontend, String> {
+        model(subnet, svc, &[ip]).map(|mut f| f.remove(0))
+    }
+
     #[test]
     fn an_address_outside_the_subnet_is_refused() {
-        let subnet: Ipv4Cidr = "10.0.128.0/17".parse().unwrap();
-        let err = model(
-            Cloud::Gcp,
-            &svc("a", &[6443]),
-            Some("10.0.0.9"),
-            Some(subnet),
-        )
-        .unwrap_err();
+        let subnet = gcp("10.0.128.0/17");
+        let err = one(&subnet, &svc("a", &[6443]), "10.0.0.9").unwrap_err();
         assert!(
             err.contains("10.0.128.0/17") && err.contains("10.0.0.9"),
             "{err}"
         );
-        assert!(
-            model(
-                Cloud::Gcp,
-                &svc("a", &[6443]),
-                Some("10.0.128.9"),
-                Some(subnet)
-            )
-            .unwrap()
-            .is_some()
-        );
-        let err = model(
-            Cloud::Azure,
+        assert!(one(&subnet, &svc("a", &[6443]), "10.0.128.9").is_ok());
+        let err = one(&gcp("10.0.128.0/17"), &svc("a", &[6443]), "fd00::9").unwrap_err();
+        assert!(err.contains("Must be a valid IPv4 address"), "GCP: {err}");
+        let err = one(
+            &azure(Some("10.0.1.0/24"), None),
             &svc("a", &[6443]),
-            Some("10.0.0.9"),
-            Some("10.0.1.0/24".parse().unwrap()),
+            "10.0.0.9",
         )
         .unwrap_err();
         assert!(err.starts_with("PrivateIPAddressNotInSubnet"), "{err}");
         assert_eq!(
-            model(Cloud::Azure, &svc("a", &[6443]), None, None),
-            Ok(None)
+            model(&azure(None, None), &svc("a", &[6443]), &[]),
+            Ok(vec![])
+        );
+    }
+
+    /// A dual-stack Azure Service: the IPv6 frontend must come from the subnet's IPv6 prefix,
+    /// and a subnet without one takes no IPv6 frontend.
+    #[test]
+    fn an_ipv6_frontend_needs_the_subnets_ipv6_prefix() {
+        let dual = azure(Some("10.0.1.0/24"), Some("fd00:10:0:2::/64"));
+        let both = model(
+            &dual,
+            &svc("a", &[6443]),
+            &["10.0.1.253", "fd00:10:0:2:c5ce::8"],
+        )
+        .unwrap();
+        assert_eq!(both.len(), 2);
+        let err = one(&dual, &svc("a", &[6443]), "fd00:10:0:1::8").unwrap_err();
+        assert!(
+            err.starts_with("PrivateIPAddressNotInSubnet") && err.contains("fd00:10:0:2::/64"),
+            "{err}"
+        );
+        let single = azure(Some("10.0.1.0/24"), None);
+        let err = one(&single, &svc("a", &[6443]), "fd00:10:0:2::8").unwrap_err();
+        assert!(err.contains("10.0.1.0/24"), "no IPv6 prefix: {err}");
+        assert!(
+            one(&azure(None, None), &svc("a", &[6443]), "fd00::8").is_ok(),
+            "unknown subnet"
         );
     }
 
     #[test]
     fn one_ip_takes_several_services_with_distinct_ports_only() {
-        let ip = Some("10.0.1.253");
-        let api = model(Cloud::Azure, &svc("api", &[6443]), ip, None)
-            .unwrap()
-            .unwrap();
-        let mcs = model(Cloud::Azure, &svc("mcs", &[22623]), ip, None)
-            .unwrap()
-            .unwrap();
-        let clash = model(Cloud::Azure, &svc("other", &[80, 6443]), ip, None)
-            .unwrap()
-            .unwrap();
+        let ip = "10.0.1.253";
+        let any = azure(None, None);
+        let api = one(&any, &svc("api", &[6443]), ip).unwrap();
+        let mcs = one(&any, &svc("mcs", &[22623]), ip).unwrap();
+        let clash = one(&any, &svc("other", &[80, 6443]), ip).unwrap();
         assert_eq!(check(&mcs, &[&api]), Ok(()));
         let err = check(&clash, &[&api, &mcs]).unwrap_err();
         assert!(err.contains("6443/TCP") && err.contains("ns/api"), "{err}");
-        let gcp = model(Cloud::Gcp, &svc("other", &[6443]), ip, None)
-            .unwrap()
-            .unwrap();
+        let gcp = one(
+            &Subnet {
+                cloud: Cloud::Gcp,
+                ipv4: None,
+                ipv6: None,
+            },
+            &svc("other", &[6443]),
+            ip,
+        )
+        .unwrap();
         assert_eq!(
             check(&gcp, &[&api]),
             Ok(()),

@@ -7,8 +7,14 @@
 //! | --- | --- | --- | --- |
 //! | `aws-load-balancer-type: external` | AWS Load Balancer Controller (`service`) | NLB hostname only | see `aws`: `FailedBuildModel`, `FailedDeployModel` |
 //! | other `aws-load-balancer-*` | in-tree AWS provider (`service-controller`) | ELB hostname | never |
-//! | GCP / Azure internal | service controller + cloud provider | the IP | see `frontends`: `SyncLoadBalancerFailed` |
-//! | anything else | service controller | the requested IP, else a hostname | never |
+//! | GCP / Azure internal | service controller + cloud provider | the IP per family | see `frontends`: `SyncLoadBalancerFailed` |
+//! | anything else | service controller | the requested IP per family, else a hostname | never |
+//!
+//! "Per family": cloud-provider-azure makes one frontend per family in `spec.ipFamilies` and
+//! takes each family's address from its annotation (`azure-load-balancer-ipv4` / `-ipv6`), else
+//! from `spec.loadBalancerIP` when that is of the family (`getIPFamiliesEnabled`,
+//! `getServiceLoadBalancerIP` in its `pkg/provider/azure_utils.go`). So a dual-stack Service
+//! gets two ingress IPs, and an IPv6 annotation on a single-stack Service is ignored.
 //!
 //! Every claim goes through one async mutex, so two Services never race for an address, and
 //! each Service's claims are remembered so that a change or a deletion gives them back.
@@ -24,10 +30,11 @@ use super::store::{Key, Store};
 use anyhow::Result;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
 const AZURE_IPV4: &str = "service.beta.kubernetes.io/azure-load-balancer-ipv4";
+const AZURE_IPV6: &str = "service.beta.kubernetes.io/azure-load-balancer-ipv6";
 const AZURE_INTERNAL: &str = "service.beta.kubernetes.io/azure-load-balancer-internal";
 const GKE_TYPE: &str = "networking.gke.io/load-balancer-type";
 const GCE_TYPE: &str = "cloud.google.com/load-balancer-type";
@@ -84,6 +91,50 @@ impl FromStr for Ipv4Cidr {
     }
 }
 
+/// An IPv6 range, `fd00:10:0:2::/64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ipv6Cidr {
+    pub network: Ipv6Addr,
+    pub prefix: u8,
+}
+
+impl Ipv6Cidr {
+    pub fn new(network: Ipv6Addr, prefix: u8) -> Self {
+        Self { network, prefix }
+    }
+
+    fn mask(&self) -> u128 {
+        u128::MAX
+            .checked_shl(128 - u32::from(self.prefix.min(128)))
+            .unwrap_or(0)
+    }
+
+    pub fn contains(&self, ip: Ipv6Addr) -> bool {
+        u128::from(ip) & self.mask() == u128::from(self.network) & self.mask()
+    }
+}
+
+impl std::fmt::Display for Ipv6Cidr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.network, self.prefix)
+    }
+}
+
+impl FromStr for Ipv6Cidr {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (net, prefix) = s.split_once('/').ok_or(format!("{s:?}: expected x::/n"))?;
+        let network = net.parse().map_err(|_| format!("{s:?}: bad address"))?;
+        let prefix = prefix
+            .parse()
+            .ok()
+            .filter(|p| *p <= 128)
+            .ok_or(format!("{s:?}: bad prefix length"))?;
+        Ok(Self { network, prefix })
+    }
+}
+
 /// What the simulated load-balancer controllers know of the cloud behind them. Each rule that
 /// needs a fact of the cloud is enforced only when that fact is given.
 #[derive(Clone, Debug)]
@@ -99,6 +150,9 @@ pub struct CloudOptions {
     pub gcp_compute_subnet: Option<Ipv4Cidr>,
     /// Azure: the range of the subnet the internal load balancer uses (the compute subnet).
     pub azure_compute_subnet: Option<Ipv4Cidr>,
+    /// Azure: that subnet's IPv6 prefix, when it is dual stack. With `azure_compute_subnet`
+    /// known and this None, the subnet has no IPv6 and an internal IPv6 frontend is refused.
+    pub azure_compute_subnet_ipv6: Option<Ipv6Cidr>,
 }
 
 impl Default for CloudOptions {
@@ -108,6 +162,7 @@ impl Default for CloudOptions {
             aws_region: "us-east-1".into(),
             gcp_compute_subnet: None,
             azure_compute_subnet: None,
+            azure_compute_subnet_ipv6: None,
         }
     }
 }
@@ -146,25 +201,48 @@ fn kind(svc: &Value) -> Kind {
     }
 }
 
-/// The address asked for: Azure's annotation, else `spec.loadBalancerIP`.
-fn requested_ip(svc: &Value) -> Option<&str> {
-    annotation(svc, AZURE_IPV4)
-        .map(str::trim)
-        .or_else(|| meta::get_str(svc, &["spec", "loadBalancerIP"]))
-        .filter(|s| !s.is_empty())
+/// The addresses asked for, one per family of `spec.ipFamilies` (the API server defaults it
+/// to `[IPv4]`): the family's Azure annotation, else `spec.loadBalancerIP` when it is of that
+/// family. A `loadBalancerIP` that is no IP counts as IPv4, so its owner refuses it.
+fn requested_ips(svc: &Value) -> Vec<&str> {
+    let families: Vec<&str> = meta::get(svc, &["spec", "ipFamilies"])
+        .and_then(Value::as_array)
+        .map(|f| f.iter().filter_map(Value::as_str).collect())
+        .filter(|f: &Vec<&str>| !f.is_empty())
+        .unwrap_or_else(|| vec!["IPv4"]);
+    let lb_ip = meta::get_str(svc, &["spec", "loadBalancerIP"]).map(str::trim);
+    let lb_ip_is_v6 = lb_ip.is_some_and(|ip| ip.parse::<Ipv6Addr>().is_ok());
+    families
+        .iter()
+        .filter_map(|family| {
+            let v6 = *family == "IPv6";
+            let annotated = annotation(svc, if v6 { AZURE_IPV6 } else { AZURE_IPV4 });
+            annotated
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .or(lb_ip.filter(|_| lb_ip_is_v6 == v6))
+                .filter(|s| !s.is_empty())
+        })
+        .collect()
 }
 
-/// The ingress entry the Service's controller reports once its load balancer exists.
-pub fn ingress(svc: &Value, cloud: &CloudOptions) -> Value {
+/// The ingress entries the Service's controller reports once its load balancer exists.
+pub fn ingress(svc: &Value, cloud: &CloudOptions) -> Vec<Value> {
     match kind(svc) {
         Kind::AwsLoadBalancerController => {
-            json!({"hostname": aws::hostname(svc, &cloud.aws_region)})
+            vec![json!({"hostname": aws::hostname(svc, &cloud.aws_region)})]
         }
-        Kind::AwsInTree => json!({"hostname": elb_hostname(svc, &cloud.aws_region)}),
-        Kind::GcpInternal | Kind::AzureInternal | Kind::Other => match requested_ip(svc) {
-            Some(ip) => json!({"ip": ip, "ipMode": "VIP"}),
-            None => json!({"hostname": elb_hostname(svc, &cloud.aws_region)}),
-        },
+        Kind::AwsInTree => vec![json!({"hostname": elb_hostname(svc, &cloud.aws_region)})],
+        Kind::GcpInternal | Kind::AzureInternal | Kind::Other => {
+            let ips = requested_ips(svc);
+            if ips.is_empty() {
+                vec![json!({"hostname": elb_hostname(svc, &cloud.aws_region)})]
+            } else {
+                ips.iter()
+                    .map(|ip| json!({"ip": ip, "ipMode": "VIP"}))
+                    .collect()
+            }
+        }
     }
 }
 
@@ -182,7 +260,8 @@ fn elb_hostname(svc: &Value, region: &str) -> String {
 #[derive(Clone, Debug)]
 enum Held {
     Nlb(aws::Nlb),
-    Frontend(frontends::Frontend),
+    /// One frontend per family the Service asks for.
+    Frontends(Vec<frontends::Frontend>),
 }
 
 /// What the Service with this uid holds (a Service re-created under the same name is another).
@@ -280,24 +359,30 @@ impl LoadBalancers {
                 aws::build(svc).is_ok_and(|m| m == nlb.model)
             }
             (Kind::AwsLoadBalancerController, _) => false,
-            (Kind::GcpInternal | Kind::AzureInternal, current) => match self.frontend(svc) {
-                Ok(Some(wanted)) => {
-                    matches!(current, Some(Held::Frontend(f)) if *f == wanted)
-                }
-                Ok(None) => current.is_none(),
+            (Kind::GcpInternal | Kind::AzureInternal, current) => match self.frontends(svc) {
+                Ok(wanted) if wanted.is_empty() => current.is_none(),
+                Ok(wanted) => matches!(current, Some(Held::Frontends(f)) if *f == wanted),
                 Err(_) => false,
             },
             (Kind::AwsInTree | Kind::Other, current) => current.is_none(),
         }
     }
 
-    fn frontend(&self, svc: &Value) -> Result<Option<frontends::Frontend>, String> {
-        let (cloud, subnet) = match kind(svc) {
-            Kind::GcpInternal => (frontends::Cloud::Gcp, self.cloud.gcp_compute_subnet),
-            Kind::AzureInternal => (frontends::Cloud::Azure, self.cloud.azure_compute_subnet),
-            _ => return Ok(None),
+    fn frontends(&self, svc: &Value) -> Result<Vec<frontends::Frontend>, String> {
+        let subnet = match kind(svc) {
+            Kind::GcpInternal => frontends::Subnet {
+                cloud: frontends::Cloud::Gcp,
+                ipv4: self.cloud.gcp_compute_subnet,
+                ipv6: None,
+            },
+            Kind::AzureInternal => frontends::Subnet {
+                cloud: frontends::Cloud::Azure,
+                ipv4: self.cloud.azure_compute_subnet,
+                ipv6: self.cloud.azure_compute_subnet_ipv6,
+            },
+            _ => return Ok(Vec::new()),
         };
-        frontends::model(cloud, svc, requested_ip(svc), subnet)
+        frontends::model(&subnet, svc, &requested_ips(svc))
     }
 
     /// Reconciles the load balancer of the Service `ns/name` as it is stored now: gives back
@@ -353,7 +438,7 @@ impl LoadBalancers {
                     .values()
                     .filter_map(|h| match &h.held {
                         Held::Nlb(n) => Some(n),
-                        Held::Frontend(_) => None,
+                        Held::Frontends(_) => None,
                     })
                     .collect();
                 match aws::deploy(self.ec2.as_ref(), &model, &holder, &others).await {
@@ -390,29 +475,32 @@ impl LoadBalancers {
                         ),
                     ])
                 };
-                let wanted = match self.frontend(&svc) {
+                let wanted = match self.frontends(&svc) {
                     Ok(w) => w,
                     Err(why) => return refused(why),
                 };
                 if let Some(old) = held.remove(&id) {
                     self.give_back(&old.held).await;
                 }
-                if let Some(wanted) = wanted {
+                if !wanted.is_empty() {
                     let others: Vec<&frontends::Frontend> = held
                         .values()
                         .filter_map(|h| match &h.held {
-                            Held::Frontend(f) => Some(f),
+                            Held::Frontends(f) => Some(f),
                             Held::Nlb(_) => None,
                         })
+                        .flatten()
                         .collect();
-                    if let Err(why) = frontends::check(&wanted, &others) {
-                        return refused(why);
+                    for frontend in &wanted {
+                        if let Err(why) = frontends::check(frontend, &others) {
+                            return refused(why);
+                        }
                     }
                     held.insert(
                         id,
                         Holding {
                             uid,
-                            held: Held::Frontend(wanted),
+                            held: Held::Frontends(wanted),
                         },
                     );
                 }
@@ -459,6 +547,48 @@ mod tests {
         assert!("10.0.0.0".parse::<Ipv4Cidr>().is_err());
         assert!("10.0.0.0/33".parse::<Ipv4Cidr>().is_err());
         assert!(Ipv4Cidr::new(Ipv4Addr::UNSPECIFIED, 0).contains(Ipv4Addr::BROADCAST));
+        let c: Ipv6Cidr = "fd00:10:0:2::/64".parse().unwrap();
+        assert_eq!(c.to_string(), "fd00:10:0:2::/64");
+        assert!(c.contains("fd00:10:0:2:c5ce::1".parse().unwrap()));
+        assert!(!c.contains("fd00:10:0:1::1".parse().unwrap()));
+        assert!("fd00::".parse::<Ipv6Cidr>().is_err());
+        assert!("fd00::/129".parse::<Ipv6Cidr>().is_err());
+    }
+
+    /// As cloud-provider-azure reads a Service: one address per family of `spec.ipFamilies`,
+    /// from the family's annotation, else from `loadBalancerIP` when it is of the family.
+    #[test]
+    fn requested_addresses_follow_the_ip_families() {
+        let svc = |annotations: Value, spec: Value| json!({"metadata": {"annotations": annotations}, "spec": spec});
+        let both = json!({AZURE_IPV4: "10.0.1.5", AZURE_IPV6: "fd00::5"});
+        let dual = json!({"ipFamilies": ["IPv4", "IPv6"]});
+        assert_eq!(
+            requested_ips(&svc(both.clone(), dual.clone())),
+            ["10.0.1.5", "fd00::5"]
+        );
+        assert_eq!(
+            requested_ips(&svc(both.clone(), json!({}))),
+            ["10.0.1.5"],
+            "single stack (the default): the IPv6 annotation is ignored"
+        );
+        assert_eq!(
+            requested_ips(&svc(json!({}), json!({"loadBalancerIP": "10.0.1.6"}))),
+            ["10.0.1.6"]
+        );
+        let mut with_lb_ip = dual.clone();
+        with_lb_ip["loadBalancerIP"] = json!("fd00::6");
+        assert_eq!(
+            requested_ips(&svc(json!({AZURE_IPV4: "10.0.1.5"}), with_lb_ip)),
+            ["10.0.1.5", "fd00::6"]
+        );
+        let ingress = ingress(&svc(both, dual), &CloudOptions::default());
+        assert_eq!(
+            ingress,
+            [
+                json!({"ip": "10.0.1.5", "ipMode": "VIP"}),
+                json!({"ip": "fd00::5", "ipMode": "VIP"})
+            ]
+        );
     }
 
     #[test]
