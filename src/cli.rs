@@ -76,11 +76,11 @@ pub struct GateArgs {
     /// `run` with `"phase": "complete"` once the bootstrap IP left DNS and the drain is over.
     #[arg(long, env = "BOOTSTRAP_AGENT_DONE_FILE")]
     pub done_file: Option<PathBuf>,
-    /// `run`: after removing the bootstrap IP from DNS, wait this long (default: one record
-    /// TTL) before signalling `complete`, so cached answers expire while the bootstrap host
-    /// still serves. 0s turns the drain off.
-    #[arg(long, env = "BOOTSTRAP_AGENT_DRAIN_WAIT", default_value = "60s", value_parser = humantime::parse_duration)]
-    pub drain_wait: Duration,
+    /// `run`: after removing the bootstrap IP from DNS, wait before signalling `complete`, so
+    /// cached answers expire while the bootstrap host still serves: `ttl` (the TTL our private
+    /// records carry, read back from the zone) or a duration (0s turns the drain off).
+    #[arg(long, env = "BOOTSTRAP_AGENT_DRAIN_WAIT", default_value = "ttl", value_parser = crate::daemon::DrainWait::parse)]
+    pub drain_wait: crate::daemon::DrainWait,
 }
 
 #[derive(Debug, Subcommand)]

@@ -30,8 +30,8 @@ pub struct RunSettings {
     pub stage_timeout: Duration,
     pub gate_timeout: Duration,
     pub done_file: Option<PathBuf>,
-    /// After the bootstrap IP left DNS, wait this long before signalling `complete`.
-    pub drain_wait: Duration,
+    /// After the bootstrap IP left DNS, how long to wait before signalling `complete`.
+    pub drain_wait: DrainWait,
     /// The validated capability selection written to ClusterVersion.
     pub capabilities: crate::capabilities::selection::Selection,
     /// The installer's `manifests/cvo-overrides.yaml`, when present: ClusterVersion is
@@ -196,8 +196,8 @@ pub async fn run(
                 machine.gate_passed()?;
             }
             Step::RemoveBootstrap => {
-                runner.run(Stage::RemoveBootstrap).await?;
-                drain(journal, settings.drain_wait).await?;
+                let report = runner.run(Stage::RemoveBootstrap).await?;
+                drain(journal, settings.drain_wait.duration(&report.after)).await?;
                 let kube = connect(&mut client, &settings.kubeconfig).await?;
                 signal(
                     kube,
@@ -293,6 +293,43 @@ pub async fn signal(
     cluster::publish_signal(kube, phase.as_str(), &doc).await
 }
 
+/// How long the drain after removing the bootstrap IP lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrainWait {
+    /// The TTL our private records actually carry, read back from the zone: cached answers
+    /// naming the bootstrap host expire within it.
+    RecordTtl,
+    Fixed(Duration),
+}
+
+impl DrainWait {
+    /// `ttl` or a duration (`0s` turns the drain off).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "ttl" => Ok(DrainWait::RecordTtl),
+            other => humantime::parse_duration(other)
+                .map(DrainWait::Fixed)
+                .map_err(|e| format!("expected `ttl` or a duration like 60s: {e}")),
+        }
+    }
+
+    /// PURE: the drain after a RemoveBootstrap that left the records as `after` shows them.
+    pub fn duration(self, after: &crate::plan::Observed) -> Duration {
+        match self {
+            DrainWait::Fixed(d) => d,
+            DrainWait::RecordTtl => Duration::from_secs(u64::from(
+                after
+                    .records
+                    .iter()
+                    .filter(|r| r.zone.private)
+                    .filter_map(|r| r.current.as_ref().map(|c| c.ttl))
+                    .max()
+                    .unwrap_or(crate::plan::DEFAULT_TTL),
+            )),
+        }
+    }
+}
+
 /// PURE: how much of the drain is left at `now`, given the recorded end (None: not started).
 pub fn drain_left(until: Option<std::time::SystemTime>, now: std::time::SystemTime) -> Duration {
     until
@@ -355,5 +392,48 @@ mod tests {
         assert_eq!(serde_json::to_value(Phase::Complete).unwrap(), "complete");
         assert_eq!(Phase::Complete.as_str(), "complete");
         assert_eq!(Phase::GatePassed.as_str(), "gate-passed");
+    }
+
+    #[test]
+    fn the_drain_lasts_the_ttl_our_private_records_carry_or_the_fixed_setting() {
+        use bootstrap_cloud::{RecordKey, RecordSet, RecordType, ZoneRef};
+        let record = |private: bool, ttl: u32| crate::plan::ObservedRecord {
+            zone: ZoneRef {
+                domain: "d".into(),
+                private,
+                id: None,
+            },
+            key: RecordKey {
+                name: "api.d".into(),
+                rtype: RecordType::A,
+            },
+            current: Some(RecordSet {
+                ttl,
+                values: Default::default(),
+                version: None,
+            }),
+        };
+        let after = crate::plan::Observed {
+            records: vec![record(true, 30), record(true, 45), record(false, 300)],
+            ..Default::default()
+        };
+        assert_eq!(
+            DrainWait::RecordTtl.duration(&after),
+            Duration::from_secs(45)
+        );
+        assert_eq!(
+            DrainWait::RecordTtl.duration(&crate::plan::Observed::default()),
+            Duration::from_secs(u64::from(crate::plan::DEFAULT_TTL))
+        );
+        assert_eq!(
+            DrainWait::Fixed(Duration::ZERO).duration(&after),
+            Duration::ZERO
+        );
+        assert_eq!(DrainWait::parse("ttl"), Ok(DrainWait::RecordTtl));
+        assert_eq!(
+            DrainWait::parse("5s"),
+            Ok(DrainWait::Fixed(Duration::from_secs(5)))
+        );
+        assert!(DrainWait::parse("soon").is_err());
     }
 }
