@@ -106,6 +106,11 @@ pub struct JournalState {
     /// The readiness gate's last report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<serde_json::Value>,
+    /// Progressive DNS (`run`'s default): the reserved IPs whose load balancer serves them, the
+    /// only ones DNS may hold. None: all at once (the stage commands, `--dns-seeding
+    /// all-at-once`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<std::collections::BTreeSet<IpAddr>>,
     /// When the drain after removing the bootstrap IP ends (RFC 3339): set once, so a restart
     /// during the drain waits only for what is left of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,6 +136,7 @@ impl Default for JournalState {
             run_step: None,
             services: Vec::new(),
             gate: None,
+            serving: None,
             drain_until: None,
             mutations: Vec::new(),
             last_error: None,

@@ -68,6 +68,7 @@ pub async fn observe(spec: &ClusterSpec, providers: Option<&Providers>) -> Resul
             records,
             placements,
             handed_over: Vec::new(),
+            serving: None,
         },
         zones,
     })
@@ -149,8 +150,10 @@ impl Runner<'_> {
             mut observed,
             zones,
         } = observe(self.spec, self.providers).await?;
-        // What observation cannot see: IPs already handed over to their load balancers.
+        // What observation cannot see: IPs already handed over to their load balancers, and
+        // (progressive DNS) which reserved IPs their load balancers serve.
         observed.handed_over = self.journal.state.handed_over.clone();
+        observed.serving = self.journal.state.serving.clone();
         // Once stage 3 removed the bootstrap IP, seeding never puts it back.
         let mut spec = self.spec.clone();
         if stage == Stage::SeedDns && self.journal.state.bootstrap_removed {

@@ -152,3 +152,87 @@ fn the_hand_over_frees_every_private_placeholder_on_aws_only() {
     let gcp = Plan::calculate(&fixture("gcp"), &observed, &[Stage::HandOver], 1);
     assert!(gcp.is_empty(), "GCP addresses need no hand-over: {gcp:?}");
 }
+
+#[test]
+fn progressive_dns_adds_a_reserved_ip_only_once_its_load_balancer_serves_it() {
+    let mut spec = fixture("aws");
+    spec.bootstrap_ip = Some("10.0.1.10".parse().unwrap());
+    let reserved = Plan::calculate(&spec, &Observed::default(), &[Stage::Reserve], 1);
+    let observed_with = |serving: Option<Vec<&str>>| {
+        let mut reservations = Vec::new();
+        for (i, c) in reserved.changes.iter().enumerate() {
+            if let Change::ReserveAddress { request } = c {
+                let ip = match request.key.scope {
+                    Scope::Public => format!("203.0.113.{}", i + 1),
+                    Scope::Private => format!("10.0.{}.5", i + 1),
+                };
+                reservations.push(bootstrap_cloud::Reservation {
+                    key: request.key.clone(),
+                    name: request.name.clone(),
+                    id: format!("id-{i}"),
+                    ip: ip.parse().unwrap(),
+                });
+            }
+        }
+        Observed {
+            reservations,
+            serving: serving.map(|s| s.iter().map(|ip| ip.parse().unwrap()).collect()),
+            ..Default::default()
+        }
+    };
+    let values = |plan: &Plan| -> Vec<String> {
+        let mut v: Vec<String> = plan
+            .changes
+            .iter()
+            .flat_map(|c| match c {
+                Change::AddRecordValues { record, values, .. } => values
+                    .iter()
+                    .map(|v| format!("{} {v:?}", record.name))
+                    .collect::<Vec<_>>(),
+                _ => Vec::new(),
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let all = Plan::calculate(&spec, &observed_with(None), &[Stage::SeedDns], 1);
+    let nothing_serves = Plan::calculate(&spec, &observed_with(Some(vec![])), &[Stage::SeedDns], 1);
+    // Progressive: the private records get the bootstrap IP only, no public record yet.
+    assert!(
+        values(&nothing_serves)
+            .iter()
+            .all(|v| v.contains("10.0.1.10")),
+        "{:?}",
+        values(&nothing_serves)
+    );
+    assert_eq!(
+        values(&nothing_serves).len(),
+        2,
+        "api and api-int: {:?}",
+        values(&nothing_serves)
+    );
+    assert!(values(&all).len() > values(&nothing_serves).len());
+    // One IP serves: it (and only it) joins.
+    let one = observed_with(Some(vec!["10.0.4.5"]));
+    let plan = Plan::calculate(&spec, &one, &[Stage::SeedDns], 1);
+    let joined: Vec<String> = values(&plan)
+        .into_iter()
+        .filter(|v| !v.contains("10.0.1.10"))
+        .collect();
+    assert!(!joined.is_empty(), "{:?}", values(&plan));
+    let resolved: Vec<_> = plan
+        .changes
+        .iter()
+        .flat_map(|c| match c {
+            Change::AddRecordValues { values, .. } => {
+                values.iter().filter_map(|v| one.resolve(v)).collect()
+            }
+            _ => Vec::new(),
+        })
+        .filter(|ip| ip.to_string() != "10.0.1.10")
+        .collect();
+    assert!(
+        resolved.iter().all(|ip| ip.to_string() == "10.0.4.5"),
+        "{resolved:?}"
+    );
+}

@@ -45,6 +45,10 @@ pub struct Observed {
     /// claims their IP). The cloud no longer shows them as ours; the journal remembers them.
     #[serde(default)]
     pub handed_over: Vec<Reservation>,
+    /// Progressive DNS: only these reserved IPs may join the records (their load balancer
+    /// serves them). None: all at once, as the seed does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<BTreeSet<IpAddr>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -291,7 +295,16 @@ fn reserve(spec: &ClusterSpec, observed: &Observed, generation: u32) -> Vec<Chan
     changes
 }
 
+/// Seeds the records: the bootstrap IP and the reserved IPs. Progressive DNS (`serving` known)
+/// holds back a reserved IP until its load balancer serves it; the same stage, run again as
+/// IPs start to serve, adds each then (one compare-and-swap per record).
 fn seed_dns(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
+    let may_join = |v: &Value| match (v, &observed.serving) {
+        (Value::Reserved(_), Some(serving)) => {
+            observed.resolve(v).is_some_and(|ip| serving.contains(&ip))
+        }
+        _ => true,
+    };
     desired::records(spec)
         .into_iter()
         .filter_map(|w| {
@@ -299,6 +312,7 @@ fn seed_dns(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
             let missing: Vec<Value> = w
                 .values
                 .into_iter()
+                .filter(|v| may_join(v))
                 .filter(|v| match (observed.resolve(v), current) {
                     (Some(ip), Some(set)) => !set.values.contains(&ip),
                     _ => true,
