@@ -19,13 +19,15 @@ const BIN: &str = env!("CARGO_BIN_EXE_bootstrap-agent");
 const SECRET: &str = "fixture-secret-DO-NOT-LOG";
 const CLUSTER_CONFIG: &str = "manifests/cluster-config.yaml";
 /// The fixtures `plan --offline` can plan (AWS subnets found at run time cannot be).
-const FIXTURES: [&str; 9] = [
+const FIXTURES: [&str; 11] = [
     "aws",
     "aws-internal",
     "aws-dualstack",
     "azure",
     "azure-dualstack",
     "azure-default-network",
+    "azure-mixed-api-external",
+    "azure-mixed-api-internal",
     "gcp",
     "gcp-default-network",
     "none",
@@ -331,11 +333,48 @@ fn bad_install_config_field_exits_2_and_names_file_and_field() {
     let file = assets.path().join(CLUSTER_CONFIG);
     assert!(
         out.stderr.contains(&format!(
-            "{}: data.install-config: publish: expected External or Internal",
+            "{}: data.install-config: publish: expected External, Internal or Mixed",
             p(&file)
         )),
         "{out:?}"
     );
+}
+
+/// Mixed plans on Azure (it used to exit 2), and is refused, as by the installer, elsewhere.
+#[test]
+fn publish_mixed_plans_on_azure_and_exits_2_on_aws_naming_file_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, public) in [
+        ("azure-mixed-api-external", true),
+        ("azure-mixed-api-internal", false),
+    ] {
+        let out = plan_offline(&fixture(name), tmp.path(), &[]);
+        assert_eq!(out.code, Some(0), "{name}: {out:?}");
+        assert_eq!(
+            out.stdout
+                .contains("+ dns public zone example.com: api.mycluster.example.com A"),
+            public,
+            "{name}: {out:?}"
+        );
+    }
+    let assets = broken(
+        "aws",
+        CLUSTER_CONFIG,
+        "    publish: External\n",
+        "    publish: Mixed\n    operatorPublishingStrategy:\n      apiserver: External\n      ingress: Internal\n",
+    );
+    let state = tmp.path().join("state");
+    let out = plan_offline(assets.path(), &state, &[]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr.contains(&format!(
+            "{}: data.install-config: publish: Mixed is supported only on platform azure, not aws",
+            p(&assets.path().join(CLUSTER_CONFIG))
+        )),
+        "{out:?}"
+    );
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert!(!state.exists(), "bad input writes nothing");
 }
 
 #[test]

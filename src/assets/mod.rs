@@ -51,18 +51,7 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputErro
     let base_domain = ic_str("baseDomain")?.trim_end_matches('.').to_string();
     let api_server_internal_uri = infra.str("status.apiServerInternalURI")?.to_string();
 
-    let publish = match ic.get("publish") {
-        None => Publish::External,
-        Some(Value::String(s)) if s == "External" => Publish::External,
-        Some(Value::String(s)) if s == "Internal" => Publish::Internal,
-        Some(other) => {
-            return Err(InputError::new(
-                &ic.file,
-                ic_field("publish"),
-                format!("expected External or Internal, found {other}"),
-            ));
-        }
-    };
+    let publish = publish(ic).map_err(|(f, p)| InputError::new(&ic.file, ic_field(&f), p))?;
 
     let ip_families =
         ip_families(ic).map_err(|(f, p)| InputError::new(&ic.file, ic_field(&f), p))?;
@@ -113,6 +102,101 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputErro
         bootstrap_ip: None,
         credentials,
     })
+}
+
+/// `publish` and `operatorPublishingStrategy`, validated as the installer validates them
+/// (openshift/installer pkg/types/validation/installconfig.go): Internal on the clouds only,
+/// Mixed on Azure only and only with `operatorPublishingStrategy`, which no other strategy may
+/// carry; its sides default to External, and both Internal is refused.
+fn publish(ic: &Doc) -> Result<Publish, FieldError> {
+    const OPS: &str = "operatorPublishingStrategy";
+    let platform = platform_name(ic)?;
+    let strategy = match ic.get("publish") {
+        None => "External",
+        Some(Value::String(s)) if s.is_empty() => "External",
+        Some(Value::String(s)) if ["External", "Internal", "Mixed"].contains(&s.as_str()) => {
+            s.as_str()
+        }
+        Some(Value::String(s)) => {
+            return Err(field_err(
+                "publish",
+                format!("expected External, Internal or Mixed, found {s:?}"),
+            ));
+        }
+        Some(other) => {
+            return Err(field_err(
+                "publish",
+                format!(
+                    "expected External, Internal or Mixed, found {}",
+                    doc::kind(other)
+                ),
+            ));
+        }
+    };
+    let ops = ic.get(OPS);
+    if strategy != "Mixed" && ops.is_some() {
+        return Err(field_err(
+            OPS,
+            format!("is allowed only with publish Mixed, but publish is {strategy}"),
+        ));
+    }
+    match strategy {
+        "Internal" if platform == "none" => Err(field_err(
+            "publish",
+            "Internal is not supported on platform none; expected External (the installer allows Internal on aws, azure, gcp, ibmcloud and powervs)",
+        )),
+        "Internal" => Ok(Publish::Internal),
+        "Mixed" if platform != "azure" => Err(field_err(
+            "publish",
+            format!(
+                "Mixed is supported only on platform azure, not {platform}; expected External or Internal"
+            ),
+        )),
+        "Mixed" => {
+            let ops = ops.ok_or_else(|| {
+                field_err(
+                    OPS,
+                    "missing; publish Mixed needs it, with apiserver and ingress each External or Internal",
+                )
+            })?;
+            if !ops.is_object() {
+                return Err(field_err(
+                    OPS,
+                    format!(
+                        "expected a mapping with apiserver and ingress, found {}",
+                        doc::kind(ops)
+                    ),
+                ));
+            }
+            let side = |name: &str| -> Result<Exposure, FieldError> {
+                match ops.get(name) {
+                    None | Some(Value::Null) => Ok(Exposure::External),
+                    Some(Value::String(s)) if s.is_empty() || s == "External" => {
+                        Ok(Exposure::External)
+                    }
+                    Some(Value::String(s)) if s == "Internal" => Ok(Exposure::Internal),
+                    Some(Value::String(s)) => Err(field_err(
+                        &format!("{OPS}.{name}"),
+                        format!("expected External or Internal, found {s:?}"),
+                    )),
+                    Some(other) => Err(field_err(
+                        &format!("{OPS}.{name}"),
+                        format!("expected External or Internal, found {}", doc::kind(other)),
+                    )),
+                }
+            };
+            let (apiserver, ingress) = (side("apiserver")?, side("ingress")?);
+            if apiserver == Exposure::Internal && ingress == Exposure::Internal {
+                return Err(field_err(
+                    OPS,
+                    "apiserver and ingress are both Internal, which the installer refuses in a Mixed cluster; expected publish: Internal instead",
+                ));
+            }
+            Ok(Publish::Mixed { apiserver, ingress })
+        }
+        // External: the one value left after the check above.
+        _ => Ok(Publish::External),
+    }
 }
 
 /// Infra ids become resource names and tag keys: keep them to what every cloud accepts.
@@ -226,7 +310,8 @@ fn capabilities(ic: &Doc) -> Result<Option<CapabilitiesSpec>, FieldError> {
     }))
 }
 
-fn platform(ic: &Doc, infra_id: &str, publish: Publish) -> Result<Platform, FieldError> {
+/// The one key of the install-config's `platform` block.
+fn platform_name(ic: &Doc) -> Result<&str, FieldError> {
     let block = ic
         .get("platform")
         .and_then(Value::as_object)
@@ -238,7 +323,12 @@ fn platform(ic: &Doc, infra_id: &str, publish: Publish) -> Result<Platform, Fiel
             format!("expected exactly one of aws, azure, gcp, none; found {names:?}"),
         ));
     };
-    match name.as_str() {
+    Ok(name.as_str())
+}
+
+fn platform(ic: &Doc, infra_id: &str, publish: Publish) -> Result<Platform, FieldError> {
+    let name = platform_name(ic)?;
+    match name {
         "aws" => network::aws(ic, publish).map(Platform::Aws),
         "azure" => network::azure(ic, infra_id).map(Platform::Azure),
         "gcp" => network::gcp(ic, infra_id).map(Platform::Gcp),

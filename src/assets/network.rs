@@ -482,7 +482,7 @@ fn missing_role(subnets: &[AwsSubnet], publish: Publish) -> Option<SubnetRole> {
     let has = |role| subnets.iter().any(|s: &AwsSubnet| s.role == role);
     if !has(SubnetRole::Private) {
         Some(SubnetRole::Private)
-    } else if publish == Publish::External && !has(SubnetRole::Public) {
+    } else if publish.public_api() && !has(SubnetRole::Public) {
         Some(SubnetRole::Public)
     } else {
         None

@@ -42,7 +42,7 @@ impl ClusterSpec {
             Platform::Aws(aws) => match &aws.subnets {
                 AwsSubnets::Known { subnets, .. } => subnets
                     .iter()
-                    .filter(|s| s.role == SubnetRole::Private || self.publish == Publish::External)
+                    .filter(|s| s.role == SubnetRole::Private || self.publish.public_api())
                     .map(|s| NetworkValue {
                         name: format!("{} subnet", s.role),
                         value: s.id.clone(),
@@ -70,10 +70,37 @@ impl ClusterSpec {
     }
 }
 
+/// The install-config's `publish` (with `operatorPublishingStrategy` for Mixed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Publish {
     External,
     Internal,
+    /// Azure only: the API and ingress are published separately.
+    Mixed {
+        apiserver: Exposure,
+        ingress: Exposure,
+    },
+}
+
+/// One side of `operatorPublishingStrategy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Exposure {
+    External,
+    Internal,
+}
+
+impl Publish {
+    /// The installer's `PublicAPI()`: publish External (or empty), or Mixed with
+    /// `operatorPublishingStrategy.apiserver: External`. It alone decides whether a public IP
+    /// is reserved and a public `api` record written; ingress plays no part (the DNS
+    /// manifest's publicZone follows ingress, so it is not read for this).
+    pub fn public_api(self) -> bool {
+        match self {
+            Publish::External => true,
+            Publish::Internal => false,
+            Publish::Mixed { apiserver, .. } => apiserver == Exposure::External,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]

@@ -519,9 +519,154 @@ fn publish_sometimes_is_rejected() {
     assert_problem(
         &err,
         "data.install-config: publish",
-        "expected External or Internal",
+        "expected External, Internal or Mixed",
     );
     assert!(err.problem.contains("Sometimes"), "{err}");
+}
+
+// ---- publish Mixed (Azure) ------------------------------------------------------------------
+
+#[test]
+fn azure_mixed_reads_both_sides_and_the_public_api_follows_the_apiserver_only() {
+    let external = load_fixture("azure-mixed-api-external");
+    assert_eq!(
+        external.publish,
+        Publish::Mixed {
+            apiserver: Exposure::External,
+            ingress: Exposure::Internal
+        }
+    );
+    assert!(external.publish.public_api());
+    let internal = load_fixture("azure-mixed-api-internal");
+    assert_eq!(
+        internal.publish,
+        Publish::Mixed {
+            apiserver: Exposure::Internal,
+            ingress: Exposure::External
+        }
+    );
+    assert!(!internal.publish.public_api());
+    assert!(Publish::External.public_api());
+    assert!(!Publish::Internal.public_api());
+}
+
+#[test]
+fn mixed_sides_default_to_external_as_the_installer_fills_them_in() {
+    let dir = broken(
+        "azure-mixed-api-internal",
+        CLUSTER_CONFIG,
+        "      ingress: External\n",
+        "",
+    );
+    assert_eq!(
+        load(dir.path()).unwrap().publish,
+        Publish::Mixed {
+            apiserver: Exposure::Internal,
+            ingress: Exposure::External
+        }
+    );
+    let dir = broken(
+        "azure-mixed-api-internal",
+        CLUSTER_CONFIG,
+        "      apiserver: Internal\n",
+        "      apiserver: \"\"\n",
+    );
+    assert!(load(dir.path()).unwrap().publish.public_api());
+}
+
+#[test]
+fn empty_publish_is_external_as_in_the_installers_public_api_rule() {
+    let dir = broken(
+        "azure",
+        CLUSTER_CONFIG,
+        "    publish: External",
+        "    publish: \"\"",
+    );
+    assert_eq!(load(dir.path()).unwrap().publish, Publish::External);
+}
+
+/// Each case the installer refuses: (fixture, from, to, field, problem).
+#[test]
+fn publish_and_operator_publishing_strategy_are_refused_where_the_installer_refuses_them() {
+    let ops =
+        "    operatorPublishingStrategy:\n      apiserver: External\n      ingress: Internal\n";
+    let cases = [
+        (
+            "aws",
+            "    publish: External\n",
+            format!("    publish: Mixed\n{ops}"),
+            "publish",
+            "Mixed is supported only on platform azure, not aws",
+        ),
+        (
+            "gcp",
+            "    publish: External\n",
+            format!("    publish: Mixed\n{ops}"),
+            "publish",
+            "Mixed is supported only on platform azure, not gcp",
+        ),
+        (
+            "none",
+            "    publish: External\n",
+            "    publish: Internal\n".to_string(),
+            "publish",
+            "Internal is not supported on platform none",
+        ),
+        (
+            "azure-mixed-api-internal",
+            "    operatorPublishingStrategy:\n      apiserver: Internal\n      ingress: External\n",
+            String::new(),
+            "operatorPublishingStrategy",
+            "missing; publish Mixed needs it",
+        ),
+        (
+            "azure",
+            "    publish: External\n",
+            format!("    publish: External\n{ops}"),
+            "operatorPublishingStrategy",
+            "allowed only with publish Mixed, but publish is External",
+        ),
+        (
+            "azure-mixed-api-internal",
+            "      ingress: External",
+            "      ingress: Internal".to_string(),
+            "operatorPublishingStrategy",
+            "both Internal",
+        ),
+        (
+            "azure-mixed-api-internal",
+            "      apiserver: Internal",
+            "      apiserver: Public".to_string(),
+            "operatorPublishingStrategy.apiserver",
+            "expected External or Internal, found \"Public\"",
+        ),
+        (
+            "azure-mixed-api-external",
+            "      ingress: Internal",
+            "      ingress: [Internal]".to_string(),
+            "operatorPublishingStrategy.ingress",
+            "expected External or Internal, found a list",
+        ),
+        (
+            "azure-mixed-api-external",
+            "    operatorPublishingStrategy:\n      apiserver: External\n      ingress: Internal\n",
+            "    operatorPublishingStrategy: External\n".to_string(),
+            "operatorPublishingStrategy",
+            "expected a mapping with apiserver and ingress",
+        ),
+        (
+            "azure",
+            "    publish: External",
+            "    publish: 3".to_string(),
+            "publish",
+            "expected External, Internal or Mixed, found a number",
+        ),
+    ];
+    for (fixture, from, to, field, problem) in cases {
+        let dir = broken(fixture, CLUSTER_CONFIG, from, &to);
+        let err = load_err(dir.path(), CLUSTER_CONFIG);
+        assert_problem(&err, &format!("data.install-config: {field}"), problem);
+    }
 }
 
 #[test]

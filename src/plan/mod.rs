@@ -217,6 +217,18 @@ fn notes(spec: &ClusterSpec) -> Vec<String> {
         )),
         _ => {}
     }
+    if let crate::assets::Publish::Mixed { apiserver, ingress } = spec.publish {
+        notes.push(if spec.publish.public_api() {
+            format!(
+                "publish Mixed (apiserver {apiserver:?}, ingress {ingress:?}): the API is public, so its public IP is reserved and api is written into the base domain's public zone {}, whatever the DNS manifest's publicZone (it follows ingress)",
+                spec.base_domain
+            )
+        } else {
+            format!(
+                "publish Mixed (apiserver {apiserver:?}, ingress {ingress:?}): the API is internal: no public IP and no public api record (a publicZone in the DNS manifest is there for ingress)"
+            )
+        });
+    }
     if let Platform::Aws(aws) = &spec.platform {
         match &aws.subnets {
             crate::assets::AwsSubnets::Known { ignored, .. } => {

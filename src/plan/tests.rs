@@ -5,7 +5,7 @@ use crate::assets::{self, Platform, Publish};
 use bootstrap_cloud::{IpFamily, RecordSet, Scope};
 use std::path::{Path, PathBuf};
 
-const FIXTURES: [&str; 11] = [
+const FIXTURES: [&str; 13] = [
     "aws",
     "aws-internal",
     "aws-dualstack",
@@ -14,6 +14,8 @@ const FIXTURES: [&str; 11] = [
     "azure",
     "azure-dualstack",
     "azure-default-network",
+    "azure-mixed-api-external",
+    "azure-mixed-api-internal",
     "gcp",
     "gcp-default-network",
     "none",
@@ -206,6 +208,16 @@ fn golden_plan_azure() {
 #[test]
 fn golden_plan_azure_dualstack() {
     check_golden("azure-dualstack");
+}
+
+#[test]
+fn golden_plan_azure_mixed_api_external() {
+    check_golden("azure-mixed-api-external");
+}
+
+#[test]
+fn golden_plan_azure_mixed_api_internal() {
+    check_golden("azure-mixed-api-internal");
 }
 
 #[test]
@@ -628,6 +640,42 @@ fn publish_internal_plans_no_public_record_and_no_public_reservation() {
             !plan.to_text(&Observed::default()).contains("public"),
             "{name}"
         );
+    }
+}
+
+/// Publish Mixed: the API side alone decides (the installer's `PublicAPI()`). The public zone
+/// is the base domain's (Azure: in baseDomainResourceGroupName), not the DNS manifest's
+/// publicZone, which follows ingress and is absent when ingress is Internal.
+#[test]
+fn publish_mixed_plans_the_public_api_exactly_when_the_apiserver_is_external() {
+    for (name, public_api) in [
+        ("azure-mixed-api-external", true),
+        ("azure-mixed-api-internal", false),
+    ] {
+        let spec = spec(name);
+        let plan = Plan::calculate(&spec, &Observed::default(), &STAGE1, 1);
+        let public_reservations = reserve_requests(&plan)
+            .iter()
+            .filter(|r| r.key.scope == Scope::Public)
+            .count();
+        assert_eq!(public_reservations, usize::from(public_api), "{name}");
+        let public_records: Vec<(&ZoneRef, &RecordKey)> = plan
+            .changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::AddRecordValues { zone, record, .. } if !zone.private => {
+                    Some((zone, record))
+                }
+                _ => None,
+            })
+            .collect();
+        if public_api {
+            assert_eq!(public_records.len(), 1, "{name}: {public_records:?}");
+            assert_eq!(public_records[0].0.domain, "example.com", "{name}");
+            assert_eq!(public_records[0].1.name, "api.mycluster.example.com");
+        } else {
+            assert!(public_records.is_empty(), "{name}: {public_records:?}");
+        }
     }
 }
 
