@@ -19,10 +19,11 @@ const BIN: &str = env!("CARGO_BIN_EXE_bootstrap-agent");
 const SECRET: &str = "fixture-secret-DO-NOT-LOG";
 const CLUSTER_CONFIG: &str = "manifests/cluster-config.yaml";
 /// The fixtures `plan --offline` can plan (AWS subnets found at run time cannot be).
-const FIXTURES: [&str; 11] = [
+const FIXTURES: [&str; 12] = [
     "aws",
     "aws-internal",
     "aws-dualstack",
+    "aws-user-dns",
     "azure",
     "azure-dualstack",
     "azure-default-network",
@@ -336,6 +337,34 @@ fn bad_install_config_field_exits_2_and_names_file_and_field() {
             "{}: data.install-config: publish: expected External, Internal or Mixed",
             p(&file)
         )),
+        "{out:?}"
+    );
+}
+
+/// User-managed DNS: `plan` (text and JSON) lists the records to create and plans no record
+/// change.
+#[test]
+fn plan_offline_with_user_provisioned_dns_prints_the_records_to_create() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = plan_offline(&fixture("aws-user-dns"), tmp.path(), &[]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout.contains("user-managed DNS (install-config platform.aws.userProvisionedDNS: Enabled): the agent writes no DNS record and looks up no zone; create these records in your DNS:\n  private zone mycluster.example.com: api.mycluster.example.com A ttl 60 = 10.0.0.5, <private-ipv4@subnet-0a1b2c3d4e5f60001>"),
+        "{out:?}"
+    );
+    assert_eq!(out.stdout.matches("  + reserve ").count(), 6, "{out:?}");
+    assert!(!out.stdout.contains("+ dns "), "{out:?}");
+    let out = plan_offline(&fixture("aws-user-dns"), tmp.path(), &["--output", "json"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(plan["user_dns"]["records"].as_array().unwrap().len(), 3);
+    assert_eq!(plan["user_dns"]["bootstrap_ip"], "10.0.0.5");
+    assert!(
+        plan["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["change"] == "reserve_address"),
         "{out:?}"
     );
 }

@@ -87,6 +87,7 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputErro
             format!("is {infra_type}, but the install-config's platform is {}; expected {expected_type}", platform.name()),
         ));
     }
+    let dns = dns_management(ic, infra, &platform)?;
     let credentials = credentials(dir, &platform)?;
 
     Ok(ClusterSpec {
@@ -95,6 +96,7 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputErro
         base_domain,
         platform,
         publish,
+        dns,
         ip_families,
         control_plane_replicas,
         capabilities,
@@ -197,6 +199,70 @@ fn publish(ic: &Doc) -> Result<Publish, FieldError> {
         // External: the one value left after the check above.
         _ => Ok(Publish::External),
     }
+}
+
+/// User-managed DNS: `platform.<cloud>.userProvisionedDNS: Enabled` in the install-config
+/// (Enabled or Disabled, default Disabled; openshift/installer pkg/types/{aws,azure,gcp}/
+/// platform.go), or `status.platformStatus.<cloud>.cloudLoadBalancerConfig.dnsType:
+/// ClusterHosted` in the Infrastructure manifest (PlatformDefault or ClusterHosted;
+/// openshift/api config/v1/types_infrastructure.go). The installer writes ClusterHosted exactly
+/// when the switch is Enabled, so Enabled next to PlatformDefault is a contradiction.
+fn dns_management(ic: &Doc, infra: &Doc, platform: &Platform) -> Result<DnsManagement, InputError> {
+    let cloud = match platform {
+        Platform::Aws(_) => "aws",
+        Platform::Azure(_) => "azure",
+        Platform::Gcp(_) => "gcp",
+        // Platform none writes no DNS in either case.
+        Platform::None => return Ok(DnsManagement::Cloud),
+    };
+    let switch = format!("platform.{cloud}.userProvisionedDNS");
+    let enabled = match ic.get(&switch) {
+        None => false,
+        Some(Value::String(s)) if s.is_empty() || s == "Disabled" => false,
+        Some(Value::String(s)) if s == "Enabled" => true,
+        Some(other) => {
+            let found = match other {
+                Value::String(s) => format!("{s:?}"),
+                other => doc::kind(other).to_string(),
+            };
+            return Err(InputError::new(
+                &ic.file,
+                format!("data.install-config: {switch}"),
+                format!("expected Enabled or Disabled, found {found}"),
+            ));
+        }
+    };
+    let dns_type_field = format!("status.platformStatus.{cloud}.cloudLoadBalancerConfig.dnsType");
+    let dns_type = infra.opt_str(&dns_type_field)?;
+    match dns_type {
+        None | Some("ClusterHosted") => {}
+        Some("PlatformDefault") if enabled => {
+            return Err(infra.error(
+                &dns_type_field,
+                format!(
+                    "is PlatformDefault, but the install-config's {switch} is Enabled (the installer writes ClusterHosted then); expected ClusterHosted"
+                ),
+            ));
+        }
+        Some("PlatformDefault") => {}
+        Some(other) => {
+            return Err(infra.error(
+                &dns_type_field,
+                format!("expected PlatformDefault or ClusterHosted, found {other:?}"),
+            ));
+        }
+    }
+    Ok(if enabled {
+        DnsManagement::UserManaged {
+            because: format!("install-config {switch}: Enabled"),
+        }
+    } else if dns_type == Some("ClusterHosted") {
+        DnsManagement::UserManaged {
+            because: format!("{INFRASTRUCTURE} {dns_type_field}: ClusterHosted"),
+        }
+    } else {
+        DnsManagement::Cloud
+    })
 }
 
 /// Infra ids become resource names and tag keys: keep them to what every cloud accepts.

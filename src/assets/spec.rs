@@ -13,6 +13,8 @@ pub struct ClusterSpec {
     pub base_domain: String,
     pub platform: Platform,
     pub publish: Publish,
+    /// Who writes `api` / `api-int`: the agent into the cloud's zones, or the user.
+    pub dns: DnsManagement,
     /// Machine-network families, IPv4 first when dual stack.
     pub ip_families: Vec<IpFamily>,
     pub control_plane_replicas: u32,
@@ -33,6 +35,15 @@ impl ClusterSpec {
 
     pub fn platform_name(&self) -> &'static str {
         self.platform.name()
+    }
+
+    /// Why DNS is the user's, when it is: the agent then writes no record, looks up no zone,
+    /// and prints the records to create instead.
+    pub fn user_managed_dns(&self) -> Option<&str> {
+        match &self.dns {
+            DnsManagement::Cloud => None,
+            DnsManagement::UserManaged { because } => Some(because),
+        }
     }
 
     /// The network values the agent works with and where each came from. AWS public subnets
@@ -101,6 +112,18 @@ impl Publish {
             Publish::Mixed { apiserver, .. } => apiserver == Exposure::External,
         }
     }
+}
+
+/// Who writes the `api` / `api-int` records. One mode for every way DNS becomes the user's
+/// (the installer's switches here; a UPI install by hand is the same mode).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DnsManagement {
+    /// The agent, into the cloud's private and public zones.
+    Cloud,
+    /// The user: the agent still reserves the IPs and renders and gates the Services, but
+    /// writes no cloud record and looks up no zone. `because` names the input that said so.
+    UserManaged { because: String },
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]

@@ -524,6 +524,109 @@ fn publish_sometimes_is_rejected() {
     assert!(err.problem.contains("Sometimes"), "{err}");
 }
 
+// ---- user-managed DNS -------------------------------------------------------------------------
+
+#[test]
+fn fixtures_without_the_switches_leave_dns_to_the_agent() {
+    for name in ["aws", "azure-mixed-api-external", "gcp", "none"] {
+        assert_eq!(load_fixture(name).dns, DnsManagement::Cloud, "{name}");
+    }
+}
+
+#[test]
+fn aws_user_provisioned_dns_makes_dns_the_users() {
+    let spec = load_fixture("aws-user-dns");
+    assert_eq!(
+        spec.user_managed_dns(),
+        Some("install-config platform.aws.userProvisionedDNS: Enabled")
+    );
+}
+
+/// The Infrastructure manifest alone says so too (as a UPI install's would).
+#[test]
+fn cluster_hosted_dns_type_alone_makes_dns_the_users() {
+    let dir = broken(
+        "aws-user-dns",
+        CLUSTER_CONFIG,
+        "        userProvisionedDNS: Enabled\n",
+        "        userProvisionedDNS: Disabled\n",
+    );
+    assert_eq!(
+        load(dir.path()).unwrap().user_managed_dns(),
+        Some(
+            "manifests/cluster-infrastructure-02-config.yml status.platformStatus.aws.cloudLoadBalancerConfig.dnsType: ClusterHosted"
+        )
+    );
+}
+
+#[test]
+fn user_provisioned_dns_is_read_on_gcp_and_azure_too() {
+    let gcp = broken(
+        "gcp",
+        CLUSTER_CONFIG,
+        "        projectID: example-project\n",
+        "        projectID: example-project\n        userProvisionedDNS: Enabled\n",
+    );
+    assert_eq!(
+        load(gcp.path()).unwrap().user_managed_dns(),
+        Some("install-config platform.gcp.userProvisionedDNS: Enabled")
+    );
+    let azure = broken(
+        "azure",
+        INFRASTRUCTURE,
+        "      cloudName: AzurePublicCloud\n",
+        "      cloudName: AzurePublicCloud\n      cloudLoadBalancerConfig:\n        dnsType: ClusterHosted\n",
+    );
+    assert!(load(azure.path()).unwrap().user_managed_dns().is_some());
+    let disabled = broken(
+        "azure-mixed-api-external",
+        CLUSTER_CONFIG,
+        "        region: eastus\n",
+        "        region: eastus\n        userProvisionedDNS: Disabled\n",
+    );
+    assert_eq!(load(disabled.path()).unwrap().dns, DnsManagement::Cloud);
+}
+
+#[test]
+fn bad_user_provisioned_dns_inputs_name_file_and_field() {
+    let dir = broken(
+        "aws-user-dns",
+        CLUSTER_CONFIG,
+        "userProvisionedDNS: Enabled",
+        "userProvisionedDNS: enabled",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.userProvisionedDNS",
+        "expected Enabled or Disabled, found \"enabled\"",
+    );
+    let dir = broken(
+        "aws-user-dns",
+        INFRASTRUCTURE,
+        "dnsType: ClusterHosted",
+        "dnsType: UserHosted",
+    );
+    let err = load_err(dir.path(), INFRASTRUCTURE);
+    assert_problem(
+        &err,
+        "status.platformStatus.aws.cloudLoadBalancerConfig.dnsType",
+        "expected PlatformDefault or ClusterHosted, found \"UserHosted\"",
+    );
+    let dir = broken(
+        "aws-user-dns",
+        INFRASTRUCTURE,
+        "dnsType: ClusterHosted",
+        "dnsType: PlatformDefault",
+    );
+    let err = load_err(dir.path(), INFRASTRUCTURE);
+    assert_problem(
+        &err,
+        "status.platformStatus.aws.cloudLoadBalancerConfig.dnsType",
+        "is PlatformDefault, but the install-config's platform.aws.userProvisionedDNS is Enabled",
+    );
+}
+
 // ---- publish Mixed (Azure) ------------------------------------------------------------------
 
 #[test]

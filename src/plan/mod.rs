@@ -169,6 +169,31 @@ pub struct Plan {
     /// The network values the plan works with, and where each came from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub network: Vec<crate::assets::NetworkValue>,
+    /// User-managed DNS: the agent writes no record; these are the ones the user creates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_dns: Option<UserDns>,
+}
+
+/// The records a user who manages DNS must create: the same records, with the same values,
+/// that the agent would seed into cloud DNS (one code path for every user-managed mode).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserDns {
+    /// The input that made DNS the user's.
+    pub because: String,
+    /// Every value each record must hold while the bootstrap host serves: the bootstrap IP
+    /// and the reserved IPs (as IPs once reserved; until then the reservation they will be).
+    pub records: Vec<UserRecord>,
+    /// The value to take out of `api` / `api-int` once the gate passed (stage 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap_ip: Option<IpAddr>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserRecord {
+    pub zone: ZoneRef,
+    pub record: RecordKey,
+    pub values: Vec<Value>,
+    pub ttl: u32,
 }
 
 impl Plan {
@@ -187,6 +212,7 @@ impl Plan {
             changes: Vec::new(),
             notes: notes(spec),
             network: spec.network_values(),
+            user_dns: user_dns(spec, observed),
         };
         for stage in stages {
             plan.changes.extend(match stage {
@@ -199,6 +225,38 @@ impl Plan {
         }
         plan
     }
+}
+
+/// What the user must create when DNS is theirs; None when the agent writes it.
+fn user_dns(spec: &ClusterSpec, observed: &Observed) -> Option<UserDns> {
+    let because = spec.user_managed_dns()?;
+    let records = desired::records(spec)
+        .into_iter()
+        .map(|w| UserRecord {
+            zone: w.zone,
+            record: w.key,
+            values: w
+                .values
+                .into_iter()
+                .map(|v| match observed.resolve(&v) {
+                    Some(ip) => Value::Ip(ip),
+                    None => v,
+                })
+                .collect(),
+            ttl: DEFAULT_TTL,
+        })
+        .collect();
+    Some(UserDns {
+        because: because.to_string(),
+        records,
+        bootstrap_ip: spec.bootstrap_ip,
+    })
+}
+
+/// Whether the agent writes (and so reads) cloud DNS at all. The one check of the
+/// user-managed mode: with it false, no zone is looked up and no record planned.
+fn cloud_dns(spec: &ClusterSpec) -> bool {
+    spec.user_managed_dns().is_none()
 }
 
 fn notes(spec: &ClusterSpec) -> Vec<String> {
@@ -292,6 +350,9 @@ fn reserve(spec: &ClusterSpec, observed: &Observed, generation: u32) -> Vec<Chan
 }
 
 fn seed_dns(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
+    if !cloud_dns(spec) {
+        return Vec::new();
+    }
     desired::records(spec)
         .into_iter()
         .filter_map(|w| {
@@ -330,7 +391,9 @@ fn hand_over(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
 }
 
 fn remove_values(spec: &ClusterSpec, observed: &Observed, ours: &BTreeSet<IpAddr>) -> Vec<Change> {
-    let _ = spec;
+    if !cloud_dns(spec) {
+        return Vec::new();
+    }
     observed
         .records
         .iter()
@@ -389,8 +452,11 @@ pub fn bootstrap_ip_conflict(spec: &ClusterSpec, observed: &Observed) -> Option<
     })
 }
 
-/// The records observation must read for the given stages.
+/// The records observation must read (none when DNS is the user's: no zone is looked up).
 pub fn records_of_interest(spec: &ClusterSpec) -> Vec<(ZoneRef, RecordKey)> {
+    if !cloud_dns(spec) {
+        return Vec::new();
+    }
     desired::records(spec)
         .into_iter()
         .map(|w| (w.zone, w.key))
