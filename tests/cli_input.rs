@@ -19,7 +19,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_bootstrap-agent");
 const SECRET: &str = "fixture-secret-DO-NOT-LOG";
 const CLUSTER_CONFIG: &str = "manifests/cluster-config.yaml";
 /// The fixtures `plan --offline` can plan (AWS subnets found at run time cannot be).
-const FIXTURES: [&str; 12] = [
+const FIXTURES: [&str; 13] = [
     "aws",
     "aws-internal",
     "aws-dualstack",
@@ -31,6 +31,7 @@ const FIXTURES: [&str; 12] = [
     "azure-mixed-api-internal",
     "gcp",
     "gcp-default-network",
+    "gcp-shared-vpc",
     "none",
 ];
 /// Nothing answers on the discard port: a stray cloud call fails fast instead of going out.

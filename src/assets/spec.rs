@@ -265,8 +265,12 @@ pub struct AzureSpec {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct GcpSpec {
+    /// The (service) project: both addresses are reserved here, Shared VPC or not.
     pub project: String,
     pub region: String,
+    /// `networkProjectID`: the Shared VPC host project, which holds the network and its
+    /// subnetworks.
+    pub network_project: Option<String>,
     pub network: String,
     pub control_plane_subnet: String,
     /// The compute (worker) subnetwork: the installer's cloud-provider config names it as
@@ -274,6 +278,24 @@ pub struct GcpSpec {
     pub compute_subnet: String,
     /// Where each network value above came from.
     pub sources: Vec<NetworkValue>,
+}
+
+impl GcpSpec {
+    /// The project holding the network and subnetworks: the Shared VPC host, else `project`.
+    pub fn subnetwork_project(&self) -> &str {
+        self.network_project.as_deref().unwrap_or(&self.project)
+    }
+
+    /// The compute subnetwork as the INTERNAL address names it (and GCE resolves it: under
+    /// any other project it "cannot be found"). The cloud crate builds the same URL.
+    pub fn compute_subnetwork_url(&self) -> String {
+        format!(
+            "projects/{}/regions/{}/subnetworks/{}",
+            self.subnetwork_project(),
+            self.region,
+            self.compute_subnet
+        )
+    }
 }
 
 /// One network value the agent works with, and where it came from (`plan` prints these).

@@ -1376,6 +1376,78 @@ fn gcp_network_without_its_subnets_is_rejected() {
     );
 }
 
+// ---- GCP Shared VPC ----------------------------------------------------------------------------
+
+#[test]
+fn gcp_shared_vpc_takes_the_subnetwork_from_the_host_project_and_keeps_the_service_project() {
+    let spec = load_fixture("gcp-shared-vpc");
+    let Platform::Gcp(gcp) = &spec.platform else {
+        panic!("expected gcp, got {:?}", spec.platform);
+    };
+    assert_eq!(gcp.project, "example-project");
+    assert_eq!(gcp.network_project.as_deref(), Some("example-host-project"));
+    assert_eq!(gcp.subnetwork_project(), "example-host-project");
+    assert_eq!(
+        gcp.compute_subnetwork_url(),
+        "projects/example-host-project/regions/us-central1/subnetworks/ocp-compute"
+    );
+    assert!(
+        sources(&spec).contains(&(
+            "network project (Shared VPC host)".into(),
+            "example-host-project".into(),
+            "install-config platform.gcp.networkProjectID".into()
+        )),
+        "{:?}",
+        sources(&spec)
+    );
+    let plain = load_fixture("gcp");
+    let Platform::Gcp(gcp) = &plain.platform else {
+        panic!("expected gcp");
+    };
+    assert_eq!(gcp.network_project, None);
+    assert_eq!(
+        gcp.compute_subnetwork_url(),
+        "projects/example-project/regions/us-central1/subnetworks/mycluster-worker-subnet"
+    );
+}
+
+/// The installer's rules for networkProjectID: a named network, and credentials Manual or
+/// Passthrough.
+#[test]
+fn gcp_shared_vpc_without_its_network_or_with_mint_credentials_is_rejected() {
+    let dir = broken(
+        "gcp-shared-vpc",
+        CLUSTER_CONFIG,
+        "        network: shared-vpc\n",
+        "",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.gcp.network",
+        "missing; networkProjectID example-host-project (Shared VPC) needs the name of the network it shares",
+    );
+    for (to, found) in [
+        ("    credentialsMode: Mint\n", "is \"Mint\""),
+        ("", "missing"),
+    ] {
+        let dir = broken(
+            "gcp-shared-vpc",
+            CLUSTER_CONFIG,
+            "    credentialsMode: Passthrough\n",
+            to,
+        );
+        let err = load_err(dir.path(), CLUSTER_CONFIG);
+        assert_problem(
+            &err,
+            "data.install-config: credentialsMode",
+            &format!(
+                "{found}; platform.gcp.networkProjectID (Shared VPC) needs Manual or Passthrough"
+            ),
+        );
+    }
+}
+
 #[test]
 fn gcp_subnet_without_a_network_is_rejected() {
     let dir = broken(

@@ -269,10 +269,18 @@ fn notes(spec: &ClusterSpec) -> Vec<String> {
         Platform::Aws(_) if spec.ip_families.len() > 1 => notes.push(
             "aws dual stack: EIPs and NLB private addresses are IPv4; no IPv6 is reserved and no AAAA record is seeded".into(),
         ),
-        Platform::Gcp(gcp) => notes.push(format!(
-            "gcp: the internal address comes from the compute subnetwork {}, where the cloud provider creates internal forwarding rules",
-            gcp.compute_subnet
-        )),
+        Platform::Gcp(gcp) => {
+            notes.push(format!(
+                "gcp: the internal address comes from the compute subnetwork {}, where the cloud provider creates internal forwarding rules",
+                gcp.compute_subnetwork_url()
+            ));
+            if let Some(host) = &gcp.network_project {
+                notes.push(format!(
+                    "gcp shared VPC: the subnetworks are the host project {host}'s; both addresses are reserved in the service project {}",
+                    gcp.project
+                ));
+            }
+        }
         _ => {}
     }
     if let crate::assets::Publish::Mixed { apiserver, ingress } = spec.publish {

@@ -5,7 +5,7 @@ use crate::assets::{self, Platform, Publish};
 use bootstrap_cloud::{IpFamily, RecordSet, Scope};
 use std::path::{Path, PathBuf};
 
-const FIXTURES: [&str; 14] = [
+const FIXTURES: [&str; 15] = [
     "aws",
     "aws-internal",
     "aws-dualstack",
@@ -19,6 +19,7 @@ const FIXTURES: [&str; 14] = [
     "azure-mixed-api-internal",
     "gcp",
     "gcp-default-network",
+    "gcp-shared-vpc",
     "none",
 ];
 const BOOTSTRAP: &str = "10.0.0.5";
@@ -229,6 +230,11 @@ fn golden_plan_azure_mixed_api_internal() {
 #[test]
 fn golden_plan_gcp() {
     check_golden("gcp");
+}
+
+#[test]
+fn golden_plan_gcp_shared_vpc() {
+    check_golden("gcp-shared-vpc");
 }
 
 #[test]
