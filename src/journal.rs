@@ -75,6 +75,24 @@ pub struct RecordValues {
     pub values: Vec<IpAddr>,
 }
 
+impl RecordValues {
+    /// The records of user-managed DNS with the IPs that exist in `observed`.
+    pub fn of_user_dns(dns: &crate::plan::UserDns, observed: &crate::plan::Observed) -> Vec<Self> {
+        dns.records
+            .iter()
+            .map(|r| RecordValues {
+                zone: r.zone.to_string(),
+                record: r.record.to_string(),
+                values: r
+                    .values
+                    .iter()
+                    .filter_map(|v| observed.resolve(v))
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JournalState {
     pub version: u32,
@@ -97,6 +115,10 @@ pub struct JournalState {
     pub handed_over: Vec<Reservation>,
     #[serde(default)]
     pub records: Vec<RecordValues>,
+    /// User-managed DNS: the records the user must create, as of the last `dns seed` (the
+    /// agent wrote none of them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_dns: Vec<RecordValues>,
     /// Where `run` is in its state machine (see machine::Step).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_step: Option<crate::machine::Step>,
@@ -133,6 +155,7 @@ impl Default for JournalState {
             reservations: Vec::new(),
             handed_over: Vec::new(),
             records: Vec::new(),
+            user_dns: Vec::new(),
             run_step: None,
             services: Vec::new(),
             gate: None,

@@ -4,7 +4,7 @@
 //! Internal; machine-config-server on AWS, where it is a listener of the one internal NLB)
 //! yields no object; one that renders to an invalid Service is an error naming it.
 
-use crate::assets::{ClusterSpec, Platform, Publish};
+use crate::assets::{ClusterSpec, Platform};
 use anyhow::{Context, Result};
 use bootstrap_cloud::{IpFamily, Reservation, Scope};
 use k8s_openapi::api::core::v1::Service;
@@ -116,7 +116,7 @@ fn context(spec: &ClusterSpec, reservations: &[Reservation]) -> TemplateContext 
     TemplateContext {
         infra_id: spec.infra_id.clone(),
         cluster_domain: spec.cluster_domain(),
-        publish_external: spec.publish == Publish::External,
+        publish_external: spec.publish.public_api(),
         dual_stack: spec.ip_families.len() > 1,
         labels: BTreeMap::from([
             (
@@ -332,6 +332,7 @@ pub fn to_yaml(rendered: &[Rendered]) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::assets::Publish;
     use std::path::Path;
 
     fn fixture(name: &str) -> ClusterSpec {
@@ -403,6 +404,24 @@ mod tests {
             names("gcp").len(),
             3,
             "publish External on GCP: external, internal API, internal MCS"
+        );
+    }
+
+    /// Mixed: the external API Service exists exactly when the apiserver side is External
+    /// (the gate then waits on it), whatever ingress says.
+    #[test]
+    fn publish_mixed_renders_the_external_service_only_for_a_public_api() {
+        assert_eq!(
+            names("azure-mixed-api-external"),
+            [
+                "external-lb",
+                "internal-lb",
+                "internal-lb-machine-config-server"
+            ]
+        );
+        assert_eq!(
+            names("azure-mixed-api-internal"),
+            ["internal-lb", "internal-lb-machine-config-server"]
         );
     }
 

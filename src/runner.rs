@@ -194,11 +194,15 @@ impl Runner<'_> {
         match stage {
             Stage::SeedDns if !self.journal.state.bootstrap_removed => {
                 self.journal.state.bootstrap_ip = spec.bootstrap_ip;
+                if let Some(user) = &plan.user_dns {
+                    self.journal.state.user_dns = RecordValues::of_user_dns(user, &observed);
+                }
             }
             Stage::RemoveBootstrap => self.journal.state.bootstrap_removed = true,
             Stage::TeardownAll => {
                 // Everything of ours is gone: the next install starts afresh.
                 self.journal.state.records.clear();
+                self.journal.state.user_dns.clear();
                 self.journal.state.handed_over.clear();
                 self.journal.state.bootstrap_removed = false;
             }

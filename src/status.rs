@@ -119,6 +119,24 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
             }
         );
     }
+    if !state.user_dns.is_empty() {
+        out.push_str("records to create in your DNS (user-managed DNS; the agent wrote none):\n");
+        for r in &state.user_dns {
+            let values: Vec<String> = r.values.iter().map(ToString::to_string).collect();
+            let _ = writeln!(out, "  {}: {} = {}", r.zone, r.record, values.join(", "));
+        }
+        if let Some(ip) = state.bootstrap_ip {
+            let _ = writeln!(
+                out,
+                "  {}",
+                if state.bootstrap_removed {
+                    format!("the gate passed: {ip} must be out of api and api-int now")
+                } else {
+                    format!("remove {ip} from api and api-int once the gate passed")
+                }
+            );
+        }
+    }
     if !state.services.is_empty() {
         out.push_str("services:\n");
         let gate: Vec<crate::cluster::gate::ServiceGate> = state

@@ -396,3 +396,77 @@ async fn installer_vpc_without_tagged_subnets_is_refused_before_anything_is_writ
     assert!(h.peers.mutating_calls().is_empty());
     assert!(!h.state.join("journal.json").exists(), "nothing written");
 }
+
+// ---- user-managed DNS --------------------------------------------------------------------------
+
+/// userProvisionedDNS: Enabled. The IPs are reserved as usual, but `dns seed`, `dns teardown`
+/// and `teardown --all` make no Route53 call at all (not even a zone lookup); `plan` and
+/// `status` print the records the user must create, with the reserved IPs.
+#[tokio::test(flavor = "multi_thread")]
+async fn user_provisioned_dns_makes_no_route53_call_and_prints_the_records_to_create() {
+    let h = Harness::new("aws-user-dns").await;
+    h.bootstrap().await;
+    let world = h.world().await;
+    assert_eq!(world.ours("eips").len(), 3, "one EIP per public subnet");
+    assert_eq!(world.ours("enis").len(), 3, "one ENI per private subnet");
+    for (zone, name) in [("private", API), ("private", API_INT), ("public", API)] {
+        assert!(world.record(zone, name).is_empty(), "{zone} {name}");
+    }
+
+    let plan: Value =
+        serde_json::from_slice(&h.run(&["plan", "--output", "json"]).await.stdout).unwrap();
+    assert!(plan["changes"].as_array().unwrap().is_empty(), "{plan:#}");
+    let user = &plan["user_dns"];
+    assert_eq!(
+        user["because"],
+        "install-config platform.aws.userProvisionedDNS: Enabled"
+    );
+    let ips = |record: &Value| -> Vec<String> {
+        let mut ips: Vec<String> = record["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["ip"].as_str().expect("every value is an IP now").into())
+            .collect();
+        ips.sort();
+        ips
+    };
+    let mut private = world.ips("enis");
+    private.push(BOOTSTRAP_IP.to_string());
+    private.sort();
+    let records = user["records"].as_array().unwrap();
+    assert_eq!(records.len(), 3, "{user:#}");
+    for (record, name, private_zone, want) in [
+        (&records[0], "api.mycluster.example.com", true, &private),
+        (&records[1], "api-int.mycluster.example.com", true, &private),
+        (
+            &records[2],
+            "api.mycluster.example.com",
+            false,
+            &world.ips("eips"),
+        ),
+    ] {
+        assert_eq!(record["record"]["name"], name);
+        assert_eq!(record["zone"]["private"], private_zone);
+        assert_eq!(&ips(record), want, "{record}");
+    }
+    let status = String::from_utf8(h.run(&["status"]).await.stdout).unwrap();
+    assert!(
+        status.contains("records to create in your DNS (user-managed DNS; the agent wrote none):"),
+        "{status}"
+    );
+    for ip in world.ips("eips").iter().chain(&world.ips("enis")) {
+        assert!(status.contains(ip.as_str()), "{ip}: {status}");
+    }
+
+    h.run(&["dns", "teardown"]).await;
+    h.run(&["teardown", "--all"]).await;
+    let world = h.world().await;
+    assert!(world.ours("eips").is_empty() && world.ours("enis").is_empty());
+    let route53 = h.peers.route53_proxy.calls();
+    assert!(route53.is_empty(), "no Route53 call at all: {route53:?}");
+    assert!(
+        h.status().await.get("user_dns").is_none(),
+        "teardown --all forgets them"
+    );
+}

@@ -706,6 +706,43 @@ async fn installer_default_network_is_used_by_its_default_names() {
     h.assert_bootstrap_converged().await;
 }
 
+// ---- publish Mixed -----------------------------------------------------------------------------
+
+/// apiserver External, ingress Internal: the DNS manifest has no publicZone, yet the public IP
+/// is reserved and `api` written into the base-domain zone of baseDomainResourceGroupName.
+#[tokio::test(flavor = "multi_thread")]
+async fn mixed_with_a_public_api_reserves_the_public_ip_and_writes_the_base_domain_record() {
+    let h = Harness::with("azure-mixed-api-external", installer_network()).await;
+    h.bootstrap().await;
+    h.world().await.assert_seeded(false, &[]);
+    assert_eq!(
+        h.calls(),
+        sorted(&[PIP, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API])
+    );
+    h.assert_bootstrap_converged().await;
+}
+
+/// apiserver Internal, ingress External: the DNS manifest has a publicZone (for ingress), but
+/// no public IP is reserved and no public `api` record written.
+#[tokio::test(flavor = "multi_thread")]
+async fn mixed_with_an_internal_api_reserves_no_public_ip_and_writes_no_public_record() {
+    let h = Harness::with("azure-mixed-api-internal", installer_network()).await;
+    h.bootstrap().await;
+    assert_eq!(h.calls(), sorted(&[TAGS, PRIVATE_API, PRIVATE_API_INT]));
+    let world = h.world().await;
+    assert!(world.ours().is_empty(), "no public IP: {:#}", world.0);
+    assert!(world.record("public", API).is_empty(), "{:#}", world.0);
+    assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
+    for name in [API, API_INT] {
+        assert_eq!(
+            world.record("private", name),
+            sorted(&[EXPECTED_PRIVATE_IP, BOOTSTRAP_IP]),
+            "private {name}"
+        );
+    }
+    h.assert_bootstrap_converged().await;
+}
+
 /// Control for the test above: the installer's network has none of the bring-your-own names,
 /// so an agent that ignored the defaults would fail there.
 #[tokio::test(flavor = "multi_thread")]

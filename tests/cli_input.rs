@@ -19,16 +19,20 @@ const BIN: &str = env!("CARGO_BIN_EXE_bootstrap-agent");
 const SECRET: &str = "fixture-secret-DO-NOT-LOG";
 const CLUSTER_CONFIG: &str = "manifests/cluster-config.yaml";
 /// The fixtures `plan --offline` can plan (AWS subnets found at run time cannot be).
-const FIXTURES: [&str; 10] = [
+const FIXTURES: [&str; 14] = [
     "aws",
     "aws-internal",
     "aws-dualstack",
+    "aws-user-dns",
     "azure",
     "azure-dualstack",
     "azure-default-network",
+    "azure-mixed-api-external",
+    "azure-mixed-api-internal",
     "gcp",
     "gcp-dualstack",
     "gcp-default-network",
+    "gcp-shared-vpc",
     "none",
 ];
 /// Nothing answers on the discard port: a stray cloud call fails fast instead of going out.
@@ -332,11 +336,76 @@ fn bad_install_config_field_exits_2_and_names_file_and_field() {
     let file = assets.path().join(CLUSTER_CONFIG);
     assert!(
         out.stderr.contains(&format!(
-            "{}: data.install-config: publish: expected External or Internal",
+            "{}: data.install-config: publish: expected External, Internal or Mixed",
             p(&file)
         )),
         "{out:?}"
     );
+}
+
+/// User-managed DNS: `plan` (text and JSON) lists the records to create and plans no record
+/// change.
+#[test]
+fn plan_offline_with_user_provisioned_dns_prints_the_records_to_create() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = plan_offline(&fixture("aws-user-dns"), tmp.path(), &[]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout.contains("user-managed DNS (install-config platform.aws.userProvisionedDNS: Enabled): the agent writes no DNS record and looks up no zone; create these records in your DNS:\n  private zone mycluster.example.com: api.mycluster.example.com A ttl 60 = 10.0.0.5, <private-ipv4@subnet-0a1b2c3d4e5f60001>"),
+        "{out:?}"
+    );
+    assert_eq!(out.stdout.matches("  + reserve ").count(), 6, "{out:?}");
+    assert!(!out.stdout.contains("+ dns "), "{out:?}");
+    let out = plan_offline(&fixture("aws-user-dns"), tmp.path(), &["--output", "json"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(plan["user_dns"]["records"].as_array().unwrap().len(), 3);
+    assert_eq!(plan["user_dns"]["bootstrap_ip"], "10.0.0.5");
+    assert!(
+        plan["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["change"] == "reserve_address"),
+        "{out:?}"
+    );
+}
+
+/// Mixed plans on Azure (it used to exit 2), and is refused, as by the installer, elsewhere.
+#[test]
+fn publish_mixed_plans_on_azure_and_exits_2_on_aws_naming_file_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, public) in [
+        ("azure-mixed-api-external", true),
+        ("azure-mixed-api-internal", false),
+    ] {
+        let out = plan_offline(&fixture(name), tmp.path(), &[]);
+        assert_eq!(out.code, Some(0), "{name}: {out:?}");
+        assert_eq!(
+            out.stdout
+                .contains("+ dns public zone example.com: api.mycluster.example.com A"),
+            public,
+            "{name}: {out:?}"
+        );
+    }
+    let assets = broken(
+        "aws",
+        CLUSTER_CONFIG,
+        "    publish: External\n",
+        "    publish: Mixed\n    operatorPublishingStrategy:\n      apiserver: External\n      ingress: Internal\n",
+    );
+    let state = tmp.path().join("state");
+    let out = plan_offline(assets.path(), &state, &[]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr.contains(&format!(
+            "{}: data.install-config: publish: Mixed is supported only on platform azure, not aws",
+            p(&assets.path().join(CLUSTER_CONFIG))
+        )),
+        "{out:?}"
+    );
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert!(!state.exists(), "bad input writes nothing");
 }
 
 #[test]

@@ -123,6 +123,7 @@ fn settings(h: &Harness) -> bootstrap_cloud::gcp::GcpSettings {
         project: "example-project".into(),
         region: "us-central1".into(),
         subnetwork: "mycluster-worker-subnet".into(),
+        network_project: None,
         infra_id: "mycluster-7xk2p".into(),
         credentials: bootstrap_cloud::gcp::GcpCredentials::Default,
         compute_endpoint: Some(h.peers.compute_proxy.url()),
@@ -541,5 +542,98 @@ async fn the_installer_network_refuses_the_bring_your_own_names() {
     let out = h.command(&["reserve"]).output().await.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("was not found"), "{stderr}");
+    assert!(
+        stderr.contains("The referenced subnetwork resource cannot be found"),
+        "{stderr}"
+    );
+}
+
+// ---- Shared VPC (networkProjectID) -------------------------------------------------------------
+
+fn shared_vpc() -> FakeOptions {
+    FakeOptions {
+        seed: Seed::shared_vpc(),
+        ..FakeOptions::realistic()
+    }
+}
+
+const HOST_COMPUTE_SUBNET: &str =
+    "projects/example-host-project/regions/us-central1/subnetworks/ocp-compute";
+
+/// The installer's Shared VPC: both addresses in the service project (the only project the
+/// calls name), the INTERNAL one in the host project's compute subnetwork, which `plan`
+/// shows.
+#[tokio::test(flavor = "multi_thread")]
+async fn shared_vpc_reserves_in_the_service_project_from_the_host_projects_subnetwork() {
+    let h = Harness::with_fixture("gcp-shared-vpc", shared_vpc()).await;
+    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
+    assert!(
+        plan.contains(&format!("the compute subnetwork {HOST_COMPUTE_SUBNET},")),
+        "{plan}"
+    );
+    h.bootstrap().await;
+    let mut expected = vec!["POST addresses"; 2];
+    expected.extend(["POST changes"; 3]);
+    assert_eq!(
+        calls(&h),
+        expected,
+        "addresses inserted in projects/example-project, records in its zones"
+    );
+    let world = h.world();
+    let private = world.ours_of("private-ipv4");
+    assert_eq!(private.len(), 1, "{:#}", world.0);
+    assert_eq!(
+        private[0]["subnetwork"],
+        format!("https://www.googleapis.com/compute/v1/{HOST_COMPUTE_SUBNET}")
+    );
+    let ip: std::net::Ipv4Addr = private[0]["ip"].as_str().unwrap().parse().unwrap();
+    assert!(
+        ip.octets()[..2] == [10, 0] && ip.octets()[2] >= 128,
+        "from ocp-compute's range 10.0.128.0/17: {ip}"
+    );
+    assert_eq!(world.ours_of("public-ipv4").len(), 1);
+    let mut want = vec![ip.to_string(), BOOTSTRAP_IP.to_string()];
+    want.sort();
+    for name in [API, API_INT] {
+        assert_eq!(world.record("private", name), want, "private {name}");
+    }
+    assert_eq!(world.record("public", API), world.ips("public-ipv4"));
+    h.assert_bootstrap_converged().await;
+}
+
+/// What the agent sent before it read networkProjectID: the host's subnetwork named under
+/// the service project. The fake refuses it as GCE does, and creates nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_shared_vpc_subnetwork_named_under_the_service_project_is_refused() {
+    use bootstrap_cloud::{AddressProvider, ErrorKind, ReservationKey, ReserveRequest};
+    let h = Harness::with_fixture("gcp-shared-vpc", shared_vpc()).await;
+    let request = ReserveRequest {
+        key: ReservationKey::parse("private-ipv4").unwrap(),
+        name: "mycluster-7xk2p-rsvd-private-ipv4".into(),
+        token: "mycluster-7xk2p-prv4-g1".into(),
+    };
+    let mut wrong = settings(&h);
+    wrong.subnetwork = "ocp-compute".into();
+    let addresses = bootstrap_cloud::gcp::GceAddresses::new(&wrong)
+        .await
+        .unwrap();
+    let err = addresses.reserve(&request).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Fatal, "{err}");
+    assert!(
+        err.to_string().contains(
+            "Invalid value for field 'resource.subnetwork': 'projects/example-project/regions/us-central1/subnetworks/ocp-compute'. The referenced subnetwork resource cannot be found."
+        ),
+        "{err}"
+    );
+    assert!(h.peers.fake.addresses().is_empty(), "nothing created");
+
+    let right = bootstrap_cloud::gcp::GcpSettings {
+        network_project: Some("example-host-project".into()),
+        ..wrong
+    };
+    let addresses = bootstrap_cloud::gcp::GceAddresses::new(&right)
+        .await
+        .unwrap();
+    let reserved = addresses.reserve(&request).await.unwrap();
+    assert_eq!(h.peers.fake.addresses().len(), 1, "{reserved:?}");
 }

@@ -620,6 +620,51 @@ async fn publish_internal_gates_on_the_one_internal_service() {
     );
 }
 
+/// userProvisionedDNS: Enabled. `run` reserves, hands over, applies and gates the Services as
+/// usual and completes, with not one Route53 call; the journal keeps the records to create.
+#[tokio::test(flavor = "multi_thread")]
+async fn user_provisioned_dns_run_completes_without_a_route53_call() {
+    let w = World::of_fixture("aws-user-dns", ControllerKnobs::default(), "60s").await;
+    w.h.run(&["run"]).await;
+    let status = w.status().await;
+    assert_eq!(status["run_step"], "done", "{status:#}");
+    assert_eq!(status["gate"]["passed"], true);
+    assert_eq!(
+        status["services"].as_array().unwrap().len(),
+        2,
+        "{status:#}"
+    );
+    let route53 = w.h.peers.route53_proxy.calls();
+    assert!(route53.is_empty(), "no Route53 call at all: {route53:?}");
+    let world = w.h.world().await;
+    assert_eq!(world.ours("eips").len(), 3);
+    assert!(
+        world.ours("enis").is_empty(),
+        "handed over to the internal NLB"
+    );
+    let mut handed: Vec<String> = status["handed_over"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ip"].as_str().unwrap().to_string())
+        .collect();
+    handed.push(BOOTSTRAP_IP.to_string());
+    handed.sort();
+    let api_int = status["user_dns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["record"] == "api-int.mycluster.example.com A")
+        .unwrap_or_else(|| panic!("{status:#}"));
+    let mut values: Vec<String> = agent::strings(&api_int["values"]);
+    values.sort();
+    assert_eq!(values, handed, "the bootstrap IP and the handed-over IPs");
+    agent::assert_gate_passed(&w.kube);
+
+    w.h.assert_changes_nothing(&[&["run"]], "a second run")
+        .await;
+}
+
 /// The cluster-version operator already wrote its status (every field the real CRD requires):
 /// `run` still completes, writes only `spec.capabilities`, and leaves the status as it was.
 #[tokio::test(flavor = "multi_thread")]

@@ -60,6 +60,31 @@ pub(super) fn gcp(ic: &Doc, infra_id: &str) -> Result<GcpSpec, FieldError> {
     let network = opt_string(ic, "platform.gcp.network")?;
     let control_plane = opt_string(ic, "platform.gcp.controlPlaneSubnet")?;
     let compute = opt_string(ic, "platform.gcp.computeSubnet")?;
+    let network_project = opt_string(ic, "platform.gcp.networkProjectID")?;
+    // Shared VPC (the installer's rules, pkg/types/gcp/validation/platform.go): the shared
+    // network must be named, and credentials go to Manual or Passthrough.
+    if let Some((host, _)) = &network_project {
+        if network.is_none() {
+            return Err(field_err(
+                "platform.gcp.network",
+                format!(
+                    "missing; networkProjectID {host} (Shared VPC) needs the name of the network it shares"
+                ),
+            ));
+        }
+        match ic.get("credentialsMode").and_then(Value::as_str) {
+            Some("Manual" | "Passthrough") => {}
+            other => {
+                return Err(field_err(
+                    "credentialsMode",
+                    format!(
+                        "{}; platform.gcp.networkProjectID (Shared VPC) needs Manual or Passthrough",
+                        other.map_or("missing".to_string(), |m| format!("is {m:?}"))
+                    ),
+                ));
+            }
+        }
+    }
     match &network {
         Some((name, _)) => {
             for (given, field) in [
@@ -109,9 +134,20 @@ pub(super) fn gcp(ic: &Doc, infra_id: &str) -> Result<GcpSpec, FieldError> {
         format!("{infra_id}-worker-subnet"),
         "<infra-id>-worker-subnet",
     );
+    if let Some((host, field)) = &network_project {
+        sources.push(NetworkValue {
+            name: "network project (Shared VPC host)".into(),
+            value: host.clone(),
+            source: Source::InstallConfig {
+                field: field.clone(),
+            },
+            classified_by: None,
+        });
+    }
     Ok(GcpSpec {
         project: s("projectID")?,
         region: s("region")?,
+        network_project: network_project.map(|(host, _)| host),
         network,
         control_plane_subnet,
         compute_subnet,
@@ -482,7 +518,7 @@ fn missing_role(subnets: &[AwsSubnet], publish: Publish) -> Option<SubnetRole> {
     let has = |role| subnets.iter().any(|s: &AwsSubnet| s.role == role);
     if !has(SubnetRole::Private) {
         Some(SubnetRole::Private)
-    } else if publish == Publish::External && !has(SubnetRole::Public) {
+    } else if publish.public_api() && !has(SubnetRole::Public) {
         Some(SubnetRole::Public)
     } else {
         None

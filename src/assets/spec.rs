@@ -13,6 +13,8 @@ pub struct ClusterSpec {
     pub base_domain: String,
     pub platform: Platform,
     pub publish: Publish,
+    /// Who writes `api` / `api-int`: the agent into the cloud's zones, or the user.
+    pub dns: DnsManagement,
     /// Machine-network families, IPv4 first when dual stack.
     pub ip_families: Vec<IpFamily>,
     pub control_plane_replicas: u32,
@@ -35,6 +37,15 @@ impl ClusterSpec {
         self.platform.name()
     }
 
+    /// Why DNS is the user's, when it is: the agent then writes no record, looks up no zone,
+    /// and prints the records to create instead.
+    pub fn user_managed_dns(&self) -> Option<&str> {
+        match &self.dns {
+            DnsManagement::Cloud => None,
+            DnsManagement::UserManaged { because } => Some(because),
+        }
+    }
+
     /// The network values the agent works with and where each came from. AWS public subnets
     /// count only when the API is published externally (they get nothing otherwise).
     pub fn network_values(&self) -> Vec<NetworkValue> {
@@ -42,7 +53,7 @@ impl ClusterSpec {
             Platform::Aws(aws) => match &aws.subnets {
                 AwsSubnets::Known { subnets, .. } => subnets
                     .iter()
-                    .filter(|s| s.role == SubnetRole::Private || self.publish == Publish::External)
+                    .filter(|s| s.role == SubnetRole::Private || self.publish.public_api())
                     .map(|s| NetworkValue {
                         name: format!("{} subnet", s.role),
                         value: s.id.clone(),
@@ -70,10 +81,49 @@ impl ClusterSpec {
     }
 }
 
+/// The install-config's `publish` (with `operatorPublishingStrategy` for Mixed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Publish {
     External,
     Internal,
+    /// Azure only: the API and ingress are published separately.
+    Mixed {
+        apiserver: Exposure,
+        ingress: Exposure,
+    },
+}
+
+/// One side of `operatorPublishingStrategy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Exposure {
+    External,
+    Internal,
+}
+
+impl Publish {
+    /// The installer's `PublicAPI()`: publish External (or empty), or Mixed with
+    /// `operatorPublishingStrategy.apiserver: External`. It alone decides whether a public IP
+    /// is reserved and a public `api` record written; ingress plays no part (the DNS
+    /// manifest's publicZone follows ingress, so it is not read for this).
+    pub fn public_api(self) -> bool {
+        match self {
+            Publish::External => true,
+            Publish::Internal => false,
+            Publish::Mixed { apiserver, .. } => apiserver == Exposure::External,
+        }
+    }
+}
+
+/// Who writes the `api` / `api-int` records. One mode for every way DNS becomes the user's
+/// (the installer's switches here; a UPI install by hand is the same mode).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DnsManagement {
+    /// The agent, into the cloud's private and public zones.
+    Cloud,
+    /// The user: the agent still reserves the IPs and renders and gates the Services, but
+    /// writes no cloud record and looks up no zone. `because` names the input that said so.
+    UserManaged { because: String },
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -215,8 +265,12 @@ pub struct AzureSpec {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct GcpSpec {
+    /// The (service) project: both addresses are reserved here, Shared VPC or not.
     pub project: String,
     pub region: String,
+    /// `networkProjectID`: the Shared VPC host project, which holds the network and its
+    /// subnetworks.
+    pub network_project: Option<String>,
     pub network: String,
     pub control_plane_subnet: String,
     /// The compute (worker) subnetwork: the installer's cloud-provider config names it as
@@ -224,6 +278,24 @@ pub struct GcpSpec {
     pub compute_subnet: String,
     /// Where each network value above came from.
     pub sources: Vec<NetworkValue>,
+}
+
+impl GcpSpec {
+    /// The project holding the network and subnetworks: the Shared VPC host, else `project`.
+    pub fn subnetwork_project(&self) -> &str {
+        self.network_project.as_deref().unwrap_or(&self.project)
+    }
+
+    /// The compute subnetwork as the INTERNAL address names it (and GCE resolves it: under
+    /// any other project it "cannot be found"). The cloud crate builds the same URL.
+    pub fn compute_subnetwork_url(&self) -> String {
+        format!(
+            "projects/{}/regions/{}/subnetworks/{}",
+            self.subnetwork_project(),
+            self.region,
+            self.compute_subnet
+        )
+    }
 }
 
 /// One network value the agent works with, and where it came from (`plan` prints these).

@@ -2,7 +2,7 @@
 //! record sets of stage 1 (see the README picture).
 
 use super::Value;
-use crate::assets::{ClusterSpec, Platform, Publish};
+use crate::assets::{ClusterSpec, Platform};
 use bootstrap_cloud::{IpFamily, RecordKey, ReservationKey, ReserveRequest, Scope, ZoneRef};
 
 pub const DEFAULT_TTL: u32 = 60;
@@ -28,7 +28,7 @@ pub struct WantedRecord {
 /// the machine network has IPv6. GCP: IPv4 only, because its Service load balancers take one
 /// IPv4 each (the plan notes say so).
 pub fn reservations(spec: &ClusterSpec) -> Vec<WantedReservation> {
-    let public = spec.publish == Publish::External;
+    let public = spec.publish.public_api();
     let mut keys = Vec::new();
     match &spec.platform {
         Platform::Aws(aws) => {
@@ -128,7 +128,7 @@ pub fn request(spec: &ClusterSpec, wanted: &WantedReservation, generation: u32) 
 }
 
 /// Stage 1 records: private `api` and `api-int` = bootstrap IP + reserved private IPs; public
-/// `api` = reserved public IPs (publish External only). Platform none writes no DNS.
+/// `api` = reserved public IPs (public API only). Platform none writes no DNS.
 pub fn records(spec: &ClusterSpec) -> Vec<WantedRecord> {
     if matches!(spec.platform, Platform::None) {
         return Vec::new();

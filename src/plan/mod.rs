@@ -173,6 +173,31 @@ pub struct Plan {
     /// The network values the plan works with, and where each came from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub network: Vec<crate::assets::NetworkValue>,
+    /// User-managed DNS: the agent writes no record; these are the ones the user creates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_dns: Option<UserDns>,
+}
+
+/// The records a user who manages DNS must create: the same records, with the same values,
+/// that the agent would seed into cloud DNS (one code path for every user-managed mode).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserDns {
+    /// The input that made DNS the user's.
+    pub because: String,
+    /// Every value each record must hold while the bootstrap host serves: the bootstrap IP
+    /// and the reserved IPs (as IPs once reserved; until then the reservation they will be).
+    pub records: Vec<UserRecord>,
+    /// The value to take out of `api` / `api-int` once the gate passed (stage 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap_ip: Option<IpAddr>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserRecord {
+    pub zone: ZoneRef,
+    pub record: RecordKey,
+    pub values: Vec<Value>,
+    pub ttl: u32,
 }
 
 impl Plan {
@@ -191,6 +216,7 @@ impl Plan {
             changes: Vec::new(),
             notes: notes(spec),
             network: spec.network_values(),
+            user_dns: user_dns(spec, observed),
         };
         for stage in stages {
             plan.changes.extend(match stage {
@@ -205,6 +231,38 @@ impl Plan {
     }
 }
 
+/// What the user must create when DNS is theirs; None when the agent writes it.
+fn user_dns(spec: &ClusterSpec, observed: &Observed) -> Option<UserDns> {
+    let because = spec.user_managed_dns()?;
+    let records = desired::records(spec)
+        .into_iter()
+        .map(|w| UserRecord {
+            zone: w.zone,
+            record: w.key,
+            values: w
+                .values
+                .into_iter()
+                .map(|v| match observed.resolve(&v) {
+                    Some(ip) => Value::Ip(ip),
+                    None => v,
+                })
+                .collect(),
+            ttl: DEFAULT_TTL,
+        })
+        .collect();
+    Some(UserDns {
+        because: because.to_string(),
+        records,
+        bootstrap_ip: spec.bootstrap_ip,
+    })
+}
+
+/// Whether the agent writes (and so reads) cloud DNS at all. The one check of the
+/// user-managed mode: with it false, no zone is looked up and no record planned.
+fn cloud_dns(spec: &ClusterSpec) -> bool {
+    spec.user_managed_dns().is_none()
+}
+
 fn notes(spec: &ClusterSpec) -> Vec<String> {
     use crate::assets::Platform;
     let mut notes = Vec::new();
@@ -215,10 +273,18 @@ fn notes(spec: &ClusterSpec) -> Vec<String> {
         Platform::Aws(_) if spec.ip_families.len() > 1 => notes.push(
             "aws dual stack: EIPs and NLB private addresses are IPv4; no IPv6 is reserved and no AAAA record is seeded".into(),
         ),
-        Platform::Gcp(gcp) => notes.push(format!(
-            "gcp: the internal address comes from the compute subnetwork {}, where the cloud provider creates internal forwarding rules",
-            gcp.compute_subnet
-        )),
+        Platform::Gcp(gcp) => {
+            notes.push(format!(
+                "gcp: the internal address comes from the compute subnetwork {}, where the cloud provider creates internal forwarding rules",
+                gcp.compute_subnetwork_url()
+            ));
+            if let Some(host) = &gcp.network_project {
+                notes.push(format!(
+                    "gcp shared VPC: the subnetworks are the host project {host}'s; both addresses are reserved in the service project {}",
+                    gcp.project
+                ));
+            }
+        }
         _ => {}
     }
     // Per cloud, what dual stack gets (README "Reservations per cloud" has the sources).
@@ -232,6 +298,18 @@ fn notes(spec: &ClusterSpec) -> Vec<String> {
             ),
             _ => {}
         }
+    }
+    if let crate::assets::Publish::Mixed { apiserver, ingress } = spec.publish {
+        notes.push(if spec.publish.public_api() {
+            format!(
+                "publish Mixed (apiserver {apiserver:?}, ingress {ingress:?}): the API is public, so its public IP is reserved and api is written into the base domain's public zone {}, whatever the DNS manifest's publicZone (it follows ingress)",
+                spec.base_domain
+            )
+        } else {
+            format!(
+                "publish Mixed (apiserver {apiserver:?}, ingress {ingress:?}): the API is internal: no public IP and no public api record (a publicZone in the DNS manifest is there for ingress)"
+            )
+        });
     }
     if let Platform::Aws(aws) = &spec.platform {
         match &aws.subnets {
@@ -299,6 +377,9 @@ fn reserve(spec: &ClusterSpec, observed: &Observed, generation: u32) -> Vec<Chan
 /// holds back a reserved IP until its load balancer serves it; the same stage, run again as
 /// IPs start to serve, adds each then (one compare-and-swap per record).
 fn seed_dns(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
+    if !cloud_dns(spec) {
+        return Vec::new();
+    }
     let may_join = |v: &Value| match (v, &observed.serving) {
         (Value::Reserved(_), Some(serving)) => {
             observed.resolve(v).is_some_and(|ip| serving.contains(&ip))
@@ -344,7 +425,9 @@ fn hand_over(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
 }
 
 fn remove_values(spec: &ClusterSpec, observed: &Observed, ours: &BTreeSet<IpAddr>) -> Vec<Change> {
-    let _ = spec;
+    if !cloud_dns(spec) {
+        return Vec::new();
+    }
     observed
         .records
         .iter()
@@ -403,8 +486,11 @@ pub fn bootstrap_ip_conflict(spec: &ClusterSpec, observed: &Observed) -> Option<
     })
 }
 
-/// The records observation must read for the given stages.
+/// The records observation must read (none when DNS is the user's: no zone is looked up).
 pub fn records_of_interest(spec: &ClusterSpec) -> Vec<(ZoneRef, RecordKey)> {
+    if !cloud_dns(spec) {
+        return Vec::new();
+    }
     desired::records(spec)
         .into_iter()
         .map(|w| (w.zone, w.key))

@@ -19,6 +19,38 @@ impl Plan {
                 };
             }
         }
+        if let Some(user) = &self.user_dns {
+            let _ = writeln!(
+                out,
+                "user-managed DNS ({}): the agent writes no DNS record and looks up no zone; create these records in your DNS:",
+                user.because
+            );
+            for r in &user.records {
+                let _ = writeln!(
+                    out,
+                    "  {}: {} ttl {} = {}",
+                    r.zone,
+                    r.record,
+                    r.ttl,
+                    join(r.values.iter().map(|v| resolved(v, observed)))
+                );
+            }
+            if user
+                .records
+                .iter()
+                .flat_map(|r| &r.values)
+                .any(|v| observed.resolve(v).is_none())
+            {
+                out.push_str("  <...>: an IP `reserve` has not reserved yet; `plan` prints it once it exists\n");
+            }
+            if let Some(ip) = user.bootstrap_ip {
+                let _ = writeln!(
+                    out,
+                    "  then remove {ip} from api and api-int once the gate passed (phase gate-passed), as `dns teardown` does in cloud DNS"
+                );
+            }
+            out.push_str("  after a failed install (`teardown --all`), delete these records\n");
+        }
         if self.changes.is_empty() {
             out.push_str("no changes: everything is in place\n");
             return out;

@@ -17,6 +17,8 @@ pub async fn providers(spec: &ClusterSpec, platform: &GcpSpec) -> Result<Provide
         // Internal forwarding rules live in the compute subnetwork (the cloud provider's
         // `subnetwork-name`); an address from another subnetwork would be refused.
         subnetwork: platform.compute_subnet.clone(),
+        // Shared VPC: the subnetwork is the host project's; the addresses stay in `project`.
+        network_project: platform.network_project.clone(),
         infra_id: spec.infra_id.clone(),
         credentials: match &spec.credentials {
             Credentials::GcpServiceAccount { json } => {

@@ -93,6 +93,9 @@ pub struct GcpSettings {
     /// The compute subnetwork's name: the internal address is taken from its range, because
     /// the cloud provider creates internal forwarding rules there.
     pub subnetwork: String,
+    /// Shared VPC (`networkProjectID`): the host project holding the subnetwork. Addresses
+    /// are still created in `project`.
+    pub network_project: Option<String>,
     pub infra_id: String,
     pub credentials: GcpCredentials,
     pub compute_endpoint: Option<String>,
@@ -108,11 +111,14 @@ impl GcpSettings {
         self
     }
 
-    /// The subnetwork's URL as GCE expects it in `Address.subnetwork`.
+    /// The subnetwork's URL as GCE expects it in `Address.subnetwork`: under the project that
+    /// holds it (a Shared VPC's host project), or GCE cannot find it.
     pub fn subnetwork_url(&self) -> String {
         format!(
             "projects/{}/regions/{}/subnetworks/{}",
-            self.project, self.region, self.subnetwork
+            self.network_project.as_deref().unwrap_or(&self.project),
+            self.region,
+            self.subnetwork
         )
     }
 }
@@ -229,6 +235,29 @@ mod tests {
         assert!(
             long.chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        );
+    }
+
+    #[test]
+    fn the_subnetwork_url_names_the_shared_vpc_host_project_when_there_is_one() {
+        let mut settings = GcpSettings {
+            project: "svc".into(),
+            region: "us-central1".into(),
+            subnetwork: "ocp-compute".into(),
+            network_project: None,
+            infra_id: "mycluster-7xk2p".into(),
+            credentials: GcpCredentials::Default,
+            compute_endpoint: None,
+            dns_endpoint: None,
+        };
+        assert_eq!(
+            settings.subnetwork_url(),
+            "projects/svc/regions/us-central1/subnetworks/ocp-compute"
+        );
+        settings.network_project = Some("host".into());
+        assert_eq!(
+            settings.subnetwork_url(),
+            "projects/host/regions/us-central1/subnetworks/ocp-compute"
         );
     }
 

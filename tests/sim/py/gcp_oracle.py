@@ -82,6 +82,20 @@ def main():
     out["in_use_error"] = done.get("error", {}).get("errors", [{}])[0].get("code")
     out["in_use_created"] = error_of(compute.addresses().get(project=P, region=R, address="oracle-int-dup")) is None
 
+    # A subnetwork named under a project that does not hold it (as a Shared VPC subnet named
+    # under the service project would be): refused at once, nothing created.
+    wrong = f"projects/other-project/regions/{R}/subnetworks/mycluster-master-subnet"
+    try:
+        compute.addresses().insert(project=P, region=R, body={
+            "name": "oracle-int-wrong", "addressType": "INTERNAL", "subnetwork": wrong}).execute()
+        out["wrong_project_subnetwork"] = None
+    except HttpError as e:
+        err = json.loads(e.content.decode())["error"]
+        out["wrong_project_subnetwork"] = {"code": e.status_code, "reason": err["errors"][0]["reason"],
+                                           "status": err.get("status"), "message": err["message"]}
+    out["wrong_project_created"] = error_of(
+        compute.addresses().get(project=P, region=R, address="oracle-int-wrong")) is None
+
     # Errors in Google's envelope.
     out["duplicate_name"] = error_of(compute.addresses().insert(project=P, region=R, body={
         "name": "oracle-ext", "addressType": "EXTERNAL"}))

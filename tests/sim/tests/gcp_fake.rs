@@ -64,6 +64,15 @@ async fn the_official_python_client_sees_the_fake_as_compute_and_cloud_dns() {
     assert!(o["internal"]["subnetwork"].as_str().unwrap().ends_with(
         "/projects/example-project/regions/us-central1/subnetworks/mycluster-master-subnet"
     ));
+    assert_eq!(
+        o["wrong_project_subnetwork"],
+        json!({
+            "code": 400, "reason": "invalid", "status": "INVALID_ARGUMENT",
+            "message": "Invalid value for field 'resource.subnetwork': 'projects/other-project/regions/us-central1/subnetworks/mycluster-master-subnet'. The referenced subnetwork resource cannot be found.",
+        }),
+        "a subnetwork belongs to one project"
+    );
+    assert_eq!(o["wrong_project_created"], false);
     assert_eq!(o["in_use_error"], "IP_IN_USE_BY_ANOTHER_RESOURCE");
     assert_eq!(o["in_use_created"], false);
     assert_eq!(

@@ -2,7 +2,7 @@
 
 use super::filter::Filter;
 use super::http::{ApiError, Reply, Req};
-use super::{Effect, Operation, World, now_rfc3339};
+use super::{Effect, Operation, SubnetSeed, World, now_rfc3339};
 use hyper::Method;
 use serde_json::{Value, json};
 use std::net::Ipv4Addr;
@@ -146,24 +146,34 @@ fn is_uuid(text: &str) -> bool {
             .all(|p| p.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
-/// `projects/p/regions/r/subnetworks/s`, `regions/r/subnetworks/s` or a full URL -> name.
-fn subnetwork_name<'a>(w: &World, url: &'a str) -> Result<&'a str, ApiError> {
+/// The seeded subnetwork a URL names: `projects/p/regions/r/subnetworks/s` (or the full URL),
+/// or `regions/r/subnetworks/s` (the request's project). A subnetwork belongs to one project,
+/// so naming it under another is refused as GCE refuses it: 400 `invalid`, "The referenced
+/// subnetwork resource cannot be found." (the shape of terraform-provider-google#2140, for
+/// an instance's subnetwork; #19507 for this field of an address).
+fn subnetwork<'a>(w: &'a World, url: &str) -> Result<&'a SubnetSeed, ApiError> {
     let path = url
         .strip_prefix(BASE)
         .or_else(|| url.strip_prefix("https://compute.googleapis.com/compute/v1"))
         .unwrap_or(url)
         .trim_start_matches('/');
-    let rp = region_path(w);
-    let name = path
-        .strip_prefix(&format!("{rp}/subnetworks/"))
-        .or_else(|| path.strip_prefix(&format!("regions/{}/subnetworks/", w.seed().region)));
-    match name {
-        Some(n) if w.seed().subnetworks.iter().any(|s| s.name == n) => Ok(n),
-        _ => Err(ApiError::not_found(format!(
-            "The resource '{}' was not found",
-            path
-        ))),
-    }
+    let seed = w.seed();
+    let (project, rest) = match path.strip_prefix("projects/") {
+        Some(rest) => match rest.split_once('/') {
+            Some((project, rest)) => (project, rest),
+            None => ("", rest),
+        },
+        None => (seed.project.as_str(), path),
+    };
+    let name = rest.strip_prefix(&format!("regions/{}/subnetworks/", seed.region));
+    seed.subnetworks
+        .iter()
+        .find(|s| Some(s.name.as_str()) == name && seed.subnet_project(s) == project)
+        .ok_or_else(|| {
+            ApiError::invalid(format!(
+                "Invalid value for field 'resource.subnetwork': '{url}'. The referenced subnetwork resource cannot be found."
+            ))
+        })
 }
 
 fn range(base: Ipv4Addr, prefix: u8) -> (u32, u32) {
@@ -251,12 +261,8 @@ pub(crate) fn new_address(w: &mut World, body: &Value) -> Result<Value, ApiError
             let subnet_url = body["subnetwork"].as_str().ok_or_else(|| {
                 ApiError::invalid("Invalid value for field 'resource.subnetwork'. An INTERNAL address needs a subnetwork")
             })?;
-            let subnet_name = subnetwork_name(w, subnet_url)?;
-            let subnet = seed
-                .subnetworks
-                .iter()
-                .find(|s| s.name == subnet_name)
-                .ok_or_else(|| ApiError::not_found("subnetwork"))?;
+            let subnet = subnetwork(w, subnet_url)?.clone();
+            let subnet_project = seed.subnet_project(&subnet).to_string();
             if let Some(p) = purpose
                 && !["GCE_ENDPOINT", "SHARED_LOADBALANCER_VIP", "DNS_RESOLVER"].contains(&p)
             {
@@ -265,10 +271,13 @@ pub(crate) fn new_address(w: &mut World, body: &Value) -> Result<Value, ApiError
                 )));
             }
             out["purpose"] = json!(purpose.unwrap_or("GCE_ENDPOINT"));
-            out["subnetwork"] = json!(format!("{BASE}/{rp}/subnetworks/{}", subnet.name));
+            out["subnetwork"] = json!(format!(
+                "{BASE}/projects/{subnet_project}/regions/{}/subnetworks/{}",
+                seed.region, subnet.name
+            ));
             out["network"] = json!(format!(
-                "{BASE}/projects/{}/global/networks/{}",
-                seed.project, subnet.network
+                "{BASE}/projects/{subnet_project}/global/networks/{}",
+                subnet.network
             ));
             let (lo, hi) = range(subnet.cidr, subnet.prefix);
             // GCP reserves the network, gateway, second-to-last and broadcast addresses.

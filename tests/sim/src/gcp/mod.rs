@@ -7,7 +7,11 @@
 //!   delete idempotent (same id, same operation, no second effect). INTERNAL addresses are
 //!   allocated from the subnetwork's range (first two and last two addresses reserved, as on
 //!   GCP); an explicit address already in use fails the operation with
-//!   `IP_IN_USE_BY_ANOTHER_RESOURCE`; an existing name is a 409 `alreadyExists`.
+//!   `IP_IN_USE_BY_ANOTHER_RESOURCE`; an existing name is a 409 `alreadyExists`. A subnetwork
+//!   belongs to one project: a Shared VPC's lives in the host project while the addresses
+//!   stay in the service project, and a subnetwork URL naming a project that does not hold
+//!   it is refused as GCE refuses it (400 `invalid`, "The referenced subnetwork resource
+//!   cannot be found.").
 //! - dns.v1: `managedZones` (list with `dnsName`, get), `resourceRecordSets` (list with
 //!   `name`/`type`) and `changes` (create/get). A Change is validated whole, then applied
 //!   atomically: a deletion must match the existing set exactly (ttl and rrdatas, else 412
@@ -37,6 +41,8 @@ pub use filter::Filter;
 #[derive(Debug, Clone)]
 pub struct SubnetSeed {
     pub name: String,
+    /// The project that holds it: a Shared VPC host project, else (None) the seed's project.
+    pub project: Option<String>,
     pub network: String,
     pub cidr: Ipv4Addr,
     pub prefix: u8,
@@ -69,6 +75,7 @@ impl Default for Seed {
     fn default() -> Self {
         let subnet = |name: &str, cidr: [u8; 4], prefix| SubnetSeed {
             name: name.into(),
+            project: None,
             network: "mycluster-network".into(),
             cidr: Ipv4Addr::from(cidr),
             prefix,
@@ -128,6 +135,41 @@ impl Seed {
         }
     }
 }
+
+impl Seed {
+    /// Shared VPC (fixture `gcp-shared-vpc`): the network `shared-vpc` and its subnetworks
+    /// `ocp-control-plane` and `ocp-compute` belong to the host project
+    /// [`SHARED_VPC_HOST_PROJECT`]; addresses and zones stay in the service project (the
+    /// default seed's `example-project`). The service project holds no subnetwork.
+    pub fn shared_vpc() -> Self {
+        let defaults = Self::default();
+        let names = ["ocp-control-plane", "ocp-compute"];
+        Self {
+            subnetworks: defaults
+                .subnetworks
+                .iter()
+                .zip(names)
+                .map(|(subnet, name)| SubnetSeed {
+                    name: name.into(),
+                    project: Some(SHARED_VPC_HOST_PROJECT.into()),
+                    network: "shared-vpc".into(),
+                    ..subnet.clone()
+                })
+                .collect(),
+            network: "shared-vpc".into(),
+            cloud_config_subnetwork: "ocp-compute".into(),
+            ..defaults
+        }
+    }
+
+    /// The project holding `subnet`.
+    pub(crate) fn subnet_project<'a>(&'a self, subnet: &'a SubnetSeed) -> &'a str {
+        subnet.project.as_deref().unwrap_or(&self.project)
+    }
+}
+
+/// The Shared VPC host project of [`Seed::shared_vpc`].
+pub const SHARED_VPC_HOST_PROJECT: &str = "example-host-project";
 
 #[derive(Debug, Clone, Default)]
 pub struct FakeOptions {
@@ -372,7 +414,9 @@ impl GcpFake {
             body["addressType"] = json!("INTERNAL");
             body["subnetwork"] = json!(format!(
                 "projects/{}/regions/{}/subnetworks/{}",
-                seed.project, seed.region, seed.subnetworks[0].name
+                seed.subnet_project(&seed.subnetworks[0]),
+                seed.region,
+                seed.subnetworks[0].name
             ));
         }
         let address =
