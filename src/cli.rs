@@ -95,6 +95,15 @@ pub enum Command {
         gate: GateArgs,
         #[command(flatten)]
         registry: RegistryArgs,
+        /// progressive: the private records hold the bootstrap IP first, and each reserved IP
+        /// joins once its load balancer serves it; all-at-once: as the seed (every IP at once).
+        #[arg(
+            long,
+            value_enum,
+            env = "BOOTSTRAP_AGENT_DNS_SEEDING",
+            default_value = "progressive"
+        )]
+        dns_seeding: crate::daemon::DnsSeeding,
     },
     /// Capabilities: validate, write to ClusterVersion, filter manifests, updates.
     Capabilities {
@@ -234,7 +243,8 @@ pub async fn run(cli: Cli) -> Result<()> {
             kube,
             gate,
             registry,
-        } => run_daemon(&common, &kube, &gate, &registry).await,
+            dns_seeding,
+        } => run_daemon(&common, &kube, &gate, &registry, dns_seeding).await,
         Command::Capabilities { command } => crate::capabilities::cli::run(command).await,
         Command::Render { common, templates } => render(&common, templates.as_deref()).await,
         Command::Apply { common, kube } => apply(&common, &kube).await,
@@ -361,6 +371,7 @@ async fn run_daemon(
     kube: &KubeArgs,
     gate: &GateArgs,
     registry: &RegistryArgs,
+    dns_seeding: crate::daemon::DnsSeeding,
 ) -> Result<()> {
     let mut spec = load_spec(common)?;
     runner::require_bootstrap_ip(&spec)?;
@@ -396,6 +407,7 @@ async fn run_daemon(
         gate_timeout: gate.gate_timeout,
         done_file: gate.done_file.clone(),
         drain_wait: gate.drain_wait,
+        dns_seeding,
         capabilities,
         cvo_overrides,
     };

@@ -32,6 +32,7 @@ pub struct RunSettings {
     pub done_file: Option<PathBuf>,
     /// After the bootstrap IP left DNS, how long to wait before signalling `complete`.
     pub drain_wait: DrainWait,
+    pub dns_seeding: DnsSeeding,
     /// The validated capability selection written to ClusterVersion.
     pub capabilities: crate::capabilities::selection::Selection,
     /// The installer's `manifests/cvo-overrides.yaml`, when present: ClusterVersion is
@@ -113,6 +114,15 @@ pub async fn run(
                 machine.reserved()?;
             }
             Step::SeedDns => {
+                // Progressive: the reserved IPs join during the gate, as they start to serve.
+                // Kept across restarts; switching to all-at-once lets every IP join now.
+                runner.journal.state.serving = match settings.dns_seeding {
+                    DnsSeeding::Progressive => {
+                        Some(runner.journal.state.serving.take().unwrap_or_default())
+                    }
+                    DnsSeeding::AllAtOnce => None,
+                };
+                runner.journal.save()?;
                 runner.run(Stage::SeedDns).await?;
                 machine.dns_seeded()?;
             }
@@ -183,14 +193,44 @@ pub async fn run(
                 let targets = journal.state.services.clone();
                 let mut seen: Vec<gate::ServiceGate> = Vec::new();
                 let cloud = providers.map(|p| p.addresses.as_ref());
-                let report = gate::wait_ready(kube, &targets, cloud, settings.gate_timeout, |services| {
-                    for s in services.iter().filter(|s| !seen.contains(s)) {
-                        tracing::info!(service = %format!("{}/{}", s.namespace, s.name), reason = %s.reason, "gate");
+                // Progressive DNS: each IP the gate proves served joins its records at once.
+                let (serves, mut served) = tokio::sync::mpsc::unbounded_channel();
+                let gate = gate::wait_ready(
+                    kube,
+                    &targets,
+                    cloud,
+                    settings.gate_timeout,
+                    |services| {
+                        for s in services.iter().filter(|s| !seen.contains(s)) {
+                            tracing::info!(service = %format!("{}/{}", s.namespace, s.name), reason = %s.reason, "gate");
+                        }
+                        seen = services.to_vec();
+                        let waiting: Vec<String> = services
+                            .iter()
+                            .filter(|s| !s.ready)
+                            .map(|s| format!("{}: {}", s.name, s.reason))
+                            .collect();
+                        notify_status(&format!("stage 2: waiting for {}", waiting.join(", ")));
+                        let _ = serves.send(serving_ips(&targets, services));
+                    },
+                );
+                tokio::pin!(gate);
+                let report = loop {
+                    tokio::select! {
+                        outcome = &mut gate => break outcome?,
+                        Some(ips) = served.recv() => {
+                            join_dns(spec, journal, providers, settings, ips).await?;
+                        }
                     }
-                    seen = services.to_vec();
-                    let waiting: Vec<String> = services.iter().filter(|s| !s.ready).map(|s| format!("{}: {}", s.name, s.reason)).collect();
-                    notify_status(&format!("stage 2: waiting for {}", waiting.join(", ")));
-                })
+                };
+                // The last evaluation may have made the last IPs joinable.
+                join_dns(
+                    spec,
+                    journal,
+                    providers,
+                    settings,
+                    serving_ips(&targets, &report.services),
+                )
                 .await?;
                 record_gate(kube, journal, &report, settings.done_file.as_deref()).await?;
                 machine.gate_passed()?;
@@ -291,6 +331,78 @@ pub async fn signal(
         )?;
     }
     cluster::publish_signal(kube, phase.as_str(), &doc).await
+}
+
+/// How the reserved IPs get into DNS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DnsSeeding {
+    /// The bootstrap IP first; each reserved IP once its load balancer serves it (the gate's
+    /// proof for every Service that claims it).
+    Progressive,
+    /// Every reserved IP with the bootstrap IP at once, as the seed does: clients meet dead
+    /// addresses until the load balancers exist.
+    AllAtOnce,
+}
+
+/// PURE: the claimed IPs whose every claiming Service is ready (its load balancer holds them
+/// and it has a ready endpoint).
+pub fn serving_ips(
+    targets: &[render::ServiceClaim],
+    services: &[gate::ServiceGate],
+) -> std::collections::BTreeSet<std::net::IpAddr> {
+    let ready = |t: &render::ServiceClaim| {
+        services
+            .iter()
+            .any(|s| s.namespace == t.namespace && s.name == t.name && s.ready)
+    };
+    targets
+        .iter()
+        .flat_map(|t| t.claims.iter())
+        .filter(|ip| {
+            targets
+                .iter()
+                .filter(|t| t.claims.contains(ip))
+                .all(|t| ready(t))
+        })
+        .copied()
+        .collect()
+}
+
+/// Progressive DNS: records `ips` as served and runs the seed again, which adds exactly the
+/// newly served IPs (a no-op when nothing is new, or in all-at-once mode).
+async fn join_dns(
+    spec: &ClusterSpec,
+    journal: &mut Journal,
+    providers: Option<&Providers>,
+    settings: &RunSettings,
+    ips: std::collections::BTreeSet<std::net::IpAddr>,
+) -> Result<()> {
+    let Some(serving) = journal.state.serving.as_mut() else {
+        return Ok(());
+    };
+    let new: Vec<_> = ips.difference(serving).copied().collect();
+    if new.is_empty() {
+        return Ok(());
+    }
+    serving.extend(new.iter().copied());
+    journal.save()?;
+    tracing::info!(ips = ?new, "load balancer serves: joining DNS");
+    notify_status(&format!(
+        "stage 2: adding {} to DNS (its load balancer serves it)",
+        new.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    Runner {
+        spec,
+        journal,
+        providers,
+        stage_timeout: settings.stage_timeout,
+    }
+    .run(Stage::SeedDns)
+    .await?;
+    Ok(())
 }
 
 /// How long the drain after removing the bootstrap IP lasts.
@@ -435,5 +547,50 @@ mod tests {
             Ok(DrainWait::Fixed(Duration::from_secs(5)))
         );
         assert!(DrainWait::parse("soon").is_err());
+    }
+
+    #[test]
+    fn an_ip_serves_once_every_service_that_claims_it_is_ready() {
+        let ip = |s: &str| -> std::net::IpAddr { s.parse().unwrap() };
+        let claim = |name: &str, ips: &[&str]| render::ServiceClaim {
+            namespace: "ns".into(),
+            name: name.into(),
+            claims: ips.iter().map(|s| ip(s)).collect(),
+            needs_aws_lb_controller: false,
+        };
+        let gate = |name: &str, ready: bool| gate::ServiceGate {
+            namespace: "ns".into(),
+            name: name.into(),
+            ready,
+            reason: String::new(),
+            ingress: Vec::new(),
+            ready_endpoints: 0,
+            endpoints: 0,
+            proof: String::new(),
+            needs_cloud_proof: false,
+        };
+        // The internal IP is shared by the API and MCS Services (Azure, GCP).
+        let targets = [
+            claim("external-lb", &["203.0.113.1"]),
+            claim("internal-lb", &["10.0.1.5"]),
+            claim("internal-lb-mcs", &["10.0.1.5"]),
+        ];
+        let serving = |ready: &[&str]| {
+            let services: Vec<_> = ["external-lb", "internal-lb", "internal-lb-mcs"]
+                .iter()
+                .map(|n| gate(n, ready.contains(n)))
+                .collect();
+            serving_ips(&targets, &services)
+        };
+        assert!(serving(&[]).is_empty());
+        assert_eq!(serving(&["external-lb"]), [ip("203.0.113.1")].into());
+        assert!(
+            serving(&["internal-lb"]).is_empty(),
+            "MCS does not serve the shared IP yet"
+        );
+        assert_eq!(
+            serving(&["internal-lb", "internal-lb-mcs"]),
+            [ip("10.0.1.5")].into()
+        );
     }
 }

@@ -165,6 +165,24 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
             interrupted.len()
         );
     }
+    match &state.serving {
+        Some(ips) => {
+            let ips: Vec<String> = ips.iter().map(ToString::to_string).collect();
+            let _ = writeln!(
+                out,
+                "dns seeding: progressive; joined (their load balancer serves them): {}",
+                if ips.is_empty() {
+                    "none yet".to_string()
+                } else {
+                    ips.join(", ")
+                }
+            );
+        }
+        None if state.run_step.is_some() => {
+            let _ = writeln!(out, "dns seeding: all at once");
+        }
+        None => {}
+    }
     if let Some(until) = &state.drain_until {
         let _ = writeln!(
             out,

@@ -45,8 +45,17 @@ impl World {
     /// `run` with a 2 s gate deadline against a cluster whose Services never get ready: it must
     /// stop at the gate with exit 4 (after the hand-over).
     async fn run_into_gate_timeout(knobs: ControllerKnobs) -> (Self, std::process::Output) {
+        Self::run_into_gate_timeout_with(knobs, &[]).await
+    }
+
+    async fn run_into_gate_timeout_with(
+        knobs: ControllerKnobs,
+        flags: &[&str],
+    ) -> (Self, std::process::Output) {
         let w = Self::with_gate_timeout(knobs, "2s").await;
-        let out = w.h.command(&["run"]).output().await.unwrap();
+        let mut args = vec!["run"];
+        args.extend_from_slice(flags);
+        let out = w.h.command(&args).output().await.unwrap();
         assert_eq!(
             out.status.code(),
             Some(4),
@@ -324,8 +333,63 @@ async fn resume_after_kill_during_hand_over() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn resume_after_kill_during_bootstrap_removal() {
-    // Route53 mutations: 3 seeds, then the removal of the bootstrap IP.
+    // Route53 mutations: 2 seeds (bootstrap IP only), 3 joins (private api and api-int, the
+    // public api), then the removal of the bootstrap IP.
+    crash_and_resume(true, Hold::Before(6)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resume_after_kill_during_a_progressive_join() {
+    // The 4th Route53 mutation is a join, after the two bootstrap-only seeds.
     crash_and_resume(true, Hold::Before(4)).await;
+}
+
+/// Progressive DNS (the default): while no load balancer serves, the private records hold only
+/// the bootstrap IP and there is no public record; `--dns-seeding all-at-once` seeds every
+/// reserved IP at once, as the seed does.
+#[tokio::test(flavor = "multi_thread")]
+async fn progressive_dns_holds_back_ips_no_load_balancer_serves() {
+    for (mode, all_at_once) in [("progressive", false), ("all-at-once", true)] {
+        let (w, _) = World::run_into_gate_timeout_with(
+            ControllerKnobs {
+                never_ready: true,
+                ..Default::default()
+            },
+            &["--dns-seeding", mode],
+        )
+        .await;
+        let world = w.h.world().await;
+        let handed: Vec<String> = w.status().await["handed_over"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["ip"].as_str().unwrap().to_string())
+            .collect();
+        for name in [API, API_INT] {
+            let mut expected = vec![BOOTSTRAP_IP.to_string()];
+            if all_at_once {
+                expected.extend(handed.iter().cloned());
+            }
+            expected.sort();
+            let mut got = world.record("private", name);
+            got.sort();
+            assert_eq!(got, expected, "{mode}: private {name}");
+        }
+        assert_eq!(
+            world.record("public", API).is_empty(),
+            !all_at_once,
+            "{mode}: the public api record exists only once an IP serves"
+        );
+        assert_eq!(
+            w.status().await["serving"],
+            if all_at_once {
+                Value::Null
+            } else {
+                serde_json::json!([])
+            },
+            "{mode}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
