@@ -193,6 +193,8 @@ pub async fn run(
                 let targets = journal.state.services.clone();
                 let mut seen: Vec<gate::ServiceGate> = Vec::new();
                 let cloud = providers.map(|p| p.addresses.as_ref());
+                // Resumed after a crash between journaling a join and making it: make it now.
+                join_dns(spec, journal, providers, settings, Default::default(), true).await?;
                 // Progressive DNS: each IP the gate proves served joins its records at once.
                 let (serves, mut served) = tokio::sync::mpsc::unbounded_channel();
                 let gate = gate::wait_ready(
@@ -219,19 +221,14 @@ pub async fn run(
                     tokio::select! {
                         outcome = &mut gate => break outcome?,
                         Some(ips) = served.recv() => {
-                            join_dns(spec, journal, providers, settings, ips).await?;
+                            join_dns(spec, journal, providers, settings, ips, false).await?;
                         }
                     }
                 };
-                // The last evaluation may have made the last IPs joinable.
-                join_dns(
-                    spec,
-                    journal,
-                    providers,
-                    settings,
-                    serving_ips(&targets, &report.services),
-                )
-                .await?;
+                // The last evaluation may have made the last IPs joinable; and whatever a crash
+                // interrupted is made whole before the bootstrap IP may go.
+                let all = serving_ips(&targets, &report.services);
+                join_dns(spec, journal, providers, settings, all, true).await?;
                 record_gate(kube, journal, &report, settings.done_file.as_deref()).await?;
                 machine.gate_passed()?;
             }
@@ -368,32 +365,35 @@ pub fn serving_ips(
         .collect()
 }
 
-/// Progressive DNS: records `ips` as served and runs the seed again, which adds exactly the
-/// newly served IPs (a no-op when nothing is new, or in all-at-once mode).
+/// Progressive DNS: records `ips` as served (journaled first) and runs the seed again, which
+/// adds what the records lack: exactly the newly served IPs, or after a crash whatever the
+/// journal says serves but DNS does not hold yet. Without new IPs it runs only when `whole`
+/// (the seed observes first, so it changes nothing when all is in place). A no-op in
+/// all-at-once mode.
 async fn join_dns(
     spec: &ClusterSpec,
     journal: &mut Journal,
     providers: Option<&Providers>,
     settings: &RunSettings,
     ips: std::collections::BTreeSet<std::net::IpAddr>,
+    whole: bool,
 ) -> Result<()> {
     let Some(serving) = journal.state.serving.as_mut() else {
         return Ok(());
     };
-    let new: Vec<_> = ips.difference(serving).copied().collect();
-    if new.is_empty() {
+    let new: Vec<String> = ips.difference(serving).map(ToString::to_string).collect();
+    if new.is_empty() && !whole {
         return Ok(());
     }
-    serving.extend(new.iter().copied());
-    journal.save()?;
-    tracing::info!(ips = ?new, "load balancer serves: joining DNS");
-    notify_status(&format!(
-        "stage 2: adding {} to DNS (its load balancer serves it)",
-        new.iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    ));
+    if !new.is_empty() {
+        serving.extend(ips.iter().copied());
+        journal.save()?;
+        tracing::info!(ips = ?new, "load balancer serves: joining DNS");
+        notify_status(&format!(
+            "stage 2: adding {} to DNS (its load balancer serves it)",
+            new.join(", ")
+        ));
+    }
     Runner {
         spec,
         journal,

@@ -69,6 +69,16 @@ impl World {
         self.h.status().await
     }
 
+    /// `run` in the background, quiet: for tests that act on it while it runs.
+    fn spawn_run(&self) -> tokio::process::Child {
+        self.h
+            .command(&["run"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
     fn internal_lb(&self) -> Value {
         self.kube
             .get(
@@ -399,12 +409,7 @@ async fn resume_after_kill_while_waiting_at_the_gate() {
         ..Default::default()
     })
     .await;
-    let mut child =
-        w.h.command(&["run"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+    let mut child = w.spawn_run();
     // The gate is reached once the Services exist; a watch is then open on them.
     loop {
         if AWS_SERVICES
@@ -463,12 +468,7 @@ async fn complete_only_after_the_bootstrap_ip_left_dns_and_the_drain() {
     let mut w = World::new(ControllerKnobs::default()).await;
     let drain = w.h.extra.iter().position(|a| a == "--drain-wait").unwrap() + 1;
     w.h.extra[drain] = "30s".into();
-    let mut child =
-        w.h.command(&["run"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+    let mut child = w.spawn_run();
     let journal = w.h.state.join("journal.json");
     loop {
         let draining = std::fs::read(&journal)
@@ -800,12 +800,7 @@ async fn a_paused_agent_waits_before_its_next_step_even_after_a_restart() {
     };
     pause("pause");
     for restart in 0..2 {
-        let mut child =
-            w.h.command(&["run"])
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .unwrap();
+        let mut child = w.spawn_run();
         // It journals the step it is about to take, then holds.
         loop {
             let status = w.status().await;
