@@ -359,7 +359,7 @@ pub fn serving_ips(
             targets
                 .iter()
                 .filter(|t| t.claims.contains(ip))
-                .all(|t| ready(t))
+                .all(&ready)
         })
         .copied()
         .collect()
