@@ -25,7 +25,7 @@ if [ $# -ge 1 ]; then
   args+=(--in-diff "$out/changes.diff")
 fi
 status=0
-cargo mutants --no-shuffle --output "$out" "${args[@]}" -- --lib || status=$?
+cargo mutants --workspace --no-shuffle --output "$out" "${args[@]}" -- --lib || status=$?
 
 python3 - "$out/mutants.out/outcomes.json" <<'PY'
 import collections, json, sys
