@@ -355,12 +355,7 @@ pub fn serving_ips(
     targets
         .iter()
         .flat_map(|t| t.claims.iter())
-        .filter(|ip| {
-            targets
-                .iter()
-                .filter(|t| t.claims.contains(ip))
-                .all(&ready)
-        })
+        .filter(|ip| targets.iter().filter(|t| t.claims.contains(ip)).all(&ready))
         .copied()
         .collect()
 }

@@ -236,3 +236,16 @@ fn progressive_dns_adds_a_reserved_ip_only_once_its_load_balancer_serves_it() {
         "{resolved:?}"
     );
 }
+
+#[test]
+fn every_stage_parses_from_its_kebab_case_name() {
+    for stage in Stage::ALL {
+        let name = serde_json::to_value(stage).unwrap();
+        assert_eq!(Stage::parse(name.as_str().unwrap()), Some(stage));
+    }
+    assert_eq!(
+        Stage::parse("dns-seed"),
+        None,
+        "the journal key is not the flag value"
+    );
+}
