@@ -197,11 +197,35 @@ async fn sigkill_before_a_record_change_resumes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn journal_and_output_never_contain_the_secret() {
+async fn neither_key_of_the_creds_secret_is_printed_even_at_trace() {
     let h = Harness::new("aws").await;
     h.assert_reserve_never_leaks(&[
         ("fixture-secret-DO-NOT-LOG", "secret"),
         ("AKIAFIXTUREEXAMPLE00", "access key id"),
+    ])
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn keys_from_the_sdk_credential_chain_are_never_printed_even_at_trace() {
+    let mut h = Harness::new("aws").await;
+    // No creds secret: the SDK's default chain finds the keys in the environment.
+    std::fs::remove_file(h.assets.join("openshift/99_cloud-creds-secret.yaml")).unwrap();
+    h.env.extend([
+        ("AWS_ACCESS_KEY_ID".into(), "AKIAENVCHAINCANARY01".into()),
+        (
+            "AWS_SECRET_ACCESS_KEY".into(),
+            "env-chain-secret-DO-NOT-LOG-0123456789".into(),
+        ),
+        (
+            "AWS_SESSION_TOKEN".into(),
+            "env-chain-session-token-DO-NOT-LOG".into(),
+        ),
+    ]);
+    h.assert_reserve_never_leaks(&[
+        ("AKIAENVCHAINCANARY01", "access key id"),
+        ("env-chain-secret-DO-NOT-LOG", "secret"),
+        ("env-chain-session-token-DO-NOT-LOG", "session token"),
     ])
     .await;
 }

@@ -348,7 +348,7 @@ async fn sigkill_before_a_record_change_resumes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn journal_and_output_never_contain_the_secret() {
+async fn the_service_account_key_is_never_printed_even_at_trace() {
     let h = Harness::new().await;
     h.assert_reserve_never_leaks(&[("fixture-secret-DO-NOT-LOG", "secret")])
         .await;

@@ -235,7 +235,27 @@ impl World {
 #[tokio::test(flavor = "multi_thread")]
 async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     let w = World::new(ControllerKnobs::default()).await;
-    w.h.run(&["run"]).await;
+    // At trace: the whole run must not print a credential (cloud keys, the cluster's token).
+    let out =
+        w.h.command(&["run"])
+            .env("BOOTSTRAP_AGENT_LOG", "trace")
+            .output()
+            .await
+            .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("TRACE"));
+    w.h.assert_never_leaked(
+        &[&out],
+        &[
+            ("fixture-secret-DO-NOT-LOG", "secret"),
+            ("AKIAFIXTUREEXAMPLE00", "access key id"),
+            (w.kube.token(), "the kubeconfig's bearer token"),
+        ],
+    );
     w.assert_done().await;
 
     w.kube.clear_request_log();

@@ -4,6 +4,7 @@
 
 mod dns;
 mod error;
+pub mod redact;
 pub mod subnets;
 mod types;
 

@@ -16,6 +16,7 @@ use crate::{CloudError, ErrorKind};
 use aws_config::BehaviorVersion;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
+use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider, future};
 use aws_sdk_ec2::config::{Credentials, Region};
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 use std::fmt;
@@ -53,7 +54,41 @@ pub struct AwsSettings {
     pub keys: Option<StaticKeys>,
 }
 
-/// Loads the shared SDK configuration once for both clients.
+/// Hands out the credentials of the provider it wraps (static keys or the SDK's default
+/// chain), registering each with [`crate::redact`] before the SDK sees it: the SDK's own
+/// `Credentials` Debug prints the access key id, and its orchestrator traces every identity
+/// it resolves, so the log writer must know what to scrub by then. Debug shows nothing.
+struct RedactingCredentials(SharedCredentialsProvider);
+
+impl fmt::Debug for RedactingCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RedactingCredentials(<redacted>)")
+    }
+}
+
+impl ProvideCredentials for RedactingCredentials {
+    fn provide_credentials<'a>(&'a self) -> future::ProvideCredentials<'a>
+    where
+        Self: 'a,
+    {
+        future::ProvideCredentials::new(async move {
+            let credentials = self.0.provide_credentials().await?;
+            register_credentials(&credentials);
+            Ok(credentials)
+        })
+    }
+}
+
+fn register_credentials(credentials: &Credentials) {
+    crate::redact::register(credentials.access_key_id());
+    crate::redact::register(credentials.secret_access_key());
+    if let Some(token) = credentials.session_token() {
+        crate::redact::register(token);
+    }
+}
+
+/// Loads the shared SDK configuration once for both clients. Whatever the credentials'
+/// source, they go through [`RedactingCredentials`].
 pub async fn load_config(settings: &AwsSettings) -> aws_config::SdkConfig {
     let mut loader = aws_config::defaults(BehaviorVersion::latest())
         .region(Region::new(settings.region.clone()))
@@ -65,15 +100,24 @@ pub async fn load_config(settings: &AwsSettings) -> aws_config::SdkConfig {
                 .build(),
         );
     if let Some(keys) = &settings.keys {
-        loader = loader.credentials_provider(Credentials::new(
+        let credentials = Credentials::new(
             keys.access_key_id.clone(),
             keys.secret_access_key.clone(),
             None,
             None,
             "installer-creds-secret",
-        ));
+        );
+        register_credentials(&credentials);
+        loader = loader.credentials_provider(credentials);
     }
-    loader.load().await
+    let config = loader.load().await;
+    match config.credentials_provider() {
+        Some(inner) => config
+            .into_builder()
+            .credentials_provider(SharedCredentialsProvider::new(RedactingCredentials(inner)))
+            .build(),
+        None => config,
+    }
 }
 
 /// The HTTP status of a raw SDK response (every AWS SDK answers with the same response type).

@@ -83,6 +83,8 @@ impl ArmClient {
                 };
                 CloudError::new(kind, operation, format!("cannot get an ARM token: {e}"))
             })?;
+        // The log writer scrubs it should any layer below ever print it.
+        crate::redact::register(token.token.secret());
         Ok(token.token.secret().to_string())
     }
 

@@ -117,12 +117,28 @@ impl GcpSettings {
     }
 }
 
+/// Registers the key's secret parts with [`crate::redact`]: the whole JSON, and its
+/// `private_key` and `private_key_id`, which a client could print on their own.
+fn register_key(json: &str) {
+    crate::redact::register(json);
+    if let Ok(key) = serde_json::from_str::<serde_json::Value>(json) {
+        for field in ["private_key", "private_key_id"] {
+            if let Some(text) = key[field].as_str() {
+                crate::redact::register(text);
+            }
+        }
+    }
+}
+
 /// The credentials for one endpoint: anonymous for a plain-HTTP override (a local fake),
 /// else the service account key or ADC.
 pub(crate) fn credentials_for(
     settings: &GcpSettings,
     endpoint: Option<&str>,
 ) -> Result<Credentials, CloudError> {
+    if let GcpCredentials::ServiceAccount(json) = &settings.credentials {
+        register_key(json);
+    }
     if endpoint.is_some_and(|e| e.starts_with("http://")) {
         return Ok(credentials::anonymous::Builder::new().build());
     }
