@@ -3,7 +3,7 @@
 
 use crate::emulator::Emulator;
 use crate::kube::CloudOptions;
-use crate::proxy::Proxy;
+use crate::proxy::{FaultStats, Faults, Proxy, Service};
 use crate::venv;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -35,8 +35,8 @@ impl AwsPeers {
     pub async fn start() -> Result<Self> {
         let venv = tokio::task::spawn_blocking(venv::ensure).await??;
         let (ec2, route53) = tokio::try_join!(Emulator::moto(&venv), Emulator::ministack(&venv))?;
-        let ec2_proxy = Proxy::start(ec2.addr).await?;
-        let route53_proxy = Proxy::start(route53.addr).await?;
+        let ec2_proxy = Proxy::start(ec2.addr, Service::Ec2).await?;
+        let route53_proxy = Proxy::start(route53.addr, Service::Route53).await?;
         Ok(Self {
             venv,
             ec2,
@@ -67,6 +67,32 @@ impl AwsPeers {
     pub fn reset_counts(&self) {
         self.ec2_proxy.reset();
         self.route53_proxy.reset();
+    }
+
+    /// Injects `faults` into every call the agent makes (each proxy its own seed, derived
+    /// from `faults.seed`).
+    pub fn inject_faults(&self, faults: &Faults) {
+        self.ec2_proxy.inject(Faults {
+            seed: faults.seed.wrapping_add(0),
+            ..faults.clone()
+        });
+        self.route53_proxy.inject(Faults {
+            seed: faults.seed.wrapping_add(1),
+            ..faults.clone()
+        });
+    }
+
+    pub fn stop_faults(&self) {
+        self.ec2_proxy.stop_faults();
+        self.route53_proxy.stop_faults();
+    }
+
+    /// Requests seen and faults injected, over all proxies, since [`Self::inject_faults`].
+    pub fn fault_stats(&self) -> FaultStats {
+        let mut stats = FaultStats::default();
+        stats.add(&self.ec2_proxy.fault_stats());
+        stats.add(&self.route53_proxy.fault_stats());
+        stats
     }
 
     /// Builds the VPC, subnets and zones and writes the fixture asset dir with real subnet ids
