@@ -5,6 +5,7 @@
 mod dns;
 mod error;
 pub mod redact;
+pub mod retry;
 pub mod subnets;
 mod types;
 
