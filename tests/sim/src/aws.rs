@@ -142,7 +142,7 @@ impl AwsPeers {
 
     /// What exists now: `{subnets: [{id, cidr}], eips: [{id, ip, tags, eni, association}],
     /// enis: [{id, ip, subnet, description, tags}], zones: {public, private: {"name TYPE":
-    /// [values]}}}`.
+    /// [values]}}, zones_by_id: {id: {"name TYPE": [values]}}}` (`zones`: the world's two).
     pub async fn inspect(&self) -> Result<Value> {
         self.script(&["inspect"]).await
     }
@@ -178,6 +178,44 @@ impl AwsPeers {
             .as_str()
             .map(str::to_string)
             .context("eni printed no id")
+    }
+
+    /// One ENI per IP in `subnet`, each holding its IP (e.g. the bootstrap hosts of several
+    /// clusters); their ids.
+    pub async fn create_enis(
+        &self,
+        subnet: &str,
+        ips: &[&str],
+        description: &str,
+    ) -> Result<Vec<String>> {
+        let mut args = vec!["eni", "--subnet", subnet, "--description", description];
+        for ip in ips {
+            args.extend(["--ip", ip]);
+        }
+        let out = self.script(&args).await?;
+        serde_json::from_value(out["ids"].clone()).context("eni printed no ids")
+    }
+
+    /// Another hosted zone `name` (private: in the world's VPC); its id. [`AwsPeers::inspect`]
+    /// shows its records under `zones_by_id`.
+    pub async fn create_zone(&self, name: &str, private: bool) -> Result<String> {
+        let kind = if private { "private" } else { "public" };
+        let out = self
+            .script(&["zone", "--name", name, "--zone", kind])
+            .await?;
+        out["id"]
+            .as_str()
+            .map(str::to_string)
+            .context("zone printed no id")
+    }
+
+    /// Another writer sets a record set of the zone `zone_id` to exactly `values`.
+    pub async fn write_record_in(&self, zone_id: &str, name: &str, values: &[&str]) -> Result<()> {
+        let mut args = vec!["write", "--zone-id", zone_id, "--name", name];
+        for v in values {
+            args.extend(["--value", v]);
+        }
+        self.script(&args).await.map(|_| ())
     }
 
     pub async fn delete_eni(&self, id: &str) -> Result<()> {
