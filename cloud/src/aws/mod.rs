@@ -2,8 +2,8 @@
 //!
 //! Endpoints and credentials come the standard way (`AWS_ENDPOINT_URL_EC2`,
 //! `AWS_ENDPOINT_URL_ROUTE_53`, the default credential chain) unless the installer's creds
-//! secret supplies static keys. Retries for throttling and 5xx are the SDK's standard mode;
-//! the caller puts a deadline around each step.
+//! secret supplies static keys. Retries for throttling and 5xx are the SDK's standard mode
+//! (but never for AllocateAddress, see `ec2`); the caller puts a deadline around each step.
 
 mod ec2;
 mod route53;
@@ -92,7 +92,15 @@ fn register_credentials(credentials: &Credentials) {
 pub async fn load_config(settings: &AwsSettings) -> aws_config::SdkConfig {
     let mut loader = aws_config::defaults(BehaviorVersion::latest())
         .region(Region::new(settings.region.clone()))
-        .retry_config(RetryConfig::standard().with_max_attempts(5))
+        // Quick retries per call, from 200 ms up to 5 s with the SDK's jitter (its default
+        // starts at 1 s and could sleep 15 s in one call); the runner's stage retry, which
+        // re-observes first, backs off longer on top.
+        .retry_config(
+            RetryConfig::standard()
+                .with_max_attempts(5)
+                .with_initial_backoff(Duration::from_millis(200))
+                .with_max_backoff(Duration::from_secs(5)),
+        )
         .timeout_config(
             TimeoutConfig::builder()
                 .connect_timeout(Duration::from_secs(10))
@@ -179,8 +187,9 @@ where
         (Some(code), None) => code.to_string(),
         _ => match &err {
             SdkError::TimeoutError(_) => "timed out".to_string(),
-            SdkError::DispatchFailure(d) if d.is_io() => "connection failed".to_string(),
-            SdkError::DispatchFailure(_) => "request could not be sent".to_string(),
+            SdkError::DispatchFailure(d) if d.is_user() => "request could not be sent".to_string(),
+            // Sent or not, and done or not, is unknown: the runner observes again first.
+            SdkError::DispatchFailure(_) => "no answer: the connection failed".to_string(),
             _ => "unexpected response".to_string(),
         },
     };
