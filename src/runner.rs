@@ -115,23 +115,49 @@ impl Runner<'_> {
             .with_jitter()
             .with_max_times(5)
             .build();
+        // The first pass that changed something; its plan is what the stage did.
+        let mut done: Option<StageReport> = None;
+        let mut changing_passes = 0;
         loop {
             match self.execute(stage).await {
                 Ok(report) if stage == Stage::Reserve && report.mutations > 0 => {
                     // Verify, whichever command reserved: a lost AllocateAddress answer retried
-                    // (the call has no idempotency token) may have left a duplicate; this
-                    // second look plans its release, and nothing else.
-                    let verify = self.execute(stage).await?;
-                    return Ok(StageReport {
-                        mutations: report.mutations + verify.mutations,
-                        after: verify.after,
-                        ..report
+                    // (the call has no idempotency token) may have left a duplicate; the next
+                    // look plans its release, and nothing else. It is retried like any pass,
+                    // so a transient error while verifying never leaves a duplicate behind.
+                    match &mut done {
+                        Some(first) => {
+                            first.mutations += report.mutations;
+                            changing_passes += 1;
+                            if changing_passes > MAX_VERIFY_PASSES {
+                                bail!(
+                                    "stage {} still finds changes to make after {} passes; \
+                                     the cloud does not show what was reserved (see `status`)",
+                                    stage.name(),
+                                    changing_passes + 1
+                                );
+                            }
+                        }
+                        None => done = Some(report),
+                    }
+                }
+                Ok(report) => {
+                    return Ok(match done {
+                        Some(first) => StageReport {
+                            mutations: first.mutations + report.mutations,
+                            after: report.after,
+                            ..first
+                        },
+                        None => report,
                     });
                 }
                 Err(e) if is_transient(&e) => {
                     let Some(delay) = delays.next() else {
                         return Err(e);
                     };
+                    // A service that said how long to wait (Retry-After) is waited for at least
+                    // that long.
+                    let delay = retry_after(&e).map_or(delay, |wait| delay.max(wait));
                     tracing::warn!(stage = stage.name(), error = %crate::error::render_chain(&e), ?delay, "transient failure, retrying");
                     tokio::time::sleep(delay).await;
                 }
@@ -350,6 +376,16 @@ fn resolve(observed: &Observed, values: &[Value]) -> Result<Vec<IpAddr>, CloudEr
             })
         })
         .collect()
+}
+
+/// How many verifying passes of `reserve` may still change something (release a duplicate
+/// of a lost answer, redo what a fault undid) before the stage gives up rather than loop.
+const MAX_VERIFY_PASSES: u32 = 3;
+
+fn retry_after(err: &anyhow::Error) -> Option<Duration> {
+    err.chain()
+        .filter_map(|c| c.downcast_ref::<CloudError>())
+        .find_map(|c| c.retry_after)
 }
 
 fn is_transient(err: &anyhow::Error) -> bool {

@@ -3,7 +3,7 @@
 #![cfg(feature = "aws")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bootstrap_sim::{Hold, VpcLayout};
+use bootstrap_sim::{Fault, Faults, Hold, VpcLayout};
 use serde_json::Value;
 
 mod common;
@@ -197,11 +197,35 @@ async fn sigkill_before_a_record_change_resumes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn journal_and_output_never_contain_the_secret() {
+async fn neither_key_of_the_creds_secret_is_printed_even_at_trace() {
     let h = Harness::new("aws").await;
     h.assert_reserve_never_leaks(&[
         ("fixture-secret-DO-NOT-LOG", "secret"),
         ("AKIAFIXTUREEXAMPLE00", "access key id"),
+    ])
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn keys_from_the_sdk_credential_chain_are_never_printed_even_at_trace() {
+    let mut h = Harness::new("aws").await;
+    // No creds secret: the SDK's default chain finds the keys in the environment.
+    std::fs::remove_file(h.assets.join("openshift/99_cloud-creds-secret.yaml")).unwrap();
+    h.env.extend([
+        ("AWS_ACCESS_KEY_ID".into(), "AKIAENVCHAINCANARY01".into()),
+        (
+            "AWS_SECRET_ACCESS_KEY".into(),
+            "env-chain-secret-DO-NOT-LOG-0123456789".into(),
+        ),
+        (
+            "AWS_SESSION_TOKEN".into(),
+            "env-chain-session-token-DO-NOT-LOG".into(),
+        ),
+    ]);
+    h.assert_reserve_never_leaks(&[
+        ("AKIAENVCHAINCANARY01", "access key id"),
+        ("env-chain-secret-DO-NOT-LOG", "secret"),
+        ("env-chain-session-token-DO-NOT-LOG", "session token"),
     ])
     .await;
 }
@@ -469,4 +493,122 @@ async fn user_provisioned_dns_makes_no_route53_call_and_prints_the_records_to_cr
         h.status().await.get("user_dns").is_none(),
         "teardown --all forgets them"
     );
+}
+
+// ---- faults: throttling, 500s and lost answers injected by the proxies ---------------------
+
+/// Another writer's values in both private records, which every command must keep.
+async fn plant_other_writer(h: &Harness) {
+    for name in ["api.mycluster.example.com", "api-int.mycluster.example.com"] {
+        h.peers
+            .write_record("private", name, &[OTHER_WRITER])
+            .await
+            .unwrap();
+    }
+}
+
+/// After `teardown --all`: nothing of ours, the other writer's values as they were.
+async fn assert_torn_down(h: &Harness) {
+    let world = h.world().await;
+    assert!(
+        world.ours("eips").is_empty() && world.ours("enis").is_empty(),
+        "nothing of ours is left: {:#}",
+        world.0
+    );
+    for name in [API, API_INT] {
+        assert_eq!(world.record("private", name), vec![OTHER_WRITER], "{name}");
+    }
+    assert!(world.record("public", API).is_empty());
+}
+
+/// EIPs are never duplicated any more: the SDK does not retry AllocateAddress, the runner
+/// observes by tag before allocating again, so nothing needs releasing afterwards.
+fn assert_no_eip_released(h: &Harness) {
+    let released: Vec<_> = h
+        .peers
+        .ec2_proxy
+        .calls()
+        .into_iter()
+        .filter(|c| c.action == "ReleaseAddress")
+        .collect();
+    assert!(
+        released.is_empty(),
+        "a duplicate EIP was allocated: {released:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_20_percent_faults_bootstrap_and_teardown_complete_with_nothing_leaked_or_duplicated() {
+    let h = Harness::new("aws").await;
+    plant_other_writer(&h).await;
+    h.peers.reset_counts();
+    h.peers.inject_faults(&Faults::new(0.2, fault_seed()));
+    h.run_all(BOOTSTRAP).await;
+    let stats = h.peers.fault_stats();
+    eprintln!("aws bootstrap at 20%: {stats:?}");
+    assert!(
+        stats.throttled > 0 && stats.server_errors > 0 && stats.lost_answers > 0,
+        "every kind of fault was injected: {stats:?}"
+    );
+    assert_no_eip_released(&h);
+    h.peers.stop_faults();
+    h.world().await.assert_seeded(&[OTHER_WRITER]);
+    h.assert_changes_nothing(BOOTSTRAP, "converged despite the faults")
+        .await;
+
+    h.peers.inject_faults(&Faults::new(0.2, fault_seed() + 1));
+    h.run_all(&[&["teardown", "--all"]]).await;
+    eprintln!("aws teardown --all at 20%: {:?}", h.peers.fault_stats());
+    h.peers.stop_faults();
+    assert_torn_down(&h).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_40_percent_faults_commands_complete_or_stop_resumably_and_never_leak() {
+    let h = Harness::new("aws").await;
+    plant_other_writer(&h).await;
+    h.peers.reset_counts();
+    h.peers.inject_faults(&Faults::new(0.4, fault_seed()));
+    let completed = h.run_all_or_stop_resumably(BOOTSTRAP).await;
+    eprintln!(
+        "aws bootstrap at 40%: completed={completed} {:?}",
+        h.peers.fault_stats()
+    );
+    assert_no_eip_released(&h);
+    h.peers.stop_faults();
+    // Whatever exists now is at most what the plan wants: a re-run without faults completes
+    // with exactly the planned reservations.
+    let world = h.world().await;
+    assert!(world.ours("eips").len() <= 3 && world.ours("enis").len() <= 3);
+    h.run_all(BOOTSTRAP).await;
+    h.world().await.assert_seeded(&[OTHER_WRITER]);
+
+    h.peers.inject_faults(&Faults::new(0.4, fault_seed() + 1));
+    let completed = h.run_all_or_stop_resumably(&[&["teardown", "--all"]]).await;
+    eprintln!(
+        "aws teardown --all at 40%: completed={completed} {:?}",
+        h.peers.fault_stats()
+    );
+    h.peers.stop_faults();
+    h.run_all(&[&["teardown", "--all"]]).await;
+    assert_torn_down(&h).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn throttled_past_its_deadline_a_step_stops_resumably_and_a_rerun_completes() {
+    let mut h = Harness::new("aws").await;
+    h.peers.inject_faults(&Faults {
+        kinds: vec![Fault::Throttle],
+        ..Faults::new(1.0, fault_seed())
+    });
+    h.extra = vec!["--step-timeout".into(), "2s".into()];
+    let completed = h.run_all_or_stop_resumably(&[&["reserve"]]).await;
+    assert!(
+        !completed,
+        "every call was throttled: reserve cannot complete"
+    );
+    h.peers.stop_faults();
+    h.extra.clear();
+    h.bootstrap().await;
+    h.world().await.assert_seeded(&[]);
 }

@@ -9,9 +9,9 @@
 mod azure_harness;
 
 use azure_harness::*;
-use bootstrap_sim::Hold;
 use bootstrap_sim::azure::AzureSimOptions;
 use bootstrap_sim::kube::{KubeSim, KubeSimOptions};
+use bootstrap_sim::{Fault, Faults, Hold};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -471,24 +471,14 @@ async fn dual_stack_internal_services_without_ip_families_fail_the_gate() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn journal_and_output_never_contain_the_secret_or_the_token() {
+async fn neither_the_client_secret_nor_the_token_is_printed_even_at_trace() {
     let h = Harness::new("azure").await;
-    // Even at trace level (reqwest, hyper, azure_core and azure_identity all log there).
-    let reserve = h
-        .command(&["reserve"])
-        .env("BOOTSTRAP_AGENT_LOG", "trace")
-        .output()
-        .await
-        .unwrap();
-    assert!(reserve.status.success());
-    let status = h.run(&["status"]).await;
-    h.assert_never_leaked(
-        &[&reserve, &status],
-        &[
-            ("fixture-secret-DO-NOT-LOG", "secret"),
-            ("fake-arm-token", "token"),
-        ],
-    );
+    // At trace, reqwest, hyper, azure_core and azure_identity all log.
+    h.assert_reserve_never_leaks(&[
+        ("fixture-secret-DO-NOT-LOG", "secret"),
+        ("fake-arm-token", "token"),
+    ])
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -752,4 +742,119 @@ async fn the_installer_network_refuses_the_bring_your_own_names() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("network-rg"), "{stderr}");
+}
+
+// ---- faults: throttling (429 + Retry-After), 500s and lost answers ---------------------------
+
+fn plant_other_writer(h: &Harness) {
+    for name in ["api.mycluster.example.com", "api-int.mycluster.example.com"] {
+        h.peers
+            .sim
+            .write_record(true, name, &[OTHER_WRITER])
+            .unwrap();
+    }
+}
+
+async fn assert_torn_down(h: &Harness) {
+    let world = h.world().await;
+    assert!(
+        world.ours().is_empty() && world.private_ips().is_empty(),
+        "nothing of ours: {:#}",
+        world.0
+    );
+    for name in [API, API_INT] {
+        assert_eq!(world.record("private", name), vec![OTHER_WRITER], "{name}");
+    }
+    assert!(world.record("public", API).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_20_percent_faults_bootstrap_and_teardown_complete_with_nothing_leaked_or_duplicated() {
+    let h = Harness::new("azure").await;
+    plant_other_writer(&h);
+    h.peers.inject_faults(&Faults::new(0.2, fault_seed()));
+    h.run_all(BOOTSTRAP).await;
+    let stats = h.peers.fault_stats();
+    eprintln!("azure bootstrap at 20%: {stats:?}");
+    assert!(
+        stats.throttled > 0 && stats.server_errors > 0 && stats.lost_answers > 0,
+        "every kind of fault was injected: {stats:?}"
+    );
+    h.peers.stop_faults();
+    h.world().await.assert_seeded(false, &[OTHER_WRITER]);
+    h.assert_changes_nothing(BOOTSTRAP, "converged despite the faults")
+        .await;
+
+    h.peers.inject_faults(&Faults::new(0.2, fault_seed() + 1));
+    h.run_all(&[&["teardown", "--all"]]).await;
+    eprintln!("azure teardown --all at 20%: {:?}", h.peers.fault_stats());
+    h.peers.stop_faults();
+    assert_torn_down(&h).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_40_percent_faults_commands_complete_or_stop_resumably_and_never_leak() {
+    let h = Harness::new("azure").await;
+    plant_other_writer(&h);
+    h.peers.inject_faults(&Faults::new(0.4, fault_seed()));
+    let completed = h.run_all_or_stop_resumably(BOOTSTRAP).await;
+    eprintln!(
+        "azure bootstrap at 40%: completed={completed} {:?}",
+        h.peers.fault_stats()
+    );
+    h.peers.stop_faults();
+    let world = h.world().await;
+    assert!(
+        world.ours().len() <= 1 && world.private_ips().len() <= 1,
+        "{:#}",
+        world.0
+    );
+    h.run_all(BOOTSTRAP).await;
+    h.world().await.assert_seeded(false, &[OTHER_WRITER]);
+
+    h.peers.inject_faults(&Faults::new(0.4, fault_seed() + 1));
+    let completed = h.run_all_or_stop_resumably(&[&["teardown", "--all"]]).await;
+    eprintln!(
+        "azure teardown --all at 40%: completed={completed} {:?}",
+        h.peers.fault_stats()
+    );
+    h.peers.stop_faults();
+    h.run_all(&[&["teardown", "--all"]]).await;
+    assert_torn_down(&h).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn arm_throttling_is_waited_out_as_retry_after_says() {
+    let h = Harness::new("azure").await;
+    h.peers.inject_faults(&Faults::next(1, Fault::Throttle));
+    let out = h
+        .command(&["reserve"])
+        .env("BOOTSTRAP_AGENT_LOG", "bootstrap_cloud=debug")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(h.peers.fault_stats().throttled, 1);
+    // The fake's 429 says Retry-After: 1; our own first backoff would be under 0.4 s.
+    let retry = stderr
+        .lines()
+        .find(|l| l.contains("retrying ARM call"))
+        .unwrap_or_else(|| panic!("no retry logged: {stderr}"));
+    let delay = retry
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("delay="))
+        .unwrap();
+    // Duration's Debug: "1.05s" or "400ms".
+    let delay = match delay.strip_suffix("ms") {
+        Some(ms) => Duration::from_secs_f64(ms.parse::<f64>().unwrap() / 1000.0),
+        None => Duration::from_secs_f64(delay.strip_suffix('s').unwrap().parse().unwrap()),
+    };
+    assert!(
+        delay >= Duration::from_secs(1) && delay <= Duration::from_millis(1100),
+        "waited as Retry-After said: {retry}"
+    );
+    let world = h.world().await;
+    assert_eq!(world.ours().len(), 1, "{:#}", world.0);
+    assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
 }

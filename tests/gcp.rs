@@ -7,9 +7,9 @@
 #[path = "common/gcp.rs"]
 mod gcp_harness;
 
-use bootstrap_sim::Hold;
 use bootstrap_sim::gcp::{FakeOptions, Seed};
 use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
+use bootstrap_sim::{Faults, Hold};
 use gcp_harness::*;
 use serde_json::Value;
 
@@ -349,7 +349,7 @@ async fn sigkill_before_a_record_change_resumes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn journal_and_output_never_contain_the_secret() {
+async fn the_service_account_key_is_never_printed_even_at_trace() {
     let h = Harness::new().await;
     h.assert_reserve_never_leaks(&[("fixture-secret-DO-NOT-LOG", "secret")])
         .await;
@@ -636,4 +636,74 @@ async fn the_shared_vpc_subnetwork_named_under_the_service_project_is_refused() 
         .unwrap();
     let reserved = addresses.reserve(&request).await.unwrap();
     assert_eq!(h.peers.fake.addresses().len(), 1, "{reserved:?}");
+}
+
+// ---- faults: throttling (429/503 rateLimitExceeded), 500s and lost answers -----------------
+
+fn plant_other_writer(h: &Harness) {
+    for name in ["api.mycluster.example.com", "api-int.mycluster.example.com"] {
+        h.peers
+            .fake
+            .write_record(PRIVATE_ZONE, name, "A", &[OTHER_WRITER])
+            .unwrap();
+    }
+}
+
+fn assert_torn_down(h: &Harness) {
+    let world = h.world();
+    assert!(world.ours().is_empty(), "nothing of ours: {:#}", world.0);
+    for name in [API, API_INT] {
+        assert_eq!(world.record("private", name), vec![OTHER_WRITER], "{name}");
+    }
+    assert!(world.record("public", API).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_20_percent_faults_bootstrap_and_teardown_complete_with_nothing_leaked_or_duplicated() {
+    let h = Harness::new().await;
+    plant_other_writer(&h);
+    h.peers.inject_faults(&Faults::new(0.2, fault_seed()));
+    h.run_all(BOOTSTRAP).await;
+    let stats = h.peers.fault_stats();
+    eprintln!("gcp bootstrap at 20%: {stats:?}");
+    assert!(
+        stats.throttled > 0 && stats.server_errors > 0 && stats.lost_answers > 0,
+        "every kind of fault was injected: {stats:?}"
+    );
+    h.peers.stop_faults();
+    h.world().assert_seeded(&[OTHER_WRITER]);
+    h.assert_changes_nothing(BOOTSTRAP, "converged despite the faults")
+        .await;
+
+    h.peers.inject_faults(&Faults::new(0.2, fault_seed() + 1));
+    h.run_all(&[&["teardown", "--all"]]).await;
+    eprintln!("gcp teardown --all at 20%: {:?}", h.peers.fault_stats());
+    h.peers.stop_faults();
+    assert_torn_down(&h);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_40_percent_faults_commands_complete_or_stop_resumably_and_never_leak() {
+    let h = Harness::new().await;
+    plant_other_writer(&h);
+    h.peers.inject_faults(&Faults::new(0.4, fault_seed()));
+    let completed = h.run_all_or_stop_resumably(BOOTSTRAP).await;
+    eprintln!(
+        "gcp bootstrap at 40%: completed={completed} {:?}",
+        h.peers.fault_stats()
+    );
+    h.peers.stop_faults();
+    assert!(h.world().ours().len() <= 2, "{:#}", h.world().0);
+    h.run_all(BOOTSTRAP).await;
+    h.world().assert_seeded(&[OTHER_WRITER]);
+
+    h.peers.inject_faults(&Faults::new(0.4, fault_seed() + 1));
+    let completed = h.run_all_or_stop_resumably(&[&["teardown", "--all"]]).await;
+    eprintln!(
+        "gcp teardown --all at 40%: completed={completed} {:?}",
+        h.peers.fault_stats()
+    );
+    h.peers.stop_faults();
+    h.run_all(&[&["teardown", "--all"]]).await;
+    assert_torn_down(&h);
 }

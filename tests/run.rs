@@ -7,8 +7,8 @@
 
 mod common;
 
-use bootstrap_sim::Hold;
 use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
+use bootstrap_sim::{Faults, Hold};
 use common::*;
 use serde_json::Value;
 use std::time::Duration;
@@ -102,6 +102,12 @@ impl World {
     /// Stage 3: ENIs handed over, EIPs kept, DNS holds only the LB IPs; Services applied and
     /// Ready; the gate result published.
     async fn assert_done(&self) {
+        self.assert_done_keeping(&[]).await;
+    }
+
+    /// [`World::assert_done`], with `others` (another writer's values) still in both private
+    /// records.
+    async fn assert_done_keeping(&self, others: &[&str]) {
         let status = self.status().await;
         assert_eq!(status["run_step"], "done", "{status:#}");
         let world = self.h.world().await;
@@ -155,9 +161,12 @@ impl World {
         for name in [API, API_INT] {
             let mut got = world.record("private", name);
             got.sort();
+            let mut expected = handed.clone();
+            expected.extend(others.iter().map(|s| s.to_string()));
+            expected.sort();
             assert_eq!(
-                got, handed,
-                "private {name}: the reserved IPs only, bootstrap removed"
+                got, expected,
+                "private {name}: the reserved IPs (and others' values) only, bootstrap removed"
             );
         }
         let mut public = world.record("public", API);
@@ -257,7 +266,27 @@ impl World {
 #[tokio::test(flavor = "multi_thread")]
 async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     let w = World::new(ControllerKnobs::default()).await;
-    w.h.run(&["run"]).await;
+    // At trace: the whole run must not print a credential (cloud keys, the cluster's token).
+    let out =
+        w.h.command(&["run"])
+            .env("BOOTSTRAP_AGENT_LOG", "trace")
+            .output()
+            .await
+            .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("TRACE"));
+    w.h.assert_never_leaked(
+        &[&out],
+        &[
+            ("fixture-secret-DO-NOT-LOG", "secret"),
+            ("AKIAFIXTUREEXAMPLE00", "access key id"),
+            (w.kube.token(), "the kubeconfig's bearer token"),
+        ],
+    );
     w.assert_done().await;
 
     w.kube.clear_request_log();
@@ -268,6 +297,35 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
         w.kube_mutations()
     );
     w.assert_done().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_20_percent_cloud_faults_run_reaches_done_with_nothing_leaked_or_duplicated() {
+    let w = World::new(ControllerKnobs::default()).await;
+    for name in ["api.mycluster.example.com", "api-int.mycluster.example.com"] {
+        w.h.peers
+            .write_record("private", name, &[OTHER_WRITER])
+            .await
+            .unwrap();
+    }
+    w.h.peers.reset_counts();
+    w.h.peers.inject_faults(&Faults::new(0.2, fault_seed()));
+    w.h.run_all(&[&["run"]]).await;
+    let stats = w.h.peers.fault_stats();
+    w.h.peers.stop_faults();
+    eprintln!("aws run at 20%: {stats:?}");
+    assert!(stats.injected() > 0, "{stats:?}");
+    let released: Vec<_> =
+        w.h.peers
+            .ec2_proxy
+            .calls()
+            .into_iter()
+            .filter(|c| c.action == "ReleaseAddress")
+            .collect();
+    assert!(released.is_empty(), "no EIP was duplicated: {released:?}");
+    w.assert_done_keeping(&[OTHER_WRITER]).await;
+    w.h.assert_changes_nothing(&[&["run"]], "converged despite the faults")
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -5,6 +5,7 @@
 use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, Zone};
 use std::collections::BTreeSet;
 use std::net::IpAddr;
+use std::time::Duration;
 
 /// Values to add and remove in one record set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -18,6 +19,11 @@ pub struct DnsEdit {
 /// How often a lost compare-and-swap is retried before giving up. Each retry re-reads, so
 /// this only bounds a writer that keeps racing us.
 const MAX_CONFLICT_RETRIES: u32 = 8;
+
+/// Backoff after a lost compare-and-swap: from 100 ms, doubling, at most 3 s, with jitter.
+/// Without it, writers that lost to each other re-read and write again in lockstep, and on
+/// Route53 (which rate-limits change batches per account) that turns into throttling.
+const CONFLICT_BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(3));
 
 /// Applies `edit` to one record set. Returns the record set as it was before our write and
 /// the values written, or None when nothing needed changing (zero mutating calls).
@@ -38,7 +44,9 @@ pub async fn edit_record_values(
             Ok(()) => return Ok(Some(wanted)),
             Err(e) if e.kind == ErrorKind::Conflict && attempt < MAX_CONFLICT_RETRIES => {
                 attempt += 1;
-                tracing::info!(record = %key, attempt, "record set changed under us, re-reading");
+                let delay = crate::retry::backoff(attempt, CONFLICT_BACKOFF.0, CONFLICT_BACKOFF.1);
+                tracing::info!(record = %key, attempt, ?delay, "record set changed under us, re-reading");
+                tokio::time::sleep(delay).await;
             }
             Err(e) => return Err(e),
         }
@@ -89,6 +97,8 @@ mod tests {
         set: Mutex<Option<RecordSet>>,
         rival_writes: Mutex<Vec<IpAddr>>,
         writes: Mutex<u32>,
+        /// When each write came (tokio's clock, paused in tests).
+        write_times: Mutex<Vec<tokio::time::Instant>>,
     }
 
     #[async_trait]
@@ -119,6 +129,10 @@ mod tests {
             ttl: u32,
         ) -> Result<(), CloudError> {
             *self.writes.lock().unwrap() += 1;
+            self.write_times
+                .lock()
+                .unwrap()
+                .push(tokio::time::Instant::now());
             let mut set = self.set.lock().unwrap();
             if set.as_ref() != current {
                 return Err(CloudError::new(
@@ -154,7 +168,7 @@ mod tests {
         }
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn lost_race_is_retried_and_keeps_the_rivals_values() {
         let dns = RacyDns {
             set: Mutex::new(Some(RecordSet {
@@ -164,6 +178,7 @@ mod tests {
             })),
             rival_writes: Mutex::new(ips(&["192.0.2.2", "192.0.2.3"]).into_iter().collect()),
             writes: Mutex::new(0),
+            write_times: Mutex::new(Vec::new()),
         };
         let edit = DnsEdit {
             add: ips(&["10.0.0.5"]),
@@ -182,12 +197,13 @@ mod tests {
         assert_eq!(*dns.writes.lock().unwrap(), 3, "two lost races, one win");
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_writer_that_never_stops_racing_is_an_error_not_a_loop() {
         let dns = RacyDns {
             set: Mutex::new(None),
             rival_writes: Mutex::new((0..50u8).map(|i| IpAddr::from([192, 0, 2, i])).collect()),
             writes: Mutex::new(0),
+            write_times: Mutex::new(Vec::new()),
         };
         let edit = DnsEdit {
             add: ips(&["10.0.0.5"]),
@@ -199,6 +215,18 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.kind, ErrorKind::Conflict);
         assert_eq!(*dns.writes.lock().unwrap(), MAX_CONFLICT_RETRIES + 1);
+        // Every retry waited: exponential with jitter, within [ceiling / 2, ceiling].
+        let times = dns.write_times.lock().unwrap().clone();
+        let (initial, max) = CONFLICT_BACKOFF;
+        for (i, pair) in times.windows(2).enumerate() {
+            let attempt = u32::try_from(i).unwrap() + 1;
+            let ceiling = (initial * 2u32.pow(attempt - 1)).min(max);
+            let waited = pair[1] - pair[0];
+            assert!(
+                waited >= ceiling / 2 && waited <= ceiling + Duration::from_millis(5),
+                "retry {attempt} waited {waited:?}, expected up to {ceiling:?}"
+            );
+        }
     }
 
     fn ips(list: &[&str]) -> BTreeSet<IpAddr> {

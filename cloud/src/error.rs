@@ -1,4 +1,5 @@
 use std::fmt;
+use std::time::Duration;
 
 /// How a caller should react to a cloud error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +21,8 @@ pub struct CloudError {
     pub kind: ErrorKind,
     pub operation: String,
     pub message: String,
+    /// How long the service asked us to wait before trying again (`Retry-After`), if it did.
+    pub retry_after: Option<Duration>,
 }
 
 impl CloudError {
@@ -28,7 +31,13 @@ impl CloudError {
             kind,
             operation: operation.into(),
             message: message.into(),
+            retry_after: None,
         }
+    }
+
+    pub fn with_retry_after(mut self, retry_after: Option<Duration>) -> Self {
+        self.retry_after = retry_after;
+        self
     }
 
     pub fn fatal(operation: impl Into<String>, message: impl Into<String>) -> Self {

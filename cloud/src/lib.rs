@@ -4,6 +4,8 @@
 
 mod dns;
 mod error;
+pub mod redact;
+pub mod retry;
 pub mod subnets;
 mod types;
 

@@ -163,12 +163,20 @@ impl AddressProvider for Ec2Addresses {
         match request.key.scope {
             // AllocateAddress has no idempotency token: the runner observes by tag first, and
             // the tags are set in the same call, so a crash cannot leave an untagged EIP.
+            // The SDK never retries it: after a lost answer it would allocate a second EIP.
+            // A failed call is transient to the runner instead, which observes by tag again
+            // before anything else (and its verifying pass releases a duplicate regardless).
             Scope::Public => {
                 let out = self
                     .client
                     .allocate_address()
                     .domain(DomainType::Vpc)
                     .tag_specifications(self.tags(ResourceType::ElasticIp, request))
+                    .customize()
+                    .config_override(
+                        aws_sdk_ec2::config::Config::builder()
+                            .retry_config(aws_sdk_ec2::config::retry::RetryConfig::disabled()),
+                    )
                     .send()
                     .await
                     .map_err(|e| classify("AllocateAddress", e))?;

@@ -2,8 +2,8 @@
 //!
 //! Endpoints and credentials come the standard way (`AWS_ENDPOINT_URL_EC2`,
 //! `AWS_ENDPOINT_URL_ROUTE_53`, the default credential chain) unless the installer's creds
-//! secret supplies static keys. Retries for throttling and 5xx are the SDK's standard mode;
-//! the caller puts a deadline around each step.
+//! secret supplies static keys. Retries for throttling and 5xx are the SDK's standard mode
+//! (but never for AllocateAddress, see `ec2`); the caller puts a deadline around each step.
 
 mod ec2;
 mod route53;
@@ -16,6 +16,7 @@ use crate::{CloudError, ErrorKind};
 use aws_config::BehaviorVersion;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
+use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider, future};
 use aws_sdk_ec2::config::{Credentials, Region};
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 use std::fmt;
@@ -53,11 +54,53 @@ pub struct AwsSettings {
     pub keys: Option<StaticKeys>,
 }
 
-/// Loads the shared SDK configuration once for both clients.
+/// Hands out the credentials of the provider it wraps (static keys or the SDK's default
+/// chain), registering each with [`crate::redact`] before the SDK sees it: the SDK's own
+/// `Credentials` Debug prints the access key id, and its orchestrator traces every identity
+/// it resolves, so the log writer must know what to scrub by then. Debug shows nothing.
+struct RedactingCredentials(SharedCredentialsProvider);
+
+impl fmt::Debug for RedactingCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RedactingCredentials(<redacted>)")
+    }
+}
+
+impl ProvideCredentials for RedactingCredentials {
+    fn provide_credentials<'a>(&'a self) -> future::ProvideCredentials<'a>
+    where
+        Self: 'a,
+    {
+        future::ProvideCredentials::new(async move {
+            let credentials = self.0.provide_credentials().await?;
+            register_credentials(&credentials);
+            Ok(credentials)
+        })
+    }
+}
+
+fn register_credentials(credentials: &Credentials) {
+    crate::redact::register(credentials.access_key_id());
+    crate::redact::register(credentials.secret_access_key());
+    if let Some(token) = credentials.session_token() {
+        crate::redact::register(token);
+    }
+}
+
+/// Loads the shared SDK configuration once for both clients. Whatever the credentials'
+/// source, they go through [`RedactingCredentials`].
 pub async fn load_config(settings: &AwsSettings) -> aws_config::SdkConfig {
     let mut loader = aws_config::defaults(BehaviorVersion::latest())
         .region(Region::new(settings.region.clone()))
-        .retry_config(RetryConfig::standard().with_max_attempts(5))
+        // Quick retries per call, from 200 ms up to 5 s with the SDK's jitter (its default
+        // starts at 1 s and could sleep 15 s in one call); the runner's stage retry, which
+        // re-observes first, backs off longer on top.
+        .retry_config(
+            RetryConfig::standard()
+                .with_max_attempts(5)
+                .with_initial_backoff(Duration::from_millis(200))
+                .with_max_backoff(Duration::from_secs(5)),
+        )
         .timeout_config(
             TimeoutConfig::builder()
                 .connect_timeout(Duration::from_secs(10))
@@ -65,15 +108,24 @@ pub async fn load_config(settings: &AwsSettings) -> aws_config::SdkConfig {
                 .build(),
         );
     if let Some(keys) = &settings.keys {
-        loader = loader.credentials_provider(Credentials::new(
+        let credentials = Credentials::new(
             keys.access_key_id.clone(),
             keys.secret_access_key.clone(),
             None,
             None,
             "installer-creds-secret",
-        ));
+        );
+        register_credentials(&credentials);
+        loader = loader.credentials_provider(credentials);
     }
-    loader.load().await
+    let config = loader.load().await;
+    match config.credentials_provider() {
+        Some(inner) => config
+            .into_builder()
+            .credentials_provider(SharedCredentialsProvider::new(RedactingCredentials(inner)))
+            .build(),
+        None => config,
+    }
 }
 
 /// The HTTP status of a raw SDK response (every AWS SDK answers with the same response type).
@@ -135,8 +187,9 @@ where
         (Some(code), None) => code.to_string(),
         _ => match &err {
             SdkError::TimeoutError(_) => "timed out".to_string(),
-            SdkError::DispatchFailure(d) if d.is_io() => "connection failed".to_string(),
-            SdkError::DispatchFailure(_) => "request could not be sent".to_string(),
+            SdkError::DispatchFailure(d) if d.is_user() => "request could not be sent".to_string(),
+            // Sent or not, and done or not, is unknown: the runner observes again first.
+            SdkError::DispatchFailure(_) => "no answer: the connection failed".to_string(),
             _ => "unexpected response".to_string(),
         },
     };

@@ -51,7 +51,12 @@ pub struct ArmClient {
     lro_timeout: Duration,
 }
 
-const MAX_ATTEMPTS: u32 = 4;
+/// Attempts per ARM call (the first and four retries); the step deadline bounds them all.
+const MAX_ATTEMPTS: u32 = 5;
+
+/// The longest `Retry-After` honoured in place; a longer one fails the call as transient and
+/// the runner's stage retry (which honours it too, under the step deadline) takes over.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 impl ArmClient {
     pub fn new(
@@ -83,6 +88,8 @@ impl ArmClient {
                 };
                 CloudError::new(kind, operation, format!("cannot get an ARM token: {e}"))
             })?;
+        // The log writer scrubs it should any layer below ever print it.
+        crate::redact::register(token.token.secret());
         Ok(token.token.secret().to_string())
     }
 
@@ -137,7 +144,16 @@ impl ArmClient {
                 .await
             {
                 Err(e) if e.kind == ErrorKind::Transient && attempt < MAX_ATTEMPTS => {
-                    let delay = Duration::from_millis(200 * 2u64.pow(attempt));
+                    // ARM says how long to wait when it throttles (429 + Retry-After): that,
+                    // else exponential backoff with jitter.
+                    let delay = match e.retry_after {
+                        Some(wait) => crate::retry::after(wait, MAX_RETRY_AFTER),
+                        None => crate::retry::backoff(
+                            attempt,
+                            Duration::from_millis(400),
+                            Duration::from_secs(10),
+                        ),
+                    };
                     tracing::debug!(operation, attempt, ?delay, error = %e, "retrying ARM call");
                     tokio::time::sleep(delay).await;
                 }
@@ -203,7 +219,11 @@ impl ArmClient {
                 body,
             });
         }
-        Err(classify(operation, status, &body))
+        let retry_after = headers
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(crate::retry::parse_retry_after);
+        Err(classify(operation, status, &body).with_retry_after(retry_after))
     }
 
     /// GET; 404 -> None.
@@ -344,8 +364,8 @@ impl ArmClient {
 fn retry_after(response: &ArmResponse) -> Duration {
     response
         .header("retry-after")
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(Duration::from_secs(1), Duration::from_secs)
+        .and_then(crate::retry::parse_retry_after)
+        .unwrap_or(Duration::from_secs(1))
 }
 
 /// Maps an ARM error (status + `{"error":{"code","message"}}`) to ours. Operation-status

@@ -123,6 +123,7 @@ impl AzureSettings {
 
 /// The ARM client both providers share.
 pub fn connect(settings: &AzureSettings) -> Result<Arc<ArmClient>, CloudError> {
+    crate::redact::register(&settings.credential.client_secret);
     let mut builder = reqwest::Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
         .redirect(reqwest::redirect::Policy::none());

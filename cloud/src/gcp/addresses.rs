@@ -11,6 +11,7 @@ use crate::{IpFamily, Scope};
 use async_trait::async_trait;
 use google_cloud_compute_v1::client::Addresses;
 use google_cloud_compute_v1::model::{Address, Operation, address, operation};
+use google_cloud_gax::options::RequestOptionsBuilder;
 use google_cloud_gax::paginator::ItemPaginator;
 use std::net::IpAddr;
 use std::time::Duration;
@@ -28,7 +29,8 @@ impl GceAddresses {
         let endpoint = settings.compute_endpoint.as_deref();
         let mut builder = Addresses::builder()
             .with_credentials(super::credentials_for(settings, endpoint)?)
-            .with_retry_policy(super::retry_policy());
+            .with_retry_policy(super::retry_policy())
+            .with_backoff_policy(super::backoff_policy());
         if let Some(endpoint) = endpoint {
             builder = builder.with_endpoint(endpoint);
         }
@@ -212,6 +214,7 @@ impl AddressProvider for GceAddresses {
             .set_region(&self.region)
             .set_request_id(request_id(&request.token))
             .set_body(body)
+            .with_idempotency(super::IDEMPOTENT)
             .send()
             .await
             .map_err(|e| classify("addresses.insert", e));
@@ -254,6 +257,7 @@ impl AddressProvider for GceAddresses {
             .set_project(&self.project)
             .set_region(&self.region)
             .set_address(&reservation.id)
+            .with_idempotency(super::IDEMPOTENT)
             .send()
             .await
             .map_err(|e| classify("addresses.delete", e));

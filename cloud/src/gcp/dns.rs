@@ -10,6 +10,7 @@ use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, Zone, Zone
 use async_trait::async_trait;
 use google_cloud_dns_v1::client::{Changes, ManagedZones, ResourceRecordSets};
 use google_cloud_dns_v1::model::{Change, ResourceRecordSet, change, managed_zone};
+use google_cloud_gax::options::RequestOptionsBuilder;
 use google_cloud_gax::paginator::ItemPaginator;
 use std::collections::BTreeSet;
 use std::net::IpAddr;
@@ -27,7 +28,8 @@ macro_rules! build_client {
         let endpoint = $settings.dns_endpoint.as_deref();
         let mut builder = <$client>::builder()
             .with_credentials(super::credentials_for($settings, endpoint)?)
-            .with_retry_policy(super::retry_policy());
+            .with_retry_policy(super::retry_policy())
+            .with_backoff_policy(super::backoff_policy());
         if let Some(endpoint) = endpoint {
             builder = builder.with_endpoint(endpoint);
         }
@@ -210,6 +212,7 @@ impl DnsProvider for CloudDns {
             .set_project(&self.project)
             .set_managed_zone(&zone.id)
             .set_body(body)
+            .with_idempotency(super::IDEMPOTENT)
             .send()
             .await
             .map_err(|e| {

@@ -26,7 +26,7 @@ pub use dns::CloudDns;
 use crate::{CloudError, ErrorKind};
 use google_cloud_auth::credentials::{self, Credentials};
 use google_cloud_gax::error::Error as GaxError;
-use google_cloud_gax::retry_policy::{Aip194Strict, RetryPolicyExt};
+use google_cloud_gax::retry_policy::RetryPolicyExt;
 use std::fmt;
 
 /// Overrides the Compute Engine endpoint (default `https://compute.googleapis.com`).
@@ -123,12 +123,28 @@ impl GcpSettings {
     }
 }
 
+/// Registers the key's secret parts with [`crate::redact`]: the whole JSON, and its
+/// `private_key` and `private_key_id`, which a client could print on their own.
+fn register_key(json: &str) {
+    crate::redact::register(json);
+    if let Ok(key) = serde_json::from_str::<serde_json::Value>(json) {
+        for field in ["private_key", "private_key_id"] {
+            if let Some(text) = key[field].as_str() {
+                crate::redact::register(text);
+            }
+        }
+    }
+}
+
 /// The credentials for one endpoint: anonymous for a plain-HTTP override (a local fake),
 /// else the service account key or ADC.
 pub(crate) fn credentials_for(
     settings: &GcpSettings,
     endpoint: Option<&str>,
 ) -> Result<Credentials, CloudError> {
+    if let GcpCredentials::ServiceAccount(json) = &settings.credentials {
+        register_key(json);
+    }
     if endpoint.is_some_and(|e| e.starts_with("http://")) {
         return Ok(credentials::anonymous::Builder::new().build());
     }
@@ -159,10 +175,72 @@ pub(crate) fn credentials_for(
     }
 }
 
-/// The SDK's retry policy: AIP-194 (retry UNAVAILABLE), at most 5 attempts. The runner retries
-/// our transient errors on top, re-observing each time.
+/// The clients' retry policy: what [`classify`] calls transient (throttling, 5xx, a lost
+/// connection) is retried up to 5 attempts, but only for requests that are safe to repeat.
+/// Reads are; of the writes the agent marks idempotent only those it made so
+/// ([`idempotent`]). The runner retries our transient errors on top, re-observing each time.
 pub(crate) fn retry_policy() -> impl google_cloud_gax::retry_policy::RetryPolicy {
-    Aip194Strict.with_attempt_limit(5)
+    TransientErrors.with_attempt_limit(5)
+}
+
+/// The clients' backoff between attempts: exponential from 200 ms to 5 s, with the gax
+/// policy's full jitter.
+pub(crate) fn backoff_policy() -> google_cloud_gax::exponential_backoff::ExponentialBackoff {
+    google_cloud_gax::exponential_backoff::ExponentialBackoffBuilder::new()
+        .with_initial_delay(std::time::Duration::from_millis(200))
+        .with_maximum_delay(std::time::Duration::from_secs(5))
+        .with_scaling(2.0)
+        .build()
+        .unwrap_or_default()
+}
+
+/// Writes that are safe to send again after a lost answer:
+/// - `addresses.insert` carries a `requestId`: GCE answers a repeat with the first operation;
+/// - `addresses.delete` of a gone address is a 404, which `release` takes as done;
+/// - `changes.create` is a compare-and-swap: a repeat of an applied change no longer matches
+///   (412/409/404, a conflict), and the shared edit re-reads and finds it done.
+pub(crate) const IDEMPOTENT: bool = true;
+
+/// Retries what [`classify`] calls transient, for idempotent requests only (AIP-194 retries
+/// only UNAVAILABLE; Google's throttling is 429 RESOURCE_EXHAUSTED and its 500 is INTERNAL).
+#[derive(Debug)]
+struct TransientErrors;
+
+impl google_cloud_gax::retry_policy::RetryPolicy for TransientErrors {
+    fn on_error(
+        &self,
+        state: &google_cloud_gax::retry_state::RetryState,
+        error: GaxError,
+    ) -> google_cloud_gax::retry_result::RetryResult {
+        use google_cloud_gax::retry_result::RetryResult;
+        if error.is_transient_and_before_rpc() {
+            return RetryResult::Continue(error);
+        }
+        if !state.idempotent {
+            return RetryResult::Permanent(error);
+        }
+        if is_transient(&error) {
+            RetryResult::Continue(error)
+        } else {
+            RetryResult::Permanent(error)
+        }
+    }
+}
+
+/// Throttling, 5xx, timeouts and broken connections.
+fn is_transient(err: &GaxError) -> bool {
+    use google_cloud_gax::error::rpc::Code;
+    if let Some(http) = err.http_status_code() {
+        return http == 429 || (500..=599).contains(&http);
+    }
+    err.is_timeout()
+        || err.is_io()
+        || err.is_connect()
+        || err.is_transport()
+        || matches!(
+            err.status().map(|s| s.code),
+            Some(Code::Unavailable | Code::ResourceExhausted | Code::DeadlineExceeded)
+        )
 }
 
 /// Google's reason (`errors[0].reason`, e.g. `conditionNotMet`, `alreadyExists`) from the
@@ -179,20 +257,14 @@ pub(crate) fn reason(err: &GaxError) -> Option<String> {
 /// the request, which carries the bearer token).
 pub(crate) fn classify(operation: &str, err: GaxError) -> CloudError {
     let http = err.http_status_code();
-    let kind = if err.is_timeout() || err.is_io() || err.is_connect() || err.is_transport() {
+    let kind = if is_transient(&err) {
         ErrorKind::Transient
     } else {
         match http {
             Some(404) => ErrorKind::NotFound,
             Some(409) | Some(412) => ErrorKind::Conflict,
-            Some(429) | Some(500..=599) => ErrorKind::Transient,
             _ => match err.status().map(|s| s.code) {
                 Some(google_cloud_gax::error::rpc::Code::NotFound) => ErrorKind::NotFound,
-                Some(
-                    google_cloud_gax::error::rpc::Code::Unavailable
-                    | google_cloud_gax::error::rpc::Code::ResourceExhausted
-                    | google_cloud_gax::error::rpc::Code::DeadlineExceeded,
-                ) => ErrorKind::Transient,
                 _ => ErrorKind::Fatal,
             },
         }
@@ -213,6 +285,62 @@ pub(crate) fn classify(operation: &str, err: GaxError) -> CloudError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use google_cloud_gax::error::rpc::{Code, Status};
+    use google_cloud_gax::retry_policy::RetryPolicy;
+    use google_cloud_gax::retry_state::RetryState;
+
+    fn http_error(http: u16, code: Code) -> GaxError {
+        GaxError::service_with_http_metadata(
+            Status::default().set_code(code).set_message("m"),
+            Some(http),
+            None,
+        )
+    }
+
+    #[test]
+    fn throttling_and_5xx_are_transient_and_retried_only_when_safe_to_repeat() {
+        let transient = [
+            (429, Code::ResourceExhausted),
+            (503, Code::Unavailable),
+            (500, Code::Internal),
+            (502, Code::Unknown),
+        ];
+        for (http, code) in transient {
+            assert_eq!(
+                classify("op", http_error(http, code)).kind,
+                ErrorKind::Transient,
+                "{http}"
+            );
+            let policy = TransientErrors;
+            assert!(
+                policy
+                    .on_error(&RetryState::new(true), http_error(http, code))
+                    .is_continue(),
+                "{http} retried when idempotent"
+            );
+            assert!(
+                policy
+                    .on_error(&RetryState::new(false), http_error(http, code))
+                    .is_permanent(),
+                "{http} never repeated blindly when not idempotent"
+            );
+        }
+        for (http, code, kind) in [
+            (400, Code::InvalidArgument, ErrorKind::Fatal),
+            (403, Code::PermissionDenied, ErrorKind::Fatal),
+            (404, Code::NotFound, ErrorKind::NotFound),
+            (412, Code::FailedPrecondition, ErrorKind::Conflict),
+            (409, Code::AlreadyExists, ErrorKind::Conflict),
+        ] {
+            assert_eq!(classify("op", http_error(http, code)).kind, kind, "{http}");
+            assert!(
+                TransientErrors
+                    .on_error(&RetryState::new(true), http_error(http, code))
+                    .is_permanent(),
+                "{http}"
+            );
+        }
+    }
 
     #[test]
     fn request_ids_are_uuids_stable_per_token_and_distinct_per_token() {

@@ -10,14 +10,17 @@ the agent's work with someone else's eyes).
            routed to an internet gateway, private ones by the main route table or one
            without a way out
   inspect  print what exists: subnets, EIPs (with their association), ENIs (with their
-           description) and the record sets of both zones, as JSON
-  write    set a record set to exactly the given values (another writer's action)
+           description) and the record sets of the world's two zones, and of every zone by id,
+           as JSON
+  write    set a record set to exactly the given values (another writer's action), in the
+           world's --zone public|private or in --zone-id
   foreign  create resources that are NOT ours: an untagged EIP, an EIP and an ENI of another
            cluster, and an EIP tagged for our cluster by someone else (no reservation tag)
-  eni      create an ENI in --subnet (holding --ip when given), print {"id"}
+  eni      create an ENI in --subnet (one per --ip, holding it, when given), print {"id", "ids"}
   delete-eni  delete the ENI --id
   eip      allocate an untagged EIP, print {"id", "ip"}
   associate   associate the EIP --allocation with the ENI --eni
+  zone     create another hosted zone --name (--zone private: in the world's VPC), print {"id"}
 """
 import argparse, json, os, re, shutil, sys
 import boto3
@@ -129,16 +132,19 @@ def inspect(a):
              "description": x.get("Description", ""), "tags": tags(x.get("TagSet"))}
             for x in ec2.describe_network_interfaces()["NetworkInterfaces"]]
     subnets = [{"id": s["SubnetId"], "cidr": s["CidrBlock"]} for s in ec2.describe_subnets()["Subnets"]]
-    zones = {}
+    zones, by_id = {}, {}
     for z in r53.list_hosted_zones()["HostedZones"]:
         kind = "private" if z["Config"]["PrivateZone"] else "public"
-        zones[kind] = records(r53, z["Id"])
-    json.dump({"subnets": subnets, "eips": eips, "enis": enis, "zones": zones}, sys.stdout)
+        recs = records(r53, z["Id"])
+        # "public"/"private": the world's zones from setup (the first of each kind).
+        zones.setdefault(kind, recs)
+        by_id[z["Id"].split("/")[-1]] = recs
+    json.dump({"subnets": subnets, "eips": eips, "enis": enis, "zones": zones, "zones_by_id": by_id}, sys.stdout)
 
 
 def write(a):
     _, r53 = clients(a)
-    zone = next(z["Id"] for z in r53.list_hosted_zones()["HostedZones"] if z["Config"]["PrivateZone"] == (a.zone == "private"))
+    zone = a.zone_id or next(z["Id"] for z in r53.list_hosted_zones()["HostedZones"] if z["Config"]["PrivateZone"] == (a.zone == "private"))
     rrset = {"Name": a.name, "Type": "A", "TTL": 60, "ResourceRecords": [{"Value": v} for v in a.value]}
     r53.change_resource_record_sets(HostedZoneId=zone, ChangeBatch={"Changes": [{"Action": "UPSERT", "ResourceRecordSet": rrset}]})
 
@@ -157,9 +163,23 @@ def foreign(a):
 
 def eni(a):
     ec2, _ = clients(a)
-    kw = {"PrivateIpAddress": a.ip} if a.ip else {}
-    out = ec2.create_network_interface(SubnetId=a.subnet, Description=a.description, **kw)
-    json.dump({"id": out["NetworkInterface"]["NetworkInterfaceId"]}, sys.stdout)
+    ids = []
+    for ip in a.ip or [None]:
+        kw = {"PrivateIpAddress": ip} if ip else {}
+        out = ec2.create_network_interface(SubnetId=a.subnet, Description=a.description, **kw)
+        ids.append(out["NetworkInterface"]["NetworkInterfaceId"])
+    json.dump({"id": ids[0], "ids": ids}, sys.stdout)
+
+
+def zone(a):
+    """Another hosted zone: --name, private (in the VPC of the subnets) with --zone private."""
+    ec2, r53 = clients(a)
+    kw = {}
+    if a.zone == "private":
+        vpc = ec2.describe_subnets()["Subnets"][0]["VpcId"]
+        kw = {"VPC": {"VPCRegion": REGION, "VPCId": vpc}, "HostedZoneConfig": {"PrivateZone": True, "Comment": a.name}}
+    out = r53.create_hosted_zone(Name=a.name, CallerReference=f"{a.zone}-{a.name}", **kw)
+    json.dump({"id": out["HostedZone"]["Id"].split("/")[-1]}, sys.stdout)
 
 
 def delete_eni(a):
@@ -180,7 +200,7 @@ def associate(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("command", choices=["setup", "inspect", "write", "foreign", "eni", "delete-eni", "eip", "associate"])
+    p.add_argument("command", choices=["setup", "inspect", "write", "foreign", "eni", "delete-eni", "eip", "associate", "zone"])
     p.add_argument("--ec2", required=True)
     p.add_argument("--route53", required=True)
     p.add_argument("--fixture")
@@ -192,17 +212,18 @@ def main():
     p.add_argument("--infra-id", default="mycluster-7xk2p")
     p.add_argument("--bootstrap-ip", default="10.0.1.10")
     p.add_argument("--zone", choices=["public", "private"])
+    p.add_argument("--zone-id")
     p.add_argument("--name")
     p.add_argument("--value", action="append", default=[])
     p.add_argument("--subnet")
-    p.add_argument("--ip")
+    p.add_argument("--ip", action="append")
     p.add_argument("--description", default="")
     p.add_argument("--id")
     p.add_argument("--allocation")
     p.add_argument("--eni")
     a = p.parse_args()
     {"setup": setup, "inspect": inspect, "write": write, "foreign": foreign, "eni": eni,
-     "delete-eni": delete_eni, "eip": eip, "associate": associate}[a.command](a)
+     "delete-eni": delete_eni, "eip": eip, "associate": associate, "zone": zone}[a.command](a)
 
 
 if __name__ == "__main__":

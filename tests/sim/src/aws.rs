@@ -3,7 +3,7 @@
 
 use crate::emulator::Emulator;
 use crate::kube::CloudOptions;
-use crate::proxy::Proxy;
+use crate::proxy::{FaultStats, Faults, Proxy, Service};
 use crate::venv;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -35,8 +35,8 @@ impl AwsPeers {
     pub async fn start() -> Result<Self> {
         let venv = tokio::task::spawn_blocking(venv::ensure).await??;
         let (ec2, route53) = tokio::try_join!(Emulator::moto(&venv), Emulator::ministack(&venv))?;
-        let ec2_proxy = Proxy::start(ec2.addr).await?;
-        let route53_proxy = Proxy::start(route53.addr).await?;
+        let ec2_proxy = Proxy::start(ec2.addr, Service::Ec2).await?;
+        let route53_proxy = Proxy::start(route53.addr, Service::Route53).await?;
         Ok(Self {
             venv,
             ec2,
@@ -67,6 +67,32 @@ impl AwsPeers {
     pub fn reset_counts(&self) {
         self.ec2_proxy.reset();
         self.route53_proxy.reset();
+    }
+
+    /// Injects `faults` into every call the agent makes (each proxy its own seed, derived
+    /// from `faults.seed`).
+    pub fn inject_faults(&self, faults: &Faults) {
+        self.ec2_proxy.inject(Faults {
+            seed: faults.seed.wrapping_add(0),
+            ..faults.clone()
+        });
+        self.route53_proxy.inject(Faults {
+            seed: faults.seed.wrapping_add(1),
+            ..faults.clone()
+        });
+    }
+
+    pub fn stop_faults(&self) {
+        self.ec2_proxy.stop_faults();
+        self.route53_proxy.stop_faults();
+    }
+
+    /// Requests seen and faults injected, over all proxies, since [`Self::inject_faults`].
+    pub fn fault_stats(&self) -> FaultStats {
+        let mut stats = FaultStats::default();
+        stats.add(&self.ec2_proxy.fault_stats());
+        stats.add(&self.route53_proxy.fault_stats());
+        stats
     }
 
     /// Builds the VPC, subnets and zones and writes the fixture asset dir with real subnet ids
@@ -116,7 +142,7 @@ impl AwsPeers {
 
     /// What exists now: `{subnets: [{id, cidr}], eips: [{id, ip, tags, eni, association}],
     /// enis: [{id, ip, subnet, description, tags}], zones: {public, private: {"name TYPE":
-    /// [values]}}}`.
+    /// [values]}}, zones_by_id: {id: {"name TYPE": [values]}}}` (`zones`: the world's two).
     pub async fn inspect(&self) -> Result<Value> {
         self.script(&["inspect"]).await
     }
@@ -152,6 +178,44 @@ impl AwsPeers {
             .as_str()
             .map(str::to_string)
             .context("eni printed no id")
+    }
+
+    /// One ENI per IP in `subnet`, each holding its IP (e.g. the bootstrap hosts of several
+    /// clusters); their ids.
+    pub async fn create_enis(
+        &self,
+        subnet: &str,
+        ips: &[&str],
+        description: &str,
+    ) -> Result<Vec<String>> {
+        let mut args = vec!["eni", "--subnet", subnet, "--description", description];
+        for ip in ips {
+            args.extend(["--ip", ip]);
+        }
+        let out = self.script(&args).await?;
+        serde_json::from_value(out["ids"].clone()).context("eni printed no ids")
+    }
+
+    /// Another hosted zone `name` (private: in the world's VPC); its id. [`AwsPeers::inspect`]
+    /// shows its records under `zones_by_id`.
+    pub async fn create_zone(&self, name: &str, private: bool) -> Result<String> {
+        let kind = if private { "private" } else { "public" };
+        let out = self
+            .script(&["zone", "--name", name, "--zone", kind])
+            .await?;
+        out["id"]
+            .as_str()
+            .map(str::to_string)
+            .context("zone printed no id")
+    }
+
+    /// Another writer sets a record set of the zone `zone_id` to exactly `values`.
+    pub async fn write_record_in(&self, zone_id: &str, name: &str, values: &[&str]) -> Result<()> {
+        let mut args = vec!["write", "--zone-id", zone_id, "--name", name];
+        for v in values {
+            args.extend(["--value", v]);
+        }
+        self.script(&args).await.map(|_| ())
     }
 
     pub async fn delete_eni(&self, id: &str) -> Result<()> {

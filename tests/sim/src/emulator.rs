@@ -18,11 +18,14 @@ impl Emulator {
         format!("http://{}", self.addr)
     }
 
-    /// moto for EC2.
+    /// moto for EC2, through `py/moto_server.py`: moto_server with ENI private IPs picked
+    /// free and never AWS-reserved, as EC2 does (moto alone picks at random, collisions
+    /// included).
     pub async fn moto(venv: &Path) -> Result<Self> {
         let port = free_port()?;
-        let mut cmd = Command::new(venv.join("bin/moto_server"));
-        cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
+        let mut cmd = Command::new(venv.join("bin/python"));
+        cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("py/moto_server.py"))
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()]);
         Self::start("moto", cmd, port, "/moto-api/").await
     }
 

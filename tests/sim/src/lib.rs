@@ -12,4 +12,4 @@ pub mod proxy;
 pub mod venv;
 
 pub use aws::{AwsPeers, VpcLayout};
-pub use proxy::{Hold, Proxy};
+pub use proxy::{Fault, FaultStats, Faults, Hold, Proxy, Service};

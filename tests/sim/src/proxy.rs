@@ -1,6 +1,12 @@
 //! A counting, fault-injecting HTTP/1.1 proxy. Tests put it between the agent and an emulator
 //! to count the agent's mutating calls, and to freeze the agent between two mutations (hold
 //! the n-th mutation before or after the emulator saw it) so it can be SIGKILLed right there.
+//!
+//! It also injects faults ([`Faults`]): at a given rate, from a seeded generator (the n-th
+//! request gets the same verdict on every run with the same seed), a request is answered
+//! with the service's own throttling error, with its own HTTP 500, or forwarded to the
+//! emulator and then its connection dropped without an answer ("done, but the answer was
+//! lost"). The error bodies are written as each real service writes them ([`Service`]).
 
 use anyhow::Result;
 use bytes::Bytes;
@@ -14,6 +20,143 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The service behind a proxy: which error bodies it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    /// EC2's Query API: `<Response><Errors><Error><Code>..`; throttling is
+    /// `RequestLimitExceeded` with HTTP 503.
+    Ec2,
+    /// Route53's REST-XML API: `<ErrorResponse><Error><Type><Code>..`; throttling is
+    /// `Throttling` with HTTP 400.
+    Route53,
+    /// Azure Resource Manager: `{"error":{"code","message"}}`; throttling is HTTP 429 with
+    /// `Retry-After`.
+    Arm,
+    /// Google APIs (compute.v1, dns.v1): `{"error":{"code","message","status","errors"}}`;
+    /// throttling is HTTP 429 `RESOURCE_EXHAUSTED` or 503 `UNAVAILABLE`, reason
+    /// `rateLimitExceeded`.
+    Google,
+}
+
+/// What can go wrong with one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Fault {
+    /// The service's own throttling error; the emulator never sees the request.
+    Throttle,
+    /// The service's own HTTP 500; the emulator never sees the request.
+    ServerError,
+    /// Forwarded and done by the emulator; the connection is then dropped unanswered.
+    LostAnswer,
+}
+
+impl Fault {
+    pub const ALL: [Fault; 3] = [Fault::Throttle, Fault::ServerError, Fault::LostAnswer];
+}
+
+/// Fault injection settings: each request fails with probability `rate`, the fault picked
+/// uniformly from `kinds`, until `limit` faults were injected (None: no limit).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Faults {
+    pub rate: f64,
+    pub seed: u64,
+    pub kinds: Vec<Fault>,
+    pub limit: Option<usize>,
+}
+
+impl Faults {
+    /// Every kind of fault at `rate`.
+    pub fn new(rate: f64, seed: u64) -> Self {
+        Self {
+            rate,
+            seed,
+            kinds: Fault::ALL.to_vec(),
+            limit: None,
+        }
+    }
+
+    /// Exactly the next `n` requests fail with `fault`.
+    pub fn next(n: usize, fault: Fault) -> Self {
+        Self {
+            rate: 1.0,
+            seed: 0,
+            kinds: vec![fault],
+            limit: Some(n),
+        }
+    }
+}
+
+/// How many requests the proxy saw and how many of them it spoiled, by fault.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FaultStats {
+    pub requests: usize,
+    pub throttled: usize,
+    pub server_errors: usize,
+    pub lost_answers: usize,
+}
+
+impl FaultStats {
+    pub fn injected(&self) -> usize {
+        self.throttled + self.server_errors + self.lost_answers
+    }
+
+    pub fn add(&mut self, other: &FaultStats) {
+        self.requests += other.requests;
+        self.throttled += other.throttled;
+        self.server_errors += other.server_errors;
+        self.lost_answers += other.lost_answers;
+    }
+}
+
+/// SplitMix64: small, seedable, good enough to pick faults reproducibly.
+#[derive(Debug, Clone)]
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+struct Injector {
+    faults: Faults,
+    rng: Rng,
+    injected: usize,
+}
+
+impl Injector {
+    fn new(faults: Faults) -> Self {
+        Self {
+            rng: Rng(faults.seed),
+            faults,
+            injected: 0,
+        }
+    }
+
+    fn decide(&mut self) -> Option<(Fault, u64)> {
+        let roll = self.rng.next_f64();
+        let pick = self.rng.next_u64();
+        let spent = self.faults.limit.is_some_and(|l| self.injected >= l);
+        if roll >= self.faults.rate || self.faults.kinds.is_empty() || spent {
+            return None;
+        }
+        self.injected += 1;
+        let kinds = &self.faults.kinds;
+        let fault = kinds[(pick % kinds.len() as u64) as usize];
+        Some((fault, pick))
+    }
+}
 
 /// One request the proxy saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,17 +180,21 @@ struct State {
     calls: Vec<Call>,
     hold: Option<Hold>,
     held: bool,
+    injector: Option<Injector>,
+    stats: FaultStats,
 }
 
 pub struct Proxy {
     pub addr: SocketAddr,
+    pub service: Service,
     state: Arc<Mutex<State>>,
     held: Arc<Notify>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Proxy {
-    pub async fn start(upstream: SocketAddr) -> Result<Self> {
+    /// A proxy in front of `upstream`, which speaks `service`.
+    pub async fn start(upstream: SocketAddr, service: Service) -> Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let state = Arc::new(Mutex::new(State::default()));
@@ -58,16 +205,18 @@ impl Proxy {
                 let _ = stream.set_nodelay(true);
                 let (st, hn) = (st.clone(), hn.clone());
                 tokio::spawn(async move {
-                    let service =
-                        service_fn(move |req| handle(req, upstream, st.clone(), hn.clone()));
+                    let handler = service_fn(move |req| {
+                        handle(req, upstream, service, st.clone(), hn.clone())
+                    });
                     let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
+                        .serve_connection(TokioIo::new(stream), handler)
                         .await;
                 });
             }
         });
         Ok(Self {
             addr,
+            service,
             state,
             held,
             task,
@@ -96,6 +245,24 @@ impl Proxy {
         s.calls.clear();
         s.hold = None;
         s.held = false;
+    }
+
+    /// Injects `faults` into every request from now on (replacing earlier settings and
+    /// restarting the generator from the seed); the counts start afresh.
+    pub fn inject(&self, faults: Faults) {
+        let mut s = self.lock();
+        s.stats = FaultStats::default();
+        s.injector = Some(Injector::new(faults));
+    }
+
+    /// Stops injecting faults; the counts stay readable.
+    pub fn stop_faults(&self) {
+        self.lock().injector = None;
+    }
+
+    /// Requests seen and faults injected since the last [`Proxy::inject`].
+    pub fn fault_stats(&self) -> FaultStats {
+        self.lock().stats.clone()
     }
 
     pub fn hold(&self, hold: Hold) {
@@ -150,20 +317,32 @@ pub fn classify(method: &hyper::Method, path: &str, body: &[u8]) -> Call {
 async fn handle(
     req: Request<Incoming>,
     upstream: SocketAddr,
+    service: Service,
     state: Arc<Mutex<State>>,
     held: Arc<Notify>,
-) -> Result<Response<Full<Bytes>>, hyper::Error> {
+) -> Result<Response<Full<Bytes>>, BoxError> {
     let (parts, body) = req.into_parts();
     let body = body.collect().await?.to_bytes();
     let call = classify(&parts.method, parts.uri.path(), &body);
-    let hold = {
+    let (hold, fault) = {
         let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
         s.calls.push(call.clone());
         let nth = s.calls.iter().filter(|c| c.mutating).count();
-        match s.hold {
+        let hold = match s.hold {
             Some(h @ (Hold::Before(n) | Hold::After(n))) if call.mutating && n == nth => Some(h),
             _ => None,
+        };
+        let fault = s.injector.as_mut().and_then(Injector::decide);
+        if s.injector.is_some() {
+            s.stats.requests += 1;
         }
+        match fault {
+            Some((Fault::Throttle, _)) => s.stats.throttled += 1,
+            Some((Fault::ServerError, _)) => s.stats.server_errors += 1,
+            Some((Fault::LostAnswer, _)) => s.stats.lost_answers += 1,
+            None => {}
+        }
+        (hold, fault)
     };
     let freeze = || {
         state.lock().unwrap_or_else(|p| p.into_inner()).held = true;
@@ -173,9 +352,19 @@ async fn handle(
     if let Some(Hold::Before(_)) = hold {
         freeze().await;
     }
+    match fault {
+        Some((Fault::Throttle, pick)) => return Ok(throttled(service, &call, pick)),
+        Some((Fault::ServerError, _)) => return Ok(server_error(service)),
+        _ => {}
+    }
     let response = forward(Request::from_parts(parts, Full::new(body)), upstream).await;
     if let Some(Hold::After(_)) = hold {
         freeze().await;
+    }
+    if let Some((Fault::LostAnswer, _)) = fault {
+        // The emulator did it; an error from the service makes hyper close the connection
+        // without writing a response, as a connection reset on the way back would.
+        return Err("injected: the answer was lost".into());
     }
     Ok(response.unwrap_or_else(|e| {
         let mut r = Response::new(Full::new(Bytes::from(format!(
@@ -186,6 +375,139 @@ async fn handle(
     }))
 }
 
+fn response(status: u16, content_type: &str, body: String) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    if let Ok(value) = hyper::header::HeaderValue::from_str(content_type) {
+        r.headers_mut().insert(hyper::header::CONTENT_TYPE, value);
+    }
+    r
+}
+
+fn request_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+fn ec2_error(status: u16, code: &str, message: &str) -> Response<Full<Bytes>> {
+    response(
+        status,
+        "text/xml;charset=UTF-8",
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Response><Errors><Error><Code>{code}</Code><Message>{message}</Message></Error></Errors><RequestID>{}</RequestID></Response>",
+            request_id()
+        ),
+    )
+}
+
+fn route53_error(status: u16, kind: &str, code: &str, message: &str) -> Response<Full<Bytes>> {
+    response(
+        status,
+        "text/xml",
+        format!(
+            "<?xml version=\"1.0\"?>\n<ErrorResponse xmlns=\"https://route53.amazonaws.com/doc/2013-04-01/\"><Error><Type>{kind}</Type><Code>{code}</Code><Message>{message}</Message></Error><RequestId>{}</RequestId></ErrorResponse>",
+            request_id()
+        ),
+    )
+}
+
+fn arm_error(status: u16, code: &str, message: &str) -> Response<Full<Bytes>> {
+    let body = serde_json::json!({"error": {"code": code, "message": message}});
+    let mut r = response(status, "application/json; charset=utf-8", body.to_string());
+    if let Ok(id) = hyper::header::HeaderValue::from_str(&request_id()) {
+        r.headers_mut().insert("x-ms-request-id", id);
+    }
+    r
+}
+
+fn google_error(code: u16, status: &str, reason: &str, message: &str) -> Response<Full<Bytes>> {
+    let domain = if reason == "rateLimitExceeded" {
+        "usageLimits"
+    } else {
+        "global"
+    };
+    let body = serde_json::json!({"error": {
+        "code": code,
+        "message": message,
+        "status": status,
+        "errors": [{"message": message, "domain": domain, "reason": reason}],
+    }});
+    response(code, "application/json; charset=UTF-8", body.to_string())
+}
+
+/// The service's own "slow down".
+fn throttled(service: Service, call: &Call, pick: u64) -> Response<Full<Bytes>> {
+    match service {
+        Service::Ec2 => ec2_error(503, "RequestLimitExceeded", "Request limit exceeded."),
+        Service::Route53 => route53_error(400, "Sender", "Throttling", "Rate exceeded"),
+        Service::Arm => {
+            let kind = if call.mutating { "write" } else { "read" };
+            let mut r = arm_error(
+                429,
+                "SubscriptionRequestsThrottled",
+                &format!(
+                    "Number of '{kind}' requests for subscription '00000000-0000-0000-0000-000000000001' actor 'bootstrap-agent' exceeded. Please try again after '1' seconds after the last request."
+                ),
+            );
+            r.headers_mut().insert(
+                hyper::header::RETRY_AFTER,
+                hyper::header::HeaderValue::from_static("1"),
+            );
+            r
+        }
+        // Both answers Google gives for a rate limit, picked by the fault's other roll.
+        Service::Google if (pick >> 32) % 2 == 0 => {
+            let api = if call.action.contains("/dns/") {
+                "dns.googleapis.com"
+            } else {
+                "compute.googleapis.com"
+            };
+            google_error(
+                429,
+                "RESOURCE_EXHAUSTED",
+                "rateLimitExceeded",
+                &format!(
+                    "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service '{api}'."
+                ),
+            )
+        }
+        Service::Google => google_error(
+            503,
+            "UNAVAILABLE",
+            "rateLimitExceeded",
+            "Rate Limit Exceeded",
+        ),
+    }
+}
+
+/// The service's own HTTP 500.
+fn server_error(service: Service) -> Response<Full<Bytes>> {
+    match service {
+        Service::Ec2 => ec2_error(
+            500,
+            "InternalError",
+            "An internal error has occurred. Retry your request, but if the problem persists, contact us.",
+        ),
+        Service::Route53 => route53_error(
+            500,
+            "Receiver",
+            "InternalFailure",
+            "The request processing has failed because of an unknown error, exception or failure.",
+        ),
+        Service::Arm => arm_error(
+            500,
+            "InternalServerError",
+            "Encountered internal server error. Diagnostic information: timestamp '20240101T000000Z'.",
+        ),
+        Service::Google => google_error(
+            500,
+            "INTERNAL",
+            "backendError",
+            "Internal error. Please try again or contact Google Support.",
+        ),
+    }
+}
+
 async fn forward(req: Request<Full<Bytes>>, upstream: SocketAddr) -> Result<Response<Full<Bytes>>> {
     let stream = TcpStream::connect(upstream).await?;
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
@@ -194,4 +516,193 @@ async fn forward(req: Request<Full<Bytes>>, upstream: SocketAddr) -> Result<Resp
     let (parts, body) = response.into_parts();
     let body = body.collect().await?.to_bytes();
     Ok(Response::from_parts(parts, Full::new(body)))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// An upstream that answers 200 "ok" and counts what reached it.
+    async fn upstream() -> (SocketAddr, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let seen = Arc::new(AtomicUsize::new(0));
+        let counter = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let counter = counter.clone();
+                tokio::spawn(async move {
+                    let svc = service_fn(move |_req: Request<Incoming>| {
+                        counter.fetch_add(1, Ordering::SeqCst);
+                        async { Ok::<_, hyper::Error>(Response::new(Full::new(Bytes::from("ok")))) }
+                    });
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+        });
+        (addr, seen)
+    }
+
+    async fn send(
+        proxy: &Proxy,
+        method: &str,
+        body: &str,
+    ) -> Result<(u16, String, Option<String>)> {
+        let req = Request::builder()
+            .method(method)
+            .uri("/x")
+            .header("host", "localhost")
+            .body(Full::new(Bytes::from(body.to_string())))?;
+        let response = forward(req, proxy.addr).await?;
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let status = response.status().as_u16();
+        let body =
+            String::from_utf8_lossy(&response.into_body().collect().await?.to_bytes()).to_string();
+        Ok((status, body, retry_after))
+    }
+
+    fn only(kind: Fault) -> Faults {
+        Faults {
+            limit: None,
+            ..Faults::next(1, kind)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_lost_answer_is_done_upstream_and_the_connection_closes_unanswered() {
+        let (up, seen) = upstream().await;
+        let proxy = Proxy::start(up, Service::Ec2).await.unwrap();
+        proxy.inject(only(Fault::LostAnswer));
+        let err = send(&proxy, "POST", "Action=AllocateAddress").await;
+        assert!(err.is_err(), "no answer: {err:?}");
+        assert_eq!(seen.load(Ordering::SeqCst), 1, "the upstream did it");
+        assert_eq!(proxy.fault_stats().lost_answers, 1);
+        proxy.stop_faults();
+        assert_eq!(send(&proxy, "GET", "").await.unwrap().0, 200);
+    }
+
+    #[tokio::test]
+    async fn throttles_and_500s_are_each_services_own_and_never_reach_upstream() {
+        let (up, seen) = upstream().await;
+        let cases = [
+            (
+                Service::Ec2,
+                Fault::Throttle,
+                &[503][..],
+                "<Response><Errors><Error><Code>RequestLimitExceeded</Code>",
+            ),
+            (
+                Service::Ec2,
+                Fault::ServerError,
+                &[500],
+                "<Code>InternalError</Code>",
+            ),
+            (
+                Service::Route53,
+                Fault::Throttle,
+                &[400],
+                "<ErrorResponse xmlns=\"https://route53.amazonaws.com/doc/2013-04-01/\"><Error><Type>Sender</Type><Code>Throttling</Code>",
+            ),
+            (
+                Service::Route53,
+                Fault::ServerError,
+                &[500],
+                "<Code>InternalFailure</Code>",
+            ),
+            (
+                Service::Arm,
+                Fault::Throttle,
+                &[429],
+                "\"code\":\"SubscriptionRequestsThrottled\"",
+            ),
+            (
+                Service::Arm,
+                Fault::ServerError,
+                &[500],
+                "\"code\":\"InternalServerError\"",
+            ),
+            (
+                Service::Google,
+                Fault::Throttle,
+                &[429, 503],
+                "\"reason\":\"rateLimitExceeded\"",
+            ),
+            (
+                Service::Google,
+                Fault::ServerError,
+                &[500],
+                "\"status\":\"INTERNAL\"",
+            ),
+        ];
+        for (service, fault, statuses, needle) in cases {
+            let proxy = Proxy::start(up, service).await.unwrap();
+            proxy.inject(only(fault));
+            let (status, body, retry_after) = send(&proxy, "POST", "{}").await.unwrap();
+            assert!(
+                statuses.contains(&status),
+                "{service:?} {fault:?}: {status}"
+            );
+            assert!(body.contains(needle), "{service:?} {fault:?}: {body}");
+            if matches!(service, Service::Arm | Service::Google) {
+                let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+                assert!(json["error"]["message"].is_string(), "{body}");
+            }
+            if service == Service::Google {
+                let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+                assert_eq!(json["error"]["code"], status, "{body}");
+            }
+            assert_eq!(
+                retry_after.is_some(),
+                service == Service::Arm && fault == Fault::Throttle,
+                "{service:?} {fault:?}"
+            );
+        }
+        assert_eq!(seen.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn a_limit_stops_injecting_after_that_many_faults() {
+        let mut injector = Injector::new(Faults::next(2, Fault::Throttle));
+        let verdicts: Vec<_> = (0..5).map(|_| injector.decide().map(|(f, _)| f)).collect();
+        assert_eq!(
+            verdicts,
+            [
+                Some(Fault::Throttle),
+                Some(Fault::Throttle),
+                None,
+                None,
+                None
+            ]
+        );
+    }
+
+    #[test]
+    fn the_same_seed_spoils_the_same_requests_at_about_the_rate() {
+        let verdicts = |seed| {
+            let mut injector = Injector::new(Faults::new(0.2, seed));
+            (0..2000)
+                .map(|_| injector.decide().map(|(f, _)| f))
+                .collect::<Vec<_>>()
+        };
+        let a = verdicts(42);
+        assert_eq!(a, verdicts(42), "reproducible");
+        assert_ne!(a, verdicts(43));
+        let spoiled = a.iter().filter(|v| v.is_some()).count();
+        assert!(
+            (320..480).contains(&spoiled),
+            "about 20% of 2000: {spoiled}"
+        );
+        for kind in Fault::ALL {
+            assert!(a.contains(&Some(kind)), "{kind:?} is injected");
+        }
+    }
 }

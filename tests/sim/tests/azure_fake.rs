@@ -46,7 +46,9 @@ async fn the_official_clients_see_azure_semantics() {
     })
     .await
     .unwrap();
-    let proxy = Proxy::start(sim.arm_addr).await.unwrap();
+    let proxy = Proxy::start(sim.arm_addr, bootstrap_sim::proxy::Service::Arm)
+        .await
+        .unwrap();
     let token = sim.issue_token();
     let r = oracle(&proxy.url(), &token).await;
 

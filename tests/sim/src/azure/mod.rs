@@ -19,7 +19,7 @@ pub use world::{
     INSTALLER_VNET, LOCATION, NETWORK_RG, PRIVATE_ZONE, PUBLIC_ZONE, SUBSCRIPTION, TENANT, VNET,
 };
 
-use crate::proxy::Proxy;
+use crate::proxy::{FaultStats, Faults, Proxy, Service};
 use anyhow::{Context, Result};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -518,7 +518,7 @@ impl AzurePeers {
 
     pub async fn start_with(options: AzureSimOptions) -> Result<Self> {
         let sim = AzureSim::start(options).await?;
-        let arm_proxy = Proxy::start(sim.arm_addr).await?;
+        let arm_proxy = Proxy::start(sim.arm_addr, Service::Arm).await?;
         let dir = tempfile::tempdir()?;
         let ca_file = dir.path().join("azure-sim-ca.pem");
         std::fs::write(&ca_file, &sim.ca_pem).context("cannot write the fake's CA")?;
@@ -556,6 +556,26 @@ impl AzurePeers {
 
     pub fn reset_counts(&self) {
         self.arm_proxy.reset();
+    }
+
+    /// Injects `faults` into every call the agent makes (each proxy its own seed, derived
+    /// from `faults.seed`).
+    pub fn inject_faults(&self, faults: &Faults) {
+        self.arm_proxy.inject(Faults {
+            seed: faults.seed.wrapping_add(0),
+            ..faults.clone()
+        });
+    }
+
+    pub fn stop_faults(&self) {
+        self.arm_proxy.stop_faults();
+    }
+
+    /// Requests seen and faults injected, over all proxies, since [`Self::inject_faults`].
+    pub fn fault_stats(&self) -> FaultStats {
+        let mut stats = FaultStats::default();
+        stats.add(&self.arm_proxy.fault_stats());
+        stats
     }
 
     /// What the local API server's load-balancer controller knows of this cloud: the compute

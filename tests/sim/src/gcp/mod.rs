@@ -27,7 +27,7 @@ mod dns;
 mod filter;
 mod http;
 
-use crate::proxy::Proxy;
+use crate::proxy::{FaultStats, Faults, Proxy, Service};
 use anyhow::Result;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -445,8 +445,8 @@ pub struct GcpPeers {
 impl GcpPeers {
     pub async fn start(options: FakeOptions) -> Result<Self> {
         let fake = GcpFake::start(options).await?;
-        let compute_proxy = Proxy::start(fake.addr).await?;
-        let dns_proxy = Proxy::start(fake.addr).await?;
+        let compute_proxy = Proxy::start(fake.addr, Service::Google).await?;
+        let dns_proxy = Proxy::start(fake.addr, Service::Google).await?;
         Ok(Self {
             fake,
             compute_proxy,
@@ -489,6 +489,32 @@ impl GcpPeers {
     pub fn reset_counts(&self) {
         self.compute_proxy.reset();
         self.dns_proxy.reset();
+    }
+
+    /// Injects `faults` into every call the agent makes (each proxy its own seed, derived
+    /// from `faults.seed`).
+    pub fn inject_faults(&self, faults: &Faults) {
+        self.compute_proxy.inject(Faults {
+            seed: faults.seed.wrapping_add(0),
+            ..faults.clone()
+        });
+        self.dns_proxy.inject(Faults {
+            seed: faults.seed.wrapping_add(1),
+            ..faults.clone()
+        });
+    }
+
+    pub fn stop_faults(&self) {
+        self.compute_proxy.stop_faults();
+        self.dns_proxy.stop_faults();
+    }
+
+    /// Requests seen and faults injected, over all proxies, since [`Self::inject_faults`].
+    pub fn fault_stats(&self) -> FaultStats {
+        let mut stats = FaultStats::default();
+        stats.add(&self.compute_proxy.fault_stats());
+        stats.add(&self.dns_proxy.fault_stats());
+        stats
     }
 
     /// What exists now: `{addresses: [{name, ip, status, addressType, purpose, subnetwork,
