@@ -456,7 +456,7 @@ fn throttled(service: Service, call: &Call, pick: u64) -> Response<Full<Bytes>> 
             r
         }
         // Both answers Google gives for a rate limit, picked by the fault's other roll.
-        Service::Google if (pick >> 32) % 2 == 0 => {
+        Service::Google if (pick >> 32).is_multiple_of(2) => {
             let api = if call.action.contains("/dns/") {
                 "dns.googleapis.com"
             } else {
