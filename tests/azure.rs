@@ -574,6 +574,9 @@ async fn run_resumes_after_sigkill_during_reserve() {
         kube.kubeconfig_path().display().to_string(),
         "--gate-timeout".into(),
         "60s".into(),
+        // Not the default one-TTL drain: this test is about resuming, not the drain.
+        "--drain-wait".into(),
+        "0s".into(),
     ];
     h.kill_at(&["run"], Hold::After(1)).await;
     h.run(&["run"]).await;
