@@ -19,8 +19,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_bootstrap-agent");
 const SECRET: &str = "fixture-secret-DO-NOT-LOG";
 const CLUSTER_CONFIG: &str = "manifests/cluster-config.yaml";
 /// The fixtures `plan --offline` can plan (AWS subnets found at run time cannot be).
-const FIXTURES: [&str; 14] = [
+const FIXTURES: [&str; 15] = [
     "aws",
+    "aws-manual-creds",
     "aws-internal",
     "aws-dualstack",
     "aws-user-dns",

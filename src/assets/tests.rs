@@ -334,6 +334,15 @@ fn platform_none_without_capabilities_or_secret_loads() {
     assert!(matches!(spec.credentials, Credentials::Environment));
 }
 
+/// The installer's Manual mode: `credentialsMode: Manual` kept in install-config, and no
+/// creds secret written at all.
+#[test]
+fn manual_credentials_mode_without_a_secret_uses_the_environment_chain() {
+    let spec = load_fixture("aws-manual-creds");
+    assert!(matches!(spec.credentials, Credentials::Environment));
+    assert!(matches!(spec.platform, Platform::Aws(_)));
+}
+
 #[test]
 fn aws_without_creds_secret_falls_back_to_the_environment_chain() {
     let dir = copy_fixture("aws");

@@ -5,8 +5,9 @@ use crate::assets::{self, Platform, Publish};
 use bootstrap_cloud::{IpFamily, RecordSet, Scope};
 use std::path::{Path, PathBuf};
 
-const FIXTURES: [&str; 16] = [
+const FIXTURES: [&str; 17] = [
     "aws",
+    "aws-manual-creds",
     "aws-internal",
     "aws-dualstack",
     "aws-installer-vpc",
@@ -171,6 +172,12 @@ fn check_golden(name: &str) {
 #[test]
 fn golden_plan_aws() {
     check_golden("aws");
+}
+
+/// credentialsMode: Manual, as the installer leaves it: no creds secret in the asset dir.
+#[test]
+fn golden_plan_aws_manual_creds() {
+    check_golden("aws-manual-creds");
 }
 
 #[test]
