@@ -177,9 +177,8 @@ async fn cluster_view(kubeconfig: &Path, targets: &[crate::render::ServiceClaim]
                 "involvedObject.kind=Service,involvedObject.name={}",
                 t.name
             )))
-            .await
-            .map(|l| l.items)
-            .unwrap_or_default();
+            .await?
+            .items;
         out.push(json!({
             "namespace": t.namespace, "name": t.name,
             "service": service, "endpointSlices": slices.items, "events": events,

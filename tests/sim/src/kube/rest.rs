@@ -181,11 +181,11 @@ fn patch(shared: &Shared, key: &Key, scope: Scope, r: &Req) -> Result<(u16, Valu
     .map(|(v, created)| (if created { 201 } else { 200 }, v))
 }
 
-fn selectors(r: &Req) -> Result<(LabelSelector, FieldSelector), ApiError> {
+fn selectors(r: &Req, res: usize) -> Result<(LabelSelector, FieldSelector), ApiError> {
     let labels =
         LabelSelector::parse(r.q("labelSelector").unwrap_or("")).map_err(ApiError::bad_request)?;
-    let fields =
-        FieldSelector::parse(r.q("fieldSelector").unwrap_or("")).map_err(ApiError::bad_request)?;
+    let fields = FieldSelector::parse_for(r.q("fieldSelector").unwrap_or(""), RESOURCES[res].kind)
+        .map_err(ApiError::bad_request)?;
     Ok((labels, fields))
 }
 
@@ -212,7 +212,7 @@ fn list_item(res: usize, obj: &Value) -> Value {
 }
 
 fn list(shared: &Shared, res: usize, ns: Option<&str>, r: &Req) -> Result<(u16, Value), ApiError> {
-    let (labels, fields) = selectors(r)?;
+    let (labels, fields) = selectors(r, res)?;
     parse_rv(r)?;
     let limit: usize = match r.q("limit") {
         Some(l) => l
@@ -281,7 +281,7 @@ fn delete_collection(
     ns: Option<&str>,
     r: &Req,
 ) -> Result<(u16, Value), ApiError> {
-    let (labels, fields) = selectors(r)?;
+    let (labels, fields) = selectors(r, res)?;
     let opts = DeleteOpts::parse(&r.body, &r.query)?;
     let mut inner = shared.store.lock();
     let keys: Vec<Key> = inner
@@ -306,7 +306,7 @@ fn delete_collection(
 
 fn watch(shared: &Arc<Shared>, res: usize, ns: Option<String>, r: &Req) -> Response<Body> {
     let prepared = (|| {
-        let (labels, fields) = selectors(r)?;
+        let (labels, fields) = selectors(r, res)?;
         let since = parse_rv(r)?;
         let timeout = match r.q("timeoutSeconds") {
             Some(t) => Duration::from_secs(

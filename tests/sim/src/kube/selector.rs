@@ -114,8 +114,30 @@ impl LabelSelector {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FieldSelector(Vec<(String, bool, String)>);
 
+/// Field labels kube-apiserver accepts per kind beyond `metadata.name`/`metadata.namespace`
+/// (core/v1 Event: pkg/registry/core/event/strategy.go `ToSelectableFields`).
+fn selectable(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "Event" => &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        ],
+        _ => &[],
+    }
+}
+
 impl FieldSelector {
-    pub fn parse(s: &str) -> Result<Self, String> {
+    /// As `parse`, with the field labels `kind` adds (an Event's `involvedObject.name`, ...).
+    pub fn parse_for(s: &str, kind: &str) -> Result<Self, String> {
         let mut reqs = Vec::new();
         for t in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
             let (field, eq, v) = if let Some((f, v)) = t.split_once("!=") {
@@ -126,7 +148,10 @@ impl FieldSelector {
                 return Err(format!("invalid selector: '{s}'; can't understand '{t}'"));
             };
             let field = field.trim();
-            if field != "metadata.name" && field != "metadata.namespace" {
+            if field != "metadata.name"
+                && field != "metadata.namespace"
+                && !selectable(kind).contains(&field)
+            {
                 return Err(format!("field label not supported: {field}"));
             }
             reqs.push((field.to_string(), eq, v.trim().to_string()));
@@ -136,10 +161,15 @@ impl FieldSelector {
 
     pub fn matches(&self, obj: &Value) -> bool {
         self.0.iter().all(|(field, eq, v)| {
-            let actual = if field == "metadata.name" {
-                meta::name(obj)
-            } else {
-                meta::namespace(obj)
+            let actual = match field.as_str() {
+                "metadata.name" => meta::name(obj),
+                "metadata.namespace" => meta::namespace(obj),
+                // `source` is the component, as kube-apiserver selects it.
+                "source" => meta::get_str(obj, &["source", "component"]).unwrap_or(""),
+                other => {
+                    let path: Vec<&str> = other.split('.').collect();
+                    meta::get_str(obj, &path).unwrap_or("")
+                }
             };
             (actual == v) == *eq
         })
@@ -150,6 +180,24 @@ impl FieldSelector {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn events_select_by_involved_object_and_other_kinds_refuse_it() {
+        let event = json!({"metadata": {"name": "e1", "namespace": "n"},
+            "involvedObject": {"kind": "Service", "name": "internal-lb"}, "reason": "FailedDeployModel"});
+        let m = |s: &str| {
+            FieldSelector::parse_for(s, "Event")
+                .unwrap()
+                .matches(&event)
+        };
+        assert!(m(
+            "involvedObject.kind=Service,involvedObject.name=internal-lb"
+        ));
+        assert!(!m("involvedObject.name=external-lb"));
+        assert!(m("reason=FailedDeployModel"));
+        assert!(FieldSelector::parse_for("involvedObject.name=x", "Service").is_err());
+        assert!(FieldSelector::parse_for("spec.type=LoadBalancer", "Event").is_err());
+    }
 
     #[test]
     fn label_selector_forms() {
@@ -170,10 +218,10 @@ mod tests {
     #[test]
     fn field_selector_forms() {
         let obj = json!({"metadata": {"name": "a", "namespace": "n"}});
-        let m = |s: &str| FieldSelector::parse(s).unwrap().matches(&obj);
+        let m = |s: &str| FieldSelector::parse_for(s, "").unwrap().matches(&obj);
         assert!(m("metadata.name=a"));
         assert!(m("metadata.name==a,metadata.namespace=n"));
         assert!(!m("metadata.name!=a"));
-        assert!(FieldSelector::parse("spec.type=x").is_err());
+        assert!(FieldSelector::parse_for("spec.type=x", "").is_err());
     }
 }
