@@ -11,6 +11,7 @@ use hyper_util::rt::TokioIo;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -905,9 +906,17 @@ async fn controller_sets_ingress_then_endpoints() {
     .await;
     let added = w.event().await;
     assert_eq!(added["type"], "ADDED");
-    let modified = w
-        .until(|e| e["type"] == "MODIFIED" && e["object"]["metadata"]["name"] == "api-int")
-        .await;
+    // Both Services get their ingress after the same delay, in either order: take each
+    // Service's first MODIFIED event without dropping the other's.
+    let mut first_modified = HashMap::new();
+    while first_modified.len() < 2 {
+        let e = w.event().await;
+        if e["type"] == "MODIFIED" {
+            let name = e["object"]["metadata"]["name"].as_str().unwrap().to_string();
+            first_modified.entry(name).or_insert(e);
+        }
+    }
+    let modified = first_modified.remove("api-int").unwrap();
     assert!(t0.elapsed() >= Duration::from_millis(300));
     assert_eq!(
         modified["object"]["status"]["loadBalancer"]["ingress"],
@@ -941,9 +950,7 @@ async fn controller_sets_ingress_then_endpoints() {
         .get("", "v1", "endpoints", Some("default"), "api-int")
         .unwrap();
     assert_eq!(ep["subsets"][0]["addresses"].as_array().unwrap().len(), 3);
-    let ext = w
-        .until(|e| e["type"] == "MODIFIED" && e["object"]["metadata"]["name"] == "api-ext")
-        .await;
+    let ext = first_modified.remove("api-ext").unwrap();
     let host = ext["object"]["status"]["loadBalancer"]["ingress"][0]["hostname"]
         .as_str()
         .unwrap()
