@@ -38,7 +38,8 @@ fn detect_host_ip() -> Option<IpAddr> {
 /// Rules 2 and 3 for a command about to run `stages`, before anything is written.
 pub fn check(spec: &ClusterSpec, stages: &[Stage], recorded: &JournalState) -> Result<()> {
     let seeds = stages.contains(&Stage::SeedDns);
-    if (seeds || stages.contains(&Stage::RemoveBootstrap)) && !matches!(spec.platform, Platform::None)
+    if (seeds || stages.contains(&Stage::RemoveBootstrap))
+        && !matches!(spec.platform, Platform::None)
     {
         require(spec)?;
     }
@@ -61,13 +62,15 @@ fn require(spec: &ClusterSpec) -> Result<()> {
 
 fn refuse_other_than_seeded(spec: &ClusterSpec, recorded: &JournalState) -> Result<()> {
     match (recorded.bootstrap_ip, spec.bootstrap_ip) {
-        (Some(seeded), Some(now)) if seeded != now && !recorded.bootstrap_removed => bail!(
-            InputError::new(
+        (Some(seeded), Some(now)) if seeded != now && !recorded.bootstrap_removed => {
+            bail!(InputError::new(
                 FLAG,
                 FIELD,
-                format!("{now} differs from {seeded}, which is seeded in DNS (journal); run `dns teardown --bootstrap-ip {seeded}` first"),
-            )
-        ),
+                format!(
+                    "{now} differs from {seeded}, which is seeded in DNS (journal); run `dns teardown --bootstrap-ip {seeded}` first"
+                ),
+            ))
+        }
         _ => Ok(()),
     }
 }
@@ -131,7 +134,12 @@ mod tests {
         recorded.bootstrap_ip = Some("10.0.0.9".parse().unwrap());
         let err = check(&spec(Some("10.0.0.7")), &[Stage::SeedDns], &recorded).unwrap_err();
         assert!(format!("{err:#}").contains("seeded in DNS"), "{err:#}");
-        check(&spec(Some("10.0.0.7")), &[Stage::RemoveBootstrap], &recorded).unwrap();
+        check(
+            &spec(Some("10.0.0.7")),
+            &[Stage::RemoveBootstrap],
+            &recorded,
+        )
+        .unwrap();
         recorded.bootstrap_removed = true;
         check(&spec(Some("10.0.0.7")), &[Stage::SeedDns], &recorded).unwrap();
     }
@@ -143,9 +151,19 @@ mod tests {
             ..Default::default()
         };
         let observed = Observed::default();
-        let seed = for_stage(&spec(Some("10.0.0.7")), Stage::SeedDns, &recorded, &observed);
+        let seed = for_stage(
+            &spec(Some("10.0.0.7")),
+            Stage::SeedDns,
+            &recorded,
+            &observed,
+        );
         assert_eq!(seed.unwrap().bootstrap_ip, None);
-        let remove = for_stage(&spec(Some("10.0.0.7")), Stage::RemoveBootstrap, &recorded, &observed);
+        let remove = for_stage(
+            &spec(Some("10.0.0.7")),
+            Stage::RemoveBootstrap,
+            &recorded,
+            &observed,
+        );
         assert!(remove.unwrap().bootstrap_ip.is_some());
         record_seeded(&mut recorded, &spec(Some("10.0.0.7")));
         assert_eq!(recorded.bootstrap_ip, None);

@@ -3,8 +3,8 @@
 //! hands over to the module that does the work and prints through `output`.
 
 pub use crate::capabilities::cli::{CapabilitiesCommand, RegistryArgs, SelectionArgs};
-pub use crate::context::{Common, StateDir};
 use crate::context::{Cloud, Context, Reading};
+pub use crate::context::{Common, StateDir};
 pub use crate::daemon::{GateArgs, KubeArgs, RunArgs};
 use crate::gather::GatherArgs;
 pub use crate::output::Output;
@@ -155,7 +155,11 @@ pub async fn run(cli: Cli) -> Result<()> {
 }
 
 async fn plan(common: &Common, offline: bool, stages: &[Stage]) -> Result<()> {
-    let cloud = if offline { Cloud::Offline } else { Cloud::Observe };
+    let cloud = if offline {
+        Cloud::Offline
+    } else {
+        Cloud::Observe
+    };
     let reading = Reading::new(common, cloud).await?;
     let observed = reading.observe().await?;
     let recorded = &reading.recorded;

@@ -148,7 +148,9 @@ impl Reading {
 impl Context {
     /// Steps 1 to 6 for a command that runs `stages` (its bootstrap-IP needs follow from them).
     pub async fn open(args: &Common, stages: &[Stage]) -> Result<Self> {
-        Ok(Self::open_checked(args, stages, |_| Ok(()), |_| Ok(())).await?.0)
+        Ok(Self::open_checked(args, stages, |_| Ok(()), |_| Ok(()))
+            .await?
+            .0)
     }
 
     /// As `open`, with the command's own checks of its input: `input` on the spec as loaded

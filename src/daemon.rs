@@ -160,7 +160,13 @@ pub async fn wait_for_gate(
         }
     })
     .await?;
-    record_gate(&client, &mut ctx.journal, &report, args.done_file.as_deref()).await?;
+    record_gate(
+        &client,
+        &mut ctx.journal,
+        &report,
+        args.done_file.as_deref(),
+    )
+    .await?;
     Ok(report)
 }
 
@@ -174,12 +180,8 @@ fn check_input(
 )> {
     let assets = &args.common.assets;
     let (reg, gates) = args.registry.load()?;
-    let capabilities = crate::capabilities::selection_for_spec(
-        &reg,
-        &gates,
-        assets,
-        spec.capabilities.as_ref(),
-    )?;
+    let capabilities =
+        crate::capabilities::selection_for_spec(&reg, &gates, assets, spec.capabilities.as_ref())?;
     let cvo_overrides = crate::capabilities::cluster_version::overrides_from_assets(assets)?;
     cluster::read_kubeconfig(&args.kube.kubeconfig)?;
     if let Some(done) = &args.gate.done_file

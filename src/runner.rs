@@ -6,7 +6,7 @@ use crate::assets::ClusterSpec;
 use crate::journal::{Journal, JournalState, RecordValues};
 use crate::plan::{Change, Observed, ObservedRecord, Plan, Stage, Value, records_of_interest};
 use crate::providers::Providers;
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use backon::{BackoffBuilder, ExponentialBuilder};
 use bootstrap_cloud::{CloudError, DnsEdit, Zone, ZoneRef, edit_record_values};
 use std::collections::BTreeMap;
@@ -177,7 +177,8 @@ impl Runner<'_> {
             mut observed,
             zones,
         } = observe(self.spec, self.providers, &self.journal.state).await?;
-        let spec = crate::bootstrap_ip::for_stage(self.spec, stage, &self.journal.state, &observed)?;
+        let spec =
+            crate::bootstrap_ip::for_stage(self.spec, stage, &self.journal.state, &observed)?;
         let plan = Plan::calculate(&spec, &observed, &[stage], self.journal.state.generation);
         self.journal.state.reservations = observed.reservations.clone();
         if stage == Stage::TeardownAll && !plan.is_empty() {

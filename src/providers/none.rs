@@ -78,7 +78,9 @@ mod tests {
             rtype: bootstrap_cloud::RecordType::A,
         };
         assert_eq!(NoCloud.read(&found, &key).await.unwrap(), None);
-        let write = NoCloud.write(&found, &key, None, &BTreeSet::new(), 60).await;
+        let write = NoCloud
+            .write(&found, &key, None, &BTreeSet::new(), 60)
+            .await;
         assert!(!write.unwrap_err().is_transient());
     }
 }
