@@ -17,6 +17,7 @@
 //!
 //! The token is never logged: only method, path and status are traced.
 
+use crate::poll::Poll;
 use crate::{CloudError, ErrorKind};
 use azure_core::credentials::TokenCredential;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -71,7 +72,7 @@ impl ArmClient {
             credential,
             scope,
             max_poll_delay: Duration::from_secs(10),
-            lro_timeout: Duration::from_secs(300),
+            lro_timeout: crate::poll::OPERATION_BUDGET,
         }
     }
 
@@ -273,23 +274,29 @@ impl ArmClient {
         let first = self
             .send(operation, method.clone(), url.clone(), &[], body)
             .await?;
-        let deadline = tokio::time::Instant::now() + self.lro_timeout;
+        // One budget for the whole operation: its status polls and the provisioning state.
+        let mut poll = Poll::new(
+            operation,
+            self.lro_timeout,
+            Duration::from_millis(100),
+            self.max_poll_delay,
+        );
         if let Some(async_op) = first.header("azure-asyncoperation").map(str::to_string) {
             let url = Url::parse(&async_op).map_err(|e| {
                 CloudError::fatal(operation, format!("bad Azure-AsyncOperation: {e}"))
             })?;
-            let mut delay = retry_after(&first);
+            let mut asked = retry_after(&first);
             loop {
-                self.sleep(delay, deadline, operation).await?;
-                let poll = self
+                poll.wait(Some(asked)).await?;
+                let status = self
                     .send(operation, Method::GET, url.clone(), &[], None)
                     .await?;
-                match poll.body["status"].as_str().unwrap_or("InProgress") {
+                match status.body["status"].as_str().unwrap_or("InProgress") {
                     "Succeeded" => break,
                     "Failed" | "Canceled" => {
-                        return Err(classify(operation, StatusCode::OK, &poll.body));
+                        return Err(classify(operation, StatusCode::OK, &status.body));
                     }
-                    _ => delay = retry_after(&poll),
+                    _ => asked = retry_after(&status),
                 }
             }
         } else if let Some(location) = first
@@ -299,16 +306,16 @@ impl ArmClient {
         {
             let url = Url::parse(&location)
                 .map_err(|e| CloudError::fatal(operation, format!("bad Location: {e}")))?;
-            let mut delay = retry_after(&first);
+            let mut asked = retry_after(&first);
             loop {
-                self.sleep(delay, deadline, operation).await?;
-                let poll = self
+                poll.wait(Some(asked)).await?;
+                let status = self
                     .send(operation, Method::GET, url.clone(), &[], None)
                     .await?;
-                if poll.status != StatusCode::ACCEPTED {
+                if status.status != StatusCode::ACCEPTED {
                     break;
                 }
-                delay = retry_after(&poll);
+                asked = retry_after(&status);
             }
         }
         if method == Method::DELETE {
@@ -316,7 +323,6 @@ impl ArmClient {
         }
         // The resource as the operation left it; wait out a provisioningState still moving
         // (an RP that answers 200 without an operation header).
-        let mut delay = Duration::from_millis(500);
         loop {
             let resource = self
                 .send(operation, Method::GET, url.clone(), &[], None)
@@ -334,30 +340,9 @@ impl ArmClient {
                         ),
                     ));
                 }
-                Some(_) => {
-                    self.sleep(delay, deadline, operation).await?;
-                    delay = (delay * 2).min(self.max_poll_delay);
-                }
+                Some(_) => poll.wait(None).await?,
             }
         }
-    }
-
-    async fn sleep(
-        &self,
-        delay: Duration,
-        deadline: tokio::time::Instant,
-        operation: &str,
-    ) -> Result<(), CloudError> {
-        let delay = delay.clamp(Duration::from_millis(100), self.max_poll_delay);
-        if tokio::time::Instant::now() + delay > deadline {
-            return Err(CloudError::new(
-                ErrorKind::Transient,
-                operation,
-                "long-running operation did not finish in time",
-            ));
-        }
-        tokio::time::sleep(delay).await;
-        Ok(())
     }
 }
 

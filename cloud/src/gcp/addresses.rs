@@ -59,9 +59,15 @@ impl GceAddresses {
             && a.labels.contains_key(RESERVATION_LABEL)
     }
 
-    /// Polls the regional operation until DONE, then turns an operation error into ours.
+    /// Polls the regional operation until DONE (bounded: `poll::OPERATION_BUDGET`), then
+    /// turns an operation error into ours.
     async fn wait(&self, what: &str, mut op: Operation) -> Result<Operation, CloudError> {
-        let mut delay = Duration::from_millis(100);
+        let mut poll = crate::poll::Poll::new(
+            what,
+            crate::poll::OPERATION_BUDGET,
+            Duration::from_millis(100),
+            Duration::from_secs(2),
+        );
         loop {
             if op.status == Some(operation::Status::Done) {
                 return match &op.error {
@@ -72,8 +78,7 @@ impl GceAddresses {
             let name = op.name.clone().ok_or_else(|| {
                 CloudError::fatal(what, "operation without a name cannot be awaited")
             })?;
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_secs(2));
+            poll.wait(None).await?;
             op = self
                 .client
                 .get_operation()
