@@ -66,9 +66,14 @@ pub enum Command {
         #[arg(long)]
         offline: bool,
         /// Stages to plan, comma separated.
-        /// Default: what is left of `run` per the journal, else reserve,seed-dns.
+        /// Default: what is left of `run` per the journal, else all of it.
         #[arg(long, value_delimiter = ',', value_parser = parse_stage)]
         stage: Vec<Stage>,
+        /// Directory overriding the embedded templates (the Services `run` would apply).
+        #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
+        templates: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        registry: RegistryArgs,
     },
     /// Reserve the static IPs for the API load balancers.
     Reserve {
@@ -130,7 +135,9 @@ pub async fn run(cli: Cli) -> Result<()> {
             common,
             offline,
             stage,
-        } => plan(&common, offline, &stage).await,
+            templates,
+            registry,
+        } => plan(&common, offline, &stage, templates.as_deref(), &registry).await,
         Command::Reserve { common } => stages(&common, &[Stage::Reserve]).await,
         Command::Dns {
             command: DnsCommand::Seed { common },
@@ -154,21 +161,35 @@ pub async fn run(cli: Cli) -> Result<()> {
     }
 }
 
-async fn plan(common: &Common, offline: bool, stages: &[Stage]) -> Result<()> {
+async fn plan(
+    common: &Common,
+    offline: bool,
+    stages: &[Stage],
+    templates: Option<&std::path::Path>,
+    registry: &RegistryArgs,
+) -> Result<()> {
     let cloud = if offline {
         Cloud::Offline
     } else {
         Cloud::Observe
     };
     let reading = Reading::new(common, cloud).await?;
+    let (spec, recorded) = (&reading.spec, &reading.recorded);
+    let (reg, gates) = registry.load()?;
+    let selection = crate::capabilities::selection_for_spec(
+        &reg,
+        &gates,
+        &common.assets,
+        spec.capabilities.as_ref(),
+    )?;
     let observed = reading.observe().await?;
-    let recorded = &reading.recorded;
+    let (kube, _) = crate::runner::kube_wants(spec, &observed, Some(&selection), templates)?;
     let stages = if stages.is_empty() {
         crate::machine::remaining_stages(recorded.run_step)
     } else {
         stages.to_vec()
     };
-    let mut plan = Plan::calculate(&reading.spec, &observed, &stages, recorded.generation);
+    let mut plan = Plan::calculate_with(spec, &observed, &kube, &stages, recorded.generation);
     if let Some(step) = recorded.run_step {
         plan.notes.push(format!(
             "`run` is at step {step:?}; planning {:?}",

@@ -185,6 +185,7 @@ impl Context {
             spec: &self.spec,
             journal: &mut self.journal,
             providers: &self.providers,
+            kube: None,
             stage_timeout: self.step_timeout,
         }
     }

@@ -175,7 +175,13 @@ pub async fn collect(
             let observed = o.observed;
             let stages = crate::machine::remaining_stages(state.as_ref().and_then(|s| s.run_step));
             let generation = state.as_ref().map_or(1, |s| s.generation);
-            let plan = crate::plan::Plan::calculate(spec, &observed, &stages, generation);
+            // The Services `run` would apply are in the plan too (a template that does not
+            // render is reported in services.json below).
+            let kube = crate::runner::kube_wants(spec, &observed, None, templates)
+                .map(|(wants, _)| wants)
+                .unwrap_or_default();
+            let plan =
+                crate::plan::Plan::calculate_with(spec, &observed, &kube, &stages, generation);
             b.json("cloud.json", &observed);
             b.json("plan.json", &plan);
             let reservations: Vec<_> = observed.kept().into_values().collect();

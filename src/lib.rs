@@ -7,24 +7,34 @@
 //!
 //! ```text
 //! main -> exit (exit codes from the error chain)
-//!      -> cli (arguments + thin handlers per command)
-//!           -> daemon (`run`: walks the machine, one arm per Step)
-//!                -> runner (one cloud stage: observe -> plan -> journal -> apply)
+//!      -> cli (argument types + one thin handler per command)
+//!           -> daemon (`run` and `wait`: walks the machine; the gate step, the drain, signals)
+//!           -> gather, status, pause (support bundle, what the journal says, hold/continue)
+//!           -> context (one per command: spec, bootstrap IP, lock, journal, providers)
+//!                -> runner (one stage: observe -> plan -> journal -> apply, under the step
+//!                   deadline with retries; `cloud` and `kube` changes the same way)
 //!                -> capabilities (ClusterVersion spec, manifest inclusion, deletes; + their CLI)
-//!                -> status (what the journal says)
+//!                -> bootstrap_ip (every rule about the bootstrap IP)
 //!                -> journal (persisted steps and mutations; atomic writes, lock)
-//!                -> machine (Step, Machine: the order of `run`)
+//!                -> machine (Step, Machine: the order of `run`; each step's plan Stage)
 //!                -> cluster (kube client, server-side apply, the readiness gate)
-//!                -> plan (PURE: spec + observed -> changes), render (templates -> Services
-//!                   and the IPs each claims), providers (one match picks the cloud)
+//!                -> plan (PURE: spec + observed (+ what the cluster should hold) -> changes),
+//!                   render (templates -> Services and the IPs each claims), providers (one
+//!                   match picks the cloud; `Providers::none()` for platform none / offline)
 //!                -> assets (installer asset dir -> one validated ClusterSpec)
 //!                -> error, output; crate bootstrap-cloud (neutral types, one provider per cloud)
 //! ```
 //!
+//! Step vs Stage: a `machine::Step` is where `run` is; a `plan::Stage` is what a plan covers.
+//! Every step but Gate (it waits) and Done runs one stage (`Step::stage`); `teardown --all`
+//! is a stage of no step.
+//!
 //! Where to add things: a cloud is a module in `cloud/src/<cloud>/` implementing
-//! `AddressProvider` + `DnsProvider`, wired in `providers/`; a cloud change is a `plan::Change`
-//! planned in `plan/` and applied in `runner`; a step of `run` is a `machine::Step` with its arm
-//! in `daemon::run`; a readiness rule is in `cluster::gate::evaluate` (pure, unit-tested).
+//! `AddressProvider` + `DnsProvider`, wired in `providers/`; a change (of the cloud or the
+//! cluster) is a `plan::Change` planned in `plan/` and applied in `runner/cloud.rs` or
+//! `runner/kube.rs`; a step of `run` is a `machine::Step` mapped to its stage; a command is a
+//! variant in `cli` whose handler opens a `context::Context`; a readiness rule is in
+//! `cluster::gate::evaluate` (pure, unit-tested).
 
 pub mod assets;
 pub mod bootstrap_ip;

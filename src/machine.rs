@@ -72,18 +72,31 @@ impl Step {
     }
 }
 
-/// The cloud stages `run` still has ahead of it from `step` (what `plan` shows by default).
-/// Without a recorded step: the stage-1 stages a person runs by hand.
-pub fn remaining_stages(step: Option<Step>) -> Vec<Stage> {
-    match step {
-        None | Some(Step::Reserve) => vec![Stage::Reserve, Stage::SeedDns],
-        Some(Step::SeedDns) => vec![Stage::SeedDns, Stage::HandOver],
-        Some(Step::SetCapabilities | Step::HandOver) => vec![Stage::HandOver],
-        Some(Step::ApplyServices | Step::Gate | Step::RemoveBootstrap) => {
-            vec![Stage::RemoveBootstrap]
+impl Step {
+    /// The plan's stage this step runs: every step changes something through the runner,
+    /// except Gate (it waits and watches) and Done.
+    pub fn stage(self) -> Option<Stage> {
+        match self {
+            Step::Reserve => Some(Stage::Reserve),
+            Step::SeedDns => Some(Stage::SeedDns),
+            Step::SetCapabilities => Some(Stage::SetCapabilities),
+            Step::HandOver => Some(Stage::HandOver),
+            Step::ApplyServices => Some(Stage::ApplyServices),
+            Step::RemoveBootstrap => Some(Stage::RemoveBootstrap),
+            Step::Gate | Step::Done => None,
         }
-        Some(Step::Done) => Vec::new(),
     }
+}
+
+/// The stages `run` still has ahead of it from `step` (what `plan` shows by default), the
+/// Kubernetes ones included; without a recorded step, all of `run`.
+pub fn remaining_stages(step: Option<Step>) -> Vec<Stage> {
+    let from = step.unwrap_or(Step::Reserve);
+    Step::ALL
+        .iter()
+        .filter(|s| **s >= from)
+        .filter_map(|s| s.stage())
+        .collect()
 }
 
 /// The machine: where it is, and the one legal way forward from each step.
@@ -112,6 +125,20 @@ impl Machine {
         }
         self.step = to;
         Ok(to)
+    }
+
+    /// The one legal way forward from where the machine is.
+    pub fn next(&mut self) -> Result<Step> {
+        match self.step {
+            Step::Reserve => self.reserved(),
+            Step::SeedDns => self.dns_seeded(),
+            Step::SetCapabilities => self.capabilities_set(),
+            Step::HandOver => self.handed_over(),
+            Step::ApplyServices => self.services_applied(),
+            Step::Gate => self.gate_passed(),
+            Step::RemoveBootstrap => self.bootstrap_removed(),
+            Step::Done => bail!("the machine is done: there is no step after Done"),
+        }
     }
 
     pub fn reserved(&mut self) -> Result<Step> {
@@ -160,12 +187,36 @@ mod tests {
         assert!(Step::ALL.iter().all(|s| !s.status_line().is_empty()));
         assert_eq!(
             remaining_stages(Some(Step::SetCapabilities)),
-            vec![Stage::HandOver]
+            vec![
+                Stage::SetCapabilities,
+                Stage::HandOver,
+                Stage::ApplyServices,
+                Stage::RemoveBootstrap
+            ]
         );
+        assert_eq!(
+            remaining_stages(None),
+            remaining_stages(Some(Step::Reserve))
+        );
+        assert_eq!(
+            remaining_stages(Some(Step::Gate)),
+            vec![Stage::RemoveBootstrap]
+        );
+        assert!(remaining_stages(Some(Step::Done)).is_empty());
         assert_eq!(
             serde_json::to_value(Step::SetCapabilities).unwrap(),
             "set-capabilities"
         );
+    }
+
+    #[test]
+    fn next_walks_every_step_in_order_and_stops_at_done() {
+        let mut m = Machine::resume(None);
+        for pair in Step::ALL.windows(2) {
+            assert_eq!(m.step(), pair[0]);
+            assert_eq!(m.next().unwrap(), pair[1]);
+        }
+        assert!(m.next().is_err());
     }
 
     #[test]

@@ -139,14 +139,10 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
     }
     if !state.services.is_empty() {
         out.push_str("services:\n");
-        let gate: Vec<crate::cluster::gate::ServiceGate> = state
-            .gate
-            .as_ref()
-            .and_then(|g| g.get("services"))
-            .and_then(|s| serde_json::from_value(s.clone()).ok())
-            .unwrap_or_default();
+        let gate = state.gate.as_ref().map(|g| g.services.as_slice());
         for t in &state.services {
             let reason = gate
+                .unwrap_or_default()
                 .iter()
                 .find(|g| g.namespace == t.namespace && g.name == t.name)
                 .map_or("applied", |g| g.reason.as_str());

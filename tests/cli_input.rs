@@ -138,18 +138,28 @@ fn plan_offline(assets: &Path, state: &Path, extra: &[&str]) -> Ran {
 // ---- plan --offline -------------------------------------------------------------------------
 
 #[test]
-fn plan_offline_aws_prints_nine_changes_and_writes_nothing() {
+fn plan_offline_aws_prints_all_of_run_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let state = tmp.path().join("state");
     let out = plan_offline(&fixture("aws"), &state, &[]);
     assert_eq!(out.code, Some(0), "{out:?}");
-    assert!(out.stdout.contains("9 change(s):"), "{out:?}");
+    // 9 cloud changes, the capabilities, and the two Services (MCS is a listener of the
+    // internal NLB on AWS).
+    assert!(out.stdout.contains("12 change(s):"), "{out:?}");
     let changes = out
         .stdout
         .lines()
-        .filter(|l| l.starts_with("  + ") || l.starts_with("  - "))
+        .filter(|l| ["  + ", "  - ", "  ~ "].iter().any(|p| l.starts_with(p)))
         .count();
-    assert_eq!(changes, 9, "{out:?}");
+    assert_eq!(changes, 12, "{out:?}");
+    assert_eq!(
+        out.stdout.matches("  ~ capabilities ").count(),
+        1,
+        "{out:?}"
+    );
+    assert_eq!(out.stdout.matches("  + service ").count(), 2, "{out:?}");
+    let cloud_only = plan_offline(&fixture("aws"), &state, &["--stage", "reserve,seed-dns"]);
+    assert!(cloud_only.stdout.contains("9 change(s):"), "{cloud_only:?}");
     assert!(
         out.stdout.contains("network:\n  public subnet subnet-0a1b2c3d4e5f60011: install-config platform.aws.vpc.subnets[3].id; by role ControlPlaneExternalLB"),
         "{out:?}"
@@ -165,17 +175,29 @@ fn plan_offline_aws_prints_nine_changes_and_writes_nothing() {
 }
 
 #[test]
-fn plan_offline_json_parses_with_nine_changes() {
+fn plan_offline_json_parses_with_all_of_run() {
     let tmp = tempfile::tempdir().unwrap();
     let out = plan_offline(&fixture("aws"), tmp.path(), &["--output", "json"]);
     assert_eq!(out.code, Some(0), "{out:?}");
     let plan: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let changes = plan["changes"].as_array().unwrap();
-    assert_eq!(changes.len(), 9, "{out:?}");
+    assert_eq!(changes.len(), 12, "{out:?}");
     let kind = |k: &str| changes.iter().filter(|c| c["change"] == k).count();
     assert_eq!(kind("reserve_address"), 6);
     assert_eq!(kind("add_record_values"), 3);
-    assert!(plan["notes"].as_array().unwrap().is_empty());
+    assert_eq!(kind("set_capabilities"), 1);
+    assert_eq!(kind("apply_service"), 2);
+    // Only what the later stages of `run` will do with what the earlier ones create.
+    let notes = plan["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes[0].as_str().unwrap().starts_with("hand-over: "),
+        "{notes:?}"
+    );
+    assert!(
+        notes[1].as_str().unwrap().starts_with("remove-bootstrap: "),
+        "{notes:?}"
+    );
     assert!(
         dir_entries(tmp.path()).is_empty(),
         "plan wrote to the state dir"
@@ -367,8 +389,8 @@ fn plan_offline_with_user_provisioned_dns_prints_the_records_to_create() {
             .as_array()
             .unwrap()
             .iter()
-            .all(|c| c["change"] == "reserve_address"),
-        "{out:?}"
+            .all(|c| !c["change"].as_str().unwrap().ends_with("_record_values")),
+        "no DNS change: {out:?}"
     );
 }
 

@@ -1,17 +1,24 @@
 //! PURE planning: (ClusterSpec, Observed) -> Plan. No I/O here, so every decision the agent
 //! makes can be printed before it is carried out and golden-tested (external-dns's idea).
 
+mod cloud;
 mod desired;
+mod kube;
+mod notes;
+mod observed;
 mod text;
 
+pub use cloud::{bootstrap_ip_conflict, records_of_interest};
 pub use desired::{DEFAULT_TTL, WantedRecord, WantedReservation, reservation_name};
+pub use kube::{Capabilities, KubeWants, WantedService};
+pub use observed::{Observed, ObservedRecord};
+
+use cloud::{cloud_dns, hand_over, remove_bootstrap, reserve, seed_dns, teardown_all, user_dns};
+use notes::notes;
 
 use crate::assets::ClusterSpec;
-use bootstrap_cloud::{
-    Placement, RecordKey, RecordSet, Reservation, ReservationKey, ReserveRequest, ZoneRef,
-};
+use bootstrap_cloud::{RecordKey, Reservation, ReservationKey, ReserveRequest, ZoneRef};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::IpAddr;
 
@@ -29,70 +36,6 @@ impl fmt::Display for Value {
             Value::Ip(ip) => write!(f, "{ip}"),
             Value::Reserved(key) => write!(f, "<{key}>"),
         }
-    }
-}
-
-/// What the runner found in the cloud before planning.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Observed {
-    /// Reservations carrying our ownership tag.
-    pub reservations: Vec<Reservation>,
-    /// Current record sets (None = absent) for the records we care about.
-    pub records: Vec<ObservedRecord>,
-    /// Subnet -> zone/network, where the cloud reports it.
-    pub placements: BTreeMap<String, Placement>,
-    /// Reservations released to their load balancer (AWS ENIs freed right before the Service
-    /// claims their IP). The cloud no longer shows them as ours; the journal remembers them.
-    #[serde(default)]
-    pub handed_over: Vec<Reservation>,
-    /// Progressive DNS: only these reserved IPs may join the records (their load balancer
-    /// serves them). None: all at once, as the seed does.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub serving: Option<BTreeSet<IpAddr>>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ObservedRecord {
-    pub zone: ZoneRef,
-    pub key: RecordKey,
-    pub current: Option<RecordSet>,
-}
-
-impl Observed {
-    fn record(&self, zone: &ZoneRef, key: &RecordKey) -> Option<&RecordSet> {
-        self.records
-            .iter()
-            .find(|r| &r.zone == zone && &r.key == key)
-            .and_then(|r| r.current.as_ref())
-    }
-
-    /// The IP of a reservation, if it exists. With duplicates, the one the planner keeps.
-    pub fn resolve(&self, value: &Value) -> Option<IpAddr> {
-        match value {
-            Value::Ip(ip) => Some(*ip),
-            Value::Reserved(key) => self.kept().get(key).map(|r| r.ip),
-        }
-    }
-
-    /// One reservation per key: what the cloud holds, else what was handed over.
-    pub fn kept(&self) -> BTreeMap<ReservationKey, Reservation> {
-        let mut kept: BTreeMap<ReservationKey, Reservation> = self
-            .handed_over
-            .iter()
-            .map(|r| (r.key.clone(), r.clone()))
-            .collect();
-        for (key, r) in kept_reservations(&self.reservations, &self.in_dns()) {
-            kept.insert(key, r.clone());
-        }
-        kept
-    }
-
-    fn in_dns(&self) -> BTreeSet<IpAddr> {
-        self.records
-            .iter()
-            .filter_map(|r| r.current.as_ref())
-            .flat_map(|c| c.values.iter().copied())
-            .collect()
     }
 }
 
@@ -122,6 +65,25 @@ pub enum Change {
         record: RecordKey,
         values: Vec<Value>,
     },
+    /// Write the capability selection into ClusterVersion `version` (before anything the
+    /// selection filters is applied).
+    SetCapabilities {
+        capabilities: Capabilities,
+    },
+    /// Server-side apply one LoadBalancer Service (or delete it, as its template asks).
+    ApplyService {
+        service: WantedService,
+    },
+}
+
+impl Change {
+    /// A change of the cluster (Kubernetes API), not of the cloud.
+    pub fn is_kubernetes(&self) -> bool {
+        matches!(
+            self,
+            Change::SetCapabilities { .. } | Change::ApplyService { .. }
+        )
+    }
 }
 
 /// Which part of the flow a plan covers.
@@ -132,8 +94,12 @@ pub enum Stage {
     Reserve,
     /// Seed round-robin DNS with the bootstrap IP and the reserved IPs (stage 1).
     SeedDns,
+    /// Write the capabilities into ClusterVersion (Kubernetes; stage 1).
+    SetCapabilities,
     /// AWS: delete the ENIs holding the private IPs right before the Services claim them.
     HandOver,
+    /// Apply the LoadBalancer Services that claim the reserved IPs (Kubernetes; stage 1).
+    ApplyServices,
     /// Remove only the bootstrap IP from the private records (stage 3).
     RemoveBootstrap,
     /// Failed install: remove all our DNS values, then release every owned reservation.
@@ -141,13 +107,20 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 5] = [
+    pub const ALL: [Stage; 7] = [
         Stage::Reserve,
         Stage::SeedDns,
+        Stage::SetCapabilities,
         Stage::HandOver,
+        Stage::ApplyServices,
         Stage::RemoveBootstrap,
         Stage::TeardownAll,
     ];
+
+    /// The stage changes the cluster (Kubernetes API), not the cloud.
+    pub fn is_kubernetes(self) -> bool {
+        matches!(self, Stage::SetCapabilities | Stage::ApplyServices)
+    }
 
     /// The stage by its kebab-case name (`seed-dns`), as `--stage` and the journal spell it.
     pub fn parse(name: &str) -> Option<Stage> {
@@ -158,7 +131,9 @@ impl Stage {
         match self {
             Stage::Reserve => "reserve",
             Stage::SeedDns => "dns-seed",
+            Stage::SetCapabilities => "set-capabilities",
             Stage::HandOver => "hand-over",
+            Stage::ApplyServices => "apply-services",
             Stage::RemoveBootstrap => "dns-teardown",
             Stage::TeardownAll => "teardown-all",
         }
@@ -205,10 +180,22 @@ impl Plan {
         self.changes.is_empty()
     }
 
-    /// Plans the given stages in order against one observation.
+    /// Plans the given cloud stages in order against one observation.
     pub fn calculate(
         spec: &ClusterSpec,
         observed: &Observed,
+        stages: &[Stage],
+        generation: u32,
+    ) -> Plan {
+        Self::calculate_with(spec, observed, &KubeWants::default(), stages, generation)
+    }
+
+    /// Plans the given stages in order against one observation, the Kubernetes ones from
+    /// what `kube` wants.
+    pub fn calculate_with(
+        spec: &ClusterSpec,
+        observed: &Observed,
+        kube: &KubeWants,
         stages: &[Stage],
         generation: u32,
     ) -> Plan {
@@ -222,279 +209,36 @@ impl Plan {
             plan.changes.extend(match stage {
                 Stage::Reserve => reserve(spec, observed, generation),
                 Stage::SeedDns => seed_dns(spec, observed),
+                Stage::SetCapabilities => kube::set_capabilities(kube),
                 Stage::HandOver => hand_over(spec, observed),
+                Stage::ApplyServices => kube::apply_services(kube),
                 Stage::RemoveBootstrap => remove_bootstrap(spec, observed),
                 Stage::TeardownAll => teardown_all(spec, observed),
             });
         }
+        // Later stages are planned against the same observation: say what they will find
+        // once the earlier ones ran (`run` plans each stage again when it gets there).
+        if stages.contains(&Stage::Reserve)
+            && stages.contains(&Stage::HandOver)
+            && matches!(spec.platform, crate::assets::Platform::Aws(_))
+        {
+            plan.notes.push("hand-over: the private IPs reserved above are handed over to their load balancers right before the Services are applied".into());
+        }
+        if let Some(ip) = spec.bootstrap_ip
+            && stages.contains(&Stage::SeedDns)
+            && stages.contains(&Stage::RemoveBootstrap)
+            && cloud_dns(spec)
+        {
+            plan.notes.push(format!("remove-bootstrap: once the gate passed, {ip} is removed from the private records seeded above"));
+        }
+        if stages.contains(&Stage::SetCapabilities) && kube.capabilities.is_none() {
+            plan.notes.push(
+                "set-capabilities: not planned by this command (it has no capability registry)"
+                    .into(),
+            );
+        }
         plan
     }
-}
-
-/// What the user must create when DNS is theirs; None when the agent writes it.
-fn user_dns(spec: &ClusterSpec, observed: &Observed) -> Option<UserDns> {
-    let because = spec.user_managed_dns()?;
-    let records = desired::records(spec)
-        .into_iter()
-        .map(|w| UserRecord {
-            zone: w.zone,
-            record: w.key,
-            values: w
-                .values
-                .into_iter()
-                .map(|v| match observed.resolve(&v) {
-                    Some(ip) => Value::Ip(ip),
-                    None => v,
-                })
-                .collect(),
-            ttl: DEFAULT_TTL,
-        })
-        .collect();
-    Some(UserDns {
-        because: because.to_string(),
-        records,
-        bootstrap_ip: spec.bootstrap_ip,
-    })
-}
-
-/// Whether the agent writes (and so reads) cloud DNS at all. The one check of the
-/// user-managed mode: with it false, no zone is looked up and no record planned.
-fn cloud_dns(spec: &ClusterSpec) -> bool {
-    spec.user_managed_dns().is_none()
-}
-
-fn notes(spec: &ClusterSpec) -> Vec<String> {
-    use crate::assets::Platform;
-    let mut notes = Vec::new();
-    match &spec.platform {
-        Platform::None => notes.push(
-            "platform none: load balancers and DNS are user-provisioned; nothing to reserve or write".into(),
-        ),
-        Platform::Aws(_) if spec.ip_families.len() > 1 => notes.push(
-            "aws dual stack: EIPs and NLB private addresses are IPv4; no IPv6 is reserved and no AAAA record is seeded".into(),
-        ),
-        Platform::Gcp(gcp) => {
-            notes.push(format!(
-                "gcp: the internal address comes from the compute subnetwork {}, where the cloud provider creates internal forwarding rules",
-                gcp.compute_subnetwork_url()
-            ));
-            if let Some(host) = &gcp.network_project {
-                notes.push(format!(
-                    "gcp shared VPC: the subnetworks are the host project {host}'s; both addresses are reserved in the service project {}",
-                    gcp.project
-                ));
-            }
-        }
-        _ => {}
-    }
-    // Per cloud, what dual stack gets (README "Reservations per cloud" has the sources).
-    if spec.ip_families.contains(&bootstrap_cloud::IpFamily::Ipv6) {
-        match &spec.platform {
-            Platform::Gcp(_) => notes.push(
-                "gcp dual stack: the cloud provider's Service load balancers take one IPv4 each (spec.loadBalancerIP); no IPv6 is reserved and no AAAA record is seeded".into(),
-            ),
-            Platform::Azure(_) => notes.push(
-                "azure dual stack: the private IPv6 is derived from the infra id within the compute subnet's IPv6 prefix, without an availability check (Azure documents none for IPv6)".into(),
-            ),
-            _ => {}
-        }
-    }
-    if let crate::assets::Publish::Mixed { apiserver, ingress } = spec.publish {
-        notes.push(if spec.publish.public_api() {
-            format!(
-                "publish Mixed (apiserver {apiserver:?}, ingress {ingress:?}): the API is public, so its public IP is reserved and api is written into the base domain's public zone {}, whatever the DNS manifest's publicZone (it follows ingress)",
-                spec.base_domain
-            )
-        } else {
-            format!(
-                "publish Mixed (apiserver {apiserver:?}, ingress {ingress:?}): the API is internal: no public IP and no public api record (a publicZone in the DNS manifest is there for ingress)"
-            )
-        });
-    }
-    if let Platform::Aws(aws) = &spec.platform {
-        match &aws.subnets {
-            crate::assets::AwsSubnets::Known { ignored, .. } => {
-                notes.extend(ignored.iter().map(|id| format!(
-                    "aws subnet {id} is tagged for the cluster but has neither role tag (kubernetes.io/role/elb, kubernetes.io/role/internal-elb): not used"
-                )));
-            }
-            // The runner and `plan` settle the subnets first; this shows if one did not.
-            crate::assets::AwsSubnets::Pending(_) => notes.push(
-                "aws subnets not discovered yet: no subnet reservation and no DNS record is planned".into(),
-            ),
-        }
-    }
-    if spec.bootstrap_ip.is_none() && !matches!(spec.platform, Platform::None) {
-        notes.push("bootstrap IP unknown (pass --bootstrap-ip): the private records will hold only the reserved IPs".into());
-    }
-    notes
-}
-
-/// Among owned reservations, the one to keep per key: the one already in DNS, else the lowest
-/// id. More than one per key only happens after a lost idempotency token (e.g. an EIP
-/// allocated twice by a retry); the extras are released.
-fn kept_reservations<'a>(
-    observed: &'a [Reservation],
-    in_dns: &BTreeSet<IpAddr>,
-) -> BTreeMap<ReservationKey, &'a Reservation> {
-    let mut kept: BTreeMap<ReservationKey, &Reservation> = BTreeMap::new();
-    for r in observed {
-        match kept.get(&r.key) {
-            Some(k) if in_dns.contains(&k.ip) && !in_dns.contains(&r.ip) => {}
-            Some(k) if in_dns.contains(&r.ip) == in_dns.contains(&k.ip) && k.id <= r.id => {}
-            _ => {
-                kept.insert(r.key.clone(), r);
-            }
-        }
-    }
-    kept
-}
-
-fn reserve(spec: &ClusterSpec, observed: &Observed, generation: u32) -> Vec<Change> {
-    let wanted = desired::reservations(spec);
-    let kept = kept_reservations(&observed.reservations, &observed.in_dns());
-    let handed_over: BTreeSet<&ReservationKey> =
-        observed.handed_over.iter().map(|r| &r.key).collect();
-    let mut changes: Vec<Change> = wanted
-        .iter()
-        .filter(|w| !kept.contains_key(&w.key) && !handed_over.contains(&w.key))
-        .map(|w| Change::ReserveAddress {
-            request: desired::request(spec, w, generation),
-        })
-        .collect();
-    for r in &observed.reservations {
-        if kept.get(&r.key).is_some_and(|k| k.id != r.id) {
-            changes.push(Change::ReleaseAddress {
-                reservation: r.clone(),
-                reason: format!("duplicate of {}", kept[&r.key].id),
-            });
-        }
-    }
-    changes
-}
-
-/// Seeds the records: the bootstrap IP and the reserved IPs. Progressive DNS (`serving` known)
-/// holds back a reserved IP until its load balancer serves it; the same stage, run again as
-/// IPs start to serve, adds each then (one compare-and-swap per record).
-fn seed_dns(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
-    if !cloud_dns(spec) {
-        return Vec::new();
-    }
-    let may_join = |v: &Value| match (v, &observed.serving) {
-        (Value::Reserved(_), Some(serving)) => {
-            observed.resolve(v).is_some_and(|ip| serving.contains(&ip))
-        }
-        _ => true,
-    };
-    desired::records(spec)
-        .into_iter()
-        .filter_map(|w| {
-            let current = observed.record(&w.zone, &w.key);
-            let missing: Vec<Value> = w
-                .values
-                .into_iter()
-                .filter(|v| may_join(v))
-                .filter(|v| match (observed.resolve(v), current) {
-                    (Some(ip), Some(set)) => !set.values.contains(&ip),
-                    _ => true,
-                })
-                .collect();
-            (!missing.is_empty()).then_some(Change::AddRecordValues {
-                zone: w.zone,
-                record: w.key,
-                values: missing,
-                ttl: DEFAULT_TTL,
-            })
-        })
-        .collect()
-}
-
-/// Only AWS holds private IPs in placeholders (ENIs) that must be freed for the NLB.
-fn hand_over(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
-    if !matches!(spec.platform, crate::assets::Platform::Aws(_)) {
-        return Vec::new();
-    }
-    observed
-        .reservations
-        .iter()
-        .filter(|r| r.key.scope == bootstrap_cloud::Scope::Private)
-        .map(|r| Change::HandOverAddress {
-            reservation: r.clone(),
-        })
-        .collect()
-}
-
-fn remove_values(spec: &ClusterSpec, observed: &Observed, ours: &BTreeSet<IpAddr>) -> Vec<Change> {
-    if !cloud_dns(spec) {
-        return Vec::new();
-    }
-    observed
-        .records
-        .iter()
-        .filter_map(|r| {
-            let current = r.current.as_ref()?;
-            let values: Vec<Value> = current
-                .values
-                .intersection(ours)
-                .copied()
-                .map(Value::Ip)
-                .collect();
-            (!values.is_empty()).then(|| Change::RemoveRecordValues {
-                zone: r.zone.clone(),
-                record: r.key.clone(),
-                values,
-            })
-        })
-        .collect()
-}
-
-fn remove_bootstrap(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
-    let ours: BTreeSet<IpAddr> = spec.bootstrap_ip.into_iter().collect();
-    remove_values(spec, observed, &ours)
-}
-
-fn teardown_all(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
-    let ours: BTreeSet<IpAddr> = spec
-        .bootstrap_ip
-        .into_iter()
-        .chain(observed.reservations.iter().map(|r| r.ip))
-        .chain(observed.handed_over.iter().map(|r| r.ip))
-        .collect();
-    let mut changes = remove_values(spec, observed, &ours);
-    changes.extend(
-        observed
-            .reservations
-            .iter()
-            .map(|r| Change::ReleaseAddress {
-                reservation: r.clone(),
-                reason: "teardown --all".into(),
-            }),
-    );
-    changes
-}
-
-/// A reservation holding the bootstrap IP means one of the two is wrong: a cloud does not
-/// hand out an address in use, so the bootstrap IP given is probably mistyped. DNS must not be
-/// touched then: removing the bootstrap IP later would remove the load balancer's IP too.
-pub fn bootstrap_ip_conflict(spec: &ClusterSpec, observed: &Observed) -> Option<String> {
-    let ip = spec.bootstrap_ip?;
-    observed.kept().values().find(|r| r.ip == ip).map(|r| {
-        format!(
-            "{ip} is the IP of our reservation {} ({}); the bootstrap host cannot have it",
-            r.key, r.id
-        )
-    })
-}
-
-/// The records observation must read (none when DNS is the user's: no zone is looked up).
-pub fn records_of_interest(spec: &ClusterSpec) -> Vec<(ZoneRef, RecordKey)> {
-    if !cloud_dns(spec) {
-        return Vec::new();
-    }
-    desired::records(spec)
-        .into_iter()
-        .map(|w| (w.zone, w.key))
-        .collect()
 }
 
 pub use desired::records as wanted_records;

@@ -3,6 +3,7 @@
 use super::*;
 use crate::assets::{self, Platform, Publish};
 use bootstrap_cloud::{IpFamily, RecordSet, Scope};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 const FIXTURES: [&str; 17] = [

@@ -100,6 +100,32 @@ impl Plan {
                     "  - dns {zone}: {record} remove {}",
                     join(values.iter().map(|v| resolved(v, observed)))
                 ),
+                Change::SetCapabilities { capabilities } => writeln!(
+                    out,
+                    "  ~ capabilities ClusterVersion version: baseline {}, additional [{}]",
+                    capabilities.baseline,
+                    capabilities.additional.join(",")
+                ),
+                Change::ApplyService { service } if service.delete => writeln!(
+                    out,
+                    "  - service {}/{} (deleted, as {} asks)",
+                    service.namespace, service.name, service.template
+                ),
+                Change::ApplyService { service } => writeln!(
+                    out,
+                    "  + service {}/{} from {}{}",
+                    service.namespace,
+                    service.name,
+                    service.template,
+                    if service.claims.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " claims {}",
+                            join(service.claims.iter().map(|v| resolved(v, observed)))
+                        )
+                    }
+                ),
             };
         }
         out

@@ -8,6 +8,8 @@ mod azure;
 mod gcp;
 mod none;
 
+pub use none::NoCloud;
+
 use crate::assets::{ClusterSpec, Platform};
 use anyhow::{Result, bail};
 use bootstrap_cloud::{AddressProvider, DnsProvider};

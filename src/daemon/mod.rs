@@ -1,0 +1,141 @@
+//! `run`: the daemon as an explicit state machine (zincati's shape). Each step is idempotent
+//! and starts by observing, and the journal records where the machine is, so `kill -9` at any
+//! moment followed by `run` continues at the step that was interrupted; `run` after success
+//! does nothing.
+//!
+//! ```text
+//! Reserve -> SeedDns -> SetCapabilities -> HandOver -> ApplyServices -> Gate -> RemoveBootstrap -> Done
+//! ```
+//!
+//! Every step but Gate is a stage of the plan run by the runner (same deadline, retries and
+//! journaled intent for the cloud's and the cluster's); Gate waits and lets the served IPs
+//! join DNS (`progressive`); after RemoveBootstrap comes the drain (`drain`) and the signals
+//! (`signal`). SetCapabilities writes ClusterVersion `spec.capabilities` before anything
+//! filtered is applied; it sits before HandOver so that the HandOver -> ApplyServices window
+//! stays tiny. `command`: the `run` and `wait` commands around it.
+
+mod command;
+mod drain;
+mod progressive;
+mod signal;
+
+pub use command::{GateArgs, KubeArgs, RunArgs, command, validate_templates, wait_for_gate};
+pub use drain::{DrainWait, drain_left};
+pub use progressive::{DnsSeeding, serving_ips};
+pub use signal::{Phase, notify_status, record_gate, signal};
+
+use crate::assets::ClusterSpec;
+use crate::cluster;
+use crate::journal::Journal;
+use crate::machine::{Machine, Step};
+use crate::providers::Providers;
+use crate::runner::{Kubernetes, Runner};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Everything `run` needs besides the spec and the journal.
+pub struct RunSettings {
+    pub kubeconfig: PathBuf,
+    pub templates: Option<PathBuf>,
+    pub stage_timeout: Duration,
+    pub gate_timeout: Duration,
+    pub done_file: Option<PathBuf>,
+    /// After the bootstrap IP left DNS, how long to wait before signalling `complete`.
+    pub drain_wait: DrainWait,
+    pub dns_seeding: DnsSeeding,
+    /// The validated capability selection written to ClusterVersion.
+    pub capabilities: crate::capabilities::selection::Selection,
+    /// The installer's `manifests/cvo-overrides.yaml`, when present: ClusterVersion is
+    /// created from it when it does not exist yet.
+    pub cvo_overrides: Option<crate::capabilities::cluster_version::CvoOverrides>,
+}
+
+pub async fn run(
+    spec: &ClusterSpec,
+    journal: &mut Journal,
+    providers: &Providers,
+    settings: &RunSettings,
+) -> Result<()> {
+    let mut machine = Machine::resume(journal.state.run_step);
+    let mut client: Option<kube::Client> = None;
+    loop {
+        let step = machine.step();
+        notify_status(step.status_line());
+        tracing::info!(?step, "{}", step.status_line());
+        journal.state.run_step = Some(step);
+        journal.save()?;
+        // A person may hold the agent before any step (`bootstrap-agent pause`).
+        let state_dir = journal.dir().to_path_buf();
+        crate::pause::wait_while_paused(&state_dir, || {
+            let line = format!(
+                "paused before {}: `bootstrap-agent resume` continues",
+                step.name()
+            );
+            tracing::info!("{line}");
+            notify_status(&line);
+        })
+        .await;
+        match (step, step.stage()) {
+            (Step::Done, _) => {
+                notify_status(Step::Done.status_line());
+                // READY only now: units ordered After=bootstrap-agent.service (the installer's
+                // completion report) start once the API no longer needs the bootstrap host.
+                let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
+                return Ok(());
+            }
+            (Step::Gate, _) => {
+                let kube = connect(&mut client, &settings.kubeconfig).await?;
+                progressive::gate(spec, journal, providers, settings, kube).await?;
+            }
+            (_, Some(stage)) => {
+                if step == Step::SeedDns {
+                    progressive::choose(journal, settings.dns_seeding)?;
+                }
+                let kube = match stage.is_kubernetes() {
+                    true => Some(connect(&mut client, &settings.kubeconfig).await?.clone()),
+                    false => None,
+                };
+                let kube = kube.as_ref().map(|client| Kubernetes {
+                    client,
+                    capabilities: &settings.capabilities,
+                    overrides: settings.cvo_overrides.as_ref(),
+                    templates: settings.templates.as_deref(),
+                    wait: settings.stage_timeout,
+                });
+                let report = Runner {
+                    spec,
+                    journal,
+                    providers,
+                    kube: kube.as_ref(),
+                    stage_timeout: settings.stage_timeout,
+                }
+                .run(stage)
+                .await?;
+                if step == Step::RemoveBootstrap {
+                    drain::drain(journal, settings.drain_wait.duration(&report.after)).await?;
+                    let kube = connect(&mut client, &settings.kubeconfig).await?;
+                    signal(
+                        kube,
+                        journal,
+                        Phase::Complete,
+                        settings.done_file.as_deref(),
+                    )
+                    .await?;
+                }
+            }
+            (_, None) => anyhow::bail!("step {step:?} runs no stage"),
+        }
+        machine.next()?;
+    }
+}
+
+async fn connect<'a>(
+    client: &'a mut Option<kube::Client>,
+    kubeconfig: &Path,
+) -> Result<&'a kube::Client> {
+    if client.is_none() {
+        *client = Some(cluster::client(kubeconfig).await?);
+    }
+    client.as_ref().context("no Kubernetes client")
+}

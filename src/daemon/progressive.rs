@@ -1,0 +1,189 @@
+//! Progressive DNS and the gate step: the private records hold the bootstrap IP first, and
+//! each reserved IP joins once the gate proves its load balancer serves it.
+
+use super::{RunSettings, notify_status, record_gate};
+use crate::assets::ClusterSpec;
+use crate::cluster::gate;
+use crate::journal::Journal;
+use crate::plan::Stage;
+use crate::providers::Providers;
+use crate::render;
+use crate::runner::Runner;
+use anyhow::Result;
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+
+/// How the reserved IPs get into DNS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DnsSeeding {
+    /// The bootstrap IP first; each reserved IP once its load balancer serves it (the gate's
+    /// proof for every Service that claims it).
+    Progressive,
+    /// Every reserved IP with the bootstrap IP at once, as the seed does: clients meet dead
+    /// addresses until the load balancers exist.
+    AllAtOnce,
+}
+
+/// PURE: the claimed IPs whose every claiming Service is ready (its load balancer holds them
+/// and it has a ready endpoint).
+pub fn serving_ips(
+    targets: &[render::ServiceClaim],
+    services: &[gate::ServiceGate],
+) -> BTreeSet<IpAddr> {
+    let ready = |t: &render::ServiceClaim| {
+        services
+            .iter()
+            .any(|s| s.namespace == t.namespace && s.name == t.name && s.ready)
+    };
+    targets
+        .iter()
+        .flat_map(|t| t.claims.iter())
+        .filter(|ip| targets.iter().filter(|t| t.claims.contains(ip)).all(&ready))
+        .copied()
+        .collect()
+}
+
+/// Progressive DNS: records `ips` as served (journaled first) and runs the seed again, which
+/// adds what the records lack: exactly the newly served IPs, or after a crash whatever the
+/// journal says serves but DNS does not hold yet. Without new IPs it runs only when `whole`
+/// (the seed observes first, so it changes nothing when all is in place). A no-op in
+/// all-at-once mode.
+pub(super) async fn join_dns(
+    spec: &ClusterSpec,
+    journal: &mut Journal,
+    providers: &Providers,
+    settings: &RunSettings,
+    ips: BTreeSet<IpAddr>,
+    whole: bool,
+) -> Result<()> {
+    let Some(serving) = journal.state.serving.as_mut() else {
+        return Ok(());
+    };
+    let new: Vec<String> = ips.difference(serving).map(ToString::to_string).collect();
+    if new.is_empty() && !whole {
+        return Ok(());
+    }
+    if !new.is_empty() {
+        serving.extend(ips.iter().copied());
+        journal.save()?;
+        tracing::info!(ips = ?new, "load balancer serves: joining DNS");
+        notify_status(&format!(
+            "stage 2: adding {} to DNS (its load balancer serves it)",
+            new.join(", ")
+        ));
+    }
+    Runner {
+        spec,
+        journal,
+        providers,
+        kube: None,
+        stage_timeout: settings.stage_timeout,
+    }
+    .run(Stage::SeedDns)
+    .await?;
+    Ok(())
+}
+
+/// Progressive DNS: before the seed, journal which mode this `run` seeds in. The served IPs
+/// are kept across restarts; switching to all-at-once lets every IP join now.
+pub(super) fn choose(journal: &mut Journal, seeding: DnsSeeding) -> Result<()> {
+    journal.state.serving = match seeding {
+        DnsSeeding::Progressive => Some(journal.state.serving.take().unwrap_or_default()),
+        DnsSeeding::AllAtOnce => None,
+    };
+    journal.save()
+}
+
+/// The gate step: waits until every applied Service is ready while each IP the gate proves
+/// served joins DNS at once; then journals the report and signals `gate-passed`.
+pub(super) async fn gate(
+    spec: &ClusterSpec,
+    journal: &mut Journal,
+    providers: &Providers,
+    settings: &RunSettings,
+    kube: &kube::Client,
+) -> Result<()> {
+    let targets = journal.state.services.clone();
+    let mut seen: Vec<gate::ServiceGate> = Vec::new();
+    let cloud = Some(providers.addresses.as_ref());
+    // Resumed after a crash between journaling a join and making it: make it now.
+    join_dns(spec, journal, providers, settings, Default::default(), true).await?;
+    let (serves, mut served) = tokio::sync::mpsc::unbounded_channel();
+    let gate = gate::wait_ready(kube, &targets, cloud, settings.gate_timeout, |services| {
+        for s in services.iter().filter(|s| !seen.contains(s)) {
+            tracing::info!(service = %format!("{}/{}", s.namespace, s.name), reason = %s.reason, "gate");
+        }
+        seen = services.to_vec();
+        let waiting: Vec<String> = services
+            .iter()
+            .filter(|s| !s.ready)
+            .map(|s| format!("{}: {}", s.name, s.reason))
+            .collect();
+        notify_status(&format!("stage 2: waiting for {}", waiting.join(", ")));
+        let _ = serves.send(serving_ips(&targets, services));
+    });
+    tokio::pin!(gate);
+    let report = loop {
+        tokio::select! {
+            outcome = &mut gate => break outcome?,
+            Some(ips) = served.recv() => {
+                join_dns(spec, journal, providers, settings, ips, false).await?;
+            }
+        }
+    };
+    // The last evaluation may have made the last IPs joinable; and whatever a crash
+    // interrupted is made whole before the bootstrap IP may go.
+    let all = serving_ips(&targets, &report.services);
+    join_dns(spec, journal, providers, settings, all, true).await?;
+    record_gate(kube, journal, &report, settings.done_file.as_deref()).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ip_serves_once_every_service_that_claims_it_is_ready() {
+        let ip = |s: &str| -> std::net::IpAddr { s.parse().unwrap() };
+        let claim = |name: &str, ips: &[&str]| render::ServiceClaim {
+            namespace: "ns".into(),
+            name: name.into(),
+            claims: ips.iter().map(|s| ip(s)).collect(),
+            needs_aws_lb_controller: false,
+        };
+        let gate = |name: &str, ready: bool| gate::ServiceGate {
+            namespace: "ns".into(),
+            name: name.into(),
+            ready,
+            reason: String::new(),
+            ingress: Vec::new(),
+            ready_endpoints: 0,
+            endpoints: 0,
+            proof: String::new(),
+            needs_cloud_proof: false,
+        };
+        // The internal IP is shared by the API and MCS Services (Azure, GCP).
+        let targets = [
+            claim("external-lb", &["203.0.113.1"]),
+            claim("internal-lb", &["10.0.1.5"]),
+            claim("internal-lb-mcs", &["10.0.1.5"]),
+        ];
+        let serving = |ready: &[&str]| {
+            let services: Vec<_> = ["external-lb", "internal-lb", "internal-lb-mcs"]
+                .iter()
+                .map(|n| gate(n, ready.contains(n)))
+                .collect();
+            serving_ips(&targets, &services)
+        };
+        assert!(serving(&[]).is_empty());
+        assert_eq!(serving(&["external-lb"]), [ip("203.0.113.1")].into());
+        assert!(
+            serving(&["internal-lb"]).is_empty(),
+            "MCS does not serve the shared IP yet"
+        );
+        assert_eq!(
+            serving(&["internal-lb", "internal-lb-mcs"]),
+            [ip("10.0.1.5")].into()
+        );
+    }
+}

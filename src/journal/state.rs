@@ -1,0 +1,154 @@
+//! What the journal holds: the state `run` and the stage commands persist between runs.
+
+use super::FORMAT_VERSION;
+use crate::plan::Change;
+use bootstrap_cloud::Reservation;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepState {
+    Running,
+    Done,
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub state: StepState,
+    pub attempt: u32,
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// Mutating calls this step made in its last attempt.
+    #[serde(default)]
+    pub mutations: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MutationState {
+    /// Written before the call. Still here on the next start = the process died mid-call.
+    Intent,
+    Done,
+    Failed,
+    /// Found as an intent from a dead process; the next run re-observed the cloud instead.
+    Interrupted,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Mutation {
+    pub seq: u64,
+    pub step: String,
+    pub change: Change,
+    pub state: MutationState,
+    pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Values we wrote into a record set, as of our last write.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RecordValues {
+    pub zone: String,
+    pub record: String,
+    pub values: Vec<IpAddr>,
+}
+
+impl RecordValues {
+    /// The records of user-managed DNS with the IPs that exist in `observed`.
+    pub fn of_user_dns(dns: &crate::plan::UserDns, observed: &crate::plan::Observed) -> Vec<Self> {
+        dns.records
+            .iter()
+            .map(|r| RecordValues {
+                zone: r.zone.to_string(),
+                record: r.record.to_string(),
+                values: r
+                    .values
+                    .iter()
+                    .filter_map(|v| observed.resolve(v))
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JournalState {
+    pub version: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub infra_id: Option<String>,
+    /// Bumped by `teardown --all` so idempotency tokens of released resources are not reused.
+    pub generation: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap_ip: Option<IpAddr>,
+    /// Stage 3 removed the bootstrap IP from DNS; `dns seed` will not add it back.
+    #[serde(default)]
+    pub bootstrap_removed: bool,
+    #[serde(default)]
+    pub steps: BTreeMap<String, StepRecord>,
+    #[serde(default)]
+    pub reservations: Vec<Reservation>,
+    /// Reservations whose placeholder was released so the load balancer can claim the IP.
+    /// Observation cannot find them any more; this is the only record of their IPs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub handed_over: Vec<Reservation>,
+    #[serde(default)]
+    pub records: Vec<RecordValues>,
+    /// User-managed DNS: the records the user must create, as of the last `dns seed` (the
+    /// agent wrote none of them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_dns: Vec<RecordValues>,
+    /// Where `run` is in its state machine (see machine::Step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_step: Option<crate::machine::Step>,
+    /// The Services `run` applied, which the gate waits for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<crate::render::ServiceClaim>,
+    /// The readiness gate's last report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<crate::cluster::gate::GateReport>,
+    /// Progressive DNS (`run`'s default): the reserved IPs whose load balancer serves them, the
+    /// only ones DNS may hold. None: all at once (the stage commands, `--dns-seeding
+    /// all-at-once`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<std::collections::BTreeSet<IpAddr>>,
+    /// When the drain after removing the bootstrap IP ends (RFC 3339): set once, so a restart
+    /// during the drain waits only for what is left of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain_until: Option<String>,
+    #[serde(default)]
+    pub mutations: Vec<Mutation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+impl Default for JournalState {
+    fn default() -> Self {
+        Self {
+            version: FORMAT_VERSION,
+            infra_id: None,
+            generation: 1,
+            bootstrap_ip: None,
+            bootstrap_removed: false,
+            steps: BTreeMap::new(),
+            reservations: Vec::new(),
+            handed_over: Vec::new(),
+            records: Vec::new(),
+            user_dns: Vec::new(),
+            run_step: None,
+            services: Vec::new(),
+            gate: None,
+            serving: None,
+            drain_until: None,
+            mutations: Vec::new(),
+            last_error: None,
+        }
+    }
+}

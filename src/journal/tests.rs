@@ -1,0 +1,179 @@
+use super::*;
+use std::os::unix::fs::PermissionsExt;
+use std::time::SystemTime;
+
+#[test]
+fn second_agent_on_the_same_state_dir_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let _first = Journal::open(dir.path()).unwrap();
+    let err = Journal::open(dir.path()).err().unwrap();
+    assert!(err.is::<LockedError>(), "{err:#}");
+}
+
+#[test]
+fn journal_is_private_and_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut j = Journal::open(dir.path()).unwrap();
+        j.bind_cluster("c-1").unwrap();
+        j.begin_step("reserve").unwrap();
+        j.finish_step("reserve", Err("boom".into())).unwrap();
+    }
+    let mode = fs::metadata(dir.path().join(JOURNAL_FILE))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let j = Journal::open(dir.path()).unwrap();
+    assert_eq!(j.state.steps["reserve"].state, StepState::Failed);
+    assert_eq!(j.state.last_error.as_deref(), Some("boom"));
+}
+
+#[test]
+fn state_dir_of_another_cluster_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    Journal::open(dir.path())
+        .unwrap()
+        .bind_cluster("c-1")
+        .unwrap();
+    let err = Journal::open(dir.path())
+        .unwrap()
+        .bind_cluster("c-2")
+        .unwrap_err();
+    assert!(err.to_string().contains("belongs to cluster c-1"));
+}
+
+#[test]
+fn intent_left_by_a_dead_process_is_marked_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut j = Journal::open(dir.path()).unwrap();
+        j.intent("dns-teardown", &change()).unwrap();
+    }
+    let j = Journal::open(dir.path()).unwrap();
+    assert_eq!(j.state.mutations[0].state, MutationState::Interrupted);
+}
+
+#[test]
+fn corrupt_journal_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join(JOURNAL_FILE), "{half").unwrap();
+    let err = Journal::open(dir.path()).err().unwrap();
+    assert!(format!("{err:#}").contains("not a valid journal"));
+}
+
+fn change() -> Change {
+    Change::RemoveRecordValues {
+        zone: bootstrap_cloud::ZoneRef {
+            domain: "d".into(),
+            private: true,
+            id: None,
+        },
+        record: bootstrap_cloud::RecordKey {
+            name: "api.d".into(),
+            rtype: bootstrap_cloud::RecordType::A,
+        },
+        values: vec![],
+    }
+}
+
+#[test]
+fn every_mutation_ends_done_or_failed_and_only_its_own_record_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut j = Journal::open(dir.path()).unwrap();
+        j.begin_step("dns-seed").unwrap();
+        let first = j.intent("dns-seed", &change()).unwrap();
+        let second = j.intent("dns-seed", &change()).unwrap();
+        assert_eq!((first, second), (1, 2));
+        j.outcome(second, Err("throttled".into())).unwrap();
+        assert_eq!(
+            j.state.mutations[0].state,
+            MutationState::Intent,
+            "seq 1 untouched"
+        );
+        j.outcome(first, Ok(serde_json::json!({"ok": true})))
+            .unwrap();
+        assert_eq!(j.state.steps["dns-seed"].mutations, 2);
+    }
+    // Persisted, not only in memory: a reopen finds them finished (not interrupted).
+    let state = read_state(dir.path()).unwrap().unwrap();
+    assert_eq!(state.mutations[0].state, MutationState::Done);
+    assert_eq!(
+        state.mutations[0].result,
+        Some(serde_json::json!({"ok": true}))
+    );
+    assert_eq!(state.mutations[1].state, MutationState::Failed);
+    assert_eq!(state.mutations[1].error.as_deref(), Some("throttled"));
+    let j = Journal::open(dir.path()).unwrap();
+    assert!(
+        j.state
+            .mutations
+            .iter()
+            .all(|m| m.state != MutationState::Interrupted),
+        "{:?}",
+        j.state.mutations
+    );
+}
+
+#[test]
+fn an_unreadable_journal_is_an_error_naming_the_file_never_no_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(
+        read_state(dir.path()).unwrap().is_none(),
+        "absent: no journal"
+    );
+    // A directory where the file should be: reading fails with something other than NotFound.
+    fs::create_dir(dir.path().join(JOURNAL_FILE)).unwrap();
+    let err = read_state(dir.path()).unwrap_err();
+    assert!(
+        format!("{err:#}").contains(&dir.path().join(JOURNAL_FILE).display().to_string()),
+        "{err:#}"
+    );
+}
+
+#[test]
+fn a_state_dir_bound_to_one_cluster_refuses_another_and_stays_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::open(dir.path()).unwrap();
+    j.bind_cluster("c-1").unwrap();
+    j.bind_cluster("c-1").unwrap();
+    let err = j.bind_cluster("c-2").unwrap_err();
+    let input = err
+        .downcast_ref::<crate::error::InputError>()
+        .expect("bad input (exit 2)");
+    assert_eq!(input.field, "infra_id");
+    assert_eq!(j.state.infra_id.as_deref(), Some("c-1"));
+    drop(j);
+    assert_eq!(
+        read_state(dir.path()).unwrap().unwrap().infra_id.as_deref(),
+        Some("c-1"),
+        "nothing touched on disk"
+    );
+}
+
+#[test]
+fn every_begin_of_a_step_is_a_new_attempt_with_a_real_timestamp() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::open(dir.path()).unwrap();
+    j.begin_step("reserve").unwrap();
+    j.finish_step("reserve", Err("throttled".into())).unwrap();
+    j.begin_step("reserve").unwrap();
+    let step = &j.state.steps["reserve"];
+    assert_eq!(step.attempt, 2);
+    assert_eq!(step.state, StepState::Running);
+    let started = humantime::parse_rfc3339(&step.started_at).expect("RFC 3339");
+    let age = SystemTime::now()
+        .duration_since(started)
+        .unwrap_or_default();
+    assert!(
+        age < std::time::Duration::from_secs(3600),
+        "{}",
+        step.started_at
+    );
+    assert!(
+        started > SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000),
+        "{}",
+        step.started_at
+    );
+}

@@ -1,0 +1,188 @@
+//! The cloud's stages, one planner each: reserve, seed DNS, hand over, remove the bootstrap
+//! IP, tear down; and what DNS the user must create when it is theirs.
+
+use super::observed::kept_reservations;
+use super::{Change, DEFAULT_TTL, Observed, UserDns, UserRecord, Value, desired};
+use crate::assets::ClusterSpec;
+use bootstrap_cloud::{RecordKey, ReservationKey, ZoneRef};
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+
+/// What the user must create when DNS is theirs; None when the agent writes it.
+pub(super) fn user_dns(spec: &ClusterSpec, observed: &Observed) -> Option<UserDns> {
+    let because = spec.user_managed_dns()?;
+    let records = desired::records(spec)
+        .into_iter()
+        .map(|w| UserRecord {
+            zone: w.zone,
+            record: w.key,
+            values: w
+                .values
+                .into_iter()
+                .map(|v| match observed.resolve(&v) {
+                    Some(ip) => Value::Ip(ip),
+                    None => v,
+                })
+                .collect(),
+            ttl: DEFAULT_TTL,
+        })
+        .collect();
+    Some(UserDns {
+        because: because.to_string(),
+        records,
+        bootstrap_ip: spec.bootstrap_ip,
+    })
+}
+
+/// Whether the agent writes (and so reads) cloud DNS at all. The one check of the
+/// user-managed mode: with it false, no zone is looked up and no record planned.
+pub(super) fn cloud_dns(spec: &ClusterSpec) -> bool {
+    spec.user_managed_dns().is_none()
+}
+
+pub(super) fn reserve(spec: &ClusterSpec, observed: &Observed, generation: u32) -> Vec<Change> {
+    let wanted = desired::reservations(spec);
+    let kept = kept_reservations(&observed.reservations, &observed.in_dns());
+    let handed_over: BTreeSet<&ReservationKey> =
+        observed.handed_over.iter().map(|r| &r.key).collect();
+    let mut changes: Vec<Change> = wanted
+        .iter()
+        .filter(|w| !kept.contains_key(&w.key) && !handed_over.contains(&w.key))
+        .map(|w| Change::ReserveAddress {
+            request: desired::request(spec, w, generation),
+        })
+        .collect();
+    for r in &observed.reservations {
+        if kept.get(&r.key).is_some_and(|k| k.id != r.id) {
+            changes.push(Change::ReleaseAddress {
+                reservation: r.clone(),
+                reason: format!("duplicate of {}", kept[&r.key].id),
+            });
+        }
+    }
+    changes
+}
+
+/// Seeds the records: the bootstrap IP and the reserved IPs. Progressive DNS (`serving` known)
+/// holds back a reserved IP until its load balancer serves it; the same stage, run again as
+/// IPs start to serve, adds each then (one compare-and-swap per record).
+pub(super) fn seed_dns(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
+    if !cloud_dns(spec) {
+        return Vec::new();
+    }
+    let may_join = |v: &Value| match (v, &observed.serving) {
+        (Value::Reserved(_), Some(serving)) => {
+            observed.resolve(v).is_some_and(|ip| serving.contains(&ip))
+        }
+        _ => true,
+    };
+    desired::records(spec)
+        .into_iter()
+        .filter_map(|w| {
+            let current = observed.record(&w.zone, &w.key);
+            let missing: Vec<Value> = w
+                .values
+                .into_iter()
+                .filter(|v| may_join(v))
+                .filter(|v| match (observed.resolve(v), current) {
+                    (Some(ip), Some(set)) => !set.values.contains(&ip),
+                    _ => true,
+                })
+                .collect();
+            (!missing.is_empty()).then_some(Change::AddRecordValues {
+                zone: w.zone,
+                record: w.key,
+                values: missing,
+                ttl: DEFAULT_TTL,
+            })
+        })
+        .collect()
+}
+
+/// Only AWS holds private IPs in placeholders (ENIs) that must be freed for the NLB.
+pub(super) fn hand_over(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
+    if !matches!(spec.platform, crate::assets::Platform::Aws(_)) {
+        return Vec::new();
+    }
+    observed
+        .reservations
+        .iter()
+        .filter(|r| r.key.scope == bootstrap_cloud::Scope::Private)
+        .map(|r| Change::HandOverAddress {
+            reservation: r.clone(),
+        })
+        .collect()
+}
+
+fn remove_values(spec: &ClusterSpec, observed: &Observed, ours: &BTreeSet<IpAddr>) -> Vec<Change> {
+    if !cloud_dns(spec) {
+        return Vec::new();
+    }
+    observed
+        .records
+        .iter()
+        .filter_map(|r| {
+            let current = r.current.as_ref()?;
+            let values: Vec<Value> = current
+                .values
+                .intersection(ours)
+                .copied()
+                .map(Value::Ip)
+                .collect();
+            (!values.is_empty()).then(|| Change::RemoveRecordValues {
+                zone: r.zone.clone(),
+                record: r.key.clone(),
+                values,
+            })
+        })
+        .collect()
+}
+
+pub(super) fn remove_bootstrap(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
+    let ours: BTreeSet<IpAddr> = spec.bootstrap_ip.into_iter().collect();
+    remove_values(spec, observed, &ours)
+}
+
+pub(super) fn teardown_all(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
+    let ours: BTreeSet<IpAddr> = spec
+        .bootstrap_ip
+        .into_iter()
+        .chain(observed.reservations.iter().map(|r| r.ip))
+        .chain(observed.handed_over.iter().map(|r| r.ip))
+        .collect();
+    let mut changes = remove_values(spec, observed, &ours);
+    changes.extend(
+        observed
+            .reservations
+            .iter()
+            .map(|r| Change::ReleaseAddress {
+                reservation: r.clone(),
+                reason: "teardown --all".into(),
+            }),
+    );
+    changes
+}
+
+/// A reservation holding the bootstrap IP means one of the two is wrong: a cloud does not
+/// hand out an address in use, so the bootstrap IP given is probably mistyped. DNS must not be
+/// touched then: removing the bootstrap IP later would remove the load balancer's IP too.
+pub fn bootstrap_ip_conflict(spec: &ClusterSpec, observed: &Observed) -> Option<String> {
+    let ip = spec.bootstrap_ip?;
+    observed.kept().values().find(|r| r.ip == ip).map(|r| {
+        format!(
+            "{ip} is the IP of our reservation {} ({}); the bootstrap host cannot have it",
+            r.key, r.id
+        )
+    })
+}
+
+/// The records observation must read (none when DNS is the user's: no zone is looked up).
+pub fn records_of_interest(spec: &ClusterSpec) -> Vec<(ZoneRef, RecordKey)> {
+    if !cloud_dns(spec) {
+        return Vec::new();
+    }
+    desired::records(spec)
+        .into_iter()
+        .map(|w| (w.zone, w.key))
+        .collect()
+}

@@ -1,0 +1,71 @@
+//! The facts a person should know when reading a plan (what a platform does not do, where a
+//! value came from).
+
+use crate::assets::ClusterSpec;
+
+pub(super) fn notes(spec: &ClusterSpec) -> Vec<String> {
+    use crate::assets::Platform;
+    let mut notes = Vec::new();
+    match &spec.platform {
+        Platform::None => notes.push(
+            "platform none: load balancers and DNS are user-provisioned; nothing to reserve or write".into(),
+        ),
+        Platform::Aws(_) if spec.ip_families.len() > 1 => notes.push(
+            "aws dual stack: EIPs and NLB private addresses are IPv4; no IPv6 is reserved and no AAAA record is seeded".into(),
+        ),
+        Platform::Gcp(gcp) => {
+            notes.push(format!(
+                "gcp: the internal address comes from the compute subnetwork {}, where the cloud provider creates internal forwarding rules",
+                gcp.compute_subnetwork_url()
+            ));
+            if let Some(host) = &gcp.network_project {
+                notes.push(format!(
+                    "gcp shared VPC: the subnetworks are the host project {host}'s; both addresses are reserved in the service project {}",
+                    gcp.project
+                ));
+            }
+        }
+        _ => {}
+    }
+    // Per cloud, what dual stack gets (README "Reservations per cloud" has the sources).
+    if spec.ip_families.contains(&bootstrap_cloud::IpFamily::Ipv6) {
+        match &spec.platform {
+            Platform::Gcp(_) => notes.push(
+                "gcp dual stack: the cloud provider's Service load balancers take one IPv4 each (spec.loadBalancerIP); no IPv6 is reserved and no AAAA record is seeded".into(),
+            ),
+            Platform::Azure(_) => notes.push(
+                "azure dual stack: the private IPv6 is derived from the infra id within the compute subnet's IPv6 prefix, without an availability check (Azure documents none for IPv6)".into(),
+            ),
+            _ => {}
+        }
+    }
+    if let crate::assets::Publish::Mixed { apiserver, ingress } = spec.publish {
+        notes.push(if spec.publish.public_api() {
+            format!(
+                "publish Mixed (apiserver {apiserver:?}, ingress {ingress:?}): the API is public, so its public IP is reserved and api is written into the base domain's public zone {}, whatever the DNS manifest's publicZone (it follows ingress)",
+                spec.base_domain
+            )
+        } else {
+            format!(
+                "publish Mixed (apiserver {apiserver:?}, ingress {ingress:?}): the API is internal: no public IP and no public api record (a publicZone in the DNS manifest is there for ingress)"
+            )
+        });
+    }
+    if let Platform::Aws(aws) = &spec.platform {
+        match &aws.subnets {
+            crate::assets::AwsSubnets::Known { ignored, .. } => {
+                notes.extend(ignored.iter().map(|id| format!(
+                    "aws subnet {id} is tagged for the cluster but has neither role tag (kubernetes.io/role/elb, kubernetes.io/role/internal-elb): not used"
+                )));
+            }
+            // The runner and `plan` settle the subnets first; this shows if one did not.
+            crate::assets::AwsSubnets::Pending(_) => notes.push(
+                "aws subnets not discovered yet: no subnet reservation and no DNS record is planned".into(),
+            ),
+        }
+    }
+    if spec.bootstrap_ip.is_none() && !matches!(spec.platform, Platform::None) {
+        notes.push("bootstrap IP unknown (pass --bootstrap-ip): the private records will hold only the reserved IPs".into());
+    }
+    notes
+}

@@ -1,0 +1,209 @@
+//! The cloud's stages: reserve, seed DNS, hand over, remove the bootstrap IP, tear down.
+
+use super::observe::{Observation, observe};
+use super::{Runner, StageReport};
+use crate::journal::RecordValues;
+use crate::plan::{Change, Observed, Plan, Stage, Value};
+use crate::providers::Providers;
+use anyhow::{Result, bail};
+use bootstrap_cloud::{CloudError, DnsEdit, Zone, ZoneRef, edit_record_values};
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+impl Runner<'_> {
+    pub(super) async fn execute_cloud(&mut self, stage: Stage) -> Result<StageReport> {
+        // Every record and AWS reservation depends on the subnets: planning without them
+        // would plan nothing, and call it done.
+        if self.spec.pending_subnets().is_some() {
+            bail!("the AWS subnets were not settled before planning (providers::for_spec does it)");
+        }
+        let Observation {
+            mut observed,
+            zones,
+        } = observe(self.spec, self.providers, &self.journal.state).await?;
+        let spec =
+            crate::bootstrap_ip::for_stage(self.spec, stage, &self.journal.state, &observed)?;
+        let plan = Plan::calculate(&spec, &observed, &[stage], self.journal.state.generation);
+        self.journal.state.reservations = observed.reservations.clone();
+        if stage == Stage::TeardownAll && !plan.is_empty() {
+            // New generation before the first release: a crash mid-teardown must not leave
+            // the old idempotency tokens in use (EC2/GCP could replay released resources).
+            self.journal.state.generation += 1;
+            self.journal.state.run_step = None;
+        }
+        self.journal.save()?;
+        tracing::info!(
+            stage = stage.name(),
+            changes = plan.changes.len(),
+            "planned"
+        );
+        let mut mutations = 0;
+        for change in &plan.changes {
+            self.apply(stage, self.providers, &zones, &mut observed, change)
+                .await?;
+            mutations += 1;
+        }
+        match stage {
+            Stage::SeedDns if !self.journal.state.bootstrap_removed => {
+                crate::bootstrap_ip::record_seeded(&mut self.journal.state, &spec);
+                if let Some(user) = &plan.user_dns {
+                    self.journal.state.user_dns = RecordValues::of_user_dns(user, &observed);
+                }
+            }
+            Stage::RemoveBootstrap => self.journal.state.bootstrap_removed = true,
+            Stage::TeardownAll => {
+                // Everything of ours is gone: the next install starts afresh.
+                self.journal.state.records.clear();
+                self.journal.state.user_dns.clear();
+                self.journal.state.handed_over.clear();
+                self.journal.state.bootstrap_removed = false;
+            }
+            _ => {}
+        }
+        self.journal.state.reservations = observed.reservations.clone();
+        self.journal.save()?;
+        Ok(StageReport {
+            stage: stage.name(),
+            plan,
+            mutations,
+            after: observed,
+        })
+    }
+
+    async fn apply(
+        &mut self,
+        stage: Stage,
+        providers: &Providers,
+        zones: &BTreeMap<ZoneRef, Zone>,
+        observed: &mut Observed,
+        change: &Change,
+    ) -> Result<()> {
+        let seq = self.journal.intent(stage.name(), change)?;
+        let result = match change {
+            Change::ReserveAddress { request } => {
+                providers.addresses.reserve(request).await.map(|r| {
+                    tracing::info!(key = %r.key, id = %r.id, ip = %r.ip, "reserved");
+                    observed.reservations.push(r.clone());
+                    serde_json::json!({ "id": r.id, "ip": r.ip })
+                })
+            }
+            Change::ReleaseAddress { reservation, .. } => {
+                providers.addresses.release(reservation).await.map(|()| {
+                    tracing::info!(key = %reservation.key, id = %reservation.id, "released");
+                    observed.reservations.retain(|r| r.id != reservation.id);
+                    serde_json::json!({ "released": reservation.id })
+                })
+            }
+            Change::HandOverAddress { reservation } => {
+                // Remember the IP before the placeholder goes: afterwards only the journal knows it.
+                if !self
+                    .journal
+                    .state
+                    .handed_over
+                    .iter()
+                    .any(|r| r.key == reservation.key)
+                {
+                    self.journal.state.handed_over.push(reservation.clone());
+                    self.journal.save()?;
+                }
+                providers.addresses.release(reservation).await.map(|()| {
+                    tracing::info!(key = %reservation.key, id = %reservation.id, ip = %reservation.ip, "handed over");
+                    observed.reservations.retain(|r| r.id != reservation.id);
+                    serde_json::json!({ "released": reservation.id, "ip": reservation.ip })
+                })
+            }
+            Change::AddRecordValues {
+                zone,
+                record,
+                values,
+                ttl,
+            } => {
+                let add = resolve(observed, values)?;
+                let edit = DnsEdit {
+                    add: add.iter().copied().collect(),
+                    remove: Default::default(),
+                    ttl: *ttl,
+                };
+                self.edit(providers, zones, zone, record, &edit).await
+            }
+            Change::RemoveRecordValues {
+                zone,
+                record,
+                values,
+            } => {
+                let remove = resolve(observed, values)?;
+                let edit = DnsEdit {
+                    add: Default::default(),
+                    remove: remove.iter().copied().collect(),
+                    ttl: 0,
+                };
+                self.edit(providers, zones, zone, record, &edit).await
+            }
+            Change::SetCapabilities { .. } | Change::ApplyService { .. } => Err(CloudError::fatal(
+                "plan",
+                "a change of the cluster was planned in a cloud stage",
+            )),
+        };
+        match result {
+            Ok(value) => self.journal.outcome(seq, Ok(value)),
+            Err(e) => {
+                self.journal.outcome(seq, Err(e.to_string()))?;
+                Err(e.into())
+            }
+        }
+    }
+
+    async fn edit(
+        &mut self,
+        providers: &Providers,
+        zones: &BTreeMap<ZoneRef, Zone>,
+        zone_ref: &ZoneRef,
+        record: &bootstrap_cloud::RecordKey,
+        edit: &DnsEdit,
+    ) -> Result<serde_json::Value, CloudError> {
+        let zone = zones
+            .get(zone_ref)
+            .ok_or_else(|| CloudError::fatal("dns", format!("{zone_ref} was not observed")))?;
+        let written = edit_record_values(providers.dns.as_ref(), zone, record, edit).await?;
+        tracing::info!(record = %record, zone = %zone_ref, written = ?written, "record set edited");
+        // Remember our values in this record set for `status`.
+        let (zone_name, record_name) = (zone_ref.to_string(), record.to_string());
+        let entry = self
+            .journal
+            .state
+            .records
+            .iter()
+            .position(|r| r.zone == zone_name && r.record == record_name);
+        let mut ours: Vec<IpAddr> = entry
+            .map(|i| self.journal.state.records[i].values.clone())
+            .unwrap_or_default();
+        ours.extend(edit.add.iter().copied());
+        ours.retain(|ip| !edit.remove.contains(ip));
+        ours.sort();
+        ours.dedup();
+        let values = RecordValues {
+            zone: zone_name,
+            record: record_name,
+            values: ours,
+        };
+        match entry {
+            Some(i) => self.journal.state.records[i] = values,
+            None => self.journal.state.records.push(values),
+        }
+        Ok(serde_json::json!({ "values": written }))
+    }
+}
+
+fn resolve(observed: &Observed, values: &[Value]) -> Result<Vec<IpAddr>, CloudError> {
+    values
+        .iter()
+        .map(|v| {
+            observed.resolve(v).ok_or_else(|| {
+                CloudError::fatal(
+                    "dns",
+                    format!("{v} does not exist yet; run `bootstrap-agent reserve` first"),
+                )
+            })
+        })
+        .collect()
+}

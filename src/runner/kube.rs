@@ -1,0 +1,280 @@
+//! The cluster's stages: write the capabilities into ClusterVersion, apply the LoadBalancer
+//! Services. Planned from what the journal knows of the reservations (not the cloud: the
+//! hand-over window must stay tiny, and the handed-over IPs are only in the journal anyway),
+//! then applied change by change like the cloud's, each journaled before and after.
+
+use super::{Runner, StageReport};
+use crate::assets::ClusterSpec;
+use crate::capabilities::cluster_version::{self, CvoOverrides};
+use crate::capabilities::selection::Selection;
+use crate::cluster::apply::{self, Outcome};
+use crate::plan::{Capabilities, Change, KubeWants, Observed, Plan, Stage, Value, WantedService};
+use crate::render::{self, Rendered, ServiceClaim};
+use anyhow::{Context, Result, bail};
+use bootstrap_cloud::{IpFamily, Reservation};
+use std::net::IpAddr;
+use std::path::Path;
+use std::time::Duration;
+
+/// The cluster and what `run` wants of it.
+pub struct Kubernetes<'a> {
+    pub client: &'a kube::Client,
+    pub capabilities: &'a Selection,
+    /// The installer's `manifests/cvo-overrides.yaml`, when present: ClusterVersion is created
+    /// from it when it does not exist yet.
+    pub overrides: Option<&'a CvoOverrides>,
+    pub templates: Option<&'a Path>,
+    /// How long to wait for ClusterVersion `version` when it does not exist and there is no
+    /// cvo-overrides.yaml.
+    pub wait: Duration,
+}
+
+/// The reservations to render with: the ones that exist (observed or handed over) and, for a
+/// wanted one not reserved yet, a stand-in from the documentation ranges (RFC 5737/3849), so
+/// a plan made before `reserve` shows every Service and the checks of a template run early.
+pub fn stand_ins(spec: &ClusterSpec, observed: &Observed) -> Vec<Reservation> {
+    let kept = observed.kept();
+    crate::plan::wanted_reservations(spec)
+        .into_iter()
+        .enumerate()
+        .map(|(i, w)| match kept.get(&w.key) {
+            Some(r) => r.clone(),
+            None => Reservation {
+                id: format!("stand-in-{i}"),
+                ip: match w.key.family {
+                    IpFamily::Ipv4 => IpAddr::from([192, 0, 2, (i % 250) as u8 + 1]),
+                    IpFamily::Ipv6 => IpAddr::from([0x2001, 0xdb8, 0, 0, 0, 0, 0, i as u16 + 1]),
+                },
+                name: w.name,
+                key: w.key,
+            },
+        })
+        .collect()
+}
+
+/// What the Kubernetes stages want, and the Services rendered for it (from the reservations
+/// that exist; stand-ins for the others).
+pub fn kube_wants(
+    spec: &ClusterSpec,
+    observed: &Observed,
+    capabilities: Option<&Selection>,
+    templates: Option<&Path>,
+) -> Result<(KubeWants, Vec<Rendered>)> {
+    let reservations = stand_ins(spec, observed);
+    let rendered = render::services(spec, &reservations, templates)?;
+    let mut services = Vec::new();
+    for r in &rendered {
+        let meta = &r.service.metadata;
+        services.push(WantedService {
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            name: meta.name.clone().unwrap_or_default(),
+            template: r.template.clone(),
+            delete: apply::wants_delete(meta.annotations.as_ref(), &r.template)?,
+            claims: render::claimed_ips(&r.service, &reservations)
+                .into_iter()
+                .map(|ip| {
+                    reservations
+                        .iter()
+                        .find(|res| res.ip == ip)
+                        .map_or(Value::Ip(ip), |res| Value::Reserved(res.key.clone()))
+                })
+                .collect(),
+        });
+    }
+    let wants = KubeWants {
+        capabilities: capabilities.map(|s| Capabilities {
+            baseline: s.baseline.clone(),
+            additional: s.additional.clone(),
+        }),
+        services,
+    };
+    Ok((wants, rendered))
+}
+
+impl Runner<'_> {
+    pub(super) async fn execute_kube(&mut self, stage: Stage) -> Result<StageReport> {
+        let kube = self
+            .kube
+            .context("a Kubernetes stage needs the cluster (--kubeconfig)")?;
+        let known = Observed {
+            reservations: self.journal.state.reservations.clone(),
+            handed_over: self.journal.state.handed_over.clone(),
+            ..Default::default()
+        };
+        let (wants, rendered) =
+            kube_wants(self.spec, &known, Some(kube.capabilities), kube.templates)?;
+        if stage == Stage::ApplyServices {
+            let kept = known.kept();
+            let missing: Vec<String> = crate::plan::wanted_reservations(self.spec)
+                .into_iter()
+                .filter(|w| !kept.contains_key(&w.key))
+                .map(|w| w.key.to_string())
+                .collect();
+            if !missing.is_empty() {
+                bail!(
+                    "the journal holds no reservation for {}: no Service can claim it",
+                    missing.join(", ")
+                );
+            }
+        }
+        let plan = Plan::calculate_with(
+            self.spec,
+            &known,
+            &wants,
+            &[stage],
+            self.journal.state.generation,
+        );
+        tracing::info!(
+            stage = stage.name(),
+            changes = plan.changes.len(),
+            "planned"
+        );
+        let mut mutations = 0;
+        let mut claims = Vec::new();
+        for change in &plan.changes {
+            let seq = self.journal.intent(stage.name(), change)?;
+            let result = match change {
+                Change::SetCapabilities { .. } => set_capabilities(kube).await,
+                Change::ApplyService { service } => {
+                    apply_service(kube, &rendered, service, &known, &mut claims).await
+                }
+                other => bail!("{other:?} is not a change of the cluster"),
+            };
+            match result {
+                Ok((wrote, value)) => {
+                    mutations += u32::from(wrote);
+                    self.journal.outcome(seq, Ok(value))?;
+                }
+                Err(e) => {
+                    self.journal
+                        .outcome(seq, Err(crate::error::render_chain(&e)))?;
+                    return Err(e);
+                }
+            }
+        }
+        if stage == Stage::ApplyServices {
+            // The Services the gate waits for.
+            self.journal.state.services = claims;
+            self.journal.save()?;
+        }
+        Ok(StageReport {
+            stage: stage.name(),
+            plan,
+            mutations,
+            after: known,
+        })
+    }
+}
+
+/// Writes `spec.capabilities`; whether it wrote, and what it found.
+async fn set_capabilities(kube: &Kubernetes<'_>) -> Result<(bool, serde_json::Value)> {
+    let request = cluster_version::Request {
+        selection: kube.capabilities,
+        overrides: kube.overrides,
+        wait: kube.wait,
+    };
+    let applied = cluster_version::apply(kube.client, &request, |line| {
+        tracing::info!("{line}");
+    })
+    .await?;
+    tracing::info!(
+        baseline = %kube.capabilities.baseline,
+        additional = %applied.additional.join(","),
+        kept = %crate::capabilities::list(&applied.kept),
+        mutations = applied.mutations,
+        "ClusterVersion version: spec.capabilities in place (status is the CVO's)"
+    );
+    Ok((applied.mutations > 0, serde_json::to_value(&applied)?))
+}
+
+/// Applies (or deletes) one Service; one that stands afterwards joins `claims`.
+async fn apply_service(
+    kube: &Kubernetes<'_>,
+    rendered: &[Rendered],
+    service: &WantedService,
+    known: &Observed,
+    claims: &mut Vec<ServiceClaim>,
+) -> Result<(bool, serde_json::Value)> {
+    let r = rendered
+        .iter()
+        .find(|r| {
+            r.service.metadata.namespace.as_deref() == Some(&service.namespace)
+                && r.service.metadata.name.as_deref() == Some(&service.name)
+        })
+        .with_context(|| format!("{}/{} was not rendered", service.namespace, service.name))?;
+    let applied = apply::apply_services(kube.client, std::slice::from_ref(r)).await?;
+    let outcome = applied.first().map(|a| a.outcome);
+    if matches!(outcome, Some(Outcome::Applied | Outcome::Unchanged)) {
+        let reservations: Vec<_> = known.kept().into_values().collect();
+        claims.push(ServiceClaim::for_service(
+            &r.service,
+            render::claimed_ips(&r.service, &reservations),
+        ));
+    }
+    let wrote = matches!(outcome, Some(Outcome::Applied | Outcome::Deleted));
+    Ok((wrote, serde_json::json!({ "outcome": outcome })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capabilities::registry::Registry;
+    use crate::capabilities::selection::Gates;
+
+    /// `plan` on a fresh asset dir: all of `run`, the cluster's changes included.
+    fn plan_of_run(fixture: &str) -> String {
+        let assets = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/assets")
+            .join(fixture);
+        let mut spec = crate::assets::load(&assets).unwrap();
+        spec.bootstrap_ip = Some("10.0.0.5".parse().unwrap());
+        let registry = Registry::load(None).unwrap();
+        let gates = Gates::resolve(&registry, None, None).unwrap();
+        let selection = crate::capabilities::selection_for_spec(
+            &registry,
+            &gates,
+            &assets,
+            spec.capabilities.as_ref(),
+        )
+        .unwrap();
+        let observed = Observed::default();
+        let (wants, _) = kube_wants(&spec, &observed, Some(&selection), None).unwrap();
+        let stages = crate::machine::remaining_stages(None);
+        Plan::calculate_with(&spec, &observed, &wants, &stages, 1).to_text(&observed)
+    }
+
+    #[test]
+    fn golden_plan_of_all_of_run_lists_the_kubernetes_changes() {
+        for fixture in ["aws", "gcp", "azure"] {
+            let actual = plan_of_run(fixture);
+            assert!(
+                actual.contains("  ~ capabilities ClusterVersion version: baseline"),
+                "{actual}"
+            );
+            assert!(actual.contains("  + service "), "{actual}");
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/golden/plan/run")
+                .join(format!("{fixture}.txt"));
+            if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, &actual).unwrap();
+                continue;
+            }
+            let expected = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 creates it)", path.display()));
+            assert_eq!(
+                actual,
+                expected,
+                "{} (UPDATE_GOLDEN=1 and review)",
+                path.display()
+            );
+        }
+    }
+
+    #[test]
+    fn a_service_claims_its_reservation_symbolically_until_it_exists() {
+        let text = plan_of_run("gcp");
+        assert!(text.contains("claims <"), "{text}");
+        assert!(!text.contains("192.0.2."), "stand-ins never show: {text}");
+    }
+}

@@ -1,0 +1,167 @@
+//! The runner: observe -> plan -> journal -> apply, one stage at a time, the same way for the
+//! cloud's stages and the cluster's. Every stage starts by observing (the cloud; for the
+//! cluster, the journal's reservations), so a re-run after success changes nothing and a
+//! resume after a crash does only what is missing. Every stage runs under the step deadline,
+//! retries transient failures inside it, and journals each change before and after.
+//!
+//! `observe`: what the cloud and the journal know; `cloud`: the cloud's changes; `kube`: the
+//! cluster's changes (capabilities, Services).
+
+mod cloud;
+mod kube;
+mod observe;
+
+pub use kube::{Kubernetes, kube_wants, stand_ins};
+pub use observe::{Observation, observe};
+
+use crate::assets::ClusterSpec;
+use crate::journal::Journal;
+use crate::plan::{Observed, Plan, Stage};
+use crate::providers::Providers;
+use anyhow::{Result, anyhow, bail};
+use backon::{BackoffBuilder, ExponentialBuilder};
+use bootstrap_cloud::CloudError;
+use std::time::Duration;
+
+pub struct Runner<'a> {
+    pub spec: &'a ClusterSpec,
+    pub journal: &'a mut Journal,
+    pub providers: &'a Providers,
+    /// The cluster, for the Kubernetes stages (None: a command without a kubeconfig).
+    pub kube: Option<&'a Kubernetes<'a>>,
+    /// Outer deadline per stage; retries of transient errors happen inside it.
+    pub stage_timeout: Duration,
+}
+
+/// What a stage did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StageReport {
+    pub stage: &'static str,
+    pub plan: Plan,
+    pub mutations: u32,
+    /// The cloud after the stage, to show what symbolic values resolved to.
+    #[serde(skip)]
+    pub after: Observed,
+}
+
+impl Runner<'_> {
+    /// Runs one stage under its deadline, journaling the step, retrying transient failures
+    /// (each retry re-observes, so it is safe).
+    pub async fn run(&mut self, stage: Stage) -> Result<StageReport> {
+        self.journal.begin_step(stage.name())?;
+        let deadline = self.stage_timeout;
+        let outcome = tokio::time::timeout(deadline, self.run_with_retries(stage))
+            .await
+            .unwrap_or_else(|_| {
+                Err(anyhow!(
+                    "stage {} did not finish within {}",
+                    stage.name(),
+                    humantime::format_duration(deadline)
+                ))
+            });
+        let recorded = outcome
+            .as_ref()
+            .map(|_| ())
+            .map_err(crate::error::render_chain);
+        self.journal.finish_step(stage.name(), recorded)?;
+        outcome
+    }
+
+    async fn run_with_retries(&mut self, stage: Stage) -> Result<StageReport> {
+        let mut delays = ExponentialBuilder::default()
+            .with_min_delay(Duration::from_millis(500))
+            .with_max_delay(Duration::from_secs(30))
+            .with_jitter()
+            .with_max_times(5)
+            .build();
+        // The first pass that changed something; its plan is what the stage did.
+        let mut done: Option<StageReport> = None;
+        let mut changing_passes = 0;
+        loop {
+            match self.execute(stage).await {
+                Ok(report) if stage == Stage::Reserve && report.mutations > 0 => {
+                    // Verify, whichever command reserved: a lost AllocateAddress answer retried
+                    // (the call has no idempotency token) may have left a duplicate; the next
+                    // look plans its release, and nothing else. It is retried like any pass,
+                    // so a transient error while verifying never leaves a duplicate behind.
+                    match &mut done {
+                        Some(first) => {
+                            first.mutations += report.mutations;
+                            changing_passes += 1;
+                            if changing_passes > MAX_VERIFY_PASSES {
+                                bail!(
+                                    "stage {} still finds changes to make after {} passes; \
+                                     the cloud does not show what was reserved (see `status`)",
+                                    stage.name(),
+                                    changing_passes + 1
+                                );
+                            }
+                        }
+                        None => done = Some(report),
+                    }
+                }
+                Ok(report) => {
+                    return Ok(match done {
+                        Some(first) => StageReport {
+                            mutations: first.mutations + report.mutations,
+                            after: report.after,
+                            ..first
+                        },
+                        None => report,
+                    });
+                }
+                Err(e) if is_transient(&e) => {
+                    let Some(delay) = delays.next() else {
+                        return Err(e);
+                    };
+                    // A service that said how long to wait (Retry-After) is waited for at least
+                    // that long.
+                    let delay = retry_after(&e).map_or(delay, |wait| delay.max(wait));
+                    tracing::warn!(stage = stage.name(), error = %crate::error::render_chain(&e), ?delay, "transient failure, retrying");
+                    tokio::time::sleep(delay).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn execute(&mut self, stage: Stage) -> Result<StageReport> {
+        if stage.is_kubernetes() {
+            self.execute_kube(stage).await
+        } else {
+            self.execute_cloud(stage).await
+        }
+    }
+}
+
+/// How many verifying passes of `reserve` may still change something (release a duplicate
+/// of a lost answer, redo what a fault undid) before the stage gives up rather than loop.
+const MAX_VERIFY_PASSES: u32 = 3;
+
+fn retry_after(err: &anyhow::Error) -> Option<Duration> {
+    err.chain()
+        .filter_map(|c| c.downcast_ref::<CloudError>())
+        .find_map(|c| c.retry_after)
+}
+
+/// Whether a failure may pass by itself: a cloud error of the transient kind, or a Kubernetes
+/// API answer that says so (429, 5xx) or no answer at all (connection).
+fn is_transient(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<CloudError>()
+            .is_some_and(CloudError::is_transient)
+            || c.downcast_ref::<::kube::Error>()
+                .is_some_and(kube_transient)
+    })
+}
+
+fn kube_transient(err: &::kube::Error) -> bool {
+    match err {
+        ::kube::Error::Api(status) => status.code == 429 || status.code >= 500,
+        ::kube::Error::HyperError(_) | ::kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;

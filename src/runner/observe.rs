@@ -1,0 +1,63 @@
+//! Observation: the cloud as it is, plus what only the journal knows.
+
+use crate::assets::ClusterSpec;
+use crate::journal::JournalState;
+use crate::plan::{Observed, ObservedRecord, records_of_interest};
+use crate::providers::Providers;
+use anyhow::Result;
+use bootstrap_cloud::{Zone, ZoneRef};
+use std::collections::BTreeMap;
+
+/// The cloud as observed, plus the provider zones found on the way.
+pub struct Observation {
+    pub observed: Observed,
+    pub(super) zones: BTreeMap<ZoneRef, Zone>,
+}
+
+/// Reads the cloud (owned reservations, subnet placements, the record sets we care about) and
+/// adds what only the journal knows: the IPs already handed over to their load balancers and
+/// (progressive DNS) which reserved IPs their load balancers serve. The one place the two meet.
+pub async fn observe(
+    spec: &ClusterSpec,
+    providers: &Providers,
+    recorded: &JournalState,
+) -> Result<Observation> {
+    let p = providers;
+    let reservations = p.addresses.observe().await?;
+    let placements = p.addresses.placements(&subnets(spec)).await?;
+    let mut zones = BTreeMap::new();
+    let mut records = Vec::new();
+    for (zone_ref, key) in records_of_interest(spec) {
+        if !zones.contains_key(&zone_ref) {
+            let zone = p.dns.find_zone(&zone_ref).await?;
+            zones.insert(zone_ref.clone(), zone);
+        }
+        let current = p.dns.read(&zones[&zone_ref], &key).await?;
+        records.push(ObservedRecord {
+            zone: zone_ref,
+            key,
+            current,
+        });
+    }
+    Ok(Observation {
+        observed: Observed {
+            reservations,
+            records,
+            placements,
+            handed_over: recorded.handed_over.clone(),
+            serving: recorded.serving.clone(),
+        },
+        zones,
+    })
+}
+
+fn subnets(spec: &ClusterSpec) -> Vec<String> {
+    match &spec.platform {
+        crate::assets::Platform::Aws(aws) => {
+            let ids: std::collections::BTreeSet<&String> =
+                aws.public_subnets().chain(aws.private_subnets()).collect();
+            ids.into_iter().cloned().collect()
+        }
+        _ => Vec::new(),
+    }
+}
