@@ -1,6 +1,12 @@
 //! Cloud-neutral vocabulary of the agent: what a reserved IP is, what a DNS record set is, and
 //! the two small traits every cloud implements. The planner and the runner only speak these
 //! types; the per-cloud modules translate them to one SDK each (afterburn's shape).
+//!
+//! Shared by every cloud: `dns` (the one compare-and-swap edit of record values), `poll` (the
+//! one bounded wait for a long-running operation), `retry` (jittered backoff), `redact`
+//! (secrets out of every log line), `subnets` (classifying AWS subnets). A new cloud is a
+//! module here implementing `AddressProvider` + `DnsProvider`, wired in the agent's
+//! `providers/`.
 
 mod dns;
 mod error;
