@@ -44,10 +44,10 @@ pub struct Common {
     #[command(flatten)]
     pub state: StateDir,
     /// The bootstrap host's private IP (default: recorded in the journal, else detected).
-    #[arg(long, env = "BOOTSTRAP_AGENT_BOOTSTRAP_IP")]
+    #[arg(long, env = "BOOTSTRAP_AGENT_BOOTSTRAP_IP", value_parser = crate::validate::options::bootstrap_ip)]
     pub bootstrap_ip: Option<IpAddr>,
     /// Deadline for each stage; cloud retries happen inside it.
-    #[arg(long, env = "BOOTSTRAP_AGENT_STEP_TIMEOUT", default_value = "10m", value_parser = humantime::parse_duration)]
+    #[arg(long, env = "BOOTSTRAP_AGENT_STEP_TIMEOUT", default_value = "10m", allow_hyphen_values = true, value_parser = crate::validate::options::step_timeout)]
     pub step_timeout: Duration,
     #[arg(long, value_enum, default_value = "text")]
     pub output: Output,
@@ -70,7 +70,7 @@ pub struct KubeArgs {
 #[derive(Debug, Args)]
 pub struct GateArgs {
     /// Overall deadline of the readiness gate.
-    #[arg(long, env = "BOOTSTRAP_AGENT_GATE_TIMEOUT", default_value = "30m", value_parser = humantime::parse_duration)]
+    #[arg(long, env = "BOOTSTRAP_AGENT_GATE_TIMEOUT", default_value = "30m", allow_hyphen_values = true, value_parser = crate::validate::options::gate_timeout)]
     pub gate_timeout: Duration,
     /// Written (atomically, JSON) with `"phase": "gate-passed"` when the gate passes, and by
     /// `run` with `"phase": "complete"` once the bootstrap IP left DNS and the drain is over.
@@ -212,6 +212,8 @@ pub enum DnsCommand {
 }
 
 pub async fn run(cli: Cli) -> Result<()> {
+    // Every input, all problems at once, before any lock, journal write or network call.
+    crate::validate::check(&inputs_of(&cli.command)).await?;
     match cli.command {
         Command::Plan {
             common,
@@ -249,6 +251,121 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Render { common, templates } => render(&common, templates.as_deref()).await,
         Command::Apply { common, kube } => apply(&common, &kube).await,
         Command::Wait { common, kube, gate } => wait(&common, &kube, &gate).await,
+    }
+}
+
+/// What each command reads, for the one validation pass.
+fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
+    use crate::validate::Inputs;
+    fn assets(common: &Common) -> Inputs<'_> {
+        Inputs {
+            assets: Some(common.assets.as_path()),
+            state_dir: Some(common.state.state_dir.as_path()),
+            ..Inputs::default()
+        }
+    }
+    match command {
+        Command::Plan { common, .. }
+        | Command::Reserve { common }
+        | Command::Teardown { common, .. }
+        | Command::Dns {
+            command: DnsCommand::Seed { common } | DnsCommand::Teardown { common },
+        } => assets(common),
+        Command::Gather {
+            common, templates, ..
+        } => Inputs {
+            templates: templates.as_deref(),
+            // A support bundle is wanted most when the journal is broken: it collects it as is.
+            state_dir: None,
+            ..assets(common)
+        },
+        Command::Render { common, templates } => Inputs {
+            renders: true,
+            templates: templates.as_deref(),
+            ..assets(common)
+        },
+        Command::Apply { common, kube } => Inputs {
+            kubeconfig: Some(kube.kubeconfig.as_path()),
+            renders: true,
+            templates: kube.templates.as_deref(),
+            ..assets(common)
+        },
+        Command::Wait { common, kube, gate } => Inputs {
+            kubeconfig: Some(kube.kubeconfig.as_path()),
+            renders: true,
+            templates: kube.templates.as_deref(),
+            done_file: gate.done_file.as_deref(),
+            ..assets(common)
+        },
+        Command::Run {
+            common,
+            kube,
+            gate,
+            registry,
+            ..
+        } => Inputs {
+            kubeconfig: Some(kube.kubeconfig.as_path()),
+            renders: true,
+            templates: kube.templates.as_deref(),
+            registry: Some(registry),
+            cvo_overrides: true,
+            done_file: gate.done_file.as_deref(),
+            ..assets(common)
+        },
+        Command::Capabilities { command } => capabilities_inputs(command),
+        Command::Status { .. } | Command::Pause { .. } | Command::Resume { .. } => {
+            Inputs::default()
+        }
+    }
+}
+
+fn capabilities_inputs(command: &CapabilitiesCommand) -> crate::validate::Inputs<'_> {
+    use crate::validate::Inputs;
+    fn selection(s: &SelectionArgs) -> Inputs<'_> {
+        Inputs {
+            assets: s.assets.as_deref(),
+            registry: Some(&s.registry),
+            ..Inputs::default()
+        }
+    }
+    match command {
+        CapabilitiesCommand::Validate {
+            assets, registry, ..
+        } => Inputs {
+            assets: Some(assets.as_path()),
+            registry: Some(registry),
+            ..Inputs::default()
+        },
+        CapabilitiesCommand::Apply {
+            assets,
+            kubeconfig,
+            registry,
+            ..
+        } => Inputs {
+            assets: Some(assets.as_path()),
+            kubeconfig: Some(kubeconfig.as_path()),
+            registry: Some(registry),
+            ..Inputs::default()
+        },
+        CapabilitiesCommand::Filter {
+            selection: s,
+            manifests,
+            ..
+        } => Inputs {
+            manifest_dirs: vec![manifests.as_path()],
+            ..selection(s)
+        },
+        CapabilitiesCommand::Upgrade {
+            selection: s,
+            from,
+            to,
+            kubeconfig,
+            ..
+        } => Inputs {
+            manifest_dirs: vec![from.as_path(), to.as_path()],
+            kubeconfig: kubeconfig.as_deref(),
+            ..selection(s)
+        },
     }
 }
 

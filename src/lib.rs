@@ -8,6 +8,7 @@
 //! ```text
 //! main -> exit (exit codes from the error chain)
 //!      -> cli (arguments + thin handlers per command)
+//!           -> validate (every input of a command, all problems at once, before anything)
 //!           -> daemon (`run`: walks the machine, one arm per Step)
 //!                -> runner (one cloud stage: observe -> plan -> journal -> apply)
 //!                -> capabilities (ClusterVersion spec, manifest inclusion, deletes; + their CLI)
@@ -43,3 +44,4 @@ pub mod providers;
 pub mod render;
 pub mod runner;
 pub mod status;
+pub mod validate;
