@@ -8,8 +8,8 @@
 //! ```text
 //! main -> exit (exit codes from the error chain)
 //!      -> cli (arguments + thin handlers per command)
-//!           -> validate (every input of a command, all problems at once, before anything)
 //!           -> daemon (`run`: walks the machine, one arm per Step)
+//!                -> validate (every input of a command, all problems at once, before anything)
 //!                -> runner (one cloud stage: observe -> plan -> journal -> apply)
 //!                -> capabilities (ClusterVersion spec, manifest inclusion, deletes; + their CLI)
 //!                -> status (what the journal says)
@@ -28,9 +28,11 @@
 //! in `daemon::run`; a readiness rule is in `cluster::gate::evaluate` (pure, unit-tested).
 
 pub mod assets;
+pub mod bootstrap_ip;
 pub mod capabilities;
 pub mod cli;
 pub mod cluster;
+pub mod context;
 pub mod daemon;
 pub mod error;
 pub mod exit;

@@ -237,7 +237,7 @@ fn templates(spec: &ClusterSpec, templates: Option<&Path>, errors: &mut Vec<Inpu
         return;
     }
     let stand_in = stand_in_subnets(spec);
-    if let Err(e) = crate::daemon::validate_templates(&stand_in, templates) {
+    if let Err(e) = templates_render(&stand_in, templates) {
         match e.downcast::<InputError>() {
             Ok(e) => errors.push(e),
             Err(other) => errors.push(InputError::new(
@@ -247,6 +247,37 @@ fn templates(spec: &ClusterSpec, templates: Option<&Path>, errors: &mut Vec<Inpu
             )),
         }
     }
+}
+
+/// Renders the templates with stand-in addresses and checks their annotations, so a broken
+/// `--templates` dir stops `run` with exit 2 before anything is reserved or released.
+pub fn templates_render(spec: &ClusterSpec, templates: Option<&Path>) -> anyhow::Result<()> {
+    let source = templates.map_or_else(|| PathBuf::from("(embedded templates)"), Path::to_path_buf);
+    let invalid =
+        |e: anyhow::Error| crate::error::InputError::new(&source, "services", format!("{e:#}"));
+    let stand_ins: Vec<bootstrap_cloud::Reservation> = crate::plan::wanted_reservations(spec)
+        .into_iter()
+        .enumerate()
+        .map(|(i, w)| bootstrap_cloud::Reservation {
+            id: format!("stand-in-{i}"),
+            ip: match w.key.family {
+                bootstrap_cloud::IpFamily::Ipv4 => {
+                    std::net::IpAddr::from([192, 0, 2, (i % 250) as u8 + 1])
+                }
+                bootstrap_cloud::IpFamily::Ipv6 => {
+                    std::net::IpAddr::from([0x2001, 0xdb8, 0, 0, 0, 0, 0, i as u16 + 1])
+                }
+            },
+            name: w.name,
+            key: w.key,
+        })
+        .collect();
+    let rendered = crate::render::services(spec, &stand_ins, templates).map_err(invalid)?;
+    for r in &rendered {
+        crate::cluster::apply::wants_delete(r.service.metadata.annotations.as_ref(), &r.template)
+            .map_err(invalid)?;
+    }
+    Ok(())
 }
 
 fn stand_in_subnets(spec: &ClusterSpec) -> ClusterSpec {
