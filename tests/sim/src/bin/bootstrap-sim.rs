@@ -151,8 +151,7 @@ async fn demo(cloud: &str) -> Result<()> {
 
 /// `bootstrap-sim handover <cloud> [options]`: see `bootstrap_sim::handover`.
 async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
-    let work = bootstrap_sim::venv::target_dir().join(format!("handover-{cloud}"));
-    let mut opts = bootstrap_sim::handover::Options::new(cloud, agent_binary()?, work);
+    let mut opts = bootstrap_sim::handover::Options::new(cloud, agent_binary()?, PathBuf::new());
     let mut json = false;
     let mut args = args.iter();
     while let Some(flag) = args.next() {
@@ -177,6 +176,10 @@ async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
             other => bail!("unknown option {other:?}\n{USAGE}"),
         }
     }
+    opts.work = bootstrap_sim::venv::target_dir().join(format!(
+        "handover-{cloud}-{}",
+        opts.dns_seeding
+    ));
     let report = bootstrap_sim::handover::run(opts).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report.to_json())?);
