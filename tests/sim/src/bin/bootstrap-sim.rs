@@ -176,10 +176,8 @@ async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
             other => bail!("unknown option {other:?}\n{USAGE}"),
         }
     }
-    opts.work = bootstrap_sim::venv::target_dir().join(format!(
-        "handover-{cloud}-{}",
-        opts.dns_seeding
-    ));
+    opts.work =
+        bootstrap_sim::venv::target_dir().join(format!("handover-{cloud}-{}", opts.dns_seeding));
     let report = bootstrap_sim::handover::run(opts).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report.to_json())?);
