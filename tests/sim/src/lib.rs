@@ -11,6 +11,7 @@ pub mod kube;
 pub mod peers;
 pub mod pki;
 pub mod proxy;
+pub mod rng;
 pub mod venv;
 
 pub use aws::{AwsPeers, VpcLayout};

@@ -3,6 +3,7 @@
 //! period, and picks addresses by its policy.
 
 use super::network::Network;
+use crate::rng::Rng;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -56,37 +57,6 @@ pub struct Client {
     pub seed: u64,
 }
 
-/// A small deterministic generator (splitmix64): reproducible runs without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-
-    fn fraction(&mut self, d: Duration) -> Duration {
-        d.mul_f64((self.next() >> 11) as f64 / (1u64 << 53) as f64)
-    }
-
-    fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            items.swap(i, self.below(i + 1));
-        }
-    }
-}
-
 impl Client {
     /// Sends requests until `stop`; the client starts once its record exists (before that
     /// there is no API to call).
@@ -95,7 +65,7 @@ impl Client {
         let mut samples = Vec::new();
         // The answer and when the cache drops it; the first expiry has a random phase.
         let mut cached: Option<(Vec<IpAddr>, Instant)> = None;
-        let mut first_expiry = Some(rng.fraction(self.ttl));
+        let mut first_expiry = Some(self.ttl.mul_f64(rng.next_f64()));
         let mut next = Instant::now();
         while !*stop.borrow() {
             let now = Instant::now();
@@ -219,16 +189,5 @@ mod tests {
                 .await
                 .ok
         );
-    }
-
-    #[test]
-    fn the_generator_spreads_and_repeats() {
-        let mut a = Rng(1);
-        let mut b = Rng(1);
-        let xs: Vec<usize> = (0..100).map(|_| a.below(3)).collect();
-        assert_eq!(xs, (0..100).map(|_| b.below(3)).collect::<Vec<_>>());
-        for k in 0..3 {
-            assert!(xs.iter().filter(|x| **x == k).count() > 15);
-        }
     }
 }
