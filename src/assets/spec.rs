@@ -25,6 +25,8 @@ pub struct ClusterSpec {
     pub api_server_internal_uri: String,
     /// The bootstrap host's private IP, when known (flag, journal, or detected).
     pub bootstrap_ip: Option<IpAddr>,
+    /// The TTL (seconds) of the record sets the agent creates (`--dns-ttl`).
+    pub record_ttl: u32,
     #[serde(skip)]
     pub credentials: Credentials,
 }
