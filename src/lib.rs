@@ -10,6 +10,7 @@
 //!      -> cli (argument types + one thin handler per command)
 //!           -> daemon (`run` and `wait`: walks the machine; the gate step, the drain, signals)
 //!           -> gather, status, pause (support bundle, what the journal says, hold/continue)
+//!           -> validate (every input of a command, all problems at once, before anything)
 //!           -> context (one per command: spec, bootstrap IP, lock, journal, providers)
 //!                -> runner (one stage: observe -> plan -> journal -> apply, under the step
 //!                   deadline with retries; `cloud` and `kube` changes the same way)
@@ -55,3 +56,4 @@ pub mod providers;
 pub mod render;
 pub mod runner;
 pub mod status;
+pub mod validate;

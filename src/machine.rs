@@ -128,7 +128,7 @@ impl Machine {
     }
 
     /// The one legal way forward from where the machine is.
-    pub fn next(&mut self) -> Result<Step> {
+    pub fn step_done(&mut self) -> Result<Step> {
         match self.step {
             Step::Reserve => self.reserved(),
             Step::SeedDns => self.dns_seeded(),
@@ -210,13 +210,13 @@ mod tests {
     }
 
     #[test]
-    fn next_walks_every_step_in_order_and_stops_at_done() {
+    fn step_done_walks_every_step_in_order_and_stops_at_done() {
         let mut m = Machine::resume(None);
         for pair in Step::ALL.windows(2) {
             assert_eq!(m.step(), pair[0]);
-            assert_eq!(m.next().unwrap(), pair[1]);
+            assert_eq!(m.step_done().unwrap(), pair[1]);
         }
-        assert!(m.next().is_err());
+        assert!(m.step_done().is_err());
     }
 
     #[test]

@@ -104,6 +104,7 @@ mod tests {
                 domain: "d".into(),
                 private,
                 id: None,
+                tags: Default::default(),
             },
             key: RecordKey {
                 name: "api.d".into(),

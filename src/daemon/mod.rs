@@ -19,7 +19,7 @@ mod drain;
 mod progressive;
 mod signal;
 
-pub use command::{GateArgs, KubeArgs, RunArgs, command, validate_templates, wait_for_gate};
+pub use command::{GateArgs, KubeArgs, RunArgs, command, wait_for_gate};
 pub use drain::{DrainWait, drain_left};
 pub use progressive::{DnsSeeding, serving_ips};
 pub use signal::{Phase, notify_status, record_gate, signal};
@@ -126,7 +126,7 @@ pub async fn run(
             }
             (_, None) => anyhow::bail!("step {step:?} runs no stage"),
         }
-        machine.next()?;
+        machine.step_done()?;
     }
 }
 

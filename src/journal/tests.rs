@@ -68,6 +68,7 @@ fn change() -> Change {
             domain: "d".into(),
             private: true,
             id: None,
+            tags: Default::default(),
         },
         record: bootstrap_cloud::RecordKey {
             name: "api.d".into(),

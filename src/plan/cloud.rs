@@ -2,7 +2,7 @@
 //! IP, tear down; and what DNS the user must create when it is theirs.
 
 use super::observed::kept_reservations;
-use super::{Change, DEFAULT_TTL, Observed, UserDns, UserRecord, Value, desired};
+use super::{Change, Observed, UserDns, UserRecord, Value, desired};
 use crate::assets::ClusterSpec;
 use bootstrap_cloud::{RecordKey, ReservationKey, ZoneRef};
 use std::collections::BTreeSet;
@@ -24,7 +24,7 @@ pub(super) fn user_dns(spec: &ClusterSpec, observed: &Observed) -> Option<UserDn
                     None => v,
                 })
                 .collect(),
-            ttl: DEFAULT_TTL,
+            ttl: spec.record_ttl,
         })
         .collect();
     Some(UserDns {
@@ -93,7 +93,7 @@ pub(super) fn seed_dns(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
                 zone: w.zone,
                 record: w.key,
                 values: missing,
-                ttl: DEFAULT_TTL,
+                ttl: spec.record_ttl,
             })
         })
         .collect()

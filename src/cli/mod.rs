@@ -12,6 +12,8 @@ use crate::plan::{Plan, Stage};
 use crate::runner::StageReport;
 use crate::{output, status};
 use anyhow::Result;
+
+mod inputs;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
@@ -130,6 +132,8 @@ pub enum DnsCommand {
 }
 
 pub async fn run(cli: Cli) -> Result<()> {
+    // Every input, all problems at once, before any lock, journal write or network call.
+    crate::validate::check(&inputs::inputs_of(&cli.command)).await?;
     match cli.command {
         Command::Plan {
             common,
