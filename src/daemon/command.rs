@@ -4,13 +4,13 @@
 use super::{DnsSeeding, DrainWait, RunSettings, notify_status, record_gate};
 use crate::assets::ClusterSpec;
 use crate::capabilities::cli::RegistryArgs;
-use crate::cluster::{self, apply, gate};
+use crate::cluster::{self, gate};
 use crate::context::{Common, Context};
-use crate::plan::{Observed, Stage};
+use crate::plan::Stage;
 use crate::render;
 use anyhow::Result;
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Debug, Args)]
