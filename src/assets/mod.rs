@@ -24,6 +24,11 @@ pub const CLUSTER_CONFIG: &str = "manifests/cluster-config.yaml";
 pub const INFRASTRUCTURE: &str = "manifests/cluster-infrastructure-02-config.yml";
 pub const CREDS_SECRET: &str = "openshift/99_cloud-creds-secret.yaml";
 
+/// The TTL of the record sets the agent writes, unless `--dns-ttl` says otherwise: short, since
+/// the agent changes them during the install (each reserved IP joins, the bootstrap IP goes)
+/// and the bootstrap host may only go once every cached answer that holds it has expired.
+pub const DEFAULT_TTL: u32 = 30;
+
 /// Loads and validates the asset dir.
 pub fn load(dir: &Path) -> Result<ClusterSpec, InputError> {
     if !dir.is_dir() {
@@ -121,7 +126,7 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputErro
         capabilities,
         api_server_internal_uri,
         bootstrap_ip: None,
-        record_ttl: crate::plan::DEFAULT_TTL,
+        record_ttl: DEFAULT_TTL,
         credentials,
     })
 }
