@@ -499,6 +499,7 @@ mod gcp {
                         name: zone.clone(),
                         dns_name: format!("clu{i:02}.example.com."),
                         private: true,
+                        project: None,
                     });
                 }
             }
