@@ -799,6 +799,13 @@ async fn throttled_past_its_deadline_a_step_stops_resumably_and_a_rerun_complete
         !completed,
         "every call was throttled: reserve cannot complete"
     );
+    // `status` counts the step's retries by cause: all of them throttling.
+    let retries = &h.status().await["steps"]["reserve"]["retries"];
+    assert!(
+        retries["throttled"].as_u64().is_some_and(|n| n >= 1)
+            && retries.as_object().is_some_and(|r| r.len() == 1),
+        "{retries}"
+    );
     h.peers.stop_faults();
     h.extra.clear();
     h.bootstrap().await;
