@@ -128,6 +128,16 @@ impl Cloud for AwsPeers {
         AwsPeers::fault_stats(self)
     }
 
+    /// `status` counts the step's retries by cause: all of them throttling.
+    fn assert_throttling_counted(status: &Value) {
+        let retries = &status["steps"]["reserve"]["retries"];
+        assert!(
+            retries["throttled"].as_u64().is_some_and(|n| n >= 1)
+                && retries.as_object().is_some_and(|r| r.len() == 1),
+            "{retries}"
+        );
+    }
+
     /// EIPs are never duplicated any more: the SDK does not retry AllocateAddress, the runner
     /// observes by tag before allocating again, so nothing needs releasing afterwards.
     fn assert_nothing_made_twice(&self) {

@@ -51,6 +51,10 @@ pub trait Cloud: Sized + Send + Sync + 'static {
     /// After commands under faults: nothing was created twice and cleaned up afterwards (on
     /// AWS: no EIP ever released). Clouds whose creates are idempotent have nothing to check.
     fn assert_nothing_made_twice(&self) {}
+    /// After a step stopped at its deadline with every call throttled: what `status` (JSON)
+    /// counts. Only AWS checks it (`status` counts stage retries, and within the 2 s deadline
+    /// only the AWS SDK gives up early enough for one).
+    fn assert_throttling_counted(_status: &Value) {}
 }
 
 /// What exists in one cloud, read the same way on every cloud.

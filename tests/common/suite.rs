@@ -297,6 +297,7 @@ pub async fn throttled_past_its_deadline_a_step_stops_resumably_and_a_rerun_comp
         !completed,
         "every call was throttled: reserve cannot complete"
     );
+    C::assert_throttling_counted(&h.status().await);
     h.peers.stop_faults();
     h.extra.clear();
     h.bootstrap().await;
