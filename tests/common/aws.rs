@@ -134,7 +134,8 @@ impl Cloud for AwsPeers {
         assert!(
             retries["throttled"].as_u64().is_some_and(|n| n >= 1)
                 && retries.as_object().is_some_and(|r| r.len() == 1),
-            "{retries}"
+            "{retries}: {:#}",
+            status["steps"]
         );
     }
 
