@@ -9,12 +9,13 @@ mod common;
 
 use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
 use bootstrap_sim::{Faults, Hold};
+use common::aws::*;
 use common::*;
 use serde_json::Value;
 use std::time::Duration;
 
 struct World {
-    h: Harness,
+    h: AwsHarness,
     kube: KubeSim,
 }
 
@@ -30,7 +31,7 @@ impl World {
     /// The AWS world of `fixture`, and a local API server whose simulated AWS Load Balancer
     /// Controller claims NLB addresses in that world's moto.
     async fn of_fixture(fixture: &str, knobs: ControllerKnobs, gate_timeout: &str) -> Self {
-        let mut h = Harness::new(fixture).await;
+        let mut h = AwsHarness::new(fixture).await;
         let kube = KubeSim::start(KubeSimOptions {
             controller: knobs,
             cloud: h.peers.lb_cloud(),

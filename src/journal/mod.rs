@@ -13,6 +13,7 @@ pub use state::{JournalState, Mutation, MutationState, RecordValues, StepRecord,
 use crate::error::LockedError;
 use crate::plan::Change;
 use anyhow::{Context, Result};
+use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -108,8 +109,17 @@ impl Journal {
                 finished_at: None,
                 last_error: None,
                 mutations: 0,
+                retries: BTreeMap::new(),
             },
         );
+        self.save()
+    }
+
+    /// Counts one retry of `step` after a transient failure of kind `cause`.
+    pub fn record_retry(&mut self, step: &str, cause: &str) -> Result<()> {
+        if let Some(s) = self.state.steps.get_mut(step) {
+            *s.retries.entry(cause.to_string()).or_default() += 1;
+        }
         self.save()
     }
 

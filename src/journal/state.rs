@@ -27,6 +27,11 @@ pub struct StepRecord {
     /// Mutating calls this step made in its last attempt.
     #[serde(default)]
     pub mutations: u32,
+    /// Transient failures the step retried in its last attempt, by cause (`throttled`,
+    /// `server-or-network`, `conflict`). Retries inside one cloud call (the SDKs' own) are
+    /// not counted here.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub retries: BTreeMap<String, u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

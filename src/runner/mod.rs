@@ -117,6 +117,7 @@ impl Runner<'_> {
                     // A service that said how long to wait (Retry-After) is waited for at least
                     // that long.
                     let delay = retry_after(&e).map_or(delay, |wait| delay.max(wait));
+                    self.journal.record_retry(stage.name(), retry_cause(&e))?;
                     tracing::warn!(stage = stage.name(), error = %crate::error::render_chain(&e), ?delay, "transient failure, retrying");
                     tokio::time::sleep(delay).await;
                 }
@@ -142,6 +143,32 @@ fn retry_after(err: &anyhow::Error) -> Option<Duration> {
     err.chain()
         .filter_map(|c| c.downcast_ref::<CloudError>())
         .find_map(|c| c.retry_after)
+}
+
+/// Why a transient failure happened, for the retry counts `status` shows: the service asked
+/// us to slow down (a Retry-After, or its throttling code), a DNS compare-and-swap was lost,
+/// or anything else transient (a 5xx, a dropped connection, a timeout).
+fn retry_cause(err: &anyhow::Error) -> &'static str {
+    let Some(cloud) = err.chain().find_map(|c| c.downcast_ref::<CloudError>()) else {
+        return "server-or-network";
+    };
+    let message = cloud.message.to_ascii_lowercase();
+    let throttled = [
+        "throttl",
+        "requestlimitexceeded",
+        "ratelimitexceeded",
+        "rate exceeded",
+        "toomanyrequests",
+        "resource_exhausted",
+        "429",
+    ];
+    if cloud.kind == bootstrap_cloud::ErrorKind::Conflict {
+        "conflict"
+    } else if cloud.retry_after.is_some() || throttled.iter().any(|t| message.contains(t)) {
+        "throttled"
+    } else {
+        "server-or-network"
+    }
 }
 
 /// Whether a failure may pass by itself: a cloud error of the transient kind, or a Kubernetes

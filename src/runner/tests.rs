@@ -126,4 +126,44 @@ async fn a_transient_error_while_verifying_a_reserve_is_retried_and_the_duplicat
     );
     assert_eq!(report.mutations, 7, "6 reservations and 1 release");
     assert!(*flaky.observe_calls.lock().unwrap() >= 4);
+    let step = &journal.state.steps["reserve"];
+    assert_eq!(
+        step.retries,
+        BTreeMap::from([("server-or-network".to_string(), 1)]),
+        "the retry is counted by cause in the journal, for `status`"
+    );
+}
+
+#[test]
+fn retry_causes_are_told_apart() {
+    let cause = |kind, message: &str, after: Option<Duration>| {
+        retry_cause(&anyhow::Error::new(
+            CloudError::new(kind, "Op", message).with_retry_after(after),
+        ))
+    };
+    assert_eq!(
+        cause(
+            ErrorKind::Transient,
+            "RequestLimitExceeded: slow down",
+            None
+        ),
+        "throttled"
+    );
+    assert_eq!(cause(ErrorKind::Transient, "HTTP 429", None), "throttled");
+    assert_eq!(
+        cause(ErrorKind::Transient, "busy", Some(Duration::from_secs(1))),
+        "throttled"
+    );
+    assert_eq!(
+        cause(ErrorKind::Transient, "InternalError: 500", None),
+        "server-or-network"
+    );
+    assert_eq!(
+        cause(ErrorKind::Conflict, "PriorRequestNotComplete", None),
+        "conflict"
+    );
+    assert_eq!(
+        retry_cause(&anyhow::anyhow!("timed out")),
+        "server-or-network"
+    );
 }
