@@ -51,6 +51,13 @@ pub struct Common {
     pub step_timeout: Duration,
     #[arg(long, value_enum, default_value = "text")]
     pub output: Output,
+    /// UPI: YAML naming the reservations you made, per purpose (`private-ipv4: {name: my-vip}`;
+    /// `id`, or on Azure private `ip`), where they do not carry the seed's names.
+    #[arg(long, env = "BOOTSTRAP_AGENT_RESERVATIONS")]
+    pub reservations: Option<PathBuf>,
+    /// UPI: reserve nothing; every reservation must be one you made (exit 2 naming what is missing).
+    #[arg(long, env = "BOOTSTRAP_AGENT_ADOPT_ONLY")]
+    pub adopt_only: bool,
 }
 
 #[derive(Debug, Args)]
@@ -255,11 +262,15 @@ pub async fn run(cli: Cli) -> Result<()> {
 /// Loads the asset dir and settles the bootstrap IP: flag, else journal, else detected.
 fn load_spec(common: &Common) -> Result<ClusterSpec> {
     let mut spec = assets::load(&common.assets)?;
-    let recorded = journal::read_state(&common.state.state_dir)
-        .ok()
-        .flatten()
-        .and_then(|s| s.bootstrap_ip);
-    spec.bootstrap_ip = common.bootstrap_ip.or(recorded).or_else(detect_host_ip);
+    let recorded = journal::read_state(&common.state.state_dir).ok().flatten();
+    spec.bootstrap_ip = common
+        .bootstrap_ip
+        .or(recorded.as_ref().and_then(|s| s.bootstrap_ip))
+        .or_else(detect_host_ip);
+    spec.adoption = crate::adopt::load(common.reservations.as_deref(), common.adopt_only, &spec)?;
+    if let Some(state) = &recorded {
+        crate::adopt::with_recorded(&mut spec, &state.adopted);
+    }
     Ok(spec)
 }
 
@@ -287,11 +298,15 @@ async fn plan(common: &Common, offline: bool, stages: &[Stage]) -> Result<()> {
         runner::observe(&spec, providers.as_ref()).await?.observed
     };
     observed.handed_over = recorded.handed_over.clone();
+    crate::adopt::remember(&mut observed, &recorded.adopted);
     let stages = if stages.is_empty() {
         crate::machine::remaining_stages(recorded.run_step)
     } else {
         stages.to_vec()
     };
+    if !offline && stages.contains(&Stage::Reserve) {
+        crate::adopt::require_complete(&spec, &observed)?;
+    }
     let mut plan = Plan::calculate(&spec, &observed, &stages, recorded.generation);
     if let Some(step) = recorded.run_step {
         plan.notes.push(format!(
@@ -362,6 +377,7 @@ async fn open(
 ) -> Result<(Journal, Option<providers::Providers>)> {
     let mut journal = Journal::open(&common.state.state_dir)?;
     let providers = providers::for_spec(spec).await?;
+    crate::adopt::precheck(spec, providers.as_ref()).await?;
     journal.bind_cluster(&spec.infra_id)?;
     Ok((journal, providers))
 }
@@ -398,6 +414,7 @@ async fn run_daemon(
     let mut journal = Journal::open(&common.state.state_dir)?;
     let providers = providers::for_spec(&mut spec).await?;
     crate::daemon::validate_templates(&spec, kube.templates.as_deref())?;
+    crate::adopt::precheck(&spec, providers.as_ref()).await?;
     journal.bind_cluster(&spec.infra_id)?;
     refuse_other_bootstrap_ip(&journal, &spec)?;
     let settings = crate::daemon::RunSettings {
@@ -445,6 +462,7 @@ async fn rendered_for(
     let mut observed = runner::observe(spec, providers).await?.observed;
     if let Some(state) = journal::read_state(&common.state.state_dir)? {
         observed.handed_over = state.handed_over;
+        crate::adopt::remember(&mut observed, &state.adopted);
     }
     let kept = observed.kept();
     let missing: Vec<String> = crate::plan::wanted_reservations(spec)

@@ -126,6 +126,7 @@ pub async fn collect(
             let mut observed = o.observed;
             if let Some(state) = &state {
                 observed.handed_over = state.handed_over.clone();
+                crate::adopt::remember(&mut observed, &state.adopted);
             }
             let stages = crate::machine::remaining_stages(state.as_ref().and_then(|s| s.run_step));
             let generation = state.as_ref().map_or(1, |s| s.generation);

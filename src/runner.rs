@@ -47,6 +47,11 @@ pub async fn observe(spec: &ClusterSpec, providers: Option<&Providers>) -> Resul
         });
     };
     let reservations = p.addresses.observe().await?;
+    let found = p
+        .addresses
+        .find_user_made(&crate::adopt::queries(spec))
+        .await?;
+    let adopted = crate::adopt::settle(spec, found)?;
     let placements = p.addresses.placements(&subnets(spec)).await?;
     let mut zones = BTreeMap::new();
     let mut records = Vec::new();
@@ -68,6 +73,7 @@ pub async fn observe(spec: &ClusterSpec, providers: Option<&Providers>) -> Resul
             records,
             placements,
             handed_over: Vec::new(),
+            adopted,
             serving: None,
         },
         zones,
@@ -172,16 +178,22 @@ impl Runner<'_> {
         if self.spec.pending_subnets().is_some() {
             bail!("the AWS subnets were not settled before planning (providers::for_spec does it)");
         }
+        let mut spec = self.spec.clone();
+        crate::adopt::with_recorded(&mut spec, &self.journal.state.adopted);
         let Observation {
             mut observed,
             zones,
-        } = observe(self.spec, self.providers).await?;
-        // What observation cannot see: IPs already handed over to their load balancers, and
-        // (progressive DNS) which reserved IPs their load balancers serve.
+        } = observe(&spec, self.providers).await?;
+        // What observation cannot see: IPs already handed over to their load balancers, the
+        // user's reservations it no longer shows, and (progressive DNS) which reserved IPs
+        // their load balancers serve.
         observed.handed_over = self.journal.state.handed_over.clone();
+        crate::adopt::remember(&mut observed, &self.journal.state.adopted);
         observed.serving = self.journal.state.serving.clone();
+        if stage == Stage::Reserve {
+            crate::adopt::require_complete(&spec, &observed)?;
+        }
         // Once stage 3 removed the bootstrap IP, seeding never puts it back.
-        let mut spec = self.spec.clone();
         if stage == Stage::SeedDns && self.journal.state.bootstrap_removed {
             spec.bootstrap_ip = None;
         }
@@ -196,6 +208,7 @@ impl Runner<'_> {
         }
         let plan = Plan::calculate(&spec, &observed, &[stage], self.journal.state.generation);
         self.journal.state.reservations = observed.reservations.clone();
+        self.journal.state.adopted = observed.adopted.clone();
         if stage == Stage::TeardownAll && !plan.is_empty() {
             // New generation before the first release: a crash mid-teardown must not leave
             // the old idempotency tokens in use (EC2/GCP could replay released resources).

@@ -612,3 +612,67 @@ async fn throttled_past_its_deadline_a_step_stops_resumably_and_a_rerun_complete
     h.bootstrap().await;
     h.world().await.assert_seeded(&[]);
 }
+
+/// UPI: EIPs and ENIs named as the seed says that cannot serve their purpose: exit 2 naming
+/// them and what is wrong, before any change.
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_reservations_that_do_not_fit_are_refused_naming_them() {
+    let h = Harness::new("aws").await;
+    let world = h.world().await;
+    let subnet = |prefix: &str| {
+        world.0["subnets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["cidr"].as_str().unwrap().starts_with(prefix))
+            .unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (private, public) = (subnet("10.0.1."), subnet("10.0.4."));
+    // Named for a private subnet, made in a public one.
+    let (wrong_subnet, _) = h
+        .peers
+        .create_named(
+            &format!("mycluster-7xk2p-rsvd-private-ipv4-{private}"),
+            Some(&public),
+        )
+        .await
+        .unwrap();
+    // A plain-named ENI in a public subnet.
+    let (public_eni, _) = h
+        .peers
+        .create_named("mycluster-7xk2p-rsvd-private-ipv4", Some(&public))
+        .await
+        .unwrap();
+    // An EIP named as a private reservation: the wrong type.
+    let (eip, _) = h
+        .peers
+        .create_named("mycluster-7xk2p-rsvd-private-ipv4", None)
+        .await
+        .unwrap();
+    for command in [&["plan"][..], &["reserve"]] {
+        let out = h.command(command).output().await.unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&wrong_subnet) && err.contains(&format!("must be in subnet {private}")),
+            "{err}"
+        );
+        assert!(
+            err.contains(&public_eni) && err.contains(&format!("public subnet {public}")),
+            "{err}"
+        );
+        assert!(
+            err.contains(&eip) && err.contains("an elastic IP cannot hold a private IP"),
+            "{err}"
+        );
+    }
+    assert!(
+        h.peers.mutating_calls().is_empty(),
+        "{:?}",
+        h.peers.mutating_calls()
+    );
+    assert!(!h.state.join("journal.json").exists(), "nothing written");
+}

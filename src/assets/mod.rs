@@ -102,6 +102,7 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputErro
         capabilities,
         api_server_internal_uri,
         bootstrap_ip: None,
+        adoption: Default::default(),
         credentials,
     })
 }

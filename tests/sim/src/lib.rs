@@ -9,6 +9,7 @@ pub mod gcp;
 pub mod kube;
 pub mod pki;
 pub mod proxy;
+pub mod upi;
 pub mod venv;
 
 pub use aws::{AwsPeers, VpcLayout};
