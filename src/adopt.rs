@@ -86,7 +86,8 @@ pub fn load(file: Option<&Path>, adopt_only: bool, spec: &ClusterSpec) -> Result
 /// What to look for: each wanted reservation by the seed's name, or as `--reservations`
 /// names it. An Azure private IP has no resource to find by name: only a named IP is looked
 /// at (the agent's own pick is the resource-group tag `observe` reads).
-pub fn queries(spec: &ClusterSpec) -> Vec<UserReservationQuery> {
+/// `recorded`: what the journal says was adopted before.
+pub fn queries(spec: &ClusterSpec, recorded: &[Reservation]) -> Vec<UserReservationQuery> {
     let azure = matches!(spec.platform, Platform::Azure(_));
     crate::plan::wanted_reservations(spec)
         .into_iter()
@@ -97,7 +98,7 @@ pub fn queries(spec: &ClusterSpec) -> Vec<UserReservationQuery> {
                 None => UserLookup::Name(w.name),
             };
             Some(UserReservationQuery {
-                adopted_before: spec.adoption.recorded_for(&w.key),
+                adopted_before: recorded.iter().find(|r| r.key == w.key).map(|r| r.ip),
                 key: w.key,
                 lookup,
             })
@@ -161,12 +162,14 @@ pub fn settle(spec: &ClusterSpec, found: Vec<UserMade>) -> Result<Vec<Reservatio
 /// written (the journal included): a bad adopted resource is bad input, exit 2.
 pub async fn precheck(
     spec: &ClusterSpec,
-    providers: Option<&crate::providers::Providers>,
+    providers: &crate::providers::Providers,
+    recorded: &[Reservation],
 ) -> Result<()> {
-    if let Some(p) = providers {
-        let found = p.addresses.find_user_made(&queries(spec)).await?;
-        settle(spec, found)?;
-    }
+    let found = providers
+        .addresses
+        .find_user_made(&queries(spec, recorded))
+        .await?;
+    settle(spec, found)?;
     Ok(())
 }
 
@@ -177,7 +180,7 @@ pub fn require_complete(spec: &ClusterSpec, observed: &Observed) -> Result<()> {
         return Ok(());
     }
     let kept = observed.kept();
-    let missing: Vec<String> = queries(spec)
+    let missing: Vec<String> = queries(spec, &[])
         .into_iter()
         .filter(|q| !kept.contains_key(&q.key))
         .map(|q| format!("{} ({})", q.key, q.lookup))
@@ -221,12 +224,6 @@ pub fn remember(observed: &mut Observed, recorded: &[Reservation]) {
     observed.adopted.sort();
 }
 
-/// The spec with the journal's adoptions, so checks that hold only until a load balancer
-/// takes an address (unassociated, free) are not asked of an address adopted before.
-pub fn with_recorded(spec: &mut ClusterSpec, recorded: &[Reservation]) {
-    spec.adoption.recorded = recorded.iter().map(|r| (r.key.clone(), r.ip)).collect();
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -249,7 +246,10 @@ mod tests {
     #[test]
     fn the_seeds_names_are_looked_for_unless_the_file_names_others() {
         let mut s = spec("gcp");
-        let names: Vec<String> = queries(&s).iter().map(|q| q.lookup.to_string()).collect();
+        let names: Vec<String> = queries(&s, &[])
+            .iter()
+            .map(|q| q.lookup.to_string())
+            .collect();
         assert_eq!(
             names,
             [
@@ -259,7 +259,10 @@ mod tests {
         );
         let f = file("private-ipv4: {name: my-vip}\n");
         s.adoption = load(Some(f.path()), false, &s).unwrap();
-        let names: Vec<String> = queries(&s).iter().map(|q| q.lookup.to_string()).collect();
+        let names: Vec<String> = queries(&s, &[])
+            .iter()
+            .map(|q| q.lookup.to_string())
+            .collect();
         assert_eq!(
             names,
             ["name mycluster-7xk2p-rsvd-public-ipv4", "name my-vip"]
@@ -269,11 +272,15 @@ mod tests {
     #[test]
     fn azure_private_is_looked_for_only_when_its_ip_is_named() {
         let mut s = spec("azure");
-        assert!(queries(&s).iter().all(|q| q.key.scope == Scope::Public));
+        assert!(
+            queries(&s, &[])
+                .iter()
+                .all(|q| q.key.scope == Scope::Public)
+        );
         let f = file("private-ipv4: {ip: 10.0.3.250}\n");
         s.adoption = load(Some(f.path()), false, &s).unwrap();
         assert!(
-            queries(&s)
+            queries(&s, &[])
                 .iter()
                 .any(|q| q.lookup == UserLookup::Ip("10.0.3.250".parse().unwrap()))
         );

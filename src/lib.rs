@@ -29,9 +29,11 @@
 
 pub mod adopt;
 pub mod assets;
+pub mod bootstrap_ip;
 pub mod capabilities;
 pub mod cli;
 pub mod cluster;
+pub mod context;
 pub mod daemon;
 pub mod error;
 pub mod exit;

@@ -26,6 +26,8 @@ pub struct ClusterSpec {
     /// UPI: how to find reservations the user made (flags and the journal, not the assets).
     #[serde(default, skip_serializing_if = "Adoption::is_default")]
     pub adoption: Adoption,
+    /// The TTL (seconds) of the record sets the agent creates (`--dns-ttl`).
+    pub record_ttl: u32,
     #[serde(skip)]
     pub credentials: Credentials,
 }
@@ -42,9 +44,6 @@ pub struct Adoption {
     /// `--adopt-only`: reserve nothing; every reservation must be the user's.
     #[serde(default)]
     pub adopt_only: bool,
-    /// The IPs adopted before (journal), per purpose.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub recorded: Vec<(bootstrap_cloud::ReservationKey, IpAddr)>,
 }
 
 impl Adoption {
@@ -58,14 +57,6 @@ impl Adoption {
         key: &bootstrap_cloud::ReservationKey,
     ) -> Option<&bootstrap_cloud::UserLookup> {
         self.named.iter().find(|(k, _)| k == key).map(|(_, l)| l)
-    }
-
-    /// The IP adopted for `key` before, per the journal.
-    pub fn recorded_for(&self, key: &bootstrap_cloud::ReservationKey) -> Option<IpAddr> {
-        self.recorded
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, ip)| *ip)
     }
 }
 

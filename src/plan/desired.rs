@@ -5,7 +5,10 @@ use super::Value;
 use crate::assets::{ClusterSpec, Platform};
 use bootstrap_cloud::{IpFamily, RecordKey, ReservationKey, ReserveRequest, Scope, ZoneRef};
 
-pub const DEFAULT_TTL: u32 = 60;
+/// The TTL of the record sets the agent writes, unless `--dns-ttl` says otherwise: short, since
+/// the agent changes them during the install (each reserved IP joins, the bootstrap IP goes)
+/// and the bootstrap host may only go once every cached answer that holds it has expired.
+pub const DEFAULT_TTL: u32 = 30;
 
 /// A wanted reservation with its resource name.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -290,7 +290,7 @@ fn user_dns(spec: &ClusterSpec, observed: &Observed) -> Option<UserDns> {
                     None => v,
                 })
                 .collect(),
-            ttl: DEFAULT_TTL,
+            ttl: spec.record_ttl,
         })
         .collect();
     Some(UserDns {
@@ -452,7 +452,7 @@ fn seed_dns(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
                 zone: w.zone,
                 record: w.key,
                 values: missing,
-                ttl: DEFAULT_TTL,
+                ttl: spec.record_ttl,
             })
         })
         .collect()

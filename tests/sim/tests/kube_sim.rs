@@ -912,7 +912,10 @@ async fn controller_sets_ingress_then_endpoints() {
     while first_modified.len() < 2 {
         let e = w.event().await;
         if e["type"] == "MODIFIED" {
-            let name = e["object"]["metadata"]["name"].as_str().unwrap().to_string();
+            let name = e["object"]["metadata"]["name"]
+                .as_str()
+                .unwrap()
+                .to_string();
             first_modified.entry(name).or_insert(e);
         }
     }

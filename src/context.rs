@@ -1,0 +1,278 @@
+//! The command context: what every command that touches the cloud starts from, settled once
+//! and in this order, so a bad input stops a command before anything is written:
+//!
+//! 1. load and validate the asset dir into a `ClusterSpec`;
+//! 2. settle the bootstrap IP (`bootstrap_ip`: all its rules) and check it against the stages
+//!    the command runs;
+//! 3. take the state dir's lock (a second agent stops before any cloud call);
+//! 4. build the providers, which settle what the spec leaves to the cloud (AWS subnets; only
+//!    reads, and can still reject the input); platform none gets `Providers::none()`;
+//! 5. command-specific checks on the settled spec (e.g. `run`'s templates);
+//! 6. bind the journal to the cluster: only now is the journal written.
+//!
+//! Commands that only read (`plan`, `render`, `apply`, `gather`) take steps 1, 2 and 4 and
+//! read the journal without the lock. Observation (`observe`) merges what only the journal
+//! knows into what the cloud shows, in one place (`runner::observe`).
+
+use crate::assets::{self, ClusterSpec};
+use crate::journal::{self, Journal, JournalState};
+use crate::output::Output;
+use crate::plan::{Observed, Stage};
+use crate::providers::{self, Providers};
+use crate::render::{self, Rendered};
+use crate::runner::{self, Runner};
+use anyhow::Result;
+use bootstrap_cloud::Reservation;
+use clap::Args;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct StateDir {
+    /// Where the journal and its lock live.
+    #[arg(
+        long,
+        env = "BOOTSTRAP_AGENT_STATE_DIR",
+        default_value = "/var/lib/bootstrap-agent"
+    )]
+    pub state_dir: PathBuf,
+}
+
+/// The arguments every cloud command shares: the context's inputs.
+#[derive(Debug, Args)]
+pub struct Common {
+    /// Installer asset dir (manifests/, openshift/).
+    #[arg(long, env = "BOOTSTRAP_AGENT_ASSETS", default_value = "/opt/openshift")]
+    pub assets: PathBuf,
+    #[command(flatten)]
+    pub state: StateDir,
+    /// The bootstrap host's private IP (default: recorded in the journal, else detected).
+    #[arg(long, env = "BOOTSTRAP_AGENT_BOOTSTRAP_IP")]
+    pub bootstrap_ip: Option<IpAddr>,
+    /// Deadline for each step; its retries happen inside it.
+    #[arg(long, env = "BOOTSTRAP_AGENT_STEP_TIMEOUT", default_value = "10m", value_parser = humantime::parse_duration)]
+    pub step_timeout: Duration,
+    /// TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host
+    /// must outlive it after it leaves DNS: `run` waits that long before `complete`.
+    #[arg(long, env = "BOOTSTRAP_AGENT_DNS_TTL", default_value = "30s", value_parser = parse_ttl)]
+    pub dns_ttl: u32,
+    #[arg(long, value_enum, default_value = "text")]
+    pub output: Output,
+    /// UPI: YAML naming the reservations you made, per purpose (`private-ipv4: {name: my-vip}`;
+    /// `id`, or on Azure private `ip`), where they do not carry the seed's names.
+    #[arg(long, env = "BOOTSTRAP_AGENT_RESERVATIONS")]
+    pub reservations: Option<PathBuf>,
+    /// UPI: reserve nothing; every reservation must be one you made (exit 2 naming what is missing).
+    #[arg(long, env = "BOOTSTRAP_AGENT_ADOPT_ONLY")]
+    pub adopt_only: bool,
+}
+
+/// `--dns-ttl`: a duration of whole seconds, from 1 s to 1 h.
+fn parse_ttl(text: &str) -> Result<u32, String> {
+    let d = humantime::parse_duration(text)
+        .map_err(|e| format!("expected a duration like 30s: {e}"))?;
+    if d.subsec_nanos() != 0 || d < Duration::from_secs(1) || d > Duration::from_secs(3600) {
+        return Err(format!(
+            "expected whole seconds from 1s to 1h (DNS TTLs are whole seconds), found {text:?}"
+        ));
+    }
+    u32::try_from(d.as_secs()).map_err(|e| e.to_string())
+}
+
+/// Where the cloud view comes from for a reading command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cloud {
+    /// Build the providers; failing to is an error.
+    Observe,
+    /// `plan --offline`: assume nothing exists and call nothing.
+    Offline,
+    /// `gather`: a failure to build the providers is reported and the rest goes on.
+    BestEffort,
+}
+
+/// A command's settled inputs, read without the lock.
+pub struct Reading {
+    pub spec: ClusterSpec,
+    /// The journal as last written (empty when there is none).
+    pub recorded: JournalState,
+    pub providers: Providers,
+    /// Why there is no cloud view (`Cloud::BestEffort` only).
+    pub no_cloud: Option<String>,
+}
+
+/// A command that changes something: its spec, the locked journal bound to the cluster, and
+/// the providers.
+pub struct Context {
+    pub spec: ClusterSpec,
+    pub journal: Journal,
+    pub providers: Providers,
+    pub step_timeout: Duration,
+}
+
+/// Steps 1 and 2: the spec with the bootstrap IP settled, and the journal as last written.
+fn load(args: &Common) -> Result<(ClusterSpec, JournalState)> {
+    let mut spec = assets::load(&args.assets)?;
+    // An unreadable journal is reported by the commands that need it; here it only lends the
+    // seeded bootstrap IP.
+    let recorded = journal::read_state(&args.state.state_dir)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    spec.bootstrap_ip = crate::bootstrap_ip::settle(args.bootstrap_ip, Some(&recorded));
+    spec.record_ttl = args.dns_ttl;
+    spec.adoption = crate::adopt::load(args.reservations.as_deref(), args.adopt_only, &spec)?;
+    Ok((spec, recorded))
+}
+
+impl Reading {
+    pub async fn new(args: &Common, cloud: Cloud) -> Result<Self> {
+        let (mut spec, _) = load(args)?;
+        let recorded = match journal::read_state(&args.state.state_dir) {
+            Ok(state) => state.unwrap_or_default(),
+            // `gather` collects what it can, the journal's own error included.
+            Err(_) if cloud == Cloud::BestEffort => JournalState::default(),
+            Err(e) => return Err(e),
+        };
+        let (providers, no_cloud) = match cloud {
+            Cloud::Observe => (providers::for_spec(&mut spec).await?, None),
+            Cloud::Offline => {
+                // Subnets found at run time cannot be planned without the cloud: say so rather
+                // than print a plan without them.
+                if let Some(lookup) = spec.pending_subnets() {
+                    return Err(lookup.offline_error(&spec.infra_id).into());
+                }
+                (Providers::none(), None)
+            }
+            Cloud::BestEffort => match providers::for_spec(&mut spec).await {
+                Ok(p) => (p, None),
+                Err(e) => (Providers::none(), Some(crate::error::render_chain(&e))),
+            },
+        };
+        Ok(Self {
+            spec,
+            recorded,
+            providers,
+            no_cloud,
+        })
+    }
+
+    /// The cloud as observed, with what only the journal knows.
+    pub async fn observe(&self) -> Result<Observed> {
+        Ok(runner::observe(&self.spec, &self.providers, &self.recorded)
+            .await?
+            .observed)
+    }
+
+    /// The Services for the reservations that exist (observed, or handed over per the journal).
+    pub async fn rendered(&self, templates: Option<&Path>) -> Result<Vec<Rendered>> {
+        Ok(rendered_for(&self.spec, &self.observe().await?, templates)?.0)
+    }
+}
+
+impl Context {
+    /// Steps 1 to 6 for a command that runs `stages` (its bootstrap-IP needs follow from them).
+    pub async fn open(args: &Common, stages: &[Stage]) -> Result<Self> {
+        Ok(Self::open_checked(args, stages, |_| Ok(()), |_| Ok(()))
+            .await?
+            .0)
+    }
+
+    /// As `open`, with the command's own checks of its input: `input` on the spec as loaded
+    /// (before the lock: a bad input leaves no trace), `settled` as step 5.
+    pub async fn open_checked<T>(
+        args: &Common,
+        stages: &[Stage],
+        input: impl FnOnce(&ClusterSpec) -> Result<T>,
+        settled: impl FnOnce(&ClusterSpec) -> Result<()>,
+    ) -> Result<(Self, T)> {
+        let (mut spec, recorded) = load(args)?;
+        crate::bootstrap_ip::check(&spec, stages, &recorded)?;
+        let checked = input(&spec)?;
+        let mut journal = Journal::open(&args.state.state_dir)?;
+        let providers = providers::for_spec(&mut spec).await?;
+        settled(&spec)?;
+        // The user's reservations that do not fit are bad input: refused before the journal.
+        // Under the step deadline, like every cloud call of a step.
+        tokio::time::timeout(
+            args.step_timeout,
+            crate::adopt::precheck(&spec, &providers, &journal.state.adopted),
+        )
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "looking for reservations of yours did not finish within {}",
+                humantime::format_duration(args.step_timeout)
+            )
+        })??;
+        journal.bind_cluster(&spec.infra_id)?;
+        // Again under the lock: another agent may have seeded since the first read.
+        crate::bootstrap_ip::check(&spec, stages, &journal.state)?;
+        let ctx = Self {
+            spec,
+            journal,
+            providers,
+            step_timeout: args.step_timeout,
+        };
+        Ok((ctx, checked))
+    }
+
+    /// The runner for this context's cloud steps.
+    pub fn runner(&mut self) -> Runner<'_> {
+        Runner {
+            spec: &self.spec,
+            journal: &mut self.journal,
+            providers: &self.providers,
+            stage_timeout: self.step_timeout,
+        }
+    }
+
+    /// The cloud as observed, with what only the journal knows.
+    pub async fn observe(&self) -> Result<Observed> {
+        Ok(
+            runner::observe(&self.spec, &self.providers, &self.journal.state)
+                .await?
+                .observed,
+        )
+    }
+}
+
+/// The rendered Services and the reservations they were rendered from; every wanted
+/// reservation must exist.
+pub fn rendered_for(
+    spec: &ClusterSpec,
+    observed: &Observed,
+    templates: Option<&Path>,
+) -> Result<(Vec<Rendered>, Vec<Reservation>)> {
+    let kept = observed.kept();
+    let missing: Vec<String> = crate::plan::wanted_reservations(spec)
+        .into_iter()
+        .filter(|w| !kept.contains_key(&w.key))
+        .map(|w| w.key.to_string())
+        .collect();
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "reservations missing: {}; run `bootstrap-agent reserve` first",
+            missing.join(", ")
+        );
+    }
+    let reservations: Vec<_> = kept.into_values().collect();
+    let rendered = render::services(spec, &reservations, templates)?;
+    Ok((rendered, reservations))
+}
+
+#[cfg(test)]
+mod ttl_tests {
+    use super::parse_ttl;
+
+    #[test]
+    fn a_dns_ttl_is_whole_seconds_from_one_second_to_an_hour() {
+        assert_eq!(parse_ttl("30s"), Ok(30));
+        assert_eq!(parse_ttl("1s"), Ok(1));
+        assert_eq!(parse_ttl("1h"), Ok(3600));
+        assert_eq!(parse_ttl("2m"), Ok(120));
+        for bad in ["0s", "500ms", "1.5s", "61m", "soon", "-5s"] {
+            assert!(parse_ttl(bad).is_err(), "{bad}");
+        }
+    }
+}
