@@ -48,10 +48,10 @@ pub struct Common {
     #[command(flatten)]
     pub state: StateDir,
     /// The bootstrap host's private IP (default: recorded in the journal, else detected).
-    #[arg(long, env = "BOOTSTRAP_AGENT_BOOTSTRAP_IP")]
+    #[arg(long, env = "BOOTSTRAP_AGENT_BOOTSTRAP_IP", value_parser = crate::validate::options::bootstrap_ip)]
     pub bootstrap_ip: Option<IpAddr>,
     /// Deadline for each step; its retries happen inside it.
-    #[arg(long, env = "BOOTSTRAP_AGENT_STEP_TIMEOUT", default_value = "10m", value_parser = humantime::parse_duration)]
+    #[arg(long, env = "BOOTSTRAP_AGENT_STEP_TIMEOUT", default_value = "10m", allow_hyphen_values = true, value_parser = crate::validate::options::step_timeout)]
     pub step_timeout: Duration,
     /// TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host
     /// must outlive it after it leaves DNS: `run` waits that long before `complete`.

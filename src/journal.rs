@@ -451,6 +451,7 @@ mod tests {
                 domain: "d".into(),
                 private: true,
                 id: None,
+                tags: Default::default(),
             },
             record: bootstrap_cloud::RecordKey {
                 name: "api.d".into(),

@@ -137,19 +137,8 @@ pub fn records(spec: &ClusterSpec) -> Vec<WantedRecord> {
         return Vec::new();
     }
     let cluster_domain = spec.cluster_domain();
-    let private_zone = ZoneRef {
-        domain: cluster_domain.clone(),
-        private: true,
-        id: match &spec.platform {
-            Platform::Aws(aws) => aws.hosted_zone.clone(),
-            _ => None,
-        },
-    };
-    let public_zone = ZoneRef {
-        domain: spec.base_domain.clone(),
-        private: false,
-        id: None,
-    };
+    let private_zone = spec.zones.private.clone();
+    let public_zone = spec.zones.public.clone();
     let wanted = reservations(spec);
     let reserved = |scope: Scope, family: IpFamily| -> Vec<Value> {
         wanted

@@ -251,6 +251,16 @@ fn golden_plan_gcp_shared_vpc() {
 }
 
 #[test]
+fn golden_plan_aws_cross_account_zone() {
+    check_golden("aws-cross-account-zone");
+}
+
+#[test]
+fn golden_plan_gcp_private_zone_project() {
+    check_golden("gcp-private-zone-project");
+}
+
+#[test]
 fn golden_plan_none() {
     check_golden("none");
 }
@@ -419,6 +429,7 @@ fn another_writers_value_is_never_added_or_removed() {
         domain: "mycluster.example.com".into(),
         private: true,
         id: None,
+        tags: Default::default(),
     };
     let expected: Vec<Change> = ["api", "api-int"]
         .into_iter()

@@ -103,6 +103,9 @@ impl AwsPeers {
         vec![
             ("AWS_ENDPOINT_URL_EC2".into(), self.ec2_proxy.url()),
             ("AWS_ENDPOINT_URL_ROUTE_53".into(), self.route53_proxy.url()),
+            // ministack's STS (for hostedZoneRole): its sessions act in the role's account.
+            // Straight to ministack: the proxies count Route53 and EC2 calls only.
+            ("AWS_ENDPOINT_URL_STS".into(), self.route53.url()),
             ("AWS_EC2_METADATA_DISABLED".into(), "true".into()),
             ("AWS_CONFIG_FILE".into(), "/dev/null".into()),
             ("AWS_SHARED_CREDENTIALS_FILE".into(), "/dev/null".into()),
@@ -255,6 +258,28 @@ impl AwsPeers {
         let out = self
             .script(&["zone", "--name", name, "--zone", kind])
             .await?;
+        out["id"]
+            .as_str()
+            .map(str::to_string)
+            .context("zone printed no id")
+    }
+
+    /// Another private hosted zone `name`, in the world's VPC or (`other_vpc`) a new one,
+    /// carrying `tags` (`key=value`); its id.
+    pub async fn create_private_zone_tagged(
+        &self,
+        name: &str,
+        other_vpc: bool,
+        tags: &[&str],
+    ) -> Result<String> {
+        let mut args = vec!["zone", "--name", name, "--zone", "private"];
+        if other_vpc {
+            args.push("--other-vpc");
+        }
+        for tag in tags {
+            args.extend(["--tag", tag]);
+        }
+        let out = self.script(&args).await?;
         out["id"]
             .as_str()
             .map(str::to_string)
