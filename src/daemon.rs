@@ -540,7 +540,11 @@ impl DrainWait {
             "ttl" => Ok(DrainWait::RecordTtl),
             other => humantime::parse_duration(other)
                 .map(DrainWait::Fixed)
-                .map_err(|e| format!("expected `ttl` or a duration like 60s: {e}")),
+                .map_err(|e| {
+                    format!(
+                        "expected `ttl` or a duration like 60s: {e} (flag --drain-wait, environment variable BOOTSTRAP_AGENT_DRAIN_WAIT)"
+                    )
+                }),
         }
     }
 

@@ -864,6 +864,7 @@ fn specific(cases: &mut Vec<Case>) {
             "10.0.0.300",
         ),
         ("--bootstrap-ip", "BOOTSTRAP_AGENT_BOOTSTRAP_IP", "0.0.0.0"),
+        ("--drain-wait", "BOOTSTRAP_AGENT_DRAIN_WAIT", "forever"),
     ] {
         cases.push(case(
             &format!("{flag} {bad}"),

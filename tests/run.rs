@@ -9,12 +9,13 @@ mod common;
 
 use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
 use bootstrap_sim::{Faults, Hold};
+use common::aws::*;
 use common::*;
 use serde_json::Value;
 use std::time::Duration;
 
 struct World {
-    h: Harness,
+    h: AwsHarness,
     kube: KubeSim,
 }
 
@@ -30,7 +31,7 @@ impl World {
     /// The AWS world of `fixture`, and a local API server whose simulated AWS Load Balancer
     /// Controller claims NLB addresses in that world's moto.
     async fn of_fixture(fixture: &str, knobs: ControllerKnobs, gate_timeout: &str) -> Self {
-        let mut h = Harness::new(fixture).await;
+        let mut h = AwsHarness::new(fixture).await;
         let kube = KubeSim::start(KubeSimOptions {
             controller: knobs,
             cloud: h.peers.lb_cloud(),
@@ -995,7 +996,7 @@ fn unpack(bundle: &std::path::Path) -> std::collections::BTreeMap<String, String
 
 /// The world's subnet ids whose CIDR starts with each prefix (setup lays out the fixture's
 /// private subnets as 10.0.1-3.0/24 and its public ones as 10.0.4-6.0/24).
-fn subnets(world: &common::World, prefixes: &[&str]) -> Vec<String> {
+fn subnets(world: &AwsWorld, prefixes: &[&str]) -> Vec<String> {
     prefixes
         .iter()
         .map(|p| {
@@ -1016,7 +1017,7 @@ const PRIVATE_CIDRS: [&str; 3] = ["10.0.1.", "10.0.2.", "10.0.3."];
 const PUBLIC_CIDRS: [&str; 3] = ["10.0.4.", "10.0.5.", "10.0.6."];
 
 /// EC2 calls that make, release or tag an address or interface.
-fn address_mutations(h: &Harness) -> Vec<String> {
+fn address_mutations(h: &AwsHarness) -> Vec<String> {
     h.peers
         .ec2_proxy
         .mutating_calls()
