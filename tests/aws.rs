@@ -316,11 +316,6 @@ async fn user_provisioned_dns_makes_no_route53_call_and_prints_the_records_to_cr
 
 // ---- where the private records go: tags, and another account's zone -------------------------
 
-const INSTALLER_ZONE_TAGS: [&str; 2] = [
-    "Name=mycluster-7xk2p-int",
-    "kubernetes.io/cluster/mycluster-7xk2p=owned",
-];
-
 /// The DNS manifest as the installer writes it for the private zone it makes (tags, no id).
 const TAGGED_DNS_MANIFEST: &str = "apiVersion: config.openshift.io/v1
 kind: DNS
@@ -342,15 +337,16 @@ fn zone_records<'a>(world: &'a AwsWorld, id: &str) -> &'a Value {
     &world.0["zones_by_id"][id.rsplit('/').next().unwrap()]
 }
 
-/// Two private zones named mycluster.example.com (one per VPC, as Route53 allows): the DNS
-/// manifest's tags pick the installer's, and the records go there; without the manifest the
-/// name alone matches both and nothing is written.
+/// Two private zones named mycluster.example.com (one per VPC, as Route53 allows): the world's
+/// carries the installer's tags, the other VPC's none. The DNS manifest's tags pick the
+/// installer's, and the records go there; without the manifest the name alone matches both
+/// and nothing is written.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_installer_private_zone_is_found_by_its_tags_not_its_name() {
     let (h, setup) = AwsHarness::with_layout("aws", &VpcLayout::Byo).await;
-    let tagged = h
+    let other_vpcs = h
         .peers
-        .create_private_zone_tagged("mycluster.example.com", true, &INSTALLER_ZONE_TAGS)
+        .create_private_zone_tagged("mycluster.example.com", true, &[])
         .await
         .unwrap();
     let out = h.command(&["plan"]).output().await.unwrap();
@@ -368,15 +364,15 @@ async fn the_installer_private_zone_is_found_by_its_tags_not_its_name() {
     let mut want = world.ips("enis");
     want.push(BOOTSTRAP_IP.to_string());
     want.sort();
+    let installers = setup["zones"]["private"].as_str().unwrap();
     for name in [API, API_INT] {
         assert_eq!(
-            agent::strings(&zone_records(&world, &tagged)[name]),
+            agent::strings(&zone_records(&world, installers)[name]),
             want,
             "{name} in the tagged zone"
         );
-        let untagged = setup["zones"]["private"].as_str().unwrap();
         assert!(
-            zone_records(&world, untagged).get(name).is_none(),
+            zone_records(&world, &other_vpcs).get(name).is_none(),
             "nothing in the other VPC's zone of the same name: {:#}",
             world.0["zones_by_id"]
         );
@@ -472,6 +468,58 @@ async fn the_other_accounts_zone_is_refused_without_the_assumed_role() {
         "nothing written: {:#}",
         world.0["zones_by_id"]
     );
+}
+
+// ---- publicIpv4Pool ---------------------------------------------------------------------------
+
+/// The local world's BYO-IP pool (tests/sim/py/moto_server.py) and its range.
+const POOL_RANGE: &str = "203.0.113.";
+
+/// `publicIpv4Pool`: every EIP comes from the pool (the fake hands out its lowest free
+/// addresses), the private zone is the one the DNS manifest's tags name, and the public zone
+/// the one its id names.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_eip_comes_from_the_public_ipv4_pool() {
+    let h = AwsHarness::new("aws-public-ipv4-pool").await;
+    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
+    assert!(
+        plan.contains("from public IPv4 pool ipv4pool-ec2-0123456789abcdef0"),
+        "{plan}"
+    );
+    h.bootstrap().await;
+    let world = h.world().await;
+    world.assert_seeded(&[]);
+    let eips = world.ips("eips");
+    assert_eq!(eips.len(), 3);
+    assert!(
+        eips.iter().all(|ip| ip.starts_with(POOL_RANGE)),
+        "from the pool: {eips:?}"
+    );
+    h.assert_bootstrap_converged().await;
+}
+
+/// The local cloud refuses an allocation from a pool that does not exist or has no free
+/// address, as EC2 does; the agent stops before allocating and names the pool.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_or_empty_pool_is_refused_and_nothing_is_allocated() {
+    for (pool, expected) in [
+        (
+            "ipv4pool-ec2-0000000000000000d",
+            "InvalidPublicIpv4PoolID.NotFound",
+        ),
+        ("ipv4pool-ec2-0fffffffffffffff0", "has no free address"),
+    ] {
+        let h = AwsHarness::new("aws-public-ipv4-pool").await;
+        let path = h.assets.join("manifests/cluster-config.yaml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("ipv4pool-ec2-0123456789abcdef0", pool)).unwrap();
+        let out = h.command(&["reserve"]).output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{pool}: {stderr}");
+        assert!(stderr.contains(expected), "{pool}: {stderr}");
+        assert!(stderr.contains(pool), "{pool}: {stderr}");
+        assert!(h.world().await.ours("eips").is_empty(), "{pool}");
+    }
 }
 
 // ---- serviceEndpoints -------------------------------------------------------------------------

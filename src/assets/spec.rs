@@ -210,6 +210,8 @@ pub struct AwsSpec {
     pub subnets: AwsSubnets,
     /// Private hosted zone id, when the install-config names one.
     pub hosted_zone: Option<String>,
+    /// `publicIpv4Pool`: the BYO-IP pool the EIPs come from (public API only).
+    pub public_ipv4_pool: Option<String>,
     /// `serviceEndpoints`: service name (`ec2`, `route53`, `sts`, ...) -> URL.
     pub service_endpoints: std::collections::BTreeMap<String, String>,
 }

@@ -386,6 +386,13 @@ fn notes(spec: &ClusterSpec) -> Vec<String> {
     if cloud_dns(spec) {
         notes.extend(zone_notes(spec));
     }
+    if let Platform::Aws(aws) = &spec.platform
+        && let Some(pool) = &aws.public_ipv4_pool
+    {
+        notes.push(format!(
+            "aws: every EIP is allocated from public IPv4 pool {pool} (platform.aws.publicIpv4Pool); each allocation first checks the pool has a free address (DescribePublicIpv4Pools) and stops if not, without falling back to Amazon's pool"
+        ));
+    }
     if let Platform::Aws(aws) = &spec.platform {
         match &aws.subnets {
             crate::assets::AwsSubnets::Known { ignored, .. } => {

@@ -251,6 +251,11 @@ fn golden_plan_gcp_shared_vpc() {
 }
 
 #[test]
+fn golden_plan_aws_public_ipv4_pool() {
+    check_golden("aws-public-ipv4-pool");
+}
+
+#[test]
 fn golden_plan_aws_cross_account_zone() {
     check_golden("aws-cross-account-zone");
 }

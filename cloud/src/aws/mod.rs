@@ -53,6 +53,8 @@ pub struct AwsSettings {
     pub region: String,
     pub infra_id: String,
     pub keys: Option<StaticKeys>,
+    /// `platform.aws.publicIpv4Pool`: the BYO-IP pool every EIP is allocated from.
+    pub public_ipv4_pool: Option<String>,
 }
 
 /// Hands out the credentials of the provider it wraps (static keys or the SDK's default

@@ -35,6 +35,8 @@ import boto3
 REGION = "us-east-1"
 # The other account of cross-account fixtures (aws-cross-account-zone's hostedZoneRole).
 OTHER_ACCOUNT = "111122223333"
+# The public zone id in fixtures' DNS manifests (aws-public-ipv4-pool), replaced by the real one.
+PUBLIC_ZONE_PLACEHOLDER = "Z0FIXTUREPUBLICZONE0"
 AZS = ["us-east-1a", "us-east-1b", "us-east-1c"]
 
 
@@ -129,7 +131,13 @@ def setup(a):
         Name=f"{a.cluster}.{a.base_domain}", CallerReference="private",
         VPC={"VPCRegion": REGION, "VPCId": vpc}, HostedZoneConfig={"PrivateZone": True, "Comment": "cluster"},
     )["HostedZone"]["Id"]
+    # Tagged as the installer tags the private zone it makes (a DNS manifest names it so).
+    r53.change_tags_for_resource(ResourceType="hostedzone", ResourceId=private.split("/")[-1], AddTags=[
+        {"Key": "Name", "Value": f"{a.infra_id}-int"},
+        {"Key": f"kubernetes.io/cluster/{a.infra_id}", "Value": "owned"}])
     cross = cross_account_zone(a, cfg, vpc)
+    # A fixture's DNS manifest names the public zone by a placeholder id: the real one here.
+    cross[PUBLIC_ZONE_PLACEHOLDER] = public.split("/")[-1]
     if os.path.exists(a.out):
         shutil.rmtree(a.out)
     shutil.copytree(a.fixture, a.out)
@@ -141,7 +149,7 @@ def setup(a):
                 text = text.replace(fid, real)
             open(p, "w").write(text)
     zones = {"public": public, "private": private}
-    zones.update({"cross_account": real for real in cross.values()})
+    zones.update({"cross_account": real for fid, real in cross.items() if fid != PUBLIC_ZONE_PLACEHOLDER})
     json.dump({"vpc": vpc, "subnets": mapping, "layout": layout, "zones": zones}, sys.stdout)
 
 

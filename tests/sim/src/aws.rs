@@ -265,7 +265,8 @@ impl AwsPeers {
     }
 
     /// Another private hosted zone `name`, in the world's VPC or (`other_vpc`) a new one,
-    /// carrying `tags` (`key=value`); its id.
+    /// carrying `tags` (`key=value`); its id. (The world's own private zone carries the
+    /// installer's tags, `Name=<infra-id>-int` and the owned cluster tag.)
     pub async fn create_private_zone_tagged(
         &self,
         name: &str,
