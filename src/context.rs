@@ -66,6 +66,19 @@ pub struct Common {
     /// UPI: reserve nothing; every reservation must be one you made (exit 2 naming what is missing).
     #[arg(long, env = "BOOTSTRAP_AGENT_ADOPT_ONLY")]
     pub adopt_only: bool,
+    /// `manual`: DNS is yours (UPI) whatever the install-config says: the agent writes no
+    /// record and looks up no zone, and prints the records to create (the user-managed mode).
+    #[arg(long, value_enum, env = "BOOTSTRAP_AGENT_DNS")]
+    pub dns: Option<DnsMode>,
+}
+
+/// `--dns`: who writes the records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DnsMode {
+    /// As the install-config says (cloud DNS unless userProvisionedDNS is Enabled).
+    Auto,
+    /// The user: the one user-managed DNS mode of the spec.
+    Manual,
 }
 
 /// `--dns-ttl`: a duration of whole seconds, from 1 s to 1 h.
@@ -122,6 +135,11 @@ fn load(args: &Common) -> Result<(ClusterSpec, JournalState)> {
     spec.bootstrap_ip = crate::bootstrap_ip::settle(args.bootstrap_ip, Some(&recorded));
     spec.record_ttl = args.dns_ttl;
     spec.adoption = crate::adopt::load(args.reservations.as_deref(), args.adopt_only, &spec)?;
+    if args.dns == Some(DnsMode::Manual) && spec.user_managed_dns().is_none() {
+        spec.dns = crate::assets::DnsManagement::UserManaged {
+            because: "--dns manual".into(),
+        };
+    }
     Ok((spec, recorded))
 }
 

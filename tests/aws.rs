@@ -617,3 +617,27 @@ async fn upi_reservations_that_do_not_fit_are_refused_naming_them() {
     );
     assert!(!h.state.join("journal.json").exists(), "nothing written");
 }
+
+/// `--dns manual` on an install-config whose DNS is the cloud's: the same user-managed mode,
+/// so `reserve` and `dns seed` make no Route53 call and `plan` prints the records to create.
+#[tokio::test(flavor = "multi_thread")]
+async fn dns_manual_is_the_user_managed_mode_and_makes_no_route53_call() {
+    let h = AwsHarness::new("aws").await;
+    h.run(&["reserve", "--dns", "manual"]).await;
+    h.run(&["dns", "seed", "--dns", "manual"]).await;
+    assert!(
+        h.peers.route53_proxy.mutating_calls().is_empty(),
+        "{:?}",
+        h.peers.route53_proxy.mutating_calls()
+    );
+    let world = h.world().await;
+    assert!(world.record("private", API).is_empty());
+    let plan: Value = serde_json::from_slice(
+        &h.run(&["plan", "--dns", "manual", "--output", "json"])
+            .await
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(plan["user_dns"]["because"], "--dns manual", "{plan:#}");
+    assert_eq!(plan["user_dns"]["records"].as_array().unwrap().len(), 3);
+}
