@@ -19,6 +19,7 @@
 //!                -> journal (persisted steps and mutations; atomic writes, lock)
 //!                -> machine (Step, Machine: the order of `run`; each step's plan Stage)
 //!                -> cluster (kube client, server-side apply, the readiness gate)
+//!                -> adopt (UPI: the user's reservations to look for, the verdict on them)
 //!                -> plan (PURE: spec + observed (+ what the cluster should hold) -> changes),
 //!                   render (templates -> Services and the IPs each claims), providers (one
 //!                   match picks the cloud; `Providers::none()` for platform none / offline)
@@ -37,6 +38,7 @@
 //! variant in `cli` whose handler opens a `context::Context`; a readiness rule is in
 //! `cluster::gate::evaluate` (pure, unit-tested).
 
+pub mod adopt;
 pub mod assets;
 pub mod bootstrap_ip;
 pub mod capabilities;

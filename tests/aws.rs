@@ -561,3 +561,91 @@ async fn service_endpoints_are_where_the_ec2_and_route53_clients_go() {
     h.bootstrap().await;
     h.world().await.assert_seeded(&[]);
 }
+
+/// UPI: EIPs and ENIs named as the seed says that cannot serve their purpose: exit 2 naming
+/// them and what is wrong, before any change.
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_reservations_that_do_not_fit_are_refused_naming_them() {
+    let h = AwsHarness::new("aws").await;
+    let world = h.world().await;
+    let subnet = |prefix: &str| {
+        world.0["subnets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["cidr"].as_str().unwrap().starts_with(prefix))
+            .unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (private, public) = (subnet("10.0.1."), subnet("10.0.4."));
+    // Named for a private subnet, made in a public one.
+    let (wrong_subnet, _) = h
+        .peers
+        .create_named(
+            &format!("mycluster-7xk2p-rsvd-private-ipv4-{private}"),
+            Some(&public),
+        )
+        .await
+        .unwrap();
+    // A plain-named ENI in a public subnet.
+    let (public_eni, _) = h
+        .peers
+        .create_named("mycluster-7xk2p-rsvd-private-ipv4", Some(&public))
+        .await
+        .unwrap();
+    // An EIP named as a private reservation: the wrong type.
+    let (eip, _) = h
+        .peers
+        .create_named("mycluster-7xk2p-rsvd-private-ipv4", None)
+        .await
+        .unwrap();
+    for command in [&["plan"][..], &["reserve"]] {
+        let out = h.command(command).output().await.unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&wrong_subnet) && err.contains(&format!("must be in subnet {private}")),
+            "{err}"
+        );
+        assert!(
+            err.contains(&public_eni) && err.contains(&format!("public subnet {public}")),
+            "{err}"
+        );
+        assert!(
+            err.contains(&eip) && err.contains("an elastic IP cannot hold a private IP"),
+            "{err}"
+        );
+    }
+    assert!(
+        h.peers.mutating_calls().is_empty(),
+        "{:?}",
+        h.peers.mutating_calls()
+    );
+    assert!(!h.state.join("journal.json").exists(), "nothing written");
+}
+
+/// `--dns manual` on an install-config whose DNS is the cloud's: the same user-managed mode,
+/// so `reserve` and `dns seed` make no Route53 call and `plan` prints the records to create.
+#[tokio::test(flavor = "multi_thread")]
+async fn dns_manual_is_the_user_managed_mode_and_makes_no_route53_call() {
+    let h = AwsHarness::new("aws").await;
+    h.run(&["reserve", "--dns", "manual"]).await;
+    h.run(&["dns", "seed", "--dns", "manual"]).await;
+    assert!(
+        h.peers.route53_proxy.mutating_calls().is_empty(),
+        "{:?}",
+        h.peers.route53_proxy.mutating_calls()
+    );
+    let world = h.world().await;
+    assert!(world.record("private", API).is_empty());
+    let plan: Value = serde_json::from_slice(
+        &h.run(&["plan", "--dns", "manual", "--output", "json"])
+            .await
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(plan["user_dns"]["because"], "--dns manual", "{plan:#}");
+    assert_eq!(plan["user_dns"]["records"].as_array().unwrap().len(), 3);
+}

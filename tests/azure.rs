@@ -643,3 +643,189 @@ async fn arm_throttling_is_waited_out_as_retry_after_says() {
     assert_eq!(world.ours().len(), 1, "{:#}", world.0);
     assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
 }
+
+// ---- UPI, by hand: the README runbook, played by the user ---------------------------------------
+
+const USER_PUBLIC_IP: &str = "mycluster-7xk2p-rsvd-public-ipv4";
+const USER_PRIVATE_IP: &str = "10.0.1.200";
+
+/// Mutating calls on public IPs and the resource group's tags (where the agent records its own
+/// private IP) that the agent made.
+fn address_calls(h: &AzureHarness) -> Vec<String> {
+    h.calls()
+        .into_iter()
+        .filter(|c| c.contains("publicIPAddresses") || c.contains("tags/default"))
+        .collect()
+}
+
+/// `--reservations` naming the private IP the user chose (Azure has no private-IP resource).
+fn reservations_file(h: &AzureHarness, ip: &str) -> String {
+    let path = h.dir.path().join("reservations.yaml");
+    std::fs::write(&path, format!("private-ipv4: {{ip: {ip}}}\n")).unwrap();
+    path.display().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_leaves_them() {
+    let mut h = AzureHarness::new("azure").await;
+    let kube = KubeSim::start(KubeSimOptions {
+        cloud: h.peers.lb_cloud(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let kubeconfig = kube.kubeconfig_path().display().to_string();
+    // 1. The user makes the public IP by the seed's name with the official client, and picks
+    //    a free private IP of the compute subnet.
+    let public = bootstrap_sim::upi::azure_public_ip(
+        &h.peers.sim,
+        bootstrap_sim::azure::CLUSTER_RG,
+        USER_PUBLIC_IP,
+        bootstrap_sim::azure::LOCATION,
+        "Standard",
+        "Static",
+    )
+    .await
+    .unwrap();
+    let public_ip = public["ip"].as_str().unwrap().to_string();
+    let file = reservations_file(&h, USER_PRIVATE_IP);
+    h.extra = vec!["--reservations".into(), file];
+    h.peers.reset_counts();
+
+    // 2. `plan` shows both adopted and reserves nothing.
+    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
+    assert_eq!(plan.matches("adopted (yours)").count(), 2, "{plan}");
+    assert!(!plan.contains("+ reserve"), "{plan}");
+
+    // 3. The by-hand commands.
+    h.run(&["dns", "seed"]).await;
+    let rendered = String::from_utf8(h.run(&["render"]).await.stdout).unwrap();
+    assert!(
+        rendered.contains(&public_ip) && rendered.contains(USER_PRIVATE_IP),
+        "{rendered}"
+    );
+    h.run(&["apply", "--kubeconfig", &kubeconfig]).await;
+    h.run(&["wait", "--kubeconfig", &kubeconfig, "--gate-timeout", "60s"])
+        .await;
+    h.run(&["dns", "teardown"]).await;
+
+    let internal = kube
+        .get(
+            "",
+            "v1",
+            "services",
+            Some("openshift-kube-apiserver"),
+            "internal-lb",
+        )
+        .unwrap();
+    assert_eq!(
+        internal["status"]["loadBalancer"]["ingress"][0]["ip"],
+        USER_PRIVATE_IP
+    );
+    let external = kube
+        .get(
+            "",
+            "v1",
+            "services",
+            Some("openshift-kube-apiserver"),
+            "external-lb",
+        )
+        .unwrap();
+    assert_eq!(
+        external["status"]["loadBalancer"]["ingress"][0]["ip"],
+        public_ip.as_str()
+    );
+    let world = h.world().await;
+    for name in [API, API_INT] {
+        assert_eq!(
+            world.record("private", name),
+            vec![USER_PRIVATE_IP.to_string()]
+        );
+    }
+    assert_eq!(world.record("public", API), vec![public_ip.clone()]);
+    // No public IP, tag or private-IP record of the agent's own.
+    assert!(world.ours().is_empty(), "{:#}", world.0);
+    assert!(world.private_ips().is_empty(), "{:#}", world.0);
+    assert!(address_calls(&h).is_empty(), "{:?}", address_calls(&h));
+
+    // 4. `teardown --all` leaves both, and says so.
+    let out = String::from_utf8(h.run(&["teardown", "--all"]).await.stdout).unwrap();
+    assert!(
+        out.contains("leaves the 2 reservation(s) you made in place"),
+        "{out}"
+    );
+    let world = h.world().await;
+    assert!(
+        world
+            .public_ips()
+            .iter()
+            .any(|p| p["name"] == USER_PUBLIC_IP),
+        "{:#}",
+        world.0
+    );
+    assert!(address_calls(&h).is_empty(), "{:?}", address_calls(&h));
+}
+
+/// Public IPs that exist by the seed's name but cannot serve, and private IPs that are taken or
+/// outside the compute subnet: exit 2 naming them, nothing changed.
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_reservations_that_do_not_fit_are_refused_naming_them() {
+    for (location, sku, allocation, expected) in [
+        (
+            "westeurope",
+            "Standard",
+            "Static",
+            "is in region westeurope",
+        ),
+        (
+            bootstrap_sim::azure::LOCATION,
+            "Basic",
+            "Static",
+            "has SKU Basic",
+        ),
+        (
+            bootstrap_sim::azure::LOCATION,
+            "Basic",
+            "Dynamic",
+            "has SKU Basic",
+        ),
+    ] {
+        let h = AzureHarness::new("azure").await;
+        bootstrap_sim::upi::azure_public_ip(
+            &h.peers.sim,
+            bootstrap_sim::azure::CLUSTER_RG,
+            USER_PUBLIC_IP,
+            location,
+            sku,
+            allocation,
+        )
+        .await
+        .unwrap();
+        for command in [&["plan"][..], &["reserve"]] {
+            let out = h.command(command).output().await.unwrap();
+            assert_eq!(out.status.code(), Some(2), "{command:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains(USER_PUBLIC_IP) && err.contains(expected),
+                "{err}"
+            );
+        }
+        assert!(address_calls(&h).is_empty(), "{:?}", address_calls(&h));
+    }
+    let mut h = AzureHarness::new("azure").await;
+    h.peers.sim.mark_in_use("10.0.1.201".parse().unwrap());
+    for (ip, expected) in [
+        ("10.0.1.201", "is not free in the compute subnet"),
+        ("10.0.9.9", "is outside the compute subnet"),
+    ] {
+        h.extra = vec!["--reservations".into(), reservations_file(&h, ip)];
+        let out = h.command(&["reserve"]).output().await.unwrap();
+        assert_eq!(out.status.code(), Some(2), "{ip}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("private IP {ip}")) && err.contains(expected),
+            "{err}"
+        );
+    }
+    assert!(address_calls(&h).is_empty(), "{:?}", address_calls(&h));
+}

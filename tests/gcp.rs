@@ -538,3 +538,234 @@ async fn the_dns_projects_zone_asked_for_under_the_service_project_is_not_found(
     };
     assert_eq!(dns.read(&located, &key).await.unwrap(), None);
 }
+
+// ---- UPI, by hand: the README runbook, played by the user ---------------------------------------
+
+/// The compute subnetwork's URL path, where the user reserves the internal VIP.
+fn compute_subnetwork(fake: &bootstrap_sim::gcp::GcpFake) -> String {
+    let seed = fake.seed();
+    format!(
+        "projects/{}/regions/{}/subnetworks/{}",
+        seed.project, seed.region, seed.cloud_config_subnetwork
+    )
+}
+
+/// Mutating compute calls on addresses (insert, delete, setLabels) the agent made.
+fn address_mutations(h: &GcpHarness) -> Vec<String> {
+    h.peers
+        .mutating_calls()
+        .into_iter()
+        .filter(|c| c.contains("/addresses"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_by_hand_adopts_the_users_addresses_and_teardown_all_leaves_them() {
+    let mut w = RunWorld::new().await;
+    let kubeconfig = w.kube.kubeconfig_path().display().to_string();
+    w.h.extra.clear();
+    // 1. The user reserves both addresses by the seed's names, with the official client.
+    let fake = &w.h.peers.fake;
+    let public = bootstrap_sim::upi::gcp_address(fake, "mycluster-7xk2p-rsvd-public-ipv4", None)
+        .await
+        .unwrap();
+    let subnetwork = compute_subnetwork(fake);
+    let private = bootstrap_sim::upi::gcp_address(
+        fake,
+        "mycluster-7xk2p-rsvd-private-ipv4",
+        Some(("SHARED_LOADBALANCER_VIP", &subnetwork)),
+    )
+    .await
+    .unwrap();
+    let public_ip = public["ip"].as_str().unwrap().to_string();
+    let private_ip = private["ip"].as_str().unwrap().to_string();
+    w.h.peers.reset_counts();
+
+    // 2. `plan` shows them adopted and reserves nothing.
+    let plan = String::from_utf8(w.h.run(&["plan"]).await.stdout).unwrap();
+    assert_eq!(plan.matches("adopted (yours)").count(), 2, "{plan}");
+    assert!(!plan.contains("+ reserve"), "{plan}");
+
+    // 3. DNS, render, apply, wait, dns teardown: the by-hand commands.
+    w.h.run(&["dns", "seed"]).await;
+    let rendered = String::from_utf8(w.h.run(&["render"]).await.stdout).unwrap();
+    assert!(
+        rendered.contains(&public_ip) && rendered.contains(&private_ip),
+        "{rendered}"
+    );
+    w.h.run(&["apply", "--kubeconfig", &kubeconfig]).await;
+    w.h.run(&["wait", "--kubeconfig", &kubeconfig, "--gate-timeout", "60s"])
+        .await;
+    w.h.run(&["dns", "teardown"]).await;
+
+    // The Services hold the user's addresses; DNS ends as the seed's stage 3.
+    for (ns, name) in SERVICES {
+        let svc = w.kube.get("", "v1", "services", Some(ns), name).unwrap();
+        let wanted = if name == "external-lb" {
+            &public_ip
+        } else {
+            &private_ip
+        };
+        assert_eq!(
+            svc["spec"]["loadBalancerIP"],
+            wanted.as_str(),
+            "{ns}/{name}"
+        );
+        assert_eq!(
+            svc["status"]["loadBalancer"]["ingress"][0]["ip"],
+            wanted.as_str(),
+            "{ns}/{name}"
+        );
+    }
+    let world = w.h.world().await;
+    for name in [API, API_INT] {
+        assert_eq!(world.record("private", name), vec![private_ip.clone()]);
+    }
+    assert_eq!(world.record("public", API), vec![public_ip.clone()]);
+    // The agent made no address, labelled none and released none.
+    assert!(world.ours().is_empty(), "{:#}", world.0);
+    assert!(
+        address_mutations(&w.h).is_empty(),
+        "{:?}",
+        address_mutations(&w.h)
+    );
+    let status = String::from_utf8(w.h.run(&["status"]).await.stdout).unwrap();
+    assert_eq!(status.matches("adopted (yours)").count(), 2, "{status}");
+
+    // 4. After a failed install, `teardown --all` leaves the user's addresses, and says so.
+    let out = String::from_utf8(w.h.run(&["teardown", "--all"]).await.stdout).unwrap();
+    assert!(
+        out.contains("leaves the 2 reservation(s) you made in place"),
+        "{out}"
+    );
+    let world = w.h.world().await;
+    let names: Vec<&str> = world
+        .addresses()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "mycluster-7xk2p-rsvd-public-ipv4",
+        "mycluster-7xk2p-rsvd-private-ipv4",
+    ] {
+        assert!(names.contains(&name), "{name} stays: {names:?}");
+    }
+    assert!(
+        address_mutations(&w.h).is_empty(),
+        "{:?}",
+        address_mutations(&w.h)
+    );
+    assert!(
+        world.record("public", API).is_empty(),
+        "our values left DNS"
+    );
+}
+
+/// Mixed: the user made only the public address; the agent adopts it and reserves the private
+/// one as its own; `--adopt-only` instead refuses (exit 2) naming what is missing.
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_mixed_adopts_what_exists_and_reserves_the_rest_unless_adopt_only() {
+    let h = GcpHarness::new().await;
+    bootstrap_sim::upi::gcp_address(&h.peers.fake, "mycluster-7xk2p-rsvd-public-ipv4", None)
+        .await
+        .unwrap();
+    let out = h
+        .command(&["reserve", "--adopt-only"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--adopt-only")
+            && err.contains("private-ipv4 (name mycluster-7xk2p-rsvd-private-ipv4)"),
+        "{err}"
+    );
+    assert!(address_mutations(&h).is_empty());
+    h.run(&["reserve"]).await;
+    let world = h.world().await;
+    assert_eq!(
+        world.ours().len(),
+        1,
+        "only the private address is ours: {:#}",
+        world.0
+    );
+    assert_eq!(world.ours()[0]["name"], "mycluster-7xk2p-rsvd-private-ipv4");
+    h.run(&["teardown", "--all"]).await;
+    let world = h.world().await;
+    assert!(world.ours().is_empty());
+    assert_eq!(
+        world.addresses().len(),
+        1,
+        "the user's stays: {:#}",
+        world.0
+    );
+}
+
+/// Addresses that exist by the seed's names but cannot serve: exit 2 naming the address and
+/// what is wrong, before any change.
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_addresses_that_do_not_fit_are_refused_naming_them() {
+    let h = GcpHarness::new().await;
+    let seed = h.peers.fake.seed();
+    let master = format!(
+        "projects/{}/regions/{}/subnetworks/{}",
+        seed.project,
+        seed.region,
+        seed.subnetworks
+            .iter()
+            .map(|s| s.name.clone())
+            .find(|n| *n != seed.cloud_config_subnetwork)
+            .unwrap()
+    );
+    // An internal address of the wrong subnetwork (purpose right).
+    bootstrap_sim::upi::gcp_address(
+        &h.peers.fake,
+        "mycluster-7xk2p-rsvd-private-ipv4",
+        Some(("SHARED_LOADBALANCER_VIP", &master)),
+    )
+    .await
+    .unwrap();
+    for command in [&["plan"][..], &["reserve"]] {
+        let out = h.command(command).output().await.unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("address mycluster-7xk2p-rsvd-private-ipv4")
+                && err.contains("compute subnetwork"),
+            "{err}"
+        );
+    }
+    assert!(address_mutations(&h).is_empty());
+
+    // The type: an EXTERNAL address named for the internal VIP.
+    let h = GcpHarness::new().await;
+    bootstrap_sim::upi::gcp_address(&h.peers.fake, "mycluster-7xk2p-rsvd-private-ipv4", None)
+        .await
+        .unwrap();
+    let out = h.command(&["plan"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is EXTERNAL; the internal API needs an INTERNAL address"),
+        "{err}"
+    );
+
+    // The purpose: an internal address that cannot be shared by two forwarding rules.
+    let h = GcpHarness::new().await;
+    let subnetwork = compute_subnetwork(&h.peers.fake);
+    bootstrap_sim::upi::gcp_address(
+        &h.peers.fake,
+        "mycluster-7xk2p-rsvd-private-ipv4",
+        Some(("GCE_ENDPOINT", &subnetwork)),
+    )
+    .await
+    .unwrap();
+    let out = h.command(&["plan"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("purpose GCE_ENDPOINT") && err.contains("SHARED_LOADBALANCER_VIP"),
+        "{err}"
+    );
+}

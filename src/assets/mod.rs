@@ -126,6 +126,7 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputErro
         capabilities,
         api_server_internal_uri,
         bootstrap_ip: None,
+        adoption: Default::default(),
         record_ttl: DEFAULT_TTL,
         credentials,
     })

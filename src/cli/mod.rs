@@ -177,6 +177,7 @@ async fn plan(
     } else {
         Cloud::Observe
     };
+    let cloud_observed = !offline;
     let reading = Reading::new(common, cloud).await?;
     let (spec, recorded) = (&reading.spec, &reading.recorded);
     let (reg, gates) = registry.load()?;
@@ -193,6 +194,9 @@ async fn plan(
     } else {
         stages.to_vec()
     };
+    if cloud_observed && stages.contains(&Stage::Reserve) {
+        crate::adopt::require_complete(spec, &observed)?;
+    }
     let mut plan = Plan::calculate_with(spec, &observed, &kube, &stages, recorded.generation);
     if let Some(step) = recorded.run_step {
         plan.notes.push(format!(

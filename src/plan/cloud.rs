@@ -43,10 +43,16 @@ pub(super) fn cloud_dns(spec: &ClusterSpec) -> bool {
 pub(super) fn reserve(spec: &ClusterSpec, observed: &Observed, generation: u32) -> Vec<Change> {
     let wanted = desired::reservations(spec);
     let kept = kept_reservations(&observed.reservations, &observed.in_dns());
-    let handed_over: BTreeSet<&ReservationKey> =
-        observed.handed_over.iter().map(|r| &r.key).collect();
+    // Handed over, or the user's: never reserved again.
+    let handed_over: BTreeSet<&ReservationKey> = observed
+        .handed_over
+        .iter()
+        .chain(&observed.adopted)
+        .map(|r| &r.key)
+        .collect();
     let mut changes: Vec<Change> = wanted
         .iter()
+        .filter(|_| !spec.adoption.adopt_only)
         .filter(|w| !kept.contains_key(&w.key) && !handed_over.contains(&w.key))
         .map(|w| Change::ReserveAddress {
             request: desired::request(spec, w, generation),
@@ -149,6 +155,8 @@ pub(super) fn teardown_all(spec: &ClusterSpec, observed: &Observed) -> Vec<Chang
         .into_iter()
         .chain(observed.reservations.iter().map(|r| r.ip))
         .chain(observed.handed_over.iter().map(|r| r.ip))
+        // The user's addresses stay, but the values we wrote for them leave DNS.
+        .chain(observed.adopted.iter().map(|r| r.ip))
         .collect();
     let mut changes = remove_values(spec, observed, &ours);
     changes.extend(

@@ -14,7 +14,7 @@ pub use kube::{Capabilities, KubeWants, WantedService};
 pub use observed::{Observed, ObservedRecord};
 
 use cloud::{cloud_dns, hand_over, remove_bootstrap, reserve, seed_dns, teardown_all, user_dns};
-use notes::notes;
+use notes::{adoption_notes, notes};
 
 use crate::assets::ClusterSpec;
 use bootstrap_cloud::{RecordKey, Reservation, ReservationKey, ReserveRequest, ZoneRef};
@@ -151,6 +151,9 @@ pub struct Plan {
     /// User-managed DNS: the agent writes no record; these are the ones the user creates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_dns: Option<UserDns>,
+    /// Reservations the user made, used as they are: `adopted (yours)`, never released.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adopted: Vec<Reservation>,
 }
 
 /// The records a user who manages DNS must create: the same records, with the same values,
@@ -204,7 +207,15 @@ impl Plan {
             notes: notes(spec),
             network: spec.network_values(),
             user_dns: user_dns(spec, observed),
+            adopted: observed.adopted.clone(),
         };
+        plan.notes.extend(adoption_notes(spec, observed));
+        if stages.contains(&Stage::TeardownAll) && !observed.adopted.is_empty() {
+            plan.notes.push(format!(
+                "teardown --all leaves the {} reservation(s) you made in place (only the values the agent wrote leave DNS); delete them yourself when you no longer need them",
+                observed.adopted.len()
+            ));
+        }
         for stage in stages {
             plan.changes.extend(match stage {
                 Stage::Reserve => reserve(spec, observed, generation),

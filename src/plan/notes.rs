@@ -109,3 +109,29 @@ pub(super) fn notes(spec: &ClusterSpec) -> Vec<String> {
     }
     notes
 }
+
+/// What a person must know about the user's reservations the plan uses.
+pub(super) fn adoption_notes(spec: &ClusterSpec, observed: &super::Observed) -> Vec<String> {
+    let mut notes = Vec::new();
+    if spec.adoption.adopt_only {
+        notes.push(
+            "--adopt-only: the agent reserves nothing; it uses the reservations you made".into(),
+        );
+    }
+    let enis: Vec<String> = observed
+        .adopted
+        .iter()
+        .filter(|r| {
+            matches!(spec.platform, crate::assets::Platform::Aws(_))
+                && r.key.scope == bootstrap_cloud::Scope::Private
+        })
+        .map(|r| format!("{} ({})", r.id, r.ip))
+        .collect();
+    if !enis.is_empty() {
+        notes.push(format!(
+            "aws: your ENIs {} hold the internal load balancer's IPs; delete them right before the Services are applied (the agent never deletes what is yours, and the AWS Load Balancer Controller cannot claim an IP an ENI holds)",
+            enis.join(", ")
+        ));
+    }
+    notes
+}

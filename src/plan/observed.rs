@@ -20,6 +20,10 @@ pub struct Observed {
     /// claims their IP). The cloud no longer shows them as ours; the journal remembers them.
     #[serde(default)]
     pub handed_over: Vec<Reservation>,
+    /// Reservations the user made (UPI), found by the seed's names or `--reservations`: used
+    /// like ours, never released, changed or tagged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adopted: Vec<Reservation>,
     /// Progressive DNS: only these reserved IPs may join the records (their load balancer
     /// serves them). None: all at once, as the seed does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -49,11 +53,13 @@ impl Observed {
         }
     }
 
-    /// One reservation per key: what the cloud holds, else what was handed over.
+    /// One reservation per key: what the cloud holds of ours, else the user's, else what was
+    /// handed over.
     pub fn kept(&self) -> BTreeMap<ReservationKey, Reservation> {
         let mut kept: BTreeMap<ReservationKey, Reservation> = self
             .handed_over
             .iter()
+            .chain(&self.adopted)
             .map(|r| (r.key.clone(), r.clone()))
             .collect();
         for (key, r) in kept_reservations(&self.reservations, &self.in_dns()) {

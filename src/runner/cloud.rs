@@ -21,10 +21,14 @@ impl Runner<'_> {
             mut observed,
             zones,
         } = observe(self.spec, self.providers, &self.journal.state).await?;
+        if stage == Stage::Reserve {
+            crate::adopt::require_complete(self.spec, &observed)?;
+        }
         let spec =
             crate::bootstrap_ip::for_stage(self.spec, stage, &self.journal.state, &observed)?;
         let plan = Plan::calculate(&spec, &observed, &[stage], self.journal.state.generation);
         self.journal.state.reservations = observed.reservations.clone();
+        self.journal.state.adopted = observed.adopted.clone();
         if stage == Stage::TeardownAll && !plan.is_empty() {
             // New generation before the first release: a crash mid-teardown must not leave
             // the old idempotency tokens in use (EC2/GCP could replay released resources).

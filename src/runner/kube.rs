@@ -99,6 +99,7 @@ impl Runner<'_> {
         let known = Observed {
             reservations: self.journal.state.reservations.clone(),
             handed_over: self.journal.state.handed_over.clone(),
+            adopted: self.journal.state.adopted.clone(),
             ..Default::default()
         };
         let (wants, rendered) =

@@ -24,6 +24,11 @@ pub async fn observe(
 ) -> Result<Observation> {
     let p = providers;
     let reservations = p.addresses.observe().await?;
+    let found = p
+        .addresses
+        .find_user_made(&crate::adopt::queries(spec, &recorded.adopted))
+        .await?;
+    let adopted = crate::adopt::settle(spec, found)?;
     let placements = p.addresses.placements(&subnets(spec)).await?;
     let mut zones = BTreeMap::new();
     let mut records = Vec::new();
@@ -39,16 +44,16 @@ pub async fn observe(
             current,
         });
     }
-    Ok(Observation {
-        observed: Observed {
-            reservations,
-            records,
-            placements,
-            handed_over: recorded.handed_over.clone(),
-            serving: recorded.serving.clone(),
-        },
-        zones,
-    })
+    let mut observed = Observed {
+        reservations,
+        records,
+        placements,
+        handed_over: recorded.handed_over.clone(),
+        adopted,
+        serving: recorded.serving.clone(),
+    };
+    crate::adopt::remember(&mut observed, &recorded.adopted);
+    Ok(Observation { observed, zones })
 }
 
 fn subnets(spec: &ClusterSpec) -> Vec<String> {

@@ -283,6 +283,14 @@ impl AddressProvider for Ec2Addresses {
         }
     }
 
+    /// The user's own EIPs and ENIs, by `Name` tag or id (see `adopt`). Reads only.
+    async fn find_user_made(
+        &self,
+        queries: &[crate::UserReservationQuery],
+    ) -> Result<Vec<crate::UserMade>, CloudError> {
+        super::adopt::find(&self.client, &self.infra_id, queries).await
+    }
+
     /// Elastic IPs: DescribeAddresses by public IP gives the associated interface. Private
     /// IPs: DescribeNetworkInterfaces by `addresses.private-ip-address`. Two reads in all,
     /// plus one for the interfaces behind associated EIPs.

@@ -5,6 +5,7 @@
 //! secret supplies static keys. Retries for throttling and 5xx are the SDK's standard mode
 //! (but never for AllocateAddress, see `ec2`); the caller puts a deadline around each step.
 
+mod adopt;
 mod ec2;
 mod route53;
 mod subnets;

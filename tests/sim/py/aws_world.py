@@ -16,9 +16,10 @@ the agent's work with someone else's eyes).
            world's --zone public|private or in --zone-id
   foreign  create resources that are NOT ours: an untagged EIP, an EIP and an ENI of another
            cluster, and an EIP tagged for our cluster by someone else (no reservation tag)
-  eni      create an ENI in --subnet (one per --ip, holding it, when given), print {"id", "ids"}
+  eni      create an ENI in --subnet (one per --ip, holding it, when given), print {"id", "ids"};
+           with --name, tagged Name=<name> (a user's own reservation, UPI)
   delete-eni  delete the ENI --id
-  eip      allocate an untagged EIP, print {"id", "ip"}
+  eip      allocate an untagged EIP, print {"id", "ip"}; with --name, tagged Name=<name>
   associate   associate the EIP --allocation with the ENI --eni
   zone     create another hosted zone --name (--zone private: in the world's VPC; --tag k=v
            tags it), print {"id"}
@@ -203,11 +204,16 @@ def foreign(a):
     ec2.create_network_interface(SubnetId=subnet, TagSpecifications=[{"ResourceType": "network-interface", "Tags": other}])
 
 
+def name_tag(kind, name):
+    return {"TagSpecifications": [{"ResourceType": kind, "Tags": [{"Key": "Name", "Value": name}]}]} if name else {}
+
+
 def eni(a):
     ec2, _ = clients(a)
     ids = []
     for ip in a.ip or [None]:
         kw = {"PrivateIpAddress": ip} if ip else {}
+        kw.update(name_tag("network-interface", a.name))
         out = ec2.create_network_interface(SubnetId=a.subnet, Description=a.description, **kw)
         ids.append(out["NetworkInterface"]["NetworkInterfaceId"])
     json.dump({"id": ids[0], "ids": ids}, sys.stdout)
@@ -240,7 +246,7 @@ def delete_eni(a):
 
 def eip(a):
     ec2, _ = clients(a)
-    out = ec2.allocate_address(Domain="vpc")
+    out = ec2.allocate_address(Domain="vpc", **name_tag("elastic-ip", a.name))
     json.dump({"id": out["AllocationId"], "ip": out["PublicIp"]}, sys.stdout)
 
 

@@ -296,6 +296,32 @@ impl AwsPeers {
         self.script(&args).await.map(|_| ())
     }
 
+    /// The user's own reservation (UPI), made with boto3 as a person would: an EIP
+    /// (`subnet` None) or an ENI in `subnet`, tagged `Name=<name>`; (id, IP).
+    pub async fn create_named(&self, name: &str, subnet: Option<&str>) -> Result<(String, String)> {
+        let out = match subnet {
+            None => self.script(&["eip", "--name", name]).await?,
+            Some(subnet) => {
+                self.script(&["eni", "--subnet", subnet, "--name", name])
+                    .await?
+            }
+        };
+        let id = out["id"].as_str().context("printed no id")?.to_string();
+        let ip = match out["ip"].as_str() {
+            Some(ip) => ip.to_string(),
+            None => {
+                let world = self.inspect().await?;
+                world["enis"]
+                    .as_array()
+                    .and_then(|enis| enis.iter().find(|e| e["id"] == id.as_str()))
+                    .and_then(|e| e["ip"].as_str())
+                    .context("the new ENI is not in inspect")?
+                    .to_string()
+            }
+        };
+        Ok((id, ip))
+    }
+
     pub async fn delete_eni(&self, id: &str) -> Result<()> {
         self.script(&["delete-eni", "--id", id]).await.map(|_| ())
     }
