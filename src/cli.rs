@@ -81,6 +81,29 @@ pub struct GateArgs {
     /// records carry, read back from the zone) or a duration (0s turns the drain off).
     #[arg(long, env = "BOOTSTRAP_AGENT_DRAIN_WAIT", default_value = "ttl", value_parser = crate::daemon::DrainWait::parse)]
     pub drain_wait: crate::daemon::DrainWait,
+    /// `run`: before the bootstrap IP leaves DNS (and, progressive, before an IP joins), dial
+    /// every load-balancer IP DNS keeps: TLS to 6443 verified with the kubeconfig's CA and
+    /// GET /readyz == ok, a TLS handshake on 22623 where it serves the machine-config server.
+    /// `off` for networks where the bootstrap host cannot reach the load balancers.
+    #[arg(long, env = "BOOTSTRAP_AGENT_WIRE_PROOF", default_value = "on", value_parser = ["on", "off"])]
+    pub wire_proof: String,
+    /// Dial another address instead, for the proof on the wire: `IP:PORT=HOST:PORT` or
+    /// `*:PORT=HOST:PORT` (a NAT between the bootstrap host and the load balancer; tests on
+    /// loopback). Only where the connection goes changes, never what is verified. Repeatable.
+    #[arg(long = "wire-dial-override", env = "BOOTSTRAP_AGENT_WIRE_DIAL_OVERRIDES", value_delimiter = ',', value_parser = crate::cluster::wire::DialOverride::parse)]
+    pub wire_dial_overrides: Vec<crate::cluster::wire::DialOverride>,
+}
+
+#[derive(Debug, Args)]
+pub struct PreflightArgs {
+    /// A preflight check (by name) whose failure does not stop `run`; repeatable.
+    #[arg(
+        long = "skip-preflight",
+        value_name = "NAME",
+        env = "BOOTSTRAP_AGENT_SKIP_PREFLIGHT",
+        value_delimiter = ','
+    )]
+    pub skip: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -104,6 +127,22 @@ pub enum Command {
             default_value = "progressive"
         )]
         dns_seeding: crate::daemon::DnsSeeding,
+        #[command(flatten)]
+        preflight: PreflightArgs,
+    },
+    /// Check, before anything is created, whether it can work: credentials, permissions,
+    /// quota, subnets, zones, the bootstrap IP and (with a kubeconfig) the cluster. Exit 2 when
+    /// a check fails. Reads and dry runs only.
+    Preflight {
+        #[command(flatten)]
+        common: Common,
+        /// Kubeconfig of the cluster (optional: without it the cluster checks are left out).
+        #[arg(long, env = "BOOTSTRAP_AGENT_KUBECONFIG")]
+        kubeconfig: Option<PathBuf>,
+        #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
+        templates: Option<PathBuf>,
+        #[command(flatten)]
+        preflight: PreflightArgs,
     },
     /// Capabilities: validate, write to ClusterVersion, filter manifests, updates.
     Capabilities {
@@ -244,7 +283,22 @@ pub async fn run(cli: Cli) -> Result<()> {
             gate,
             registry,
             dns_seeding,
-        } => run_daemon(&common, &kube, &gate, &registry, dns_seeding).await,
+            preflight,
+        } => run_daemon(&common, &kube, &gate, &registry, dns_seeding, &preflight).await,
+        Command::Preflight {
+            common,
+            kubeconfig,
+            templates,
+            preflight,
+        } => {
+            preflight_command(
+                &common,
+                kubeconfig.as_deref(),
+                templates.as_deref(),
+                &preflight,
+            )
+            .await
+        }
         Command::Capabilities { command } => crate::capabilities::cli::run(command).await,
         Command::Render { common, templates } => render(&common, templates.as_deref()).await,
         Command::Apply { common, kube } => apply(&common, &kube).await,
@@ -372,6 +426,7 @@ async fn run_daemon(
     gate: &GateArgs,
     registry: &RegistryArgs,
     dns_seeding: crate::daemon::DnsSeeding,
+    preflight: &PreflightArgs,
 ) -> Result<()> {
     let mut spec = load_spec(common)?;
     runner::require_bootstrap_ip(&spec)?;
@@ -386,6 +441,24 @@ async fn run_daemon(
         crate::capabilities::cluster_version::overrides_from_assets(&common.assets)?;
     // Fail before any mutation on input that cannot work: kubeconfig, templates, done-file.
     crate::cluster::read_kubeconfig(&kube.kubeconfig)?;
+    // The proof on the wire verifies the API certificate with the kubeconfig's CA.
+    let wire = match gate.wire_proof.as_str() {
+        "off" => None,
+        _ => Some(
+            crate::cluster::wire::WireProof::from_kubeconfig(
+                &kube.kubeconfig,
+                gate.wire_dial_overrides.clone(),
+            )
+            .await
+            .map_err(|e| {
+                crate::error::InputError::new(
+                    &kube.kubeconfig,
+                    "certificate-authority / server (for --wire-proof)",
+                    crate::error::render_chain(&e),
+                )
+            })?,
+        ),
+    };
     if let Some(done) = &gate.done_file
         && done.file_name().is_none()
     {
@@ -398,9 +471,24 @@ async fn run_daemon(
     let mut journal = Journal::open(&common.state.state_dir)?;
     let providers = providers::for_spec(&mut spec).await?;
     crate::daemon::validate_templates(&spec, kube.templates.as_deref())?;
+    // Before the journal is bound: a failed check leaves nothing written.
+    checklist(
+        &crate::preflight::Inputs {
+            spec: &spec,
+            providers: providers.as_ref(),
+            handed_over: &journal.state.handed_over,
+            kubeconfig: Some(&kube.kubeconfig),
+            templates: kube.templates.as_deref(),
+        },
+        preflight,
+        Output::Text,
+        true,
+    )
+    .await?;
     journal.bind_cluster(&spec.infra_id)?;
     refuse_other_bootstrap_ip(&journal, &spec)?;
     let settings = crate::daemon::RunSettings {
+        wire,
         kubeconfig: kube.kubeconfig.clone(),
         templates: kube.templates.clone(),
         stage_timeout: common.step_timeout,
@@ -418,6 +506,56 @@ async fn run_daemon(
         crate::daemon::notify_status(&format!("failed: {}", crate::error::render_chain(e)));
     }
     outcome
+}
+
+/// Runs preflight and prints the checklist (`run`: on stderr, where its log goes); a failed
+/// check is an error (exit 2).
+async fn checklist(
+    inputs: &crate::preflight::Inputs<'_>,
+    args: &PreflightArgs,
+    output: Output,
+    to_stderr: bool,
+) -> Result<crate::preflight::Report> {
+    let mut report = crate::preflight::run(inputs).await;
+    report.skip(&args.skip)?;
+    match (output, to_stderr) {
+        (_, true) => eprint!("{}", report.to_text()),
+        (Output::Text, false) => crate::output::write_stdout(&report.to_text())?,
+        (Output::Json | Output::Yaml, false) => crate::output::data(output, &report)?,
+    }
+    let failed: Vec<String> = report.failed().iter().map(|c| c.name.clone()).collect();
+    if !failed.is_empty() {
+        return Err(crate::preflight::PreflightFailed { names: failed }.into());
+    }
+    Ok(report)
+}
+
+/// `preflight`: reads only (no lock, no journal write).
+async fn preflight_command(
+    common: &Common,
+    kubeconfig: Option<&std::path::Path>,
+    templates: Option<&std::path::Path>,
+    args: &PreflightArgs,
+) -> Result<()> {
+    let mut spec = load_spec(common)?;
+    let providers = providers::for_spec(&mut spec).await?;
+    let handed_over = journal::read_state(&common.state.state_dir)?
+        .map(|s| s.handed_over)
+        .unwrap_or_default();
+    checklist(
+        &crate::preflight::Inputs {
+            spec: &spec,
+            providers: providers.as_ref(),
+            handed_over: &handed_over,
+            kubeconfig,
+            templates,
+        },
+        args,
+        common.output,
+        false,
+    )
+    .await
+    .map(|_| ())
 }
 
 /// The Services for the reservations that exist (observed, or handed over per the journal).

@@ -9,6 +9,7 @@
 //! main -> exit (exit codes from the error chain)
 //!      -> cli (arguments + thin handlers per command)
 //!           -> daemon (`run`: walks the machine, one arm per Step)
+//!           -> preflight (the checklist before `run` changes anything; reads and dry runs)
 //!                -> runner (one cloud stage: observe -> plan -> journal -> apply)
 //!                -> capabilities (ClusterVersion spec, manifest inclusion, deletes; + their CLI)
 //!                -> status (what the journal says)
@@ -39,6 +40,7 @@ pub mod machine;
 pub mod output;
 pub mod pause;
 pub mod plan;
+pub mod preflight;
 pub mod providers;
 pub mod render;
 pub mod runner;

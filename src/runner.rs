@@ -543,6 +543,7 @@ mod tests {
         let providers = Providers {
             addresses: Box::new(Shared(flaky.clone())),
             dns: Box::new(NoRecords),
+            preflight: None,
         };
         let state = tempfile::tempdir().unwrap();
         let mut journal = Journal::open(state.path()).unwrap();

@@ -183,6 +183,9 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
         }
         None => {}
     }
+    if let Some(wire) = &state.wire_proof {
+        let _ = writeln!(out, "wire proof: {wire}");
+    }
     if let Some(until) = &state.drain_until {
         let _ = writeln!(
             out,

@@ -4,6 +4,7 @@
 
 mod dns;
 mod error;
+pub mod preflight;
 pub mod redact;
 pub mod retry;
 pub mod subnets;

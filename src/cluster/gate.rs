@@ -505,6 +505,7 @@ mod tests {
             name: "lb".into(),
             claims: claims.iter().map(|s| ip(s)).collect(),
             needs_aws_lb_controller: false,
+            ports: Vec::new(),
         }
     }
 

@@ -37,6 +37,7 @@ pub async fn providers(spec: &ClusterSpec, platform: &AwsSpec) -> Result<(Provid
     let providers = Providers {
         addresses: Box::new(addresses),
         dns: Box::new(aws::Route53Dns::new(&config)),
+        preflight: Some(Box::new(aws::AwsPreflight::new(&config))),
     };
     Ok((providers, subnets))
 }

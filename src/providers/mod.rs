@@ -14,6 +14,8 @@ use bootstrap_cloud::{AddressProvider, DnsProvider};
 pub struct Providers {
     pub addresses: Box<dyn AddressProvider>,
     pub dns: Box<dyn DnsProvider>,
+    /// The cloud's own preflight checks (None: this cloud has none yet; `preflight` says so).
+    pub preflight: Option<Box<dyn bootstrap_cloud::preflight::Preflight>>,
 }
 
 /// The providers for the spec's platform; None for platform none (nothing to reserve or write).

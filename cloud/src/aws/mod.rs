@@ -6,10 +6,12 @@
 //! (but never for AllocateAddress, see `ec2`); the caller puts a deadline around each step.
 
 mod ec2;
+mod preflight;
 mod route53;
 mod subnets;
 
 pub use ec2::Ec2Addresses;
+pub use preflight::AwsPreflight;
 pub use route53::Route53Dns;
 
 use crate::{CloudError, ErrorKind};
