@@ -441,6 +441,18 @@ async fn run_daemon(
         crate::capabilities::cluster_version::overrides_from_assets(&common.assets)?;
     // Fail before any mutation on input that cannot work: kubeconfig, templates, done-file.
     crate::cluster::read_kubeconfig(&kube.kubeconfig)?;
+    if let Some(done) = &gate.done_file
+        && done.file_name().is_none()
+    {
+        return Err(
+            crate::error::InputError::new(done, "--done-file", "expected a file path").into(),
+        );
+    }
+    // As `open`, with the templates checked once the spec is settled: they render one
+    // address per AWS subnet.
+    let mut journal = Journal::open(&common.state.state_dir)?;
+    let providers = providers::for_spec(&mut spec).await?;
+    crate::daemon::validate_templates(&spec, kube.templates.as_deref())?;
     // The proof on the wire verifies the API certificate with the kubeconfig's CA.
     let wire = match gate.wire_proof.as_str() {
         "off" => None,
@@ -459,18 +471,6 @@ async fn run_daemon(
             })?,
         ),
     };
-    if let Some(done) = &gate.done_file
-        && done.file_name().is_none()
-    {
-        return Err(
-            crate::error::InputError::new(done, "--done-file", "expected a file path").into(),
-        );
-    }
-    // As `open`, with the templates checked once the spec is settled: they render one
-    // address per AWS subnet.
-    let mut journal = Journal::open(&common.state.state_dir)?;
-    let providers = providers::for_spec(&mut spec).await?;
-    crate::daemon::validate_templates(&spec, kube.templates.as_deref())?;
     // Before the journal is bound: a failed check leaves nothing written.
     checklist(
         &crate::preflight::Inputs {
