@@ -6,11 +6,50 @@
 //! is serialized without its credentials, and no input file is copied.
 
 use crate::assets::ClusterSpec;
+use crate::context::{Cloud, Common, Reading};
 use crate::providers::Providers;
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+#[derive(Debug, clap::Args)]
+pub struct GatherArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Kubeconfig of the cluster (optional: without it the cluster part is left out).
+    #[arg(long, env = "BOOTSTRAP_AGENT_KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+    #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
+    pub templates: Option<PathBuf>,
+    /// Where to write the bundle.
+    #[arg(long, default_value = "bootstrap-agent-gather.tar.gz")]
+    pub out: PathBuf,
+}
+
+/// `gather`: reads only (no lock, no journal write), collects what it can, says what it could not.
+pub async fn command(args: &GatherArgs) -> Result<()> {
+    let reading = Reading::new(&args.common, Cloud::BestEffort).await?;
+    if let Some(why) = &reading.no_cloud {
+        eprintln!("gather: no cloud view: {why}");
+    }
+    let providers = reading.no_cloud.is_none().then_some(&reading.providers);
+    let bundle = collect(
+        &reading.spec,
+        &args.common.state.state_dir,
+        providers,
+        args.kubeconfig.as_deref(),
+        args.templates.as_deref(),
+    )
+    .await;
+    for e in &bundle.errors {
+        eprintln!("gather: not collected: {e}");
+    }
+    let files = bundle.files.len() + 1;
+    bundle.write(&args.out)?;
+    println!("wrote {} ({files} files)", args.out.display());
+    Ok(())
+}
 
 /// How long one part may take before it is given up.
 const PART_DEADLINE: Duration = Duration::from_secs(20);
@@ -120,13 +159,20 @@ pub async fn collect(
         b.json("journal.json", state);
         b.json("gate.json", &state.gate);
     }
-    let observed = within("the cloud", crate::runner::observe(spec, providers)).await;
+    let observed = match providers {
+        Some(providers) => {
+            let recorded = state.clone().unwrap_or_default();
+            within(
+                "the cloud",
+                crate::runner::observe(spec, providers, &recorded),
+            )
+            .await
+        }
+        None => Err(anyhow::anyhow!("no cloud view")),
+    };
     match observed {
         Ok(o) => {
-            let mut observed = o.observed;
-            if let Some(state) = &state {
-                observed.handed_over = state.handed_over.clone();
-            }
+            let observed = o.observed;
             let stages = crate::machine::remaining_stages(state.as_ref().and_then(|s| s.run_step));
             let generation = state.as_ref().map_or(1, |s| s.generation);
             let plan = crate::plan::Plan::calculate(spec, &observed, &stages, generation);

@@ -28,9 +28,11 @@
 //! in `daemon::run`; a readiness rule is in `cluster::gate::evaluate` (pure, unit-tested).
 
 pub mod assets;
+pub mod bootstrap_ip;
 pub mod capabilities;
 pub mod cli;
 pub mod cluster;
+pub mod context;
 pub mod daemon;
 pub mod error;
 pub mod exit;

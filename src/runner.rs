@@ -3,10 +3,10 @@
 //! resume after a crash does only what is missing. Each mutation is journaled before and after.
 
 use crate::assets::ClusterSpec;
-use crate::journal::{Journal, RecordValues};
+use crate::journal::{Journal, JournalState, RecordValues};
 use crate::plan::{Change, Observed, ObservedRecord, Plan, Stage, Value, records_of_interest};
 use crate::providers::Providers;
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use backon::{BackoffBuilder, ExponentialBuilder};
 use bootstrap_cloud::{CloudError, DnsEdit, Zone, ZoneRef, edit_record_values};
 use std::collections::BTreeMap;
@@ -16,7 +16,7 @@ use std::time::Duration;
 pub struct Runner<'a> {
     pub spec: &'a ClusterSpec,
     pub journal: &'a mut Journal,
-    pub providers: Option<&'a Providers>,
+    pub providers: &'a Providers,
     /// Outer deadline per stage; retries of transient errors happen inside it.
     pub stage_timeout: Duration,
 }
@@ -38,14 +38,15 @@ pub struct Observation {
     zones: BTreeMap<ZoneRef, Zone>,
 }
 
-/// Reads the cloud: owned reservations, subnet placements, the record sets we care about.
-pub async fn observe(spec: &ClusterSpec, providers: Option<&Providers>) -> Result<Observation> {
-    let Some(p) = providers else {
-        return Ok(Observation {
-            observed: Observed::default(),
-            zones: BTreeMap::new(),
-        });
-    };
+/// Reads the cloud (owned reservations, subnet placements, the record sets we care about) and
+/// adds what only the journal knows: the IPs already handed over to their load balancers and
+/// (progressive DNS) which reserved IPs their load balancers serve. The one place the two meet.
+pub async fn observe(
+    spec: &ClusterSpec,
+    providers: &Providers,
+    recorded: &JournalState,
+) -> Result<Observation> {
+    let p = providers;
     let reservations = p.addresses.observe().await?;
     let placements = p.addresses.placements(&subnets(spec)).await?;
     let mut zones = BTreeMap::new();
@@ -67,8 +68,8 @@ pub async fn observe(spec: &ClusterSpec, providers: Option<&Providers>) -> Resul
             reservations,
             records,
             placements,
-            handed_over: Vec::new(),
-            serving: None,
+            handed_over: recorded.handed_over.clone(),
+            serving: recorded.serving.clone(),
         },
         zones,
     })
@@ -175,25 +176,9 @@ impl Runner<'_> {
         let Observation {
             mut observed,
             zones,
-        } = observe(self.spec, self.providers).await?;
-        // What observation cannot see: IPs already handed over to their load balancers, and
-        // (progressive DNS) which reserved IPs their load balancers serve.
-        observed.handed_over = self.journal.state.handed_over.clone();
-        observed.serving = self.journal.state.serving.clone();
-        // Once stage 3 removed the bootstrap IP, seeding never puts it back.
-        let mut spec = self.spec.clone();
-        if stage == Stage::SeedDns && self.journal.state.bootstrap_removed {
-            spec.bootstrap_ip = None;
-        }
-        if matches!(stage, Stage::SeedDns | Stage::RemoveBootstrap)
-            && let Some(conflict) = crate::plan::bootstrap_ip_conflict(&spec, &observed)
-        {
-            bail!(crate::error::InputError::new(
-                "--bootstrap-ip",
-                "bootstrap IP",
-                conflict
-            ));
-        }
+        } = observe(self.spec, self.providers, &self.journal.state).await?;
+        let spec =
+            crate::bootstrap_ip::for_stage(self.spec, stage, &self.journal.state, &observed)?;
         let plan = Plan::calculate(&spec, &observed, &[stage], self.journal.state.generation);
         self.journal.state.reservations = observed.reservations.clone();
         if stage == Stage::TeardownAll && !plan.is_empty() {
@@ -210,16 +195,13 @@ impl Runner<'_> {
         );
         let mut mutations = 0;
         for change in &plan.changes {
-            let providers = self
-                .providers
-                .context("a cloud change was planned without a provider")?;
-            self.apply(stage, providers, &zones, &mut observed, change)
+            self.apply(stage, self.providers, &zones, &mut observed, change)
                 .await?;
             mutations += 1;
         }
         match stage {
             Stage::SeedDns if !self.journal.state.bootstrap_removed => {
-                self.journal.state.bootstrap_ip = spec.bootstrap_ip;
+                crate::bootstrap_ip::record_seeded(&mut self.journal.state, &spec);
                 if let Some(user) = &plan.user_dns {
                     self.journal.state.user_dns = RecordValues::of_user_dns(user, &observed);
                 }
@@ -395,18 +377,6 @@ fn is_transient(err: &anyhow::Error) -> bool {
     })
 }
 
-/// Fails early, before any mutation, when DNS must be seeded without knowing the bootstrap IP.
-pub fn require_bootstrap_ip(spec: &ClusterSpec) -> Result<()> {
-    if spec.bootstrap_ip.is_none() && !matches!(spec.platform, crate::assets::Platform::None) {
-        bail!(crate::error::InputError::new(
-            "--bootstrap-ip",
-            "bootstrap IP",
-            "unknown: pass --bootstrap-ip (it could not be detected from this host)"
-        ));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -550,7 +520,7 @@ mod tests {
         let mut runner = Runner {
             spec: &spec,
             journal: &mut journal,
-            providers: Some(&providers),
+            providers: &providers,
             stage_timeout: Duration::from_secs(60),
         };
         let report = runner.run(Stage::Reserve).await.unwrap();

@@ -55,6 +55,43 @@ impl DialOverride {
     }
 }
 
+/// `run`'s settings of the proof.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WireArgs {
+    /// Before the bootstrap IP leaves DNS (and, progressive, before an IP joins), dial every
+    /// load-balancer IP DNS keeps: TLS to 6443 verified with the kubeconfig's CA and
+    /// GET /readyz == ok, a TLS handshake on 22623 where it serves the machine-config server.
+    /// `off` for networks where the bootstrap host cannot reach the load balancers.
+    #[arg(long, env = "BOOTSTRAP_AGENT_WIRE_PROOF", default_value = "on", value_parser = ["on", "off"])]
+    pub wire_proof: String,
+    /// Dial another address instead: `IP:PORT=HOST:PORT` or `*:PORT=HOST:PORT` (a NAT between
+    /// the bootstrap host and the load balancer; tests on loopback). Only where the connection
+    /// goes changes, never what is verified. Repeatable.
+    #[arg(long = "wire-dial-override", env = "BOOTSTRAP_AGENT_WIRE_DIAL_OVERRIDES", value_delimiter = ',', value_parser = DialOverride::parse)]
+    pub wire_dial_overrides: Vec<DialOverride>,
+}
+
+impl WireArgs {
+    /// The proof from the kubeconfig (None: off). A kubeconfig without a usable CA or server
+    /// is bad input.
+    pub async fn proof(&self, kubeconfig: &Path) -> Result<Option<WireProof>> {
+        if self.wire_proof == "off" {
+            return Ok(None);
+        }
+        WireProof::from_kubeconfig(kubeconfig, self.wire_dial_overrides.clone())
+            .await
+            .map(Some)
+            .map_err(|e| {
+                crate::error::InputError::new(
+                    kubeconfig,
+                    "certificate-authority / server (for --wire-proof)",
+                    crate::error::render_chain(&e),
+                )
+                .into()
+            })
+    }
+}
+
 /// What the proof needs: the cluster's CA and the name its certificate must carry.
 #[derive(Clone)]
 pub struct WireProof {

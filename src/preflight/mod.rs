@@ -18,10 +18,80 @@ use bootstrap_cloud::{Reservation, Zone};
 use serde::Serialize;
 use std::path::Path;
 
+/// `--skip-preflight` (on `run` and `preflight`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PreflightArgs {
+    /// A preflight check (by name) whose failure does not stop `run`; repeatable.
+    #[arg(
+        long = "skip-preflight",
+        value_name = "NAME",
+        env = "BOOTSTRAP_AGENT_SKIP_PREFLIGHT",
+        value_delimiter = ','
+    )]
+    pub skip: Vec<String>,
+}
+
+/// `preflight`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct PreflightCommand {
+    #[command(flatten)]
+    pub common: crate::context::Common,
+    /// Kubeconfig of the cluster (optional: without it the cluster checks are left out).
+    #[arg(long, env = "BOOTSTRAP_AGENT_KUBECONFIG")]
+    pub kubeconfig: Option<std::path::PathBuf>,
+    #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
+    pub templates: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub preflight: PreflightArgs,
+}
+
+/// `preflight`: reads only (no lock, no journal write); prints the checklist to stdout.
+pub async fn command(args: &PreflightCommand) -> anyhow::Result<()> {
+    let reading =
+        crate::context::Reading::new(&args.common, crate::context::Cloud::Observe).await?;
+    checklist(
+        &Inputs {
+            spec: &reading.spec,
+            providers: &reading.providers,
+            handed_over: &reading.recorded.handed_over,
+            kubeconfig: args.kubeconfig.as_deref(),
+            templates: args.templates.as_deref(),
+        },
+        &args.preflight,
+        args.common.output,
+        false,
+    )
+    .await
+    .map(|_| ())
+}
+
+/// Runs preflight and prints the checklist (`run`: on stderr, where its log goes); a failed
+/// check is an error (exit 2).
+pub async fn checklist(
+    inputs: &Inputs<'_>,
+    args: &PreflightArgs,
+    output: crate::output::Output,
+    to_stderr: bool,
+) -> anyhow::Result<Report> {
+    use crate::output::Output;
+    let mut report = run(inputs).await;
+    report.skip(&args.skip)?;
+    match (output, to_stderr) {
+        (_, true) => eprint!("{}", report.to_text()),
+        (Output::Text, false) => crate::output::write_stdout(&report.to_text())?,
+        (Output::Json | Output::Yaml, false) => crate::output::data(output, &report)?,
+    }
+    let failed: Vec<String> = report.failed().iter().map(|c| c.name.clone()).collect();
+    if !failed.is_empty() {
+        return Err(PreflightFailed { names: failed }.into());
+    }
+    Ok(report)
+}
+
 /// What preflight looks at.
 pub struct Inputs<'a> {
     pub spec: &'a ClusterSpec,
-    pub providers: Option<&'a Providers>,
+    pub providers: &'a Providers,
     /// Reservations handed over to their load balancer (the journal's): ours, though the
     /// cloud no longer shows them as ours.
     pub handed_over: &'a [Reservation],
@@ -136,7 +206,8 @@ pub struct PreflightFailed {
 pub async fn run(inputs: &Inputs<'_>) -> Report {
     let spec = inputs.spec;
     let mut checks = Vec::new();
-    let Some(providers) = inputs.providers else {
+    let providers = inputs.providers;
+    if matches!(spec.platform, Platform::None) {
         checks.push(Check::pass(
             "cloud",
             "platform none: nothing to reserve, no zone to write",
@@ -144,7 +215,7 @@ pub async fn run(inputs: &Inputs<'_>) -> Report {
         checks.extend(bootstrap_ip(spec, &[]));
         checks.extend(kube_checks::run(inputs).await);
         return Report::new(spec.platform_name(), checks);
-    };
+    }
     let (zones_check, private_zone) = zones(spec, providers).await;
     let (reservations_check, ours) = reservations(providers, inputs.handed_over).await;
     let needs = needs(spec, &ours, private_zone);

@@ -6,6 +6,7 @@ mod aws;
 mod azure;
 #[cfg(feature = "gcp")]
 mod gcp;
+mod none;
 
 use crate::assets::{ClusterSpec, Platform};
 use anyhow::{Result, bail};
@@ -18,25 +19,36 @@ pub struct Providers {
     pub preflight: Option<Box<dyn bootstrap_cloud::preflight::Preflight>>,
 }
 
-/// The providers for the spec's platform; None for platform none (nothing to reserve or write).
+impl Providers {
+    /// No cloud: nothing exists, nothing may be written (platform none, `plan --offline`).
+    pub fn none() -> Self {
+        Self {
+            addresses: Box::new(none::NoCloud),
+            dns: Box::new(none::NoCloud),
+            preflight: None,
+        }
+    }
+}
+
+/// The providers for the spec's platform (platform none: `Providers::none()`).
 /// Settles first what the install-config leaves to the cloud (AWS subnets found by tag or
 /// classified by route table), so everything planned afterwards works from a complete spec.
 /// Finding them only reads.
-pub async fn for_spec(spec: &mut ClusterSpec) -> Result<Option<Providers>> {
+pub async fn for_spec(spec: &mut ClusterSpec) -> Result<Providers> {
     match &spec.platform {
-        Platform::None => Ok(None),
+        Platform::None => Ok(Providers::none()),
         #[cfg(feature = "aws")]
         Platform::Aws(aws) => {
             let (providers, subnets) = aws::providers(spec, aws).await?;
             if let Platform::Aws(aws) = &mut spec.platform {
                 aws.subnets = subnets;
             }
-            Ok(Some(providers))
+            Ok(providers)
         }
         #[cfg(feature = "gcp")]
-        Platform::Gcp(gcp) => gcp::providers(spec, gcp).await.map(Some),
+        Platform::Gcp(gcp) => gcp::providers(spec, gcp).await,
         #[cfg(feature = "azure")]
-        Platform::Azure(azure) => azure::providers(spec, azure).await.map(Some),
+        Platform::Azure(azure) => azure::providers(spec, azure).await,
         // Reachable only in builds without some cloud feature.
         #[allow(unreachable_patterns)]
         other => bail!(

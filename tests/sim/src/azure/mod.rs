@@ -1,5 +1,6 @@
-//! A faithful local fake of the Azure APIs the agent uses (see `world` for the semantics), on
-//! two loopback listeners:
+//! A faithful local fake of the Azure APIs the agent uses (one module per resource type:
+//! `public_ip`, `network`, `dns`, `tags`; routing in `arm`, state in `world`), on two loopback
+//! listeners:
 //!
 //! - ARM (`management.azure.com`): plain HTTP, so the counting/freezing [`Proxy`] can sit in
 //!   front of it. Long-running-operation URLs are built from the `Host` the client used, so
@@ -12,6 +13,11 @@
 //! [`AzurePeers`] is what tests and the README demo use: the fake, the proxy, the CA file and
 //! the agent's environment.
 
+mod arm;
+mod dns;
+mod network;
+mod public_ip;
+mod tags;
 mod world;
 
 pub use world::{
@@ -21,13 +27,16 @@ pub use world::{
 
 use crate::proxy::{FaultStats, Faults, Proxy, Service};
 use anyhow::{Context, Result};
+use arm::{Call, Reply};
 use bytes::Bytes;
+use dns::RecordSet;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
+use public_ip::{PublicIp, pip_id};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -35,7 +44,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
-use world::{PublicIp, RecordSet, Reply, World};
+use world::World;
 
 /// Knobs of the fake.
 #[derive(Debug, Clone)]
@@ -207,7 +216,7 @@ impl AzureSim {
             .values()
             .map(|p| {
                 json!({
-                    "name": p.name, "id": world::pip_id(&p.rg, &p.name), "rg": p.rg,
+                    "name": p.name, "id": pip_id(&p.rg, &p.name), "rg": p.rg,
                     "ip": p.ip.map(|ip| ip.to_string()), "version": p.version, "sku": p.sku,
                     "allocation": p.allocation, "state": p.state, "tags": p.tags,
                 })
@@ -306,7 +315,7 @@ impl AzureSim {
             ),
         ];
         for (i, (name, tags)) in foreign.iter().enumerate() {
-            let key = world::pip_id(CLUSTER_RG, name).to_ascii_lowercase();
+            let key = pip_id(CLUSTER_RG, name).to_ascii_lowercase();
             w.public_ips.insert(
                 key,
                 PublicIp {
@@ -380,7 +389,7 @@ async fn arm_handler(
                             .map_or_else(|| s.to_string(), |(_, v)| v.into_owned())
                     })
                     .collect();
-                let call = world::Call {
+                let call = Call {
                     method: parts.method.as_str(),
                     segments: segments.iter().map(String::as_str).collect(),
                     query,

@@ -1,0 +1,240 @@
+//! The command context: what every command that touches the cloud starts from, settled once
+//! and in this order, so a bad input stops a command before anything is written:
+//!
+//! 1. load and validate the asset dir into a `ClusterSpec`;
+//! 2. settle the bootstrap IP (`bootstrap_ip`: all its rules) and check it against the stages
+//!    the command runs;
+//! 3. take the state dir's lock (a second agent stops before any cloud call);
+//! 4. build the providers, which settle what the spec leaves to the cloud (AWS subnets; only
+//!    reads, and can still reject the input); platform none gets `Providers::none()`;
+//! 5. command-specific checks on the settled spec (e.g. `run`'s templates, then its preflight
+//!    checklist, which reads the cloud and the cluster);
+//! 6. bind the journal to the cluster: only now is the journal written.
+//!
+//! Commands that only read (`plan`, `render`, `apply`, `gather`) take steps 1, 2 and 4 and
+//! read the journal without the lock. Observation (`observe`) merges what only the journal
+//! knows into what the cloud shows, in one place (`runner::observe`).
+
+use crate::assets::{self, ClusterSpec};
+use crate::journal::{self, Journal, JournalState};
+use crate::output::Output;
+use crate::plan::{Observed, Stage};
+use crate::providers::{self, Providers};
+use crate::render::{self, Rendered};
+use crate::runner::{self, Runner};
+use anyhow::Result;
+use bootstrap_cloud::Reservation;
+use clap::Args;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct StateDir {
+    /// Where the journal and its lock live.
+    #[arg(
+        long,
+        env = "BOOTSTRAP_AGENT_STATE_DIR",
+        default_value = "/var/lib/bootstrap-agent"
+    )]
+    pub state_dir: PathBuf,
+}
+
+/// The arguments every cloud command shares: the context's inputs.
+#[derive(Debug, Args)]
+pub struct Common {
+    /// Installer asset dir (manifests/, openshift/).
+    #[arg(long, env = "BOOTSTRAP_AGENT_ASSETS", default_value = "/opt/openshift")]
+    pub assets: PathBuf,
+    #[command(flatten)]
+    pub state: StateDir,
+    /// The bootstrap host's private IP (default: recorded in the journal, else detected).
+    #[arg(long, env = "BOOTSTRAP_AGENT_BOOTSTRAP_IP")]
+    pub bootstrap_ip: Option<IpAddr>,
+    /// Deadline for each step; its retries happen inside it.
+    #[arg(long, env = "BOOTSTRAP_AGENT_STEP_TIMEOUT", default_value = "10m", value_parser = humantime::parse_duration)]
+    pub step_timeout: Duration,
+    #[arg(long, value_enum, default_value = "text")]
+    pub output: Output,
+}
+
+/// Where the cloud view comes from for a reading command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cloud {
+    /// Build the providers; failing to is an error.
+    Observe,
+    /// `plan --offline`: assume nothing exists and call nothing.
+    Offline,
+    /// `gather`: a failure to build the providers is reported and the rest goes on.
+    BestEffort,
+}
+
+/// A command's settled inputs, read without the lock.
+pub struct Reading {
+    pub spec: ClusterSpec,
+    /// The journal as last written (empty when there is none).
+    pub recorded: JournalState,
+    pub providers: Providers,
+    /// Why there is no cloud view (`Cloud::BestEffort` only).
+    pub no_cloud: Option<String>,
+}
+
+/// A command that changes something: its spec, the locked journal bound to the cluster, and
+/// the providers.
+pub struct Context {
+    pub spec: ClusterSpec,
+    pub journal: Journal,
+    pub providers: Providers,
+    pub step_timeout: Duration,
+}
+
+/// Steps 1 and 2: the spec with the bootstrap IP settled, and the journal as last written.
+fn load(args: &Common) -> Result<(ClusterSpec, JournalState)> {
+    let mut spec = assets::load(&args.assets)?;
+    // An unreadable journal is reported by the commands that need it; here it only lends the
+    // seeded bootstrap IP.
+    let recorded = journal::read_state(&args.state.state_dir)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    spec.bootstrap_ip = crate::bootstrap_ip::settle(args.bootstrap_ip, Some(&recorded));
+    Ok((spec, recorded))
+}
+
+impl Reading {
+    pub async fn new(args: &Common, cloud: Cloud) -> Result<Self> {
+        let (mut spec, _) = load(args)?;
+        let recorded = match journal::read_state(&args.state.state_dir) {
+            Ok(state) => state.unwrap_or_default(),
+            // `gather` collects what it can, the journal's own error included.
+            Err(_) if cloud == Cloud::BestEffort => JournalState::default(),
+            Err(e) => return Err(e),
+        };
+        let (providers, no_cloud) = match cloud {
+            Cloud::Observe => (providers::for_spec(&mut spec).await?, None),
+            Cloud::Offline => {
+                // Subnets found at run time cannot be planned without the cloud: say so rather
+                // than print a plan without them.
+                if let Some(lookup) = spec.pending_subnets() {
+                    return Err(lookup.offline_error(&spec.infra_id).into());
+                }
+                (Providers::none(), None)
+            }
+            Cloud::BestEffort => match providers::for_spec(&mut spec).await {
+                Ok(p) => (p, None),
+                Err(e) => (Providers::none(), Some(crate::error::render_chain(&e))),
+            },
+        };
+        Ok(Self {
+            spec,
+            recorded,
+            providers,
+            no_cloud,
+        })
+    }
+
+    /// The cloud as observed, with what only the journal knows.
+    pub async fn observe(&self) -> Result<Observed> {
+        Ok(runner::observe(&self.spec, &self.providers, &self.recorded)
+            .await?
+            .observed)
+    }
+
+    /// The Services for the reservations that exist (observed, or handed over per the journal).
+    pub async fn rendered(&self, templates: Option<&Path>) -> Result<Vec<Rendered>> {
+        Ok(rendered_for(&self.spec, &self.observe().await?, templates)?.0)
+    }
+}
+
+impl Context {
+    /// Steps 1 to 6 for a command that runs `stages` (its bootstrap-IP needs follow from them).
+    pub async fn open(args: &Common, stages: &[Stage]) -> Result<Self> {
+        Ok(Self::open_checked(args, stages, |_| Ok(()), |_| Ok(()))
+            .await?
+            .0)
+    }
+
+    /// As `open`, with the command's own checks of its input: `input` on the spec as loaded
+    /// (before the lock: a bad input leaves no trace), `settled` as step 5.
+    pub async fn open_checked<T>(
+        args: &Common,
+        stages: &[Stage],
+        input: impl FnOnce(&ClusterSpec) -> Result<T>,
+        settled: impl FnOnce(&ClusterSpec) -> Result<()>,
+    ) -> Result<(Self, T)> {
+        let (ctx, (checked, ())) =
+            Self::open_prepared(args, stages, input, settled, async |_, _, _| Ok(())).await?;
+        Ok((ctx, checked))
+    }
+
+    /// As `open_checked`, with `prepare` between steps 5 and 6 (`run`: the preflight checklist
+    /// and what needs the network to check), so that its failure leaves nothing written.
+    pub async fn open_prepared<T, U>(
+        args: &Common,
+        stages: &[Stage],
+        input: impl FnOnce(&ClusterSpec) -> Result<T>,
+        settled: impl FnOnce(&ClusterSpec) -> Result<()>,
+        prepare: impl AsyncFnOnce(&ClusterSpec, &Providers, &JournalState) -> Result<U>,
+    ) -> Result<(Self, (T, U))> {
+        let (mut spec, recorded) = load(args)?;
+        crate::bootstrap_ip::check(&spec, stages, &recorded)?;
+        let checked = input(&spec)?;
+        let mut journal = Journal::open(&args.state.state_dir)?;
+        let providers = providers::for_spec(&mut spec).await?;
+        settled(&spec)?;
+        let prepared = prepare(&spec, &providers, &journal.state).await?;
+        journal.bind_cluster(&spec.infra_id)?;
+        // Again under the lock: another agent may have seeded since the first read.
+        crate::bootstrap_ip::check(&spec, stages, &journal.state)?;
+        let ctx = Self {
+            spec,
+            journal,
+            providers,
+            step_timeout: args.step_timeout,
+        };
+        Ok((ctx, (checked, prepared)))
+    }
+
+    /// The runner for this context's cloud steps.
+    pub fn runner(&mut self) -> Runner<'_> {
+        Runner {
+            spec: &self.spec,
+            journal: &mut self.journal,
+            providers: &self.providers,
+            stage_timeout: self.step_timeout,
+        }
+    }
+
+    /// The cloud as observed, with what only the journal knows.
+    pub async fn observe(&self) -> Result<Observed> {
+        Ok(
+            runner::observe(&self.spec, &self.providers, &self.journal.state)
+                .await?
+                .observed,
+        )
+    }
+}
+
+/// The rendered Services and the reservations they were rendered from; every wanted
+/// reservation must exist.
+pub fn rendered_for(
+    spec: &ClusterSpec,
+    observed: &Observed,
+    templates: Option<&Path>,
+) -> Result<(Vec<Rendered>, Vec<Reservation>)> {
+    let kept = observed.kept();
+    let missing: Vec<String> = crate::plan::wanted_reservations(spec)
+        .into_iter()
+        .filter(|w| !kept.contains_key(&w.key))
+        .map(|w| w.key.to_string())
+        .collect();
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "reservations missing: {}; run `bootstrap-agent reserve` first",
+            missing.join(", ")
+        );
+    }
+    let reservations: Vec<_> = kept.into_values().collect();
+    let rendered = render::services(spec, &reservations, templates)?;
+    Ok((rendered, reservations))
+}

@@ -1,0 +1,199 @@
+//! ARM's front door in the fake: the request (`Call`), the answer (`Reply`, errors in the ARM
+//! envelope `{"error":{"code","message"}}`: 401, 404, 409, 412, 400), and the routing of a path
+//! to the resource type that answers it.
+
+use super::world::{SUBSCRIPTION, World};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// An HTTP answer: status, extra headers, JSON body (None = empty).
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Value>,
+}
+
+impl Reply {
+    pub fn json(status: u16, body: Value) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: Some(body),
+        }
+    }
+
+    pub fn empty(status: u16) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: None,
+        }
+    }
+
+    pub fn error(status: u16, code: &str, message: impl Into<String>) -> Self {
+        Self::json(
+            status,
+            json!({"error": {"code": code, "message": message.into()}}),
+        )
+    }
+
+    pub(super) fn header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.push((name.to_string(), value.into()));
+        self
+    }
+}
+
+/// One ARM request, already authenticated.
+pub struct Call<'a> {
+    pub method: &'a str,
+    /// Path segments as sent.
+    pub segments: Vec<&'a str>,
+    pub query: BTreeMap<String, String>,
+    pub headers: &'a hyper::HeaderMap,
+    pub body: &'a [u8],
+    /// `http://host:port` as the client addressed us (through a proxy: the proxy).
+    pub origin: String,
+}
+
+impl Call<'_> {
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    pub(super) fn json(&self) -> Result<Value, Reply> {
+        serde_json::from_slice(self.body).map_err(|e| {
+            Reply::error(
+                400,
+                "InvalidRequestContent",
+                format!("The request content was invalid and could not be deserialized: {e}"),
+            )
+        })
+    }
+}
+
+impl World {
+    pub fn handle(&mut self, call: &Call) -> Reply {
+        self.tick();
+        if !call.query.contains_key("api-version") {
+            return Reply::error(
+                400,
+                "MissingApiVersionParameter",
+                "The api-version query parameter (?api-version=) is required for all requests.",
+            );
+        }
+        let lower: Vec<String> = call
+            .segments
+            .iter()
+            .map(|s| s.to_ascii_lowercase())
+            .collect();
+        let l: Vec<&str> = lower.iter().map(String::as_str).collect();
+        let s = &call.segments;
+        if l.len() < 2 || l[0] != "subscriptions" {
+            return Reply::error(404, "NotFound", "no such route");
+        }
+        if l[1] != SUBSCRIPTION {
+            return Reply::error(
+                404,
+                "SubscriptionNotFound",
+                format!("The subscription '{}' could not be found.", s[1]),
+            );
+        }
+        match (call.method, &l[2..]) {
+            (
+                "GET",
+                [
+                    "providers",
+                    "microsoft.network",
+                    "locations",
+                    _,
+                    "operations",
+                    id,
+                ],
+            ) => self.operation_status(id),
+            (
+                "GET",
+                [
+                    "providers",
+                    "microsoft.network",
+                    "locations",
+                    loc,
+                    "operationresults",
+                    id,
+                ],
+            ) => self.operation_result(call, loc, id),
+            (_, ["resourcegroups", rg, rest @ ..]) => {
+                if !self.resource_groups.contains_key(*rg) {
+                    return Reply::error(
+                        404,
+                        "ResourceGroupNotFound",
+                        format!("Resource group '{}' could not be found.", s[3]),
+                    );
+                }
+                let rg_name = s[3];
+                let orig = &s[4..];
+                match (call.method, rest) {
+                    ("GET", ["providers", "microsoft.network", "publicipaddresses"]) => {
+                        self.list_public_ips(call, rg_name)
+                    }
+                    (_, ["providers", "microsoft.network", "publicipaddresses", _]) => {
+                        self.public_ip(call, rg_name, orig[3])
+                    }
+                    (
+                        "GET",
+                        [
+                            "providers",
+                            "microsoft.network",
+                            "virtualnetworks",
+                            vnet,
+                            "subnets",
+                            subnet,
+                        ],
+                    ) => self.subnet(rg, vnet, subnet, rg_name),
+                    (
+                        "GET",
+                        [
+                            "providers",
+                            "microsoft.network",
+                            "virtualnetworks",
+                            vnet,
+                            "checkipaddressavailability",
+                        ],
+                    ) => self.check_ip(call, rg, vnet),
+                    (_, ["providers", "microsoft.network", "dnszones", zone]) => {
+                        self.zone(call, false, rg, zone, rg_name)
+                    }
+                    (_, ["providers", "microsoft.network", "privatednszones", zone]) => {
+                        self.zone(call, true, rg, zone, rg_name)
+                    }
+                    (
+                        _,
+                        [
+                            "providers",
+                            "microsoft.network",
+                            "dnszones",
+                            zone,
+                            rtype,
+                            name,
+                        ],
+                    ) => self.record_set(call, false, rg, zone, rtype, name, rg_name, orig),
+                    (
+                        _,
+                        [
+                            "providers",
+                            "microsoft.network",
+                            "privatednszones",
+                            zone,
+                            rtype,
+                            name,
+                        ],
+                    ) => self.record_set(call, true, rg, zone, rtype, name, rg_name, orig),
+                    (_, ["providers", "microsoft.resources", "tags", "default"]) => {
+                        self.tags(call, rg, rg_name)
+                    }
+                    _ => Reply::error(404, "NotFound", "no such route in the fake"),
+                }
+            }
+            _ => Reply::error(404, "NotFound", "no such route in the fake"),
+        }
+    }
+}
