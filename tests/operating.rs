@@ -188,6 +188,7 @@ async fn a_bootstrap_ip_outside_the_machine_network_or_unknown_skip_name_is_refu
         "{ip}"
     );
 
+    w.h.extra.clear();
     let out =
         w.h.command(&["preflight", "--skip-preflight", "no-such-check"])
             .output()
