@@ -98,6 +98,10 @@ pub enum Command {
         state: StateDir,
         #[arg(long, value_enum, default_value = "text")]
         output: Output,
+        /// Print it again whenever it changes (redrawn in place on a terminal) until `run` is
+        /// done; reads the journal without the lock, so it works beside a running daemon.
+        #[arg(long)]
+        watch: bool,
     },
     /// Make a running `run` stop before its next step (it keeps its lock) until `resume`.
     Pause {
@@ -146,7 +150,23 @@ pub async fn run(cli: Cli) -> Result<()> {
             stages(&common, &[Stage::RemoveBootstrap]).await
         }
         Command::Teardown { common, all: true } => stages(&common, &[Stage::TeardownAll]).await,
-        Command::Status { state, output } => status::show(&state.state_dir, output),
+        Command::Status {
+            state,
+            output,
+            watch: false,
+        } => status::show(&state.state_dir, output),
+        Command::Status {
+            state,
+            output,
+            watch: true,
+        } => {
+            status::watch(
+                &state.state_dir,
+                output,
+                std::time::Duration::from_millis(500),
+            )
+            .await
+        }
         Command::Pause { state } => crate::pause::pause(&state.state_dir),
         Command::Resume { state } => crate::pause::resume(&state.state_dir),
         Command::Gather(args) => crate::gather::command(&args).await,

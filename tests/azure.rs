@@ -579,6 +579,9 @@ async fn run_resumes_after_sigkill_during_reserve() {
         // Not the default one-TTL drain: this test is about resuming, not the drain.
         "--drain-wait".into(),
         "0s".into(),
+        // The local API server stands in for every load balancer on the wire.
+        "--wire-dial-override".into(),
+        wire_overrides(kube.kubeconfig_path()),
     ];
     h.kill_at(&["run"], Hold::After(1)).await;
     h.run(&["run"]).await;

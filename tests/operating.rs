@@ -350,3 +350,33 @@ async fn the_wire_proof_can_be_turned_off_and_says_so() {
         "{status}"
     );
 }
+
+// ---------------------------------------------------------------- status --watch
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_watch_redraws_while_run_runs_and_ends_when_it_is_done() {
+    let w = World::new().await;
+    let watch =
+        w.h.command(&["status", "--watch"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+    // Before the daemon: no journal yet, and the watch goes on waiting.
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    w.h.run(&["run"]).await;
+    let out = tokio::time::timeout(std::time::Duration::from_secs(30), watch.wait_with_output())
+        .await
+        .expect("the watch ends once run is done")
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.starts_with("no journal in"), "{text}");
+    let pictures = text.matches("cluster mycluster-7xk2p").count();
+    assert!(pictures >= 2, "one picture per change, {pictures}: {text}");
+    assert!(text.trim_end().contains("run: at Done"), "{text}");
+    assert!(
+        text.rfind("run: at Done") > text.find("cluster mycluster-7xk2p"),
+        "{text}"
+    );
+}
