@@ -297,12 +297,13 @@ impl Agent {
             // The drain is the default of a real run; tests that need it set it themselves.
             "--drain-wait".into(),
             "0s".into(),
-            "--gate-timeout".into(),
-            gate_timeout.into(),
             // The proof on the wire dials each load-balancer IP; the local API server stands
             // in for every load balancer (the clouds' addresses are never dialled).
             "--wire-dial-override".into(),
             wire_overrides(kubeconfig),
+            // Last: tests replace it by position.
+            "--gate-timeout".into(),
+            gate_timeout.into(),
         ];
     }
 
