@@ -133,6 +133,8 @@ pub enum DnsCommand {
 }
 
 pub async fn run(cli: Cli) -> Result<()> {
+    // Every input, all problems at once, before any lock, journal write or network call.
+    crate::validate::check(&inputs_of(&cli.command)).await?;
     match cli.command {
         Command::Plan {
             common,
@@ -176,6 +178,118 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Render { common, templates } => render(&common, templates.as_deref()).await,
         Command::Apply { common, kube } => apply(&common, &kube).await,
         Command::Wait { common, kube, gate } => wait(&common, &kube, &gate).await,
+    }
+}
+
+/// What each command reads, for the one validation pass.
+fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
+    use crate::validate::Inputs;
+    fn assets(common: &Common) -> Inputs<'_> {
+        Inputs {
+            assets: Some(common.assets.as_path()),
+            state_dir: Some(common.state.state_dir.as_path()),
+            ..Inputs::default()
+        }
+    }
+    match command {
+        Command::Plan { common, .. }
+        | Command::Reserve { common }
+        | Command::Teardown { common, .. }
+        | Command::Dns {
+            command: DnsCommand::Seed { common } | DnsCommand::Teardown { common },
+        } => assets(common),
+        Command::Gather(args) => Inputs {
+            templates: args.templates.as_deref(),
+            // A support bundle is wanted most when the journal is broken: it collects it as is.
+            state_dir: None,
+            ..assets(&args.common)
+        },
+        Command::Render { common, templates } => Inputs {
+            renders: true,
+            templates: templates.as_deref(),
+            ..assets(common)
+        },
+        Command::Apply { common, kube } => Inputs {
+            kubeconfig: Some(kube.kubeconfig.as_path()),
+            renders: true,
+            templates: kube.templates.as_deref(),
+            ..assets(common)
+        },
+        Command::Wait { common, kube, gate } => Inputs {
+            kubeconfig: Some(kube.kubeconfig.as_path()),
+            renders: true,
+            templates: kube.templates.as_deref(),
+            done_file: gate.done_file.as_deref(),
+            ..assets(common)
+        },
+        Command::Run(args) => Inputs {
+            kubeconfig: Some(args.kube.kubeconfig.as_path()),
+            renders: true,
+            templates: args.kube.templates.as_deref(),
+            registry: Some(&args.registry),
+            cvo_overrides: true,
+            done_file: args.gate.done_file.as_deref(),
+            ..assets(&args.common)
+        },
+        Command::Preflight(args) => Inputs {
+            kubeconfig: args.kubeconfig.as_deref(),
+            templates: args.templates.as_deref(),
+            ..assets(&args.common)
+        },
+        Command::Capabilities { command } => capabilities_inputs(command),
+        Command::Status { .. } | Command::Pause { .. } | Command::Resume { .. } => {
+            Inputs::default()
+        }
+    }
+}
+
+fn capabilities_inputs(command: &CapabilitiesCommand) -> crate::validate::Inputs<'_> {
+    use crate::validate::Inputs;
+    fn selection(s: &SelectionArgs) -> Inputs<'_> {
+        Inputs {
+            assets: s.assets.as_deref(),
+            registry: Some(&s.registry),
+            ..Inputs::default()
+        }
+    }
+    match command {
+        CapabilitiesCommand::Validate {
+            assets, registry, ..
+        } => Inputs {
+            assets: Some(assets.as_path()),
+            registry: Some(registry),
+            ..Inputs::default()
+        },
+        CapabilitiesCommand::Apply {
+            assets,
+            kubeconfig,
+            registry,
+            ..
+        } => Inputs {
+            assets: Some(assets.as_path()),
+            kubeconfig: Some(kubeconfig.as_path()),
+            registry: Some(registry),
+            ..Inputs::default()
+        },
+        CapabilitiesCommand::Filter {
+            selection: s,
+            manifests,
+            ..
+        } => Inputs {
+            manifest_dirs: vec![manifests.as_path()],
+            ..selection(s)
+        },
+        CapabilitiesCommand::Upgrade {
+            selection: s,
+            from,
+            to,
+            kubeconfig,
+            ..
+        } => Inputs {
+            manifest_dirs: vec![from.as_path(), to.as_path()],
+            kubeconfig: kubeconfig.as_deref(),
+            ..selection(s)
+        },
     }
 }
 

@@ -49,13 +49,29 @@ pub struct Common {
     #[command(flatten)]
     pub state: StateDir,
     /// The bootstrap host's private IP (default: recorded in the journal, else detected).
-    #[arg(long, env = "BOOTSTRAP_AGENT_BOOTSTRAP_IP")]
+    #[arg(long, env = "BOOTSTRAP_AGENT_BOOTSTRAP_IP", value_parser = crate::validate::options::bootstrap_ip)]
     pub bootstrap_ip: Option<IpAddr>,
     /// Deadline for each step; its retries happen inside it.
-    #[arg(long, env = "BOOTSTRAP_AGENT_STEP_TIMEOUT", default_value = "10m", value_parser = humantime::parse_duration)]
+    #[arg(long, env = "BOOTSTRAP_AGENT_STEP_TIMEOUT", default_value = "10m", allow_hyphen_values = true, value_parser = crate::validate::options::step_timeout)]
     pub step_timeout: Duration,
+    /// TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host
+    /// must outlive it after it leaves DNS: `run` waits that long before `complete`.
+    #[arg(long, env = "BOOTSTRAP_AGENT_DNS_TTL", default_value = "30s", value_parser = parse_ttl)]
+    pub dns_ttl: u32,
     #[arg(long, value_enum, default_value = "text")]
     pub output: Output,
+}
+
+/// `--dns-ttl`: a duration of whole seconds, from 1 s to 1 h.
+fn parse_ttl(text: &str) -> Result<u32, String> {
+    let d = humantime::parse_duration(text)
+        .map_err(|e| format!("expected a duration like 30s: {e}"))?;
+    if d.subsec_nanos() != 0 || d < Duration::from_secs(1) || d > Duration::from_secs(3600) {
+        return Err(format!(
+            "expected whole seconds from 1s to 1h (DNS TTLs are whole seconds), found {text:?}"
+        ));
+    }
+    u32::try_from(d.as_secs()).map_err(|e| e.to_string())
 }
 
 /// Where the cloud view comes from for a reading command.
@@ -98,6 +114,7 @@ fn load(args: &Common) -> Result<(ClusterSpec, JournalState)> {
         .flatten()
         .unwrap_or_default();
     spec.bootstrap_ip = crate::bootstrap_ip::settle(args.bootstrap_ip, Some(&recorded));
+    spec.record_ttl = args.dns_ttl;
     Ok((spec, recorded))
 }
 
@@ -237,4 +254,20 @@ pub fn rendered_for(
     let reservations: Vec<_> = kept.into_values().collect();
     let rendered = render::services(spec, &reservations, templates)?;
     Ok((rendered, reservations))
+}
+
+#[cfg(test)]
+mod ttl_tests {
+    use super::parse_ttl;
+
+    #[test]
+    fn a_dns_ttl_is_whole_seconds_from_one_second_to_an_hour() {
+        assert_eq!(parse_ttl("30s"), Ok(30));
+        assert_eq!(parse_ttl("1s"), Ok(1));
+        assert_eq!(parse_ttl("1h"), Ok(3600));
+        assert_eq!(parse_ttl("2m"), Ok(120));
+        for bad in ["0s", "500ms", "1.5s", "61m", "soon", "-5s"] {
+            assert!(parse_ttl(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -43,7 +43,7 @@ pub struct KubeArgs {
 #[derive(Debug, Args)]
 pub struct GateArgs {
     /// Overall deadline of the readiness gate.
-    #[arg(long, env = "BOOTSTRAP_AGENT_GATE_TIMEOUT", default_value = "30m", value_parser = humantime::parse_duration)]
+    #[arg(long, env = "BOOTSTRAP_AGENT_GATE_TIMEOUT", default_value = "30m", allow_hyphen_values = true, value_parser = crate::validate::options::gate_timeout)]
     pub gate_timeout: Duration,
     /// Written (atomically, JSON) with `"phase": "gate-passed"` when the gate passes, and by
     /// `run` with `"phase": "complete"` once the bootstrap IP left DNS and the drain is over.
@@ -92,7 +92,7 @@ pub async fn command(args: &RunArgs) -> Result<()> {
         common,
         &[Stage::SeedDns, Stage::RemoveBootstrap],
         |spec| check_input(args, spec),
-        |spec| validate_templates(spec, kube.templates.as_deref()),
+        |spec| crate::validate::templates_render(spec, kube.templates.as_deref()),
         async |spec, providers, recorded| {
             let wire = args.wire.proof(&kube.kubeconfig).await?;
             let inputs = crate::preflight::Inputs {
@@ -217,37 +217,6 @@ fn check_input(
         );
     }
     Ok((capabilities, cvo_overrides))
-}
-
-/// Renders the templates with stand-in addresses and checks their annotations, so a broken
-/// `--templates` dir stops `run` with exit 2 before anything is reserved or released.
-pub fn validate_templates(spec: &ClusterSpec, templates: Option<&Path>) -> Result<()> {
-    let source = templates.map_or_else(|| PathBuf::from("(embedded templates)"), Path::to_path_buf);
-    let invalid =
-        |e: anyhow::Error| crate::error::InputError::new(&source, "services", format!("{e:#}"));
-    let stand_ins: Vec<bootstrap_cloud::Reservation> = crate::plan::wanted_reservations(spec)
-        .into_iter()
-        .enumerate()
-        .map(|(i, w)| bootstrap_cloud::Reservation {
-            id: format!("stand-in-{i}"),
-            ip: match w.key.family {
-                bootstrap_cloud::IpFamily::Ipv4 => {
-                    std::net::IpAddr::from([192, 0, 2, (i % 250) as u8 + 1])
-                }
-                bootstrap_cloud::IpFamily::Ipv6 => {
-                    std::net::IpAddr::from([0x2001, 0xdb8, 0, 0, 0, 0, 0, i as u16 + 1])
-                }
-            },
-            name: w.name,
-            key: w.key,
-        })
-        .collect();
-    let rendered = render::services(spec, &stand_ins, templates).map_err(invalid)?;
-    for r in &rendered {
-        apply::wants_delete(r.service.metadata.annotations.as_ref(), &r.template)
-            .map_err(invalid)?;
-    }
-    Ok(())
 }
 
 /// Tells systemd (when started by it) what is happening; a no-op otherwise.
@@ -609,7 +578,11 @@ impl DrainWait {
             "ttl" => Ok(DrainWait::RecordTtl),
             other => humantime::parse_duration(other)
                 .map(DrainWait::Fixed)
-                .map_err(|e| format!("expected `ttl` or a duration like 60s: {e}")),
+                .map_err(|e| {
+                    format!(
+                        "expected `ttl` or a duration like 60s: {e} (flag --drain-wait, environment variable BOOTSTRAP_AGENT_DRAIN_WAIT)"
+                    )
+                }),
         }
     }
 
@@ -702,6 +675,7 @@ mod tests {
                 domain: "d".into(),
                 private,
                 id: None,
+                tags: Default::default(),
             },
             key: RecordKey {
                 name: "api.d".into(),

@@ -14,7 +14,10 @@ pub const CORRUPT_JOURNAL: i32 = 5;
 /// everything else is an operational failure (1), which a re-run may fix.
 pub fn code(err: &anyhow::Error) -> i32 {
     for cause in err.chain() {
-        if cause.is::<InputError>() || cause.is::<crate::preflight::PreflightFailed>() {
+        if cause.is::<InputError>()
+            || cause.is::<crate::validate::InputErrors>()
+            || cause.is::<crate::preflight::PreflightFailed>()
+        {
             return INVALID_INPUT;
         }
         if cause.is::<LockedError>() {

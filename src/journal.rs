@@ -41,6 +41,11 @@ pub struct StepRecord {
     /// Mutating calls this step made in its last attempt.
     #[serde(default)]
     pub mutations: u32,
+    /// Transient failures the step retried in its last attempt, by cause (`throttled`,
+    /// `server-or-network`, `conflict`). Retries inside one cloud call (the SDKs' own) are
+    /// not counted here.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub retries: BTreeMap<String, u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -263,8 +268,17 @@ impl Journal {
                 finished_at: None,
                 last_error: None,
                 mutations: 0,
+                retries: BTreeMap::new(),
             },
         );
+        self.save()
+    }
+
+    /// Counts one retry of `step` after a transient failure of kind `cause`.
+    pub fn record_retry(&mut self, step: &str, cause: &str) -> Result<()> {
+        if let Some(s) = self.state.steps.get_mut(step) {
+            *s.retries.entry(cause.to_string()).or_default() += 1;
+        }
         self.save()
     }
 
@@ -451,6 +465,7 @@ mod tests {
                 domain: "d".into(),
                 private: true,
                 id: None,
+                tags: Default::default(),
             },
             record: bootstrap_cloud::RecordKey {
                 name: "api.d".into(),

@@ -10,6 +10,7 @@
 //!      -> cli (arguments + thin handlers per command)
 //!           -> daemon (`run`: walks the machine, one arm per Step)
 //!           -> preflight (the checklist before `run` changes anything; reads and dry runs)
+//!                -> validate (every input of a command, all problems at once, before anything)
 //!                -> runner (one cloud stage: observe -> plan -> journal -> apply)
 //!                -> capabilities (ClusterVersion spec, manifest inclusion, deletes; + their CLI)
 //!                -> status (what the journal says)
@@ -47,3 +48,4 @@ pub mod providers;
 pub mod render;
 pub mod runner;
 pub mod status;
+pub mod validate;

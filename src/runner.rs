@@ -159,6 +159,7 @@ impl Runner<'_> {
                     // A service that said how long to wait (Retry-After) is waited for at least
                     // that long.
                     let delay = retry_after(&e).map_or(delay, |wait| delay.max(wait));
+                    self.journal.record_retry(stage.name(), retry_cause(&e))?;
                     tracing::warn!(stage = stage.name(), error = %crate::error::render_chain(&e), ?delay, "transient failure, retrying");
                     tokio::time::sleep(delay).await;
                 }
@@ -370,6 +371,32 @@ fn retry_after(err: &anyhow::Error) -> Option<Duration> {
         .find_map(|c| c.retry_after)
 }
 
+/// Why a transient failure happened, for the retry counts `status` shows: the service asked
+/// us to slow down (a Retry-After, or its throttling code), a DNS compare-and-swap was lost,
+/// or anything else transient (a 5xx, a dropped connection, a timeout).
+fn retry_cause(err: &anyhow::Error) -> &'static str {
+    let Some(cloud) = err.chain().find_map(|c| c.downcast_ref::<CloudError>()) else {
+        return "server-or-network";
+    };
+    let message = cloud.message.to_ascii_lowercase();
+    let throttled = [
+        "throttl",
+        "requestlimitexceeded",
+        "ratelimitexceeded",
+        "rate exceeded",
+        "toomanyrequests",
+        "resource_exhausted",
+        "429",
+    ];
+    if cloud.kind == bootstrap_cloud::ErrorKind::Conflict {
+        "conflict"
+    } else if cloud.retry_after.is_some() || throttled.iter().any(|t| message.contains(t)) {
+        "throttled"
+    } else {
+        "server-or-network"
+    }
+}
+
 fn is_transient(err: &anyhow::Error) -> bool {
     err.chain().any(|c| {
         c.downcast_ref::<CloudError>()
@@ -536,5 +563,45 @@ mod tests {
         );
         assert_eq!(report.mutations, 7, "6 reservations and 1 release");
         assert!(*flaky.observe_calls.lock().unwrap() >= 4);
+        let step = &journal.state.steps["reserve"];
+        assert_eq!(
+            step.retries,
+            BTreeMap::from([("server-or-network".to_string(), 1)]),
+            "the retry is counted by cause in the journal, for `status`"
+        );
+    }
+
+    #[test]
+    fn retry_causes_are_told_apart() {
+        let cause = |kind, message: &str, after: Option<Duration>| {
+            retry_cause(&anyhow::Error::new(
+                CloudError::new(kind, "Op", message).with_retry_after(after),
+            ))
+        };
+        assert_eq!(
+            cause(
+                ErrorKind::Transient,
+                "RequestLimitExceeded: slow down",
+                None
+            ),
+            "throttled"
+        );
+        assert_eq!(cause(ErrorKind::Transient, "HTTP 429", None), "throttled");
+        assert_eq!(
+            cause(ErrorKind::Transient, "busy", Some(Duration::from_secs(1))),
+            "throttled"
+        );
+        assert_eq!(
+            cause(ErrorKind::Transient, "InternalError: 500", None),
+            "server-or-network"
+        );
+        assert_eq!(
+            cause(ErrorKind::Conflict, "PriorRequestNotComplete", None),
+            "conflict"
+        );
+        assert_eq!(
+            retry_cause(&anyhow::anyhow!("timed out")),
+            "server-or-network"
+        );
     }
 }

@@ -10,6 +10,15 @@ use std::path::Path;
 pub const STATUS_SCHEMA: u32 = 1;
 
 /// `started -> finished (duration)` of a step, or `started -> running`.
+/// `  retries: throttled 2, conflict 1` (nothing when the step retried nothing).
+fn retries(by_cause: &std::collections::BTreeMap<String, u32>) -> String {
+    if by_cause.is_empty() {
+        return String::new();
+    }
+    let counts: Vec<String> = by_cause.iter().map(|(c, n)| format!("{c} {n}")).collect();
+    format!("  retries: {}", counts.join(", "))
+}
+
 fn timeline(started: &str, finished: Option<&str>) -> String {
     let Some(end) = finished else {
         return format!("{started} -> running");
@@ -117,11 +126,12 @@ fn render(state_dir: &Path, output: Output) -> Result<(String, bool)> {
     for (name, step) in steps {
         let _ = writeln!(
             out,
-            "  {name:<14} {:<8} attempt {}  {}  {} mutation(s){}",
+            "  {name:<14} {:<8} attempt {}  {}  {} mutation(s){}{}",
             format!("{:?}", step.state).to_lowercase(),
             step.attempt,
             timeline(&step.started_at, step.finished_at.as_deref()),
             step.mutations,
+            retries(&step.retries),
             step.last_error
                 .as_ref()
                 .map(|e| format!("\n      error: {e}"))
@@ -250,5 +260,15 @@ mod tests {
             "2026-11-23T13:00:00Z -> running"
         );
         assert!(timeline("garbage", Some("2026-11-23T13:00:00Z")).ends_with("(?)"));
+    }
+
+    #[test]
+    fn retries_are_shown_by_cause_and_not_at_all_without() {
+        assert_eq!(retries(&Default::default()), "");
+        let counts = std::collections::BTreeMap::from([
+            ("throttled".to_string(), 2),
+            ("conflict".to_string(), 1),
+        ]);
+        assert_eq!(retries(&counts), "  retries: conflict 1, throttled 2");
     }
 }

@@ -495,6 +495,198 @@ async fn user_provisioned_dns_makes_no_route53_call_and_prints_the_records_to_cr
     );
 }
 
+// ---- where the private records go: tags, and another account's zone -------------------------
+
+const INSTALLER_ZONE_TAGS: [&str; 2] = [
+    "Name=mycluster-7xk2p-int",
+    "kubernetes.io/cluster/mycluster-7xk2p=owned",
+];
+
+/// The DNS manifest as the installer writes it for the private zone it makes (tags, no id).
+const TAGGED_DNS_MANIFEST: &str = "apiVersion: config.openshift.io/v1
+kind: DNS
+metadata:
+  creationTimestamp: null
+  name: cluster
+spec:
+  baseDomain: mycluster.example.com
+  platform:
+    type: \"\"
+  privateZone:
+    tags:
+      Name: mycluster-7xk2p-int
+      kubernetes.io/cluster/mycluster-7xk2p: owned
+status: {}
+";
+
+fn zone_records<'a>(world: &'a World, id: &str) -> &'a Value {
+    &world.0["zones_by_id"][id.rsplit('/').next().unwrap()]
+}
+
+/// Two private zones named mycluster.example.com (one per VPC, as Route53 allows): the DNS
+/// manifest's tags pick the installer's, and the records go there; without the manifest the
+/// name alone matches both and nothing is written.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_installer_private_zone_is_found_by_its_tags_not_its_name() {
+    let (h, setup) = Harness::with_layout("aws", &VpcLayout::Byo).await;
+    let tagged = h
+        .peers
+        .create_private_zone_tagged("mycluster.example.com", true, &INSTALLER_ZONE_TAGS)
+        .await
+        .unwrap();
+    let out = h.command(&["plan"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("2 hosted zones match"), "{stderr}");
+
+    std::fs::write(
+        h.assets.join("manifests/cluster-dns-02-config.yml"),
+        TAGGED_DNS_MANIFEST,
+    )
+    .unwrap();
+    h.bootstrap().await;
+    let world = h.world().await;
+    let mut want = world.ips("enis");
+    want.push(BOOTSTRAP_IP.to_string());
+    want.sort();
+    for name in [API, API_INT] {
+        assert_eq!(
+            agent::strings(&zone_records(&world, &tagged)[name]),
+            want,
+            "{name} in the tagged zone"
+        );
+        let untagged = setup["zones"]["private"].as_str().unwrap();
+        assert!(
+            zone_records(&world, untagged).get(name).is_none(),
+            "nothing in the other VPC's zone of the same name: {:#}",
+            world.0["zones_by_id"]
+        );
+    }
+    h.assert_bootstrap_converged().await;
+}
+
+/// hostedZone + hostedZoneRole, credentialsMode Manual (no creds secret: the keys come from the
+/// environment). The private zone lives in account 111122223333, which the cluster's keys
+/// cannot see; every private record is written through sts:AssumeRole of the role.
+#[tokio::test(flavor = "multi_thread")]
+async fn cross_account_private_records_are_written_through_the_assumed_role() {
+    let (mut h, setup) = Harness::with_layout("aws-cross-account-zone", &VpcLayout::Byo).await;
+    assert!(
+        !h.assets
+            .join("openshift/99_cloud-creds-secret.yaml")
+            .exists()
+    );
+    h.env.extend([
+        ("AWS_ACCESS_KEY_ID".into(), "AKIACLUSTERACCOUNT01".into()),
+        (
+            "AWS_SECRET_ACCESS_KEY".into(),
+            "cluster-account-secret".into(),
+        ),
+    ]);
+    let zone = setup["zones"]["cross_account"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
+    assert!(
+        plan.contains("sts:AssumeRole of arn:aws:iam::111122223333:role/ocp-shared-vpc-dns"),
+        "{plan}"
+    );
+    h.bootstrap().await;
+    let world = h.world().await;
+    assert!(world.ours("eips").is_empty(), "publish Internal");
+    let mut want = world.ips("enis");
+    assert_eq!(want.len(), 3);
+    want.push(BOOTSTRAP_IP.to_string());
+    want.sort();
+    for name in [API, API_INT] {
+        assert_eq!(
+            agent::strings(&zone_records(&world, &zone)[name]),
+            want,
+            "{name} in the other account's zone"
+        );
+        assert!(world.record("private", name).is_empty(), "{name}");
+    }
+    h.assert_bootstrap_converged().await;
+}
+
+/// The refusal: the same zone written with the cluster account's own credentials (what the
+/// agent did before it read hostedZoneRole) is no zone at all to Route53, and nothing lands.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_other_accounts_zone_is_refused_without_the_assumed_role() {
+    let (mut h, setup) = Harness::with_layout("aws-cross-account-zone", &VpcLayout::Byo).await;
+    h.env.extend([
+        ("AWS_ACCESS_KEY_ID".into(), "AKIACLUSTERACCOUNT01".into()),
+        (
+            "AWS_SECRET_ACCESS_KEY".into(),
+            "cluster-account-secret".into(),
+        ),
+    ]);
+    for (file, line) in [
+        (
+            "manifests/cluster-config.yaml",
+            "        hostedZoneRole: arn:aws:iam::111122223333:role/ocp-shared-vpc-dns\n",
+        ),
+        (
+            "manifests/cluster-dns-02-config.yml",
+            "      privateZoneIAMRole: arn:aws:iam::111122223333:role/ocp-shared-vpc-dns\n",
+        ),
+    ] {
+        let path = h.assets.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(line), "{file}");
+        std::fs::write(&path, text.replace(line, "")).unwrap();
+    }
+    // Every command reads the records first: `reserve` already stops there.
+    for args in [&["reserve"][..], &["dns", "seed"]] {
+        let out = h.command(args).output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.contains("NoSuchHostedZone"), "{args:?}: {stderr}");
+    }
+    let zone = setup["zones"]["cross_account"].as_str().unwrap();
+    let world = h.world().await;
+    assert!(world.ours("enis").is_empty(), "nothing reserved");
+    assert_eq!(
+        zone_records(&world, zone).as_object().map(|o| o.len()),
+        Some(0),
+        "nothing written: {:#}",
+        world.0["zones_by_id"]
+    );
+}
+
+// ---- serviceEndpoints -------------------------------------------------------------------------
+
+/// `platform.aws.serviceEndpoints` names where EC2 and Route53 are: the agent's clients go
+/// there, even though the environment names an address where nothing listens.
+#[tokio::test(flavor = "multi_thread")]
+async fn service_endpoints_are_where_the_ec2_and_route53_clients_go() {
+    let mut h = Harness::new("aws").await;
+    let path = h.assets.join("manifests/cluster-config.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let endpoints = format!(
+        "        region: us-east-1\n        serviceEndpoints:\n        - name: ec2\n          url: {}\n        - name: route53\n          url: {}\n",
+        h.peers.ec2_proxy.url(),
+        h.peers.route53_proxy.url()
+    );
+    assert!(text.contains("        region: us-east-1\n"));
+    std::fs::write(
+        &path,
+        text.replacen("        region: us-east-1\n", &endpoints, 1),
+    )
+    .unwrap();
+    h.env.retain(|(k, _)| !k.starts_with("AWS_ENDPOINT_URL_"));
+    h.env.extend([
+        ("AWS_ENDPOINT_URL_EC2".into(), "http://127.0.0.1:9".into()),
+        (
+            "AWS_ENDPOINT_URL_ROUTE_53".into(),
+            "http://127.0.0.1:9".into(),
+        ),
+    ]);
+    h.bootstrap().await;
+    h.world().await.assert_seeded(&[]);
+}
+
 // ---- faults: throttling, 500s and lost answers injected by the proxies ---------------------
 
 /// Another writer's values in both private records, which every command must keep.
@@ -606,6 +798,13 @@ async fn throttled_past_its_deadline_a_step_stops_resumably_and_a_rerun_complete
     assert!(
         !completed,
         "every call was throttled: reserve cannot complete"
+    );
+    // `status` counts the step's retries by cause: all of them throttling.
+    let retries = &h.status().await["steps"]["reserve"]["retries"];
+    assert!(
+        retries["throttled"].as_u64().is_some_and(|n| n >= 1)
+            && retries.as_object().is_some_and(|r| r.len() == 1),
+        "{retries}"
     );
     h.peers.stop_faults();
     h.extra.clear();

@@ -353,7 +353,7 @@ fn plan_offline_with_user_provisioned_dns_prints_the_records_to_create() {
     let out = plan_offline(&fixture("aws-user-dns"), tmp.path(), &[]);
     assert_eq!(out.code, Some(0), "{out:?}");
     assert!(
-        out.stdout.contains("user-managed DNS (install-config platform.aws.userProvisionedDNS: Enabled): the agent writes no DNS record and looks up no zone; create these records in your DNS:\n  private zone mycluster.example.com: api.mycluster.example.com A ttl 60 = 10.0.0.5, <private-ipv4@subnet-0a1b2c3d4e5f60001>"),
+        out.stdout.contains("user-managed DNS (install-config platform.aws.userProvisionedDNS: Enabled): the agent writes no DNS record and looks up no zone; create these records in your DNS:\n  private zone mycluster.example.com: api.mycluster.example.com A ttl 30 = 10.0.0.5, <private-ipv4@subnet-0a1b2c3d4e5f60001>"),
         "{out:?}"
     );
     assert_eq!(out.stdout.matches("  + reserve ").count(), 6, "{out:?}");

@@ -174,6 +174,7 @@ async fn a_stale_write_is_a_conflict_and_the_shared_edit_keeps_the_rivals_value(
             domain: "mycluster.example.com".into(),
             private: true,
             id: None,
+            tags: Default::default(),
         })
         .await
         .unwrap();
@@ -637,6 +638,78 @@ async fn the_shared_vpc_subnetwork_named_under_the_service_project_is_refused() 
         .unwrap();
     let reserved = addresses.reserve(&request).await.unwrap();
     assert_eq!(h.peers.fake.addresses().len(), 1, "{reserved:?}");
+}
+
+// ---- the private zone in a third project (platform.gcp.dns.privateZone) -----------------------
+
+fn private_zone_in_dns_project() -> FakeOptions {
+    FakeOptions {
+        seed: Seed::private_zone_in_dns_project(),
+        ..FakeOptions::realistic()
+    }
+}
+
+const DNS_PROJECT_ZONE: &str = "projects/example-dns-project/managedZones/mycluster-private-zone";
+
+/// The DNS manifest names the private zone `projects/example-dns-project/managedZones/...`:
+/// `api` and `api-int` go there, the public `api` into the service project's public zone,
+/// and the addresses stay in the service project.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_private_records_go_into_the_zone_of_the_dns_project() {
+    let h = Harness::with_fixture("gcp-private-zone-project", private_zone_in_dns_project()).await;
+    let plan = String::from_utf8(h.run(&["plan", "--output", "json"]).await.stdout).unwrap();
+    assert!(plan.contains(DNS_PROJECT_ZONE), "{plan}");
+    h.bootstrap().await;
+    let world = h.world();
+    let mut want = world.ips("private-ipv4");
+    assert_eq!(want.len(), 1, "{:#}", world.0);
+    want.push(BOOTSTRAP_IP.to_string());
+    want.sort();
+    for name in [API, API_INT] {
+        assert_eq!(
+            world.record("private_in_dns_project", name),
+            want,
+            "private {name}"
+        );
+    }
+    assert_eq!(world.record("public", API), world.ips("public-ipv4"));
+    h.assert_bootstrap_converged().await;
+}
+
+/// Cloud DNS finds a zone only under its own project: the same zone named under the service
+/// project (what an agent that ignored the project would ask for) is not found.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_dns_projects_zone_asked_for_under_the_service_project_is_not_found() {
+    use bootstrap_cloud::gcp::CloudDns;
+    use bootstrap_cloud::{DnsProvider, ErrorKind, RecordKey, RecordType, Zone, ZoneRef};
+    let h = Harness::with_fixture("gcp-private-zone-project", private_zone_in_dns_project()).await;
+    let dns = CloudDns::new(&settings(&h)).await.unwrap();
+    let reference = ZoneRef {
+        domain: "mycluster.example.com".into(),
+        private: true,
+        ..ZoneRef::default()
+    };
+    let key = RecordKey {
+        name: API.into(),
+        rtype: RecordType::A,
+    };
+    let bare = Zone {
+        reference: reference.clone(),
+        id: "mycluster-private-zone".into(),
+    };
+    let err = dns.read(&bare, &key).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::NotFound, "{err}");
+    let err = dns.find_zone(&reference).await.unwrap_err();
+    assert_eq!(
+        err.kind,
+        ErrorKind::NotFound,
+        "no private zone in the service project: {err}"
+    );
+    let located = Zone {
+        reference,
+        id: DNS_PROJECT_ZONE.into(),
+    };
+    assert_eq!(dns.read(&located, &key).await.unwrap(), None);
 }
 
 // ---- faults: throttling (429/503 rateLimitExceeded), 500s and lost answers -----------------

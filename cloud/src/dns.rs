@@ -156,6 +156,7 @@ mod tests {
                 domain: "d".into(),
                 private: true,
                 id: None,
+                tags: Default::default(),
             },
             id: "z".into(),
         }

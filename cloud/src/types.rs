@@ -148,15 +148,21 @@ pub struct Placement {
     pub network: String,
 }
 
-/// A DNS zone as the planner knows it: by domain and visibility.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// A DNS zone as the planner knows it: by domain and visibility, and by id or tags when the
+/// installer's DNS manifest (or the install-config) names it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ZoneRef {
     /// Domain without trailing dot.
     pub domain: String,
     pub private: bool,
-    /// Provider id when the install-config names the zone.
+    /// Provider id: used as is, no lookup. GCP: `projects/<p>/managedZones/<z>` or a bare zone
+    /// name (in the settings' project).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// AWS: among the zones of this domain and visibility, the one carrying all these tags
+    /// (the same private zone name can exist once per VPC).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tags: std::collections::BTreeMap<String, String>,
 }
 
 impl fmt::Display for ZoneRef {

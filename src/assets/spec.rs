@@ -15,6 +15,8 @@ pub struct ClusterSpec {
     pub publish: Publish,
     /// Who writes `api` / `api-int`: the agent into the cloud's zones, or the user.
     pub dns: DnsManagement,
+    /// The zones the agent writes into (when DNS is the agent's), as the installer named them.
+    pub zones: DnsZones,
     /// Machine-network families, IPv4 first when dual stack.
     pub ip_families: Vec<IpFamily>,
     /// `networking.machineNetwork` (empty when the install-config lists none).
@@ -26,6 +28,8 @@ pub struct ClusterSpec {
     pub api_server_internal_uri: String,
     /// The bootstrap host's private IP, when known (flag, journal, or detected).
     pub bootstrap_ip: Option<IpAddr>,
+    /// The TTL (seconds) of the record sets the agent creates (`--dns-ttl`).
+    pub record_ttl: u32,
     #[serde(skip)]
     pub credentials: Credentials,
 }
@@ -163,6 +167,20 @@ pub enum DnsManagement {
     UserManaged { because: String },
 }
 
+/// The private and public zone, each by domain and visibility, and by id or tags when the
+/// installer's DNS manifest or the install-config names it (`assets::dns_zones`).
+#[derive(Debug, Clone, Serialize)]
+pub struct DnsZones {
+    pub private: bootstrap_cloud::ZoneRef,
+    pub public: bootstrap_cloud::ZoneRef,
+    /// Where the private zone's id or tags came from (None: found by domain and visibility).
+    pub private_source: Option<String>,
+    pub public_source: Option<String>,
+    /// AWS: the private zone is another account's, written through `sts:AssumeRole` of this
+    /// role (`privateZoneIAMRole` / `platform.aws.hostedZoneRole`); the public zone never is.
+    pub private_zone_role: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct CapabilitiesSpec {
     #[serde(rename = "baselineCapabilitySet")]
@@ -198,6 +216,8 @@ pub struct AwsSpec {
     pub subnets: AwsSubnets,
     /// Private hosted zone id, when the install-config names one.
     pub hosted_zone: Option<String>,
+    /// `serviceEndpoints`: service name (`ec2`, `route53`, `sts`, ...) -> URL.
+    pub service_endpoints: std::collections::BTreeMap<String, String>,
 }
 
 impl AwsSpec {

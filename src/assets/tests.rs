@@ -1727,3 +1727,5 @@ fn offline_planning_of_subnets_to_discover_is_refused_with_the_reason() {
         "lists subnets without roles; each is classified at run time",
     );
 }
+
+mod zones;

@@ -3,7 +3,7 @@
 
 use super::desired::{idempotency_token, records};
 use super::*;
-use crate::assets::{self, ClusterSpec, Platform};
+use crate::assets::{self, ClusterSpec};
 use bootstrap_cloud::{IpFamily, ReservationKey, Scope};
 use std::path::Path;
 
@@ -58,12 +58,10 @@ fn short_infra_ids_keep_the_readable_token() {
 }
 
 #[test]
-fn the_private_zone_id_from_hosted_zone_is_where_the_private_records_go() {
+fn the_private_zone_id_is_where_the_private_records_go() {
     let mut spec = fixture("aws");
-    let Platform::Aws(aws) = &mut spec.platform else {
-        panic!("aws fixture")
-    };
-    aws.hosted_zone = Some("Z0123456789ABCDEFGHIJ".into());
+    // What assets::load makes of platform.aws.hostedZone (or a DNS manifest's privateZone.id).
+    spec.zones.private.id = Some("Z0123456789ABCDEFGHIJ".into());
     let wanted = records(&spec);
     let private: Vec<_> = wanted.iter().filter(|r| r.zone.private).collect();
     assert!(!private.is_empty());

@@ -5,7 +5,10 @@ use super::Value;
 use crate::assets::{ClusterSpec, Platform};
 use bootstrap_cloud::{IpFamily, RecordKey, ReservationKey, ReserveRequest, Scope, ZoneRef};
 
-pub const DEFAULT_TTL: u32 = 60;
+/// The TTL of the record sets the agent writes, unless `--dns-ttl` says otherwise: short, since
+/// the agent changes them during the install (each reserved IP joins, the bootstrap IP goes)
+/// and the bootstrap host may only go once every cached answer that holds it has expired.
+pub const DEFAULT_TTL: u32 = 30;
 
 /// A wanted reservation with its resource name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,19 +137,8 @@ pub fn records(spec: &ClusterSpec) -> Vec<WantedRecord> {
         return Vec::new();
     }
     let cluster_domain = spec.cluster_domain();
-    let private_zone = ZoneRef {
-        domain: cluster_domain.clone(),
-        private: true,
-        id: match &spec.platform {
-            Platform::Aws(aws) => aws.hosted_zone.clone(),
-            _ => None,
-        },
-    };
-    let public_zone = ZoneRef {
-        domain: spec.base_domain.clone(),
-        private: false,
-        id: None,
-    };
+    let private_zone = spec.zones.private.clone();
+    let public_zone = spec.zones.public.clone();
     let wanted = reservations(spec);
     let reserved = |scope: Scope, family: IpFamily| -> Vec<Value> {
         wanted

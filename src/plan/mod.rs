@@ -247,7 +247,7 @@ fn user_dns(spec: &ClusterSpec, observed: &Observed) -> Option<UserDns> {
                     None => v,
                 })
                 .collect(),
-            ttl: DEFAULT_TTL,
+            ttl: spec.record_ttl,
         })
         .collect();
     Some(UserDns {
@@ -261,6 +261,35 @@ fn user_dns(spec: &ClusterSpec, observed: &Observed) -> Option<UserDns> {
 /// user-managed mode: with it false, no zone is looked up and no record planned.
 fn cloud_dns(spec: &ClusterSpec) -> bool {
     spec.user_managed_dns().is_none()
+}
+
+/// Where each zone named by id or tags came from (a zone found by domain and visibility says
+/// nothing). The public zone only matters when the API is public.
+fn zone_notes(spec: &ClusterSpec) -> Vec<String> {
+    let zones = &spec.zones;
+    let mut notes = Vec::new();
+    let mut note = |zone: &ZoneRef, source: &Option<String>| {
+        let Some(source) = source else { return };
+        let which = match (&zone.id, zone.tags.is_empty()) {
+            (Some(id), _) => id.clone(),
+            (None, false) => {
+                let tags: Vec<String> = zone.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("the one tagged {}", tags.join(", "))
+            }
+            (None, true) => return,
+        };
+        notes.push(format!("dns: {zone} is {which} ({source})"));
+    };
+    note(&zones.private, &zones.private_source);
+    if spec.publish.public_api() {
+        note(&zones.public, &zones.public_source);
+    }
+    if let Some(role) = &zones.private_zone_role {
+        notes.push(format!(
+            "aws: the private zone is another account's: its records are written through sts:AssumeRole of {role}; the public zone with the cluster's own credentials"
+        ));
+    }
+    notes
 }
 
 fn notes(spec: &ClusterSpec) -> Vec<String> {
@@ -310,6 +339,9 @@ fn notes(spec: &ClusterSpec) -> Vec<String> {
                 "publish Mixed (apiserver {apiserver:?}, ingress {ingress:?}): the API is internal: no public IP and no public api record (a publicZone in the DNS manifest is there for ingress)"
             )
         });
+    }
+    if cloud_dns(spec) {
+        notes.extend(zone_notes(spec));
     }
     if let Platform::Aws(aws) = &spec.platform {
         match &aws.subnets {
@@ -403,7 +435,7 @@ fn seed_dns(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
                 zone: w.zone,
                 record: w.key,
                 values: missing,
-                ttl: DEFAULT_TTL,
+                ttl: spec.record_ttl,
             })
         })
         .collect()

@@ -251,6 +251,16 @@ fn golden_plan_gcp_shared_vpc() {
 }
 
 #[test]
+fn golden_plan_aws_cross_account_zone() {
+    check_golden("aws-cross-account-zone");
+}
+
+#[test]
+fn golden_plan_gcp_private_zone_project() {
+    check_golden("gcp-private-zone-project");
+}
+
+#[test]
 fn golden_plan_none() {
     check_golden("none");
 }
@@ -380,6 +390,28 @@ fn seed_dns_with_values_present_but_ttl_different_plans_nothing() {
     assert!(Plan::calculate(&spec, &observed, &[Stage::SeedDns], 1).is_empty());
 }
 
+#[test]
+fn new_record_sets_carry_the_ttl_setting() {
+    let mut spec = spec("aws");
+    spec.record_ttl = 7;
+    let observed = observed_with(&spec, all_reservations(&spec), &[]);
+    let fresh = Observed {
+        records: Vec::new(),
+        ..observed.clone()
+    };
+    let plan = Plan::calculate(&spec, &fresh, &[Stage::SeedDns], 1);
+    let ttls: Vec<u32> = plan
+        .changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::AddRecordValues { ttl, .. } => Some(*ttl),
+            _ => None,
+        })
+        .collect();
+    assert!(!ttls.is_empty(), "{}", plan.to_text(&fresh));
+    assert!(ttls.iter().all(|t| *t == 7), "{ttls:?}");
+}
+
 // ---- (b) another writer's value -------------------------------------------------------------
 
 #[test]
@@ -397,6 +429,7 @@ fn another_writers_value_is_never_added_or_removed() {
         domain: "mycluster.example.com".into(),
         private: true,
         id: None,
+        tags: Default::default(),
     };
     let expected: Vec<Change> = ["api", "api-int"]
         .into_iter()
@@ -829,13 +862,13 @@ fn user_managed_dns_prints_the_reserved_ips_once_they_exist() {
     let text = plan.to_text(&observed);
     assert!(
         text.contains(&format!(
-            "  private zone mycluster.example.com: api-int.mycluster.example.com A ttl 60 = {BOOTSTRAP}, {private}\n"
+            "  private zone mycluster.example.com: api-int.mycluster.example.com A ttl 30 = {BOOTSTRAP}, {private}\n"
         )),
         "{text}"
     );
     assert!(
         text.contains(&format!(
-            "  public zone example.com: api.mycluster.example.com A ttl 60 = {public}\n"
+            "  public zone example.com: api.mycluster.example.com A ttl 30 = {public}\n"
         )),
         "{text}"
     );

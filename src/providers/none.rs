@@ -69,7 +69,7 @@ mod tests {
         let zone = ZoneRef {
             domain: "c.example.com".into(),
             private: true,
-            id: None,
+            ..ZoneRef::default()
         };
         assert!(NoCloud.observe().await.unwrap().is_empty());
         let found = NoCloud.find_zone(&zone).await.unwrap();

@@ -130,6 +130,34 @@ pub async fn load_config(settings: &AwsSettings) -> aws_config::SdkConfig {
     }
 }
 
+/// `config` for the one client built from it, with `endpoint` (a `serviceEndpoints` URL) when
+/// given; None keeps the SDK's resolution (`AWS_ENDPOINT_URL_<SERVICE>`, else the region's).
+/// An endpoint given here wins over the environment: a service's client takes the service's
+/// own variable before the shared config's endpoint, so that lookup is switched off.
+pub fn with_endpoint(
+    config: &aws_config::SdkConfig,
+    endpoint: Option<&str>,
+) -> aws_config::SdkConfig {
+    match endpoint {
+        Some(url) => {
+            let mut builder = config.to_builder();
+            builder.set_service_config(None::<NoServiceConfig>);
+            builder.endpoint_url(url).build()
+        }
+        None => config.clone(),
+    }
+}
+
+/// No per-service settings from the environment or profile (see [`with_endpoint`]).
+#[derive(Debug)]
+struct NoServiceConfig;
+
+impl aws_types::service_config::LoadServiceConfig for NoServiceConfig {
+    fn load_config(&self, _: aws_types::service_config::ServiceConfigKey<'_>) -> Option<String> {
+        None
+    }
+}
+
 /// The HTTP status of a raw SDK response (every AWS SDK answers with the same response type).
 pub(crate) trait HttpStatus {
     fn http_status(&self) -> u16;

@@ -17,14 +17,24 @@ pub struct AwsPreflight {
     ec2: aws_sdk_ec2::Client,
     route53: aws_sdk_route53::Client,
     sts: aws_sdk_sts::Client,
+    /// The private zone is another account's (`hostedZoneRole`): the cluster's credentials
+    /// cannot read it.
+    private_zone_via_role: bool,
 }
 
 impl AwsPreflight {
-    pub fn new(config: &aws_config::SdkConfig) -> Self {
+    /// One configuration per service (each may have its own endpoint).
+    pub fn new(
+        ec2: &aws_config::SdkConfig,
+        route53: &aws_config::SdkConfig,
+        sts: &aws_config::SdkConfig,
+        private_zone_via_role: bool,
+    ) -> Self {
         Self {
-            ec2: aws_sdk_ec2::Client::new(config),
-            route53: aws_sdk_route53::Client::new(config),
-            sts: aws_sdk_sts::Client::new(config),
+            ec2: aws_sdk_ec2::Client::new(ec2),
+            route53: aws_sdk_route53::Client::new(route53),
+            sts: aws_sdk_sts::Client::new(sts),
+            private_zone_via_role,
         }
     }
 
@@ -261,6 +271,12 @@ impl AwsPreflight {
 
     async fn zone_association(&self, zone: Option<&Zone>, vpc: Option<&str>) -> Check {
         const NAME: &str = "private-zone-vpc";
+        if self.private_zone_via_role {
+            return Check::not_checked(
+                NAME,
+                "the private zone is another account's (hostedZoneRole); its VPC associations are that account's to read",
+            );
+        }
         let (Some(zone), Some(vpc)) = (zone, vpc) else {
             return Check::not_checked(NAME, "no private zone or no VPC known");
         };

@@ -2,34 +2,100 @@
 //! CREATE the new one; Route53 rejects the whole batch (InvalidChangeBatch) if the set changed
 //! meanwhile, which is our compare-and-swap. After a write we wait until the change is INSYNC.
 
-use super::classify;
+use super::{RedactingCredentials, classify};
 use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, RecordType, Zone, ZoneRef};
 use async_trait::async_trait;
+use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_sdk_route53::Client;
 use aws_sdk_route53::types::{
     Change, ChangeAction, ChangeBatch, ChangeStatus, ResourceRecord, ResourceRecordSet, RrType,
+    TagResourceType,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::time::Duration;
 
 pub struct Route53Dns {
     client: Client,
+    /// For the private zone when it is another account's (`hostedZoneRole`): a client whose
+    /// credentials come from `sts:AssumeRole` of that role.
+    private_client: Option<Client>,
 }
 
 impl Route53Dns {
     pub fn new(config: &aws_config::SdkConfig) -> Self {
         Self {
             client: Client::new(config),
+            private_client: None,
         }
     }
 
-    async fn wait_insync(&self, change_id: &str) -> Result<(), CloudError> {
+    /// Private-zone calls go through `sts:AssumeRole` of `role` (assumed at the first call,
+    /// refreshed before it expires); public-zone calls keep `config`'s credentials, as the
+    /// installer's do (openshift/installer pkg/infrastructure/aws/clusterapi/aws.go: "we dont
+    /// want to assume role here" for the public zone).
+    /// `sts_config`: the same credentials, with the STS endpoint to call.
+    pub async fn with_private_zone_role(
+        config: &aws_config::SdkConfig,
+        sts_config: &aws_config::SdkConfig,
+        role: &str,
+    ) -> Self {
+        let assumed = aws_config::sts::AssumeRoleProvider::builder(role)
+            .session_name("bootstrap-agent")
+            .configure(sts_config)
+            .build()
+            .await;
+        let private_config = config
+            .to_builder()
+            .credentials_provider(SharedCredentialsProvider::new(RedactingCredentials(
+                SharedCredentialsProvider::new(assumed),
+            )))
+            .build();
+        Self {
+            client: Client::new(config),
+            private_client: Some(Client::new(&private_config)),
+        }
+    }
+
+    fn client_for(&self, zone: &ZoneRef) -> &Client {
+        match &self.private_client {
+            Some(assumed) if zone.private => assumed,
+            _ => &self.client,
+        }
+    }
+
+    /// Whether the hosted zone `id` (`/hostedzone/<id>` or bare) carries every tag of `wanted`.
+    async fn has_tags(
+        client: &Client,
+        id: &str,
+        wanted: &BTreeMap<String, String>,
+    ) -> Result<bool, CloudError> {
+        let out = client
+            .list_tags_for_resource()
+            .resource_type(TagResourceType::Hostedzone)
+            .resource_id(id.trim_start_matches("/hostedzone/"))
+            .send()
+            .await
+            .map_err(|e| classify("ListTagsForResource", e))?;
+        let tags: BTreeMap<&str, &str> = out
+            .resource_tag_set()
+            .map(|set| {
+                set.tags()
+                    .iter()
+                    .filter_map(|t| Some((t.key()?, t.value()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(wanted
+            .iter()
+            .all(|(k, v)| tags.get(k.as_str()) == Some(&v.as_str())))
+    }
+
+    async fn wait_insync(client: &Client, change_id: &str) -> Result<(), CloudError> {
         // Route53 offers no watch; GetChange with backoff is the documented way.
         let mut delay = Duration::from_millis(100);
         for _ in 0..40 {
-            let out = self
-                .client
+            let out = client
                 .get_change()
                 .id(change_id)
                 .send()
@@ -101,21 +167,35 @@ impl DnsProvider for Route53Dns {
                 id: id.clone(),
             });
         }
-        let out = self
-            .client
+        let client = self.client_for(zone);
+        let out = client
             .list_hosted_zones_by_name()
             .dns_name(&zone.domain)
             .max_items(100)
             .send()
             .await
             .map_err(|e| classify("ListHostedZonesByName", e))?;
-        let matches: Vec<&str> = out
+        let by_name: Vec<&str> = out
             .hosted_zones()
             .iter()
             .filter(|z| normalize(z.name()) == normalize(&zone.domain))
             .filter(|z| z.config().map(|c| c.private_zone()).unwrap_or(false) == zone.private)
             .map(|z| z.id())
             .collect();
+        // The installer's private zone is named by the DNS manifest's tags: the same name can
+        // exist once per VPC, so the name alone does not identify it.
+        let mut matches = Vec::new();
+        for id in by_name {
+            if zone.tags.is_empty() || Self::has_tags(client, id, &zone.tags).await? {
+                matches.push(id);
+            }
+        }
+        let tagged = if zone.tags.is_empty() {
+            String::new()
+        } else {
+            let tags: Vec<String> = zone.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!(" tagged {}", tags.join(", "))
+        };
         match matches.as_slice() {
             [id] => Ok(Zone {
                 reference: zone.clone(),
@@ -124,12 +204,12 @@ impl DnsProvider for Route53Dns {
             [] => Err(CloudError::new(
                 ErrorKind::NotFound,
                 "ListHostedZonesByName",
-                format!("no {zone} in Route53"),
+                format!("no {zone}{tagged} in Route53"),
             )),
             many => Err(CloudError::fatal(
                 "ListHostedZonesByName",
                 format!(
-                    "{} hosted zones match {zone} ({}); name the zone in the install-config \
+                    "{} hosted zones match {zone}{tagged} ({}); name the zone in the install-config \
                      (platform.aws.hostedZone)",
                     many.len(),
                     many.join(", ")
@@ -140,7 +220,7 @@ impl DnsProvider for Route53Dns {
 
     async fn read(&self, zone: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
         let out = self
-            .client
+            .client_for(&zone.reference)
             .list_resource_record_sets()
             .hosted_zone_id(&zone.id)
             .start_record_name(format!("{}.", key.name))
@@ -197,8 +277,8 @@ impl DnsProvider for Route53Dns {
         let batch = batch
             .build()
             .map_err(|e| CloudError::fatal("ChangeResourceRecordSets", e.to_string()))?;
-        let out = self
-            .client
+        let client = self.client_for(&zone.reference);
+        let out = client
             .change_resource_record_sets()
             .hosted_zone_id(&zone.id)
             .change_batch(batch)
@@ -207,7 +287,7 @@ impl DnsProvider for Route53Dns {
             .map_err(|e| classify("ChangeResourceRecordSets", e))?;
         match out.change_info() {
             Some(info) if *info.status() != ChangeStatus::Insync => {
-                self.wait_insync(info.id()).await
+                Self::wait_insync(client, info.id()).await
             }
             _ => Ok(()),
         }

@@ -50,6 +50,14 @@ impl CloudDns {
         })
     }
 
+    /// The project and managed-zone name of `zone`. Its id is `projects/<p>/managedZones/<z>`
+    /// as the installer writes it in the DNS manifest (since the private zone may live in
+    /// another project, `platform.gcp.dns.privateZone.projectID`), or a bare zone name as
+    /// older installers wrote and as `find_zone` returns: then the settings' project.
+    fn locate<'a>(&'a self, zone: &'a Zone) -> (&'a str, &'a str) {
+        zone_in_project(&zone.id).unwrap_or((&self.project, &zone.id))
+    }
+
     /// Changes are usually applied at once; a pending one is polled with GET until done.
     async fn wait_done(&self, zone: &Zone, mut done: Change) -> Result<(), CloudError> {
         let mut delay = Duration::from_millis(100);
@@ -63,11 +71,12 @@ impl CloudDns {
                 .ok_or_else(|| CloudError::fatal("changes.get", "pending change without an id"))?;
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(Duration::from_secs(5));
+            let (project, name) = self.locate(zone);
             done = self
                 .changes
                 .get()
-                .set_project(&self.project)
-                .set_managed_zone(&zone.id)
+                .set_project(project)
+                .set_managed_zone(name)
                 .set_change_id(id)
                 .send()
                 .await
@@ -78,6 +87,16 @@ impl CloudDns {
             "changes.get",
             "change still pending",
         ))
+    }
+}
+
+/// `projects/<p>/managedZones/<z>` split into its project and zone; None for any other form.
+pub(crate) fn zone_in_project(id: &str) -> Option<(&str, &str)> {
+    match id.split('/').collect::<Vec<_>>().as_slice() {
+        ["projects", project, "managedZones", zone] if !project.is_empty() && !zone.is_empty() => {
+            Some((project, zone))
+        }
+        _ => None,
     }
 }
 
@@ -146,11 +165,12 @@ impl DnsProvider for CloudDns {
     }
 
     async fn read(&self, zone: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
+        let (project, name) = self.locate(zone);
         let mut items = self
             .rrsets
             .list()
-            .set_project(&self.project)
-            .set_managed_zone(&zone.id)
+            .set_project(project)
+            .set_managed_zone(name)
             .set_name(fqdn(&key.name))
             .set_type(key.rtype.to_string())
             .by_item();
@@ -206,11 +226,12 @@ impl DnsProvider for CloudDns {
         if !values.is_empty() {
             body = body.set_additions([rrset(key, ttl, values)]);
         }
+        let (project, name) = self.locate(zone);
         let created = self
             .changes
             .create()
-            .set_project(&self.project)
-            .set_managed_zone(&zone.id)
+            .set_project(project)
+            .set_managed_zone(name)
             .set_body(body)
             .with_idempotency(super::IDEMPOTENT)
             .send()
@@ -224,5 +245,27 @@ impl DnsProvider for CloudDns {
                 err
             })?;
         self.wait_done(zone, created).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::zone_in_project;
+
+    #[test]
+    fn a_zone_id_names_its_project_in_the_manifest_form_only() {
+        assert_eq!(
+            zone_in_project("projects/dns-project/managedZones/xpn-private-zone"),
+            Some(("dns-project", "xpn-private-zone"))
+        );
+        for other in [
+            "xpn-private-zone",
+            "projects//managedZones/z",
+            "projects/p/managedZones/",
+            "projects/p/zones/z",
+            "projects/p/managedZones/z/rrsets",
+        ] {
+            assert_eq!(zone_in_project(other), None, "{other}");
+        }
     }
 }

@@ -20,18 +20,46 @@ the agent's work with someone else's eyes).
   delete-eni  delete the ENI --id
   eip      allocate an untagged EIP, print {"id", "ip"}
   associate   associate the EIP --allocation with the ENI --eni
-  zone     create another hosted zone --name (--zone private: in the world's VPC), print {"id"}
+  zone     create another hosted zone --name (--zone private: in the world's VPC; --tag k=v
+           tags it), print {"id"}
+
+A fixture whose install-config names `hostedZone` with a `hostedZoneRole` of account A gets
+that private zone made in account A (ministack scopes Route53 by the caller's account: a
+12-digit access key is that account, an AssumeRole session its role's account), and its id
+replaces the fixture's in the copy. `inspect` shows A's zones under `zones_by_id` too.
 """
 import argparse, json, os, re, shutil, sys
 import boto3
 
 REGION = "us-east-1"
+# The other account of cross-account fixtures (aws-cross-account-zone's hostedZoneRole).
+OTHER_ACCOUNT = "111122223333"
 AZS = ["us-east-1a", "us-east-1b", "us-east-1c"]
 
 
 def clients(a):
     kw = dict(region_name=REGION, aws_access_key_id="testing", aws_secret_access_key="testing")
     return boto3.client("ec2", endpoint_url=a.ec2, **kw), boto3.client("route53", endpoint_url=a.route53, **kw)
+
+
+def route53_of(a, account):
+    """Route53 as `account` sees it (ministack takes a 12-digit access key as the account)."""
+    return boto3.client("route53", endpoint_url=a.route53, region_name=REGION,
+                        aws_access_key_id=account, aws_secret_access_key="testing")
+
+
+def cross_account_zone(a, cfg, vpc):
+    """The install-config's hostedZone, made in its hostedZoneRole's account: {fixture id: real id}."""
+    zone = re.search(r"hostedZone: (\S+)", cfg)
+    role = re.search(r"hostedZoneRole: arn:aws:iam::(\d{12}):role/", cfg)
+    if not (zone and role):
+        return {}
+    r53 = route53_of(a, role.group(1))
+    real = r53.create_hosted_zone(
+        Name=f"{a.cluster}.{a.base_domain}", CallerReference="cross-account",
+        VPC={"VPCRegion": REGION, "VPCId": vpc}, HostedZoneConfig={"PrivateZone": True, "Comment": "shared"},
+    )["HostedZone"]["Id"].split("/")[-1]
+    return {zone.group(1): real}
 
 
 def tag_spec(tags):
@@ -100,6 +128,7 @@ def setup(a):
         Name=f"{a.cluster}.{a.base_domain}", CallerReference="private",
         VPC={"VPCRegion": REGION, "VPCId": vpc}, HostedZoneConfig={"PrivateZone": True, "Comment": "cluster"},
     )["HostedZone"]["Id"]
+    cross = cross_account_zone(a, cfg, vpc)
     if os.path.exists(a.out):
         shutil.rmtree(a.out)
     shutil.copytree(a.fixture, a.out)
@@ -107,10 +136,12 @@ def setup(a):
         for f in files:
             p = os.path.join(root, f)
             text = open(p).read()
-            for fid, real in mapping.items():
+            for fid, real in list(mapping.items()) + list(cross.items()):
                 text = text.replace(fid, real)
             open(p, "w").write(text)
-    json.dump({"vpc": vpc, "subnets": mapping, "layout": layout, "zones": {"public": public, "private": private}}, sys.stdout)
+    zones = {"public": public, "private": private}
+    zones.update({"cross_account": real for real in cross.values()})
+    json.dump({"vpc": vpc, "subnets": mapping, "layout": layout, "zones": zones}, sys.stdout)
 
 
 def records(r53, zone_id):
@@ -139,6 +170,9 @@ def inspect(a):
         # "public"/"private": the world's zones from setup (the first of each kind).
         zones.setdefault(kind, recs)
         by_id[z["Id"].split("/")[-1]] = recs
+    other = route53_of(a, OTHER_ACCOUNT)
+    for z in other.list_hosted_zones()["HostedZones"]:
+        by_id[z["Id"].split("/")[-1]] = records(other, z["Id"])
     json.dump({"subnets": subnets, "eips": eips, "enis": enis, "zones": zones, "zones_by_id": by_id}, sys.stdout)
 
 
@@ -172,14 +206,23 @@ def eni(a):
 
 
 def zone(a):
-    """Another hosted zone: --name, private (in the VPC of the subnets) with --zone private."""
+    """Another hosted zone: --name, private (in the VPC of the subnets, or with --other-vpc in
+    a new VPC: Route53 allows one private zone of a name per VPC) with --zone private."""
     ec2, r53 = clients(a)
     kw = {}
     if a.zone == "private":
-        vpc = ec2.describe_subnets()["Subnets"][0]["VpcId"]
+        if a.other_vpc:
+            vpc = ec2.create_vpc(CidrBlock="10.1.0.0/16")["Vpc"]["VpcId"]
+        else:
+            vpc = ec2.describe_subnets()["Subnets"][0]["VpcId"]
         kw = {"VPC": {"VPCRegion": REGION, "VPCId": vpc}, "HostedZoneConfig": {"PrivateZone": True, "Comment": a.name}}
-    out = r53.create_hosted_zone(Name=a.name, CallerReference=f"{a.zone}-{a.name}", **kw)
-    json.dump({"id": out["HostedZone"]["Id"].split("/")[-1]}, sys.stdout)
+    reference = f"{a.zone}-{a.name}-{os.urandom(4).hex()}"
+    out = r53.create_hosted_zone(Name=a.name, CallerReference=reference, **kw)
+    zone_id = out["HostedZone"]["Id"].split("/")[-1]
+    if a.tag:
+        tags = [{"Key": k, "Value": v} for k, v in (t.split("=", 1) for t in a.tag)]
+        r53.change_tags_for_resource(ResourceType="hostedzone", ResourceId=zone_id, AddTags=tags)
+    json.dump({"id": zone_id}, sys.stdout)
 
 
 def delete_eni(a):
@@ -213,6 +256,8 @@ def main():
     p.add_argument("--bootstrap-ip", default="10.0.1.10")
     p.add_argument("--zone", choices=["public", "private"])
     p.add_argument("--zone-id")
+    p.add_argument("--tag", action="append", default=[], help="k=v, for zone")
+    p.add_argument("--other-vpc", action="store_true", help="zone --zone private: in a new VPC")
     p.add_argument("--name")
     p.add_argument("--value", action="append", default=[])
     p.add_argument("--subnet")

@@ -58,13 +58,67 @@ impl AwsPeers {
         })
     }
 
+    /// The record sets of the hosted zone `zone_id` (`/hostedzone/<id>` or the bare id) as
+    /// `{"<fqdn without the final dot> <TYPE>": [values]}`, read straight from ministack's
+    /// Route53 REST API (no Python, no proxy: fast enough to poll like a resolver).
+    pub async fn records(&self, zone_id: &str) -> Result<serde_json::Map<String, Value>> {
+        use http_body_util::BodyExt;
+        let id = zone_id.trim_start_matches("/hostedzone/");
+        let stream = tokio::net::TcpStream::connect(self.route53.addr)
+            .await
+            .context("cannot reach ministack")?;
+        let (mut sender, conn) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
+        tokio::spawn(conn);
+        let request = hyper::Request::get(format!("/2013-04-01/hostedzone/{id}/rrset"))
+            .header("host", self.route53.addr.to_string())
+            .header(
+                "authorization",
+                "AWS4-HMAC-SHA256 Credential=sim/20240101/us-east-1/route53/aws4_request, SignedHeaders=host, Signature=0",
+            )
+            .body(http_body_util::Empty::<bytes::Bytes>::new())?;
+        let response = sender.send_request(request).await?;
+        let status = response.status();
+        let body = response.into_body().collect().await?.to_bytes();
+        let text = String::from_utf8_lossy(&body);
+        if !status.is_success() {
+            bail!("ListResourceRecordSets {id}: {status} {text}");
+        }
+        let root = crate::kube::lb::ec2::parse(&text)?;
+        let mut sets = serde_json::Map::new();
+        for set in root
+            .child("ResourceRecordSets")
+            .map(|s| s.children.as_slice())
+            .unwrap_or_default()
+        {
+            let (Some(name), Some(rtype)) = (set.text_of("Name"), set.text_of("Type")) else {
+                continue;
+            };
+            let values: Vec<Value> = set
+                .child("ResourceRecords")
+                .map(|r| r.children.as_slice())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|r| r.text_of("Value"))
+                .map(|v| Value::String(v.to_string()))
+                .collect();
+            sets.insert(
+                format!("{} {rtype}", name.trim_end_matches('.')),
+                Value::Array(values),
+            );
+        }
+        Ok(sets)
+    }
+
     /// Environment for the agent: endpoints through the proxies, a fixed region, no profile.
     pub fn agent_env(&self) -> Vec<(String, String)> {
         vec![
             ("AWS_ENDPOINT_URL_EC2".into(), self.ec2_proxy.url()),
             ("AWS_ENDPOINT_URL_ROUTE_53".into(), self.route53_proxy.url()),
-            // moto serves STS too (preflight's GetCallerIdentity), on the EC2 port.
-            ("AWS_ENDPOINT_URL_STS".into(), self.ec2_proxy.url()),
+            // ministack's STS (for hostedZoneRole, and preflight's GetCallerIdentity): its
+            // sessions act in the role's account. Straight to ministack: the proxies count
+            // Route53 and EC2 calls only.
+            ("AWS_ENDPOINT_URL_STS".into(), self.route53.url()),
             ("AWS_EC2_METADATA_DISABLED".into(), "true".into()),
             ("AWS_CONFIG_FILE".into(), "/dev/null".into()),
             ("AWS_SHARED_CREDENTIALS_FILE".into(), "/dev/null".into()),
@@ -217,6 +271,28 @@ impl AwsPeers {
         let out = self
             .script(&["zone", "--name", name, "--zone", kind])
             .await?;
+        out["id"]
+            .as_str()
+            .map(str::to_string)
+            .context("zone printed no id")
+    }
+
+    /// Another private hosted zone `name`, in the world's VPC or (`other_vpc`) a new one,
+    /// carrying `tags` (`key=value`); its id.
+    pub async fn create_private_zone_tagged(
+        &self,
+        name: &str,
+        other_vpc: bool,
+        tags: &[&str],
+    ) -> Result<String> {
+        let mut args = vec!["zone", "--name", name, "--zone", "private"];
+        if other_vpc {
+            args.push("--other-vpc");
+        }
+        for tag in tags {
+            args.extend(["--tag", tag]);
+        }
+        let out = self.script(&args).await?;
         out["id"]
             .as_str()
             .map(str::to_string)

@@ -6,9 +6,12 @@ pub mod aws;
 pub mod azure;
 pub mod emulator;
 pub mod gcp;
+pub mod handover;
 pub mod kube;
+pub mod peers;
 pub mod pki;
 pub mod proxy;
+pub mod rng;
 pub mod venv;
 
 pub use aws::{AwsPeers, VpcLayout};

@@ -8,6 +8,7 @@
 //! emulator and then its connection dropped without an answer ("done, but the answer was
 //! lost"). The error bodies are written as each real service writes them ([`Service`]).
 
+use crate::rng::Rng;
 use anyhow::Result;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -107,25 +108,6 @@ impl FaultStats {
         self.throttled += other.throttled;
         self.server_errors += other.server_errors;
         self.lost_answers += other.lost_answers;
-    }
-}
-
-/// SplitMix64: small, seedable, good enough to pick faults reproducibly.
-#[derive(Debug, Clone)]
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 

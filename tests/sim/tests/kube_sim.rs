@@ -1336,7 +1336,9 @@ async fn oracle_dynamic_client_custom_resources() {
         out["crds"],
         json!([
             "clusterversions.config.openshift.io",
-            "infrastructures.config.openshift.io"
+            "infrastructures.config.openshift.io",
+            // The AWS Load Balancer Controller's, present by default (`aws_lb_controller`).
+            "targetgroupbindings.elbv2.k8s.aws"
         ])
     );
     assert_eq!(out["infra_namespaced"], false);

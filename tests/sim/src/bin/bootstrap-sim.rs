@@ -8,12 +8,13 @@
 //! to do) and `status`, prints what the load balancers hold, and stops everything at the end.
 
 use anyhow::{Context, Result, bail};
-use bootstrap_sim::kube::{CloudOptions, KubeSim, KubeSimOptions};
-use bootstrap_sim::{AwsPeers, azure::AzurePeers, gcp::GcpPeers};
-use serde_json::Value;
-use std::path::{Path, PathBuf};
+use bootstrap_sim::kube::{KubeSim, KubeSimOptions};
+use bootstrap_sim::peers::Peers;
+use std::path::PathBuf;
 
 const USAGE: &str = "usage: bootstrap-sim demo <aws|gcp|azure>   plan, run, plan, status against local peers\n       \
+                     bootstrap-sim handover <aws|gcp|azure> [--dns-seeding progressive|all-at-once] [--ttl 30s] [--output text|json]\n       \
+                     \x20   API clients through a whole run: failures and p99 per stage\n       \
                      bootstrap-sim venv                   install the emulators into target/sim-venv\n\
                      (build the agent first: cargo build --all-features --workspace --bins)";
 
@@ -37,54 +38,16 @@ async fn run() -> Result<()> {
             let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
             demo(cloud).await
         }
+        ["handover", cloud, rest @ ..] => {
+            let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+            handover(cloud, rest).await
+        }
         ["venv"] => {
             let venv = bootstrap_sim::venv::ensure()?;
             println!("{}", venv.display());
             Ok(())
         }
         _ => bail!("{USAGE}"),
-    }
-}
-
-/// The cloud side of the demo.
-enum Peers {
-    Aws(AwsPeers),
-    Gcp(GcpPeers),
-    Azure(AzurePeers),
-}
-
-impl Peers {
-    fn agent_env(&self) -> Vec<(String, String)> {
-        match self {
-            Peers::Aws(p) => p.agent_env(),
-            Peers::Gcp(p) => p.agent_env(),
-            Peers::Azure(p) => p.agent_env(),
-        }
-    }
-
-    fn mutating_calls(&self) -> usize {
-        match self {
-            Peers::Aws(p) => p.mutating_calls().len(),
-            Peers::Gcp(p) => p.mutating_calls().len(),
-            Peers::Azure(p) => p.mutating_calls().len(),
-        }
-    }
-
-    /// What the simulated load-balancer controllers know of this cloud.
-    fn lb_cloud(&self) -> CloudOptions {
-        match self {
-            Peers::Aws(p) => p.lb_cloud(),
-            Peers::Gcp(p) => p.lb_cloud(),
-            Peers::Azure(p) => p.lb_cloud(),
-        }
-    }
-
-    async fn inspect(&self) -> Result<Value> {
-        match self {
-            Peers::Aws(p) => p.inspect().await,
-            Peers::Gcp(p) => Ok(p.inspect()),
-            Peers::Azure(p) => p.inspect().await,
-        }
     }
 }
 
@@ -101,44 +64,19 @@ fn agent_binary() -> Result<PathBuf> {
 
 async fn demo(cloud: &str) -> Result<()> {
     let agent = agent_binary()?;
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/assets")
-        .join(cloud);
+    let peers_are = match cloud {
+        "aws" => "moto for EC2, ministack for Route53",
+        "gcp" => "the GCP fake: compute.v1 addresses + operations, dns.v1",
+        "azure" => "the Azure fake: ARM network, DNS, Private DNS, token endpoint",
+        other => bail!("unknown cloud {other:?}\n{USAGE}"),
+    };
     let work = bootstrap_sim::venv::target_dir().join(format!("demo-{cloud}"));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
     let state = work.join("state");
-
-    let (peers, assets) = match cloud {
-        "aws" => {
-            println!("# starting moto (EC2) and ministack (Route53) on loopback");
-            let peers = AwsPeers::start().await?;
-            let assets = work.join("assets");
-            let world = peers.setup_world(&fixture, &assets).await?;
-            println!("# world: {world}");
-            println!(
-                "# assets: {} (the example assets with moto's subnet ids)",
-                assets.display()
-            );
-            (Peers::Aws(peers), assets)
-        }
-        "gcp" => {
-            println!(
-                "# starting the local GCP fake (compute.v1 addresses + operations, dns.v1) on loopback"
-            );
-            (Peers::Gcp(bootstrap_sim::gcp::demo_peers().await?), fixture)
-        }
-        "azure" => {
-            println!(
-                "# starting the local Azure fake (ARM network, DNS, Private DNS, token endpoint) on loopback"
-            );
-            (
-                Peers::Azure(bootstrap_sim::azure::demo_peers().await?),
-                fixture,
-            )
-        }
-        other => bail!("unknown cloud {other:?}\n{USAGE}"),
-    };
+    println!("# starting the local {cloud} peers on loopback ({peers_are})");
+    let (peers, assets) = Peers::start(cloud, &work).await?;
+    println!("# assets: {}", assets.display());
     println!(
         "# starting the local Kubernetes API server (control-plane pods on 3 nodes; load balancers checked against the {cloud} peers)"
     );
@@ -221,6 +159,44 @@ async fn demo(cloud: &str) -> Result<()> {
             svc["status"]["loadBalancer"]["ingress"],
             reasons.join(", ")
         );
+    }
+    Ok(())
+}
+
+/// `bootstrap-sim handover <cloud> [options]`: see `bootstrap_sim::handover`.
+async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
+    let mut opts = bootstrap_sim::handover::Options::new(cloud, agent_binary()?, PathBuf::new());
+    let mut json = false;
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let value = args
+            .next()
+            .with_context(|| format!("{flag} needs a value\n{USAGE}"))?;
+        match *flag {
+            "--dns-seeding" => opts.dns_seeding = value.to_string(),
+            "--ttl" => {
+                opts.ttl = humantime::parse_duration(value).with_context(|| {
+                    format!("--ttl: expected a duration like 30s, found {value:?}")
+                })?;
+                opts.linger = opts.ttl + std::time::Duration::from_secs(5);
+            }
+            "--output" => {
+                json = match *value {
+                    "json" => true,
+                    "text" => false,
+                    other => bail!("--output: expected text or json, found {other:?}"),
+                }
+            }
+            other => bail!("unknown option {other:?}\n{USAGE}"),
+        }
+    }
+    opts.work =
+        bootstrap_sim::venv::target_dir().join(format!("handover-{cloud}-{}", opts.dns_seeding));
+    let report = bootstrap_sim::handover::run(opts).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+    } else {
+        print!("{}", report.to_text());
     }
     Ok(())
 }

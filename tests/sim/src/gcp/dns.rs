@@ -1,4 +1,6 @@
-//! dns.v1 `managedZones`, `resourceRecordSets` and `changes` for the seeded project.
+//! dns.v1 `managedZones`, `resourceRecordSets` and `changes`, each zone under its own project
+//! (the seed's, or a third one for a Shared VPC's private zone): a request under another
+//! project does not find it, as Cloud DNS answers 404.
 
 use super::http::{ApiError, Reply, Req};
 use super::{World, ZoneSeed, ZoneState, now_rfc3339};
@@ -19,6 +21,17 @@ pub(crate) fn new_zone(w: &mut World, seed: &ZoneSeed) -> ZoneState {
         "creationTime": now_rfc3339(),
         "visibility": visibility,
     });
+    let project = seed
+        .project
+        .clone()
+        .unwrap_or_else(|| w.seed().project.clone());
+    // Bound to the network's project: a Shared VPC's host project.
+    let network_project = w
+        .seed()
+        .subnetworks
+        .first()
+        .map_or(w.seed().project.as_str(), |s| w.seed().subnet_project(s))
+        .to_string();
     if seed.private {
         json["privateVisibilityConfig"] = json!({
             "kind": "dns#managedZonePrivateVisibilityConfig",
@@ -26,7 +39,7 @@ pub(crate) fn new_zone(w: &mut World, seed: &ZoneSeed) -> ZoneState {
                 "kind": "dns#managedZonePrivateVisibilityConfigNetwork",
                 "networkUrl": format!(
                     "https://www.googleapis.com/compute/v1/projects/{}/global/networks/{}",
-                    w.seed().project, w.seed().network
+                    network_project, w.seed().network
                 ),
             }],
         });
@@ -43,6 +56,7 @@ pub(crate) fn new_zone(w: &mut World, seed: &ZoneSeed) -> ZoneState {
                "ttl": 21600, "rrdatas": ["ns-cloud-a1.googledomains.com. cloud-dns-hostmaster.google.com. 1 21600 3600 259200 300"]}),
     );
     ZoneState {
+        project,
         json,
         rrsets,
         changes: Vec::new(),
@@ -54,20 +68,22 @@ pub fn route(w: &mut World, req: &Req, rest: &[&str]) -> Reply {
     let Some(project) = rest.first() else {
         return Err(ApiError::not_found("no project"));
     };
-    if *project != w.seed().project {
+    let known = *project == w.seed().project || w.zones.iter().any(|z| z.project == *project);
+    if !known {
         return Err(ApiError::not_found(format!(
             "The 'parameters.project' resource named '{project}' does not exist."
         )));
     }
+    let project = *project;
     match (&req.method, &rest[1..]) {
-        (&Method::GET, ["managedZones"]) => list_zones(w, req),
+        (&Method::GET, ["managedZones"]) => list_zones(w, req, project),
         (&Method::GET, ["managedZones", zone]) => {
-            Ok(zone_index(w, zone).map(|i| w.zones[i].json.clone())?)
+            Ok(zone_index(w, project, zone).map(|i| w.zones[i].json.clone())?)
         }
-        (&Method::GET, ["managedZones", zone, "rrsets"]) => list_rrsets(w, req, zone),
-        (&Method::POST, ["managedZones", zone, "changes"]) => create_change(w, req, zone),
+        (&Method::GET, ["managedZones", zone, "rrsets"]) => list_rrsets(w, req, project, zone),
+        (&Method::POST, ["managedZones", zone, "changes"]) => create_change(w, req, project, zone),
         (&Method::GET, ["managedZones", zone, "changes", id]) => {
-            let i = zone_index(w, zone)?;
+            let i = zone_index(w, project, zone)?;
             w.zones[i]
                 .changes
                 .iter()
@@ -88,10 +104,10 @@ pub fn route(w: &mut World, req: &Req, rest: &[&str]) -> Reply {
 }
 
 /// A zone by name or numeric id.
-fn zone_index(w: &World, zone: &str) -> Result<usize, ApiError> {
+fn zone_index(w: &World, project: &str, zone: &str) -> Result<usize, ApiError> {
     w.zones
         .iter()
-        .position(|z| z.json["name"] == zone || z.json["id"] == zone)
+        .position(|z| z.project == project && (z.json["name"] == zone || z.json["id"] == zone))
         .ok_or_else(|| {
             ApiError::not_found(format!(
                 "The 'parameters.managedZone' resource named '{zone}' does not exist."
@@ -103,11 +119,12 @@ fn fqdn(name: &str) -> String {
     format!("{}.", name.trim_end_matches('.').to_ascii_lowercase())
 }
 
-fn list_zones(w: &World, req: &Req) -> Reply {
+fn list_zones(w: &World, req: &Req, project: &str) -> Reply {
     let wanted = req.param("dnsName").map(fqdn);
     let zones: Vec<Value> = w
         .zones
         .iter()
+        .filter(|z| z.project == project)
         .filter(|z| {
             wanted
                 .as_ref()
@@ -118,8 +135,8 @@ fn list_zones(w: &World, req: &Req) -> Reply {
     Ok(json!({"kind": "dns#managedZonesListResponse", "managedZones": zones}))
 }
 
-fn list_rrsets(w: &World, req: &Req, zone: &str) -> Reply {
-    let i = zone_index(w, zone)?;
+fn list_rrsets(w: &World, req: &Req, project: &str, zone: &str) -> Reply {
+    let i = zone_index(w, project, zone)?;
     let name = req.param("name").map(fqdn);
     let rtype = req.param("type");
     if rtype.is_some() && name.is_none() {
@@ -194,8 +211,8 @@ fn rrdata_set(set: &Value) -> BTreeSet<String> {
 }
 
 /// Validates the whole change against the zone, then applies it atomically.
-fn create_change(w: &mut World, req: &Req, zone: &str) -> Reply {
-    let i = zone_index(w, zone)?;
+fn create_change(w: &mut World, req: &Req, project: &str, zone: &str) -> Reply {
+    let i = zone_index(w, project, zone)?;
     let zone_dns = w.zones[i].json["dnsName"]
         .as_str()
         .map(fqdn)

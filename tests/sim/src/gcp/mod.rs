@@ -54,6 +54,9 @@ pub struct ZoneSeed {
     pub name: String,
     pub dns_name: String,
     pub private: bool,
+    /// The project that holds it (`platform.gcp.dns.privateZone.projectID`: a third project),
+    /// else (None) the seed's project. Cloud DNS finds a zone only under its own project.
+    pub project: Option<String>,
 }
 
 /// The world the fake starts with; the default matches `tests/fixtures/assets/gcp`.
@@ -84,6 +87,7 @@ impl Default for Seed {
             name: name.into(),
             dns_name: dns.into(),
             private,
+            project: None,
         };
         Self {
             project: "example-project".into(),
@@ -162,6 +166,22 @@ impl Seed {
         }
     }
 
+    /// Shared VPC with the private zone in a third project (fixture
+    /// `gcp-private-zone-project`): [`Seed::shared_vpc`], but the cluster's private zone is
+    /// `mycluster-private-zone` of [`DNS_PROJECT`] (bound to the host project's network); the
+    /// service project keeps only the public zones.
+    pub fn private_zone_in_dns_project() -> Self {
+        let mut seed = Self::shared_vpc();
+        seed.zones.retain(|z| !z.private);
+        seed.zones.push(ZoneSeed {
+            name: "mycluster-private-zone".into(),
+            dns_name: "mycluster.example.com.".into(),
+            private: true,
+            project: Some(DNS_PROJECT.into()),
+        });
+        seed
+    }
+
     /// The project holding `subnet`.
     pub(crate) fn subnet_project<'a>(&'a self, subnet: &'a SubnetSeed) -> &'a str {
         subnet.project.as_deref().unwrap_or(&self.project)
@@ -170,6 +190,9 @@ impl Seed {
 
 /// The Shared VPC host project of [`Seed::shared_vpc`].
 pub const SHARED_VPC_HOST_PROJECT: &str = "example-host-project";
+
+/// The project holding the private zone of [`Seed::private_zone_in_dns_project`].
+pub const DNS_PROJECT: &str = "example-dns-project";
 
 #[derive(Debug, Clone, Default)]
 pub struct FakeOptions {
@@ -209,6 +232,8 @@ struct Operation {
 
 #[derive(Debug, Clone)]
 struct ZoneState {
+    /// The project that holds the zone: requests under any other project do not see it.
+    project: String,
     json: Value,
     /// (name, type) -> rrset JSON.
     rrsets: BTreeMap<(String, String), Value>,
@@ -547,6 +572,8 @@ impl GcpPeers {
             "zones": {
                 "public": zone("example-com"),
                 "private": zone("mycluster-7xk2p-private-zone"),
+                // Seed::private_zone_in_dns_project's, in the third project.
+                "private_in_dns_project": zone("mycluster-private-zone"),
             }
         })
     }

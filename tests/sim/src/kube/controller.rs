@@ -98,6 +98,10 @@ impl Controller {
         self.knobs.borrow().clone()
     }
 
+    pub fn load_balancers(&self) -> Arc<LoadBalancers> {
+        self.ctx.lbs.clone()
+    }
+
     /// Ingress and endpoints now, as if the controllers were done (the cloud is not asked);
     /// if the Service does not exist yet, as soon as it does.
     pub fn make_ready(&self, ns: &str, name: &str) {

@@ -49,7 +49,7 @@ mod events;
 mod fields;
 mod http;
 mod kubelet;
-mod lb;
+pub(crate) mod lb;
 mod meta;
 mod objects;
 mod ops;
@@ -311,6 +311,43 @@ impl KubeSim {
     /// The Events about the Service `namespace/name`, in the order they were last written.
     pub fn service_events(&self, namespace: &str, name: &str) -> Vec<Value> {
         events::of_service(&self.shared.store.lock(), namespace, name)
+    }
+
+    /// The IPs a client can reach an API server through now: those of the load balancer of a
+    /// Service that has ingress and at least one ready endpoint (a load balancer without a
+    /// healthy target does not answer). A load balancer's IPs: what it holds in the cloud
+    /// (an NLB's private IPs and EIPs, an internal frontend), and the IPs of its ingress.
+    pub async fn serving_ips(&self) -> std::collections::BTreeSet<std::net::IpAddr> {
+        let held = self.controller.load_balancers().held_ips().await;
+        let inner = self.shared.store.lock();
+        let mut ips = std::collections::BTreeSet::new();
+        for (_, svc) in inner.list(resources::SERVICES, None) {
+            let (ns, name) = (meta::namespace(&svc), meta::name(&svc));
+            let ingress = meta::get(&svc, &["status", "loadBalancer", "ingress"])
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let ready = inner
+                .get(&Key::new(resources::ENDPOINTS, ns, name))
+                .and_then(|ep| ep["subsets"].as_array().cloned())
+                .is_some_and(|subsets| {
+                    subsets
+                        .iter()
+                        .any(|s| s["addresses"].as_array().is_some_and(|a| !a.is_empty()))
+                });
+            if ingress.is_empty() || !ready {
+                continue;
+            }
+            ips.extend(ingress.iter().filter_map(|i| {
+                i["ip"]
+                    .as_str()
+                    .and_then(|ip| ip.parse::<std::net::IpAddr>().ok())
+            }));
+            for (_, _, held_ips) in held.iter().filter(|(n, m, _)| n == ns && m == name) {
+                ips.extend(held_ips.iter().copied());
+            }
+        }
+        ips
     }
 
     /// The current (global) resourceVersion.

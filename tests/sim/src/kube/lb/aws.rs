@@ -157,6 +157,8 @@ pub struct Nlb {
     pub holder: String,
     enis: Vec<String>,
     associations: Vec<String>,
+    /// The public IPs of the associated EIPs (what clients of a public NLB connect to).
+    pub public_ips: Vec<Ipv4Addr>,
 }
 
 fn in_use_by_another(
@@ -199,11 +201,12 @@ pub async fn deploy(
         holder: holder.to_string(),
         enis: Vec::new(),
         associations: Vec::new(),
+        public_ips: Vec::new(),
     };
     let Some(ec2) = ec2 else {
         return Ok(nlb);
     };
-    check_in_ec2(ec2, model).await?;
+    nlb.public_ips = check_in_ec2(ec2, model).await?;
     if let Err(why) = claim_in_ec2(ec2, model, &mut nlb).await {
         release(Some(ec2), &nlb).await;
         return Err(why);
@@ -236,8 +239,8 @@ async fn subnet_cidrs(ec2: &Ec2, model: &Model) -> Result<BTreeMap<String, Ipv4C
 }
 
 /// The cloud's objections: a private IP outside its subnet or held by an ENI; an EIP that is
-/// missing or associated.
-async fn check_in_ec2(ec2: &Ec2, model: &Model) -> Result<(), String> {
+/// missing or associated. Without one, the EIPs' public IPs.
+async fn check_in_ec2(ec2: &Ec2, model: &Model) -> Result<Vec<Ipv4Addr>, String> {
     if !model.private_ips.is_empty() {
         let cidrs = subnet_cidrs(ec2, model).await?;
         for (ip, subnet) in model.private_ips.iter().zip(&model.subnets) {
@@ -265,6 +268,7 @@ async fn check_in_ec2(ec2: &Ec2, model: &Model) -> Result<(), String> {
             }
         }
     }
+    let mut public_ips = Vec::new();
     for eip in &model.eips {
         let root = ec2
             .call(
@@ -284,8 +288,11 @@ async fn check_in_ec2(ec2: &Ec2, model: &Model) -> Result<(), String> {
                 address.text_of("publicIp").unwrap_or("?")
             ));
         }
+        if let Some(ip) = address.text_of("publicIp").and_then(|ip| ip.parse().ok()) {
+            public_ips.push(ip);
+        }
     }
-    Ok(())
+    Ok(public_ips)
 }
 
 fn associated_with(address: &Element) -> Option<String> {

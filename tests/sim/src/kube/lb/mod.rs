@@ -20,7 +20,7 @@
 //! each Service's claims are remembered so that a change or a deletion gives them back.
 
 mod aws;
-mod ec2;
+pub(crate) mod ec2;
 mod frontends;
 
 use super::events::{EventType, Report};
@@ -30,7 +30,7 @@ use super::store::{Key, Store};
 use anyhow::Result;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
 const AZURE_IPV4: &str = "service.beta.kubernetes.io/azure-load-balancer-ipv4";
@@ -541,6 +541,29 @@ impl LoadBalancers {
                 Outcome::Provisioned(vec![ensuring(), ensured()])
             }
         }
+    }
+
+    /// The IPs each Service's load balancer holds now (`namespace`, `name`, IPs): an NLB's
+    /// private IPs and its EIPs' public IPs, a frontend's IP.
+    pub async fn held_ips(&self) -> Vec<(String, String, Vec<IpAddr>)> {
+        self.held
+            .lock()
+            .await
+            .iter()
+            .map(|((ns, name), h)| {
+                let ips = match &h.held {
+                    Held::Nlb(nlb) => nlb
+                        .model
+                        .private_ips
+                        .iter()
+                        .chain(&nlb.public_ips)
+                        .map(|ip| IpAddr::V4(*ip))
+                        .collect(),
+                    Held::Frontends(f) => f.iter().map(|f| f.ip).collect(),
+                };
+                (ns.clone(), name.clone(), ips)
+            })
+            .collect()
     }
 
     /// Gives back everything the Service `ns/name` with `uid` held (it was deleted or is no

@@ -1,0 +1,276 @@
+//! The zones as the DNS manifest and the install-config name them (`dns_zones`).
+
+use super::*;
+
+const AWS_DNS_MANIFEST: &str = "apiVersion: config.openshift.io/v1
+kind: DNS
+metadata:
+  creationTimestamp: null
+  name: cluster
+spec:
+  baseDomain: mycluster.example.com
+  platform:
+    type: \"\"
+  privateZone:
+    tags:
+      Name: mycluster-7xk2p-int
+      kubernetes.io/cluster/mycluster-7xk2p: owned
+  publicZone:
+    id: Z0PUBLIC0EXAMPLE0COM
+status: {}
+";
+
+fn with_dns_manifest(fixture_name: &str, text: &str) -> TempDir {
+    let dir = copy_fixture(fixture_name);
+    std::fs::write(dir.path().join(DNS_CONFIG), text).unwrap();
+    dir
+}
+
+#[test]
+fn gcp_private_zone_of_another_project_comes_from_the_dns_manifest() {
+    let spec = load_fixture("gcp-private-zone-project");
+    assert_eq!(
+        spec.zones.private.id.as_deref(),
+        Some("projects/example-dns-project/managedZones/mycluster-private-zone")
+    );
+    assert_eq!(
+        spec.zones.private_source.as_deref(),
+        Some("manifests/cluster-dns-02-config.yml spec.privateZone.id")
+    );
+    assert_eq!(
+        spec.zones.public.id.as_deref(),
+        Some("projects/example-project/managedZones/example-com")
+    );
+    assert_eq!(spec.zones.private.domain, "mycluster.example.com");
+    assert_eq!(spec.zones.public.domain, "example.com");
+}
+
+#[test]
+fn gcp_without_a_dns_manifest_takes_the_install_configs_private_zone() {
+    let dir = copy_fixture("gcp-private-zone-project");
+    std::fs::remove_file(dir.path().join(DNS_CONFIG)).unwrap();
+    let spec = load(dir.path()).unwrap();
+    assert_eq!(
+        spec.zones.private.id.as_deref(),
+        Some("projects/example-dns-project/managedZones/mycluster-private-zone")
+    );
+    assert_eq!(
+        spec.zones.private_source.as_deref(),
+        Some("install-config platform.gcp.dns.privateZone")
+    );
+    assert_eq!(spec.zones.public.id, None, "found by domain");
+}
+
+#[test]
+fn gcp_bare_zone_names_of_older_installers_are_kept_as_they_are() {
+    let dir = broken(
+        "gcp-shared-vpc",
+        DNS_CONFIG,
+        "id: projects/example-project/managedZones/mycluster-7xk2p-private-zone",
+        "id: mycluster-7xk2p-private-zone",
+    );
+    let spec = load(dir.path()).unwrap();
+    assert_eq!(
+        spec.zones.private.id.as_deref(),
+        Some("mycluster-7xk2p-private-zone")
+    );
+}
+
+#[test]
+fn gcp_private_zone_without_a_name_is_refused() {
+    let dir = broken(
+        "gcp-private-zone-project",
+        CLUSTER_CONFIG,
+        "            name: mycluster-private-zone\n",
+        "",
+    );
+    std::fs::remove_file(dir.path().join(DNS_CONFIG)).unwrap();
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.gcp.dns.privateZone.name",
+        "missing",
+    );
+}
+
+#[test]
+fn tags_name_a_zone_on_aws_only() {
+    let dir = broken(
+        "gcp-shared-vpc",
+        DNS_CONFIG,
+        "  privateZone:\n    id: projects/example-project/managedZones/mycluster-7xk2p-private-zone",
+        "  privateZone:\n    tags:\n      Name: mycluster-7xk2p-int",
+    );
+    let err = load_err(dir.path(), DNS_CONFIG);
+    assert_problem(&err, "spec.privateZone.tags", "AWS only");
+}
+
+#[test]
+fn aws_private_zone_is_the_one_tagged_for_the_cluster() {
+    let dir = with_dns_manifest("aws", AWS_DNS_MANIFEST);
+    let spec = load(dir.path()).unwrap();
+    let tags: Vec<(&str, &str)> = spec
+        .zones
+        .private
+        .tags
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        tags,
+        [
+            ("Name", "mycluster-7xk2p-int"),
+            ("kubernetes.io/cluster/mycluster-7xk2p", "owned")
+        ]
+    );
+    assert_eq!(spec.zones.private.id, None);
+    assert_eq!(
+        spec.zones.public.id.as_deref(),
+        Some("Z0PUBLIC0EXAMPLE0COM")
+    );
+    assert_eq!(spec.zones.private_zone_role, None);
+}
+
+#[test]
+fn aws_public_zone_id_loses_the_hostedzone_prefix() {
+    let dir = with_dns_manifest(
+        "aws",
+        &AWS_DNS_MANIFEST.replace("Z0PUBLIC0EXAMPLE0COM", "/hostedzone/Z0PUBLIC0EXAMPLE0COM"),
+    );
+    let spec = load(dir.path()).unwrap();
+    assert_eq!(
+        spec.zones.public.id.as_deref(),
+        Some("Z0PUBLIC0EXAMPLE0COM")
+    );
+}
+
+#[test]
+fn aws_manifest_zone_id_and_role_must_match_the_install_config() {
+    let manifest = AWS_DNS_MANIFEST
+        .replace(
+            "  privateZone:\n    tags:\n      Name: mycluster-7xk2p-int\n      kubernetes.io/cluster/mycluster-7xk2p: owned\n",
+            "  privateZone:\n    id: Z0OTHER\n",
+        );
+    let dir = with_dns_manifest("aws", &manifest);
+    let path = dir.path().join(CLUSTER_CONFIG);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text.replacen(
+        "        region: us-east-1\n",
+        "        region: us-east-1\n        hostedZone: Z0CROSSACCOUNT\n",
+        1,
+    );
+    std::fs::write(&path, text).unwrap();
+    let err = load_err(dir.path(), DNS_CONFIG);
+    assert_problem(
+        &err,
+        "spec.privateZone.id",
+        "platform.aws.hostedZone is \"Z0CROSSACCOUNT\"",
+    );
+}
+
+#[test]
+fn aws_hosted_zone_role_without_hosted_zone_is_refused() {
+    let dir = copy_fixture("aws");
+    let path = dir.path().join(CLUSTER_CONFIG);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("        region: us-east-1\n"));
+    let text = text.replacen(
+        "        region: us-east-1\n",
+        "        region: us-east-1\n        hostedZoneRole: arn:aws:iam::111122223333:role/dns\n",
+        1,
+    );
+    std::fs::write(&path, text).unwrap();
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.hostedZoneRole",
+        "without platform.aws.hostedZone",
+    );
+}
+
+#[test]
+fn a_dns_manifest_of_another_cluster_is_refused() {
+    let dir = with_dns_manifest(
+        "aws",
+        &AWS_DNS_MANIFEST.replace(
+            "baseDomain: mycluster.example.com",
+            "baseDomain: other.example.com",
+        ),
+    );
+    let err = load_err(dir.path(), DNS_CONFIG);
+    assert_problem(&err, "spec.baseDomain", "\"other.example.com\"");
+}
+
+#[test]
+fn user_provisioned_dns_manifests_name_no_zone() {
+    let spec = load_fixture("aws-user-dns");
+    assert_eq!(spec.zones.private.id, None);
+    assert!(spec.zones.private.tags.is_empty());
+    assert_eq!(spec.zones.public.id, None);
+}
+
+#[test]
+fn aws_service_endpoints_come_from_the_install_config_or_the_infrastructure_manifest() {
+    let dir = broken(
+        "aws",
+        CLUSTER_CONFIG,
+        "        region: us-east-1\n",
+        "        region: us-east-1\n        serviceEndpoints:\n        - name: ec2\n          url: https://ec2.internal.example\n        - name: route53\n          url: route53.internal.example\n",
+    );
+    let spec = load(dir.path()).unwrap();
+    let endpoints: Vec<(&str, &str)> = aws_spec(&spec)
+        .service_endpoints
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        endpoints,
+        [
+            ("ec2", "https://ec2.internal.example"),
+            ("route53", "https://route53.internal.example")
+        ]
+    );
+
+    let dir = broken(
+        "aws",
+        INFRASTRUCTURE,
+        "      region: us-east-1",
+        "      region: us-east-1\n      serviceEndpoints:\n      - name: sts\n        url: https://sts.internal.example",
+    );
+    let spec = load(dir.path()).unwrap();
+    assert_eq!(
+        aws_spec(&spec)
+            .service_endpoints
+            .get("sts")
+            .map(String::as_str),
+        Some("https://sts.internal.example")
+    );
+}
+
+#[test]
+fn aws_service_endpoints_twice_or_over_http_are_refused() {
+    let dir = broken(
+        "aws",
+        CLUSTER_CONFIG,
+        "        region: us-east-1\n",
+        "        region: us-east-1\n        serviceEndpoints:\n        - name: ec2\n          url: https://a.example\n        - name: ec2\n          url: https://b.example\n",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.serviceEndpoints[1].name",
+        "given twice",
+    );
+    let dir = broken(
+        "aws",
+        CLUSTER_CONFIG,
+        "        region: us-east-1\n",
+        "        region: us-east-1\n        serviceEndpoints:\n        - name: ec2\n          url: http://ec2.example\n",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.serviceEndpoints[0].url",
+        "expected https",
+    );
+}

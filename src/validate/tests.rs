@@ -1,0 +1,163 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+use std::fs;
+
+fn fixture(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/assets")
+            .join(name),
+        dir.path(),
+    );
+    dir
+}
+
+fn copy(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy(&e.path(), &to.join(e.file_name()));
+        } else {
+            fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+fn edit(dir: &Path, file: &str, from: &str, to: &str) {
+    let path = dir.join(file);
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{from:?} in {file}");
+    fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+async fn errors_of(dir: &Path) -> Vec<InputError> {
+    let inputs = Inputs {
+        assets: Some(dir),
+        ..Inputs::default()
+    };
+    match check_inputs(&inputs).await {
+        Ok(()) => Vec::new(),
+        Err(e) => e.errors,
+    }
+}
+
+#[tokio::test]
+async fn every_fixture_passes() {
+    for name in
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/assets"))
+            .unwrap()
+    {
+        let name = name.unwrap().file_name().to_string_lossy().into_owned();
+        let dir = fixture(&name);
+        let errors = errors_of(dir.path()).await;
+        assert!(errors.is_empty(), "{name}: {errors:?}");
+    }
+}
+
+#[tokio::test]
+async fn all_problems_are_reported_in_one_pass() {
+    let dir = fixture("aws");
+    let ic = crate::assets::CLUSTER_CONFIG;
+    edit(
+        dir.path(),
+        ic,
+        "baseDomain: example.com",
+        "baseDomain: \"exa mple..com/x\"",
+    );
+    edit(dir.path(), ic, "name: mycluster", "name: \"My_Cluster!.x\"");
+    edit(
+        dir.path(),
+        ic,
+        "subnet-0a1b2c3d4e5f60002",
+        "subnet-0a1b2c3d4e5f60001",
+    );
+    edit(
+        dir.path(),
+        crate::assets::INFRASTRUCTURE,
+        "kind: Infrastructure",
+        "kind: Deployment",
+    );
+    let errors = errors_of(dir.path()).await;
+    let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+    for want in [
+        "data.install-config: baseDomain",
+        "data.install-config: metadata.name",
+        "data.install-config: platform.aws.vpc.subnets[1].id",
+        "kind",
+    ] {
+        assert!(fields.contains(&want), "{want} not in {fields:?}");
+    }
+    let shown = InputErrors { errors }.to_string();
+    assert!(shown.contains("problems in the input"), "{shown}");
+}
+
+#[tokio::test]
+async fn a_creds_secret_that_cannot_be_read_is_an_error_not_a_fallback() {
+    let dir = fixture("aws");
+    let secret = dir.path().join(crate::assets::CREDS_SECRET);
+    fs::remove_file(&secret).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), &secret).unwrap();
+    let errors = errors_of(dir.path()).await;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].file, secret);
+    assert!(errors[0].problem.contains("dangling"), "{errors:?}");
+}
+
+#[tokio::test]
+async fn ipv6_only_on_a_cloud_is_refused() {
+    for name in ["aws", "gcp"] {
+        let dir = fixture(name);
+        edit(
+            dir.path(),
+            crate::assets::CLUSTER_CONFIG,
+            "cidr: 10.0.0.0/16",
+            "cidr: fd00::/48",
+        );
+        let errors = errors_of(dir.path()).await;
+        assert!(
+            errors.iter().any(
+                |e| e.field == "data.install-config: networking.machineNetwork"
+                    && e.problem.contains("IPv6 only")
+            ),
+            "{name}: {errors:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_baseline_set_is_refused_without_registry_flags() {
+    let dir = fixture("aws");
+    edit(
+        dir.path(),
+        crate::assets::CLUSTER_CONFIG,
+        "baselineCapabilitySet: v4.14",
+        "baselineCapabilitySet: v9.99",
+    );
+    let errors = errors_of(dir.path()).await;
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.field.ends_with("capabilities.baselineCapabilitySet")),
+        "{errors:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_empty_kubeconfig_is_refused_before_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    fs::write(&kc, "").unwrap();
+    let inputs = Inputs {
+        kubeconfig: Some(&kc),
+        ..Inputs::default()
+    };
+    let errors = check_inputs(&inputs).await.unwrap_err().errors;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].field.contains("BOOTSTRAP_AGENT_KUBECONFIG"),
+        "{errors:?}"
+    );
+}

@@ -1,0 +1,120 @@
+//! The hand-over as API clients see it (`bootstrap_sim::handover`): a client population
+//! through a whole `run` on each cloud's local peers, the bootstrap host destroyed at the
+//! agent's `complete` signal. With progressive DNS no request fails, for any client policy,
+//! in any stage; the seed's all-at-once seeding fails clients before the gate (the contrast
+//! that shows the measurement can see a failure).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bootstrap_sim::handover::{self, Options, Report, clients::Policy};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A short TTL keeps the test short; the figures in the README use the default 30 s.
+const TTL: Duration = Duration::from_secs(5);
+
+fn options(cloud: &str, seeding: &str, work: &tempfile::TempDir) -> Options {
+    let mut opts = Options::new(
+        cloud,
+        PathBuf::from(env!("CARGO_BIN_EXE_bootstrap-agent")),
+        work.path().join("world"),
+    );
+    opts.dns_seeding = seeding.into();
+    opts.ttl = TTL;
+    opts.linger = TTL + Duration::from_secs(3);
+    opts
+}
+
+async fn simulate(cloud: &str, seeding: &str) -> Report {
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    let work = tempfile::tempdir().unwrap();
+    handover::run(options(cloud, seeding, &work))
+        .await
+        .unwrap_or_else(|e| panic!("{cloud} {seeding}: {e:#}"))
+}
+
+fn no_client_fails(report: &Report) {
+    let text = report.to_text();
+    for row in &report.rows {
+        assert_eq!(row.failures, 0, "{text}");
+        if row.stage != 2 {
+            assert!(
+                row.requests > 0,
+                "stage {} had no requests:\n{text}",
+                row.stage
+            );
+        }
+        if row.policy == Policy::EveryAddress {
+            assert!(
+                row.p99 < report.options.connect_timeout,
+                "try-every-address waited on a dead address:\n{text}"
+            );
+        }
+    }
+    let t = &report.timeline;
+    let (gate, removed, complete) = (
+        t.gate_passed.expect("gate"),
+        t.removed.expect("removed"),
+        t.complete.expect("complete"),
+    );
+    assert!(
+        removed <= gate + Duration::from_secs(2),
+        "the bootstrap IP leaves DNS right after the gate:\n{text}"
+    );
+    assert!(
+        complete + Duration::from_millis(500) >= removed + TTL,
+        "`complete` only once the TTL has passed:\n{text}"
+    );
+    assert!(
+        complete <= removed + TTL + Duration::from_secs(5),
+        "`complete` within TTL + 5 s of the removal:\n{text}"
+    );
+    // Every load-balancer IP joined DNS before the bootstrap IP left it.
+    assert!(!t.joined.is_empty(), "{text}");
+    assert!(t.joined.iter().all(|(_, at)| *at <= removed), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn progressive_dns_on_aws_fails_no_client() {
+    no_client_fails(&simulate("aws", "progressive").await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn progressive_dns_on_gcp_fails_no_client() {
+    no_client_fails(&simulate("gcp", "progressive").await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn progressive_dns_on_azure_fails_no_client() {
+    no_client_fails(&simulate("azure", "progressive").await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn all_at_once_seeding_fails_clients_before_the_gate() {
+    let report = simulate("aws", "all-at-once").await;
+    let text = report.to_text();
+    let stage1 = |p: Policy| {
+        report
+            .rows
+            .iter()
+            .find(|r| r.policy == p && r.stage == 1)
+            .cloned()
+            .unwrap()
+    };
+    // Dead addresses in the answers before the load balancers exist: single-address clients
+    // fail, and the try-every-address client waits out connect timeouts.
+    assert!(stage1(Policy::FirstAddress).failures > 0, "{text}");
+    assert!(stage1(Policy::RandomAddress).failures > 0, "{text}");
+    assert!(
+        stage1(Policy::EveryAddress).p99 >= report.options.connect_timeout,
+        "{text}"
+    );
+    // After the gate it is as good as progressive.
+    assert!(
+        report
+            .rows
+            .iter()
+            .filter(|r| r.stage == 3)
+            .all(|r| r.failures == 0),
+        "{text}"
+    );
+}

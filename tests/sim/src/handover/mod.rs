@@ -1,0 +1,495 @@
+//! `bootstrap-sim handover <cloud>`: a population of API clients through a whole `run`, on
+//! loopback only, to measure what clients see while the API moves from the bootstrap host to
+//! the load balancers.
+//!
+//! The world: the cloud's local peers and the local Kubernetes API server, whose load balancers
+//! come up `lb_delay` after their Service appears. Every IP a DNS answer can hold maps to a
+//! local listener ([`network`]): the bootstrap IP answers until the simulated installer destroys
+//! the host, which it does at the agent's `complete` signal (the README's installer contract);
+//! a reserved IP answers once its load balancer holds it and has a ready endpoint, and until
+//! then drops connections (the client waits for its connect timeout). Clients ([`clients`])
+//! resolve `api-int` (private zone) and `api` (public zone) by reading the zones of the cloud
+//! peers and keep each answer for the TTL, each with its own phase.
+//!
+//! Stages, by the start of each request: 1 = before the gate passes, 2 = gate passed, bootstrap
+//! IP still in DNS, 3 = after the bootstrap IP left DNS.
+
+pub mod clients;
+pub mod network;
+
+use crate::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
+use crate::peers::Peers;
+use anyhow::{Context, Result, bail};
+use clients::{Client, Policy, Sample};
+use network::{Alive, Network};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// The bootstrap host's IP in every example world.
+const BOOTSTRAP_IP: &str = "10.0.1.10";
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub cloud: String,
+    /// The agent binary.
+    pub agent: PathBuf,
+    /// A scratch dir (state dir, done-file, AWS assets).
+    pub work: PathBuf,
+    /// `progressive` or `all-at-once` (the agent's `--dns-seeding`).
+    pub dns_seeding: String,
+    /// The record TTL (the agent's `--dns-ttl`); the resolvers cache answers this long.
+    pub ttl: Duration,
+    /// Clients per policy and record (api-int, api).
+    pub clients: usize,
+    /// Each client sends one request per period.
+    pub period: Duration,
+    pub connect_timeout: Duration,
+    /// A load balancer comes up this long after its Service appears.
+    pub lb_delay: Duration,
+    /// How long the clients go on after the host is destroyed.
+    pub linger: Duration,
+}
+
+impl Options {
+    pub fn new(cloud: &str, agent: PathBuf, work: PathBuf) -> Options {
+        Options {
+            cloud: cloud.to_string(),
+            agent,
+            work,
+            dns_seeding: "progressive".into(),
+            ttl: Duration::from_secs(30),
+            clients: 7,
+            period: Duration::from_millis(200),
+            connect_timeout: Duration::from_secs(1),
+            lb_delay: Duration::from_secs(5),
+            linger: Duration::from_secs(35),
+        }
+    }
+}
+
+/// When things happened, from the agent's start.
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    /// The bootstrap IP first seen in the private zone.
+    pub seeded: Option<Duration>,
+    /// Each load-balancer IP first seen in a zone.
+    pub joined: Vec<(IpAddr, Duration)>,
+    pub gate_passed: Option<Duration>,
+    /// The bootstrap IP gone from the private zone.
+    pub removed: Option<Duration>,
+    pub complete: Option<Duration>,
+    pub destroyed: Option<Duration>,
+}
+
+/// Per policy and stage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub policy: Policy,
+    pub stage: u8,
+    pub requests: usize,
+    pub failures: usize,
+    pub p99: Duration,
+}
+
+pub struct Report {
+    pub options: Options,
+    pub timeline: Timeline,
+    pub rows: Vec<Row>,
+}
+
+/// Runs the whole simulation.
+pub async fn run(opts: Options) -> Result<Report> {
+    let _ = std::fs::remove_dir_all(&opts.work);
+    std::fs::create_dir_all(&opts.work)
+        .with_context(|| format!("cannot create {}", opts.work.display()))?;
+    let (peers, assets) = Peers::start(&opts.cloud, &opts.work).await?;
+    let kube = KubeSim::start(KubeSimOptions {
+        cloud: peers.lb_cloud(),
+        controller: ControllerKnobs {
+            ingress_delay: opts.lb_delay,
+            endpoints_delay: Duration::from_millis(500),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .await?;
+    let kube = Arc::new(kube);
+    let bootstrap: IpAddr = BOOTSTRAP_IP.parse()?;
+    let network = Network::new();
+    network.set_alive(Alive {
+        bootstrap: Some(bootstrap),
+        load_balancers: BTreeSet::new(),
+    });
+
+    let done_file = opts.work.join("done.json");
+    let t0 = Instant::now();
+    let mut agent = tokio::process::Command::new(&opts.agent)
+        .arg("run")
+        .arg("--assets")
+        .arg(&assets)
+        .arg("--state-dir")
+        .arg(opts.work.join("state"))
+        .args(["--bootstrap-ip", BOOTSTRAP_IP])
+        .arg("--kubeconfig")
+        .arg(kube.kubeconfig_path())
+        .arg("--done-file")
+        .arg(&done_file)
+        .args(["--dns-seeding", &opts.dns_seeding])
+        .arg("--dns-ttl")
+        .arg(format!("{}s", opts.ttl.as_secs()))
+        .args(["--drain-wait", "ttl"])
+        .envs(peers.agent_env())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .context("cannot start the agent")?;
+    let agent_log = agent.stderr.take().map(|mut err| {
+        tokio::spawn(async move {
+            let mut text = String::new();
+            let _ = tokio::io::AsyncReadExt::read_to_string(&mut err, &mut text).await;
+            text
+        })
+    });
+
+    // The zones as a resolver sees them.
+    let (private_tx, private_rx) = watch::channel(Vec::new());
+    let (public_tx, public_rx) = watch::channel(Vec::new());
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut tasks = Vec::new();
+    for (record, zone) in [(0u64, &private_rx), (1, &public_rx)] {
+        for policy in Policy::ALL {
+            for n in 0..opts.clients {
+                let client = Client {
+                    policy,
+                    zone: zone.clone(),
+                    ttl: opts.ttl,
+                    period: opts.period,
+                    connect_timeout: opts.connect_timeout,
+                    seed: record * 1_000_003 + policy as u64 * 10_007 + n as u64,
+                };
+                tasks.push(tokio::spawn(client.run(network.clone(), stop_rx.clone())));
+            }
+        }
+    }
+
+    let timeline = Arc::new(Mutex::new(Timeline::default()));
+    let watcher = tokio::spawn(watch_installer_side(
+        kube.clone(),
+        network.clone(),
+        done_file,
+        bootstrap,
+        t0,
+        timeline.clone(),
+        stop_rx.clone(),
+    ));
+
+    let mut joined = BTreeSet::new();
+    let mut agent_status = None;
+    loop {
+        let end = lock(&timeline).complete.map(|at| t0 + at + opts.linger);
+        if end.is_some_and(|e| Instant::now() >= e) {
+            break;
+        }
+        if t0.elapsed() > Duration::from_secs(600) {
+            bail!(
+                "the simulation did not finish in 10 minutes: {:?}",
+                lock(&timeline)
+            );
+        }
+        // What the zones hold now, as a resolver would read it.
+        let zones = peers.zones().await?;
+        let private = values(&zones["private"], "api-int.");
+        let public = values(&zones["public"], "api.");
+        {
+            let at = t0.elapsed();
+            let mut t = lock(&timeline);
+            if private.contains(&bootstrap) && t.seeded.is_none() {
+                t.seeded = Some(at);
+            }
+            if t.seeded.is_some() && !private.contains(&bootstrap) && t.removed.is_none() {
+                t.removed = Some(at);
+            }
+            for ip in private.iter().chain(&public).filter(|ip| **ip != bootstrap) {
+                if joined.insert(*ip) {
+                    t.joined.push((*ip, at));
+                }
+            }
+        }
+        private_tx.send_replace(private);
+        public_tx.send_replace(public);
+
+        if agent_status.is_none()
+            && let Some(status) = agent.try_wait()?
+        {
+            agent_status = Some(status);
+            if !status.success() {
+                let log = match agent_log {
+                    Some(task) => task.await.unwrap_or_default(),
+                    None => String::new(),
+                };
+                bail!("the agent failed ({status}):\n{log}");
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    stop_tx.send_replace(true);
+    watcher.await?;
+    let mut samples = Vec::new();
+    for task in tasks {
+        samples.extend(task.await?);
+    }
+    if agent_status.is_none() {
+        let status = agent.wait().await?;
+        if !status.success() {
+            bail!("the agent failed after `complete`: {status}");
+        }
+    }
+    let timeline = lock(&timeline).clone();
+    let rows = rows(&samples, t0, &timeline);
+    Ok(Report {
+        options: opts,
+        timeline,
+        rows,
+    })
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Every 20 ms: which IPs answer (the load balancers that serve, the bootstrap host until it
+/// is destroyed) and the installer's side: it reads the done-file and destroys the bootstrap
+/// host at `complete`.
+async fn watch_installer_side(
+    kube: Arc<KubeSim>,
+    network: Arc<Network>,
+    done_file: PathBuf,
+    bootstrap: IpAddr,
+    t0: Instant,
+    timeline: Arc<Mutex<Timeline>>,
+    stop: watch::Receiver<bool>,
+) {
+    let mut destroyed = false;
+    while !*stop.borrow() {
+        let load_balancers = kube.serving_ips().await;
+        if let Ok(text) = std::fs::read_to_string(&done_file)
+            && let Ok(doc) = serde_json::from_str::<Value>(&text)
+        {
+            let at = t0.elapsed();
+            let mut t = lock(&timeline);
+            t.gate_passed.get_or_insert(at);
+            if doc["phase"] == "complete" && !destroyed {
+                destroyed = true;
+                t.complete = Some(at);
+                t.destroyed = Some(at);
+            }
+        }
+        network.set_alive(Alive {
+            bootstrap: (!destroyed).then_some(bootstrap),
+            load_balancers,
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The A and AAAA values of the record whose name starts with `prefix` in a zone of
+/// `inspect()`: `{"<fqdn> <TYPE>": [values]}`.
+fn values(zone: &Value, prefix: &str) -> Vec<IpAddr> {
+    let mut ips: Vec<IpAddr> = zone
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(key, _)| key.starts_with(prefix))
+        .flat_map(|(_, v)| v.as_array().cloned().unwrap_or_default())
+        .filter_map(|v| v.as_str().and_then(|s| s.parse().ok()))
+        .collect();
+    ips.sort();
+    ips.dedup();
+    ips
+}
+
+fn stage(at: Duration, timeline: &Timeline) -> u8 {
+    match (timeline.gate_passed, timeline.removed) {
+        (_, Some(removed)) if at >= removed => 3,
+        (Some(gate), _) if at >= gate => 2,
+        _ => 1,
+    }
+}
+
+fn rows(samples: &[Sample], t0: Instant, timeline: &Timeline) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for policy in Policy::ALL {
+        for s in 1..=3u8 {
+            let mut latencies: Vec<Duration> = Vec::new();
+            let mut failures = 0;
+            for sample in samples
+                .iter()
+                .filter(|x| x.policy == policy && stage(x.started - t0, timeline) == s)
+            {
+                latencies.push(sample.latency);
+                failures += usize::from(!sample.ok);
+            }
+            latencies.sort();
+            let p99 = latencies
+                .get((latencies.len() * 99).div_ceil(100).saturating_sub(1))
+                .copied()
+                .unwrap_or_default();
+            rows.push(Row {
+                policy,
+                stage: s,
+                requests: latencies.len(),
+                failures,
+                p99,
+            });
+        }
+    }
+    rows
+}
+
+fn secs(d: Option<Duration>) -> Value {
+    d.map_or(Value::Null, |d| {
+        json!((d.as_secs_f64() * 10.0).round() / 10.0)
+    })
+}
+
+impl Report {
+    pub fn to_json(&self) -> Value {
+        let t = &self.timeline;
+        json!({
+            "cloud": self.options.cloud,
+            "dns_seeding": self.options.dns_seeding,
+            "ttl_s": self.options.ttl.as_secs(),
+            "clients": self.options.clients * Policy::ALL.len() * 2,
+            "request_every_ms": self.options.period.as_millis() as u64,
+            "connect_timeout_ms": self.options.connect_timeout.as_millis() as u64,
+            "load_balancer_delay_s": self.options.lb_delay.as_secs_f64(),
+            "timeline_s": {
+                "seeded": secs(t.seeded),
+                "joined": t.joined.iter().map(|(ip, at)| json!({"ip": ip, "at": secs(Some(*at))})).collect::<Vec<_>>(),
+                "gate_passed": secs(t.gate_passed),
+                "bootstrap_removed": secs(t.removed),
+                "complete": secs(t.complete),
+                "destroyed": secs(t.destroyed),
+            },
+            "results": self.rows.iter().map(|r| json!({
+                "policy": r.policy.as_str(),
+                "stage": r.stage,
+                "requests": r.requests,
+                "failures": r.failures,
+                "failed_percent": percent(r.failures, r.requests),
+                "p99_ms": r.p99.as_millis() as u64,
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    pub fn to_text(&self) -> String {
+        let t = &self.timeline;
+        let at =
+            |d: Option<Duration>| d.map_or("-".to_string(), |d| format!("{:.1}s", d.as_secs_f64()));
+        let mut out = format!(
+            "# hand-over on {}: dns-seeding {}, TTL {}s, {} clients (one request every {} ms, connect timeout {} ms), load balancers {}s after their Service\n",
+            self.options.cloud,
+            self.options.dns_seeding,
+            self.options.ttl.as_secs(),
+            self.options.clients * Policy::ALL.len() * 2,
+            self.options.period.as_millis(),
+            self.options.connect_timeout.as_millis(),
+            self.options.lb_delay.as_secs_f64(),
+        );
+        out += &format!("seeded {}", at(t.seeded));
+        for (ip, when) in &t.joined {
+            out += &format!(", {ip} joined {}", at(Some(*when)));
+        }
+        out += &format!(
+            ", gate passed {}, bootstrap IP removed {}, complete {}, host destroyed {}\n",
+            at(t.gate_passed),
+            at(t.removed),
+            at(t.complete),
+            at(t.destroyed)
+        );
+        out += "policy          stage  requests  failed  p99\n";
+        for r in &self.rows {
+            out += &format!(
+                "{:<15} {:>5}  {:>8}  {:>5.1}%  {} ms\n",
+                r.policy.as_str(),
+                r.stage,
+                r.requests,
+                percent(r.failures, r.requests),
+                r.p99.as_millis()
+            );
+        }
+        out
+    }
+}
+
+fn percent(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        (part as f64 * 1000.0 / whole as f64).round() / 10.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_belongs_to_the_stage_it_started_in() {
+        let t = Timeline {
+            gate_passed: Some(Duration::from_secs(10)),
+            removed: Some(Duration::from_secs(11)),
+            ..Default::default()
+        };
+        assert_eq!(stage(Duration::from_secs(9), &t), 1);
+        assert_eq!(stage(Duration::from_secs(10), &t), 2);
+        assert_eq!(stage(Duration::from_millis(10_999), &t), 2);
+        assert_eq!(stage(Duration::from_secs(11), &t), 3);
+        assert_eq!(stage(Duration::from_secs(99), &Timeline::default()), 1);
+    }
+
+    #[test]
+    fn the_zone_values_of_one_record() {
+        let zone = json!({
+            "api-int.c.example.com A": ["10.0.0.2", "10.0.0.1"],
+            "api.c.example.com A": ["10.0.0.9"],
+        });
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert_eq!(values(&zone, "api-int."), [ip("10.0.0.1"), ip("10.0.0.2")]);
+        assert_eq!(values(&zone, "api."), [ip("10.0.0.9")]);
+        assert!(values(&json!({}), "api.").is_empty());
+    }
+
+    #[test]
+    fn p99_and_failures_per_policy_and_stage() {
+        let t0 = Instant::now();
+        let sample = |ms: u64, ok: bool| Sample {
+            policy: Policy::FirstAddress,
+            started: t0 + Duration::from_millis(5),
+            latency: Duration::from_millis(ms),
+            ok,
+        };
+        let mut samples: Vec<Sample> = (1..=100).map(|ms| sample(ms, true)).collect();
+        samples.push(sample(1000, false));
+        let rows = rows(&samples, t0, &Timeline::default());
+        let first = rows
+            .iter()
+            .find(|r| r.policy == Policy::FirstAddress && r.stage == 1)
+            .unwrap();
+        assert_eq!(first.requests, 101);
+        assert_eq!(first.failures, 1);
+        assert_eq!(first.p99, Duration::from_millis(100));
+        assert!(
+            rows.iter()
+                .filter(|r| r.stage != 1)
+                .all(|r| r.requests == 0)
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! One cloud's local peers, whichever cloud: what the demo and the hand-over simulation start
+//! next to the local Kubernetes API server.
+
+use crate::kube::CloudOptions;
+use crate::{AwsPeers, azure::AzurePeers, gcp::GcpPeers};
+use anyhow::{Result, bail};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+pub enum Peers {
+    /// With the world's zone ids (`{"public": id, "private": id}`).
+    Aws(AwsPeers, Value),
+    Gcp(GcpPeers),
+    Azure(AzurePeers),
+}
+
+/// The example asset dir of `cloud` in the repo.
+pub fn fixture(cloud: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/assets")
+        .join(cloud)
+}
+
+impl Peers {
+    /// Starts the peers of `cloud` ("aws", "gcp" or "azure") and says which asset dir matches
+    /// them: on AWS the example assets rewritten with moto's subnet ids under `work`, else the
+    /// example assets as they are (the fakes are seeded to match them).
+    pub async fn start(cloud: &str, work: &Path) -> Result<(Peers, PathBuf)> {
+        let fixture = fixture(cloud);
+        Ok(match cloud {
+            "aws" => {
+                let peers = AwsPeers::start().await?;
+                let assets = work.join("assets");
+                let world = peers.setup_world(&fixture, &assets).await?;
+                (Peers::Aws(peers, world["zones"].clone()), assets)
+            }
+            "gcp" => (Peers::Gcp(crate::gcp::demo_peers().await?), fixture),
+            "azure" => (Peers::Azure(crate::azure::demo_peers().await?), fixture),
+            other => bail!("unknown cloud {other:?}: expected aws, gcp or azure"),
+        })
+    }
+
+    pub fn agent_env(&self) -> Vec<(String, String)> {
+        match self {
+            Peers::Aws(p, _) => p.agent_env(),
+            Peers::Gcp(p) => p.agent_env(),
+            Peers::Azure(p) => p.agent_env(),
+        }
+    }
+
+    pub fn mutating_calls(&self) -> usize {
+        match self {
+            Peers::Aws(p, _) => p.mutating_calls().len(),
+            Peers::Gcp(p) => p.mutating_calls().len(),
+            Peers::Azure(p) => p.mutating_calls().len(),
+        }
+    }
+
+    /// What the simulated load-balancer controllers know of this cloud.
+    pub fn lb_cloud(&self) -> CloudOptions {
+        match self {
+            Peers::Aws(p, _) => p.lb_cloud(),
+            Peers::Gcp(p) => p.lb_cloud(),
+            Peers::Azure(p) => p.lb_cloud(),
+        }
+    }
+
+    /// What exists now, with the record sets as `zones: {public|private: {"<fqdn> <TYPE>":
+    /// [values]}}` on every cloud.
+    pub async fn inspect(&self) -> Result<Value> {
+        match self {
+            Peers::Aws(p, _) => p.inspect().await,
+            Peers::Gcp(p) => Ok(p.inspect()),
+            Peers::Azure(p) => p.inspect().await,
+        }
+    }
+}
+
+impl Peers {
+    /// The record sets of the public and private zone of the example world, as
+    /// `{"public"|"private": {"<fqdn> <TYPE>": [values]}}`: what an authoritative server
+    /// answers now.
+    pub async fn zones(&self) -> Result<Value> {
+        match self {
+            Peers::Aws(p, zones) => {
+                let mut out = serde_json::Map::new();
+                for kind in ["public", "private"] {
+                    let id = zones[kind].as_str().unwrap_or_default();
+                    out.insert(kind.into(), Value::Object(p.records(id).await?));
+                }
+                Ok(Value::Object(out))
+            }
+            other => Ok(other.inspect().await?["zones"].clone()),
+        }
+    }
+}
