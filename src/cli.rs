@@ -299,6 +299,7 @@ async fn plan(common: &Common, offline: bool, stages: &[Stage]) -> Result<()> {
     } else {
         Cloud::Observe
     };
+    let cloud_observed = !offline;
     let reading = Reading::new(common, cloud).await?;
     let observed = reading.observe().await?;
     let recorded = &reading.recorded;
@@ -307,6 +308,9 @@ async fn plan(common: &Common, offline: bool, stages: &[Stage]) -> Result<()> {
     } else {
         stages.to_vec()
     };
+    if cloud_observed && stages.contains(&Stage::Reserve) {
+        crate::adopt::require_complete(&reading.spec, &observed)?;
+    }
     let mut plan = Plan::calculate(&reading.spec, &observed, &stages, recorded.generation);
     if let Some(step) = recorded.run_step {
         plan.notes.push(format!(

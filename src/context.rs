@@ -60,6 +60,26 @@ pub struct Common {
     pub dns_ttl: u32,
     #[arg(long, value_enum, default_value = "text")]
     pub output: Output,
+    /// UPI: YAML naming the reservations you made, per purpose (`private-ipv4: {name: my-vip}`;
+    /// `id`, or on Azure private `ip`), where they do not carry the seed's names.
+    #[arg(long, env = "BOOTSTRAP_AGENT_RESERVATIONS")]
+    pub reservations: Option<PathBuf>,
+    /// UPI: reserve nothing; every reservation must be one you made (exit 2 naming what is missing).
+    #[arg(long, env = "BOOTSTRAP_AGENT_ADOPT_ONLY")]
+    pub adopt_only: bool,
+    /// `manual`: DNS is yours (UPI) whatever the install-config says: the agent writes no
+    /// record and looks up no zone, and prints the records to create (the user-managed mode).
+    #[arg(long, value_enum, env = "BOOTSTRAP_AGENT_DNS")]
+    pub dns: Option<DnsMode>,
+}
+
+/// `--dns`: who writes the records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DnsMode {
+    /// As the install-config says (cloud DNS unless userProvisionedDNS is Enabled).
+    Auto,
+    /// The user: the one user-managed DNS mode of the spec.
+    Manual,
 }
 
 /// `--dns-ttl`: a duration of whole seconds, from 1 s to 1 h.
@@ -115,6 +135,12 @@ fn load(args: &Common) -> Result<(ClusterSpec, JournalState)> {
         .unwrap_or_default();
     spec.bootstrap_ip = crate::bootstrap_ip::settle(args.bootstrap_ip, Some(&recorded));
     spec.record_ttl = args.dns_ttl;
+    spec.adoption = crate::adopt::load(args.reservations.as_deref(), args.adopt_only, &spec)?;
+    if args.dns == Some(DnsMode::Manual) && spec.user_managed_dns().is_none() {
+        spec.dns = crate::assets::DnsManagement::UserManaged {
+            because: "--dns manual".into(),
+        };
+    }
     Ok((spec, recorded))
 }
 
@@ -199,6 +225,19 @@ impl Context {
         let mut journal = Journal::open(&args.state.state_dir)?;
         let providers = providers::for_spec(&mut spec).await?;
         settled(&spec)?;
+        // The user's reservations that do not fit are bad input: refused before the journal.
+        // Under the step deadline, like every cloud call of a step.
+        tokio::time::timeout(
+            args.step_timeout,
+            crate::adopt::precheck(&spec, &providers, &journal.state.adopted),
+        )
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "looking for reservations of yours did not finish within {}",
+                humantime::format_duration(args.step_timeout)
+            )
+        })??;
         let prepared = prepare(&spec, &providers, &journal.state).await?;
         journal.bind_cluster(&spec.infra_id)?;
         // Again under the lock: another agent may have seeded since the first read.

@@ -306,6 +306,7 @@ pub async fn run(
                 let known = crate::plan::Observed {
                     reservations: journal.state.reservations.clone(),
                     handed_over: journal.state.handed_over.clone(),
+                    adopted: journal.state.adopted.clone(),
                     ..Default::default()
                 };
                 let reservations: Vec<_> = known.kept().into_values().collect();

@@ -118,6 +118,10 @@ pub struct JournalState {
     /// Observation cannot find them any more; this is the only record of their IPs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub handed_over: Vec<Reservation>,
+    /// Reservations the user made that the agent uses (UPI): never released. Kept here too,
+    /// so a resume or `teardown --all` knows them even once the cloud no longer shows them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adopted: Vec<Reservation>,
     #[serde(default)]
     pub records: Vec<RecordValues>,
     /// User-managed DNS: the records the user must create, as of the last `dns seed` (the
@@ -163,6 +167,7 @@ impl Default for JournalState {
             steps: BTreeMap::new(),
             reservations: Vec::new(),
             handed_over: Vec::new(),
+            adopted: Vec::new(),
             records: Vec::new(),
             user_dns: Vec::new(),
             run_step: None,

@@ -17,6 +17,7 @@
 //!                -> journal (persisted steps and mutations; atomic writes, lock)
 //!                -> machine (Step, Machine: the order of `run`)
 //!                -> cluster (kube client, server-side apply, the readiness gate)
+//!                -> adopt (UPI: the user's reservations to look for, the verdict on them)
 //!                -> plan (PURE: spec + observed -> changes), render (templates -> Services
 //!                   and the IPs each claims), providers (one match picks the cloud)
 //!                -> assets (installer asset dir -> one validated ClusterSpec)
@@ -28,6 +29,7 @@
 //! planned in `plan/` and applied in `runner`; a step of `run` is a `machine::Step` with its arm
 //! in `daemon::run`; a readiness rule is in `cluster::gate::evaluate` (pure, unit-tested).
 
+pub mod adopt;
 pub mod assets;
 pub mod bootstrap_ip;
 pub mod capabilities;

@@ -48,6 +48,11 @@ pub async fn observe(
 ) -> Result<Observation> {
     let p = providers;
     let reservations = p.addresses.observe().await?;
+    let found = p
+        .addresses
+        .find_user_made(&crate::adopt::queries(spec, &recorded.adopted))
+        .await?;
+    let adopted = crate::adopt::settle(spec, found)?;
     let placements = p.addresses.placements(&subnets(spec)).await?;
     let mut zones = BTreeMap::new();
     let mut records = Vec::new();
@@ -63,16 +68,16 @@ pub async fn observe(
             current,
         });
     }
-    Ok(Observation {
-        observed: Observed {
-            reservations,
-            records,
-            placements,
-            handed_over: recorded.handed_over.clone(),
-            serving: recorded.serving.clone(),
-        },
-        zones,
-    })
+    let mut observed = Observed {
+        reservations,
+        records,
+        placements,
+        handed_over: recorded.handed_over.clone(),
+        adopted,
+        serving: recorded.serving.clone(),
+    };
+    crate::adopt::remember(&mut observed, &recorded.adopted);
+    Ok(Observation { observed, zones })
 }
 
 fn subnets(spec: &ClusterSpec) -> Vec<String> {
@@ -178,10 +183,14 @@ impl Runner<'_> {
             mut observed,
             zones,
         } = observe(self.spec, self.providers, &self.journal.state).await?;
+        if stage == Stage::Reserve {
+            crate::adopt::require_complete(self.spec, &observed)?;
+        }
         let spec =
             crate::bootstrap_ip::for_stage(self.spec, stage, &self.journal.state, &observed)?;
         let plan = Plan::calculate(&spec, &observed, &[stage], self.journal.state.generation);
         self.journal.state.reservations = observed.reservations.clone();
+        self.journal.state.adopted = observed.adopted.clone();
         if stage == Stage::TeardownAll && !plan.is_empty() {
             // New generation before the first release: a crash mid-teardown must not leave
             // the old idempotency tokens in use (EC2/GCP could replay released resources).

@@ -142,6 +142,16 @@ fn render(state_dir: &Path, output: Output) -> Result<(String, bool)> {
     for r in &state.reservations {
         let _ = writeln!(out, "  {:<36} {:<24} {}", r.key.to_string(), r.id, r.ip);
     }
+    for r in &state.adopted {
+        let _ = writeln!(
+            out,
+            "  {:<36} {:<24} {} adopted (yours): {}",
+            r.key.to_string(),
+            r.id,
+            r.ip,
+            r.name
+        );
+    }
     for r in &state.handed_over {
         let _ = writeln!(
             out,

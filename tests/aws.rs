@@ -1,162 +1,21 @@
 //! The AWS vertical against the real emulators: moto (EC2) and ministack (Route53), each
-//! behind a counting proxy that can also freeze the agent between two mutations.
+//! behind a counting proxy that can also freeze the agent between two mutations. The behaviour
+//! every cloud shares comes from `common/suite.rs`; what is AWS's own follows.
 #![cfg(feature = "aws")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bootstrap_sim::{Fault, Faults, Hold, VpcLayout};
+use bootstrap_sim::{AwsPeers, Hold, VpcLayout};
 use serde_json::Value;
 
 mod common;
 
+use common::aws::*;
 use common::*;
 
-#[tokio::test(flavor = "multi_thread")]
-async fn fresh_reserve_and_seed_create_exactly_the_planned_resources_and_records() {
-    let h = Harness::new("aws").await;
-    let plan: Value =
-        serde_json::from_slice(&h.run(&["plan", "--output", "json"]).await.stdout).unwrap();
-    assert_eq!(plan["changes"].as_array().unwrap().len(), 9);
-    assert!(
-        h.peers.mutating_calls().is_empty(),
-        "plan must not mutate: {:?}",
-        h.peers.mutating_calls()
-    );
-
-    h.bootstrap().await;
-    h.world().await.assert_seeded(&[]);
-    let mut calls: Vec<String> = h
-        .peers
-        .mutating_calls()
-        .iter()
-        .map(|c| normalize_call(c))
-        .collect();
-    calls.sort();
-    let mut expected = vec!["AllocateAddress"; 3];
-    expected.extend(["CreateNetworkInterface"; 3]);
-    expected.extend(["POST /2013-04-01/hostedzone/{id}/rrset"; 3]);
-    assert_eq!(
-        calls, expected,
-        "fresh AWS bootstrap: 3 EIPs, 3 ENIs, 3 record-set changes"
-    );
-}
-
-/// Route53 paths carry zone ids; tests compare the operation only.
-fn normalize_call(call: &str) -> String {
-    match call.strip_prefix("POST /2013-04-01/hostedzone/") {
-        Some(rest) if rest.contains("/rrset") => {
-            "POST /2013-04-01/hostedzone/{id}/rrset".to_string()
-        }
-        _ => call.to_string(),
-    }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn second_run_after_success_makes_zero_mutating_calls() {
-    let h = Harness::new("aws").await;
-    h.bootstrap().await;
-    h.assert_bootstrap_converged().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn another_writers_value_survives_seed_and_teardown() {
-    let h = Harness::new("aws").await;
-    h.peers
-        .write_record("private", "api.mycluster.example.com", &[OTHER_WRITER])
-        .await
-        .unwrap();
-    h.bootstrap().await;
-    let world = h.world().await;
-    assert!(
-        world
-            .record("private", API)
-            .contains(&OTHER_WRITER.to_string())
-    );
-    assert_eq!(
-        world.record("private", API).len(),
-        5,
-        "other + bootstrap + 3 ENIs"
-    );
-
-    h.run(&["dns", "teardown"]).await;
-    let world = h.world().await;
-    let mut expected = world.ips("enis");
-    expected.push(OTHER_WRITER.to_string());
-    expected.sort();
-    let mut api = world.record("private", API);
-    api.sort();
-    assert_eq!(api, expected, "only the bootstrap IP is removed");
-
-    h.run(&["teardown", "--all"]).await;
-    let world = h.world().await;
-    assert_eq!(world.record("private", API), vec![OTHER_WRITER.to_string()]);
-    assert!(
-        world.record("private", API_INT).is_empty(),
-        "a set holding only our values is deleted"
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn dns_teardown_removes_only_the_bootstrap_ip() {
-    let h = Harness::new("aws").await;
-    h.bootstrap().await;
-    let before = h.world().await;
-    h.peers.reset_counts();
-    h.run(&["dns", "teardown"]).await;
-    let after = h.world().await;
-    for name in [API, API_INT] {
-        let mut expected: Vec<String> = before
-            .record("private", name)
-            .into_iter()
-            .filter(|ip| ip != BOOTSTRAP_IP)
-            .collect();
-        expected.sort();
-        let mut got = after.record("private", name);
-        got.sort();
-        assert_eq!(got, expected);
-    }
-    assert_eq!(after.record("public", API), before.record("public", API));
-    assert_eq!(after.ips("eips"), before.ips("eips"));
-    assert_eq!(after.ips("enis"), before.ips("enis"));
-    assert_eq!(
-        h.peers.mutating_calls().len(),
-        2,
-        "one change per private record"
-    );
-    h.assert_changes_nothing(&[&["dns", "teardown"]], "teardown again changes nothing")
-        .await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched() {
-    let h = Harness::new("aws").await;
-    h.peers.create_foreign().await.unwrap();
-    let foreign_before = h.world().await;
-    let (eips_before, enis_before) = (foreign_before.count("eips"), foreign_before.count("enis"));
-    h.bootstrap().await;
-    h.run(&["teardown", "--all"]).await;
-    let world = h.world().await;
-    assert!(
-        world.ours("eips").is_empty() && world.ours("enis").is_empty(),
-        "ours released: {:?}",
-        world.0
-    );
-    assert_eq!(world.count("eips"), eips_before, "foreign EIPs untouched");
-    assert_eq!(world.count("enis"), enis_before, "foreign ENIs untouched");
-    assert!(world.record("private", API).is_empty() && world.record("public", API).is_empty());
-
-    h.assert_changes_nothing(
-        &[&["teardown", "--all"]],
-        "teardown --all again changes nothing",
-    )
-    .await;
-
-    // A new install on the same state dir starts a new token generation and works.
-    h.bootstrap().await;
-    h.world().await.assert_seeded(&[]);
-}
+common::suite::cloud_suite!(AwsPeers);
 
 async fn crash_and_resume(route53: bool, hold: Hold) {
-    let h = Harness::new("aws").await;
+    let h = AwsHarness::new("aws").await;
     if route53 {
         h.run(&["reserve"]).await;
         h.kill_at(&["dns", "seed"], true, hold).await;
@@ -198,7 +57,7 @@ async fn sigkill_before_a_record_change_resumes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn neither_key_of_the_creds_secret_is_printed_even_at_trace() {
-    let h = Harness::new("aws").await;
+    let h = AwsHarness::new("aws").await;
     h.assert_reserve_never_leaks(&[
         ("fixture-secret-DO-NOT-LOG", "secret"),
         ("AKIAFIXTUREEXAMPLE00", "access key id"),
@@ -208,7 +67,7 @@ async fn neither_key_of_the_creds_secret_is_printed_even_at_trace() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn keys_from_the_sdk_credential_chain_are_never_printed_even_at_trace() {
-    let mut h = Harness::new("aws").await;
+    let mut h = AwsHarness::new("aws").await;
     // No creds secret: the SDK's default chain finds the keys in the environment.
     std::fs::remove_file(h.assets.join("openshift/99_cloud-creds-secret.yaml")).unwrap();
     h.env.extend([
@@ -230,51 +89,11 @@ async fn keys_from_the_sdk_credential_chain_are_never_printed_even_at_trace() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn seeding_after_stage_3_never_puts_the_bootstrap_ip_back() {
-    let h = Harness::new("aws").await;
-    h.bootstrap().await;
-    h.run(&["dns", "teardown"]).await;
-    h.assert_changes_nothing(&[&["dns", "seed"]], "the bootstrap IP stays removed")
-        .await;
-    let world = h.world().await;
-    for name in [API, API_INT] {
-        assert!(
-            !world
-                .record("private", name)
-                .contains(&BOOTSTRAP_IP.to_string()),
-            "{name}"
-        );
-        assert_eq!(
-            world.record("private", name).len(),
-            3,
-            "{name} keeps the reserved IPs"
-        );
-    }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn seeding_a_different_bootstrap_ip_than_the_seeded_one_is_refused() {
-    let mut h = Harness::new("aws").await;
-    h.bootstrap().await;
-    h.peers.reset_counts();
-    h.bootstrap_ip = "10.0.1.99";
-    let out = h.command(&["dns", "seed"]).output().await.unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("dns teardown --bootstrap-ip 10.0.1.10"));
-    assert!(h.peers.mutating_calls().is_empty());
-}
-
 // ---- installer-default networks: subnets found in EC2 --------------------------------------
 
 /// Our EIPs sit in exactly the `public` subnets and our ENIs in exactly the `private` ones,
 /// one each, and every reservation tag names the subnet it is in.
-fn assert_reserved_in(world: &World, public: &[String], private: &[String]) {
+fn assert_reserved_in(world: &AwsWorld, public: &[String], private: &[String]) {
     let placement = |r: &Value| {
         let key = r["tags"]["bootstrap-agent.openshift.io/reservation"]
             .as_str()
@@ -305,7 +124,7 @@ fn assert_reserved_in(world: &World, public: &[String], private: &[String]) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn installer_vpc_subnets_are_discovered_by_tag_and_reserved_in() {
-    let (h, setup) = Harness::with_layout("aws-installer-vpc", &VpcLayout::Installer).await;
+    let (h, setup) = AwsHarness::with_layout("aws-installer-vpc", &VpcLayout::Installer).await;
     let layout = &setup["layout"];
     let (public, private) = (strings(&layout["public"]), strings(&layout["private"]));
     assert_eq!((public.len(), private.len()), (3, 3), "{setup}");
@@ -362,7 +181,7 @@ async fn flat_subnet_list_is_classified_by_route_tables_and_reserved_in() {
     let public_fixture_ids: Vec<String> = (1..=3)
         .map(|i| format!("subnet-0a1b2c3d4e5f6001{i}"))
         .collect();
-    let (h, setup) = Harness::with_layout(
+    let (h, setup) = AwsHarness::with_layout(
         "aws-flat-subnets",
         &VpcLayout::Flat {
             public: public_fixture_ids,
@@ -409,7 +228,7 @@ async fn flat_subnet_list_is_classified_by_route_tables_and_reserved_in() {
 #[tokio::test(flavor = "multi_thread")]
 async fn installer_vpc_without_tagged_subnets_is_refused_before_anything_is_written() {
     // The fixture names no subnets and nothing in this VPC is tagged for the cluster.
-    let (h, _) = Harness::with_layout("aws-installer-vpc", &VpcLayout::Byo).await;
+    let (h, _) = AwsHarness::with_layout("aws-installer-vpc", &VpcLayout::Byo).await;
     let out = h.command(&["reserve"]).output().await.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
@@ -428,7 +247,7 @@ async fn installer_vpc_without_tagged_subnets_is_refused_before_anything_is_writ
 /// `status` print the records the user must create, with the reserved IPs.
 #[tokio::test(flavor = "multi_thread")]
 async fn user_provisioned_dns_makes_no_route53_call_and_prints_the_records_to_create() {
-    let h = Harness::new("aws-user-dns").await;
+    let h = AwsHarness::new("aws-user-dns").await;
     h.bootstrap().await;
     let world = h.world().await;
     assert_eq!(world.ours("eips").len(), 3, "one EIP per public subnet");
@@ -497,11 +316,6 @@ async fn user_provisioned_dns_makes_no_route53_call_and_prints_the_records_to_cr
 
 // ---- where the private records go: tags, and another account's zone -------------------------
 
-const INSTALLER_ZONE_TAGS: [&str; 2] = [
-    "Name=mycluster-7xk2p-int",
-    "kubernetes.io/cluster/mycluster-7xk2p=owned",
-];
-
 /// The DNS manifest as the installer writes it for the private zone it makes (tags, no id).
 const TAGGED_DNS_MANIFEST: &str = "apiVersion: config.openshift.io/v1
 kind: DNS
@@ -519,19 +333,20 @@ spec:
 status: {}
 ";
 
-fn zone_records<'a>(world: &'a World, id: &str) -> &'a Value {
+fn zone_records<'a>(world: &'a AwsWorld, id: &str) -> &'a Value {
     &world.0["zones_by_id"][id.rsplit('/').next().unwrap()]
 }
 
-/// Two private zones named mycluster.example.com (one per VPC, as Route53 allows): the DNS
-/// manifest's tags pick the installer's, and the records go there; without the manifest the
-/// name alone matches both and nothing is written.
+/// Two private zones named mycluster.example.com (one per VPC, as Route53 allows): the world's
+/// carries the installer's tags, the other VPC's none. The DNS manifest's tags pick the
+/// installer's, and the records go there; without the manifest the name alone matches both
+/// and nothing is written.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_installer_private_zone_is_found_by_its_tags_not_its_name() {
-    let (h, setup) = Harness::with_layout("aws", &VpcLayout::Byo).await;
-    let tagged = h
+    let (h, setup) = AwsHarness::with_layout("aws", &VpcLayout::Byo).await;
+    let other_vpcs = h
         .peers
-        .create_private_zone_tagged("mycluster.example.com", true, &INSTALLER_ZONE_TAGS)
+        .create_private_zone_tagged("mycluster.example.com", true, &[])
         .await
         .unwrap();
     let out = h.command(&["plan"]).output().await.unwrap();
@@ -549,15 +364,15 @@ async fn the_installer_private_zone_is_found_by_its_tags_not_its_name() {
     let mut want = world.ips("enis");
     want.push(BOOTSTRAP_IP.to_string());
     want.sort();
+    let installers = setup["zones"]["private"].as_str().unwrap();
     for name in [API, API_INT] {
         assert_eq!(
-            agent::strings(&zone_records(&world, &tagged)[name]),
+            agent::strings(&zone_records(&world, installers)[name]),
             want,
             "{name} in the tagged zone"
         );
-        let untagged = setup["zones"]["private"].as_str().unwrap();
         assert!(
-            zone_records(&world, untagged).get(name).is_none(),
+            zone_records(&world, &other_vpcs).get(name).is_none(),
             "nothing in the other VPC's zone of the same name: {:#}",
             world.0["zones_by_id"]
         );
@@ -570,7 +385,7 @@ async fn the_installer_private_zone_is_found_by_its_tags_not_its_name() {
 /// cannot see; every private record is written through sts:AssumeRole of the role.
 #[tokio::test(flavor = "multi_thread")]
 async fn cross_account_private_records_are_written_through_the_assumed_role() {
-    let (mut h, setup) = Harness::with_layout("aws-cross-account-zone", &VpcLayout::Byo).await;
+    let (mut h, setup) = AwsHarness::with_layout("aws-cross-account-zone", &VpcLayout::Byo).await;
     assert!(
         !h.assets
             .join("openshift/99_cloud-creds-secret.yaml")
@@ -614,7 +429,7 @@ async fn cross_account_private_records_are_written_through_the_assumed_role() {
 /// agent did before it read hostedZoneRole) is no zone at all to Route53, and nothing lands.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_other_accounts_zone_is_refused_without_the_assumed_role() {
-    let (mut h, setup) = Harness::with_layout("aws-cross-account-zone", &VpcLayout::Byo).await;
+    let (mut h, setup) = AwsHarness::with_layout("aws-cross-account-zone", &VpcLayout::Byo).await;
     h.env.extend([
         ("AWS_ACCESS_KEY_ID".into(), "AKIACLUSTERACCOUNT01".into()),
         (
@@ -655,13 +470,65 @@ async fn the_other_accounts_zone_is_refused_without_the_assumed_role() {
     );
 }
 
+// ---- publicIpv4Pool ---------------------------------------------------------------------------
+
+/// The local world's BYO-IP pool (tests/sim/py/moto_server.py) and its range.
+const POOL_RANGE: &str = "203.0.113.";
+
+/// `publicIpv4Pool`: every EIP comes from the pool (the fake hands out its lowest free
+/// addresses), the private zone is the one the DNS manifest's tags name, and the public zone
+/// the one its id names.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_eip_comes_from_the_public_ipv4_pool() {
+    let h = AwsHarness::new("aws-public-ipv4-pool").await;
+    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
+    assert!(
+        plan.contains("from public IPv4 pool ipv4pool-ec2-0123456789abcdef0"),
+        "{plan}"
+    );
+    h.bootstrap().await;
+    let world = h.world().await;
+    world.assert_seeded(&[]);
+    let eips = world.ips("eips");
+    assert_eq!(eips.len(), 3);
+    assert!(
+        eips.iter().all(|ip| ip.starts_with(POOL_RANGE)),
+        "from the pool: {eips:?}"
+    );
+    h.assert_bootstrap_converged().await;
+}
+
+/// The local cloud refuses an allocation from a pool that does not exist or has no free
+/// address, as EC2 does; the agent stops before allocating and names the pool.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_or_empty_pool_is_refused_and_nothing_is_allocated() {
+    for (pool, expected) in [
+        (
+            "ipv4pool-ec2-0000000000000000d",
+            "InvalidPublicIpv4PoolID.NotFound",
+        ),
+        ("ipv4pool-ec2-0fffffffffffffff0", "has no free address"),
+    ] {
+        let h = AwsHarness::new("aws-public-ipv4-pool").await;
+        let path = h.assets.join("manifests/cluster-config.yaml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("ipv4pool-ec2-0123456789abcdef0", pool)).unwrap();
+        let out = h.command(&["reserve"]).output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{pool}: {stderr}");
+        assert!(stderr.contains(expected), "{pool}: {stderr}");
+        assert!(stderr.contains(pool), "{pool}: {stderr}");
+        assert!(h.world().await.ours("eips").is_empty(), "{pool}");
+    }
+}
+
 // ---- serviceEndpoints -------------------------------------------------------------------------
 
 /// `platform.aws.serviceEndpoints` names where EC2 and Route53 are: the agent's clients go
 /// there, even though the environment names an address where nothing listens.
 #[tokio::test(flavor = "multi_thread")]
 async fn service_endpoints_are_where_the_ec2_and_route53_clients_go() {
-    let mut h = Harness::new("aws").await;
+    let mut h = AwsHarness::new("aws").await;
     let path = h.assets.join("manifests/cluster-config.yaml");
     let text = std::fs::read_to_string(&path).unwrap();
     let endpoints = format!(
@@ -687,127 +554,90 @@ async fn service_endpoints_are_where_the_ec2_and_route53_clients_go() {
     h.world().await.assert_seeded(&[]);
 }
 
-// ---- faults: throttling, 500s and lost answers injected by the proxies ---------------------
-
-/// Another writer's values in both private records, which every command must keep.
-async fn plant_other_writer(h: &Harness) {
-    for name in ["api.mycluster.example.com", "api-int.mycluster.example.com"] {
-        h.peers
-            .write_record("private", name, &[OTHER_WRITER])
-            .await
-            .unwrap();
-    }
-}
-
-/// After `teardown --all`: nothing of ours, the other writer's values as they were.
-async fn assert_torn_down(h: &Harness) {
+/// UPI: EIPs and ENIs named as the seed says that cannot serve their purpose: exit 2 naming
+/// them and what is wrong, before any change.
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_reservations_that_do_not_fit_are_refused_naming_them() {
+    let h = AwsHarness::new("aws").await;
     let world = h.world().await;
-    assert!(
-        world.ours("eips").is_empty() && world.ours("enis").is_empty(),
-        "nothing of ours is left: {:#}",
-        world.0
-    );
-    for name in [API, API_INT] {
-        assert_eq!(world.record("private", name), vec![OTHER_WRITER], "{name}");
-    }
-    assert!(world.record("public", API).is_empty());
-}
-
-/// EIPs are never duplicated any more: the SDK does not retry AllocateAddress, the runner
-/// observes by tag before allocating again, so nothing needs releasing afterwards.
-fn assert_no_eip_released(h: &Harness) {
-    let released: Vec<_> = h
+    let subnet = |prefix: &str| {
+        world.0["subnets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["cidr"].as_str().unwrap().starts_with(prefix))
+            .unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (private, public) = (subnet("10.0.1."), subnet("10.0.4."));
+    // Named for a private subnet, made in a public one.
+    let (wrong_subnet, _) = h
         .peers
-        .ec2_proxy
-        .calls()
-        .into_iter()
-        .filter(|c| c.action == "ReleaseAddress")
-        .collect();
+        .create_named(
+            &format!("mycluster-7xk2p-rsvd-private-ipv4-{private}"),
+            Some(&public),
+        )
+        .await
+        .unwrap();
+    // A plain-named ENI in a public subnet.
+    let (public_eni, _) = h
+        .peers
+        .create_named("mycluster-7xk2p-rsvd-private-ipv4", Some(&public))
+        .await
+        .unwrap();
+    // An EIP named as a private reservation: the wrong type.
+    let (eip, _) = h
+        .peers
+        .create_named("mycluster-7xk2p-rsvd-private-ipv4", None)
+        .await
+        .unwrap();
+    for command in [&["plan"][..], &["reserve"]] {
+        let out = h.command(command).output().await.unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&wrong_subnet) && err.contains(&format!("must be in subnet {private}")),
+            "{err}"
+        );
+        assert!(
+            err.contains(&public_eni) && err.contains(&format!("public subnet {public}")),
+            "{err}"
+        );
+        assert!(
+            err.contains(&eip) && err.contains("an elastic IP cannot hold a private IP"),
+            "{err}"
+        );
+    }
     assert!(
-        released.is_empty(),
-        "a duplicate EIP was allocated: {released:?}"
+        h.peers.mutating_calls().is_empty(),
+        "{:?}",
+        h.peers.mutating_calls()
     );
+    assert!(!h.state.join("journal.json").exists(), "nothing written");
 }
 
+/// `--dns manual` on an install-config whose DNS is the cloud's: the same user-managed mode,
+/// so `reserve` and `dns seed` make no Route53 call and `plan` prints the records to create.
 #[tokio::test(flavor = "multi_thread")]
-async fn at_20_percent_faults_bootstrap_and_teardown_complete_with_nothing_leaked_or_duplicated() {
-    let h = Harness::new("aws").await;
-    plant_other_writer(&h).await;
-    h.peers.reset_counts();
-    h.peers.inject_faults(&Faults::new(0.2, fault_seed()));
-    h.run_all(BOOTSTRAP).await;
-    let stats = h.peers.fault_stats();
-    eprintln!("aws bootstrap at 20%: {stats:?}");
+async fn dns_manual_is_the_user_managed_mode_and_makes_no_route53_call() {
+    let h = AwsHarness::new("aws").await;
+    h.run(&["reserve", "--dns", "manual"]).await;
+    h.run(&["dns", "seed", "--dns", "manual"]).await;
     assert!(
-        stats.throttled > 0 && stats.server_errors > 0 && stats.lost_answers > 0,
-        "every kind of fault was injected: {stats:?}"
+        h.peers.route53_proxy.mutating_calls().is_empty(),
+        "{:?}",
+        h.peers.route53_proxy.mutating_calls()
     );
-    assert_no_eip_released(&h);
-    h.peers.stop_faults();
-    h.world().await.assert_seeded(&[OTHER_WRITER]);
-    h.assert_changes_nothing(BOOTSTRAP, "converged despite the faults")
-        .await;
-
-    h.peers.inject_faults(&Faults::new(0.2, fault_seed() + 1));
-    h.run_all(&[&["teardown", "--all"]]).await;
-    eprintln!("aws teardown --all at 20%: {:?}", h.peers.fault_stats());
-    h.peers.stop_faults();
-    assert_torn_down(&h).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn at_40_percent_faults_commands_complete_or_stop_resumably_and_never_leak() {
-    let h = Harness::new("aws").await;
-    plant_other_writer(&h).await;
-    h.peers.reset_counts();
-    h.peers.inject_faults(&Faults::new(0.4, fault_seed()));
-    let completed = h.run_all_or_stop_resumably(BOOTSTRAP).await;
-    eprintln!(
-        "aws bootstrap at 40%: completed={completed} {:?}",
-        h.peers.fault_stats()
-    );
-    assert_no_eip_released(&h);
-    h.peers.stop_faults();
-    // Whatever exists now is at most what the plan wants: a re-run without faults completes
-    // with exactly the planned reservations.
     let world = h.world().await;
-    assert!(world.ours("eips").len() <= 3 && world.ours("enis").len() <= 3);
-    h.run_all(BOOTSTRAP).await;
-    h.world().await.assert_seeded(&[OTHER_WRITER]);
-
-    h.peers.inject_faults(&Faults::new(0.4, fault_seed() + 1));
-    let completed = h.run_all_or_stop_resumably(&[&["teardown", "--all"]]).await;
-    eprintln!(
-        "aws teardown --all at 40%: completed={completed} {:?}",
-        h.peers.fault_stats()
-    );
-    h.peers.stop_faults();
-    h.run_all(&[&["teardown", "--all"]]).await;
-    assert_torn_down(&h).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn throttled_past_its_deadline_a_step_stops_resumably_and_a_rerun_completes() {
-    let mut h = Harness::new("aws").await;
-    h.peers.inject_faults(&Faults {
-        kinds: vec![Fault::Throttle],
-        ..Faults::new(1.0, fault_seed())
-    });
-    h.extra = vec!["--step-timeout".into(), "2s".into()];
-    let completed = h.run_all_or_stop_resumably(&[&["reserve"]]).await;
-    assert!(
-        !completed,
-        "every call was throttled: reserve cannot complete"
-    );
-    // `status` counts the step's retries by cause: all of them throttling.
-    let retries = &h.status().await["steps"]["reserve"]["retries"];
-    assert!(
-        retries["throttled"].as_u64().is_some_and(|n| n >= 1)
-            && retries.as_object().is_some_and(|r| r.len() == 1),
-        "{retries}"
-    );
-    h.peers.stop_faults();
-    h.extra.clear();
-    h.bootstrap().await;
-    h.world().await.assert_seeded(&[]);
+    assert!(world.record("private", API).is_empty());
+    let plan: Value = serde_json::from_slice(
+        &h.run(&["plan", "--dns", "manual", "--output", "json"])
+            .await
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(plan["user_dns"]["because"], "--dns manual", "{plan:#}");
+    assert_eq!(plan["user_dns"]["records"].as_array().unwrap().len(), 3);
 }

@@ -1,32 +1,22 @@
 //! The Azure vertical against the local ARM fake (`bootstrap_sim::azure`): public IPs, the
 //! private-IP record, Azure DNS and Private DNS with ETags, behind a counting proxy that can
-//! also freeze the agent between two mutations. The same suite as tests/aws.rs, plus `run`
-//! end to end with the local Kubernetes API server.
+//! also freeze the agent between two mutations. The behaviour every cloud shares comes from
+//! `common/suite.rs`; what is Azure's own follows, with `run` end to end against the local
+//! Kubernetes API server.
 #![cfg(feature = "azure")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "common/azure.rs"]
-mod azure_harness;
+mod common;
 
-use azure_harness::*;
-use bootstrap_sim::azure::AzureSimOptions;
+use bootstrap_sim::azure::{AzurePeers, AzureSimOptions};
 use bootstrap_sim::kube::{KubeSim, KubeSimOptions};
 use bootstrap_sim::{Fault, Faults, Hold};
+use common::azure::*;
+use common::*;
 use serde_json::Value;
 use std::time::Duration;
 
-const PIP: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/publicIPAddresses/mycluster-7xk2p-rsvd-public-ipv4";
-const PIP6: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/publicIPAddresses/mycluster-7xk2p-rsvd-public-ipv6";
-const TAGS: &str =
-    "PATCH resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Resources/tags/default";
-const PRIVATE_API: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/A/api";
-const PRIVATE_API_INT: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/A/api-int";
-const PUBLIC_API: &str =
-    "PUT resourceGroups/dns-rg/providers/Microsoft.Network/dnsZones/example.com/A/api.mycluster";
-const PUBLIC_API_AAAA: &str =
-    "PUT resourceGroups/dns-rg/providers/Microsoft.Network/dnsZones/example.com/AAAA/api.mycluster";
-const PRIVATE_API_AAAA: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/AAAA/api";
-const PRIVATE_API_INT_AAAA: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/AAAA/api-int";
+common::suite::cloud_suite!(AzurePeers);
 
 fn sorted(list: &[&str]) -> Vec<String> {
     let mut v: Vec<String> = list.iter().map(|s| s.to_string()).collect();
@@ -35,68 +25,10 @@ fn sorted(list: &[&str]) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn fresh_reserve_and_seed_create_exactly_the_planned_resources_and_records() {
-    let h = Harness::new("azure").await;
-    let plan: Value =
-        serde_json::from_slice(&h.run(&["plan", "--output", "json"]).await.stdout).unwrap();
-    assert_eq!(plan["changes"].as_array().unwrap().len(), 5, "{plan:#}");
-    assert!(
-        h.calls().is_empty(),
-        "plan must not mutate: {:?}",
-        h.calls()
-    );
-
-    h.bootstrap().await;
-    h.world().await.assert_seeded(false, &[]);
-    assert_eq!(
-        h.calls(),
-        sorted(&[PIP, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API]),
-        "fresh Azure bootstrap: 1 public IP, 1 private-IP record, 3 record sets"
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn second_run_after_success_makes_zero_mutating_calls() {
-    let h = Harness::new("azure").await;
-    h.bootstrap().await;
-    h.assert_bootstrap_converged().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn another_writers_value_survives_seed_and_teardown() {
-    let h = Harness::new("azure").await;
-    h.peers
-        .sim
-        .write_record(true, "api.mycluster.example.com", &[OTHER_WRITER])
-        .unwrap();
-    h.bootstrap().await;
-    let world = h.world().await;
-    let api = world.record("private", API);
-    assert!(api.contains(&OTHER_WRITER.to_string()));
-    assert_eq!(api.len(), 3, "other + bootstrap + private IP: {api:?}");
-
-    h.run(&["dns", "teardown"]).await;
-    let world = h.world().await;
-    assert_eq!(
-        world.record("private", API),
-        sorted(&[EXPECTED_PRIVATE_IP, OTHER_WRITER]),
-        "only the bootstrap IP is removed"
-    );
-
-    h.run(&["teardown", "--all"]).await;
-    let world = h.world().await;
-    assert_eq!(world.record("private", API), vec![OTHER_WRITER.to_string()]);
-    assert!(
-        world.record("private", API_INT).is_empty(),
-        "a set holding only our values is deleted"
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn a_rival_write_between_read_and_write_is_retried_through_the_etag() {
     // A rival writes right before each of our next two record writes: the fake answers 412
     // to our If-None-Match / If-Match, and the agent re-reads and keeps the rival's values.
-    let h = Harness::new("azure").await;
+    let h = AzureHarness::new("azure").await;
     h.run(&["reserve"]).await;
     h.peers.reset_counts();
     let rivals = ["192.0.2.7", "192.0.2.8"];
@@ -128,89 +60,12 @@ async fn a_rival_write_between_read_and_write_is_retried_through_the_etag() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn dns_teardown_removes_only_the_bootstrap_ip() {
-    let h = Harness::new("azure").await;
-    h.bootstrap().await;
-    let before = h.world().await;
-    h.peers.reset_counts();
-    h.run(&["dns", "teardown"]).await;
-    let after = h.world().await;
-    for name in [API, API_INT] {
-        let expected: Vec<String> = before
-            .record("private", name)
-            .into_iter()
-            .filter(|ip| ip != BOOTSTRAP_IP)
-            .collect();
-        assert_eq!(after.record("private", name), expected);
-    }
-    assert_eq!(after.record("public", API), before.record("public", API));
-    assert_eq!(after.public_ip("IPv4"), before.public_ip("IPv4"));
-    assert_eq!(after.private_ips(), before.private_ips());
-    assert_eq!(
-        h.calls(),
-        sorted(&[PRIVATE_API, PRIVATE_API_INT]),
-        "one change per private record"
-    );
-    h.assert_changes_nothing(
-        &[&["dns", "teardown"], &["teardown"]],
-        "teardown again changes nothing",
-    )
-    .await;
-    assert_eq!(
-        h.world().await.ours().len(),
-        1,
-        "teardown keeps the reservations"
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched() {
-    let h = Harness::new("azure").await;
-    h.peers.sim.create_foreign();
-    let foreign: Vec<Value> = h.world().await.public_ips().into_iter().cloned().collect();
-    assert_eq!(foreign.len(), 3);
-    h.bootstrap().await;
-    h.run(&["teardown", "--all"]).await;
-    let world = h.world().await;
-    assert!(world.ours().is_empty(), "ours released: {:#}", world.0);
-    assert!(world.private_ips().is_empty(), "private record released");
-    let after: Vec<Value> = world.public_ips().into_iter().cloned().collect();
-    assert_eq!(
-        after, foreign,
-        "foreign public IPs untouched (tags, state, IP)"
-    );
-    assert_eq!(
-        world.rg_tags().get("owner"),
-        Some(&Value::from("platform-team")),
-        "other resource-group tags untouched"
-    );
-    for (zone, name) in [("private", API), ("private", API_INT), ("public", API)] {
-        assert!(world.record(zone, name).is_empty(), "{zone} {name}");
-    }
-    for call in h.peers.mutating_calls() {
-        for other in ["untagged-ip", "other-cluster-ip", "outbound-ip"] {
-            assert!(!call.contains(other), "touched a foreign IP: {call}");
-        }
-    }
-
-    h.assert_changes_nothing(
-        &[&["teardown", "--all"]],
-        "teardown --all again changes nothing",
-    )
-    .await;
-
-    // A new install on the same state dir works.
-    h.bootstrap().await;
-    h.world().await.assert_seeded(false, &[]);
-}
-
 /// SIGKILL at `hold`, then the stage again: `resume_calls` are exactly the mutations the
 /// re-run makes (what was missing, nothing twice), and the end state is the seeded picture.
 /// Provisioning takes 1.5 s here, so a re-run right after a killed PUT finds the public IP
 /// still `Updating` and must wait for it instead of creating or re-PUTting one.
 async fn crash_and_resume(in_seed: bool, hold: Hold, resume_calls: &[&str]) {
-    let h = Harness::with(
+    let h = AzureHarness::with(
         "azure",
         AzureSimOptions {
             provisioning_delay: Duration::from_millis(1500),
@@ -276,7 +131,7 @@ async fn sigkill_before_a_record_change_resumes() {
 /// AAAA records for api (public and private) and api-int. A re-run makes no mutating call.
 #[tokio::test(flavor = "multi_thread")]
 async fn dual_stack_reserves_the_private_ipv6_and_seeds_aaaa_for_api_and_api_int() {
-    let h = Harness::new("azure-dualstack").await;
+    let h = AzureHarness::new("azure-dualstack").await;
     let plan: Value =
         serde_json::from_slice(&h.run(&["plan", "--output", "json"]).await.stdout).unwrap();
     assert_eq!(plan["changes"].as_array().unwrap().len(), 10, "{plan:#}");
@@ -318,7 +173,7 @@ async fn dual_stack_reserves_the_private_ipv6_and_seeds_aaaa_for_api_and_api_int
 /// wrote go; another writer's AAAA value and other resource-group tags stay.
 #[tokio::test(flavor = "multi_thread")]
 async fn dual_stack_teardown_all_removes_the_ipv6_tag_and_only_our_aaaa_values() {
-    let h = Harness::new("azure-dualstack").await;
+    let h = AzureHarness::new("azure-dualstack").await;
     h.peers.sim.create_foreign();
     let theirs = "fd00:10:0:2::77";
     h.peers
@@ -360,7 +215,7 @@ async fn dual_stack_teardown_all_removes_the_ipv6_tag_and_only_our_aaaa_values()
 /// private IPv6: `reserve` says so, and records no IPv6.
 #[tokio::test(flavor = "multi_thread")]
 async fn dual_stack_on_a_single_stack_subnet_fails_naming_the_subnet() {
-    let h = Harness::with("azure-dualstack", AzureSimOptions::default()).await;
+    let h = AzureHarness::with("azure-dualstack", AzureSimOptions::default()).await;
     let out = h.command(&["reserve"]).output().await.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -376,7 +231,7 @@ async fn dual_stack_on_a_single_stack_subnet_fails_naming_the_subnet() {
 /// waits for both, and the bootstrap IP leaves api/api-int. A second `run` changes nothing.
 #[tokio::test(flavor = "multi_thread")]
 async fn dual_stack_run_reaches_done_with_both_families_on_the_internal_load_balancer() {
-    let mut h = Harness::new("azure-dualstack").await;
+    let mut h = AzureHarness::new("azure-dualstack").await;
     let kube = KubeSim::start(KubeSimOptions {
         cloud: h.peers.lb_cloud(),
         ..Default::default()
@@ -441,7 +296,7 @@ async fn dual_stack_run_reaches_done_with_both_families_on_the_internal_load_bal
 /// gate never sees the IPv6 DNS points at and times out.
 #[tokio::test(flavor = "multi_thread")]
 async fn dual_stack_internal_services_without_ip_families_fail_the_gate() {
-    let mut h = Harness::new("azure-dualstack").await;
+    let mut h = AzureHarness::new("azure-dualstack").await;
     let kube = KubeSim::start(KubeSimOptions {
         cloud: h.peers.lb_cloud(),
         ..Default::default()
@@ -473,7 +328,7 @@ async fn dual_stack_internal_services_without_ip_families_fail_the_gate() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn neither_the_client_secret_nor_the_token_is_printed_even_at_trace() {
-    let h = Harness::new("azure").await;
+    let h = AzureHarness::new("azure").await;
     // At trace, reqwest, hyper, azure_core and azure_identity all log.
     h.assert_reserve_never_leaks(&[
         ("fixture-secret-DO-NOT-LOG", "secret"),
@@ -484,7 +339,7 @@ async fn neither_the_client_secret_nor_the_token_is_printed_even_at_trace() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
-    let mut h = Harness::new("azure").await;
+    let mut h = AzureHarness::new("azure").await;
     let kube = KubeSim::start(KubeSimOptions {
         cloud: h.peers.lb_cloud(),
         ..Default::default()
@@ -494,7 +349,7 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     h.run_flags(kube.kubeconfig_path(), "60s");
     let done = h.done_file();
     h.run(&["run"]).await;
-    let check = |status: Value, world: &World| {
+    let check = |status: Value, world: &AzureWorld| {
         assert_eq!(status["run_step"], "done", "{status:#}");
         assert_eq!(world.ours().len(), 1, "the public IP stays: the LB uses it");
         assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
@@ -564,7 +419,7 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn run_resumes_after_sigkill_during_reserve() {
-    let mut h = Harness::new("azure").await;
+    let mut h = AzureHarness::new("azure").await;
     let kube = KubeSim::start(KubeSimOptions {
         cloud: h.peers.lb_cloud(),
         ..Default::default()
@@ -594,7 +449,7 @@ async fn run_resumes_after_sigkill_during_reserve() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_wrong_client_secret_fails_without_mutating_and_is_never_echoed() {
-    let mut h = Harness::new("azure").await;
+    let mut h = AzureHarness::new("azure").await;
     // A copy of the fixture whose creds secret holds a wrong client secret.
     let assets = h.dir.path().join("assets");
     for sub in ["manifests", "openshift"] {
@@ -634,7 +489,7 @@ async fn a_wrong_client_secret_fails_without_mutating_and_is_never_echoed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_internal_services_on_one_ip_and_port_fail_the_gate() {
-    let mut h = Harness::new("azure").await;
+    let mut h = AzureHarness::new("azure").await;
     let kube = KubeSim::start(KubeSimOptions {
         cloud: h.peers.lb_cloud(),
         ..Default::default()
@@ -683,7 +538,7 @@ fn installer_network() -> AzureSimOptions {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn installer_default_network_is_used_by_its_default_names() {
-    let h = Harness::with("azure-default-network", installer_network()).await;
+    let h = AzureHarness::with("azure-default-network", installer_network()).await;
     let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
     for line in [
         "resource group mycluster-7xk2p-rg: default name (<infra-id>-rg)",
@@ -710,7 +565,7 @@ async fn installer_default_network_is_used_by_its_default_names() {
 /// is reserved and `api` written into the base-domain zone of baseDomainResourceGroupName.
 #[tokio::test(flavor = "multi_thread")]
 async fn mixed_with_a_public_api_reserves_the_public_ip_and_writes_the_base_domain_record() {
-    let h = Harness::with("azure-mixed-api-external", installer_network()).await;
+    let h = AzureHarness::with("azure-mixed-api-external", installer_network()).await;
     h.bootstrap().await;
     h.world().await.assert_seeded(false, &[]);
     assert_eq!(
@@ -724,7 +579,7 @@ async fn mixed_with_a_public_api_reserves_the_public_ip_and_writes_the_base_doma
 /// no public IP is reserved and no public `api` record written.
 #[tokio::test(flavor = "multi_thread")]
 async fn mixed_with_an_internal_api_reserves_no_public_ip_and_writes_no_public_record() {
-    let h = Harness::with("azure-mixed-api-internal", installer_network()).await;
+    let h = AzureHarness::with("azure-mixed-api-internal", installer_network()).await;
     h.bootstrap().await;
     assert_eq!(h.calls(), sorted(&[TAGS, PRIVATE_API, PRIVATE_API_INT]));
     let world = h.world().await;
@@ -745,95 +600,18 @@ async fn mixed_with_an_internal_api_reserves_no_public_ip_and_writes_no_public_r
 /// so an agent that ignored the defaults would fail there.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_installer_network_refuses_the_bring_your_own_names() {
-    let h = Harness::with("azure", installer_network()).await;
+    let h = AzureHarness::with("azure", installer_network()).await;
     let out = h.command(&["reserve"]).output().await.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("network-rg"), "{stderr}");
 }
 
-// ---- faults: throttling (429 + Retry-After), 500s and lost answers ---------------------------
-
-fn plant_other_writer(h: &Harness) {
-    for name in ["api.mycluster.example.com", "api-int.mycluster.example.com"] {
-        h.peers
-            .sim
-            .write_record(true, name, &[OTHER_WRITER])
-            .unwrap();
-    }
-}
-
-async fn assert_torn_down(h: &Harness) {
-    let world = h.world().await;
-    assert!(
-        world.ours().is_empty() && world.private_ips().is_empty(),
-        "nothing of ours: {:#}",
-        world.0
-    );
-    for name in [API, API_INT] {
-        assert_eq!(world.record("private", name), vec![OTHER_WRITER], "{name}");
-    }
-    assert!(world.record("public", API).is_empty());
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn at_20_percent_faults_bootstrap_and_teardown_complete_with_nothing_leaked_or_duplicated() {
-    let h = Harness::new("azure").await;
-    plant_other_writer(&h);
-    h.peers.inject_faults(&Faults::new(0.2, fault_seed()));
-    h.run_all(BOOTSTRAP).await;
-    let stats = h.peers.fault_stats();
-    eprintln!("azure bootstrap at 20%: {stats:?}");
-    assert!(
-        stats.throttled > 0 && stats.server_errors > 0 && stats.lost_answers > 0,
-        "every kind of fault was injected: {stats:?}"
-    );
-    h.peers.stop_faults();
-    h.world().await.assert_seeded(false, &[OTHER_WRITER]);
-    h.assert_changes_nothing(BOOTSTRAP, "converged despite the faults")
-        .await;
-
-    h.peers.inject_faults(&Faults::new(0.2, fault_seed() + 1));
-    h.run_all(&[&["teardown", "--all"]]).await;
-    eprintln!("azure teardown --all at 20%: {:?}", h.peers.fault_stats());
-    h.peers.stop_faults();
-    assert_torn_down(&h).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn at_40_percent_faults_commands_complete_or_stop_resumably_and_never_leak() {
-    let h = Harness::new("azure").await;
-    plant_other_writer(&h);
-    h.peers.inject_faults(&Faults::new(0.4, fault_seed()));
-    let completed = h.run_all_or_stop_resumably(BOOTSTRAP).await;
-    eprintln!(
-        "azure bootstrap at 40%: completed={completed} {:?}",
-        h.peers.fault_stats()
-    );
-    h.peers.stop_faults();
-    let world = h.world().await;
-    assert!(
-        world.ours().len() <= 1 && world.private_ips().len() <= 1,
-        "{:#}",
-        world.0
-    );
-    h.run_all(BOOTSTRAP).await;
-    h.world().await.assert_seeded(false, &[OTHER_WRITER]);
-
-    h.peers.inject_faults(&Faults::new(0.4, fault_seed() + 1));
-    let completed = h.run_all_or_stop_resumably(&[&["teardown", "--all"]]).await;
-    eprintln!(
-        "azure teardown --all at 40%: completed={completed} {:?}",
-        h.peers.fault_stats()
-    );
-    h.peers.stop_faults();
-    h.run_all(&[&["teardown", "--all"]]).await;
-    assert_torn_down(&h).await;
-}
+// ---- faults: throttling (429 + Retry-After) ---------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread")]
 async fn arm_throttling_is_waited_out_as_retry_after_says() {
-    let h = Harness::new("azure").await;
+    let h = AzureHarness::new("azure").await;
     h.peers.inject_faults(&Faults::next(1, Fault::Throttle));
     let out = h
         .command(&["reserve"])
@@ -865,4 +643,190 @@ async fn arm_throttling_is_waited_out_as_retry_after_says() {
     let world = h.world().await;
     assert_eq!(world.ours().len(), 1, "{:#}", world.0);
     assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
+}
+
+// ---- UPI, by hand: the README runbook, played by the user ---------------------------------------
+
+const USER_PUBLIC_IP: &str = "mycluster-7xk2p-rsvd-public-ipv4";
+const USER_PRIVATE_IP: &str = "10.0.1.200";
+
+/// Mutating calls on public IPs and the resource group's tags (where the agent records its own
+/// private IP) that the agent made.
+fn address_calls(h: &AzureHarness) -> Vec<String> {
+    h.calls()
+        .into_iter()
+        .filter(|c| c.contains("publicIPAddresses") || c.contains("tags/default"))
+        .collect()
+}
+
+/// `--reservations` naming the private IP the user chose (Azure has no private-IP resource).
+fn reservations_file(h: &AzureHarness, ip: &str) -> String {
+    let path = h.dir.path().join("reservations.yaml");
+    std::fs::write(&path, format!("private-ipv4: {{ip: {ip}}}\n")).unwrap();
+    path.display().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_leaves_them() {
+    let mut h = AzureHarness::new("azure").await;
+    let kube = KubeSim::start(KubeSimOptions {
+        cloud: h.peers.lb_cloud(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let kubeconfig = kube.kubeconfig_path().display().to_string();
+    // 1. The user makes the public IP by the seed's name with the official client, and picks
+    //    a free private IP of the compute subnet.
+    let public = bootstrap_sim::upi::azure_public_ip(
+        &h.peers.sim,
+        bootstrap_sim::azure::CLUSTER_RG,
+        USER_PUBLIC_IP,
+        bootstrap_sim::azure::LOCATION,
+        "Standard",
+        "Static",
+    )
+    .await
+    .unwrap();
+    let public_ip = public["ip"].as_str().unwrap().to_string();
+    let file = reservations_file(&h, USER_PRIVATE_IP);
+    h.extra = vec!["--reservations".into(), file];
+    h.peers.reset_counts();
+
+    // 2. `plan` shows both adopted and reserves nothing.
+    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
+    assert_eq!(plan.matches("adopted (yours)").count(), 2, "{plan}");
+    assert!(!plan.contains("+ reserve"), "{plan}");
+
+    // 3. The by-hand commands.
+    h.run(&["dns", "seed"]).await;
+    let rendered = String::from_utf8(h.run(&["render"]).await.stdout).unwrap();
+    assert!(
+        rendered.contains(&public_ip) && rendered.contains(USER_PRIVATE_IP),
+        "{rendered}"
+    );
+    h.run(&["apply", "--kubeconfig", &kubeconfig]).await;
+    h.run(&["wait", "--kubeconfig", &kubeconfig, "--gate-timeout", "60s"])
+        .await;
+    h.run(&["dns", "teardown"]).await;
+
+    let internal = kube
+        .get(
+            "",
+            "v1",
+            "services",
+            Some("openshift-kube-apiserver"),
+            "internal-lb",
+        )
+        .unwrap();
+    assert_eq!(
+        internal["status"]["loadBalancer"]["ingress"][0]["ip"],
+        USER_PRIVATE_IP
+    );
+    let external = kube
+        .get(
+            "",
+            "v1",
+            "services",
+            Some("openshift-kube-apiserver"),
+            "external-lb",
+        )
+        .unwrap();
+    assert_eq!(
+        external["status"]["loadBalancer"]["ingress"][0]["ip"],
+        public_ip.as_str()
+    );
+    let world = h.world().await;
+    for name in [API, API_INT] {
+        assert_eq!(
+            world.record("private", name),
+            vec![USER_PRIVATE_IP.to_string()]
+        );
+    }
+    assert_eq!(world.record("public", API), vec![public_ip.clone()]);
+    // No public IP, tag or private-IP record of the agent's own.
+    assert!(world.ours().is_empty(), "{:#}", world.0);
+    assert!(world.private_ips().is_empty(), "{:#}", world.0);
+    assert!(address_calls(&h).is_empty(), "{:?}", address_calls(&h));
+
+    // 4. `teardown --all` leaves both, and says so.
+    let out = String::from_utf8(h.run(&["teardown", "--all"]).await.stdout).unwrap();
+    assert!(
+        out.contains("leaves the 2 reservation(s) you made in place"),
+        "{out}"
+    );
+    let world = h.world().await;
+    assert!(
+        world
+            .public_ips()
+            .iter()
+            .any(|p| p["name"] == USER_PUBLIC_IP),
+        "{:#}",
+        world.0
+    );
+    assert!(address_calls(&h).is_empty(), "{:?}", address_calls(&h));
+}
+
+/// Public IPs that exist by the seed's name but cannot serve, and private IPs that are taken or
+/// outside the compute subnet: exit 2 naming them, nothing changed.
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_reservations_that_do_not_fit_are_refused_naming_them() {
+    for (location, sku, allocation, expected) in [
+        (
+            "westeurope",
+            "Standard",
+            "Static",
+            "is in region westeurope",
+        ),
+        (
+            bootstrap_sim::azure::LOCATION,
+            "Basic",
+            "Static",
+            "has SKU Basic",
+        ),
+        (
+            bootstrap_sim::azure::LOCATION,
+            "Basic",
+            "Dynamic",
+            "has SKU Basic",
+        ),
+    ] {
+        let h = AzureHarness::new("azure").await;
+        bootstrap_sim::upi::azure_public_ip(
+            &h.peers.sim,
+            bootstrap_sim::azure::CLUSTER_RG,
+            USER_PUBLIC_IP,
+            location,
+            sku,
+            allocation,
+        )
+        .await
+        .unwrap();
+        for command in [&["plan"][..], &["reserve"]] {
+            let out = h.command(command).output().await.unwrap();
+            assert_eq!(out.status.code(), Some(2), "{command:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains(USER_PUBLIC_IP) && err.contains(expected),
+                "{err}"
+            );
+        }
+        assert!(address_calls(&h).is_empty(), "{:?}", address_calls(&h));
+    }
+    let mut h = AzureHarness::new("azure").await;
+    h.peers.sim.mark_in_use("10.0.1.201".parse().unwrap());
+    for (ip, expected) in [
+        ("10.0.1.201", "is not free in the compute subnet"),
+        ("10.0.9.9", "is outside the compute subnet"),
+    ] {
+        h.extra = vec!["--reservations".into(), reservations_file(&h, ip)];
+        let out = h.command(&["reserve"]).output().await.unwrap();
+        assert_eq!(out.status.code(), Some(2), "{ip}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("private IP {ip}")) && err.contains(expected),
+            "{err}"
+        );
+    }
+    assert!(address_calls(&h).is_empty(), "{:?}", address_calls(&h));
 }

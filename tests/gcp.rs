@@ -1,69 +1,30 @@
 //! The GCP vertical against the local fake of compute.v1 + dns.v1 (`bootstrap_sim::gcp`),
-//! behind counting proxies that can also freeze the agent between two mutations: the same
-//! suite as `tests/aws.rs`, plus `run` end to end with the local Kubernetes API server.
+//! behind counting proxies that can also freeze the agent between two mutations. The behaviour
+//! every cloud shares comes from `common/suite.rs`; what is GCP's own follows, with `run` end
+//! to end against the local Kubernetes API server.
 #![cfg(feature = "gcp")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "common/gcp.rs"]
-mod gcp_harness;
+mod common;
 
-use bootstrap_sim::gcp::{FakeOptions, Seed};
+use bootstrap_sim::Hold;
+use bootstrap_sim::gcp::{FakeOptions, GcpPeers, Seed};
 use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
-use bootstrap_sim::{Faults, Hold};
-use gcp_harness::*;
-use serde_json::Value;
+use common::gcp::*;
+use common::*;
 
-const PRIVATE_ZONE: &str = "mycluster-7xk2p-private-zone";
+common::suite::cloud_suite!(GcpPeers);
 
-/// Operations and zones carry names; tests compare the operation only.
-fn normalize_call(call: &str) -> String {
-    if let Some(rest) = call.strip_prefix("POST /dns/v1/projects/example-project/managedZones/")
-        && rest.ends_with("/changes")
-    {
-        return "POST changes".to_string();
-    }
-    match call {
-        "POST /compute/v1/projects/example-project/regions/us-central1/addresses" => {
-            "POST addresses".to_string()
-        }
-        other if other.starts_with("DELETE /compute/v1/") => "DELETE address".to_string(),
-        other => other.to_string(),
-    }
+fn calls(h: &GcpHarness) -> Vec<String> {
+    h.peers.calls()
 }
 
-fn calls(h: &Harness) -> Vec<String> {
-    let mut calls: Vec<String> = h
-        .peers
-        .mutating_calls()
-        .iter()
-        .map(|c| normalize_call(c))
-        .collect();
-    calls.sort();
-    calls
-}
-
+/// The zone with the cluster's name but public visibility is not the private zone.
 #[tokio::test(flavor = "multi_thread")]
-async fn fresh_reserve_and_seed_create_exactly_the_planned_addresses_and_records() {
-    let h = Harness::new().await;
-    let plan: Value =
-        serde_json::from_slice(&h.run(&["plan", "--output", "json"]).await.stdout).unwrap();
-    assert_eq!(plan["changes"].as_array().unwrap().len(), 5, "{plan:#}");
-    assert!(
-        h.peers.mutating_calls().is_empty(),
-        "plan must not mutate: {:?}",
-        h.peers.mutating_calls()
-    );
-
+async fn visibility_decides_the_zone_a_same_named_public_zone_gets_no_record() {
+    let h = GcpHarness::new().await;
     h.bootstrap().await;
-    h.world().assert_seeded(&[]);
-    let mut expected = vec!["POST addresses"; 2];
-    expected.extend(["POST changes"; 3]);
-    assert_eq!(
-        calls(&h),
-        expected,
-        "fresh GCP bootstrap: 2 addresses, 3 record-set changes"
-    );
-    // The zone with the cluster's name but public visibility is not the private zone.
+    h.world().await.assert_seeded(&[]);
     let decoy = h.peers.fake.records("mycluster-example-com-public");
     assert!(
         decoy.keys().all(|k| !k.starts_with("api")),
@@ -71,53 +32,7 @@ async fn fresh_reserve_and_seed_create_exactly_the_planned_addresses_and_records
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn second_run_after_success_makes_zero_mutating_calls() {
-    let h = Harness::new().await;
-    h.bootstrap().await;
-    h.assert_bootstrap_converged().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn another_writers_value_survives_seed_and_teardown() {
-    let h = Harness::new().await;
-    h.peers
-        .fake
-        .write_record(
-            PRIVATE_ZONE,
-            "api.mycluster.example.com",
-            "A",
-            &[OTHER_WRITER],
-        )
-        .unwrap();
-    h.bootstrap().await;
-    let world = h.world();
-    let api = world.record("private", API);
-    assert!(api.contains(&OTHER_WRITER.to_string()), "{api:?}");
-    assert_eq!(api.len(), 3, "other + bootstrap + the reserved private IP");
-    assert_eq!(world.record("private", API_INT).len(), 2);
-
-    h.run(&["dns", "teardown"]).await;
-    let world = h.world();
-    let mut expected = world.ips("private-ipv4");
-    expected.push(OTHER_WRITER.to_string());
-    expected.sort();
-    assert_eq!(
-        world.record("private", API),
-        expected,
-        "only the bootstrap IP is removed"
-    );
-
-    h.run(&["teardown", "--all"]).await;
-    let world = h.world();
-    assert_eq!(world.record("private", API), vec![OTHER_WRITER.to_string()]);
-    assert!(
-        world.record("private", API_INT).is_empty(),
-        "a set holding only our values is deleted"
-    );
-}
-
-fn settings(h: &Harness) -> bootstrap_cloud::gcp::GcpSettings {
+fn settings(h: &GcpHarness) -> bootstrap_cloud::gcp::GcpSettings {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     bootstrap_cloud::gcp::GcpSettings {
         project: "example-project".into(),
@@ -137,7 +52,7 @@ async fn a_lost_insert_response_retried_with_the_same_token_yields_one_address()
     // as a retry after a lost response would. GCE (and the fake) answer the second insert with
     // the first operation, so there is one address.
     use bootstrap_cloud::{AddressProvider, ReservationKey, ReserveRequest};
-    let h = Harness::new().await;
+    let h = GcpHarness::new().await;
     let addresses = bootstrap_cloud::gcp::GceAddresses::new(&settings(&h))
         .await
         .unwrap();
@@ -167,7 +82,7 @@ async fn a_stale_write_is_a_conflict_and_the_shared_edit_keeps_the_rivals_value(
     // re-reads and keeps the rival's value.
     use bootstrap_cloud::gcp::CloudDns;
     use bootstrap_cloud::{DnsEdit, DnsProvider, ErrorKind, RecordKey, RecordType, ZoneRef};
-    let h = Harness::new().await;
+    let h = GcpHarness::new().await;
     let dns = CloudDns::new(&settings(&h)).await.unwrap();
     let zone = dns
         .find_zone(&ZoneRef {
@@ -209,102 +124,13 @@ async fn a_stale_write_is_a_conflict_and_the_shared_edit_keeps_the_rivals_value(
         .await
         .unwrap();
     assert_eq!(
-        h.world().record("private", API_INT),
+        h.world().await.record("private", API_INT),
         vec![BOOTSTRAP_IP, "192.0.2.1", OTHER_WRITER],
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn dns_teardown_removes_only_the_bootstrap_ip() {
-    let h = Harness::new().await;
-    h.bootstrap().await;
-    let before = h.world();
-    h.peers.reset_counts();
-    h.run(&["dns", "teardown"]).await;
-    let after = h.world();
-    for name in [API, API_INT] {
-        let expected: Vec<String> = before
-            .record("private", name)
-            .into_iter()
-            .filter(|ip| ip != BOOTSTRAP_IP)
-            .collect();
-        assert_eq!(after.record("private", name), expected);
-    }
-    assert_eq!(after.record("public", API), before.record("public", API));
-    assert_eq!(after.ips("public-ipv4"), before.ips("public-ipv4"));
-    assert_eq!(after.ips("private-ipv4"), before.ips("private-ipv4"));
-    assert_eq!(
-        calls(&h),
-        vec!["POST changes"; 2],
-        "one change per private record"
-    );
-    h.assert_changes_nothing(&[&["dns", "teardown"]], "teardown again changes nothing")
-        .await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched() {
-    let h = Harness::new().await;
-    let fake = &h.peers.fake;
-    // Not ours: unlabelled, another cluster's, ours by cluster label only (like the
-    // installer's own addresses), and a reservation label without the cluster label.
-    fake.create_address("unlabelled", false, &[]).unwrap();
-    fake.create_address(
-        "other-cluster-rsvd-public-ipv4",
-        false,
-        &[
-            ("kubernetes-io-cluster-other-abcde", "owned"),
-            (RESERVATION_LABEL, "public-ipv4"),
-        ],
-    )
-    .unwrap();
-    fake.create_address(
-        "mycluster-7xk2p-cluster-ip",
-        true,
-        &[(CLUSTER_LABEL, "owned")],
-    )
-    .unwrap();
-    fake.create_address(
-        "reservation-label-only",
-        true,
-        &[(RESERVATION_LABEL, "private-ipv4")],
-    )
-    .unwrap();
-    fake.create_address(
-        "shared-not-owned",
-        false,
-        &[
-            (CLUSTER_LABEL, "shared"),
-            (RESERVATION_LABEL, "public-ipv4"),
-        ],
-    )
-    .unwrap();
-    let foreign_before: Vec<Value> = h.world().addresses().into_iter().cloned().collect();
-    assert_eq!(foreign_before.len(), 5);
-
-    h.bootstrap().await;
-    h.world().assert_seeded(&[]);
-    h.run(&["teardown", "--all"]).await;
-    let world = h.world();
-    assert!(world.ours().is_empty(), "ours released: {:#}", world.0);
-    let after: Vec<Value> = world.addresses().into_iter().cloned().collect();
-    assert_eq!(after, foreign_before, "foreign addresses untouched");
-    assert!(world.record("private", API).is_empty() && world.record("public", API).is_empty());
-    assert!(world.record("private", API_INT).is_empty());
-
-    h.assert_changes_nothing(
-        &[&["teardown", "--all"]],
-        "teardown --all again changes nothing",
-    )
-    .await;
-
-    // A new install on the same state dir starts a new requestId generation and works.
-    h.bootstrap().await;
-    h.world().assert_seeded(&[]);
-}
-
 async fn crash_and_resume(dns: bool, hold: Hold) {
-    let h = Harness::new().await;
+    let h = GcpHarness::new().await;
     if dns {
         h.run(&["reserve"]).await;
         h.kill_at(&["dns", "seed"], true, hold).await;
@@ -314,7 +140,7 @@ async fn crash_and_resume(dns: bool, hold: Hold) {
     h.assert_killed_mutation_journaled().await;
 
     h.bootstrap().await;
-    h.world().assert_seeded(&[]);
+    h.world().await.assert_seeded(&[]);
     assert_eq!(
         h.peers.fake.addresses().len(),
         2,
@@ -351,7 +177,7 @@ async fn sigkill_before_a_record_change_resumes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_service_account_key_is_never_printed_even_at_trace() {
-    let h = Harness::new().await;
+    let h = GcpHarness::new().await;
     h.assert_reserve_never_leaks(&[("fixture-secret-DO-NOT-LOG", "secret")])
         .await;
 }
@@ -359,7 +185,7 @@ async fn the_service_account_key_is_never_printed_even_at_trace() {
 // --- `run` end to end ---------------------------------------------------------------------
 
 struct RunWorld {
-    h: Harness,
+    h: GcpHarness,
     kube: KubeSim,
 }
 
@@ -367,7 +193,7 @@ impl RunWorld {
     /// The fake, and a local API server whose internal load balancers must take their
     /// address from the fake's cloud-config subnetwork (the compute subnet).
     async fn new() -> Self {
-        let mut h = Harness::new().await;
+        let mut h = GcpHarness::new().await;
         let kube = KubeSim::start(KubeSimOptions {
             controller: ControllerKnobs::default(),
             cloud: h.peers.lb_cloud(),
@@ -384,7 +210,7 @@ impl RunWorld {
     async fn assert_done(&self) {
         let status = self.h.status().await;
         assert_eq!(status["run_step"], "done", "{status:#}");
-        let world = self.h.world();
+        let world = self.h.world().await;
         let public = world.ips("public-ipv4");
         let private = world.ips("private-ipv4");
         assert_eq!((public.len(), private.len()), (1, 1), "{:#}", world.0);
@@ -466,7 +292,7 @@ async fn run_resumes_after_kill_during_bootstrap_removal() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn plan_names_the_gcp_changes() {
-    let h = Harness::new().await;
+    let h = GcpHarness::new().await;
     let plan = h.run(&["plan"]).await;
     let text = String::from_utf8_lossy(&plan.stdout);
     assert!(
@@ -521,7 +347,7 @@ fn installer_network() -> FakeOptions {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn installer_default_network_is_used_by_its_default_names() {
-    let h = Harness::with_fixture("gcp-default-network", installer_network()).await;
+    let h = GcpHarness::with_fixture("gcp-default-network", installer_network()).await;
     let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
     for line in [
         "network mycluster-7xk2p-network: default name (<infra-id>-network)",
@@ -532,7 +358,7 @@ async fn installer_default_network_is_used_by_its_default_names() {
     }
     // The fake knows only the installer's subnetworks, so the internal address came from one.
     h.bootstrap().await;
-    h.world().assert_seeded(&[]);
+    h.world().await.assert_seeded(&[]);
     h.assert_bootstrap_converged().await;
 }
 
@@ -540,7 +366,7 @@ async fn installer_default_network_is_used_by_its_default_names() {
 /// so an agent that ignored the defaults would fail there.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_installer_network_refuses_the_bring_your_own_names() {
-    let h = Harness::with_options(installer_network()).await;
+    let h = GcpHarness::with_options(installer_network()).await;
     let out = h.command(&["reserve"]).output().await.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -567,7 +393,7 @@ const HOST_COMPUTE_SUBNET: &str =
 /// shows.
 #[tokio::test(flavor = "multi_thread")]
 async fn shared_vpc_reserves_in_the_service_project_from_the_host_projects_subnetwork() {
-    let h = Harness::with_fixture("gcp-shared-vpc", shared_vpc()).await;
+    let h = GcpHarness::with_fixture("gcp-shared-vpc", shared_vpc()).await;
     let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
     assert!(
         plan.contains(&format!("the compute subnetwork {HOST_COMPUTE_SUBNET},")),
@@ -581,7 +407,7 @@ async fn shared_vpc_reserves_in_the_service_project_from_the_host_projects_subne
         expected,
         "addresses inserted in projects/example-project, records in its zones"
     );
-    let world = h.world();
+    let world = h.world().await;
     let private = world.ours_of("private-ipv4");
     assert_eq!(private.len(), 1, "{:#}", world.0);
     assert_eq!(
@@ -608,7 +434,7 @@ async fn shared_vpc_reserves_in_the_service_project_from_the_host_projects_subne
 #[tokio::test(flavor = "multi_thread")]
 async fn the_shared_vpc_subnetwork_named_under_the_service_project_is_refused() {
     use bootstrap_cloud::{AddressProvider, ErrorKind, ReservationKey, ReserveRequest};
-    let h = Harness::with_fixture("gcp-shared-vpc", shared_vpc()).await;
+    let h = GcpHarness::with_fixture("gcp-shared-vpc", shared_vpc()).await;
     let request = ReserveRequest {
         key: ReservationKey::parse("private-ipv4").unwrap(),
         name: "mycluster-7xk2p-rsvd-private-ipv4".into(),
@@ -656,11 +482,12 @@ const DNS_PROJECT_ZONE: &str = "projects/example-dns-project/managedZones/myclus
 /// and the addresses stay in the service project.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_private_records_go_into_the_zone_of_the_dns_project() {
-    let h = Harness::with_fixture("gcp-private-zone-project", private_zone_in_dns_project()).await;
+    let h =
+        GcpHarness::with_fixture("gcp-private-zone-project", private_zone_in_dns_project()).await;
     let plan = String::from_utf8(h.run(&["plan", "--output", "json"]).await.stdout).unwrap();
     assert!(plan.contains(DNS_PROJECT_ZONE), "{plan}");
     h.bootstrap().await;
-    let world = h.world();
+    let world = h.world().await;
     let mut want = world.ips("private-ipv4");
     assert_eq!(want.len(), 1, "{:#}", world.0);
     want.push(BOOTSTRAP_IP.to_string());
@@ -682,7 +509,8 @@ async fn the_private_records_go_into_the_zone_of_the_dns_project() {
 async fn the_dns_projects_zone_asked_for_under_the_service_project_is_not_found() {
     use bootstrap_cloud::gcp::CloudDns;
     use bootstrap_cloud::{DnsProvider, ErrorKind, RecordKey, RecordType, Zone, ZoneRef};
-    let h = Harness::with_fixture("gcp-private-zone-project", private_zone_in_dns_project()).await;
+    let h =
+        GcpHarness::with_fixture("gcp-private-zone-project", private_zone_in_dns_project()).await;
     let dns = CloudDns::new(&settings(&h)).await.unwrap();
     let reference = ZoneRef {
         domain: "mycluster.example.com".into(),
@@ -712,72 +540,233 @@ async fn the_dns_projects_zone_asked_for_under_the_service_project_is_not_found(
     assert_eq!(dns.read(&located, &key).await.unwrap(), None);
 }
 
-// ---- faults: throttling (429/503 rateLimitExceeded), 500s and lost answers -----------------
+// ---- UPI, by hand: the README runbook, played by the user ---------------------------------------
 
-fn plant_other_writer(h: &Harness) {
-    for name in ["api.mycluster.example.com", "api-int.mycluster.example.com"] {
-        h.peers
-            .fake
-            .write_record(PRIVATE_ZONE, name, "A", &[OTHER_WRITER])
-            .unwrap();
-    }
+/// The compute subnetwork's URL path, where the user reserves the internal VIP.
+fn compute_subnetwork(fake: &bootstrap_sim::gcp::GcpFake) -> String {
+    let seed = fake.seed();
+    format!(
+        "projects/{}/regions/{}/subnetworks/{}",
+        seed.project, seed.region, seed.cloud_config_subnetwork
+    )
 }
 
-fn assert_torn_down(h: &Harness) {
-    let world = h.world();
-    assert!(world.ours().is_empty(), "nothing of ours: {:#}", world.0);
-    for name in [API, API_INT] {
-        assert_eq!(world.record("private", name), vec![OTHER_WRITER], "{name}");
-    }
-    assert!(world.record("public", API).is_empty());
+/// Mutating compute calls on addresses (insert, delete, setLabels) the agent made.
+fn address_mutations(h: &GcpHarness) -> Vec<String> {
+    h.peers
+        .mutating_calls()
+        .into_iter()
+        .filter(|c| c.contains("/addresses"))
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn at_20_percent_faults_bootstrap_and_teardown_complete_with_nothing_leaked_or_duplicated() {
-    let h = Harness::new().await;
-    plant_other_writer(&h);
-    h.peers.inject_faults(&Faults::new(0.2, fault_seed()));
-    h.run_all(BOOTSTRAP).await;
-    let stats = h.peers.fault_stats();
-    eprintln!("gcp bootstrap at 20%: {stats:?}");
+async fn upi_by_hand_adopts_the_users_addresses_and_teardown_all_leaves_them() {
+    let mut w = RunWorld::new().await;
+    let kubeconfig = w.kube.kubeconfig_path().display().to_string();
+    w.h.extra.clear();
+    // 1. The user reserves both addresses by the seed's names, with the official client.
+    let fake = &w.h.peers.fake;
+    let public = bootstrap_sim::upi::gcp_address(fake, "mycluster-7xk2p-rsvd-public-ipv4", None)
+        .await
+        .unwrap();
+    let subnetwork = compute_subnetwork(fake);
+    let private = bootstrap_sim::upi::gcp_address(
+        fake,
+        "mycluster-7xk2p-rsvd-private-ipv4",
+        Some(("SHARED_LOADBALANCER_VIP", &subnetwork)),
+    )
+    .await
+    .unwrap();
+    let public_ip = public["ip"].as_str().unwrap().to_string();
+    let private_ip = private["ip"].as_str().unwrap().to_string();
+    w.h.peers.reset_counts();
+
+    // 2. `plan` shows them adopted and reserves nothing.
+    let plan = String::from_utf8(w.h.run(&["plan"]).await.stdout).unwrap();
+    assert_eq!(plan.matches("adopted (yours)").count(), 2, "{plan}");
+    assert!(!plan.contains("+ reserve"), "{plan}");
+
+    // 3. DNS, render, apply, wait, dns teardown: the by-hand commands.
+    w.h.run(&["dns", "seed"]).await;
+    let rendered = String::from_utf8(w.h.run(&["render"]).await.stdout).unwrap();
     assert!(
-        stats.throttled > 0 && stats.server_errors > 0 && stats.lost_answers > 0,
-        "every kind of fault was injected: {stats:?}"
+        rendered.contains(&public_ip) && rendered.contains(&private_ip),
+        "{rendered}"
     );
-    h.peers.stop_faults();
-    h.world().assert_seeded(&[OTHER_WRITER]);
-    h.assert_changes_nothing(BOOTSTRAP, "converged despite the faults")
+    w.h.run(&["apply", "--kubeconfig", &kubeconfig]).await;
+    w.h.run(&["wait", "--kubeconfig", &kubeconfig, "--gate-timeout", "60s"])
         .await;
+    w.h.run(&["dns", "teardown"]).await;
 
-    h.peers.inject_faults(&Faults::new(0.2, fault_seed() + 1));
-    h.run_all(&[&["teardown", "--all"]]).await;
-    eprintln!("gcp teardown --all at 20%: {:?}", h.peers.fault_stats());
-    h.peers.stop_faults();
-    assert_torn_down(&h);
+    // The Services hold the user's addresses; DNS ends as the seed's stage 3.
+    for (ns, name) in SERVICES {
+        let svc = w.kube.get("", "v1", "services", Some(ns), name).unwrap();
+        let wanted = if name == "external-lb" {
+            &public_ip
+        } else {
+            &private_ip
+        };
+        assert_eq!(
+            svc["spec"]["loadBalancerIP"],
+            wanted.as_str(),
+            "{ns}/{name}"
+        );
+        assert_eq!(
+            svc["status"]["loadBalancer"]["ingress"][0]["ip"],
+            wanted.as_str(),
+            "{ns}/{name}"
+        );
+    }
+    let world = w.h.world().await;
+    for name in [API, API_INT] {
+        assert_eq!(world.record("private", name), vec![private_ip.clone()]);
+    }
+    assert_eq!(world.record("public", API), vec![public_ip.clone()]);
+    // The agent made no address, labelled none and released none.
+    assert!(world.ours().is_empty(), "{:#}", world.0);
+    assert!(
+        address_mutations(&w.h).is_empty(),
+        "{:?}",
+        address_mutations(&w.h)
+    );
+    let status = String::from_utf8(w.h.run(&["status"]).await.stdout).unwrap();
+    assert_eq!(status.matches("adopted (yours)").count(), 2, "{status}");
+
+    // 4. After a failed install, `teardown --all` leaves the user's addresses, and says so.
+    let out = String::from_utf8(w.h.run(&["teardown", "--all"]).await.stdout).unwrap();
+    assert!(
+        out.contains("leaves the 2 reservation(s) you made in place"),
+        "{out}"
+    );
+    let world = w.h.world().await;
+    let names: Vec<&str> = world
+        .addresses()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "mycluster-7xk2p-rsvd-public-ipv4",
+        "mycluster-7xk2p-rsvd-private-ipv4",
+    ] {
+        assert!(names.contains(&name), "{name} stays: {names:?}");
+    }
+    assert!(
+        address_mutations(&w.h).is_empty(),
+        "{:?}",
+        address_mutations(&w.h)
+    );
+    assert!(
+        world.record("public", API).is_empty(),
+        "our values left DNS"
+    );
 }
 
+/// Mixed: the user made only the public address; the agent adopts it and reserves the private
+/// one as its own; `--adopt-only` instead refuses (exit 2) naming what is missing.
 #[tokio::test(flavor = "multi_thread")]
-async fn at_40_percent_faults_commands_complete_or_stop_resumably_and_never_leak() {
-    let h = Harness::new().await;
-    plant_other_writer(&h);
-    h.peers.inject_faults(&Faults::new(0.4, fault_seed()));
-    let completed = h.run_all_or_stop_resumably(BOOTSTRAP).await;
-    eprintln!(
-        "gcp bootstrap at 40%: completed={completed} {:?}",
-        h.peers.fault_stats()
+async fn upi_mixed_adopts_what_exists_and_reserves_the_rest_unless_adopt_only() {
+    let h = GcpHarness::new().await;
+    bootstrap_sim::upi::gcp_address(&h.peers.fake, "mycluster-7xk2p-rsvd-public-ipv4", None)
+        .await
+        .unwrap();
+    let out = h
+        .command(&["reserve", "--adopt-only"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--adopt-only")
+            && err.contains("private-ipv4 (name mycluster-7xk2p-rsvd-private-ipv4)"),
+        "{err}"
     );
-    h.peers.stop_faults();
-    assert!(h.world().ours().len() <= 2, "{:#}", h.world().0);
-    h.run_all(BOOTSTRAP).await;
-    h.world().assert_seeded(&[OTHER_WRITER]);
+    assert!(address_mutations(&h).is_empty());
+    h.run(&["reserve"]).await;
+    let world = h.world().await;
+    assert_eq!(
+        world.ours().len(),
+        1,
+        "only the private address is ours: {:#}",
+        world.0
+    );
+    assert_eq!(world.ours()[0]["name"], "mycluster-7xk2p-rsvd-private-ipv4");
+    h.run(&["teardown", "--all"]).await;
+    let world = h.world().await;
+    assert!(world.ours().is_empty());
+    assert_eq!(
+        world.addresses().len(),
+        1,
+        "the user's stays: {:#}",
+        world.0
+    );
+}
 
-    h.peers.inject_faults(&Faults::new(0.4, fault_seed() + 1));
-    let completed = h.run_all_or_stop_resumably(&[&["teardown", "--all"]]).await;
-    eprintln!(
-        "gcp teardown --all at 40%: completed={completed} {:?}",
-        h.peers.fault_stats()
+/// Addresses that exist by the seed's names but cannot serve: exit 2 naming the address and
+/// what is wrong, before any change.
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_addresses_that_do_not_fit_are_refused_naming_them() {
+    let h = GcpHarness::new().await;
+    let seed = h.peers.fake.seed();
+    let master = format!(
+        "projects/{}/regions/{}/subnetworks/{}",
+        seed.project,
+        seed.region,
+        seed.subnetworks
+            .iter()
+            .map(|s| s.name.clone())
+            .find(|n| *n != seed.cloud_config_subnetwork)
+            .unwrap()
     );
-    h.peers.stop_faults();
-    h.run_all(&[&["teardown", "--all"]]).await;
-    assert_torn_down(&h);
+    // An internal address of the wrong subnetwork (purpose right).
+    bootstrap_sim::upi::gcp_address(
+        &h.peers.fake,
+        "mycluster-7xk2p-rsvd-private-ipv4",
+        Some(("SHARED_LOADBALANCER_VIP", &master)),
+    )
+    .await
+    .unwrap();
+    for command in [&["plan"][..], &["reserve"]] {
+        let out = h.command(command).output().await.unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("address mycluster-7xk2p-rsvd-private-ipv4")
+                && err.contains("compute subnetwork"),
+            "{err}"
+        );
+    }
+    assert!(address_mutations(&h).is_empty());
+
+    // The type: an EXTERNAL address named for the internal VIP.
+    let h = GcpHarness::new().await;
+    bootstrap_sim::upi::gcp_address(&h.peers.fake, "mycluster-7xk2p-rsvd-private-ipv4", None)
+        .await
+        .unwrap();
+    let out = h.command(&["plan"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is EXTERNAL; the internal API needs an INTERNAL address"),
+        "{err}"
+    );
+
+    // The purpose: an internal address that cannot be shared by two forwarding rules.
+    let h = GcpHarness::new().await;
+    let subnetwork = compute_subnetwork(&h.peers.fake);
+    bootstrap_sim::upi::gcp_address(
+        &h.peers.fake,
+        "mycluster-7xk2p-rsvd-private-ipv4",
+        Some(("GCE_ENDPOINT", &subnetwork)),
+    )
+    .await
+    .unwrap();
+    let out = h.command(&["plan"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("purpose GCE_ENDPOINT") && err.contains("SHARED_LOADBALANCER_VIP"),
+        "{err}"
+    );
 }

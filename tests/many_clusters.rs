@@ -1,24 +1,27 @@
-//! Many clusters in one VPC (R3): agents at once against ONE moto and ONE ministack, in the
-//! same subnets, each with its own infra id, bootstrap host and state dir.
+//! Many clusters in one network (R3): agents at once against ONE set of cloud peers, in the
+//! same subnets, each with its own infra id, bootstrap host and state dir. Written once over
+//! the shared [`Cloud`] trait plus [`ManyClusters`] (what a fleet needs of a cloud), and run
+//! on AWS (one moto + one ministack) and GCP (one fake, whose Cloud DNS refuses a Change that
+//! no longer matches: 412 `conditionNotMet`).
 //!
-//! - `own_records`: each cluster its own name (`clu00`..), all writing into one shared public
-//!   zone (`example.com`) and one shared private zone (`example.com`, named by
-//!   `platform.aws.hostedZone`).
-//! - `one_record_set`: all clusters with the same name, so every agent writes its values into
-//!   the SAME three record sets (`api`/`api-int` private, `api` public), next to another
+//! - `own record sets`: each cluster its own name (`clu00`..), all writing into one shared
+//!   public zone (`example.com`); the private records in one shared private zone `example.com`
+//!   (AWS, named by `platform.aws.hostedZone`) or in each cluster's own private zone (GCP, as
+//!   the installer makes them).
+//! - `one shared record set`: all clusters with the same name, so every agent writes its values
+//!   into the SAME three record sets (`api`/`api-int` private, `api` public), next to another
 //!   writer's value.
 //!
 //! Both: every agent reserves and seeds at once; then half of them `teardown --all` at once
-//! while the other half keep theirs; then the rest. After each phase, through boto3: no IP is
-//! held twice (EIPs, ENIs, bootstrap hosts), every live agent holds exactly its reservations
-//! and its values are all in DNS, a torn-down agent left nothing behind, and the other
-//! writer's values are intact.
-#![cfg(feature = "aws")]
+//! while the other half keep theirs; then the rest. After each phase, as the peers see it: no
+//! IP is held twice (reservations, bootstrap hosts), every live agent holds exactly its
+//! reservations and its values are all in DNS, a torn-down agent left nothing behind, and the
+//! other writer's values are intact.
+#![cfg(any(feature = "aws", feature = "gcp"))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use bootstrap_sim::AwsPeers;
 use common::*;
 use futures::future::join_all;
 use serde_json::Value;
@@ -27,7 +30,7 @@ use std::path::Path;
 use std::time::Instant;
 
 /// Agents at once: 20, or `MANY_CLUSTERS=n` (at most 200: their bootstrap hosts share one
-/// /24). 20 take about 9 s per test on the 2-core machine, 40 about 17 s (README,
+/// /24). 20 take about 9 s per test on AWS on the 2-core machine, 40 about 17 s (README,
 /// "Reliability").
 fn agents() -> usize {
     std::env::var("MANY_CLUSTERS")
@@ -37,15 +40,58 @@ fn agents() -> usize {
         .clamp(2, 200)
 }
 
-/// Another writer's value in the public record sets (the private ones get `OTHER_WRITER`).
-const OTHER_PUBLIC: &str = "198.51.100.7";
+/// Another writer's value in the public record sets (the private ones get `OTHER_WRITER`):
+/// TEST-NET-3, outside every pool the peers allocate public IPs from (the GCP fake's is
+/// 198.51.100.0/24, so a value there could come back as some agent's own address).
+const OTHER_PUBLIC: &str = "203.0.113.7";
+
+/// What the peers of a fleet look like after setup.
+struct Setup<C> {
+    peers: C,
+    /// The cloud's fixture, ready for the agent (ids swapped in where the peers chose them),
+    /// under the temp dir `_base`.
+    base_assets: std::path::PathBuf,
+    _base: tempfile::TempDir,
+    /// One bootstrap host per cluster.
+    bootstrap_ips: Vec<&'static str>,
+    /// Where each cluster's private records live (zone id or name).
+    private_zones: Vec<String>,
+    public_zone: String,
+}
+
+/// What a fleet needs of a cloud beyond [`Cloud`].
+#[allow(async_fn_in_trait)]
+trait ManyClusters: Cloud {
+    /// Reservations each cluster holds: (public, private).
+    const RESERVATIONS: (usize, usize);
+    /// Whether the peers hold the bootstrap hosts' addresses (else the fleet adds them to the
+    /// addresses that must not be held twice).
+    const BOOTSTRAP_HOSTS_IN_WORLD: bool;
+
+    /// Peers for `n` clusters with their bootstrap hosts and zones. `shared_record_set`: every
+    /// cluster named `mycluster` (one record set for all); else `clu00`...
+    async fn setup(n: usize, shared_record_set: bool) -> Setup<Self>;
+    /// A file of the base assets, edited for cluster `name` with `infra_id`.
+    fn edit_assets(text: String, name: &str, infra_id: &str, private_zone: &str) -> String;
+    /// Another writer sets the A record `fqdn` in zone `zone` to exactly `values`.
+    async fn write_in(&self, zone: &str, fqdn: &str, values: &[&str]);
+    /// The IPs cluster `infra_id` holds by its reservations: (public, private).
+    fn held_by(world: &Value, infra_id: &str) -> (BTreeSet<String>, BTreeSet<String>);
+    /// Every IP held by any reservation of anyone in the peers, repeats kept.
+    fn all_held(world: &Value) -> Vec<String>;
+    /// The A record sets of `zones`: zone -> "fqdn A" -> values.
+    async fn records(&self, zones: &BTreeSet<String>) -> BTreeMap<String, Records>;
+}
+
+type Records = BTreeMap<String, BTreeSet<String>>;
 
 struct Cluster {
     agent: Agent,
     infra_id: String,
-    /// `api`'s record name (`api.<cluster>.example.com`).
+    /// `api`'s record name (`api.<cluster>.example.com A`).
     api: String,
     api_int: String,
+    private_zone: String,
 }
 
 /// What each phase's agents printed that the README reports: lost compare-and-swaps and
@@ -57,63 +103,20 @@ struct Tally {
     record_writes: usize,
 }
 
-fn strings_of(value: &Value) -> BTreeSet<String> {
-    strings(value).into_iter().collect()
-}
-
-struct Fleet {
-    peers: AwsPeers,
+struct Fleet<C> {
+    peers: C,
     clusters: Vec<Cluster>,
-    /// Where the private records live: the world's private zone or the shared one.
-    private_zone: String,
     public_zone: String,
+    /// Bootstrap hosts the peers do not hold (see [`ManyClusters::BOOTSTRAP_HOSTS_IN_WORLD`]).
+    bootstrap_ips: Vec<&'static str>,
     tally: std::sync::Mutex<Tally>,
 }
 
-impl Fleet {
-    /// `shared_record_set`: every cluster named `mycluster` (one record set for all); else
-    /// `clu00`.. with the private records in one shared private zone `example.com`.
+impl<C: ManyClusters> Fleet<C> {
     async fn new(shared_record_set: bool) -> Self {
-        let peers = AwsPeers::start().await.unwrap();
-        let base = tempfile::tempdir().unwrap();
-        let base_assets = base.path().join("assets");
-        let setup = peers
-            .setup_world(&fixture("aws"), &base_assets)
-            .await
-            .unwrap();
-        let public_zone = setup["zones"]["public"]
-            .as_str()
-            .unwrap()
-            .rsplit('/')
-            .next()
-            .unwrap()
-            .to_string();
-        let private_zone = if shared_record_set {
-            setup["zones"]["private"]
-                .as_str()
-                .unwrap()
-                .rsplit('/')
-                .next()
-                .unwrap()
-                .to_string()
-        } else {
-            peers.create_zone("example.com", true).await.unwrap()
-        };
-        // Every cluster's bootstrap host lives in the first private subnet; setup made the
-        // first one's (10.0.1.10).
-        let first_subnet = setup["subnets"]["subnet-0a1b2c3d4e5f60001"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        let bootstrap_ips: Vec<&'static str> = (0..agents())
-            .map(|i| &*Box::leak(format!("10.0.1.{}", 10 + i).into_boxed_str()))
-            .collect();
-        peers
-            .create_enis(&first_subnet, &bootstrap_ips[1..], "bootstrap host")
-            .await
-            .unwrap();
-
-        let clusters = (0..agents())
+        let n = agents();
+        let setup = C::setup(n, shared_record_set).await;
+        let clusters = (0..n)
             .map(|i| {
                 let name = if shared_record_set {
                     "mycluster".to_string()
@@ -123,34 +126,27 @@ impl Fleet {
                 let infra_id = format!("clu{i:02}-7xk2p");
                 let dir = tempfile::tempdir().unwrap();
                 let assets = dir.path().join("assets");
-                fixtures::copy_dir(&base_assets, &assets);
-                rewrite(&assets, |text| {
-                    let text = text.replace("mycluster-7xk2p", &infra_id);
-                    if shared_record_set {
-                        text
-                    } else {
-                        text.replace("mycluster", &name).replace(
-                            "        region: us-east-1\n",
-                            &format!(
-                                "        region: us-east-1\n        hostedZone: {private_zone}\n"
-                            ),
-                        )
-                    }
+                fixtures::copy_dir(&setup.base_assets, &assets);
+                let private_zone = setup.private_zones[i].clone();
+                rewrite(&assets, &|text| {
+                    C::edit_assets(text, &name, &infra_id, &private_zone)
                 });
-                let agent = Agent::new(dir, assets, bootstrap_ips[i], peers.agent_env());
+                let agent =
+                    Agent::new(dir, assets, setup.bootstrap_ips[i], setup.peers.agent_env());
                 Cluster {
                     agent,
                     infra_id,
                     api: format!("api.{name}.example.com A"),
                     api_int: format!("api-int.{name}.example.com A"),
+                    private_zone,
                 }
             })
             .collect();
         let fleet = Self {
-            peers,
+            peers: setup.peers,
             clusters,
-            private_zone,
-            public_zone,
+            public_zone: setup.public_zone,
+            bootstrap_ips: setup.bootstrap_ips,
             tally: Default::default(),
         };
         // Another writer's values, in record sets the agents write (the first cluster's, or
@@ -160,20 +156,17 @@ impl Fleet {
             let name = name.trim_end_matches(" A");
             fleet
                 .peers
-                .write_record_in(&fleet.private_zone, name, &[OTHER_WRITER])
-                .await
-                .unwrap();
+                .write_in(&first.private_zone, name, &[OTHER_WRITER])
+                .await;
         }
         fleet
             .peers
-            .write_record_in(
+            .write_in(
                 &fleet.public_zone,
                 first.api.trim_end_matches(" A"),
                 &[OTHER_PUBLIC],
             )
-            .await
-            .unwrap();
-        drop(base);
+            .await;
         fleet
     }
 
@@ -193,86 +186,69 @@ impl Fleet {
         join_all(runs).await;
     }
 
-    async fn world(&self) -> Value {
-        self.peers.inspect().await.unwrap()
-    }
-
-    /// The record set `name` ("fqdn TYPE") of a zone, by id.
-    fn record(world: &Value, zone: &str, name: &str) -> BTreeSet<String> {
-        strings_of(&world["zones_by_id"][zone][name])
-    }
-
     /// Checks the world with `live` agents holding everything and the rest holding nothing.
     async fn assert_holding(&self, live: &[usize]) {
-        let world = self.world().await;
-        let ours = |kind: &str, infra_id: &str| -> Vec<Value> {
-            world[kind]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|r| r["tags"][format!("kubernetes.io/cluster/{infra_id}")] == "owned")
-                .filter(|r| r["tags"]["bootstrap-agent.openshift.io/reservation"].is_string())
-                .cloned()
-                .collect()
-        };
-        let ips = |rs: &[Value]| -> BTreeSet<String> {
-            rs.iter()
-                .map(|r| r["ip"].as_str().unwrap().to_string())
-                .collect()
+        let world = self.peers.world().await;
+        let world = world.raw();
+        let mut zones: BTreeSet<String> = self
+            .clusters
+            .iter()
+            .map(|c| c.private_zone.clone())
+            .collect();
+        zones.insert(self.public_zone.clone());
+        let records = self.peers.records(&zones).await;
+        let record = |zone: &str, name: &str| -> BTreeSet<String> {
+            records[zone].get(name).cloned().unwrap_or_default()
         };
 
-        // No address is held twice in the whole VPC: not by two agents, not by an agent and a
-        // bootstrap host.
-        for kind in ["eips", "enis"] {
-            let all: Vec<&str> = world[kind]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| r["ip"].as_str().unwrap())
-                .collect();
-            let distinct: BTreeSet<&str> = all.iter().copied().collect();
-            assert_eq!(distinct.len(), all.len(), "an IP is held twice: {all:?}");
+        // No address is held twice in the whole network: not by two agents, not by an agent
+        // and a bootstrap host.
+        let mut all = C::all_held(world);
+        if !C::BOOTSTRAP_HOSTS_IN_WORLD {
+            all.extend(self.bootstrap_ips.iter().map(|ip| ip.to_string()));
         }
+        let distinct: BTreeSet<&String> = all.iter().collect();
+        assert_eq!(distinct.len(), all.len(), "an IP is held twice: {all:?}");
 
-        // Per record set (name -> values), what the live agents must have put there.
-        let mut private: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        // Per record set ((zone, name) -> values), what the live agents must have put there.
+        let mut private: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
         let mut public: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         let mut gone: BTreeSet<String> = BTreeSet::new();
         let mut held_by: BTreeMap<String, String> = BTreeMap::new();
+        let (public_each, private_each) = C::RESERVATIONS;
         for (i, c) in self.clusters.iter().enumerate() {
-            let (eips, enis) = (ours("eips", &c.infra_id), ours("enis", &c.infra_id));
+            let (public_ips, private_ips) = C::held_by(world, &c.infra_id);
             if !live.contains(&i) {
                 assert!(
-                    eips.is_empty() && enis.is_empty(),
-                    "{} tore down, yet holds {eips:?} {enis:?}",
+                    public_ips.is_empty() && private_ips.is_empty(),
+                    "{} tore down, yet holds {public_ips:?} {private_ips:?}",
                     c.infra_id
                 );
                 gone.insert(c.agent.bootstrap_ip.to_string());
                 continue;
             }
-            assert_eq!(eips.len(), 3, "{}: one EIP per public subnet", c.infra_id);
-            assert_eq!(enis.len(), 3, "{}: one ENI per private subnet", c.infra_id);
-            let (eip_ips, eni_ips) = (ips(&eips), ips(&enis));
-            for ip in eip_ips.iter().chain(&eni_ips) {
+            assert_eq!(public_ips.len(), public_each, "{}: public", c.infra_id);
+            assert_eq!(private_ips.len(), private_each, "{}: private", c.infra_id);
+            for ip in public_ips.iter().chain(&private_ips) {
                 if let Some(other) = held_by.insert(ip.clone(), c.infra_id.clone()) {
                     panic!("{ip} is held by {other} and {}", c.infra_id);
                 }
             }
-            let mut values = eni_ips.clone();
+            let mut values = private_ips.clone();
             values.insert(c.agent.bootstrap_ip.to_string());
             for name in [&c.api, &c.api_int] {
                 private
-                    .entry(name.clone())
+                    .entry((c.private_zone.clone(), name.clone()))
                     .or_default()
                     .extend(values.iter().cloned());
             }
-            public.entry(c.api.clone()).or_default().extend(eip_ips);
+            public.entry(c.api.clone()).or_default().extend(public_ips);
         }
         // The other writer's values are in the first cluster's (or the shared) record sets.
         let first = &self.clusters[0];
         for name in [&first.api, &first.api_int] {
             private
-                .entry(name.clone())
+                .entry((first.private_zone.clone(), name.clone()))
                 .or_default()
                 .insert(OTHER_WRITER.to_string());
         }
@@ -281,40 +257,36 @@ impl Fleet {
             .or_default()
             .insert(OTHER_PUBLIC.to_string());
 
-        for (name, want) in &private {
+        for ((zone, name), want) in &private {
             assert_eq!(
-                &Self::record(&world, &self.private_zone, name),
+                &record(zone, name),
                 want,
-                "private {name}: every live agent's values and the other writer's, nothing else"
+                "private {name} in {zone}: every live agent's values and the other writer's, nothing else"
             );
         }
         for (name, want) in &public {
-            assert_eq!(
-                &Self::record(&world, &self.public_zone, name),
-                want,
-                "public {name}"
-            );
+            assert_eq!(&record(&self.public_zone, name), want, "public {name}");
         }
         // A torn-down agent's record sets are gone (unless shared with live ones or another
         // writer, checked above), and its bootstrap IP is in no record.
         for (i, c) in self.clusters.iter().enumerate() {
-            if live.contains(&i) || private.contains_key(&c.api) {
+            if live.contains(&i) || private.contains_key(&(c.private_zone.clone(), c.api.clone())) {
                 continue;
             }
-            assert!(Self::record(&world, &self.private_zone, &c.api).is_empty());
-            assert!(Self::record(&world, &self.public_zone, &c.api).is_empty());
+            assert!(record(&c.private_zone, &c.api).is_empty());
+            assert!(record(&self.public_zone, &c.api).is_empty());
         }
-        for zone in [&self.private_zone, &self.public_zone] {
-            for values in world["zones_by_id"][zone].as_object().unwrap().values() {
-                for ip in strings(values) {
-                    assert!(!gone.contains(&ip), "a torn-down agent's {ip} is in DNS");
+        for sets in records.values() {
+            for values in sets.values() {
+                for ip in values {
+                    assert!(!gone.contains(ip), "a torn-down agent's {ip} is in DNS");
                 }
             }
         }
     }
 
     async fn exercise(&self, label: &str) {
-        let all: Vec<usize> = (0..agents()).collect();
+        let all: Vec<usize> = (0..self.clusters.len()).collect();
         let (even, odd): (Vec<usize>, Vec<usize>) = all.iter().partition(|i| *i % 2 == 0);
 
         let started = Instant::now();
@@ -333,8 +305,9 @@ impl Fleet {
         self.assert_holding(&[]).await;
 
         eprintln!(
-            "{label}: {} agents; reserve + dns seed at once {seeded:?}, teardown --all of \
+            "{} {label}: {} agents; reserve + dns seed at once {seeded:?}, teardown --all of \
              {} at once {half:?}, of the other {} {rest:?}; {:?}",
+            C::NAME,
             all.len(),
             even.len(),
             odd.len(),
@@ -344,7 +317,7 @@ impl Fleet {
 }
 
 /// Applies `edit` to every file under `dir`.
-fn rewrite(dir: &Path, edit: impl Fn(String) -> String + Copy) {
+fn rewrite(dir: &Path, edit: &dyn Fn(String) -> String) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
@@ -356,16 +329,259 @@ fn rewrite(dir: &Path, edit: impl Fn(String) -> String + Copy) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn twenty_clusters_in_one_vpc_with_shared_zones_hold_distinct_ips_and_tear_down_only_their_own()
- {
-    Fleet::new(false).await.exercise("own record sets").await;
+/// `n` bootstrap hosts' IPs, `first` and the addresses after it.
+fn bootstrap_ips(n: usize, prefix: &str, first: usize) -> Vec<&'static str> {
+    (0..n)
+        .map(|i| &*Box::leak(format!("{prefix}.{}", first + i).into_boxed_str()))
+        .collect()
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn twenty_clusters_writing_one_shared_record_set_keep_each_others_values() {
-    Fleet::new(true)
-        .await
-        .exercise("one shared record set")
-        .await;
+/// The IPs of `records` (JSON objects with an `ip`).
+fn ips<'a>(records: impl IntoIterator<Item = &'a Value>) -> BTreeSet<String> {
+    records
+        .into_iter()
+        .map(|r| r["ip"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[cfg(feature = "aws")]
+mod aws {
+    use super::*;
+    use bootstrap_sim::AwsPeers;
+
+    impl ManyClusters for AwsPeers {
+        /// One EIP per public subnet, one ENI per private subnet.
+        const RESERVATIONS: (usize, usize) = (3, 3);
+        const BOOTSTRAP_HOSTS_IN_WORLD: bool = true;
+
+        async fn setup(n: usize, shared_record_set: bool) -> Setup<Self> {
+            let peers = AwsPeers::start().await.unwrap();
+            let base = tempfile::tempdir().unwrap();
+            let base_assets = base.path().join("assets");
+            let setup = peers
+                .setup_world(&fixture("aws"), &base_assets)
+                .await
+                .unwrap();
+            let zone_id = |kind: &str| {
+                setup["zones"][kind]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            };
+            let public_zone = zone_id("public");
+            let private_zone = if shared_record_set {
+                zone_id("private")
+            } else {
+                // Named by `hostedZone` in every cluster's install-config.
+                peers.create_zone("example.com", true).await.unwrap()
+            };
+            // Every cluster's bootstrap host lives in the first private subnet; setup made the
+            // first one's (10.0.1.10).
+            let first_subnet = setup["subnets"]["subnet-0a1b2c3d4e5f60001"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let bootstrap_ips = bootstrap_ips(n, "10.0.1", 10);
+            peers
+                .create_enis(&first_subnet, &bootstrap_ips[1..], "bootstrap host")
+                .await
+                .unwrap();
+            Setup {
+                peers,
+                base_assets,
+                _base: base,
+                bootstrap_ips,
+                private_zones: vec![private_zone; n],
+                public_zone,
+            }
+        }
+
+        fn edit_assets(text: String, name: &str, infra_id: &str, private_zone: &str) -> String {
+            let text = text.replace("mycluster-7xk2p", infra_id);
+            if name == "mycluster" {
+                return text;
+            }
+            text.replace("mycluster", name).replace(
+                "        region: us-east-1\n",
+                &format!("        region: us-east-1\n        hostedZone: {private_zone}\n"),
+            )
+        }
+
+        async fn write_in(&self, zone: &str, fqdn: &str, values: &[&str]) {
+            self.write_record_in(zone, fqdn, values).await.unwrap();
+        }
+
+        fn held_by(world: &Value, infra_id: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+            let ours = |kind: &str| -> Vec<&Value> {
+                world[kind]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|r| r["tags"][format!("kubernetes.io/cluster/{infra_id}")] == "owned")
+                    .filter(|r| r["tags"]["bootstrap-agent.openshift.io/reservation"].is_string())
+                    .collect()
+            };
+            (ips(ours("eips")), ips(ours("enis")))
+        }
+
+        /// EIPs and ENIs (the bootstrap hosts' too).
+        fn all_held(world: &Value) -> Vec<String> {
+            ["eips", "enis"]
+                .iter()
+                .flat_map(|kind| world[*kind].as_array().unwrap())
+                .map(|r| r["ip"].as_str().unwrap().to_string())
+                .collect()
+        }
+
+        async fn records(&self, zones: &BTreeSet<String>) -> BTreeMap<String, Records> {
+            let world = self.inspect().await.unwrap();
+            zones
+                .iter()
+                .map(|zone| {
+                    let sets = world["zones_by_id"][zone]
+                        .as_object()
+                        .unwrap()
+                        .iter()
+                        .map(|(name, values)| (name.clone(), strings(values).into_iter().collect()))
+                        .collect();
+                    (zone.clone(), sets)
+                })
+                .collect()
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn twenty_clusters_in_one_vpc_with_shared_zones_hold_distinct_ips_and_tear_down_only_their_own()
+     {
+        Fleet::<AwsPeers>::new(false)
+            .await
+            .exercise("own record sets")
+            .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn twenty_clusters_writing_one_shared_record_set_keep_each_others_values() {
+        Fleet::<AwsPeers>::new(true)
+            .await
+            .exercise("one shared record set")
+            .await;
+    }
+}
+
+#[cfg(feature = "gcp")]
+mod gcp {
+    use super::*;
+    use bootstrap_sim::gcp::{FakeOptions, GcpPeers, ZoneSeed};
+    use common::gcp::{CLUSTER_LABEL, PRIVATE_ZONE, PUBLIC_ZONE, RESERVATION_LABEL};
+
+    impl ManyClusters for GcpPeers {
+        /// One EXTERNAL address, one INTERNAL address of the compute subnetwork.
+        const RESERVATIONS: (usize, usize) = (1, 1);
+        /// The fake has no instances: the bootstrap hosts (10.0.0.x, control-plane subnet)
+        /// are added to the addresses that must be distinct.
+        const BOOTSTRAP_HOSTS_IN_WORLD: bool = false;
+
+        /// The fixture's world; with own record sets each cluster gets its private zone
+        /// `cluNN-private-zone` (`cluNN.example.com.`), as the installer makes one per cluster.
+        async fn setup(n: usize, shared_record_set: bool) -> Setup<Self> {
+            let mut options = FakeOptions::realistic();
+            let private_zones: Vec<String> = if shared_record_set {
+                vec![PRIVATE_ZONE.to_string(); n]
+            } else {
+                (0..n).map(|i| format!("clu{i:02}-private-zone")).collect()
+            };
+            if !shared_record_set {
+                for (i, zone) in private_zones.iter().enumerate() {
+                    options.seed.zones.push(ZoneSeed {
+                        name: zone.clone(),
+                        dns_name: format!("clu{i:02}.example.com."),
+                        private: true,
+                        project: None,
+                    });
+                }
+            }
+            let peers = GcpPeers::start(options).await.unwrap();
+            let base = tempfile::tempdir().unwrap();
+            let base_assets = base.path().join("assets");
+            fixtures::copy_dir(&fixture("gcp"), &base_assets);
+            Setup {
+                peers,
+                base_assets,
+                _base: base,
+                bootstrap_ips: bootstrap_ips(n, "10.0.0", 5),
+                private_zones,
+                public_zone: PUBLIC_ZONE.to_string(),
+            }
+        }
+
+        /// The cluster's name in its domain and metadata only: the network and subnetworks
+        /// (`mycluster-network`, ...) are the one all clusters share.
+        fn edit_assets(text: String, name: &str, infra_id: &str, _private_zone: &str) -> String {
+            text.replace("mycluster-7xk2p", infra_id)
+                .replace(".mycluster.example.com", &format!(".{name}.example.com"))
+                .replace("name: mycluster\n", &format!("name: {name}\n"))
+        }
+
+        async fn write_in(&self, zone: &str, fqdn: &str, values: &[&str]) {
+            self.fake.write_record(zone, fqdn, "A", values).unwrap();
+        }
+
+        fn held_by(world: &Value, infra_id: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+            let cluster = CLUSTER_LABEL.replace("mycluster-7xk2p", infra_id);
+            let ours = |purpose: &str| -> Vec<&Value> {
+                world["addresses"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|a| a["labels"][&cluster] == "owned")
+                    .filter(|a| a["labels"][RESERVATION_LABEL] == purpose)
+                    .collect()
+            };
+            (ips(ours("public-ipv4")), ips(ours("private-ipv4")))
+        }
+
+        fn all_held(world: &Value) -> Vec<String> {
+            world["addresses"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["ip"].as_str().unwrap().to_string())
+                .collect()
+        }
+
+        async fn records(&self, zones: &BTreeSet<String>) -> BTreeMap<String, Records> {
+            zones
+                .iter()
+                .map(|zone| {
+                    let sets = self
+                        .fake
+                        .records(zone)
+                        .into_iter()
+                        .filter(|(name, _)| name.ends_with(" A"))
+                        .map(|(name, values)| (name, values.into_iter().collect()))
+                        .collect();
+                    (zone.clone(), sets)
+                })
+                .collect()
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn twenty_clusters_in_one_gcp_network_hold_distinct_ips_and_tear_down_only_their_own() {
+        Fleet::<GcpPeers>::new(false)
+            .await
+            .exercise("own record sets")
+            .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn twenty_gcp_clusters_writing_one_shared_record_set_keep_each_others_values() {
+        Fleet::<GcpPeers>::new(true)
+            .await
+            .exercise("one shared record set")
+            .await;
+    }
 }

@@ -9,21 +9,22 @@ mod common;
 
 use bootstrap_sim::AwsPeers;
 use bootstrap_sim::kube::{CloudOptions, Denied, KubeSim, KubeSimOptions};
+use common::aws::*;
 use common::*;
 use serde_json::Value;
 
 struct World {
-    h: Harness,
+    h: AwsHarness,
     kube: KubeSim,
 }
 
 impl World {
     async fn new() -> Self {
-        Self::with(Harness::new("aws").await, |_| {}).await
+        Self::with(AwsHarness::new("aws").await, |_| {}).await
     }
 
     /// The AWS world with a local API server changed by `edit`.
-    async fn with(mut h: Harness, edit: impl FnOnce(&mut KubeSimOptions)) -> Self {
+    async fn with(mut h: AwsHarness, edit: impl FnOnce(&mut KubeSimOptions)) -> Self {
         let mut opts = KubeSimOptions {
             cloud: h.peers.lb_cloud(),
             ..Default::default()
@@ -70,7 +71,7 @@ fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
 }
 
 /// Harness-level `preflight` without the kube part (no kubeconfig).
-async fn preflight_of(h: &mut Harness, flags: &[&str]) -> (Option<i32>, Value) {
+async fn preflight_of(h: &mut AwsHarness, flags: &[&str]) -> (Option<i32>, Value) {
     let mut args = vec!["preflight", "--output", "json"];
     args.extend_from_slice(flags);
     let run_flags = std::mem::take(&mut h.extra);
@@ -127,7 +128,7 @@ async fn preflight_passes_on_a_good_world_shows_the_identity_and_changes_nothing
 async fn a_full_elastic_ip_quota_fails_preflight_and_run_changes_nothing() {
     // Three public subnets want three EIPs; the account allows two.
     let peers = AwsPeers::start_with_eip_limit(2).await.unwrap();
-    let h = Harness::with_peers(peers, "aws").await;
+    let h = AwsHarness::with_peers(peers, "aws").await;
     let mut w = World::with(h, |_| {}).await;
     let (code, report) = w.preflight(&[]).await;
     assert_eq!(code, Some(2), "{report}");
@@ -201,7 +202,7 @@ async fn a_bootstrap_ip_outside_the_machine_network_or_unknown_skip_name_is_refu
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_kube_checks_fail_without_permission_or_without_the_lb_controller() {
-    let mut w = World::with(Harness::new("aws").await, |o| {
+    let mut w = World::with(AwsHarness::new("aws").await, |o| {
         o.denied = vec![
             Denied::new("patch", "config.openshift.io", "clusterversions"),
             Denied::new("create", "", "services"),

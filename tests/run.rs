@@ -9,12 +9,13 @@ mod common;
 
 use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
 use bootstrap_sim::{Faults, Hold};
+use common::aws::*;
 use common::*;
 use serde_json::Value;
 use std::time::Duration;
 
 struct World {
-    h: Harness,
+    h: AwsHarness,
     kube: KubeSim,
 }
 
@@ -30,7 +31,7 @@ impl World {
     /// The AWS world of `fixture`, and a local API server whose simulated AWS Load Balancer
     /// Controller claims NLB addresses in that world's moto.
     async fn of_fixture(fixture: &str, knobs: ControllerKnobs, gate_timeout: &str) -> Self {
-        let mut h = Harness::new(fixture).await;
+        let mut h = AwsHarness::new(fixture).await;
         let kube = KubeSim::start(KubeSimOptions {
             controller: knobs,
             cloud: h.peers.lb_cloud(),
@@ -990,4 +991,187 @@ fn unpack(bundle: &std::path::Path) -> std::collections::BTreeMap<String, String
         files.insert(name, text);
     }
     files
+}
+
+// ---- UPI, by hand: the README runbook, played by the user ---------------------------------------
+
+/// The world's subnet ids whose CIDR starts with each prefix (setup lays out the fixture's
+/// private subnets as 10.0.1-3.0/24 and its public ones as 10.0.4-6.0/24).
+fn subnets(world: &AwsWorld, prefixes: &[&str]) -> Vec<String> {
+    prefixes
+        .iter()
+        .map(|p| {
+            world.0["subnets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["cidr"].as_str().unwrap().starts_with(p))
+                .unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+const PRIVATE_CIDRS: [&str; 3] = ["10.0.1.", "10.0.2.", "10.0.3."];
+const PUBLIC_CIDRS: [&str; 3] = ["10.0.4.", "10.0.5.", "10.0.6."];
+
+/// EC2 calls that make, release or tag an address or interface.
+fn address_mutations(h: &AwsHarness) -> Vec<String> {
+    h.peers
+        .ec2_proxy
+        .mutating_calls()
+        .into_iter()
+        .filter(|c| {
+            [
+                "AllocateAddress",
+                "ReleaseAddress",
+                "CreateNetworkInterface",
+                "DeleteNetworkInterface",
+                "CreateTags",
+                "DeleteTags",
+            ]
+            .iter()
+            .any(|op| c.contains(op))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_by_hand_adopts_the_users_eips_and_enis_and_teardown_all_leaves_them() {
+    let mut w = World::new(ControllerKnobs::default()).await;
+    let kubeconfig = w.kube.kubeconfig_path().display().to_string();
+    w.h.extra.clear();
+    let world = w.h.world().await;
+    let (private, public) = (
+        subnets(&world, &PRIVATE_CIDRS),
+        subnets(&world, &PUBLIC_CIDRS),
+    );
+    // 1. The user allocates an EIP per public subnet and an ENI per private subnet, named as
+    //    the seed says (with boto3): with the subnet suffix, or without it (EIPs then fill the
+    //    public subnets in order; an ENI serves the subnet it lies in).
+    let mut eips = Vec::new();
+    for (i, s) in public.iter().enumerate() {
+        let name = if i == 0 {
+            format!("mycluster-7xk2p-rsvd-public-ipv4-{s}")
+        } else {
+            "mycluster-7xk2p-rsvd-public-ipv4".to_string()
+        };
+        eips.push(w.h.peers.create_named(&name, None).await.unwrap());
+    }
+    let mut enis = Vec::new();
+    for (i, s) in private.iter().enumerate() {
+        let name = if i == 0 {
+            format!("mycluster-7xk2p-rsvd-private-ipv4-{s}")
+        } else {
+            "mycluster-7xk2p-rsvd-private-ipv4".to_string()
+        };
+        enis.push(w.h.peers.create_named(&name, Some(s)).await.unwrap());
+    }
+    w.h.peers.reset_counts();
+
+    // 2. `plan` shows all six adopted, reserves nothing, and tells the user to delete the
+    //    ENIs before the Services are applied.
+    let plan = String::from_utf8(w.h.run(&["plan"]).await.stdout).unwrap();
+    assert_eq!(plan.matches("adopted (yours)").count(), 6, "{plan}");
+    assert!(
+        !plan.contains("+ reserve") && !plan.contains("hand over"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("delete them right before the Services are applied"),
+        "{plan}"
+    );
+
+    // 3. DNS, then the user's hand-over (deleting their ENIs), render, apply, wait, teardown.
+    w.h.run(&["dns", "seed"]).await;
+    for (id, _) in &enis {
+        w.h.peers.delete_eni(id).await.unwrap();
+    }
+    let rendered = String::from_utf8(w.h.run(&["render"]).await.stdout).unwrap();
+    for wanted in eips
+        .iter()
+        .map(|(id, _)| id)
+        .chain(enis.iter().map(|(_, ip)| ip))
+    {
+        assert!(rendered.contains(wanted.as_str()), "{wanted}: {rendered}");
+    }
+    w.h.run(&["apply", "--kubeconfig", &kubeconfig]).await;
+    w.h.run(&["wait", "--kubeconfig", &kubeconfig, "--gate-timeout", "60s"])
+        .await;
+    w.h.run(&["dns", "teardown"]).await;
+
+    // The Services claim the user's addresses, and their load balancers hold them.
+    let external = w
+        .kube
+        .get(
+            "",
+            "v1",
+            "services",
+            Some("openshift-kube-apiserver"),
+            "external-lb",
+        )
+        .unwrap();
+    let mut allocations: Vec<&str> = external["metadata"]["annotations"]
+        ["service.beta.kubernetes.io/aws-load-balancer-eip-allocations"]
+        .as_str()
+        .unwrap()
+        .split(',')
+        .collect();
+    allocations.sort();
+    let mut user_allocations: Vec<&str> = eips.iter().map(|(id, _)| id.as_str()).collect();
+    user_allocations.sort();
+    assert_eq!(allocations, user_allocations);
+    let internal = w.internal_lb();
+    let mut claimed: Vec<&str> = internal["metadata"]["annotations"]
+        ["service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses"]
+        .as_str()
+        .unwrap()
+        .split(',')
+        .collect();
+    claimed.sort();
+    let mut user_ips: Vec<&str> = enis.iter().map(|(_, ip)| ip.as_str()).collect();
+    user_ips.sort();
+    assert_eq!(claimed, user_ips);
+    let world = w.h.world().await;
+    for name in [API, API_INT] {
+        let mut got = world.record("private", name);
+        got.sort();
+        assert_eq!(
+            got, user_ips,
+            "private {name}: the user's IPs, bootstrap removed"
+        );
+    }
+    // Nothing of the agent's own: no EIP, no ENI, no tag.
+    assert!(world.ours("eips").is_empty() && world.ours("enis").is_empty());
+    assert!(
+        address_mutations(&w.h).is_empty(),
+        "{:?}",
+        address_mutations(&w.h)
+    );
+    let status = String::from_utf8(w.h.run(&["status"]).await.stdout).unwrap();
+    assert_eq!(status.matches("adopted (yours)").count(), 6, "{status}");
+
+    // 4. `teardown --all` leaves the user's EIPs, and says so.
+    let out = String::from_utf8(w.h.run(&["teardown", "--all"]).await.stdout).unwrap();
+    assert!(
+        out.contains("leaves the 6 reservation(s) you made in place"),
+        "{out}"
+    );
+    let world = w.h.world().await;
+    let left: Vec<&str> = world.0["eips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    for id in &user_allocations {
+        assert!(left.contains(id), "{id} stays: {left:?}");
+    }
+    assert!(
+        address_mutations(&w.h).is_empty(),
+        "{:?}",
+        address_mutations(&w.h)
+    );
 }

@@ -44,6 +44,17 @@ pub trait AddressProvider: Send + Sync {
     /// Releases one reservation that `observe` returned (so it is ours).
     async fn release(&self, reservation: &Reservation) -> Result<(), CloudError>;
 
+    /// Reservations the user made for the cluster (UPI), found by the seed's names or as
+    /// `--reservations` names them, each checked against what its purpose needs. Never ours:
+    /// anything carrying our ownership tags is left to `observe`. None found: empty.
+    async fn find_user_made(
+        &self,
+        queries: &[UserReservationQuery],
+    ) -> Result<Vec<UserMade>, CloudError> {
+        let _ = queries;
+        Ok(Vec::new())
+    }
+
     /// Who holds each of `ips` in the cloud (absent from the map: nobody). For clouds whose
     /// load balancers report only a hostname on the Service (AWS), this is how the readiness
     /// gate proves that a load balancer holds the IPs DNS points at. None: this cloud reports

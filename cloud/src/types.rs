@@ -141,6 +141,52 @@ pub struct Reservation {
     pub ip: IpAddr,
 }
 
+/// How a reservation the user made is found: by the seed's name
+/// (`<infra-id>-rsvd-<purpose>[-<subnet>]`, AWS: the `Name` tag), or as `--reservations` names
+/// it (a name, a cloud id, or on Azure, which has no private-IP resource, the private IP).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UserLookup {
+    Name(String),
+    Id(String),
+    Ip(IpAddr),
+}
+
+impl fmt::Display for UserLookup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UserLookup::Name(n) => write!(f, "name {n}"),
+            UserLookup::Id(id) => write!(f, "id {id}"),
+            UserLookup::Ip(ip) => write!(f, "ip {ip}"),
+        }
+    }
+}
+
+/// One purpose the user may have reserved for the cluster, and how to find it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserReservationQuery {
+    pub key: ReservationKey,
+    pub lookup: UserLookup,
+    /// The IP adopted for this purpose before (journal). Checks that only hold until a load
+    /// balancer takes the address (unassociated, free in the subnet) are skipped for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopted_before: Option<IpAddr>,
+}
+
+/// What a provider found for a query: a reservation the user made that fits its purpose, or
+/// one that exists by that name but cannot serve it (the agent then stops: exit 2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UserMade {
+    Fits(Reservation),
+    Misfit {
+        /// The resource as the cloud names it (id or name).
+        resource: String,
+        /// What is wrong with it, and what was expected.
+        problem: String,
+    },
+}
+
 /// Where a subnet lives.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Placement {

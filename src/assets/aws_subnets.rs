@@ -21,6 +21,18 @@ pub(super) fn aws(ic: &Doc, publish: Publish) -> Result<AwsSpec, FieldError> {
         .opt_str("platform.aws.hostedZone")
         .map_err(|e| (e.field, e.problem))?
         .map(str::to_string);
+    // The installer allows a pool only with publish External
+    // (pkg/asset/installconfig/aws/validation.go): without a public API there is no EIP.
+    let public_ipv4_pool = ic
+        .opt_str("platform.aws.publicIpv4Pool")
+        .map_err(|e| (e.field, e.problem))?
+        .map(str::to_string);
+    if public_ipv4_pool.is_some() && publish != Publish::External {
+        return Err(field_err(
+            "platform.aws.publicIpv4Pool",
+            "is allowed only with publish External (the installer refuses it otherwise); expected no pool",
+        ));
+    }
     let vpc_list = ic
         .opt_list("platform.aws.vpc.subnets")
         .map_err(|e| (e.field, e.problem))?;
@@ -76,6 +88,7 @@ pub(super) fn aws(ic: &Doc, publish: Publish) -> Result<AwsSpec, FieldError> {
         region,
         subnets,
         hosted_zone,
+        public_ipv4_pool,
         // Read next to the Infrastructure manifest (`endpoints::aws`).
         service_endpoints: Default::default(),
     })

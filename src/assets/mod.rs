@@ -122,6 +122,7 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputErro
         capabilities,
         api_server_internal_uri,
         bootstrap_ip: None,
+        adoption: Default::default(),
         record_ttl: crate::plan::DEFAULT_TTL,
         credentials,
     })

@@ -28,6 +28,9 @@ pub struct ClusterSpec {
     pub api_server_internal_uri: String,
     /// The bootstrap host's private IP, when known (flag, journal, or detected).
     pub bootstrap_ip: Option<IpAddr>,
+    /// UPI: how to find reservations the user made (flags and the journal, not the assets).
+    #[serde(default, skip_serializing_if = "Adoption::is_default")]
+    pub adoption: Adoption,
     /// The TTL (seconds) of the record sets the agent creates (`--dns-ttl`).
     pub record_ttl: u32,
     #[serde(skip)]
@@ -65,6 +68,34 @@ impl Cidr {
 impl fmt::Display for Cidr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.network, self.prefix)
+    }
+}
+
+/// Reservations the user made (UPI) are adopted: used, never released, changed or tagged.
+/// They are found by the seed's names unless `--reservations` names them otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Adoption {
+    /// `--reservations FILE`: per purpose, how to find the user's reservation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub named: Vec<(bootstrap_cloud::ReservationKey, bootstrap_cloud::UserLookup)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<std::path::PathBuf>,
+    /// `--adopt-only`: reserve nothing; every reservation must be the user's.
+    #[serde(default)]
+    pub adopt_only: bool,
+}
+
+impl Adoption {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// How `--reservations` says to find the reservation for `key`, if it does.
+    pub fn named_for(
+        &self,
+        key: &bootstrap_cloud::ReservationKey,
+    ) -> Option<&bootstrap_cloud::UserLookup> {
+        self.named.iter().find(|(k, _)| k == key).map(|(_, l)| l)
     }
 }
 
@@ -216,6 +247,8 @@ pub struct AwsSpec {
     pub subnets: AwsSubnets,
     /// Private hosted zone id, when the install-config names one.
     pub hosted_zone: Option<String>,
+    /// `publicIpv4Pool`: the BYO-IP pool the EIPs come from (public API only).
+    pub public_ipv4_pool: Option<String>,
     /// `serviceEndpoints`: service name (`ec2`, `route53`, `sts`, ...) -> URL.
     pub service_endpoints: std::collections::BTreeMap<String, String>,
 }

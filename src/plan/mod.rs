@@ -45,6 +45,10 @@ pub struct Observed {
     /// claims their IP). The cloud no longer shows them as ours; the journal remembers them.
     #[serde(default)]
     pub handed_over: Vec<Reservation>,
+    /// Reservations the user made (UPI), found by the seed's names or `--reservations`: used
+    /// like ours, never released, changed or tagged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adopted: Vec<Reservation>,
     /// Progressive DNS: only these reserved IPs may join the records (their load balancer
     /// serves them). None: all at once, as the seed does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,11 +78,13 @@ impl Observed {
         }
     }
 
-    /// One reservation per key: what the cloud holds, else what was handed over.
+    /// One reservation per key: what the cloud holds of ours, else the user's, else what was
+    /// handed over.
     pub fn kept(&self) -> BTreeMap<ReservationKey, Reservation> {
         let mut kept: BTreeMap<ReservationKey, Reservation> = self
             .handed_over
             .iter()
+            .chain(&self.adopted)
             .map(|r| (r.key.clone(), r.clone()))
             .collect();
         for (key, r) in kept_reservations(&self.reservations, &self.in_dns()) {
@@ -176,6 +182,9 @@ pub struct Plan {
     /// User-managed DNS: the agent writes no record; these are the ones the user creates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_dns: Option<UserDns>,
+    /// Reservations the user made, used as they are: `adopted (yours)`, never released.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adopted: Vec<Reservation>,
 }
 
 /// The records a user who manages DNS must create: the same records, with the same values,
@@ -217,7 +226,15 @@ impl Plan {
             notes: notes(spec),
             network: spec.network_values(),
             user_dns: user_dns(spec, observed),
+            adopted: observed.adopted.clone(),
         };
+        plan.notes.extend(adoption_notes(spec, observed));
+        if stages.contains(&Stage::TeardownAll) && !observed.adopted.is_empty() {
+            plan.notes.push(format!(
+                "teardown --all leaves the {} reservation(s) you made in place (only the values the agent wrote leave DNS); delete them yourself when you no longer need them",
+                observed.adopted.len()
+            ));
+        }
         for stage in stages {
             plan.changes.extend(match stage {
                 Stage::Reserve => reserve(spec, observed, generation),
@@ -229,6 +246,32 @@ impl Plan {
         }
         plan
     }
+}
+
+/// What a person must know about the user's reservations the plan uses.
+fn adoption_notes(spec: &ClusterSpec, observed: &Observed) -> Vec<String> {
+    let mut notes = Vec::new();
+    if spec.adoption.adopt_only {
+        notes.push(
+            "--adopt-only: the agent reserves nothing; it uses the reservations you made".into(),
+        );
+    }
+    let enis: Vec<String> = observed
+        .adopted
+        .iter()
+        .filter(|r| {
+            matches!(spec.platform, crate::assets::Platform::Aws(_))
+                && r.key.scope == bootstrap_cloud::Scope::Private
+        })
+        .map(|r| format!("{} ({})", r.id, r.ip))
+        .collect();
+    if !enis.is_empty() {
+        notes.push(format!(
+            "aws: your ENIs {} hold the internal load balancer's IPs; delete them right before the Services are applied (the agent never deletes what is yours, and the AWS Load Balancer Controller cannot claim an IP an ENI holds)",
+            enis.join(", ")
+        ));
+    }
+    notes
 }
 
 /// What the user must create when DNS is theirs; None when the agent writes it.
@@ -343,6 +386,13 @@ fn notes(spec: &ClusterSpec) -> Vec<String> {
     if cloud_dns(spec) {
         notes.extend(zone_notes(spec));
     }
+    if let Platform::Aws(aws) = &spec.platform
+        && let Some(pool) = &aws.public_ipv4_pool
+    {
+        notes.push(format!(
+            "aws: every EIP is allocated from public IPv4 pool {pool} (platform.aws.publicIpv4Pool); each allocation first checks the pool has a free address (DescribePublicIpv4Pools) and stops if not, without falling back to Amazon's pool"
+        ));
+    }
     if let Platform::Aws(aws) = &spec.platform {
         match &aws.subnets {
             crate::assets::AwsSubnets::Known { ignored, .. } => {
@@ -385,10 +435,16 @@ fn kept_reservations<'a>(
 fn reserve(spec: &ClusterSpec, observed: &Observed, generation: u32) -> Vec<Change> {
     let wanted = desired::reservations(spec);
     let kept = kept_reservations(&observed.reservations, &observed.in_dns());
-    let handed_over: BTreeSet<&ReservationKey> =
-        observed.handed_over.iter().map(|r| &r.key).collect();
+    // Handed over, or the user's: never reserved again.
+    let handed_over: BTreeSet<&ReservationKey> = observed
+        .handed_over
+        .iter()
+        .chain(&observed.adopted)
+        .map(|r| &r.key)
+        .collect();
     let mut changes: Vec<Change> = wanted
         .iter()
+        .filter(|_| !spec.adoption.adopt_only)
         .filter(|w| !kept.contains_key(&w.key) && !handed_over.contains(&w.key))
         .map(|w| Change::ReserveAddress {
             request: desired::request(spec, w, generation),
@@ -491,6 +547,8 @@ fn teardown_all(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
         .into_iter()
         .chain(observed.reservations.iter().map(|r| r.ip))
         .chain(observed.handed_over.iter().map(|r| r.ip))
+        // The user's addresses stay, but the values we wrote for them leave DNS.
+        .chain(observed.adopted.iter().map(|r| r.ip))
         .collect();
     let mut changes = remove_values(spec, observed, &ours);
     changes.extend(

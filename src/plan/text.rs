@@ -19,6 +19,16 @@ impl Plan {
                 };
             }
         }
+        if !self.adopted.is_empty() {
+            out.push_str("reservations you made (never released or changed by the agent):\n");
+            for r in &self.adopted {
+                let _ = writeln!(
+                    out,
+                    "  = {} {} {} {}: adopted (yours)",
+                    r.key, r.name, r.id, r.ip
+                );
+            }
+        }
         if let Some(user) = &self.user_dns {
             let _ = writeln!(
                 out,

@@ -22,6 +22,7 @@ pub async fn providers(spec: &ClusterSpec, platform: &AwsSpec) -> Result<(Provid
             }),
             _ => None,
         },
+        public_ipv4_pool: platform.public_ipv4_pool.clone(),
     };
     let config = aws::load_config(&settings).await;
     // serviceEndpoints (install-config or Infrastructure manifest) per client.

@@ -1,8 +1,6 @@
 //! The agent binary as every cloud's integration tests drive it: a state dir and an asset dir
 //! in a temp dir, the cloud's endpoint environment, extra flags, and a way to SIGKILL it at a
-//! proxy hold. The per-cloud harnesses (`mod.rs` for AWS, `gcp.rs`, `azure.rs`) wrap it with
-//! their world's setup and inspection and deref to it.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+//! proxy hold. [`super::cloud::Harness`] pairs it with a cloud's peers and derefs to it.
 
 #[path = "fixtures.rs"]
 pub mod fixtures;
@@ -27,61 +25,6 @@ pub fn strings(value: &Value) -> Vec<String> {
 pub const OTHER_WRITER: &str = "192.0.2.9";
 pub const API: &str = "api.mycluster.example.com A";
 pub const API_INT: &str = "api-int.mycluster.example.com A";
-
-/// `pub struct Harness { peers, agent }` for a cloud's peers, dereferencing to its [`Agent`]
-/// (so `h.run(..)`, `h.extra`, `h.state` work on the harness).
-macro_rules! harness {
-    ($peers:ty) => {
-        pub struct Harness {
-            pub peers: $peers,
-            pub agent: Agent,
-        }
-
-        impl std::ops::Deref for Harness {
-            type Target = Agent;
-            fn deref(&self) -> &Agent {
-                &self.agent
-            }
-        }
-
-        impl std::ops::DerefMut for Harness {
-            fn deref_mut(&mut self) -> &mut Agent {
-                &mut self.agent
-            }
-        }
-
-        impl Harness {
-            /// Resets the cloud call counts, runs `commands` in order and asserts they made
-            /// no mutating cloud call (`why` says what that proves). The last command's output.
-            pub async fn assert_changes_nothing(
-                &self,
-                commands: &[&[&str]],
-                why: &str,
-            ) -> std::process::Output {
-                self.peers.reset_counts();
-                let mut last = None;
-                for args in commands {
-                    last = Some(self.run(args).await);
-                }
-                let calls = self.peers.mutating_calls();
-                assert!(calls.is_empty(), "{why}: {calls:?}");
-                last.expect("at least one command")
-            }
-
-            /// After a successful bootstrap: a second one and `plan` make no mutating call,
-            /// and `plan` says so.
-            pub async fn assert_bootstrap_converged(&self) {
-                self.assert_changes_nothing(BOOTSTRAP, "a second bootstrap changes nothing")
-                    .await;
-                let plan = self
-                    .assert_changes_nothing(&[&["plan"]], "plan changes nothing")
-                    .await;
-                assert!(String::from_utf8_lossy(&plan.stdout).contains("no changes"));
-            }
-        }
-    };
-}
-pub(crate) use harness;
 
 /// Stage 1: `reserve`, then `dns seed`.
 pub const BOOTSTRAP: &[&[&str]] = &[&["reserve"], &["dns", "seed"]];

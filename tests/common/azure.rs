@@ -1,13 +1,10 @@
-//! Harness of the Azure integration tests: the local ARM fake behind a counting proxy, and the
-//! agent binary run against it with the fixture asset dir as is (the fake is seeded to match).
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+//! The Azure harness: the local ARM fake behind a counting proxy, and the agent binary run
+//! against it with the fixture asset dir as is (the fake is seeded to match).
 
-#[path = "agent.rs"]
-pub mod agent;
-
-pub use agent::*;
-use bootstrap_sim::Hold;
+use super::agent::{self, API, API_INT, Agent};
+use super::cloud::{Cloud, CloudWorld, Harness};
 use bootstrap_sim::azure::{AzurePeers, AzureSimOptions};
+use bootstrap_sim::{FaultStats, Faults, Hold};
 use serde_json::Value;
 
 pub const BOOTSTRAP_IP: &str = "10.0.1.10";
@@ -24,9 +21,163 @@ pub const EXPECTED_PRIVATE_IP: &str = "10.0.1.253";
 pub const EXPECTED_PRIVATE_IPV6: &str = "fd00:10:0:2:c5ce:f6a6:3c97:2c8";
 pub const PRIVATE_TAG_V6: &str = "mycluster-7xk2p-rsvd-private-ipv6";
 
-agent::harness!(AzurePeers);
+/// The agent against the Azure fake.
+pub type AzureHarness = Harness<AzurePeers>;
 
-impl Harness {
+/// Mutating calls as [`AzureHarness::calls`] names them.
+pub const PIP: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/publicIPAddresses/mycluster-7xk2p-rsvd-public-ipv4";
+pub const PIP6: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/publicIPAddresses/mycluster-7xk2p-rsvd-public-ipv6";
+pub const TAGS: &str =
+    "PATCH resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Resources/tags/default";
+pub const PRIVATE_API: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/A/api";
+pub const PRIVATE_API_INT: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/A/api-int";
+pub const PUBLIC_API: &str =
+    "PUT resourceGroups/dns-rg/providers/Microsoft.Network/dnsZones/example.com/A/api.mycluster";
+pub const PUBLIC_API_AAAA: &str =
+    "PUT resourceGroups/dns-rg/providers/Microsoft.Network/dnsZones/example.com/AAAA/api.mycluster";
+pub const PRIVATE_API_AAAA: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/AAAA/api";
+pub const PRIVATE_API_INT_AAAA: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/AAAA/api-int";
+
+/// Mutating calls as `METHOD <path below the subscription>`, sorted.
+fn calls_below_subscription(peers: &AzurePeers) -> Vec<String> {
+    let prefix = "/subscriptions/00000000-0000-0000-0000-000000000001/";
+    let mut calls: Vec<String> = peers
+        .mutating_calls()
+        .iter()
+        .map(|c| c.replacen(prefix, "", 1))
+        .collect();
+    calls.sort();
+    calls
+}
+
+impl Cloud for AzurePeers {
+    type World = AzureWorld;
+    const NAME: &'static str = "azure";
+    const BOOTSTRAP_IP: &'static str = BOOTSTRAP_IP;
+    const OTHER_BOOTSTRAP_IP: &'static str = "10.0.1.99";
+    const PLANNED_CHANGES: usize = 5;
+    /// 1 public IP, 1 private-IP record, 3 record sets.
+    const BOOTSTRAP_CALLS: &'static [&'static str] =
+        &[PIP, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API];
+    const DNS_TEARDOWN_CALLS: &'static [&'static str] = &[PRIVATE_API, PRIVATE_API_INT];
+    const FOREIGN_NAMES: &'static [&'static str] =
+        &["untagged-ip", "other-cluster-ip", "outbound-ip"];
+
+    async fn start() -> AzureHarness {
+        AzureHarness::new("azure").await
+    }
+
+    async fn world(&self) -> AzureWorld {
+        AzureWorld(self.inspect().await.unwrap())
+    }
+
+    async fn write_record(&self, private: bool, fqdn: &str, values: &[&str]) {
+        self.sim.write_record(private, fqdn, values).unwrap();
+    }
+
+    async fn create_foreign(&self) {
+        self.sim.create_foreign();
+        assert_eq!(
+            self.sim.inspect()["public_ips"].as_array().unwrap().len(),
+            3
+        );
+    }
+
+    fn agent_env(&self) -> Vec<(String, String)> {
+        AzurePeers::agent_env(self)
+    }
+
+    fn mutating_calls(&self) -> Vec<String> {
+        AzurePeers::mutating_calls(self)
+    }
+
+    fn calls(&self) -> Vec<String> {
+        calls_below_subscription(self)
+    }
+
+    fn reset_counts(&self) {
+        AzurePeers::reset_counts(self);
+    }
+
+    fn inject_faults(&self, faults: &Faults) {
+        AzurePeers::inject_faults(self, faults);
+    }
+
+    fn stop_faults(&self) {
+        AzurePeers::stop_faults(self);
+    }
+
+    fn fault_stats(&self) -> FaultStats {
+        AzurePeers::fault_stats(self)
+    }
+}
+
+impl CloudWorld for AzureWorld {
+    fn raw(&self) -> &Value {
+        &self.0
+    }
+
+    /// Public IPs of ours and the private IPs recorded as ours.
+    fn our_count(&self) -> usize {
+        self.ours().len() + self.private_ips().len()
+    }
+
+    fn reserved_private(&self) -> Vec<String> {
+        let mut ips = self.private_ips();
+        ips.sort();
+        ips
+    }
+
+    fn reserved_public(&self) -> Vec<String> {
+        let mut ips: Vec<String> = self
+            .ours()
+            .iter()
+            .map(|r| r["ip"].as_str().unwrap().to_string())
+            .collect();
+        ips.sort();
+        ips
+    }
+
+    fn values(&self, zone: &str, name: &str) -> Vec<String> {
+        let mut values = self.record(zone, name);
+        values.sort();
+        values
+    }
+
+    /// Public IPs without both of our tags (whole: tags, state, IP), and the cluster resource
+    /// group's tags other than our private-IP records.
+    fn foreign(&self) -> Value {
+        let ours = self.ours();
+        let public_ips: Vec<Value> = self
+            .public_ips()
+            .into_iter()
+            .filter(|r| !ours.contains(r))
+            .cloned()
+            .collect();
+        let tags: serde_json::Map<String, Value> = self
+            .rg_tags()
+            .iter()
+            .filter(|(k, _)| !k.starts_with(&format!("{INFRA}-rsvd-private-")))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        serde_json::json!({"public_ips": public_ips, "resource_group_tags": tags})
+    }
+
+    /// The shared suite runs the single-stack fixture (`azure`).
+    fn assert_seeded(&self, extra_private: &[&str]) {
+        AzureWorld::assert_seeded(self, false, extra_private);
+    }
+
+    fn assert_at_most_planned(&self) {
+        assert!(
+            self.ours().len() <= 1 && self.private_ips().len() <= 1,
+            "{:#}",
+            self.0
+        );
+    }
+}
+
+impl AzureHarness {
     /// The fake seeded to match the fixture: `azure-dualstack` gets dual-stack subnets.
     pub async fn new(fixture: &str) -> Self {
         let options = AzureSimOptions {
@@ -54,28 +205,16 @@ impl Harness {
         self.agent.kill_at(args, proxy, hold).await;
     }
 
-    pub async fn world(&self) -> World {
-        World(self.peers.inspect().await.unwrap())
-    }
-
     /// Mutating calls as `METHOD <path below the subscription>`, sorted.
     pub fn calls(&self) -> Vec<String> {
-        let prefix = "/subscriptions/00000000-0000-0000-0000-000000000001/";
-        let mut calls: Vec<String> = self
-            .peers
-            .mutating_calls()
-            .iter()
-            .map(|c| c.replacen(prefix, "", 1))
-            .collect();
-        calls.sort();
-        calls
+        calls_below_subscription(&self.peers)
     }
 }
 
 /// The fake's view of what exists.
-pub struct World(pub Value);
+pub struct AzureWorld(pub Value);
 
-impl World {
+impl AzureWorld {
     pub fn public_ips(&self) -> Vec<&Value> {
         self.0["public_ips"].as_array().unwrap().iter().collect()
     }

@@ -1,23 +1,26 @@
-//! Harness of the GCP integration tests: the in-process fake of compute.v1 + dns.v1 behind two
-//! counting proxies, and the agent binary run against it with `tests/fixtures/assets/gcp`
-//! (the fake is seeded with that fixture's project, region, subnetworks and zones).
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+//! The GCP harness: the in-process fake of compute.v1 + dns.v1 behind two counting proxies,
+//! and the agent binary run against it with `tests/fixtures/assets/gcp` (the fake is seeded
+//! with that fixture's project, region, subnetworks and zones).
 
-#[path = "agent.rs"]
-pub mod agent;
-
-pub use agent::*;
-use bootstrap_sim::Hold;
+use super::agent::{self, API, API_INT, Agent};
+use super::cloud::{Cloud, CloudWorld, Harness};
 use bootstrap_sim::gcp::{FakeOptions, GcpPeers};
+use bootstrap_sim::{FaultStats, Faults, Hold};
 use serde_json::Value;
 
 pub const BOOTSTRAP_IP: &str = "10.0.0.5";
 pub const CLUSTER_LABEL: &str = "kubernetes-io-cluster-mycluster-7xk2p";
 pub const RESERVATION_LABEL: &str = "bootstrap-agent-reservation";
 
-agent::harness!(GcpPeers);
+/// The cluster's private zone (`mycluster.example.com.`, private visibility).
+pub const PRIVATE_ZONE: &str = "mycluster-7xk2p-private-zone";
+/// The public zone (`example.com.`).
+pub const PUBLIC_ZONE: &str = "example-com";
 
-impl Harness {
+/// The agent against the GCP fake.
+pub type GcpHarness = Harness<GcpPeers>;
+
+impl GcpHarness {
     pub async fn new() -> Self {
         Self::with_options(FakeOptions::realistic()).await
     }
@@ -48,16 +51,179 @@ impl Harness {
         };
         self.agent.kill_at(args, proxy, hold).await;
     }
+}
 
-    pub fn world(&self) -> World {
-        World(self.peers.inspect())
+/// Operations and zones carry names; tests compare the operation only.
+pub fn normalize_call(call: &str) -> String {
+    if let Some(rest) = call.strip_prefix("POST /dns/v1/projects/example-project/managedZones/")
+        && rest.ends_with("/changes")
+    {
+        return "POST changes".to_string();
+    }
+    match call {
+        "POST /compute/v1/projects/example-project/regions/us-central1/addresses" => {
+            "POST addresses".to_string()
+        }
+        other if other.starts_with("DELETE /compute/v1/") => "DELETE address".to_string(),
+        other => other.to_string(),
+    }
+}
+
+impl Cloud for GcpPeers {
+    type World = GcpWorld;
+    const NAME: &'static str = "gcp";
+    const BOOTSTRAP_IP: &'static str = BOOTSTRAP_IP;
+    const OTHER_BOOTSTRAP_IP: &'static str = "10.0.0.99";
+    const PLANNED_CHANGES: usize = 5;
+    /// 2 addresses, 3 record-set changes.
+    const BOOTSTRAP_CALLS: &'static [&'static str] = &[
+        "POST addresses",
+        "POST addresses",
+        "POST changes",
+        "POST changes",
+        "POST changes",
+    ];
+    const DNS_TEARDOWN_CALLS: &'static [&'static str] = &["POST changes", "POST changes"];
+    const FOREIGN_NAMES: &'static [&'static str] = &[
+        "unlabelled",
+        "other-cluster-rsvd-public-ipv4",
+        "mycluster-7xk2p-cluster-ip",
+        "reservation-label-only",
+        "shared-not-owned",
+    ];
+
+    async fn start() -> GcpHarness {
+        GcpHarness::new().await
+    }
+
+    async fn world(&self) -> GcpWorld {
+        GcpWorld(self.inspect())
+    }
+
+    async fn write_record(&self, private: bool, fqdn: &str, values: &[&str]) {
+        let zone = if private { PRIVATE_ZONE } else { PUBLIC_ZONE };
+        self.fake.write_record(zone, fqdn, "A", values).unwrap();
+    }
+
+    /// Not ours: unlabelled, another cluster's, ours by cluster label only (like the
+    /// installer's own addresses), a reservation label without the cluster label, and a
+    /// cluster label `shared` rather than `owned`.
+    async fn create_foreign(&self) {
+        let fake = &self.fake;
+        fake.create_address("unlabelled", false, &[]).unwrap();
+        fake.create_address(
+            "other-cluster-rsvd-public-ipv4",
+            false,
+            &[
+                ("kubernetes-io-cluster-other-abcde", "owned"),
+                (RESERVATION_LABEL, "public-ipv4"),
+            ],
+        )
+        .unwrap();
+        fake.create_address(
+            "mycluster-7xk2p-cluster-ip",
+            true,
+            &[(CLUSTER_LABEL, "owned")],
+        )
+        .unwrap();
+        fake.create_address(
+            "reservation-label-only",
+            true,
+            &[(RESERVATION_LABEL, "private-ipv4")],
+        )
+        .unwrap();
+        fake.create_address(
+            "shared-not-owned",
+            false,
+            &[
+                (CLUSTER_LABEL, "shared"),
+                (RESERVATION_LABEL, "public-ipv4"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(fake.addresses().len(), 5);
+    }
+
+    fn agent_env(&self) -> Vec<(String, String)> {
+        GcpPeers::agent_env(self)
+    }
+
+    fn mutating_calls(&self) -> Vec<String> {
+        GcpPeers::mutating_calls(self)
+    }
+
+    fn calls(&self) -> Vec<String> {
+        let mut calls: Vec<String> = GcpPeers::mutating_calls(self)
+            .iter()
+            .map(|c| normalize_call(c))
+            .collect();
+        calls.sort();
+        calls
+    }
+
+    fn reset_counts(&self) {
+        GcpPeers::reset_counts(self);
+    }
+
+    fn inject_faults(&self, faults: &Faults) {
+        GcpPeers::inject_faults(self, faults);
+    }
+
+    fn stop_faults(&self) {
+        GcpPeers::stop_faults(self);
+    }
+
+    fn fault_stats(&self) -> FaultStats {
+        GcpPeers::fault_stats(self)
+    }
+}
+
+impl CloudWorld for GcpWorld {
+    fn raw(&self) -> &Value {
+        &self.0
+    }
+
+    fn our_count(&self) -> usize {
+        self.ours().len()
+    }
+
+    fn reserved_private(&self) -> Vec<String> {
+        self.ips("private-ipv4")
+    }
+
+    fn reserved_public(&self) -> Vec<String> {
+        self.ips("public-ipv4")
+    }
+
+    fn values(&self, zone: &str, name: &str) -> Vec<String> {
+        self.record(zone, name)
+    }
+
+    /// Addresses without both of our labels, whole (name, labels, address, subnetwork).
+    fn foreign(&self) -> Value {
+        let ours = self.ours();
+        Value::from(
+            self.addresses()
+                .into_iter()
+                .filter(|a| !ours.contains(a))
+                .cloned()
+                .collect::<Vec<Value>>(),
+        )
+    }
+
+    fn assert_seeded(&self, extra_private: &[&str]) {
+        GcpWorld::assert_seeded(self, extra_private);
+    }
+
+    fn assert_at_most_planned(&self) {
+        assert!(self.ours().len() <= 2, "{:#}", self.0);
     }
 }
 
 /// The fake's view of what exists.
-pub struct World(pub Value);
+pub struct GcpWorld(pub Value);
 
-impl World {
+impl GcpWorld {
     pub fn addresses(&self) -> Vec<&Value> {
         self.0["addresses"].as_array().unwrap().iter().collect()
     }

@@ -16,6 +16,8 @@ use std::net::IpAddr;
 pub struct Ec2Addresses {
     client: Client,
     infra_id: String,
+    /// `publicIpv4Pool`: every EIP comes from this BYO-IP pool, never from Amazon's.
+    public_ipv4_pool: Option<String>,
 }
 
 impl Ec2Addresses {
@@ -23,7 +25,36 @@ impl Ec2Addresses {
         Self {
             client: Client::new(config),
             infra_id: settings.infra_id.clone(),
+            public_ipv4_pool: settings.public_ipv4_pool.clone(),
         }
+    }
+
+    /// Refuses before allocating when the pool has no free address: the installer's provider
+    /// (CAPA) would fall back to Amazon's pool then, but an address outside the user's range
+    /// breaks what the pool is for (allow-lists of the API's public IPs).
+    async fn check_pool(&self, pool: &str) -> Result<(), CloudError> {
+        let out = self
+            .client
+            .describe_public_ipv4_pools()
+            .pool_ids(pool)
+            .send()
+            .await
+            .map_err(|e| classify("DescribePublicIpv4Pools", e))?;
+        let free: i64 = out
+            .public_ipv4_pools()
+            .iter()
+            .filter(|p| p.pool_id() == Some(pool))
+            .map(|p| i64::from(p.total_available_address_count().unwrap_or(0)))
+            .sum();
+        if free < 1 {
+            return Err(CloudError::fatal(
+                "DescribePublicIpv4Pools",
+                format!(
+                    "public IPv4 pool {pool} (platform.aws.publicIpv4Pool) has no free address; add addresses to it and run again (the agent does not fall back to Amazon's pool)"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn owned_filters(&self) -> Vec<Filter> {
@@ -167,10 +198,14 @@ impl AddressProvider for Ec2Addresses {
             // A failed call is transient to the runner instead, which observes by tag again
             // before anything else (and its verifying pass releases a duplicate regardless).
             Scope::Public => {
+                if let Some(pool) = &self.public_ipv4_pool {
+                    self.check_pool(pool).await?;
+                }
                 let out = self
                     .client
                     .allocate_address()
                     .domain(DomainType::Vpc)
+                    .set_public_ipv4_pool(self.public_ipv4_pool.clone())
                     .tag_specifications(self.tags(ResourceType::ElasticIp, request))
                     .customize()
                     .config_override(
@@ -246,6 +281,14 @@ impl AddressProvider for Ec2Addresses {
             Err(e) if e.kind == crate::ErrorKind::NotFound => Ok(()),
             other => other,
         }
+    }
+
+    /// The user's own EIPs and ENIs, by `Name` tag or id (see `adopt`). Reads only.
+    async fn find_user_made(
+        &self,
+        queries: &[crate::UserReservationQuery],
+    ) -> Result<Vec<crate::UserMade>, CloudError> {
+        super::adopt::find(&self.client, &self.infra_id, queries).await
     }
 
     /// Elastic IPs: DescribeAddresses by public IP gives the associated interface. Private

@@ -5,6 +5,7 @@
 //! secret supplies static keys. Retries for throttling and 5xx are the SDK's standard mode
 //! (but never for AllocateAddress, see `ec2`); the caller puts a deadline around each step.
 
+mod adopt;
 mod ec2;
 mod preflight;
 mod route53;
@@ -54,6 +55,8 @@ pub struct AwsSettings {
     pub region: String,
     pub infra_id: String,
     pub keys: Option<StaticKeys>,
+    /// `platform.aws.publicIpv4Pool`: the BYO-IP pool every EIP is allocated from.
+    pub public_ipv4_pool: Option<String>,
 }
 
 /// Hands out the credentials of the provider it wraps (static keys or the SDK's default

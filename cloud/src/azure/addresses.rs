@@ -301,6 +301,95 @@ impl AzureAddresses {
     }
 }
 
+impl AzureAddresses {
+    /// The user's public IP at `path` (a resource id), unless absent or ours.
+    async fn user_public_ip(
+        &self,
+        query: &crate::UserReservationQuery,
+        path: &str,
+    ) -> Result<Option<crate::UserMade>, CloudError> {
+        if !path
+            .to_ascii_lowercase()
+            .contains("/providers/microsoft.network/publicipaddresses/")
+        {
+            return Ok(Some(crate::UserMade::Misfit {
+                resource: path.to_string(),
+                problem: "is not a public IP resource id (…/providers/Microsoft.Network/publicIPAddresses/<name>)".into(),
+            }));
+        }
+        let url = self.arm.url(path, NETWORK_API, &[])?;
+        Ok(
+            match self.arm.get_optional("GetPublicIPAddress", url).await? {
+                Some(resource) if !self.is_ours(&resource) => Some(super::adopt::check_public(
+                    &resource,
+                    query,
+                    &self.settings.region,
+                )),
+                _ => None,
+            },
+        )
+    }
+
+    /// A private IP the user chose: of the purpose's family, inside the compute subnet, and
+    /// (IPv4, until adopted) free there per CheckIPAddressAvailability.
+    async fn user_private_ip(
+        &self,
+        query: &crate::UserReservationQuery,
+        ip: IpAddr,
+    ) -> Result<crate::UserMade, CloudError> {
+        let misfit = |problem: String| crate::UserMade::Misfit {
+            resource: format!("private IP {ip}"),
+            problem,
+        };
+        if IpFamily::of(&ip) != query.key.family {
+            return Ok(misfit(format!("is not an {} address", query.key.family)));
+        }
+        let prefix = self.compute_subnet_prefix(query.key.family).await?;
+        let inside = match ip {
+            IpAddr::V4(v4) => parse_v4_prefix(&prefix).is_some_and(|(net, len)| {
+                let mask = u32::MAX.checked_shl(32 - len).unwrap_or(0);
+                u32::from(v4) & mask == u32::from(net)
+            }),
+            IpAddr::V6(v6) => parse_v6_prefix(&prefix).is_some_and(|(net, len)| {
+                let mask = u128::MAX.checked_shl(128 - len).unwrap_or(0);
+                u128::from(v6) & mask == u128::from(net)
+            }),
+        };
+        if !inside {
+            return Ok(misfit(format!(
+                "is outside the compute subnet {} ({prefix}), where the internal load balancer takes its address",
+                self.settings.compute_subnet
+            )));
+        }
+        if let IpAddr::V4(_) = ip
+            && query.adopted_before != Some(ip)
+        {
+            let url = self.arm.url(
+                &format!("{}/CheckIPAddressAvailability", self.vnet_path()),
+                NETWORK_API,
+                &[("ipAddress", &ip.to_string())],
+            )?;
+            let answer = self
+                .arm
+                .send("CheckIPAddressAvailability", Method::GET, url, &[], None)
+                .await?
+                .body;
+            if answer["available"] != true {
+                return Ok(misfit(format!(
+                    "is not free in the compute subnet {} (CheckIPAddressAvailability); pick a free one",
+                    self.settings.compute_subnet
+                )));
+            }
+        }
+        Ok(crate::UserMade::Fits(Reservation {
+            key: query.key.clone(),
+            id: format!("ip {ip}"),
+            name: format!("{} (yours, in {})", ip, self.settings.compute_subnet),
+            ip,
+        }))
+    }
+}
+
 /// `a.b.c.d/len` -> (network, len).
 fn parse_v4_prefix(prefix: &str) -> Option<(Ipv4Addr, u32)> {
     let (addr, len) = prefix.split_once('/')?;
@@ -428,6 +517,38 @@ impl AddressProvider for AzureAddresses {
                 })
             }
         }
+    }
+
+    /// Public IPs by name in the cluster resource group (or by id); a private IP as the user
+    /// names it, checked to lie in the compute subnet and to be free there. Reads only.
+    async fn find_user_made(
+        &self,
+        queries: &[crate::UserReservationQuery],
+    ) -> Result<Vec<crate::UserMade>, CloudError> {
+        let mut found = Vec::new();
+        for query in queries {
+            let made = match (query.key.scope, &query.lookup) {
+                (Scope::Public, crate::UserLookup::Name(name)) => {
+                    let path = format!("{}/{name}", self.public_ips_path());
+                    self.user_public_ip(query, &path).await?
+                }
+                (Scope::Public, crate::UserLookup::Id(id)) => {
+                    self.user_public_ip(query, id).await?
+                }
+                (Scope::Private, crate::UserLookup::Ip(ip)) => {
+                    Some(self.user_private_ip(query, *ip).await?)
+                }
+                (_, lookup) => Some(crate::UserMade::Misfit {
+                    resource: lookup.to_string(),
+                    problem: format!(
+                        "cannot be {}: Azure has a public IP resource for a public reservation and none for a private one (name the private IP itself)",
+                        query.key
+                    ),
+                }),
+            };
+            found.extend(made);
+        }
+        Ok(found)
     }
 
     async fn release(&self, reservation: &Reservation) -> Result<(), CloudError> {

@@ -30,6 +30,7 @@
 //! `AZURE_TENANT_ID`, `AZURE_SUBSCRIPTION_ID`.
 
 mod addresses;
+mod adopt;
 pub mod arm;
 mod dns;
 

@@ -248,6 +248,44 @@ impl AddressProvider for GceAddresses {
         })
     }
 
+    /// The user's addresses by name in the cluster's region (GCE addresses are named, so an
+    /// `id` in `--reservations` is taken as the name too). Reads only.
+    async fn find_user_made(
+        &self,
+        queries: &[crate::UserReservationQuery],
+    ) -> Result<Vec<crate::UserMade>, CloudError> {
+        let mut found = Vec::new();
+        for query in queries {
+            let name = match &query.lookup {
+                crate::UserLookup::Name(n) | crate::UserLookup::Id(n) => n,
+                crate::UserLookup::Ip(ip) => {
+                    found.push(crate::UserMade::Misfit {
+                        resource: ip.to_string(),
+                        problem: format!(
+                            "GCP reserves an internal IP as an address resource: name the address for {} instead of an IP",
+                            query.key
+                        ),
+                    });
+                    continue;
+                }
+            };
+            let address = match self.get(name).await {
+                Ok(a) => a,
+                Err(e) if e.kind == ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            if !self.is_ours(&address) {
+                found.push(super::adopt::check(
+                    &address,
+                    query,
+                    &self.region,
+                    &self.subnetwork,
+                ));
+            }
+        }
+        Ok(found)
+    }
+
     async fn release(&self, reservation: &Reservation) -> Result<(), CloudError> {
         // No requestId: a delete is idempotent by itself (404 = already gone), and a reused id
         // could return the operation of an earlier address with the same name.

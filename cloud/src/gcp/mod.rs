@@ -18,6 +18,7 @@
 //!   fakes do not check it.
 
 mod addresses;
+mod adopt;
 mod dns;
 
 pub use addresses::GceAddresses;

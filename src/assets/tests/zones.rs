@@ -274,3 +274,24 @@ fn aws_service_endpoints_twice_or_over_http_are_refused() {
         "expected https",
     );
 }
+
+#[test]
+fn aws_public_ipv4_pool_is_read_and_refused_without_a_public_api() {
+    let spec = load_fixture("aws-public-ipv4-pool");
+    assert_eq!(
+        aws_spec(&spec).public_ipv4_pool.as_deref(),
+        Some("ipv4pool-ec2-0123456789abcdef0")
+    );
+    let dir = broken(
+        "aws-internal",
+        CLUSTER_CONFIG,
+        "        region: us-east-1\n",
+        "        region: us-east-1\n        publicIpv4Pool: ipv4pool-ec2-0123456789abcdef0\n",
+    );
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.publicIpv4Pool",
+        "only with publish External",
+    );
+}

@@ -16,9 +16,10 @@ the agent's work with someone else's eyes).
            world's --zone public|private or in --zone-id
   foreign  create resources that are NOT ours: an untagged EIP, an EIP and an ENI of another
            cluster, and an EIP tagged for our cluster by someone else (no reservation tag)
-  eni      create an ENI in --subnet (one per --ip, holding it, when given), print {"id", "ids"}
+  eni      create an ENI in --subnet (one per --ip, holding it, when given), print {"id", "ids"};
+           with --name, tagged Name=<name> (a user's own reservation, UPI)
   delete-eni  delete the ENI --id
-  eip      allocate an untagged EIP, print {"id", "ip"}
+  eip      allocate an untagged EIP, print {"id", "ip"}; with --name, tagged Name=<name>
   associate   associate the EIP --allocation with the ENI --eni
   zone     create another hosted zone --name (--zone private: in the world's VPC; --tag k=v
            tags it), print {"id"}
@@ -34,6 +35,8 @@ import boto3
 REGION = "us-east-1"
 # The other account of cross-account fixtures (aws-cross-account-zone's hostedZoneRole).
 OTHER_ACCOUNT = "111122223333"
+# The public zone id in fixtures' DNS manifests (aws-public-ipv4-pool), replaced by the real one.
+PUBLIC_ZONE_PLACEHOLDER = "Z0FIXTUREPUBLICZONE0"
 AZS = ["us-east-1a", "us-east-1b", "us-east-1c"]
 
 
@@ -128,7 +131,13 @@ def setup(a):
         Name=f"{a.cluster}.{a.base_domain}", CallerReference="private",
         VPC={"VPCRegion": REGION, "VPCId": vpc}, HostedZoneConfig={"PrivateZone": True, "Comment": "cluster"},
     )["HostedZone"]["Id"]
+    # Tagged as the installer tags the private zone it makes (a DNS manifest names it so).
+    r53.change_tags_for_resource(ResourceType="hostedzone", ResourceId=private.split("/")[-1], AddTags=[
+        {"Key": "Name", "Value": f"{a.infra_id}-int"},
+        {"Key": f"kubernetes.io/cluster/{a.infra_id}", "Value": "owned"}])
     cross = cross_account_zone(a, cfg, vpc)
+    # A fixture's DNS manifest names the public zone by a placeholder id: the real one here.
+    cross[PUBLIC_ZONE_PLACEHOLDER] = public.split("/")[-1]
     if os.path.exists(a.out):
         shutil.rmtree(a.out)
     shutil.copytree(a.fixture, a.out)
@@ -140,7 +149,7 @@ def setup(a):
                 text = text.replace(fid, real)
             open(p, "w").write(text)
     zones = {"public": public, "private": private}
-    zones.update({"cross_account": real for real in cross.values()})
+    zones.update({"cross_account": real for fid, real in cross.items() if fid != PUBLIC_ZONE_PLACEHOLDER})
     json.dump({"vpc": vpc, "subnets": mapping, "layout": layout, "zones": zones}, sys.stdout)
 
 
@@ -195,11 +204,16 @@ def foreign(a):
     ec2.create_network_interface(SubnetId=subnet, TagSpecifications=[{"ResourceType": "network-interface", "Tags": other}])
 
 
+def name_tag(kind, name):
+    return {"TagSpecifications": [{"ResourceType": kind, "Tags": [{"Key": "Name", "Value": name}]}]} if name else {}
+
+
 def eni(a):
     ec2, _ = clients(a)
     ids = []
     for ip in a.ip or [None]:
         kw = {"PrivateIpAddress": ip} if ip else {}
+        kw.update(name_tag("network-interface", a.name))
         out = ec2.create_network_interface(SubnetId=a.subnet, Description=a.description, **kw)
         ids.append(out["NetworkInterface"]["NetworkInterfaceId"])
     json.dump({"id": ids[0], "ids": ids}, sys.stdout)
@@ -232,7 +246,7 @@ def delete_eni(a):
 
 def eip(a):
     ec2, _ = clients(a)
-    out = ec2.allocate_address(Domain="vpc")
+    out = ec2.allocate_address(Domain="vpc", **name_tag("elastic-ip", a.name))
     json.dump({"id": out["AllocationId"], "ip": out["PublicIp"]}, sys.stdout)
 
 

@@ -108,6 +108,69 @@ def _describe_account_attributes(self):
 
 account_attributes.AccountAttributes.describe_account_attributes = _describe_account_attributes
 
+# Public IPv4 pools (BYO IP), which moto lacks: AllocateAddress ignores PublicIpv4Pool and
+# DescribePublicIpv4Pools does not exist. The local world has two pools. An allocation from a
+# pool takes its lowest free address; from a pool that does not exist, or one with no free
+# address, it is refused and nothing is allocated, as EC2 refuses it (the error codes are the
+# fake's: EC2 documents no code for either case).
+POOLS = {
+    "ipv4pool-ec2-0123456789abcdef0": "203.0.113.0/28",
+    # Provisioned, but every address of it is in use elsewhere.
+    "ipv4pool-ec2-0fffffffffffffff0": "203.0.113.240/32",
+}
+_POOL_USED_ELSEWHERE = {"203.0.113.240"}
+
+from moto.core.responses import ActionResult
+from moto.ec2.exceptions import EC2ClientError
+from moto.ec2.responses import EC2Response
+from moto.ec2.utils import add_tag_specification
+
+
+def _pool_free(backend, pool):
+    taken = {a.public_ip for a in backend.addresses} | _POOL_USED_ELSEWHERE
+    return [str(ip) for ip in ipaddress.IPv4Network(POOLS[pool]) if str(ip) not in taken]
+
+
+_moto_allocate_response = EC2Response.allocate_address
+# Pool picks and their allocations one at a time (the backend's allocate takes _eip_lock).
+_pool_lock = threading.Lock()
+
+
+def _allocate_address_response(self):
+    pool = self._get_param("PublicIpv4Pool", if_none=None)
+    if not pool or pool == "amazon":
+        return _moto_allocate_response(self)
+    if pool not in POOLS:
+        raise EC2ClientError("InvalidPublicIpv4PoolID.NotFound", f"The public IPv4 pool '{pool}' does not exist")
+    with _pool_lock:
+        free = _pool_free(self.ec2_backend, pool)
+        if not free:
+            raise EC2ClientError("InsufficientAddressCapacity", f"The public IPv4 pool '{pool}' has no free address")
+        tags = add_tag_specification(self._get_param("TagSpecifications", []))
+        self.error_on_dryrun()
+        address = self.ec2_backend.allocate_address(self._get_param("Domain", if_none=None), address=free[0], tags=tags)
+    return ActionResult({"PublicIp": address.public_ip, "Domain": address.domain,
+                         "AllocationId": address.allocation_id, "PublicIpv4Pool": pool})
+
+
+def _describe_public_ipv4_pools(self):
+    wanted = self._get_param("PoolIds", if_none=None) or list(POOLS)
+    pools = []
+    for pool in wanted:
+        if pool not in POOLS:
+            raise EC2ClientError("InvalidPublicIpv4PoolID.NotFound", f"The public IPv4 pool '{pool}' does not exist")
+        net = ipaddress.IPv4Network(POOLS[pool])
+        free = len(_pool_free(self.ec2_backend, pool))
+        pools.append({"PoolId": pool, "Description": "bootstrap-sim BYO IP pool",
+                      "PoolAddressRanges": [{"FirstAddress": str(net[0]), "LastAddress": str(net[-1]),
+                                             "AddressCount": net.num_addresses, "AvailableAddressCount": free}],
+                      "TotalAddressCount": net.num_addresses, "TotalAvailableAddressCount": free})
+    return ActionResult({"PublicIpv4Pools": pools})
+
+
+EC2Response.allocate_address = _allocate_address_response
+EC2Response.describe_public_ipv4_pools = _describe_public_ipv4_pools
+
 if __name__ == "__main__":
     sys.argv[0] = "moto_server"
     sys.exit(main())

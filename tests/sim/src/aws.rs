@@ -278,7 +278,8 @@ impl AwsPeers {
     }
 
     /// Another private hosted zone `name`, in the world's VPC or (`other_vpc`) a new one,
-    /// carrying `tags` (`key=value`); its id.
+    /// carrying `tags` (`key=value`); its id. (The world's own private zone carries the
+    /// installer's tags, `Name=<infra-id>-int` and the owned cluster tag.)
     pub async fn create_private_zone_tagged(
         &self,
         name: &str,
@@ -306,6 +307,32 @@ impl AwsPeers {
             args.extend(["--value", v]);
         }
         self.script(&args).await.map(|_| ())
+    }
+
+    /// The user's own reservation (UPI), made with boto3 as a person would: an EIP
+    /// (`subnet` None) or an ENI in `subnet`, tagged `Name=<name>`; (id, IP).
+    pub async fn create_named(&self, name: &str, subnet: Option<&str>) -> Result<(String, String)> {
+        let out = match subnet {
+            None => self.script(&["eip", "--name", name]).await?,
+            Some(subnet) => {
+                self.script(&["eni", "--subnet", subnet, "--name", name])
+                    .await?
+            }
+        };
+        let id = out["id"].as_str().context("printed no id")?.to_string();
+        let ip = match out["ip"].as_str() {
+            Some(ip) => ip.to_string(),
+            None => {
+                let world = self.inspect().await?;
+                world["enis"]
+                    .as_array()
+                    .and_then(|enis| enis.iter().find(|e| e["id"] == id.as_str()))
+                    .and_then(|e| e["ip"].as_str())
+                    .context("the new ENI is not in inspect")?
+                    .to_string()
+            }
+        };
+        Ok((id, ip))
     }
 
     pub async fn delete_eni(&self, id: &str) -> Result<()> {

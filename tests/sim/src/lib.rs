@@ -12,6 +12,7 @@ pub mod peers;
 pub mod pki;
 pub mod proxy;
 pub mod rng;
+pub mod upi;
 pub mod venv;
 
 pub use aws::{AwsPeers, VpcLayout};

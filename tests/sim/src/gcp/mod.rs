@@ -349,6 +349,11 @@ impl GcpFake {
         self.world.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The project, region, network and subnetworks the fake was seeded with.
+    pub fn seed(&self) -> Seed {
+        self.lock().seed().clone()
+    }
+
     /// The range of the cloud-config subnetwork (see [`Seed::cloud_config_subnetwork`]).
     pub fn cloud_config_subnet_range(&self) -> Option<crate::kube::Ipv4Cidr> {
         let w = self.lock();

@@ -1,0 +1,290 @@
+//! The AWS harness: moto (EC2) and ministack (Route53) behind counting proxies, inspected
+//! with boto3, and the agent run against them on a copy of the fixture with moto's ids.
+
+use super::agent::{self, API, API_INT, Agent};
+use super::cloud::{Cloud, CloudWorld, Harness};
+use bootstrap_sim::{AwsPeers, FaultStats, Faults, Hold, VpcLayout};
+use serde_json::Value;
+
+pub const BOOTSTRAP_IP: &str = "10.0.1.10";
+
+/// The agent against moto and ministack.
+pub type AwsHarness = Harness<AwsPeers>;
+
+impl AwsHarness {
+    pub async fn new(fixture: &str) -> Self {
+        Self::with_layout(fixture, &VpcLayout::Byo).await.0
+    }
+
+    /// The fixture's world in peers started by the caller (e.g. with a low Elastic IP limit).
+    pub async fn with_peers(peers: AwsPeers, fixture: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let assets = dir.path().join("assets");
+        peers
+            .setup_world(&agent::fixture(fixture), &assets)
+            .await
+            .unwrap();
+        let agent = Agent::new(dir, assets, BOOTSTRAP_IP, peers.agent_env());
+        Self { peers, agent }
+    }
+
+    /// A world whose subnets are laid out as `layout` says; also returns the setup's answer
+    /// (its `layout` holds the subnet ids by kind).
+    pub async fn with_layout(fixture: &str, layout: &VpcLayout) -> (Self, Value) {
+        let peers = AwsPeers::start().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let assets = dir.path().join("assets");
+        let setup = peers
+            .setup_layout(&agent::fixture(fixture), &assets, layout)
+            .await
+            .unwrap();
+        let agent = Agent::new(dir, assets, BOOTSTRAP_IP, peers.agent_env());
+        (Self { peers, agent }, setup)
+    }
+
+    /// Starts `args`, waits until the Route53 (or EC2) proxy froze it at `hold`, SIGKILLs it.
+    pub async fn kill_at(&self, args: &[&str], route53: bool, hold: Hold) {
+        let proxy = if route53 {
+            &self.peers.route53_proxy
+        } else {
+            &self.peers.ec2_proxy
+        };
+        self.agent.kill_at(args, proxy, hold).await;
+    }
+}
+
+/// Route53 paths carry zone ids; tests compare the operation only.
+pub fn normalize_call(call: &str) -> String {
+    match call.strip_prefix("POST /2013-04-01/hostedzone/") {
+        Some(rest) if rest.contains("/rrset") => {
+            "POST /2013-04-01/hostedzone/{id}/rrset".to_string()
+        }
+        _ => call.to_string(),
+    }
+}
+
+const RRSET: &str = "POST /2013-04-01/hostedzone/{id}/rrset";
+
+impl Cloud for AwsPeers {
+    type World = AwsWorld;
+    const NAME: &'static str = "aws";
+    const BOOTSTRAP_IP: &'static str = BOOTSTRAP_IP;
+    const OTHER_BOOTSTRAP_IP: &'static str = "10.0.1.99";
+    const PLANNED_CHANGES: usize = 9;
+    /// 3 EIPs, 3 ENIs, 3 record-set changes.
+    const BOOTSTRAP_CALLS: &'static [&'static str] = &[
+        "AllocateAddress",
+        "AllocateAddress",
+        "AllocateAddress",
+        "CreateNetworkInterface",
+        "CreateNetworkInterface",
+        "CreateNetworkInterface",
+        RRSET,
+        RRSET,
+        RRSET,
+    ];
+    const DNS_TEARDOWN_CALLS: &'static [&'static str] = &[RRSET, RRSET];
+    /// EC2 calls are named by action only: the check holds trivially; ids are compared by
+    /// [`CloudWorld::foreign`].
+    const FOREIGN_NAMES: &'static [&'static str] = &[];
+
+    async fn start() -> AwsHarness {
+        AwsHarness::new("aws").await
+    }
+
+    async fn world(&self) -> AwsWorld {
+        AwsWorld(self.inspect().await.unwrap())
+    }
+
+    async fn write_record(&self, private: bool, fqdn: &str, values: &[&str]) {
+        let zone = if private { "private" } else { "public" };
+        AwsPeers::write_record(self, zone, fqdn, values)
+            .await
+            .unwrap();
+    }
+
+    async fn create_foreign(&self) {
+        AwsPeers::create_foreign(self).await.unwrap();
+    }
+
+    fn agent_env(&self) -> Vec<(String, String)> {
+        AwsPeers::agent_env(self)
+    }
+
+    fn mutating_calls(&self) -> Vec<String> {
+        AwsPeers::mutating_calls(self)
+    }
+
+    fn calls(&self) -> Vec<String> {
+        let mut calls: Vec<String> = AwsPeers::mutating_calls(self)
+            .iter()
+            .map(|c| normalize_call(c))
+            .collect();
+        calls.sort();
+        calls
+    }
+
+    fn reset_counts(&self) {
+        AwsPeers::reset_counts(self);
+    }
+
+    fn inject_faults(&self, faults: &Faults) {
+        AwsPeers::inject_faults(self, faults);
+    }
+
+    fn stop_faults(&self) {
+        AwsPeers::stop_faults(self);
+    }
+
+    fn fault_stats(&self) -> FaultStats {
+        AwsPeers::fault_stats(self)
+    }
+
+    /// `status` counts the step's retries by cause: all of them throttling.
+    fn assert_throttling_counted(status: &Value) {
+        let retries = &status["steps"]["reserve"]["retries"];
+        assert!(
+            retries["throttled"].as_u64().is_some_and(|n| n >= 1)
+                && retries.as_object().is_some_and(|r| r.len() == 1),
+            "{retries}: {:#}",
+            status["steps"]
+        );
+    }
+
+    /// EIPs are never duplicated any more: the SDK does not retry AllocateAddress, the runner
+    /// observes by tag before allocating again, so nothing needs releasing afterwards.
+    fn assert_nothing_made_twice(&self) {
+        let released: Vec<_> = self
+            .ec2_proxy
+            .calls()
+            .into_iter()
+            .filter(|c| c.action == "ReleaseAddress")
+            .collect();
+        assert!(
+            released.is_empty(),
+            "a duplicate EIP was allocated: {released:?}"
+        );
+    }
+}
+
+impl CloudWorld for AwsWorld {
+    fn raw(&self) -> &Value {
+        &self.0
+    }
+
+    fn our_count(&self) -> usize {
+        self.ours("eips").len() + self.ours("enis").len()
+    }
+
+    fn reserved_private(&self) -> Vec<String> {
+        self.ips("enis")
+    }
+
+    fn reserved_public(&self) -> Vec<String> {
+        self.ips("eips")
+    }
+
+    fn values(&self, zone: &str, name: &str) -> Vec<String> {
+        let mut values = self.record(zone, name);
+        values.sort();
+        values
+    }
+
+    /// EIPs and ENIs without both of our tags (ENIs: the bootstrap host's too).
+    fn foreign(&self) -> Value {
+        let not_ours = |kind: &str| {
+            let ours = self.ours(kind);
+            let mut rest: Vec<Value> = self.0[kind]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| !ours.contains(r))
+                .cloned()
+                .collect();
+            rest.sort_by_key(|r| r.to_string());
+            rest
+        };
+        serde_json::json!({"eips": not_ours("eips"), "enis": not_ours("enis")})
+    }
+
+    fn assert_seeded(&self, extra_private: &[&str]) {
+        AwsWorld::assert_seeded(self, extra_private);
+    }
+
+    fn assert_at_most_planned(&self) {
+        assert!(
+            self.ours("eips").len() <= 3 && self.ours("enis").len() <= 3,
+            "{:#}",
+            self.0
+        );
+    }
+}
+
+/// boto3's view of what exists.
+pub struct AwsWorld(pub Value);
+
+impl AwsWorld {
+    pub fn ours<'a>(&'a self, kind: &str) -> Vec<&'a Value> {
+        self.0[kind]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["tags"]["bootstrap-agent.openshift.io/reservation"].is_string())
+            .filter(|r| r["tags"]["kubernetes.io/cluster/mycluster-7xk2p"] == "owned")
+            .collect()
+    }
+
+    pub fn ips(&self, kind: &str) -> Vec<String> {
+        let mut ips: Vec<String> = self
+            .ours(kind)
+            .iter()
+            .map(|r| r["ip"].as_str().unwrap().to_string())
+            .collect();
+        ips.sort();
+        ips
+    }
+
+    pub fn record(&self, zone: &str, name: &str) -> Vec<String> {
+        agent::strings(&self.0["zones"][zone][name])
+    }
+
+    pub fn count(&self, kind: &str) -> usize {
+        self.0[kind].as_array().unwrap().len()
+    }
+
+    /// The stage-1 picture: 3 EIPs + 3 ENIs of ours, one per subnet, and the records.
+    pub fn assert_seeded(&self, extra_private: &[&str]) {
+        let eips = self.ours("eips");
+        let enis = self.ours("enis");
+        assert_eq!(eips.len(), 3, "one EIP per public subnet: {eips:?}");
+        assert_eq!(enis.len(), 3, "one ENI per private subnet: {enis:?}");
+        let mut keys: Vec<&str> = eips
+            .iter()
+            .chain(&enis)
+            .map(|r| {
+                r["tags"]["bootstrap-agent.openshift.io/reservation"]
+                    .as_str()
+                    .unwrap()
+            })
+            .collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(
+            keys.len(),
+            6,
+            "no two reservations for the same purpose: {keys:?}"
+        );
+        let mut private = self.ips("enis");
+        private.push(BOOTSTRAP_IP.to_string());
+        private.extend(extra_private.iter().map(|s| s.to_string()));
+        private.sort();
+        for name in [API, API_INT] {
+            let mut got = self.record("private", name);
+            got.sort();
+            assert_eq!(got, private, "private {name}");
+        }
+        let mut public = self.record("public", API);
+        public.sort();
+        assert_eq!(public, self.ips("eips"), "public api");
+    }
+}

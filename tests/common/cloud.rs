@@ -1,0 +1,134 @@
+//! One trait for the per-cloud peers, so that a behaviour test is written once and run on
+//! every cloud: [`Cloud`] starts a cloud's peers with the agent on its main fixture, gives the
+//! agent's environment, inspects what exists ([`CloudWorld`]), plays another writer and
+//! another owner, and counts the agent's mutating calls. [`Harness`] pairs the peers with the
+//! [`Agent`] binary. The per-cloud files (`aws.rs`, `gcp.rs`, `azure.rs`) implement the trait;
+//! the shared bodies live in `suite.rs`.
+
+use super::agent::{Agent, BOOTSTRAP};
+use bootstrap_sim::{FaultStats, Faults};
+use serde_json::Value;
+
+/// A cloud's local peers (emulators or fakes behind counting proxies).
+#[allow(async_fn_in_trait)]
+pub trait Cloud: Sized + Send + Sync + 'static {
+    /// What exists in the cloud, as the shared tests read it.
+    type World: CloudWorld;
+    /// The cloud's name: its fixture and template directory, and the label of what tests print.
+    const NAME: &'static str;
+    /// The bootstrap host's IP in the main fixture.
+    const BOOTSTRAP_IP: &'static str;
+    /// Another address of the bootstrap host's subnet (an operator's typo).
+    const OTHER_BOOTSTRAP_IP: &'static str;
+    /// The changes `plan` lists on a fresh world.
+    const PLANNED_CHANGES: usize;
+    /// A fresh `reserve` + `dns seed`'s mutating calls, as [`Cloud::calls`] names them.
+    const BOOTSTRAP_CALLS: &'static [&'static str];
+    /// `dns teardown`'s mutating calls after a bootstrap.
+    const DNS_TEARDOWN_CALLS: &'static [&'static str];
+    /// Names of what [`Cloud::create_foreign`] makes: no mutating call may name one.
+    const FOREIGN_NAMES: &'static [&'static str];
+
+    /// Fresh peers, and the agent on the cloud's main fixture.
+    async fn start() -> Harness<Self>;
+    /// What exists now.
+    async fn world(&self) -> Self::World;
+    /// Another writer sets the A record set `fqdn` of the cluster's private (or the public)
+    /// zone to exactly `values`.
+    async fn write_record(&self, private: bool, fqdn: &str, values: &[&str]);
+    /// Reservations that are not ours: untagged, another cluster's, ours by cluster tag only.
+    async fn create_foreign(&self);
+    /// The agent's environment: the peers' endpoints and no ambient credentials.
+    fn agent_env(&self) -> Vec<(String, String)>;
+    /// Mutating calls since the last reset, as the proxies saw them.
+    fn mutating_calls(&self) -> Vec<String>;
+    /// [`Cloud::mutating_calls`] named by operation (ids and generated names left out), sorted.
+    fn calls(&self) -> Vec<String>;
+    fn reset_counts(&self);
+    fn inject_faults(&self, faults: &Faults);
+    fn stop_faults(&self);
+    fn fault_stats(&self) -> FaultStats;
+    /// After commands under faults: nothing was created twice and cleaned up afterwards (on
+    /// AWS: no EIP ever released). Clouds whose creates are idempotent have nothing to check.
+    fn assert_nothing_made_twice(&self) {}
+    /// After a step stopped at its deadline with every call throttled: what `status` (JSON)
+    /// counts. Only AWS checks it: `status` counts the runner's retries of a stage, and the AWS
+    /// SDK's bounded retries (5 attempts, about 3 s) give up well within the 8 s deadline.
+    fn assert_throttling_counted(_status: &Value) {}
+}
+
+/// What exists in one cloud, read the same way on every cloud.
+pub trait CloudWorld {
+    /// The peers' own answer, for failure messages.
+    fn raw(&self) -> &Value;
+    /// How many reservations of ours exist (cloud resources or recorded private IPs).
+    fn our_count(&self) -> usize;
+    /// Our reserved private IPs, sorted.
+    fn reserved_private(&self) -> Vec<String>;
+    /// Our reserved public IPs, sorted.
+    fn reserved_public(&self) -> Vec<String>;
+    /// The values of record set `name` ("fqdn TYPE") in the `private` or `public` zone, sorted.
+    fn values(&self, zone: &str, name: &str) -> Vec<String>;
+    /// Everything that is not ours (reservations and tags), to compare before and after.
+    fn foreign(&self) -> Value;
+    /// The stage-1 picture: exactly the planned reservations, and the records with the
+    /// reserved IPs, the bootstrap IP and `extra_private` (another writer's values).
+    fn assert_seeded(&self, extra_private: &[&str]);
+    /// After an interrupted bootstrap: at most the planned reservations of each kind.
+    fn assert_at_most_planned(&self);
+}
+
+/// A cloud's peers and the agent run against them; dereferences to the [`Agent`] (so
+/// `h.run(..)`, `h.extra`, `h.state` work on the harness).
+pub struct Harness<P> {
+    pub peers: P,
+    pub agent: Agent,
+}
+
+impl<P> std::ops::Deref for Harness<P> {
+    type Target = Agent;
+    fn deref(&self) -> &Agent {
+        &self.agent
+    }
+}
+
+impl<P> std::ops::DerefMut for Harness<P> {
+    fn deref_mut(&mut self) -> &mut Agent {
+        &mut self.agent
+    }
+}
+
+impl<P: Cloud> Harness<P> {
+    /// What exists now.
+    pub async fn world(&self) -> P::World {
+        self.peers.world().await
+    }
+
+    /// Resets the cloud call counts, runs `commands` in order and asserts they made no
+    /// mutating cloud call (`why` says what that proves). The last command's output.
+    pub async fn assert_changes_nothing(
+        &self,
+        commands: &[&[&str]],
+        why: &str,
+    ) -> std::process::Output {
+        self.peers.reset_counts();
+        let mut last = None;
+        for args in commands {
+            last = Some(self.run(args).await);
+        }
+        let calls = self.peers.mutating_calls();
+        assert!(calls.is_empty(), "{why}: {calls:?}");
+        last.expect("at least one command")
+    }
+
+    /// After a successful bootstrap: a second one and `plan` make no mutating call, and
+    /// `plan` says so.
+    pub async fn assert_bootstrap_converged(&self) {
+        self.assert_changes_nothing(BOOTSTRAP, "a second bootstrap changes nothing")
+            .await;
+        let plan = self
+            .assert_changes_nothing(&[&["plan"]], "plan changes nothing")
+            .await;
+        assert!(String::from_utf8_lossy(&plan.stdout).contains("no changes"));
+    }
+}

@@ -1,0 +1,335 @@
+//! The behaviour every cloud must show, written once: each function is one test body, generic
+//! over the [`Cloud`], and [`cloud_suite!`] instantiates all of them as `#[tokio::test]`s in a
+//! cloud's test file (`cloud_suite!(AwsPeers);`). A new behaviour test is one function here
+//! plus one line in the macro, and then runs on AWS, GCP and Azure.
+
+use super::agent::{API, API_INT, BOOTSTRAP, OTHER_WRITER, fault_seed};
+use super::cloud::{Cloud, CloudWorld};
+use bootstrap_sim::{Fault, Faults};
+
+/// The private records the shared tests look at (the public one is `api` only).
+const PRIVATE: [&str; 2] = [API, API_INT];
+
+fn sorted<S: ToString>(items: impl IntoIterator<Item = S>) -> Vec<String> {
+    let mut v: Vec<String> = items.into_iter().map(|s| s.to_string()).collect();
+    v.sort();
+    v
+}
+
+/// `reserve` + `dns seed` on a fresh world make exactly the planned changes, which `plan`
+/// listed without mutating anything.
+pub async fn fresh_reserve_and_seed_create_exactly_the_planned_resources_and_records<C: Cloud>() {
+    let h = C::start().await;
+    let plan: serde_json::Value =
+        serde_json::from_slice(&h.run(&["plan", "--output", "json"]).await.stdout).unwrap();
+    assert_eq!(
+        plan["changes"].as_array().unwrap().len(),
+        C::PLANNED_CHANGES,
+        "{plan:#}"
+    );
+    let calls = h.peers.mutating_calls();
+    assert!(calls.is_empty(), "plan must not mutate: {calls:?}");
+
+    h.bootstrap().await;
+    h.world().await.assert_seeded(&[]);
+    assert_eq!(
+        h.peers.calls(),
+        sorted(C::BOOTSTRAP_CALLS),
+        "a fresh {} bootstrap makes exactly the planned calls",
+        C::NAME
+    );
+}
+
+pub async fn second_run_after_success_makes_zero_mutating_calls<C: Cloud>() {
+    let h = C::start().await;
+    h.bootstrap().await;
+    h.assert_bootstrap_converged().await;
+}
+
+/// Another writer's value in our record set is kept by `dns seed`, `dns teardown` and
+/// `teardown --all`; a set holding only our values is deleted.
+pub async fn another_writers_value_survives_seed_and_teardown<C: Cloud>() {
+    let h = C::start().await;
+    h.peers
+        .write_record(true, "api.mycluster.example.com", &[OTHER_WRITER])
+        .await;
+    h.bootstrap().await;
+    let world = h.world().await;
+    let reserved = world.reserved_private();
+    let api = world.values("private", API);
+    assert!(api.contains(&OTHER_WRITER.to_string()), "{api:?}");
+    assert_eq!(
+        api.len(),
+        reserved.len() + 2,
+        "other + bootstrap + the reserved private IPs: {api:?}"
+    );
+    assert_eq!(
+        world.values("private", API_INT),
+        sorted(reserved.iter().map(String::as_str).chain([C::BOOTSTRAP_IP])),
+        "bootstrap + the reserved private IPs"
+    );
+
+    h.run(&["dns", "teardown"]).await;
+    let world = h.world().await;
+    assert_eq!(
+        world.values("private", API),
+        sorted(
+            world
+                .reserved_private()
+                .into_iter()
+                .chain([OTHER_WRITER.to_string()])
+        ),
+        "only the bootstrap IP is removed"
+    );
+
+    h.run(&["teardown", "--all"]).await;
+    let world = h.world().await;
+    assert_eq!(world.values("private", API), vec![OTHER_WRITER.to_string()]);
+    assert!(
+        world.values("private", API_INT).is_empty(),
+        "a set holding only our values is deleted"
+    );
+}
+
+/// `dns teardown` removes the bootstrap IP from the private records, one change per record,
+/// and nothing else; again (and `teardown`) it changes nothing, and the reservations stay.
+pub async fn dns_teardown_removes_only_the_bootstrap_ip<C: Cloud>() {
+    let h = C::start().await;
+    h.bootstrap().await;
+    let before = h.world().await;
+    h.peers.reset_counts();
+    h.run(&["dns", "teardown"]).await;
+    let after = h.world().await;
+    for name in PRIVATE {
+        let expected: Vec<String> = before
+            .values("private", name)
+            .into_iter()
+            .filter(|ip| ip != C::BOOTSTRAP_IP)
+            .collect();
+        assert_eq!(after.values("private", name), expected, "{name}");
+    }
+    assert_eq!(after.values("public", API), before.values("public", API));
+    assert_eq!(after.reserved_public(), before.reserved_public());
+    assert_eq!(after.reserved_private(), before.reserved_private());
+    assert_eq!(
+        h.peers.calls(),
+        sorted(C::DNS_TEARDOWN_CALLS),
+        "one change per private record"
+    );
+    h.assert_changes_nothing(
+        &[&["dns", "teardown"], &["teardown"]],
+        "teardown again changes nothing",
+    )
+    .await;
+    assert_eq!(
+        h.world().await.our_count(),
+        before.our_count(),
+        "teardown keeps the reservations"
+    );
+}
+
+/// `teardown --all` releases everything of ours and touches nothing else; again it changes
+/// nothing; a new install on the same state dir works.
+pub async fn teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched<C: Cloud>() {
+    let h = C::start().await;
+    h.peers.create_foreign().await;
+    let foreign = h.world().await.foreign();
+    h.bootstrap().await;
+    h.run(&["teardown", "--all"]).await;
+    let world = h.world().await;
+    assert_eq!(world.our_count(), 0, "ours released: {:#}", world.raw());
+    assert!(world.reserved_private().is_empty() && world.reserved_public().is_empty());
+    assert_eq!(world.foreign(), foreign, "what is not ours is untouched");
+    for (zone, name) in [("private", API), ("private", API_INT), ("public", API)] {
+        assert!(world.values(zone, name).is_empty(), "{zone} {name}");
+    }
+    for call in h.peers.mutating_calls() {
+        for other in C::FOREIGN_NAMES {
+            assert!(!call.contains(other), "touched a foreign resource: {call}");
+        }
+    }
+
+    h.assert_changes_nothing(
+        &[&["teardown", "--all"]],
+        "teardown --all again changes nothing",
+    )
+    .await;
+
+    // A new install on the same state dir starts a new token generation and works.
+    h.bootstrap().await;
+    h.world().await.assert_seeded(&[]);
+}
+
+/// After `dns teardown`, `dns seed` never puts the bootstrap IP back (and changes nothing).
+pub async fn seeding_after_stage_3_never_puts_the_bootstrap_ip_back<C: Cloud>() {
+    let h = C::start().await;
+    h.bootstrap().await;
+    h.run(&["dns", "teardown"]).await;
+    h.assert_changes_nothing(&[&["dns", "seed"]], "the bootstrap IP stays removed")
+        .await;
+    let world = h.world().await;
+    for name in PRIVATE {
+        assert!(
+            !world
+                .values("private", name)
+                .contains(&C::BOOTSTRAP_IP.to_string()),
+            "{name}"
+        );
+        assert_eq!(
+            world.values("private", name),
+            world.reserved_private(),
+            "{name} keeps the reserved IPs"
+        );
+    }
+}
+
+/// A bootstrap IP other than the seeded one is refused (exit 2, naming the command that
+/// removes the seeded one), with no mutating call.
+pub async fn seeding_a_different_bootstrap_ip_than_the_seeded_one_is_refused<C: Cloud>() {
+    let mut h = C::start().await;
+    h.bootstrap().await;
+    h.peers.reset_counts();
+    h.bootstrap_ip = C::OTHER_BOOTSTRAP_IP;
+    let out = h.command(&["dns", "seed"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("dns teardown --bootstrap-ip {}", C::BOOTSTRAP_IP)),
+        "{stderr}"
+    );
+    assert!(h.peers.mutating_calls().is_empty());
+}
+
+/// Another writer's values in both private records, which every command must keep.
+async fn plant_other_writer<C: Cloud>(peers: &C) {
+    for name in ["api.mycluster.example.com", "api-int.mycluster.example.com"] {
+        peers.write_record(true, name, &[OTHER_WRITER]).await;
+    }
+}
+
+/// After `teardown --all`: nothing of ours, the other writer's values as they were.
+fn assert_torn_down(world: &impl CloudWorld) {
+    assert_eq!(world.our_count(), 0, "nothing of ours: {:#}", world.raw());
+    assert!(world.reserved_private().is_empty());
+    for name in PRIVATE {
+        assert_eq!(world.values("private", name), vec![OTHER_WRITER], "{name}");
+    }
+    assert!(world.values("public", API).is_empty());
+}
+
+/// At 20% injected faults (the cloud's own throttling, 500s, lost answers) the bootstrap and
+/// `teardown --all` complete without help, with nothing leaked or duplicated.
+pub async fn at_20_percent_faults_bootstrap_and_teardown_complete_with_nothing_leaked_or_duplicated<
+    C: Cloud,
+>() {
+    let h = C::start().await;
+    plant_other_writer(&h.peers).await;
+    h.peers.reset_counts();
+    h.peers.inject_faults(&Faults::new(0.2, fault_seed()));
+    h.run_all(BOOTSTRAP).await;
+    let stats = h.peers.fault_stats();
+    eprintln!("{} bootstrap at 20%: {stats:?}", C::NAME);
+    assert!(
+        stats.throttled > 0 && stats.server_errors > 0 && stats.lost_answers > 0,
+        "every kind of fault was injected: {stats:?}"
+    );
+    h.peers.assert_nothing_made_twice();
+    h.peers.stop_faults();
+    h.world().await.assert_seeded(&[OTHER_WRITER]);
+    h.assert_changes_nothing(BOOTSTRAP, "converged despite the faults")
+        .await;
+
+    h.peers.inject_faults(&Faults::new(0.2, fault_seed() + 1));
+    h.run_all(&[&["teardown", "--all"]]).await;
+    eprintln!(
+        "{} teardown --all at 20%: {:?}",
+        C::NAME,
+        h.peers.fault_stats()
+    );
+    h.peers.stop_faults();
+    assert_torn_down(&h.world().await);
+}
+
+/// At 40% faults each command completes or stops with a clear resumable error, never a leak;
+/// a re-run without faults converges.
+pub async fn at_40_percent_faults_commands_complete_or_stop_resumably_and_never_leak<C: Cloud>() {
+    let h = C::start().await;
+    plant_other_writer(&h.peers).await;
+    h.peers.reset_counts();
+    h.peers.inject_faults(&Faults::new(0.4, fault_seed()));
+    let completed = h.run_all_or_stop_resumably(BOOTSTRAP).await;
+    eprintln!(
+        "{} bootstrap at 40%: completed={completed} {:?}",
+        C::NAME,
+        h.peers.fault_stats()
+    );
+    h.peers.assert_nothing_made_twice();
+    h.peers.stop_faults();
+    // Whatever exists now is at most what the plan wants: a re-run without faults completes
+    // with exactly the planned reservations.
+    h.world().await.assert_at_most_planned();
+    h.run_all(BOOTSTRAP).await;
+    h.world().await.assert_seeded(&[OTHER_WRITER]);
+
+    h.peers.inject_faults(&Faults::new(0.4, fault_seed() + 1));
+    let completed = h.run_all_or_stop_resumably(&[&["teardown", "--all"]]).await;
+    eprintln!(
+        "{} teardown --all at 40%: completed={completed} {:?}",
+        C::NAME,
+        h.peers.fault_stats()
+    );
+    h.peers.stop_faults();
+    h.run_all(&[&["teardown", "--all"]]).await;
+    assert_torn_down(&h.world().await);
+}
+
+/// Every call throttled: the step stops at its deadline with a resumable error, and a re-run
+/// without throttling completes.
+pub async fn throttled_past_its_deadline_a_step_stops_resumably_and_a_rerun_completes<C: Cloud>() {
+    let mut h = C::start().await;
+    h.peers.inject_faults(&Faults {
+        kinds: vec![Fault::Throttle],
+        ..Faults::new(1.0, fault_seed())
+    });
+    // Long enough for the SDK's own retries (about 3 s) to give up at least once, so the
+    // runner retries and counts it, even on a loaded machine.
+    h.extra = vec!["--step-timeout".into(), "8s".into()];
+    let completed = h.run_all_or_stop_resumably(&[&["reserve"]]).await;
+    assert!(
+        !completed,
+        "every call was throttled: reserve cannot complete"
+    );
+    C::assert_throttling_counted(&h.status().await);
+    h.peers.stop_faults();
+    h.extra.clear();
+    h.bootstrap().await;
+    h.world().await.assert_seeded(&[]);
+}
+
+/// The shared behaviour tests as `#[tokio::test]`s for the cloud whose peers are `$cloud`
+/// (put `cloud_suite!(AwsPeers);` in the cloud's test file).
+macro_rules! cloud_suite {
+    ($cloud:ty) => {
+        $crate::common::suite::cloud_suite!(@tests $cloud;
+            fresh_reserve_and_seed_create_exactly_the_planned_resources_and_records,
+            second_run_after_success_makes_zero_mutating_calls,
+            another_writers_value_survives_seed_and_teardown,
+            dns_teardown_removes_only_the_bootstrap_ip,
+            teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched,
+            seeding_after_stage_3_never_puts_the_bootstrap_ip_back,
+            seeding_a_different_bootstrap_ip_than_the_seeded_one_is_refused,
+            at_20_percent_faults_bootstrap_and_teardown_complete_with_nothing_leaked_or_duplicated,
+            at_40_percent_faults_commands_complete_or_stop_resumably_and_never_leak,
+            throttled_past_its_deadline_a_step_stops_resumably_and_a_rerun_completes,
+        );
+    };
+    (@tests $cloud:ty; $($name:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread")]
+            async fn $name() {
+                $crate::common::suite::$name::<$cloud>().await;
+            }
+        )*
+    };
+}
+pub(crate) use cloud_suite;
