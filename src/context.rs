@@ -7,7 +7,8 @@
 //! 3. take the state dir's lock (a second agent stops before any cloud call);
 //! 4. build the providers, which settle what the spec leaves to the cloud (AWS subnets; only
 //!    reads, and can still reject the input); platform none gets `Providers::none()`;
-//! 5. command-specific checks on the settled spec (e.g. `run`'s templates);
+//! 5. command-specific checks on the settled spec (e.g. `run`'s templates, then its preflight
+//!    checklist, which reads the cloud and the cluster);
 //! 6. bind the journal to the cluster: only now is the journal written.
 //!
 //! Commands that only read (`plan`, `render`, `apply`, `gather`) take steps 1, 2 and 4 and
@@ -204,6 +205,20 @@ impl Context {
         input: impl FnOnce(&ClusterSpec) -> Result<T>,
         settled: impl FnOnce(&ClusterSpec) -> Result<()>,
     ) -> Result<(Self, T)> {
+        let (ctx, (checked, ())) =
+            Self::open_prepared(args, stages, input, settled, async |_, _, _| Ok(())).await?;
+        Ok((ctx, checked))
+    }
+
+    /// As `open_checked`, with `prepare` between steps 5 and 6 (`run`: the preflight checklist
+    /// and what needs the network to check), so that its failure leaves nothing written.
+    pub async fn open_prepared<T, U>(
+        args: &Common,
+        stages: &[Stage],
+        input: impl FnOnce(&ClusterSpec) -> Result<T>,
+        settled: impl FnOnce(&ClusterSpec) -> Result<()>,
+        prepare: impl AsyncFnOnce(&ClusterSpec, &Providers, &JournalState) -> Result<U>,
+    ) -> Result<(Self, (T, U))> {
         let (mut spec, recorded) = load(args)?;
         crate::bootstrap_ip::check(&spec, stages, &recorded)?;
         let checked = input(&spec)?;
@@ -223,6 +238,7 @@ impl Context {
                 humantime::format_duration(args.step_timeout)
             )
         })??;
+        let prepared = prepare(&spec, &providers, &journal.state).await?;
         journal.bind_cluster(&spec.infra_id)?;
         // Again under the lock: another agent may have seeded since the first read.
         crate::bootstrap_ip::check(&spec, stages, &journal.state)?;
@@ -232,7 +248,7 @@ impl Context {
             providers,
             step_timeout: args.step_timeout,
         };
-        Ok((ctx, checked))
+        Ok((ctx, (checked, prepared)))
     }
 
     /// The runner for this context's cloud steps.

@@ -14,7 +14,10 @@ pub const CORRUPT_JOURNAL: i32 = 5;
 /// everything else is an operational failure (1), which a re-run may fix.
 pub fn code(err: &anyhow::Error) -> i32 {
     for cause in err.chain() {
-        if cause.is::<InputError>() || cause.is::<crate::validate::InputErrors>() {
+        if cause.is::<InputError>()
+            || cause.is::<crate::validate::InputErrors>()
+            || cause.is::<crate::preflight::PreflightFailed>()
+        {
             return INVALID_INPUT;
         }
         if cause.is::<LockedError>() {
@@ -23,7 +26,9 @@ pub fn code(err: &anyhow::Error) -> i32 {
         if cause.is::<crate::journal::CorruptJournal>() {
             return CORRUPT_JOURNAL;
         }
-        if cause.is::<crate::cluster::gate::GateTimeout>() {
+        if cause.is::<crate::cluster::gate::GateTimeout>()
+            || cause.is::<crate::cluster::wire::WireTimeout>()
+        {
             return GATE_TIMEOUT;
         }
     }

@@ -10,6 +10,7 @@
 //!      -> cli (argument types + one thin handler per command)
 //!           -> daemon (`run` and `wait`: walks the machine; the gate step, the drain, signals)
 //!           -> gather, status, pause (support bundle, what the journal says, hold/continue)
+//!           -> preflight (the checklist before `run` changes anything; reads and dry runs)
 //!           -> validate (every input of a command, all problems at once, before anything)
 //!           -> context (one per command: spec, bootstrap IP, lock, journal, providers)
 //!                -> runner (one stage: observe -> plan -> journal -> apply, under the step
@@ -54,6 +55,7 @@ pub mod machine;
 pub mod output;
 pub mod pause;
 pub mod plan;
+pub mod preflight;
 pub mod providers;
 pub mod render;
 pub mod runner;

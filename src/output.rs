@@ -15,11 +15,15 @@ pub enum Output {
 
 /// Prints `value` as JSON or YAML (`Output::Text` prints JSON too: callers handle text).
 pub fn data<T: Serialize>(output: Output, value: &T) -> Result<()> {
-    let text = match output {
+    write_stdout(&data_text(output, value)?)
+}
+
+/// What [`data`] prints.
+pub fn data_text<T: Serialize>(output: Output, value: &T) -> Result<String> {
+    Ok(match output {
         Output::Yaml => serde_saphyr::to_string(value)?,
         Output::Json | Output::Text => serde_json::to_string_pretty(value)? + "\n",
-    };
-    write_stdout(&text)
+    })
 }
 
 /// Writes to stdout; a reader that went away (EPIPE) is not an error of ours.

@@ -34,13 +34,50 @@ fn timeline(started: &str, finished: Option<&str>) -> String {
 }
 
 pub fn show(state_dir: &Path, output: Output) -> Result<()> {
-    let Some(state) = journal::read_state(state_dir)? else {
-        match output {
-            Output::Text => println!("no journal in {}: nothing has run yet", state_dir.display()),
-            Output::Json | Output::Yaml => crate::output::data(output, &serde_json::Value::Null)?,
+    crate::output::write_stdout(&render(state_dir, output)?.0)
+}
+
+/// `status --watch`: prints the status again whenever it changes (on a terminal, redrawn in
+/// place), until `run` is done. Reads the journal without the lock, as `status` does; the
+/// journal is replaced atomically, so every read sees a whole one.
+pub async fn watch(state_dir: &Path, output: Output, every: std::time::Duration) -> Result<()> {
+    use std::io::IsTerminal;
+    let redraw = output == Output::Text && std::io::stdout().is_terminal();
+    let mut last = String::new();
+    loop {
+        let (text, done) = render(state_dir, output)?;
+        if text != last {
+            let shown = if redraw {
+                // Home, clear: the new picture replaces the old one.
+                format!("\x1b[H\x1b[2J{text}")
+            } else {
+                text.clone()
+            };
+            crate::output::write_stdout(&shown)?;
+            last = text;
         }
-        return Ok(());
+        if done {
+            return Ok(());
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// The status as printed, and whether `run` is done.
+fn render(state_dir: &Path, output: Output) -> Result<(String, bool)> {
+    let Some(state) = journal::read_state(state_dir)? else {
+        let text = match output {
+            Output::Text => format!(
+                "no journal in {}: nothing has run yet\n",
+                state_dir.display()
+            ),
+            Output::Json | Output::Yaml => {
+                crate::output::data_text(output, &serde_json::Value::Null)?
+            }
+        };
+        return Ok((text, false));
     };
+    let done = state.run_step == Some(crate::machine::Step::Done);
     let paused = crate::pause::is_paused(state_dir);
     if output != Output::Text {
         /// The journal as it is, plus what only the state dir knows.
@@ -52,7 +89,7 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
             state: &'a journal::JournalState,
             paused: bool,
         }
-        crate::output::data(
+        let text = crate::output::data_text(
             output,
             &View {
                 status_schema: STATUS_SCHEMA,
@@ -60,7 +97,7 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
                 paused,
             },
         )?;
-        return Ok(());
+        return Ok((text, done));
     }
     let mut out = String::new();
     if paused {
@@ -199,6 +236,9 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
         }
         None => {}
     }
+    if let Some(wire) = &state.wire_proof {
+        let _ = writeln!(out, "wire proof: {wire}");
+    }
     if let Some(until) = &state.drain_until {
         let _ = writeln!(
             out,
@@ -208,8 +248,7 @@ pub fn show(state_dir: &Path, output: Output) -> Result<()> {
     if let Some(e) = &state.last_error {
         let _ = writeln!(out, "last error: {e}");
     }
-    crate::output::write_stdout(&out)?;
-    Ok(())
+    Ok((out, done))
 }
 
 #[cfg(test)]

@@ -60,6 +60,7 @@ fn agent(args: &[&str]) -> Command {
         .env("BOOTSTRAP_AGENT_LOG", "debug")
         .env("AWS_ENDPOINT_URL_EC2", NOWHERE)
         .env("AWS_ENDPOINT_URL_ROUTE_53", NOWHERE)
+        .env("AWS_ENDPOINT_URL_STS", NOWHERE)
         .env("AWS_EC2_METADATA_DISABLED", "true")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -537,7 +538,8 @@ impl FakeCloud {
 
     fn point(&self, cmd: &mut Command) {
         cmd.env("AWS_ENDPOINT_URL_EC2", &self.url)
-            .env("AWS_ENDPOINT_URL_ROUTE_53", &self.url);
+            .env("AWS_ENDPOINT_URL_ROUTE_53", &self.url)
+            .env("AWS_ENDPOINT_URL_STS", &self.url);
     }
 
     /// Whether any connection is waiting (the kernel completes handshakes without accept).

@@ -11,6 +11,7 @@
 mod dns;
 mod error;
 pub mod poll;
+pub mod preflight;
 pub mod redact;
 pub mod retry;
 pub mod subnets;

@@ -65,7 +65,7 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputErro
     let publish =
         publishing::publish(ic).map_err(|(f, p)| InputError::new(&ic.file, ic_field(&f), p))?;
 
-    let ip_families =
+    let (ip_families, machine_networks) =
         ip_families(ic).map_err(|(f, p)| InputError::new(&ic.file, ic_field(&f), p))?;
     let control_plane_replicas = match ic.get("controlPlane.replicas") {
         None => 3,
@@ -122,6 +122,7 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputErro
         dns,
         zones,
         ip_families,
+        machine_networks,
         control_plane_replicas,
         capabilities,
         api_server_internal_uri,
@@ -155,8 +156,10 @@ fn field_err(field: &str, problem: impl Into<String>) -> FieldError {
     (field.to_string(), problem.into())
 }
 
-fn ip_families(ic: &Doc) -> Result<Vec<IpFamily>, FieldError> {
+/// The machine-network families (IPv4 first) and the CIDRs themselves.
+fn ip_families(ic: &Doc) -> Result<(Vec<IpFamily>, Vec<Cidr>), FieldError> {
     let mut families = Vec::new();
+    let mut networks = Vec::new();
     for (i, entry) in ic
         .opt_list("networking.machineNetwork")
         .map_err(|e| (e.field, e.problem))?
@@ -179,7 +182,10 @@ fn ip_families(ic: &Doc) -> Result<Vec<IpFamily>, FieldError> {
             .map_err(|_| field_err(&field, format!("{addr:?} is not an IP address")))?;
         let max = if ip.is_ipv4() { 32 } else { 128 };
         match len.parse::<u8>() {
-            Ok(n) if n <= max => {}
+            Ok(n) if n <= max => networks.push(Cidr {
+                network: ip,
+                prefix: n,
+            }),
             _ => {
                 return Err(field_err(
                     &field,
@@ -196,7 +202,7 @@ fn ip_families(ic: &Doc) -> Result<Vec<IpFamily>, FieldError> {
         families.push(IpFamily::Ipv4);
     }
     families.sort();
-    Ok(families)
+    Ok((families, networks))
 }
 
 fn capabilities(ic: &Doc) -> Result<Option<CapabilitiesSpec>, FieldError> {

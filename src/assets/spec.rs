@@ -19,6 +19,9 @@ pub struct ClusterSpec {
     pub zones: DnsZones,
     /// Machine-network families, IPv4 first when dual stack.
     pub ip_families: Vec<IpFamily>,
+    /// `networking.machineNetwork` (empty when the install-config lists none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub machine_networks: Vec<Cidr>,
     pub control_plane_replicas: u32,
     /// The install-config `capabilities` block, parsed; validated by the capabilities step.
     pub capabilities: Option<CapabilitiesSpec>,
@@ -32,6 +35,40 @@ pub struct ClusterSpec {
     pub record_ttl: u32,
     #[serde(skip)]
     pub credentials: Credentials,
+}
+
+/// An address range, `10.0.0.0/16`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Cidr {
+    pub network: IpAddr,
+    pub prefix: u8,
+}
+
+impl Cidr {
+    /// Whether `ip` lies in the range (never across families).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        match (self.network, ip) {
+            (IpAddr::V4(net), IpAddr::V4(ip)) => {
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u32::from(net) & mask == u32::from(ip) & mask
+            }
+            (IpAddr::V6(net), IpAddr::V6(ip)) => {
+                let mask = u128::MAX
+                    .checked_shl(128 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u128::from(net) & mask == u128::from(ip) & mask
+            }
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Cidr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.network, self.prefix)
+    }
 }
 
 /// Reservations the user made (UPI) are adopted: used, never released, changed or tagged.

@@ -63,6 +63,11 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
             done_file: args.gate.done_file.as_deref(),
             ..assets(&args.common)
         },
+        Command::Preflight(args) => Inputs {
+            kubeconfig: args.kubeconfig.as_deref(),
+            templates: args.templates.as_deref(),
+            ..assets(&args.common)
+        },
         Command::Capabilities { command } => capabilities_inputs(command),
         Command::Status { .. } | Command::Pause { .. } | Command::Resume { .. } => {
             Inputs::default()

@@ -31,6 +31,10 @@ pub struct Cli {
 pub enum Command {
     /// The daemon: reserve, seed DNS, set capabilities, apply the Services, gate, remove the bootstrap IP. Resumable.
     Run(RunArgs),
+    /// Check, before anything is created, whether it can work: credentials, permissions,
+    /// quota, subnets, zones, the bootstrap IP and (with a kubeconfig) the cluster. Exit 2 when
+    /// a check fails. Reads and dry runs only.
+    Preflight(crate::preflight::PreflightCommand),
     /// Capabilities: validate, write to ClusterVersion, filter manifests, updates.
     Capabilities {
         #[command(subcommand)]
@@ -101,6 +105,10 @@ pub enum Command {
         state: StateDir,
         #[arg(long, value_enum, default_value = "text")]
         output: Output,
+        /// Print it again whenever it changes (redrawn in place on a terminal) until `run` is
+        /// done; reads the journal without the lock, so it works beside a running daemon.
+        #[arg(long)]
+        watch: bool,
     },
     /// Make a running `run` stop before its next step (it keeps its lock) until `resume`.
     Pause {
@@ -153,11 +161,28 @@ pub async fn run(cli: Cli) -> Result<()> {
             stages(&common, &[Stage::RemoveBootstrap]).await
         }
         Command::Teardown { common, all: true } => stages(&common, &[Stage::TeardownAll]).await,
-        Command::Status { state, output } => status::show(&state.state_dir, output),
+        Command::Status {
+            state,
+            output,
+            watch: false,
+        } => status::show(&state.state_dir, output),
+        Command::Status {
+            state,
+            output,
+            watch: true,
+        } => {
+            status::watch(
+                &state.state_dir,
+                output,
+                std::time::Duration::from_millis(500),
+            )
+            .await
+        }
         Command::Pause { state } => crate::pause::pause(&state.state_dir),
         Command::Resume { state } => crate::pause::resume(&state.state_dir),
         Command::Gather(args) => crate::gather::command(&args).await,
         Command::Run(args) => crate::daemon::command(&args).await,
+        Command::Preflight(args) => crate::preflight::command(&args).await,
         Command::Capabilities { command } => crate::capabilities::cli::run(command).await,
         Command::Render { common, templates } => render(&common, templates.as_deref()).await,
         Command::Apply { common, kube } => apply(&common, &kube).await,

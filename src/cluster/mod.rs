@@ -3,6 +3,7 @@
 
 pub mod apply;
 pub mod gate;
+pub mod wire;
 
 use anyhow::{Context, Result};
 use kube::config::{KubeConfigOptions, Kubeconfig};

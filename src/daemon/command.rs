@@ -63,6 +63,10 @@ pub struct RunArgs {
         default_value = "progressive"
     )]
     pub dns_seeding: DnsSeeding,
+    #[command(flatten)]
+    pub wire: cluster::wire::WireArgs,
+    #[command(flatten)]
+    pub preflight: crate::preflight::PreflightArgs,
 }
 
 /// `run`: every input checked before the first mutation, then the machine; a failure is
@@ -71,11 +75,29 @@ pub async fn command(args: &RunArgs) -> Result<()> {
     let (common, kube) = (&args.common, &args.kube);
     // The templates are checked once the spec is settled: they render one address per AWS
     // subnet.
-    let (mut ctx, (capabilities, cvo_overrides)) = Context::open_checked(
+    let (mut ctx, ((capabilities, cvo_overrides), wire)) = Context::open_prepared(
         common,
         &[Stage::SeedDns, Stage::RemoveBootstrap],
         |spec| check_input(args, spec),
         |spec| crate::validate::templates_render(spec, kube.templates.as_deref()),
+        async |spec, providers, recorded| {
+            let wire = args.wire.proof(&kube.kubeconfig).await?;
+            let inputs = crate::preflight::Inputs {
+                spec,
+                providers,
+                handed_over: &recorded.handed_over,
+                kubeconfig: Some(&kube.kubeconfig),
+                templates: kube.templates.as_deref(),
+            };
+            crate::preflight::checklist(
+                &inputs,
+                &args.preflight,
+                crate::output::Output::Text,
+                true,
+            )
+            .await?;
+            Ok(wire)
+        },
     )
     .await?;
     let settings = RunSettings {
@@ -88,6 +110,7 @@ pub async fn command(args: &RunArgs) -> Result<()> {
         dns_seeding: args.dns_seeding,
         capabilities,
         cvo_overrides,
+        wire,
     };
     let outcome = super::run(&ctx.spec, &mut ctx.journal, &ctx.providers, &settings).await;
     if let Err(e) = &outcome {

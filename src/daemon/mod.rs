@@ -49,6 +49,8 @@ pub struct RunSettings {
     /// The installer's `manifests/cvo-overrides.yaml`, when present: ClusterVersion is
     /// created from it when it does not exist yet.
     pub cvo_overrides: Option<crate::capabilities::cluster_version::CvoOverrides>,
+    /// The proof on the wire before the bootstrap IP leaves DNS (None: `--wire-proof off`).
+    pub wire: Option<cluster::wire::WireProof>,
 }
 
 pub async fn run(

@@ -127,12 +127,26 @@ pub(super) async fn gate(
         tokio::select! {
             outcome = &mut gate => break outcome?,
             Some(ips) = served.recv() => {
+                let ips = crate::cluster::wire::joinable(settings.wire.as_ref(), &targets, ips, journal.state.serving.as_ref()).await;
                 join_dns(spec, journal, providers, settings, ips, false).await?;
             }
         }
     };
     // The last evaluation may have made the last IPs joinable; and whatever a crash
     // interrupted is made whole before the bootstrap IP may go.
+    // The path a client takes must work too, before the bootstrap IP may go.
+    crate::cluster::wire::hold_until_proven(
+        settings.wire.as_ref(),
+        &targets,
+        settings.gate_timeout,
+        |line| {
+            tracing::info!("proof on the wire: {line}");
+            notify_status(&format!("stage 2: proof on the wire: {line}"));
+            journal.state.wire_proof = Some(line);
+            let _ = journal.save();
+        },
+    )
+    .await?;
     let all = serving_ips(&targets, &report.services);
     join_dns(spec, journal, providers, settings, all, true).await?;
     record_gate(kube, journal, &report, settings.done_file.as_deref()).await
@@ -150,6 +164,7 @@ mod tests {
             name: name.into(),
             claims: ips.iter().map(|s| ip(s)).collect(),
             needs_aws_lb_controller: false,
+            ports: Vec::new(),
         };
         let gate = |name: &str, ready: bool| gate::ServiceGate {
             namespace: "ns".into(),

@@ -132,6 +132,10 @@ pub struct JournalState {
     /// during the drain waits only for what is left of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drain_until: Option<String>,
+    /// What the proof on the wire says now (`run`, before the bootstrap IP may leave DNS):
+    /// why the bootstrap IP stays, that every kept IP passed, or that the proof is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire_proof: Option<String>,
     #[serde(default)]
     pub mutations: Vec<Mutation>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -157,6 +161,7 @@ impl Default for JournalState {
             gate: None,
             serving: None,
             drain_until: None,
+            wire_proof: None,
             mutations: Vec::new(),
             last_error: None,
         }

@@ -28,8 +28,9 @@ pub async fn providers(spec: &ClusterSpec, platform: &AwsSpec) -> Result<(Provid
     // serviceEndpoints (install-config or Infrastructure manifest) per client.
     let endpoint = |service: &str| platform.service_endpoints.get(service).map(String::as_str);
     let route53_config = aws::with_endpoint(&config, endpoint("route53"));
-    let addresses =
-        aws::Ec2Addresses::new(&aws::with_endpoint(&config, endpoint("ec2")), &settings);
+    let ec2_config = aws::with_endpoint(&config, endpoint("ec2"));
+    let sts_config = aws::with_endpoint(&config, endpoint("sts"));
+    let addresses = aws::Ec2Addresses::new(&ec2_config, &settings);
     let subnets = match &platform.subnets {
         AwsSubnets::Known { .. } => platform.subnets.clone(),
         AwsSubnets::Pending(lookup) => {
@@ -45,7 +46,6 @@ pub async fn providers(spec: &ClusterSpec, platform: &AwsSpec) -> Result<(Provid
                 role,
                 "private zone records are written through sts:AssumeRole of the hosted zone role; the public zone with the cluster's credentials"
             );
-            let sts_config = aws::with_endpoint(&config, endpoint("sts"));
             aws::Route53Dns::with_private_zone_role(&route53_config, &sts_config, role).await
         }
         None => aws::Route53Dns::new(&route53_config),
@@ -53,6 +53,12 @@ pub async fn providers(spec: &ClusterSpec, platform: &AwsSpec) -> Result<(Provid
     let providers = Providers {
         addresses: Box::new(addresses),
         dns: Box::new(dns),
+        preflight: Some(Box::new(aws::AwsPreflight::new(
+            &ec2_config,
+            &route53_config,
+            &sts_config,
+            spec.zones.private_zone_role.is_some(),
+        ))),
     };
     Ok((providers, subnets))
 }

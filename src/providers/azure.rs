@@ -57,5 +57,6 @@ pub async fn providers(spec: &ClusterSpec, platform: &AzureSpec) -> Result<Provi
     Ok(Providers {
         addresses: Box::new(azure::AzureAddresses::new(arm.clone(), &settings)),
         dns: Box::new(azure::AzureDns::new(arm, &settings)),
+        preflight: None,
     })
 }

@@ -33,5 +33,6 @@ pub async fn providers(spec: &ClusterSpec, platform: &GcpSpec) -> Result<Provide
     Ok(Providers {
         addresses: Box::new(gcp::GceAddresses::new(&settings).await?),
         dns: Box::new(gcp::CloudDns::new(&settings).await?),
+        preflight: None,
     })
 }

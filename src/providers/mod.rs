@@ -17,6 +17,8 @@ use bootstrap_cloud::{AddressProvider, DnsProvider};
 pub struct Providers {
     pub addresses: Box<dyn AddressProvider>,
     pub dns: Box<dyn DnsProvider>,
+    /// The cloud's own preflight checks (None: this cloud has none yet; `preflight` says so).
+    pub preflight: Option<Box<dyn bootstrap_cloud::preflight::Preflight>>,
 }
 
 impl Providers {
@@ -25,6 +27,7 @@ impl Providers {
         Self {
             addresses: Box::new(none::NoCloud),
             dns: Box::new(none::NoCloud),
+            preflight: None,
         }
     }
 }

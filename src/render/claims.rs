@@ -20,6 +20,9 @@ pub struct ServiceClaim {
     /// Controller serves them, and the reason says so when nothing does.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub needs_aws_lb_controller: bool,
+    /// The Service's ports (the proof on the wire dials 22623 where one exposes it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<u16>,
 }
 
 impl ServiceClaim {
@@ -40,6 +43,12 @@ impl ServiceClaim {
             needs_aws_lb_controller: annotation(
                 "service.beta.kubernetes.io/aws-load-balancer-type",
             ) == Some("external"),
+            ports: service
+                .spec
+                .iter()
+                .flat_map(|s| s.ports.iter().flatten())
+                .filter_map(|p| u16::try_from(p.port).ok())
+                .collect(),
         }
     }
 }

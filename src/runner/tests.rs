@@ -103,6 +103,7 @@ async fn a_transient_error_while_verifying_a_reserve_is_retried_and_the_duplicat
         addresses: Box::new(Shared(flaky.clone())),
         // Reserving writes no record: DNS where nothing exists and nothing may be written.
         dns: Box::new(crate::providers::NoCloud),
+        preflight: None,
     };
     let state = tempfile::tempdir().unwrap();
     let mut journal = Journal::open(state.path()).unwrap();

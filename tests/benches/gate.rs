@@ -61,6 +61,7 @@ async fn main() {
                 name: n.clone(),
                 claims: Vec::new(),
                 needs_aws_lb_controller: false,
+                ports: Vec::new(),
             })
             .collect();
         // The gate reports its first evaluation once its watches are up; then the test acts.

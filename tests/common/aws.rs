@@ -16,6 +16,18 @@ impl AwsHarness {
         Self::with_layout(fixture, &VpcLayout::Byo).await.0
     }
 
+    /// The fixture's world in peers started by the caller (e.g. with a low Elastic IP limit).
+    pub async fn with_peers(peers: AwsPeers, fixture: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let assets = dir.path().join("assets");
+        peers
+            .setup_world(&agent::fixture(fixture), &assets)
+            .await
+            .unwrap();
+        let agent = Agent::new(dir, assets, BOOTSTRAP_IP, peers.agent_env());
+        Self { peers, agent }
+    }
+
     /// A world whose subnets are laid out as `layout` says; also returns the setup's answer
     /// (its `layout` holds the subnet ids by kind).
     pub async fn with_layout(fixture: &str, layout: &VpcLayout) -> (Self, Value) {

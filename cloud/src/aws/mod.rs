@@ -7,10 +7,12 @@
 
 mod adopt;
 mod ec2;
+mod preflight;
 mod route53;
 mod subnets;
 
 pub use ec2::Ec2Addresses;
+pub use preflight::AwsPreflight;
 pub use route53::Route53Dns;
 
 use crate::{CloudError, ErrorKind};

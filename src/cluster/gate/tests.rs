@@ -18,6 +18,7 @@ fn target(claims: &[&str]) -> ServiceClaim {
         name: "lb".into(),
         claims: claims.iter().map(|s| ip(s)).collect(),
         needs_aws_lb_controller: false,
+        ports: Vec::new(),
     }
 }
 

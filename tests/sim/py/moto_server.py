@@ -8,18 +8,27 @@ moto's collisions, not ours. So: an address moto picks is one that no ENI of tha
 holds and that EC2 could hand out, chosen under a lock so that concurrent creates cannot pick
 the same one.
 
-Elastic IPs likewise: an allocated address is never handed out twice.
+Elastic IPs likewise: an allocated address is never handed out twice. And, as on EC2, an
+account has an Elastic IP limit: DescribeAccountAttributes reports it (`vpc-max-elastic-ips`)
+and AllocateAddress beyond it fails with AddressLimitExceeded (moto reports 5 and enforces
+nothing). The limit is MOTO_VPC_MAX_ELASTIC_IPS, default 100: AWS's default is 5, but one
+world here holds twenty clusters' addresses (a raised quota, as such accounts have).
 
 Usage: python moto_server.py [moto_server arguments...]
 """
 import ipaddress
+import os
 import random
 import sys
 import threading
 
+from moto.ec2.exceptions import EC2ClientError
 from moto.ec2.models import elastic_ip_addresses as eips
 from moto.ec2.models import elastic_network_interfaces as enis
+from moto.ec2.responses import account_attributes
 from moto.server import main
+
+EIP_LIMIT = int(os.environ.get("MOTO_VPC_MAX_ELASTIC_IPS", "100"))
 
 _lock = threading.Lock()
 _in_use = set()
@@ -74,6 +83,10 @@ _moto_allocate = eips.ElasticAddressBackend.allocate_address
 
 def _allocate_address(self, *args, **kwargs):
     with _eip_lock:
+        if len(self.addresses) >= EIP_LIMIT:
+            raise EC2ClientError(
+                "AddressLimitExceeded", "The maximum number of addresses has been reached."
+            )
         _eips_in_use.clear()
         _eips_in_use.update(a.public_ip for a in self.addresses)
         return _moto_allocate(self, *args, **kwargs)
@@ -81,6 +94,19 @@ def _allocate_address(self, *args, **kwargs):
 
 eips.random_ip = _free_public_ip
 eips.ElasticAddressBackend.allocate_address = _allocate_address
+
+_moto_describe_account_attributes = account_attributes.AccountAttributes.describe_account_attributes
+
+
+def _describe_account_attributes(self):
+    result = _moto_describe_account_attributes(self)
+    for attribute in result.result["AccountAttributes"]:
+        if attribute["AttributeName"] in ("vpc-max-elastic-ips", "max-elastic-ips"):
+            attribute["AttributeValues"] = [{"AttributeValue": str(EIP_LIMIT)}]
+    return result
+
+
+account_attributes.AccountAttributes.describe_account_attributes = _describe_account_attributes
 
 # Public IPv4 pools (BYO IP), which moto lacks: AllocateAddress ignores PublicIpv4Pool and
 # DescribePublicIpv4Pools does not exist. The local world has two pools. An allocation from a

@@ -33,8 +33,20 @@ pub struct AwsPeers {
 
 impl AwsPeers {
     pub async fn start() -> Result<Self> {
+        Self::start_with(&[]).await
+    }
+
+    /// An account whose Elastic IP limit is `limit` (moto_server.py enforces it as EC2 does).
+    pub async fn start_with_eip_limit(limit: u32) -> Result<Self> {
+        Self::start_with(&[("MOTO_VPC_MAX_ELASTIC_IPS", &limit.to_string())]).await
+    }
+
+    async fn start_with(moto_env: &[(&str, &str)]) -> Result<Self> {
         let venv = tokio::task::spawn_blocking(venv::ensure).await??;
-        let (ec2, route53) = tokio::try_join!(Emulator::moto(&venv), Emulator::ministack(&venv))?;
+        let (ec2, route53) = tokio::try_join!(
+            Emulator::moto_with(&venv, moto_env),
+            Emulator::ministack(&venv)
+        )?;
         let ec2_proxy = Proxy::start(ec2.addr, Service::Ec2).await?;
         let route53_proxy = Proxy::start(route53.addr, Service::Route53).await?;
         Ok(Self {
@@ -103,8 +115,9 @@ impl AwsPeers {
         vec![
             ("AWS_ENDPOINT_URL_EC2".into(), self.ec2_proxy.url()),
             ("AWS_ENDPOINT_URL_ROUTE_53".into(), self.route53_proxy.url()),
-            // ministack's STS (for hostedZoneRole): its sessions act in the role's account.
-            // Straight to ministack: the proxies count Route53 and EC2 calls only.
+            // ministack's STS (for hostedZoneRole, and preflight's GetCallerIdentity): its
+            // sessions act in the role's account. Straight to ministack: the proxies count
+            // Route53 and EC2 calls only.
             ("AWS_ENDPOINT_URL_STS".into(), self.route53.url()),
             ("AWS_EC2_METADATA_DISABLED".into(), "true".into()),
             ("AWS_CONFIG_FILE".into(), "/dev/null".into()),

@@ -22,8 +22,15 @@ impl Emulator {
     /// free and never AWS-reserved, as EC2 does (moto alone picks at random, collisions
     /// included).
     pub async fn moto(venv: &Path) -> Result<Self> {
+        Self::moto_with(venv, &[]).await
+    }
+
+    /// [`Emulator::moto`] with settings of `py/moto_server.py` in its environment (e.g.
+    /// `MOTO_VPC_MAX_ELASTIC_IPS`).
+    pub async fn moto_with(venv: &Path, env: &[(&str, &str)]) -> Result<Self> {
         let port = free_port()?;
         let mut cmd = Command::new(venv.join("bin/python"));
+        cmd.envs(env.iter().copied());
         cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("py/moto_server.py"))
             .args(["-H", "127.0.0.1", "-p", &port.to_string()]);
         Self::start("moto", cmd, port, "/moto-api/").await

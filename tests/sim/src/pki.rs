@@ -59,3 +59,30 @@ pub fn generate(ca_name: &str, server_name: &str, names: &[&str]) -> Result<Pki>
         server: Arc::new(server),
     })
 }
+
+/// A TLS server on loopback answering every request with `200 ok` (kube-apiserver's `/readyz`
+/// answer), with the certificate of `server`: a stand-in for a load balancer in front of an
+/// API server, for clients that prove the path on the wire. Runs until the runtime ends.
+pub async fn serve_readyz(server: Arc<ServerConfig>) -> Result<std::net::SocketAddr> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let acceptor = tokio_rustls::TlsAcceptor::from(server);
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let mut buf = [0u8; 4096];
+                let _ = tls.read(&mut buf).await;
+                let _ = tls
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+                    .await;
+                let _ = tls.shutdown().await;
+            });
+        }
+    });
+    Ok(addr)
+}

@@ -280,9 +280,12 @@ impl Drop for Proxy {
 pub fn classify(method: &hyper::Method, path: &str, body: &[u8]) -> Call {
     let body = String::from_utf8_lossy(body);
     if let Some(action) = body.split('&').find_map(|kv| kv.strip_prefix("Action=")) {
-        let read_only = ["Describe", "Get", "List"]
-            .iter()
-            .any(|p| action.starts_with(p));
+        // A dry run (preflight's permission check) asks, it changes nothing.
+        let dry_run = body.split('&').any(|kv| kv == "DryRun=true");
+        let read_only = dry_run
+            || ["Describe", "Get", "List"]
+                .iter()
+                .any(|p| action.starts_with(p));
         return Call {
             action: action.to_string(),
             mutating: !read_only,
@@ -506,6 +509,14 @@ mod tests {
 
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn a_dry_run_mutates_nothing() {
+        let post = hyper::Method::POST;
+        assert!(classify(&post, "/", b"Action=AllocateAddress&Domain=vpc").mutating);
+        assert!(!classify(&post, "/", b"Action=AllocateAddress&Domain=vpc&DryRun=true").mutating);
+        assert!(!classify(&post, "/", b"Action=GetCallerIdentity&Version=2011-06-15").mutating);
+    }
 
     /// An upstream that answers 200 "ok" and counts what reached it.
     async fn upstream() -> (SocketAddr, Arc<AtomicUsize>) {

@@ -286,6 +286,9 @@ async fn auth_discovery_and_kubeconfig() {
     }
     let (code, version) = raw.get("/version").await;
     assert_eq!((code, version["major"].as_str()), (200, Some("1")));
+    // system:public-info-viewer: /version and the health endpoints need no token.
+    let (code, version) = raw.call_as("GET", "/version", "", "", Some("")).await;
+    assert_eq!((code, version["major"].as_str()), (200, Some("1")));
     let (_, api) = raw.get("/api").await;
     assert_eq!(api["kind"], "APIVersions");
     assert_eq!(api["versions"], json!(["v1"]));
@@ -1333,7 +1336,9 @@ async fn oracle_dynamic_client_custom_resources() {
         out["crds"],
         json!([
             "clusterversions.config.openshift.io",
-            "infrastructures.config.openshift.io"
+            "infrastructures.config.openshift.io",
+            // The AWS Load Balancer Controller's, present by default (`aws_lb_controller`).
+            "targetgroupbindings.elbv2.k8s.aws"
         ])
     );
     assert_eq!(out["infra_namespaced"], false);
@@ -2142,4 +2147,40 @@ async fn azure_dual_stack_internal_services_get_both_ips_from_the_compute_subnet
         ingress_list(&raw, MCS_NS, "single").await,
         json!([{"ip": "10.0.1.253", "ipMode": "VIP"}])
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn self_subject_access_reviews_answer_for_the_user_and_refuse_an_empty_spec() {
+    let sim = KubeSim::start(KubeSimOptions {
+        denied: vec![bootstrap_sim::kube::Denied::new(
+            "patch",
+            "config.openshift.io",
+            "clusterversions",
+        )],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let raw = Raw::new(&sim);
+    let path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+    let review = |verb: &str, group: &str, resource: &str| {
+        json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+               "spec": {"resourceAttributes": {"verb": verb, "group": group, "resource": resource}}})
+    };
+    let (code, answer) = raw.post(path, review("patch", "", "services")).await;
+    assert_eq!(code, 201, "{answer}");
+    assert_eq!(answer["status"]["allowed"], true);
+    let (code, answer) = raw
+        .post(
+            path,
+            review("patch", "config.openshift.io", "clusterversions"),
+        )
+        .await;
+    assert_eq!(code, 201, "{answer}");
+    assert_eq!(answer["status"]["allowed"], false);
+    // kube-apiserver's validation: exactly one of the attribute kinds.
+    let (code, answer) = raw
+        .post(path, json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": {}}))
+        .await;
+    assert_eq!(code, 422, "{answer}");
 }

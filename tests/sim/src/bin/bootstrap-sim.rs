@@ -3,7 +3,7 @@
 //! counting proxy, and the local Kubernetes API server with its simulated controllers, strict
 //! like the real ones: endpoints only from pods the selectors match, and load balancers only on
 //! addresses the cloud lets them have (AWS: claimed in moto). Then it runs the real agent
-//! binary on the example assets: `plan`, the whole `run` (reserve, seed DNS, set capabilities,
+//! binary on the example assets: `preflight` (the checklist), `plan`, the whole `run` (reserve, seed DNS, set capabilities,
 //! hand over, apply the Services, gate, remove the bootstrap IP), `plan` again (nothing left
 //! to do) and `status`, prints what the load balancers hold, and stops everything at the end.
 
@@ -86,8 +86,15 @@ async fn demo(cloud: &str) -> Result<()> {
     })
     .await?;
     println!("# kubeconfig: {}", kube.kubeconfig_path().display());
+    let api = kube.url().trim_start_matches("https://").to_string();
 
-    for step in [&["plan"][..], &["run"], &["plan"], &["status"]] {
+    for step in [
+        &["preflight"][..],
+        &["plan"],
+        &["run"],
+        &["plan"],
+        &["status"],
+    ] {
         println!("\n$ bootstrap-agent {}", step.join(" "));
         let mut cmd = tokio::process::Command::new(&agent);
         cmd.args(step)
@@ -99,13 +106,20 @@ async fn demo(cloud: &str) -> Result<()> {
                 .arg(&assets)
                 .args(["--bootstrap-ip", "10.0.1.10"]);
         }
+        if step[0] == "preflight" {
+            cmd.arg("--kubeconfig").arg(kube.kubeconfig_path());
+        }
         if step[0] == "run" {
             cmd.arg("--kubeconfig")
                 .arg(kube.kubeconfig_path())
                 .arg("--done-file")
                 .arg(work.join("bootstrap-agent.done.json"))
                 // A short drain, to show it without making the demo wait a whole TTL.
-                .args(["--drain-wait", "3s"]);
+                .args(["--drain-wait", "3s"])
+                // The proof on the wire dials every load-balancer IP; here the local API
+                // server stands in for each load balancer (never dial the clouds' addresses).
+                .arg("--wire-dial-override")
+                .arg(format!("*:6443={api},*:22623={api}"));
         }
         let status = cmd.status().await.context("cannot run the agent")?;
         if !status.success() {

@@ -286,6 +286,10 @@ async fn provision(ctx: &Arc<Ctx>, ns: &str, name: &str, knobs: &ControllerKnobs
     if has_ingress(&svc, ctx.lbs.cloud()) && ctx.lbs.is_provisioned(&svc).await {
         return;
     }
+    // No controller serves it (the AWS Load Balancer Controller is not installed).
+    if !lb::served(&svc, ctx.lbs.cloud()) {
+        return;
+    }
     tokio::time::sleep(knobs.ingress_delay).await;
     loop {
         // Detached, so that a restart of this pipeline cannot cut a claim in the cloud in half.

@@ -212,7 +212,13 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Response<Body> {
     let content_type = header("content-type");
     let user_agent = header("user-agent");
     let query = query_pairs(req.uri().query());
-    if !authorized {
+    // kube-apiserver's system:public-info-viewer lets anyone (system:unauthenticated) read
+    // the health endpoints and /version; everything else needs the token.
+    let public = matches!(
+        path.trim_end_matches('/'),
+        "/healthz" | "/livez" | "/readyz" | "/version"
+    );
+    if !authorized && !public {
         return error(&ApiError::unauthorized());
     }
     let body = match req.into_body().collect().await {
@@ -247,6 +253,12 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Response<Body> {
         ["apis", g] => discovery(discovery::group(g)),
         ["api", "v1"] => discovery(discovery::resource_list("", "v1")),
         ["apis", g, v] => discovery(discovery::resource_list(g, v)),
+        [
+            "apis",
+            "authorization.k8s.io",
+            "v1",
+            "selfsubjectaccessreviews",
+        ] => super::access::self_subject_access_review(&shared.denied, &r),
         ["api", "v1", rest @ ..] => rest::resource(&shared, "", "v1", rest, &r),
         ["apis", g, v, rest @ ..] => rest::resource(&shared, g, v, rest, &r),
         _ => error(&ApiError::no_route()),

@@ -39,6 +39,7 @@
 //!   only on the simulated control-plane nodes (see `kubelet`); load balancers follow the
 //!   rules of `lb`.
 
+mod access;
 mod apply;
 mod controller;
 mod delete;
@@ -70,6 +71,7 @@ use std::time::Duration;
 use store::{Key, Store};
 use tokio::task::JoinHandle;
 
+pub use access::Denied;
 pub use kubelet::PodSet;
 pub use lb::{CloudOptions, Ipv4Cidr, Ipv6Cidr};
 pub use tls::SERVER_NAMES;
@@ -128,6 +130,9 @@ pub struct KubeSimOptions {
     /// Pods every control-plane node runs once their namespace exists (default: OpenShift's
     /// kube-apiserver and machine-config-server, see [`PodSet::openshift`]).
     pub control_plane_pods: Vec<PodSet>,
+    /// What the token's user may not do (SelfSubjectAccessReview answers; the sim enforces no
+    /// RBAC on other requests).
+    pub denied: Vec<Denied>,
 }
 
 impl Default for KubeSimOptions {
@@ -140,6 +145,7 @@ impl Default for KubeSimOptions {
             objects: Vec::new(),
             cloud: CloudOptions::default(),
             control_plane_pods: PodSet::openshift(),
+            denied: Vec::new(),
         }
     }
 }
@@ -153,6 +159,7 @@ pub(crate) struct Shared {
     shutdown: tokio::sync::watch::Receiver<bool>,
     log: Mutex<Vec<(String, String)>>,
     user_agents: Mutex<std::collections::BTreeSet<String>>,
+    denied: Vec<Denied>,
 }
 
 impl Shared {
@@ -204,8 +211,13 @@ impl KubeSim {
             shutdown,
             log: Mutex::new(Vec::new()),
             user_agents: Mutex::new(Default::default()),
+            denied: opts.denied.clone(),
         });
-        seed(&shared, &opts.objects)?;
+        let mut objects = opts.objects.clone();
+        if opts.cloud.aws_lb_controller {
+            objects.push(lb::aws_lb_controller_crd());
+        }
+        seed(&shared, &objects)?;
         let acceptor = tokio_rustls::TlsAcceptor::from(pki.server);
         let server = tokio::spawn(http::serve(listener, acceptor, shared.clone()));
         let controller = controller::Controller::start(

@@ -153,6 +153,10 @@ pub struct CloudOptions {
     /// Azure: that subnet's IPv6 prefix, when it is dual stack. With `azure_compute_subnet`
     /// known and this None, the subnet has no IPv6 and an internal IPv6 frontend is refused.
     pub azure_compute_subnet_ipv6: Option<Ipv6Cidr>,
+    /// AWS: the AWS Load Balancer Controller is installed (its TargetGroupBinding CRD exists
+    /// and it serves `aws-load-balancer-type: external` Services). Without it such a Service
+    /// stays without ingress, as on a cluster without the controller.
+    pub aws_lb_controller: bool,
 }
 
 impl Default for CloudOptions {
@@ -163,6 +167,7 @@ impl Default for CloudOptions {
             gcp_compute_subnet: None,
             azure_compute_subnet: None,
             azure_compute_subnet_ipv6: None,
+            aws_lb_controller: true,
         }
     }
 }
@@ -224,6 +229,29 @@ fn requested_ips(svc: &Value) -> Vec<&str> {
                 .filter(|s| !s.is_empty())
         })
         .collect()
+}
+
+/// The CRD the AWS Load Balancer Controller installs (`targetgroupbindings.elbv2.k8s.aws`),
+/// by which a client can tell that the controller is there.
+pub fn aws_lb_controller_crd() -> Value {
+    let names = json!({"plural": "targetgroupbindings", "singular": "targetgroupbinding",
+                       "kind": "TargetGroupBinding", "listKind": "TargetGroupBindingList"});
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "targetgroupbindings.elbv2.k8s.aws"},
+        "spec": {"group": "elbv2.k8s.aws", "names": names, "scope": "Namespaced",
+                 "versions": [{"name": "v1beta1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": {"type": "object",
+                                   "x-kubernetes-preserve-unknown-fields": true}}}]},
+        "status": {"acceptedNames": names, "storedVersions": ["v1beta1"]}
+    })
+}
+
+/// Whether a controller serves the Service at all (the AWS Load Balancer Controller only
+/// when installed).
+pub fn served(svc: &Value, cloud: &CloudOptions) -> bool {
+    kind(svc) != Kind::AwsLoadBalancerController || cloud.aws_lb_controller
 }
 
 /// The ingress entries the Service's controller reports once its load balancer exists.

@@ -1,0 +1,140 @@
+//! Preflight: what each cloud can tell before anything is created, as checklist lines. The
+//! per-cloud probes (`aws::preflight`, `gcp::preflight`) only read, or ask with a dry run;
+//! the agent's `preflight` module adds the checks every cloud shares and prints them.
+
+use crate::{CloudError, ErrorKind, Zone};
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The outcome of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Pass,
+    /// Could not be decided (no dry run, a transient error) or looks risky: `run` goes on.
+    Warn,
+    /// Cannot work: `run` refuses to change anything.
+    Fail,
+    /// Named in `--skip-preflight`: not held against the run (the reason keeps the outcome).
+    Skipped,
+}
+
+/// One line of the checklist: the reason always, the fix when there is something to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    /// Stable kebab-case name (what `--skip-preflight` takes).
+    pub name: String,
+    pub verdict: Verdict,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+impl Check {
+    pub fn pass(name: &str, reason: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            verdict: Verdict::Pass,
+            reason: reason.into(),
+            fix: None,
+        }
+    }
+
+    pub fn warn(name: &str, reason: impl Into<String>, fix: Option<String>) -> Self {
+        Self {
+            name: name.into(),
+            verdict: Verdict::Warn,
+            reason: reason.into(),
+            fix,
+        }
+    }
+
+    pub fn fail(name: &str, reason: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            verdict: Verdict::Fail,
+            reason: reason.into(),
+            fix: Some(fix.into()),
+        }
+    }
+
+    /// No way to ask without doing it: said plainly, never a pass.
+    pub fn not_checked(name: &str, why: impl Into<String>) -> Self {
+        Self::warn(name, format!("not checked: {}", why.into()), None)
+    }
+
+    /// A call that could not be answered: a transient error only warns (the run's own retries
+    /// may get through); a definite refusal fails with `fix`.
+    pub fn from_error(name: &str, err: &CloudError, fix: impl Into<String>) -> Self {
+        if err.is_transient() {
+            Self::warn(
+                name,
+                format!("could not check: {err}"),
+                Some("check the cloud endpoint and network; `run` retries".into()),
+            )
+        } else {
+            Self::fail(name, err.to_string(), fix)
+        }
+    }
+}
+
+/// Whether an error is the cloud's "you may not" (as opposed to "no such thing" or "try later").
+pub fn is_denied(err: &CloudError) -> bool {
+    err.kind == ErrorKind::Fatal
+        && [
+            "UnauthorizedOperation",
+            "AccessDenied",
+            "AuthFailure",
+            "Forbidden",
+            "PERMISSION_DENIED",
+            "AuthorizationFailed",
+        ]
+        .iter()
+        .any(|code| err.message.contains(code))
+}
+
+/// What the agent is about to create, so a cloud can say whether there is room for it.
+#[derive(Debug, Clone, Default)]
+pub struct Needs {
+    /// Public addresses not reserved yet.
+    pub public_addresses: u32,
+    /// Private addresses not reserved yet, per placement (AWS subnet id; "" where the cloud
+    /// takes no placement).
+    pub private_addresses: BTreeMap<String, u32>,
+    /// Every subnet the reservations go into (AWS subnet ids; GCP/Azure take theirs from the
+    /// provider settings).
+    pub subnets: Vec<String>,
+    /// The private zone the agent writes, as found (None: DNS is the user's, or not found).
+    pub private_zone: Option<Zone>,
+}
+
+/// The cloud-specific part of preflight.
+#[async_trait]
+pub trait Preflight: Send + Sync {
+    /// The checks this cloud can make for `needs`, in checklist order.
+    async fn checks(&self, needs: &Needs) -> Vec<Check>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_transient_error_warns_and_a_refusal_fails() {
+        let transient = CloudError::new(ErrorKind::Transient, "X", "503");
+        assert_eq!(
+            Check::from_error("c", &transient, "fix").verdict,
+            Verdict::Warn
+        );
+        let denied = CloudError::fatal("X", "UnauthorizedOperation: no");
+        assert!(is_denied(&denied));
+        let check = Check::from_error("c", &denied, "grant it");
+        assert_eq!(check.verdict, Verdict::Fail);
+        assert_eq!(check.fix.as_deref(), Some("grant it"));
+        assert!(!is_denied(&CloudError::fatal(
+            "X",
+            "InvalidSubnetID.NotFound"
+        )));
+    }
+}

@@ -1,0 +1,500 @@
+//! Preflight: before anything is created, a checklist of whether it can work, each line pass,
+//! warn or fail with the reason and the fix. `bootstrap-agent preflight` prints it; `run`
+//! prints it first and refuses to change anything when a line fails (exit 2), unless the
+//! person names that line in `--skip-preflight`.
+//!
+//! The lines: the cloud's own (credentials and identity, dry-run permissions, quota, subnets,
+//! the private zone's network; see `bootstrap_cloud::<cloud>::preflight`), then the shared
+//! ones: the zones can be read, our reservations can be listed, the bootstrap IP is in the
+//! machine network and none of ours, and with a kubeconfig the Kubernetes checks (`kube`).
+//! Reads and dry runs only.
+
+mod kube_checks;
+
+use crate::assets::{ClusterSpec, Platform};
+use crate::providers::Providers;
+use bootstrap_cloud::preflight::{Check, Needs, Verdict};
+use bootstrap_cloud::{Reservation, Zone};
+use serde::Serialize;
+use std::path::Path;
+
+/// `--skip-preflight` (on `run` and `preflight`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PreflightArgs {
+    /// A preflight check (by name) whose failure does not stop `run`; repeatable.
+    #[arg(
+        long = "skip-preflight",
+        value_name = "NAME",
+        env = "BOOTSTRAP_AGENT_SKIP_PREFLIGHT",
+        value_delimiter = ','
+    )]
+    pub skip: Vec<String>,
+}
+
+/// `preflight`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct PreflightCommand {
+    #[command(flatten)]
+    pub common: crate::context::Common,
+    /// Kubeconfig of the cluster (optional: without it the cluster checks are left out).
+    #[arg(long, env = "BOOTSTRAP_AGENT_KUBECONFIG")]
+    pub kubeconfig: Option<std::path::PathBuf>,
+    #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
+    pub templates: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub preflight: PreflightArgs,
+}
+
+/// `preflight`: reads only (no lock, no journal write); prints the checklist to stdout.
+pub async fn command(args: &PreflightCommand) -> anyhow::Result<()> {
+    let reading =
+        crate::context::Reading::new(&args.common, crate::context::Cloud::Observe).await?;
+    checklist(
+        &Inputs {
+            spec: &reading.spec,
+            providers: &reading.providers,
+            handed_over: &reading.recorded.handed_over,
+            kubeconfig: args.kubeconfig.as_deref(),
+            templates: args.templates.as_deref(),
+        },
+        &args.preflight,
+        args.common.output,
+        false,
+    )
+    .await
+    .map(|_| ())
+}
+
+/// Runs preflight and prints the checklist (`run`: on stderr, where its log goes); a failed
+/// check is an error (exit 2).
+pub async fn checklist(
+    inputs: &Inputs<'_>,
+    args: &PreflightArgs,
+    output: crate::output::Output,
+    to_stderr: bool,
+) -> anyhow::Result<Report> {
+    use crate::output::Output;
+    let mut report = run(inputs).await;
+    report.skip(&args.skip)?;
+    match (output, to_stderr) {
+        (_, true) => eprint!("{}", report.to_text()),
+        (Output::Text, false) => crate::output::write_stdout(&report.to_text())?,
+        (Output::Json | Output::Yaml, false) => crate::output::data(output, &report)?,
+    }
+    let failed: Vec<String> = report.failed().iter().map(|c| c.name.clone()).collect();
+    if !failed.is_empty() {
+        return Err(PreflightFailed { names: failed }.into());
+    }
+    Ok(report)
+}
+
+/// What preflight looks at.
+pub struct Inputs<'a> {
+    pub spec: &'a ClusterSpec,
+    pub providers: &'a Providers,
+    /// Reservations handed over to their load balancer (the journal's): ours, though the
+    /// cloud no longer shows them as ours.
+    pub handed_over: &'a [Reservation],
+    pub kubeconfig: Option<&'a Path>,
+    pub templates: Option<&'a Path>,
+}
+
+/// The checklist. `status_schema`-like stability: fields are only ever added.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub platform: String,
+    pub checks: Vec<Check>,
+    /// No line failed (skipped ones do not count).
+    pub passed: bool,
+}
+
+impl Report {
+    fn new(platform: &str, checks: Vec<Check>) -> Self {
+        let passed = !checks.iter().any(|c| c.verdict == Verdict::Fail);
+        Self {
+            platform: platform.to_string(),
+            checks,
+            passed,
+        }
+    }
+
+    pub fn failed(&self) -> Vec<&Check> {
+        self.checks
+            .iter()
+            .filter(|c| c.verdict == Verdict::Fail)
+            .collect()
+    }
+
+    /// Marks the named lines skipped. A name that matches no line is bad input: a typo
+    /// would otherwise skip nothing while the person believes it skipped something.
+    pub fn skip(&mut self, names: &[String]) -> Result<(), crate::error::InputError> {
+        for name in names {
+            let mut found = false;
+            for check in self.checks.iter_mut().filter(|c| &c.name == name) {
+                found = true;
+                if check.verdict != Verdict::Pass {
+                    check.reason = format!(
+                        "{} (was {}; skipped by --skip-preflight)",
+                        check.reason,
+                        verdict_word(check.verdict)
+                    );
+                    check.verdict = Verdict::Skipped;
+                }
+            }
+            if !found {
+                let known: Vec<&str> = self.checks.iter().map(|c| c.name.as_str()).collect();
+                return Err(crate::error::InputError::new(
+                    "--skip-preflight",
+                    name,
+                    format!("no such check; the checks are: {}", known.join(", ")),
+                ));
+            }
+        }
+        self.passed = !self.checks.iter().any(|c| c.verdict == Verdict::Fail);
+        Ok(())
+    }
+
+    pub fn to_text(&self) -> String {
+        let width = self.checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
+        let mut out = format!("preflight ({}):\n", self.platform);
+        for c in &self.checks {
+            out.push_str(&format!(
+                "  {:<5} {:<width$}  {}\n",
+                verdict_word(c.verdict),
+                c.name,
+                c.reason
+            ));
+            if let Some(fix) = &c.fix
+                && c.verdict != Verdict::Pass
+            {
+                out.push_str(&format!("  {:<5} {:<width$}  fix: {fix}\n", "", ""));
+            }
+        }
+        let count = |v: Verdict| self.checks.iter().filter(|c| c.verdict == v).count();
+        out.push_str(&format!(
+            "preflight: {} passed, {} warnings, {} failed, {} skipped\n",
+            count(Verdict::Pass),
+            count(Verdict::Warn),
+            count(Verdict::Fail),
+            count(Verdict::Skipped)
+        ));
+        out
+    }
+}
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "pass",
+        Verdict::Warn => "warn",
+        Verdict::Fail => "FAIL",
+        Verdict::Skipped => "skip",
+    }
+}
+
+/// `run` stops before any change: these checks failed.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "preflight failed: {}; nothing was changed (the checklist above says why and how to fix it; `--skip-preflight NAME` goes on regardless)",
+    .names.join(", ")
+)]
+pub struct PreflightFailed {
+    pub names: Vec<String>,
+}
+
+/// Runs every check and returns the checklist (never an error: a check that cannot run is a
+/// line that says so).
+pub async fn run(inputs: &Inputs<'_>) -> Report {
+    let spec = inputs.spec;
+    let mut checks = Vec::new();
+    let providers = inputs.providers;
+    if matches!(spec.platform, Platform::None) {
+        checks.push(Check::pass(
+            "cloud",
+            "platform none: nothing to reserve, no zone to write",
+        ));
+        checks.extend(bootstrap_ip(spec, &[]));
+        checks.extend(kube_checks::run(inputs).await);
+        return Report::new(spec.platform_name(), checks);
+    }
+    let (zones_check, private_zone) = zones(spec, providers).await;
+    let (reservations_check, ours) = reservations(providers, inputs.handed_over).await;
+    let needs = needs(spec, &ours, private_zone);
+    match &providers.preflight {
+        Some(cloud) => checks.extend(cloud.checks(&needs).await),
+        None => checks.push(Check::not_checked(
+            "cloud",
+            format!(
+                "this build has no {} preflight checks (credentials, permissions, quota)",
+                spec.platform_name()
+            ),
+        )),
+    }
+    checks.push(zones_check);
+    checks.push(reservations_check);
+    checks.extend(bootstrap_ip(spec, &ours));
+    checks.extend(kube_checks::run(inputs).await);
+    Report::new(spec.platform_name(), checks)
+}
+
+/// Every zone the agent writes can be found (read access to the zones).
+async fn zones(spec: &ClusterSpec, providers: &Providers) -> (Check, Option<Zone>) {
+    const NAME: &str = "dns-zones";
+    if let Some(why) = spec.user_managed_dns() {
+        return (
+            Check::pass(NAME, format!("DNS is the user's ({why}): no zone to read")),
+            None,
+        );
+    }
+    let mut refs: Vec<bootstrap_cloud::ZoneRef> = crate::plan::records_of_interest(spec)
+        .into_iter()
+        .map(|(zone, _)| zone)
+        .collect();
+    refs.sort();
+    refs.dedup();
+    let mut found = Vec::new();
+    let mut private = None;
+    for zone_ref in refs {
+        match providers.dns.find_zone(&zone_ref).await {
+            Ok(zone) => {
+                found.push(format!("{zone_ref}: {}", zone.id));
+                if zone_ref.private {
+                    private = Some(zone);
+                }
+            }
+            Err(e) => {
+                return (
+                    Check::from_error(
+                        NAME,
+                        &e,
+                        "create the zone, or give the agent read access to it (Route53 ListHostedZonesByName / Cloud DNS managedZones.list / Azure DNS zones read)",
+                    ),
+                    private,
+                );
+            }
+        }
+    }
+    (Check::pass(NAME, found.join("; ")), private)
+}
+
+/// Our reservations can be listed; they are what the later checks count as ours.
+async fn reservations(
+    providers: &Providers,
+    handed_over: &[Reservation],
+) -> (Check, Vec<Reservation>) {
+    const NAME: &str = "reservations";
+    match providers.addresses.observe().await {
+        Ok(mut ours) => {
+            let line = format!(
+                "{} of ours in the cloud, {} handed over to their load balancer",
+                ours.len(),
+                handed_over.len()
+            );
+            ours.extend(handed_over.iter().cloned());
+            (Check::pass(NAME, line), ours)
+        }
+        Err(e) => (
+            Check::from_error(
+                NAME,
+                &e,
+                "give the agent permission to list addresses (ec2:DescribeAddresses and ec2:DescribeNetworkInterfaces / compute.addresses.list / Microsoft.Network/publicIPAddresses/read)",
+            ),
+            handed_over.to_vec(),
+        ),
+    }
+}
+
+/// What is still to be created, for the cloud's quota and subnet checks.
+fn needs(spec: &ClusterSpec, ours: &[Reservation], private_zone: Option<Zone>) -> Needs {
+    let mut needs = Needs {
+        private_zone,
+        ..Needs::default()
+    };
+    for wanted in crate::plan::wanted_reservations(spec) {
+        if ours.iter().any(|r| r.key == wanted.key) {
+            continue;
+        }
+        match wanted.key.scope {
+            bootstrap_cloud::Scope::Public => needs.public_addresses += 1,
+            bootstrap_cloud::Scope::Private => {
+                *needs
+                    .private_addresses
+                    .entry(wanted.key.placement.clone().unwrap_or_default())
+                    .or_default() += 1;
+            }
+        }
+    }
+    if let Platform::Aws(aws) = &spec.platform {
+        let mut ids: Vec<String> = aws
+            .public_subnets()
+            .filter(|_| spec.publish.public_api())
+            .chain(aws.private_subnets())
+            .cloned()
+            .collect();
+        ids.sort();
+        ids.dedup();
+        needs.subnets = ids;
+    }
+    needs
+}
+
+/// PURE: the bootstrap IP is known, inside the machine network, and none of our reservations
+/// holds it (DNS would otherwise send API clients to a load balancer as if to the bootstrap
+/// host, and removing the bootstrap IP later would remove the load balancer's).
+pub fn bootstrap_ip(spec: &ClusterSpec, ours: &[Reservation]) -> Vec<Check> {
+    const NAME: &str = "bootstrap-ip";
+    let Some(ip) = spec.bootstrap_ip else {
+        return vec![Check::fail(
+            NAME,
+            "unknown: not given, not in the journal, and not detected",
+            "pass --bootstrap-ip with the bootstrap host's private IP",
+        )];
+    };
+    if let Some(r) = ours.iter().find(|r| r.ip == ip) {
+        return vec![Check::fail(
+            NAME,
+            format!(
+                "{ip} is the IP of our reservation {} ({}); the bootstrap host cannot have it",
+                r.key, r.id
+            ),
+            "pass the bootstrap host's own private IP with --bootstrap-ip",
+        )];
+    }
+    if spec.machine_networks.is_empty() {
+        return vec![Check::warn(
+            NAME,
+            format!("{ip}: the install-config lists no machineNetwork to check it against"),
+            None,
+        )];
+    }
+    match spec.machine_networks.iter().find(|n| n.contains(ip)) {
+        Some(net) => vec![Check::pass(
+            NAME,
+            format!("{ip} is in the machine network {net} and held by none of our reservations"),
+        )],
+        None => vec![Check::fail(
+            NAME,
+            format!(
+                "{ip} is outside the machine network ({})",
+                spec.machine_networks
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "pass the bootstrap host's private IP (in networking.machineNetwork) with --bootstrap-ip",
+        )],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assets::Cidr;
+    use bootstrap_cloud::{IpFamily, ReservationKey, Scope};
+
+    fn spec(bootstrap: Option<&str>) -> ClusterSpec {
+        let fixture =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/assets/aws");
+        let mut spec = crate::assets::load(&fixture).unwrap();
+        spec.bootstrap_ip = bootstrap.map(|s| s.parse().unwrap());
+        spec
+    }
+
+    fn reservation(ip: &str) -> Reservation {
+        Reservation {
+            key: ReservationKey {
+                scope: Scope::Private,
+                family: IpFamily::Ipv4,
+                placement: Some("subnet-1".into()),
+            },
+            id: "eni-1".into(),
+            name: "n".into(),
+            ip: ip.parse().unwrap(),
+        }
+    }
+
+    #[test]
+    fn the_bootstrap_ip_must_be_in_the_machine_network_and_none_of_ours() {
+        let s = spec(Some("10.0.1.10"));
+        assert!(
+            !s.machine_networks.is_empty(),
+            "the fixture has a machine network"
+        );
+        assert_eq!(bootstrap_ip(&s, &[])[0].verdict, Verdict::Pass);
+        let held = bootstrap_ip(&s, &[reservation("10.0.1.10")]);
+        assert_eq!(held[0].verdict, Verdict::Fail);
+        assert!(held[0].reason.contains("eni-1"), "{:?}", held[0]);
+        let outside = bootstrap_ip(&spec(Some("192.168.7.7")), &[]);
+        assert_eq!(outside[0].verdict, Verdict::Fail);
+        assert!(outside[0].reason.contains("outside"), "{:?}", outside[0]);
+        assert_eq!(bootstrap_ip(&spec(None), &[])[0].verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn cidrs_contain_only_their_own_family_and_range() {
+        let net = Cidr {
+            network: "10.0.0.0".parse().unwrap(),
+            prefix: 16,
+        };
+        assert!(net.contains("10.0.255.1".parse().unwrap()));
+        assert!(!net.contains("10.1.0.1".parse().unwrap()));
+        assert!(!net.contains("::1".parse().unwrap()));
+        let all = Cidr {
+            network: "0.0.0.0".parse().unwrap(),
+            prefix: 0,
+        };
+        assert!(all.contains("192.0.2.1".parse().unwrap()));
+        let v6 = Cidr {
+            network: "fd00::".parse().unwrap(),
+            prefix: 48,
+        };
+        assert!(v6.contains("fd00::5".parse().unwrap()));
+        assert!(!v6.contains("fd01::5".parse().unwrap()));
+    }
+
+    #[test]
+    fn a_skipped_failure_no_longer_fails_and_an_unknown_name_is_refused() {
+        let mut report = Report::new(
+            "aws",
+            vec![
+                Check::pass("a", "fine"),
+                Check::fail("quota-elastic-ips", "full", "release some"),
+            ],
+        );
+        assert!(!report.passed);
+        assert_eq!(report.failed().len(), 1);
+        assert!(report.skip(&["nope".into()]).is_err());
+        report.skip(&["quota-elastic-ips".into()]).unwrap();
+        assert!(report.passed);
+        assert_eq!(report.checks[1].verdict, Verdict::Skipped);
+        assert!(report.checks[1].reason.contains("was FAIL"));
+        let text = report.to_text();
+        assert!(text.contains("skip  quota-elastic-ips"), "{text}");
+        assert!(text.contains("1 skipped"), "{text}");
+    }
+
+    #[test]
+    fn needs_count_only_what_is_not_reserved_yet() {
+        let s = spec(Some("10.0.1.10"));
+        let wanted = crate::plan::wanted_reservations(&s);
+        let none = needs(&s, &[], None);
+        let public = wanted
+            .iter()
+            .filter(|w| w.key.scope == Scope::Public)
+            .count() as u32;
+        assert_eq!(none.public_addresses, public);
+        assert!(!none.subnets.is_empty());
+        let ours: Vec<Reservation> = wanted
+            .iter()
+            .map(|w| Reservation {
+                key: w.key.clone(),
+                id: "x".into(),
+                name: w.name.clone(),
+                ip: "10.0.9.9".parse().unwrap(),
+            })
+            .collect();
+        let all = needs(&s, &ours, None);
+        assert_eq!(all.public_addresses, 0);
+        assert!(all.private_addresses.is_empty());
+    }
+}
