@@ -226,18 +226,26 @@ impl Context {
         let providers = providers::for_spec(&mut spec).await?;
         settled(&spec)?;
         // The user's reservations that do not fit are bad input: refused before the journal.
-        // Under the step deadline, like every cloud call of a step.
-        tokio::time::timeout(
+        // Under the step deadline, like every cloud call of a step. A cloud that does not
+        // answer now is no verdict: the step looks again when it observes, journaled, with
+        // its retries counted.
+        match tokio::time::timeout(
             args.step_timeout,
             crate::adopt::precheck(&spec, &providers, &journal.state.adopted),
         )
         .await
-        .map_err(|_| {
-            anyhow::anyhow!(
-                "looking for reservations of yours did not finish within {}",
+        {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) if e.chain().any(|c| c.is::<crate::error::InputError>()) => return Err(e),
+            Ok(Err(e)) => tracing::warn!(
+                error = %crate::error::render_chain(&e),
+                "could not look for reservations of yours yet; the step looks again"
+            ),
+            Err(_) => tracing::warn!(
+                "looking for reservations of yours did not finish within {}; the step looks again",
                 humantime::format_duration(args.step_timeout)
-            )
-        })??;
+            ),
+        }
         let prepared = prepare(&spec, &providers, &journal.state).await?;
         journal.bind_cluster(&spec.infra_id)?;
         // Again under the lock: another agent may have seeded since the first read.
