@@ -6,6 +6,7 @@ mod dns_zones;
 mod doc;
 mod endpoints;
 mod network;
+mod platform_spec;
 mod publishing;
 mod spec;
 mod subnet_lookup;

@@ -14,6 +14,7 @@ use crate::{output, status};
 use anyhow::Result;
 
 mod inputs;
+mod services;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
@@ -184,9 +185,11 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Run(args) => crate::daemon::command(&args).await,
         Command::Preflight(args) => crate::preflight::command(&args).await,
         Command::Capabilities { command } => crate::capabilities::cli::run(command).await,
-        Command::Render { common, templates } => render(&common, templates.as_deref()).await,
-        Command::Apply { common, kube } => apply(&common, &kube).await,
-        Command::Wait { common, kube, gate } => wait(&common, &kube, &gate).await,
+        Command::Render { common, templates } => {
+            services::render(&common, templates.as_deref()).await
+        }
+        Command::Apply { common, kube } => services::apply(&common, &kube).await,
+        Command::Wait { common, kube, gate } => services::wait(&common, &kube, &gate).await,
     }
 }
 
@@ -251,48 +254,6 @@ async fn stages(common: &Common, stages: &[Stage]) -> Result<()> {
             Ok(())
         }
         other => output::data(other, &reports),
-    }
-}
-
-async fn render(common: &Common, templates: Option<&std::path::Path>) -> Result<()> {
-    let reading = Reading::new(common, Cloud::Observe).await?;
-    let rendered = reading.rendered(templates).await?;
-    match common.output {
-        Output::Json => output::data(
-            common.output,
-            &rendered.iter().map(|r| &r.service).collect::<Vec<_>>(),
-        ),
-        Output::Text | Output::Yaml => output::write_stdout(&crate::render::to_yaml(&rendered)?),
-    }
-}
-
-async fn apply(common: &Common, kube: &KubeArgs) -> Result<()> {
-    let reading = Reading::new(common, Cloud::Observe).await?;
-    let rendered = reading.rendered(kube.templates.as_deref()).await?;
-    let client = crate::cluster::client(&kube.kubeconfig).await?;
-    let applied = crate::cluster::apply::apply_services(&client, &rendered).await?;
-    match common.output {
-        Output::Text => {
-            for a in &applied {
-                println!(
-                    "{}/{}: {:?} (template {})",
-                    a.namespace, a.name, a.outcome, a.template
-                );
-            }
-            Ok(())
-        }
-        other => output::data(other, &applied),
-    }
-}
-
-async fn wait(common: &Common, kube: &KubeArgs, gate: &GateArgs) -> Result<()> {
-    // Locked: the result goes into the journal, and waiting 30 min to learn that another
-    // agent holds it would be no use.
-    let mut ctx = Context::open(common, &[]).await?;
-    let report = crate::daemon::wait_for_gate(&mut ctx, kube, gate).await?;
-    match common.output {
-        Output::Text => output::write_stdout(&format!("gate passed in {} ms\n", report.elapsed_ms)),
-        other => output::data(other, &report),
     }
 }
 

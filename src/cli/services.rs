@@ -1,0 +1,48 @@
+//! The handlers of the commands that work on the Services: `render`, `apply`, `wait`.
+
+use super::{Common, GateArgs, KubeArgs, Output};
+use crate::context::{Cloud, Context, Reading};
+use crate::output;
+use anyhow::Result;
+
+pub async fn render(common: &Common, templates: Option<&std::path::Path>) -> Result<()> {
+    let reading = Reading::new(common, Cloud::Observe).await?;
+    let rendered = reading.rendered(templates).await?;
+    match common.output {
+        Output::Json => output::data(
+            common.output,
+            &rendered.iter().map(|r| &r.service).collect::<Vec<_>>(),
+        ),
+        Output::Text | Output::Yaml => output::write_stdout(&crate::render::to_yaml(&rendered)?),
+    }
+}
+
+pub async fn apply(common: &Common, kube: &KubeArgs) -> Result<()> {
+    let reading = Reading::new(common, Cloud::Observe).await?;
+    let rendered = reading.rendered(kube.templates.as_deref()).await?;
+    let client = crate::cluster::client(&kube.kubeconfig).await?;
+    let applied = crate::cluster::apply::apply_services(&client, &rendered).await?;
+    match common.output {
+        Output::Text => {
+            for a in &applied {
+                println!(
+                    "{}/{}: {:?} (template {})",
+                    a.namespace, a.name, a.outcome, a.template
+                );
+            }
+            Ok(())
+        }
+        other => output::data(other, &applied),
+    }
+}
+
+pub async fn wait(common: &Common, kube: &KubeArgs, gate: &GateArgs) -> Result<()> {
+    // Locked: the result goes into the journal, and waiting 30 min to learn that another
+    // agent holds it would be no use.
+    let mut ctx = Context::open(common, &[]).await?;
+    let report = crate::daemon::wait_for_gate(&mut ctx, kube, gate).await?;
+    match common.output {
+        Output::Text => output::write_stdout(&format!("gate passed in {} ms\n", report.elapsed_ms)),
+        other => output::data(other, &report),
+    }
+}
