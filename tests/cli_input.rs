@@ -144,15 +144,31 @@ fn plan_offline_aws_prints_all_of_run_and_writes_nothing() {
     let state = tmp.path().join("state");
     let out = plan_offline(&fixture("aws"), &state, &[]);
     assert_eq!(out.code, Some(0), "{out:?}");
-    // 9 cloud changes, the capabilities, and the two Services (MCS is a listener of the
-    // internal NLB on AWS).
-    assert!(out.stdout.contains("12 change(s):"), "{out:?}");
+    // 8 cloud changes (progressive DNS, `run`'s default: the private records start with the
+    // bootstrap IP alone, the public record waits for its first serving IP), the capabilities,
+    // and the two Services (MCS is a listener of the internal NLB on AWS).
+    assert!(out.stdout.contains("11 change(s):"), "{out:?}");
+    assert!(
+        out.stdout.contains("note: dns seeding: progressive"),
+        "{out:?}"
+    );
     let changes = out
         .stdout
         .lines()
         .filter(|l| ["  + ", "  - ", "  ~ "].iter().any(|p| l.starts_with(p)))
         .count();
-    assert_eq!(changes, 12, "{out:?}");
+    assert_eq!(changes, 11, "{out:?}");
+    let all_at_once = plan_offline(&fixture("aws"), &state, &["--dns-seeding", "all-at-once"]);
+    assert!(
+        all_at_once.stdout.contains("12 change(s):"),
+        "{all_at_once:?}"
+    );
+    assert!(
+        all_at_once
+            .stdout
+            .contains("note: dns seeding: all at once"),
+        "{all_at_once:?}"
+    );
     assert_eq!(
         out.stdout.matches("  ~ capabilities ").count(),
         1,
@@ -170,8 +186,18 @@ fn plan_offline_aws_prints_all_of_run_and_writes_nothing() {
         6,
         "3 EIPs + 3 private IPs: {out:?}"
     );
-    assert_eq!(out.stdout.matches("  + dns ").count(), 3, "{out:?}");
-    assert!(out.stdout.contains("10.0.0.5"), "{out:?}");
+    assert_eq!(out.stdout.matches("  + dns ").count(), 2, "{out:?}");
+    assert_eq!(
+        out.stdout.matches("  + dns private zone").count(),
+        2,
+        "api and api-int with the bootstrap IP alone: {out:?}"
+    );
+    assert!(out.stdout.contains("A ttl 30 add 10.0.0.5\n"), "{out:?}");
+    assert_eq!(
+        all_at_once.stdout.matches("  + dns ").count(),
+        3,
+        "{all_at_once:?}"
+    );
     assert!(!state.exists(), "plan must not create the state dir");
 }
 
@@ -182,15 +208,24 @@ fn plan_offline_json_parses_with_all_of_run() {
     assert_eq!(out.code, Some(0), "{out:?}");
     let plan: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let changes = plan["changes"].as_array().unwrap();
-    assert_eq!(changes.len(), 12, "{out:?}");
+    assert_eq!(changes.len(), 11, "{out:?}");
     let kind = |k: &str| changes.iter().filter(|c| c["change"] == k).count();
     assert_eq!(kind("reserve_address"), 6);
-    assert_eq!(kind("add_record_values"), 3);
+    assert_eq!(
+        kind("add_record_values"),
+        2,
+        "progressive: the bootstrap IP alone"
+    );
     assert_eq!(kind("set_capabilities"), 1);
     assert_eq!(kind("apply_service"), 2);
-    // Only what the later stages of `run` will do with what the earlier ones create.
+    // Only what the later stages of `run` will do with what the earlier ones create, and how
+    // the reserved IPs will join DNS.
     let notes = plan["notes"].as_array().unwrap();
-    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(
+        notes[2].as_str().unwrap().starts_with("dns seeding: progressive"),
+        "{notes:?}"
+    );
     assert!(
         notes[0].as_str().unwrap().starts_with("hand-over: "),
         "{notes:?}"
@@ -403,7 +438,13 @@ fn publish_mixed_plans_on_azure_and_exits_2_on_aws_naming_file_and_field() {
         ("azure-mixed-api-external", true),
         ("azure-mixed-api-internal", false),
     ] {
-        let out = plan_offline(&fixture(name), tmp.path(), &[]);
+        // All at once, so that the public record is planned now (progressive waits for its
+        // first serving IP).
+        let out = plan_offline(
+            &fixture(name),
+            tmp.path(),
+            &["--dns-seeding", "all-at-once"],
+        );
         assert_eq!(out.code, Some(0), "{name}: {out:?}");
         assert_eq!(
             out.stdout

@@ -81,6 +81,14 @@ pub enum Command {
         templates: Option<std::path::PathBuf>,
         #[command(flatten)]
         registry: RegistryArgs,
+        /// How `run` seeds DNS (as `run --dns-seeding`): planned the way `run` will do it.
+        #[arg(
+            long,
+            value_enum,
+            env = "BOOTSTRAP_AGENT_DNS_SEEDING",
+            default_value = "progressive"
+        )]
+        dns_seeding: crate::daemon::DnsSeeding,
     },
     /// Reserve the static IPs for the API load balancers.
     Reserve {
@@ -150,7 +158,11 @@ pub async fn run(cli: Cli) -> Result<()> {
             stage,
             templates,
             registry,
-        } => plan(&common, offline, &stage, templates.as_deref(), &registry).await,
+            dns_seeding,
+        } => {
+            let templates = templates.as_deref();
+            plan(&common, offline, &stage, templates, &registry, dns_seeding).await
+        }
         Command::Reserve { common } => stages(&common, &[Stage::Reserve]).await,
         Command::Dns {
             command: DnsCommand::Seed { common },
@@ -199,6 +211,7 @@ async fn plan(
     stages: &[Stage],
     templates: Option<&std::path::Path>,
     registry: &RegistryArgs,
+    dns_seeding: crate::daemon::DnsSeeding,
 ) -> Result<()> {
     let cloud = if offline {
         Cloud::Offline
@@ -215,17 +228,23 @@ async fn plan(
         &common.assets,
         spec.capabilities.as_ref(),
     )?;
-    let observed = reading.observe().await?;
+    let mut observed = reading.observe().await?;
     let (kube, _) = crate::runner::kube_wants(spec, &observed, Some(&selection), templates)?;
-    let stages = if stages.is_empty() {
+    let planning_run = stages.is_empty();
+    let stages = if planning_run {
         crate::machine::remaining_stages(recorded.run_step)
     } else {
         stages.to_vec()
     };
+    // `run` has yet to seed: plan its seeding as it will do it (the stage commands seed all
+    // at once, as the seed describes).
+    let seeding_note = (planning_run && stages.contains(&Stage::SeedDns))
+        .then(|| dns_seeding.plan_as_run(&mut observed));
     if cloud_observed && stages.contains(&Stage::Reserve) {
         crate::adopt::require_complete(spec, &observed)?;
     }
     let mut plan = Plan::calculate_with(spec, &observed, &kube, &stages, recorded.generation);
+    plan.notes.extend(seeding_note);
     if let Some(step) = recorded.run_step {
         plan.notes.push(format!(
             "`run` is at step {step:?}; planning {:?}",

@@ -24,6 +24,30 @@ pub enum DnsSeeding {
     AllAtOnce,
 }
 
+impl DnsSeeding {
+    /// `plan` of a `run` that has not seeded DNS yet: what the seed will add in this mode
+    /// (progressive: the IPs that serve, none yet, so the bootstrap IP alone), and the note
+    /// that says so.
+    pub fn plan_as_run(self, observed: &mut crate::plan::Observed) -> String {
+        match self {
+            DnsSeeding::Progressive => {
+                observed.serving.get_or_insert_with(BTreeSet::new);
+                "dns seeding: progressive: the records start with the bootstrap IP alone; each \
+                 reserved IP joins them once its load balancer serves it (the gate and the proof \
+                 on the wire), the public `api` record with its first one \
+                 (--dns-seeding all-at-once adds them all now)"
+                    .to_string()
+            }
+            DnsSeeding::AllAtOnce => {
+                observed.serving = None;
+                "dns seeding: all at once: the reserved IPs go into the records with the \
+                 bootstrap IP, before any load balancer serves them"
+                    .to_string()
+            }
+        }
+    }
+}
+
 /// PURE: the claimed IPs whose every claiming Service is ready (its load balancer holds them
 /// and it has a ready endpoint).
 pub fn serving_ips(
@@ -200,5 +224,22 @@ mod tests {
             serving(&["internal-lb", "internal-lb-mcs"]),
             [ip("10.0.1.5")].into()
         );
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::DnsSeeding;
+    use crate::plan::Observed;
+
+    #[test]
+    fn plan_seeds_as_run_will() {
+        let mut observed = Observed::default();
+        let note = DnsSeeding::Progressive.plan_as_run(&mut observed);
+        assert_eq!(observed.serving, Some(Default::default()));
+        assert!(note.starts_with("dns seeding: progressive"), "{note}");
+        let note = DnsSeeding::AllAtOnce.plan_as_run(&mut observed);
+        assert_eq!(observed.serving, None);
+        assert!(note.starts_with("dns seeding: all at once"), "{note}");
     }
 }

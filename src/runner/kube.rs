@@ -238,7 +238,12 @@ mod tests {
             spec.capabilities.as_ref(),
         )
         .unwrap();
-        let observed = Observed::default();
+        // `run`'s default seeding is progressive: nothing serves yet, so the records start
+        // with the bootstrap IP alone (as `plan` shows it, see `DnsSeeding::plan_as_run`).
+        let observed = Observed {
+            serving: Some(Default::default()),
+            ..Default::default()
+        };
         let (wants, _) = kube_wants(&spec, &observed, Some(&selection), None).unwrap();
         let stages = crate::machine::remaining_stages(None);
         Plan::calculate_with(&spec, &observed, &wants, &stages, 1).to_text(&observed)
