@@ -223,7 +223,10 @@ fn plan_offline_json_parses_with_all_of_run() {
     let notes = plan["notes"].as_array().unwrap();
     assert_eq!(notes.len(), 3, "{notes:?}");
     assert!(
-        notes[2].as_str().unwrap().starts_with("dns seeding: progressive"),
+        notes[2]
+            .as_str()
+            .unwrap()
+            .starts_with("dns seeding: progressive"),
         "{notes:?}"
     );
     assert!(

@@ -144,6 +144,17 @@ pub async fn run(opts: Options) -> Result<Report> {
         .arg("--dns-ttl")
         .arg(format!("{}s", opts.ttl.as_secs()))
         .args(["--drain-wait", "ttl"])
+        // A stuck hand-over fails the simulation in minutes, not after the default 30.
+        .args(["--gate-timeout", "3m"])
+        // The proof on the wire dials each load-balancer IP: the local API server stands in
+        // for every load balancer (never dial the clouds' addresses). Whether an IP serves is
+        // the gate's verdict here (the load balancer holds it, with a ready endpoint); the
+        // proof's own refusals are tested in tests/operating.rs.
+        .arg("--wire-dial-override")
+        .arg({
+            let api = kube.url().trim_start_matches("https://").to_string();
+            format!("*:6443={api},*:22623={api}")
+        })
         .envs(peers.agent_env())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
