@@ -178,3 +178,41 @@ fn every_begin_of_a_step_is_a_new_attempt_with_a_real_timestamp() {
         step.started_at
     );
 }
+
+#[test]
+fn user_dns_records_journal_the_values_that_exist_now() {
+    use crate::plan::{Observed, UserDns, UserRecord, Value};
+    use bootstrap_cloud::{IpFamily, RecordKey, RecordType, ReservationKey, Scope, ZoneRef};
+    let bootstrap: std::net::IpAddr = "10.0.0.5".parse().unwrap();
+    let not_reserved_yet = ReservationKey {
+        scope: Scope::Private,
+        family: IpFamily::Ipv4,
+        placement: None,
+    };
+    let dns = UserDns {
+        because: "--dns manual".into(),
+        records: vec![UserRecord {
+            zone: ZoneRef {
+                domain: "c.example.com".into(),
+                private: true,
+                ..Default::default()
+            },
+            record: RecordKey {
+                name: "api-int.c.example.com".into(),
+                rtype: RecordType::A,
+            },
+            values: vec![Value::Ip(bootstrap), Value::Reserved(not_reserved_yet)],
+            ttl: 30,
+        }],
+        bootstrap_ip: Some(bootstrap),
+    };
+    let journaled = RecordValues::of_user_dns(&dns, &Observed::default());
+    assert_eq!(
+        journaled,
+        vec![RecordValues {
+            zone: "private zone c.example.com".into(),
+            record: "api-int.c.example.com A".into(),
+            values: vec![bootstrap],
+        }]
+    );
+}
