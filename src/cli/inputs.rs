@@ -28,7 +28,10 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
         Command::Reserve { common }
         | Command::Teardown { common, .. }
         | Command::Dns {
-            command: DnsCommand::Seed { common } | DnsCommand::Teardown { common },
+            command:
+                DnsCommand::Seed { common }
+                | DnsCommand::Teardown { common }
+                | DnsCommand::Verify { common },
         } => assets(common),
         Command::Gather(args) => Inputs {
             templates: args.templates.as_deref(),

@@ -13,6 +13,7 @@ use crate::runner::StageReport;
 use crate::{output, status};
 use anyhow::Result;
 
+mod dns_verify;
 mod inputs;
 mod services;
 use clap::{Parser, Subcommand};
@@ -146,6 +147,12 @@ pub enum DnsCommand {
         #[command(flatten)]
         common: Common,
     },
+    /// Ask the zones whether the records hold what the journal says we wrote (and no longer
+    /// the bootstrap IP once it was removed); print the difference, exit 1 when there is one.
+    Verify {
+        #[command(flatten)]
+        common: Common,
+    },
 }
 
 pub async fn run(cli: Cli) -> Result<()> {
@@ -167,6 +174,9 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Dns {
             command: DnsCommand::Seed { common },
         } => stages(&common, &[Stage::SeedDns]).await,
+        Command::Dns {
+            command: DnsCommand::Verify { common },
+        } => dns_verify::command(&common).await,
         Command::Dns {
             command: DnsCommand::Teardown { common },
         }

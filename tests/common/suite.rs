@@ -205,6 +205,55 @@ pub async fn seeding_a_different_bootstrap_ip_than_the_seeded_one_is_refused<C: 
 }
 
 /// Another writer's values in both private records, which every command must keep.
+/// `dns verify` asks the zone: ok after seeding (another writer's value is reported, not a
+/// difference); a value of ours that left the zone is a difference (exit 1, named); after
+/// `dns seed` puts it back, ok again. It makes no mutating call.
+pub async fn dns_verify_names_a_value_of_ours_that_left_the_zone<C: Cloud>() {
+    let h = C::start().await;
+    plant_other_writer(&h.peers).await;
+    h.bootstrap().await;
+    let verify = async || {
+        let out = h.command(&["dns", "verify"]).output().await.unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, stdout, stderr) = verify().await;
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains(&format!("{API_INT}: ok (")), "{stdout}");
+    assert!(
+        stdout.contains(&format!("also answers (another writer's) {OTHER_WRITER}")),
+        "{stdout}"
+    );
+    // Someone rewrites api-int with the bootstrap IP alone: our reserved IPs are gone.
+    h.peers
+        .write_record(true, "api-int.mycluster.example.com", &[C::BOOTSTRAP_IP])
+        .await;
+    let lost = h.world().await.reserved_private();
+    h.peers.reset_counts();
+    let (code, stdout, stderr) = verify().await;
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    let line = stdout
+        .lines()
+        .find(|l| l.contains(API_INT))
+        .unwrap_or_default()
+        .to_string();
+    assert!(line.contains("MISSING"), "{stdout}");
+    for ip in &lost {
+        assert!(line.contains(ip.as_str()), "{ip} named: {stdout}");
+    }
+    assert!(
+        stderr.contains("1 record set(s) differ from the journal"),
+        "{stderr}"
+    );
+    assert!(h.peers.mutating_calls().is_empty(), "verify only reads");
+    h.run(&["dns", "seed"]).await;
+    let (code, stdout, _) = verify().await;
+    assert_eq!(code, Some(0), "repaired: {stdout}");
+}
+
 async fn plant_other_writer<C: Cloud>(peers: &C) {
     for name in ["api.mycluster.example.com", "api-int.mycluster.example.com"] {
         peers.write_record(true, name, &[OTHER_WRITER]).await;
@@ -325,6 +374,7 @@ macro_rules! cloud_suite {
             at_20_percent_faults_bootstrap_and_teardown_complete_with_nothing_leaked_or_duplicated,
             at_40_percent_faults_commands_complete_or_stop_resumably_and_never_leak,
             throttled_past_its_deadline_a_step_stops_resumably_and_a_rerun_completes,
+            dns_verify_names_a_value_of_ours_that_left_the_zone,
         );
     };
     (@tests $cloud:ty; $($name:ident),* $(,)?) => {
