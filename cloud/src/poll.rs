@@ -76,6 +76,18 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_wait_that_ends_exactly_at_the_budget_is_still_taken() {
+        let step = Duration::from_millis(100);
+        let mut poll = Poll::new("op", step * 3, step, step);
+        for n in 1..=3 {
+            poll.wait(None)
+                .await
+                .unwrap_or_else(|e| panic!("wait {n} ends within the budget: {e}"));
+        }
+        assert!(poll.wait(None).await.is_err(), "the fourth would end past it");
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn the_services_retry_after_is_waited_within_the_bounds() {
         let mut poll = Poll::new(
             "op",
