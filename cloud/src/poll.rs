@@ -84,7 +84,10 @@ mod tests {
                 .await
                 .unwrap_or_else(|e| panic!("wait {n} ends within the budget: {e}"));
         }
-        assert!(poll.wait(None).await.is_err(), "the fourth would end past it");
+        assert!(
+            poll.wait(None).await.is_err(),
+            "the fourth would end past it"
+        );
     }
 
     #[tokio::test(start_paused = true)]
