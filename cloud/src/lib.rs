@@ -9,6 +9,7 @@
 //! `providers/`.
 
 mod dns;
+pub mod azure_cloud;
 mod error;
 pub mod poll;
 pub mod preflight;

@@ -2,6 +2,7 @@
 //! the field and what was expected; nothing is written anywhere before this succeeds.
 
 mod aws_subnets;
+mod azure_cloud;
 mod dns_zones;
 mod doc;
 mod endpoints;
@@ -101,8 +102,11 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputErro
         ));
     }
     let mut platform = platform;
-    if let Platform::Aws(aws) = &mut platform {
-        aws.service_endpoints = endpoints::aws(ic, infra)?;
+    match &mut platform {
+        Platform::Aws(aws) => aws.service_endpoints = endpoints::aws(ic, infra)?,
+        // Read here, not with the network: the Infrastructure manifest may carry it.
+        Platform::Azure(azure) => azure.cloud = azure_cloud::read(ic, infra)?,
+        _ => {}
     }
     let dns = publishing::dns_management(ic, infra, &platform)?;
     let credentials = credentials(dir, &platform)?;

@@ -262,6 +262,8 @@ pub(super) fn azure(ic: &Doc, infra_id: &str) -> Result<AzureSpec, FieldError> {
         compute_subnet,
         control_plane_subnet,
         sources,
+        // Set from the install-config or the Infrastructure manifest by `azure_cloud::read`.
+        cloud: bootstrap_cloud::azure_cloud::AzureCloud::AzurePublicCloud,
     })
 }
 

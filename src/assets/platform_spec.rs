@@ -136,6 +136,8 @@ pub struct AzureSpec {
     pub control_plane_subnet: String,
     /// Where each network value above came from.
     pub sources: Vec<NetworkValue>,
+    /// `cloudName` (+ Azure Stack Hub's `armEndpoint`): which endpoints the agent talks to.
+    pub cloud: bootstrap_cloud::azure_cloud::AzureCloud,
 }
 
 #[derive(Debug, Clone, Serialize)]

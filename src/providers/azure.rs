@@ -38,7 +38,17 @@ pub async fn providers(spec: &ClusterSpec, platform: &AzureSpec) -> Result<Provi
             )
         }
     };
-    let (arm_endpoint, authority_host, ca_pem) = azure::AzureSettings::endpoints_from_env()?;
+    let overrides = azure::EndpointOverrides::from_env()?;
+    let http = overrides.http_client()?;
+    let endpoints = azure::environment::resolve(&platform.cloud, &overrides, &http)
+        .await
+        .with_context(|| format!("the endpoints of {}", platform.cloud.name()))?;
+    tracing::info!(
+        cloud = platform.cloud.name(),
+        arm = %endpoints.resource_manager,
+        authority = %endpoints.authority_host,
+        "azure endpoints"
+    );
     let settings = azure::AzureSettings {
         subscription_id,
         infra_id: spec.infra_id.clone(),
@@ -49,11 +59,11 @@ pub async fn providers(spec: &ClusterSpec, platform: &AzureSpec) -> Result<Provi
         virtual_network: platform.virtual_network.clone(),
         compute_subnet: platform.compute_subnet.clone(),
         credential,
-        arm_endpoint,
-        authority_host,
-        ca_pem,
+        arm_endpoint: endpoints.resource_manager.clone(),
+        authority_host: endpoints.authority_host.clone(),
+        token_scope: endpoints.scope(),
     };
-    let arm = azure::connect(&settings)?;
+    let arm = azure::connect(&settings, http)?;
     Ok(Providers {
         addresses: Box::new(azure::AzureAddresses::new(arm.clone(), &settings)),
         dns: Box::new(azure::AzureDns::new(arm, &settings)),

@@ -22,20 +22,22 @@
 //! it is derived from the infra id rather than checked free, because nothing documents what
 //! CheckIPAddressAvailability answers for an IPv6 (see `addresses::derived_ipv6`).
 //!
-//! Endpoints and credentials: `BOOTSTRAP_AGENT_AZURE_ARM_ENDPOINT` (default
-//! `https://management.azure.com`), `BOOTSTRAP_AGENT_AZURE_AUTHORITY_HOST` (default
-//! `https://login.microsoftonline.com`; azure_identity requires https),
-//! `BOOTSTRAP_AGENT_AZURE_CA_FILE` (extra PEM roots, e.g. a local fake's CA). Credentials come
-//! from the installer's creds secret, else `AZURE_CLIENT_ID`, `AZURE_CLIENT_SECRET`,
-//! `AZURE_TENANT_ID`, `AZURE_SUBSCRIPTION_ID`.
+//! Endpoints: derived from the cluster's cloud (`cloudName`, Azure Stack Hub's `armEndpoint`
+//! and its metadata; see [`environment`]), each overridable for tests
+//! (`BOOTSTRAP_AGENT_AZURE_ARM_ENDPOINT`, `BOOTSTRAP_AGENT_AZURE_AUTHORITY_HOST`, which
+//! azure_identity requires to be https, `BOOTSTRAP_AGENT_AZURE_CA_FILE`,
+//! `BOOTSTRAP_AGENT_AZURE_RESOLVE`). Credentials come from the installer's creds secret, else
+//! `AZURE_CLIENT_ID`, `AZURE_CLIENT_SECRET`, `AZURE_TENANT_ID`, `AZURE_SUBSCRIPTION_ID`.
 
 mod addresses;
 mod adopt;
 pub mod arm;
 mod dns;
+pub mod environment;
 
 pub use addresses::AzureAddresses;
 pub use dns::AzureDns;
+pub use environment::{ARM_ENDPOINT_ENV, AUTHORITY_HOST_ENV, EndpointOverrides};
 
 use crate::CloudError;
 use arm::ArmClient;
@@ -60,9 +62,8 @@ pub const DNS_API: &str = "2018-05-01";
 pub const PRIVATE_DNS_API: &str = "2020-06-01";
 pub const TAGS_API: &str = "2021-04-01";
 
-pub const ARM_ENDPOINT_ENV: &str = "BOOTSTRAP_AGENT_AZURE_ARM_ENDPOINT";
-pub const AUTHORITY_HOST_ENV: &str = "BOOTSTRAP_AGENT_AZURE_AUTHORITY_HOST";
 pub const CA_FILE_ENV: &str = "BOOTSTRAP_AGENT_AZURE_CA_FILE";
+pub const RESOLVE_ENV: &str = "BOOTSTRAP_AGENT_AZURE_RESOLVE";
 
 /// A service principal with a client secret. Debug never shows the secret.
 #[derive(Clone)]
@@ -96,46 +97,16 @@ pub struct AzureSettings {
     pub virtual_network: String,
     pub compute_subnet: String,
     pub credential: ClientSecret,
+    /// ARM base URL (the cloud's, or the override).
     pub arm_endpoint: String,
     pub authority_host: String,
-    /// Extra trusted roots (PEM), for a private endpoint or a local fake.
-    pub ca_pem: Option<Vec<u8>>,
-}
-
-impl AzureSettings {
-    /// Endpoint settings from the environment (see the module docs).
-    pub fn endpoints_from_env() -> Result<(String, String, Option<Vec<u8>>), CloudError> {
-        let arm = std::env::var(ARM_ENDPOINT_ENV)
-            .unwrap_or_else(|_| "https://management.azure.com".to_string());
-        let authority = std::env::var(AUTHORITY_HOST_ENV)
-            .unwrap_or_else(|_| "https://login.microsoftonline.com".to_string());
-        let ca = match std::env::var_os(CA_FILE_ENV) {
-            Some(path) => Some(std::fs::read(&path).map_err(|e| {
-                CloudError::fatal(
-                    "azure",
-                    format!("{CA_FILE_ENV}={}: {e}", path.to_string_lossy()),
-                )
-            })?),
-            None => None,
-        };
-        Ok((arm, authority, ca))
-    }
+    /// OAuth2 scope of ARM tokens: `<the cloud's ARM audience>/.default`.
+    pub token_scope: String,
 }
 
 /// The ARM client both providers share.
-pub fn connect(settings: &AzureSettings) -> Result<Arc<ArmClient>, CloudError> {
+pub fn connect(settings: &AzureSettings, http: reqwest::Client) -> Result<Arc<ArmClient>, CloudError> {
     crate::redact::register(&settings.credential.client_secret);
-    let mut builder = reqwest::Client::builder()
-        .connect_timeout(std::time::Duration::from_secs(10))
-        .redirect(reqwest::redirect::Policy::none());
-    if let Some(pem) = &settings.ca_pem {
-        let certs = reqwest::Certificate::from_pem_bundle(pem)
-            .map_err(|e| CloudError::fatal("azure", format!("{CA_FILE_ENV}: {e}")))?;
-        builder = builder.tls_certs_merge(certs);
-    }
-    let http = builder
-        .build()
-        .map_err(|e| CloudError::fatal("azure", format!("cannot build the HTTP client: {e}")))?;
     let mut custom = CustomConfiguration::default();
     custom.authority_host = settings.authority_host.trim_end_matches('/').to_string();
     let options = ClientSecretCredentialOptions {
@@ -162,9 +133,14 @@ pub fn connect(settings: &AzureSettings) -> Result<Arc<ArmClient>, CloudError> {
         let path = format!("{}/", base.path());
         base.set_path(&path);
     }
-    // The token's audience is the public cloud's ARM, whatever endpoint carries the calls.
-    let scope = "https://management.azure.com/.default".to_string();
-    Ok(Arc::new(ArmClient::new(http, base, credential, scope)))
+    // The audience is the cloud's, whatever endpoint carries the calls: ARM refuses a token
+    // asked for another cloud (401 InvalidAuthenticationTokenAudience).
+    Ok(Arc::new(ArmClient::new(
+        http,
+        base,
+        credential,
+        settings.token_scope.clone(),
+    )))
 }
 
 /// `/subscriptions/<sub>/resourceGroups/<rg>`.

@@ -14,12 +14,14 @@
 //! the agent's environment.
 
 mod arm;
+mod cloud;
 mod dns;
 mod network;
 mod public_ip;
 mod tags;
 mod world;
 
+pub use cloud::{ALL_HOSTS, STACK_ARM_HOST, STACK_AUDIENCE, SimCloud};
 pub use world::{
     CLIENT_ID, CLIENT_SECRET, CLUSTER_RG, COMPUTE_SUBNET, DNS_RG, INSTALLER_COMPUTE_SUBNET,
     INSTALLER_VNET, LOCATION, NETWORK_RG, PRIVATE_ZONE, PUBLIC_ZONE, SUBSCRIPTION, TENANT, VNET,
@@ -60,6 +62,8 @@ pub struct AzureSimOptions {
     pub installer_network: bool,
     /// Dual-stack subnets (fixture `azure-dualstack`): each also has an IPv6 /64.
     pub dual_stack: bool,
+    /// The cloud the fake is (see `cloud`): which token audience and issuer its ARM accepts.
+    pub cloud: SimCloud,
 }
 
 impl Default for AzureSimOptions {
@@ -70,12 +74,16 @@ impl Default for AzureSimOptions {
             page_size: 3,
             installer_network: false,
             dual_stack: false,
+            cloud: SimCloud::Public,
         }
     }
 }
 
 pub struct AzureSim {
     pub arm_addr: SocketAddr,
+    /// ARM over TLS (the fake's CA), for clients that dial the cloud's real host name pinned
+    /// here (`BOOTSTRAP_AGENT_AZURE_RESOLVE`). Not behind the counting proxy.
+    pub arm_tls_addr: SocketAddr,
     pub login_addr: SocketAddr,
     pub ca_pem: String,
     world: Arc<Mutex<World>>,
@@ -106,10 +114,13 @@ impl AzureSim {
         );
         w.retry_after = options.retry_after;
         w.page_size = options.page_size.max(1);
+        w.cloud = options.cloud;
         let world = Arc::new(Mutex::new(w));
         let arm = TcpListener::bind("127.0.0.1:0").await?;
         let login = TcpListener::bind("127.0.0.1:0").await?;
+        let arm_tls = TcpListener::bind("127.0.0.1:0").await?;
         let (arm_addr, login_addr) = (arm.local_addr()?, login.local_addr()?);
+        let arm_tls_addr = arm_tls.local_addr()?;
         let (ca_pem, server) = pki()?;
         let acceptor = tokio_rustls::TlsAcceptor::from(server);
         let w1 = world.clone();
@@ -120,6 +131,21 @@ impl AzureSim {
                     let service = service_fn(move |req| arm_handler(req, w.clone()));
                     let _ = http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        let (w3, tls_acceptor) = (world.clone(), acceptor.clone());
+        let arm_tls_task = tokio::spawn(async move {
+            while let Ok((stream, _)) = arm_tls.accept().await {
+                let (w, acceptor) = (w3.clone(), tls_acceptor.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(stream).await else {
+                        return;
+                    };
+                    let service = service_fn(move |req| arm_handler(req, w.clone()));
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(tls), service)
                         .await;
                 });
             }
@@ -141,10 +167,11 @@ impl AzureSim {
         });
         Ok(Self {
             arm_addr,
+            arm_tls_addr,
             login_addr,
             ca_pem,
             world,
-            tasks: vec![arm_task, login_task],
+            tasks: vec![arm_task, login_task, arm_tls_task],
         })
     }
 
@@ -160,8 +187,28 @@ impl AzureSim {
     /// A bearer token ARM accepts, for oracles that do not go through the token endpoint.
     pub fn issue_token(&self) -> String {
         let token = format!("fake-arm-token-{}", uuid::Uuid::new_v4());
-        lock(&self.world).tokens.insert(token.clone());
+        let mut w = lock(&self.world);
+        let own = w.cloud.own_token();
+        w.tokens.insert(token.clone(), own);
         token
+    }
+
+    /// `host=ip:port,...` pinning every host name of every cloud the fake knows to it (ARM
+    /// names to the TLS ARM listener, login names to the authority), for
+    /// `BOOTSTRAP_AGENT_AZURE_RESOLVE`.
+    pub fn resolve_pins(&self) -> String {
+        ALL_HOSTS
+            .iter()
+            .map(|host| {
+                let addr = if host.starts_with("login.") {
+                    self.login_addr
+                } else {
+                    self.arm_tls_addr
+                };
+                format!("{host}={addr}")
+            })
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     pub fn set_provisioning_delay(&self, delay: Duration) {
@@ -362,17 +409,29 @@ async fn arm_handler(
         .map(str::to_string);
     let reply = {
         let mut w = lock(&world);
+        let cloud = w.cloud;
+        let path: Vec<&str> = parts.uri.path().split('/').filter(|s| !s.is_empty()).collect();
+        let refused = |t: &String| {
+            w.tokens
+                .get(t)
+                .and_then(|info| cloud.refuse(info))
+                .or_else(|| cloud.refuse_provider(&path))
+        };
         match token {
+            _ if parts.method == hyper::Method::GET && path == ["metadata", "endpoints"] => cloud
+                .metadata()
+                .unwrap_or_else(|| Reply::error(404, "NotFound", "no such route")),
             None => Reply::error(
                 401,
                 "AuthenticationFailed",
                 "Authentication failed. The 'Authorization' header is missing.",
             ),
-            Some(t) if !w.tokens.contains(&t) => Reply::error(
+            Some(t) if !w.tokens.contains_key(&t) => Reply::error(
                 401,
                 "InvalidAuthenticationToken",
                 "The access token is invalid.",
             ),
+            Some(t) if refused(&t).is_some() => refused(&t).unwrap_or_else(|| Reply::json(500, json!({}))),
             Some(_) => {
                 let query: BTreeMap<String, String> =
                     url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
@@ -489,7 +548,18 @@ async fn login_handler(
                 )
             } else {
                 let token = format!("fake-arm-token-{}", uuid::Uuid::new_v4());
-                lock(&world).tokens.insert(token.clone());
+                let info = cloud::TokenInfo {
+                    audience: form
+                        .get("scope")
+                        .and_then(|s| cloud::audience_of(s))
+                        .unwrap_or_default(),
+                    issuer_host: parts
+                        .headers
+                        .get(hyper::header::HOST)
+                        .and_then(|h| h.to_str().ok())
+                        .and_then(cloud::named_host),
+                };
+                lock(&world).tokens.insert(token.clone(), info);
                 Reply::json(
                     200,
                     json!({"token_type": "Bearer", "expires_in": 3599, "ext_expires_in": 3599, "access_token": token}),
@@ -503,11 +573,9 @@ async fn login_handler(
 
 /// A throwaway CA and a server certificate for 127.0.0.1 / localhost.
 fn pki() -> Result<(String, Arc<rustls::ServerConfig>)> {
-    let pki = crate::pki::generate(
-        "azure-sim-ca",
-        "login.azure-sim",
-        &["127.0.0.1", "localhost"],
-    )?;
+    let mut names = vec!["127.0.0.1", "localhost"];
+    names.extend_from_slice(ALL_HOSTS);
+    let pki = crate::pki::generate("azure-sim-ca", "login.azure-sim", &names)?;
     Ok((pki.ca_pem, pki.server))
 }
 
@@ -550,6 +618,22 @@ impl AzurePeers {
             (
                 "BOOTSTRAP_AGENT_AZURE_AUTHORITY_HOST".into(),
                 self.sim.login_url(),
+            ),
+            (
+                "BOOTSTRAP_AGENT_AZURE_CA_FILE".into(),
+                self.ca_file.display().to_string(),
+            ),
+        ]
+    }
+
+    /// Environment for the agent that gives no endpoint: the agent derives its cloud's ARM
+    /// and authority from the assets, and every cloud's real host names are pinned to the
+    /// fake (its CA trusted). Calls this way bypass the counting proxy.
+    pub fn derived_env(&self) -> Vec<(String, String)> {
+        vec![
+            (
+                "BOOTSTRAP_AGENT_AZURE_RESOLVE".into(),
+                self.sim.resolve_pins(),
             ),
             (
                 "BOOTSTRAP_AGENT_AZURE_CA_FILE".into(),

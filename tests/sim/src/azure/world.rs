@@ -33,7 +33,10 @@ pub struct World {
     pub delay: Duration,
     pub retry_after: u64,
     pub page_size: usize,
-    pub tokens: BTreeSet<String>,
+    /// Bearer token -> what it was issued for (see `cloud`).
+    pub tokens: BTreeMap<String, super::cloud::TokenInfo>,
+    /// The cloud this fake is: which tokens its ARM accepts.
+    pub cloud: super::cloud::SimCloud,
     pub resource_groups: BTreeMap<String, Map<String, Value>>,
     /// Lowercased resource id -> public IP.
     pub public_ips: BTreeMap<String, PublicIp>,
@@ -96,7 +99,8 @@ impl World {
             delay,
             retry_after: 1,
             page_size: 3,
-            tokens: BTreeSet::new(),
+            tokens: BTreeMap::new(),
+            cloud: super::cloud::SimCloud::default(),
             resource_groups,
             public_ips: BTreeMap::new(),
             operations: BTreeMap::new(),
