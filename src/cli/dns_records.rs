@@ -82,21 +82,7 @@ pub fn records_now(spec: &ClusterSpec, recorded: &JournalState) -> Vec<UserRecor
 
 /// Each record set's IPs (values not reserved yet left out), as `dns verify` compares them.
 pub fn expected_values(records: &[UserRecord]) -> Vec<RecordValues> {
-    records
-        .iter()
-        .map(|r| RecordValues {
-            zone: r.zone.to_string(),
-            record: r.record.to_string(),
-            values: r
-                .values
-                .iter()
-                .filter_map(|v| match v {
-                    Value::Ip(ip) => Some(*ip),
-                    Value::Reserved(_) => None,
-                })
-                .collect(),
-        })
-        .collect()
+    RecordValues::of_records(records, &Observed::default())
 }
 
 pub fn report(spec: &ClusterSpec, recorded: &JournalState) -> RecordsNow {
@@ -188,4 +174,4 @@ pub async fn command(common: &Common) -> Result<()> {
 
 #[cfg(test)]
 #[path = "dns_records_tests.rs"]
-mod tests;
+pub(crate) mod tests;

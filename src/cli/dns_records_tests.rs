@@ -5,14 +5,16 @@ use crate::assets::DnsManagement;
 use crate::plan::{Plan, Stage};
 use bootstrap_cloud::{Reservation, Scope};
 
-const BOOTSTRAP: &str = "10.0.0.5";
+pub(crate) const BOOTSTRAP: &str = "10.0.0.5";
+pub(crate) const PRIVATE: &str = "10.0.1.20";
+pub(crate) const PUBLIC: &str = "203.0.113.10";
 
-fn ip(s: &str) -> IpAddr {
+pub(crate) fn ip(s: &str) -> IpAddr {
     s.parse().unwrap()
 }
 
 /// The GCP fixture (one public, one private reservation), DNS the user's.
-fn spec() -> ClusterSpec {
+pub(crate) fn spec() -> ClusterSpec {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/assets/gcp");
     let mut spec = crate::assets::load(&dir).unwrap();
     spec.bootstrap_ip = Some(ip(BOOTSTRAP));
@@ -22,17 +24,16 @@ fn spec() -> ClusterSpec {
     spec
 }
 
-/// The journal after `reserve`: every wanted reservation, public 203.0.113.x, private 10.0.1.x.
-fn reserved(spec: &ClusterSpec) -> JournalState {
+/// The journal after `reserve`: every wanted reservation, public PUBLIC, private PRIVATE.
+pub(crate) fn reserved(spec: &ClusterSpec) -> JournalState {
     let reservations = crate::plan::wanted_reservations(spec)
         .into_iter()
-        .enumerate()
-        .map(|(i, w)| Reservation {
-            ip: match w.key.scope {
-                Scope::Public => ip(&format!("203.0.113.{}", 10 + i)),
-                Scope::Private => ip(&format!("10.0.1.{}", 20 + i)),
-            },
-            id: format!("id-{i}"),
+        .map(|w| Reservation {
+            ip: ip(match w.key.scope {
+                Scope::Public => PUBLIC,
+                Scope::Private => PRIVATE,
+            }),
+            id: w.name.clone(),
             name: w.name.clone(),
             key: w.key,
         })
@@ -65,9 +66,9 @@ fn records_are_the_ones_plan_prints_to_create_with_the_journals_ips() {
     assert_eq!(report.written_by, "user");
     assert_eq!(
         values_of(&report, "private", "api-int."),
-        [ip(BOOTSTRAP), ip("10.0.1.21")]
+        [ip(BOOTSTRAP), ip(PRIVATE)]
     );
-    assert_eq!(values_of(&report, "public", "api."), [ip("203.0.113.10")]);
+    assert_eq!(values_of(&report, "public", "api."), [ip(PUBLIC)]);
     assert!(report.records.iter().all(|r| r.pending.is_empty()));
 }
 
@@ -77,7 +78,7 @@ fn once_the_bootstrap_ip_was_removed_the_records_hold_the_reserved_ips_alone() {
     let mut recorded = reserved(&spec);
     recorded.bootstrap_removed = true;
     let report = report(&spec, &recorded);
-    assert_eq!(values_of(&report, "private", "api-int."), [ip("10.0.1.21")]);
+    assert_eq!(values_of(&report, "private", "api-int."), [ip(PRIVATE)]);
     assert!(
         report
             .records
@@ -121,7 +122,7 @@ fn with_cloud_dns_the_same_records_are_what_the_agent_writes() {
     assert_eq!(report.because, None);
     assert_eq!(
         values_of(&report, "private", "api-int."),
-        [ip(BOOTSTRAP), ip("10.0.1.21")]
+        [ip(BOOTSTRAP), ip(PRIVATE)]
     );
     assert!(to_text(&spec, &recorded).starts_with("cloud DNS: the agent writes"));
 }
@@ -156,8 +157,5 @@ fn the_json_schema_is_the_documented_one() {
     assert_eq!(api_int["visibility"], "private");
     assert_eq!(api_int["zone"], "mycluster.example.com");
     assert_eq!(api_int["ttl"], spec.record_ttl);
-    assert_eq!(
-        api_int["values"],
-        serde_json::json!([BOOTSTRAP, "10.0.1.21"])
-    );
+    assert_eq!(api_int["values"], serde_json::json!([BOOTSTRAP, PRIVATE]));
 }

@@ -3,50 +3,13 @@
 
 use super::*;
 use crate::assets::DnsManagement;
-use bootstrap_cloud::{Reservation, Scope};
+use crate::cli::dns_records::tests::{BOOTSTRAP, PRIVATE, PUBLIC, ip, reserved, spec};
 use std::sync::Mutex as StdMutex;
 
-const BOOTSTRAP: &str = "10.0.0.5";
-const PRIVATE: &str = "10.0.1.20";
-const PUBLIC: &str = "203.0.113.10";
 const NO_PAUSE: Pace = Pace {
     first: Duration::ZERO,
     max: Duration::ZERO,
 };
-
-fn ip(s: &str) -> IpAddr {
-    s.parse().unwrap()
-}
-
-fn spec() -> ClusterSpec {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/assets/gcp");
-    let mut spec = crate::assets::load(&dir).unwrap();
-    spec.bootstrap_ip = Some(ip(BOOTSTRAP));
-    spec.dns = DnsManagement::UserManaged {
-        because: "--dns manual".into(),
-    };
-    spec
-}
-
-fn reserved(spec: &ClusterSpec) -> JournalState {
-    let reservations = crate::plan::wanted_reservations(spec)
-        .into_iter()
-        .map(|w| Reservation {
-            ip: ip(match w.key.scope {
-                Scope::Public => PUBLIC,
-                Scope::Private => PRIVATE,
-            }),
-            id: w.name.clone(),
-            name: w.name.clone(),
-            key: w.key,
-        })
-        .collect();
-    JournalState {
-        bootstrap_ip: Some(ip(BOOTSTRAP)),
-        reservations,
-        ..JournalState::default()
-    }
-}
 
 /// One state of the user's DNS: each record name (without the cluster domain) -> its values.
 type Dns = Vec<(&'static str, Vec<&'static str>)>;
