@@ -45,6 +45,7 @@ pub mod bootstrap_ip;
 pub mod capabilities;
 pub mod cli;
 pub mod cluster;
+pub mod cluster_hosted;
 pub mod context;
 pub mod daemon;
 pub mod error;
