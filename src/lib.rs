@@ -51,6 +51,8 @@ pub mod daemon;
 pub mod error;
 pub mod exit;
 pub mod gather;
+#[cfg(test)]
+mod golden;
 pub mod journal;
 pub mod machine;
 pub mod output;

@@ -107,11 +107,7 @@ pub async fn publish(common: &Common) -> Result<Published> {
     let mut ctx = Context::open(common, &[Stage::Reserve]).await?;
     let report = ctx.runner().run(Stage::Reserve).await?;
     let kept = report.after.kept();
-    let missing: Vec<String> = crate::plan::wanted_reservations(&ctx.spec)
-        .into_iter()
-        .filter(|w| !kept.contains_key(&w.key))
-        .map(|w| w.key.to_string())
-        .collect();
+    let missing = report.after.missing_reservations(&ctx.spec);
     if !missing.is_empty() {
         bail!(
             "reservations missing after the reserve stage: {}; nothing was written",

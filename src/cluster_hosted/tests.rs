@@ -58,21 +58,7 @@ fn golden_cluster_hosted_manifests_aws_user_dns() {
         serde_saphyr::to_string(&infra).unwrap(),
         serde_saphyr::to_string(&lb_config(&lb)).unwrap()
     );
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/cluster-hosted/aws-user-dns.yaml");
-    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 creates it)", path.display()));
-    assert_eq!(
-        actual,
-        expected,
-        "{} (UPDATE_GOLDEN=1 and review)",
-        path.display()
-    );
+    crate::golden::assert_golden("tests/golden/cluster-hosted/aws-user-dns.yaml", &actual);
 }
 
 #[test]
