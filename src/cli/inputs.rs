@@ -26,6 +26,7 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
             ..assets(common)
         },
         Command::Reserve { common }
+        | Command::PublishLbIps { common }
         | Command::Teardown { common, .. }
         | Command::Dns {
             command:

@@ -98,6 +98,13 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Cluster-hosted DNS only: reserve (as `reserve`), then write the IPs into the
+    /// Infrastructure manifest's `cloudLoadBalancerConfig.clusterHosted` and the lb-config
+    /// ConfigMap, for bootkube to read. Run it before bootkube; with cloud DNS it does nothing.
+    PublishLbIps {
+        #[command(flatten)]
+        common: Common,
+    },
     /// Seed or tear down the round-robin DNS records.
     Dns {
         #[command(subcommand)]
@@ -191,6 +198,7 @@ pub async fn run(cli: Cli) -> Result<()> {
             plan(&common, offline, &stage, templates, &registry, dns_seeding).await
         }
         Command::Reserve { common } => stages(&common, &[Stage::Reserve], None).await,
+        Command::PublishLbIps { common } => crate::cluster_hosted::command(&common).await,
         Command::Dns {
             command: DnsCommand::Seed { common, wait },
         } => stages(&common, &[Stage::SeedDns], Some(&wait)).await,
