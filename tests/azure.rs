@@ -355,16 +355,7 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     h.run(&["run"]).await;
     let check = |status: Value, world: &AzureWorld| {
         assert_eq!(status["run_step"], "done", "{status:#}");
-        assert_eq!(world.ours().len(), 1, "the public IP stays: the LB uses it");
-        assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
-        for name in [API, API_INT] {
-            assert_eq!(
-                world.record("private", name),
-                vec![EXPECTED_PRIVATE_IP.to_string()],
-                "private {name}: the reserved IP only, bootstrap removed"
-            );
-        }
-        assert_eq!(world.record("public", API), world.public_ip("IPv4"));
+        world.assert_handed_over();
     };
     let status = h.status().await;
     check(status, &h.world().await);

@@ -24,7 +24,9 @@ pub enum AzureCloud {
     AzureUSGovernmentCloud,
     AzureChinaCloud,
     /// Azure Stack Hub: ARM is the stamp's own endpoint; the rest comes from its metadata.
-    AzureStackCloud { arm_endpoint: String },
+    AzureStackCloud {
+        arm_endpoint: String,
+    },
 }
 
 /// The name the installer still accepts for Microsoft Cloud Deutschland.
@@ -189,11 +191,17 @@ mod tests {
             .unwrap()
             .known_endpoints()
             .unwrap();
-        assert_eq!(gov.resource_manager, "https://management.usgovcloudapi.net/");
+        assert_eq!(
+            gov.resource_manager,
+            "https://management.usgovcloudapi.net/"
+        );
         assert_eq!(gov.authority_host, "https://login.microsoftonline.us/");
         assert_eq!(gov.scope(), "https://management.usgovcloudapi.net/.default");
         let china = AzureCloud::AzureChinaCloud.known_endpoints().unwrap();
-        assert_eq!(china.resource_manager, "https://management.chinacloudapi.cn/");
+        assert_eq!(
+            china.resource_manager,
+            "https://management.chinacloudapi.cn/"
+        );
         assert_eq!(china.authority_host, "https://login.chinacloudapi.cn/");
         let public = AzureCloud::parse(None, None).unwrap();
         assert_eq!(public, AzureCloud::AzurePublicCloud);
@@ -236,7 +244,10 @@ mod tests {
     fn unknown_and_closed_clouds_are_refused_by_name() {
         let (field, problem) = AzureCloud::parse(Some("AzureCloud"), None).unwrap_err();
         assert_eq!(field, "cloudName");
-        assert!(problem.contains("\"AzureCloud\" is not supported"), "{problem}");
+        assert!(
+            problem.contains("\"AzureCloud\" is not supported"),
+            "{problem}"
+        );
         let (field, problem) = AzureCloud::parse(Some(GERMAN_CLOUD), None).unwrap_err();
         assert_eq!(field, "cloudName");
         assert!(problem.contains("closed on 2021-10-29"), "{problem}");

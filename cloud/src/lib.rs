@@ -8,8 +8,8 @@
 //! module here implementing `AddressProvider` + `DnsProvider`, wired in the agent's
 //! `providers/`.
 
-mod dns;
 pub mod azure_cloud;
+mod dns;
 mod error;
 pub mod poll;
 pub mod preflight;

@@ -130,13 +130,23 @@ pub fn request(spec: &ClusterSpec, wanted: &WantedReservation, generation: u32) 
 
 /// Stage 1 records: private `api` and `api-int` = bootstrap IP + reserved private IPs; public
 /// `api` = reserved public IPs (public API only). Platform none writes no DNS.
+///
+/// Azure Stack Hub has no private DNS: `api-int` goes into the base-domain zone, and so does
+/// the private `api` unless the public `api` is there (the installer's Stack records:
+/// openshift/installer data/data/azurestack/cluster/dns/dns.tf: `api` = the public IP when External,
+/// else the internal one; `api-int` = the internal one).
 pub fn records(spec: &ClusterSpec) -> Vec<WantedRecord> {
     if matches!(spec.platform, Platform::None) {
         return Vec::new();
     }
     let cluster_domain = spec.cluster_domain();
-    let private_zone = spec.zones.private.clone();
+    let single_zone = matches!(&spec.platform, Platform::Azure(a) if !a.cloud.has_private_dns());
     let public_zone = spec.zones.public.clone();
+    let private_zone = if single_zone {
+        public_zone.clone()
+    } else {
+        spec.zones.private.clone()
+    };
     let wanted = reservations(spec);
     let reserved = |scope: Scope, family: IpFamily| -> Vec<Value> {
         wanted
@@ -147,6 +157,7 @@ pub fn records(spec: &ClusterSpec) -> Vec<WantedRecord> {
     };
     let mut out = Vec::new();
     for family in [IpFamily::Ipv4, IpFamily::Ipv6] {
+        let public_values = reserved(Scope::Public, family);
         let mut private_values: Vec<Value> = spec
             .bootstrap_ip
             .filter(|ip| IpFamily::of(ip) == family)
@@ -157,6 +168,9 @@ pub fn records(spec: &ClusterSpec) -> Vec<WantedRecord> {
         if !reserved_private.is_empty() {
             private_values.extend(reserved_private);
             for host in ["api", "api-int"] {
+                if single_zone && host == "api" && !public_values.is_empty() {
+                    continue;
+                }
                 out.push(WantedRecord {
                     zone: private_zone.clone(),
                     key: RecordKey {
@@ -167,7 +181,6 @@ pub fn records(spec: &ClusterSpec) -> Vec<WantedRecord> {
                 });
             }
         }
-        let public_values = reserved(Scope::Public, family);
         if !public_values.is_empty() {
             out.push(WantedRecord {
                 zone: public_zone.clone(),

@@ -33,6 +33,25 @@ fn zone_notes(spec: &ClusterSpec) -> Vec<String> {
     notes
 }
 
+/// Which endpoints a cloud other than public Azure means (public Azure says nothing).
+fn azure_cloud_note(azure: &crate::assets::AzureSpec, base_domain: &str) -> Option<String> {
+    use bootstrap_cloud::azure_cloud::AzureCloud;
+    match (&azure.cloud, azure.cloud.known_endpoints()) {
+        (AzureCloud::AzurePublicCloud, _) => None,
+        (AzureCloud::AzureStackCloud { arm_endpoint }, _) => Some(format!(
+            "azure: cloud AzureStackCloud: ARM {arm_endpoint}, its authority and token audience from {arm_endpoint}metadata/endpoints; no private DNS there: api-int (and api when the API is internal) go into the base-domain zone {base_domain}"
+        )),
+        (cloud, Some(e)) => Some(format!(
+            "azure: cloud {}: ARM {}, authority {}, token scope {}",
+            cloud.name(),
+            e.resource_manager,
+            e.authority_host,
+            e.scope()
+        )),
+        (cloud, None) => Some(format!("azure: cloud {}", cloud.name())),
+    }
+}
+
 pub(super) fn notes(spec: &ClusterSpec) -> Vec<String> {
     use crate::assets::Platform;
     let mut notes = Vec::new();
@@ -55,6 +74,7 @@ pub(super) fn notes(spec: &ClusterSpec) -> Vec<String> {
                 ));
             }
         }
+        Platform::Azure(azure) => notes.extend(azure_cloud_note(azure, &spec.base_domain)),
         _ => {}
     }
     // Per cloud, what dual stack gets (README "Reservations per cloud" has the sources).

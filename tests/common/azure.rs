@@ -255,6 +255,21 @@ impl AzureWorld {
         agent::strings(&self.0["zones"][zone][name])
     }
 
+    /// After a `run` that reached done: the public IP stays (the LB uses it), the private IP
+    /// alone in the private records (bootstrap removed), the public IP in the public `api`.
+    pub fn assert_handed_over(&self) {
+        assert_eq!(self.ours().len(), 1, "the public IP stays: the LB uses it");
+        assert_eq!(self.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
+        for name in [API, API_INT] {
+            assert_eq!(
+                self.record("private", name),
+                vec![EXPECTED_PRIVATE_IP.to_string()],
+                "private {name}: the reserved IP only, bootstrap removed"
+            );
+        }
+        assert_eq!(self.record("public", API), self.public_ip("IPv4"));
+    }
+
     /// The stage-1 picture: one public IP per family (one when single stack), one private IP
     /// per family, and the records (AAAA for api/api-int only when dual stack).
     pub fn assert_seeded(&self, dual_stack: bool, extra_private: &[&str]) {

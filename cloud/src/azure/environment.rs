@@ -39,12 +39,13 @@ fn bad_env(var: &str, problem: impl std::fmt::Display) -> CloudError {
 impl EndpointOverrides {
     pub fn from_env() -> Result<Self, CloudError> {
         let text = |var: &str| std::env::var(var).ok().filter(|v| !v.trim().is_empty());
-        let ca_pem = match std::env::var_os(CA_FILE_ENV) {
-            Some(path) => Some(std::fs::read(&path).map_err(|e| {
-                bad_env(CA_FILE_ENV, format!("{}: {e}", path.to_string_lossy()))
-            })?),
-            None => None,
-        };
+        let ca_pem =
+            match std::env::var_os(CA_FILE_ENV) {
+                Some(path) => Some(std::fs::read(&path).map_err(|e| {
+                    bad_env(CA_FILE_ENV, format!("{}: {e}", path.to_string_lossy()))
+                })?),
+                None => None,
+            };
         let resolve = match text(RESOLVE_ENV) {
             Some(list) => parse_resolve(&list).map_err(|p| bad_env(RESOLVE_ENV, p))?,
             None => Vec::new(),
@@ -63,8 +64,8 @@ impl EndpointOverrides {
             .connect_timeout(std::time::Duration::from_secs(10))
             .redirect(reqwest::redirect::Policy::none());
         if let Some(pem) = &self.ca_pem {
-            let certs = reqwest::Certificate::from_pem_bundle(pem)
-                .map_err(|e| bad_env(CA_FILE_ENV, e))?;
+            let certs =
+                reqwest::Certificate::from_pem_bundle(pem).map_err(|e| bad_env(CA_FILE_ENV, e))?;
             builder = builder.tls_certs_merge(certs);
         }
         for (host, addr) in &self.resolve {
@@ -194,7 +195,10 @@ mod tests {
             }
         });
         let e = stack_from_metadata("https://management.local.azurestack.external", &body).unwrap();
-        assert_eq!(e.resource_manager, "https://management.local.azurestack.external/");
+        assert_eq!(
+            e.resource_manager,
+            "https://management.local.azurestack.external/"
+        );
         assert_eq!(e.authority_host, "https://login.microsoftonline.com/");
         assert_eq!(
             e.scope(),
@@ -211,16 +215,22 @@ mod tests {
                 .contains("audiences")
         );
         let adfs = json!({"authentication": {"loginEndpoint": "https://adfs.local.azurestack.external/adfs/", "audiences": ["https://management.adfs.azurestack.local/x"]}});
-        assert!(stack_from_metadata("https://m", &adfs).unwrap_err().contains("AD FS"));
-        let http = json!({"authentication": {"loginEndpoint": "http://login/", "audiences": ["a"]}});
+        assert!(
+            stack_from_metadata("https://m", &adfs)
+                .unwrap_err()
+                .contains("AD FS")
+        );
+        let http =
+            json!({"authentication": {"loginEndpoint": "http://login/", "audiences": ["a"]}});
         assert!(stack_from_metadata("https://m", &http).is_err());
     }
 
     #[test]
     fn resolve_pins_are_host_equals_socket_address() {
-        let pins =
-            parse_resolve("management.usgovcloudapi.net=127.0.0.1:4443, Login.Microsoftonline.US=127.0.0.1:4444")
-                .unwrap();
+        let pins = parse_resolve(
+            "management.usgovcloudapi.net=127.0.0.1:4443, Login.Microsoftonline.US=127.0.0.1:4444",
+        )
+        .unwrap();
         assert_eq!(pins.len(), 2);
         assert_eq!(pins[1].0, "login.microsoftonline.us");
         assert_eq!(pins[1].1.port(), 4444);
@@ -250,6 +260,9 @@ mod tests {
         )
         .await
         .unwrap();
-        assert_eq!(plain.resource_manager, "https://management.chinacloudapi.cn/");
+        assert_eq!(
+            plain.resource_manager,
+            "https://management.chinacloudapi.cn/"
+        );
     }
 }

@@ -105,7 +105,10 @@ pub struct AzureSettings {
 }
 
 /// The ARM client both providers share.
-pub fn connect(settings: &AzureSettings, http: reqwest::Client) -> Result<Arc<ArmClient>, CloudError> {
+pub fn connect(
+    settings: &AzureSettings,
+    http: reqwest::Client,
+) -> Result<Arc<ArmClient>, CloudError> {
     crate::redact::register(&settings.credential.client_secret);
     let mut custom = CustomConfiguration::default();
     custom.authority_host = settings.authority_host.trim_end_matches('/').to_string();

@@ -214,6 +214,7 @@ fn listed(spec: &ClusterSpec) -> Vec<(&str, &str)> {
 }
 
 mod aws_subnets;
+mod azure_clouds;
 mod azure_gcp_networks;
 mod bad_input;
 mod dns_and_publish;

@@ -26,8 +26,14 @@ fn unknown_bootstrap_ip_adds_a_note_and_seeds_only_reserved_ips() {
         }
         let mut private_records = 0;
         for change in &plan.changes {
+            // Azure Stack Hub has no private zone: its api-int is in the public one.
+            let private_values = |values: &[Value]| {
+                values
+                    .iter()
+                    .any(|v| matches!(v, Value::Reserved(k) if k.scope == Scope::Private))
+            };
             if let Change::AddRecordValues { zone, values, .. } = change
-                && zone.private
+                && (zone.private || private_values(values))
             {
                 private_records += 1;
                 assert!(!values.is_empty(), "{name}");
@@ -39,7 +45,8 @@ fn unknown_bootstrap_ip_adds_a_note_and_seeds_only_reserved_ips() {
                 }
             }
         }
-        assert!(private_records >= 2, "{name}");
+        let stack = matches!(&spec.platform, Platform::Azure(a) if !a.cloud.has_private_dns());
+        assert!(private_records >= if stack { 1 } else { 2 }, "{name}");
         // Same records as with a bootstrap IP, one value fewer in each private record.
         let with = Plan::calculate(&self::spec(name), &Observed::default(), &STAGE1, 1);
         assert_eq!(with.changes.len(), plan.changes.len(), "{name}");

@@ -137,3 +137,21 @@ fn golden_json_round_trips() {
         assert_eq!(back, plan, "{name}");
     }
 }
+
+/// AzureUSGovernmentCloud: the same resources and records as public Azure.
+#[test]
+fn golden_plan_azure_usgov() {
+    check_golden("azure-usgov");
+}
+
+/// An existing vnet in `networkResourceGroupName`, subnets with roles.
+#[test]
+fn golden_plan_azure_vnet_other_rg() {
+    check_golden("azure-vnet-other-rg");
+}
+
+/// Azure Stack Hub: no private zone, `api-int` in the base-domain zone next to the public `api`.
+#[test]
+fn golden_plan_azure_stack() {
+    check_golden("azure-stack");
+}

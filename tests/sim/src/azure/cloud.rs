@@ -188,7 +188,10 @@ mod tests {
     fn arm_refuses_another_clouds_audience_and_issuer() {
         let gov = SimCloud::UsGovernment;
         let refused = gov
-            .refuse(&token("https://management.azure.com", Some("login.microsoftonline.com")))
+            .refuse(&token(
+                "https://management.azure.com",
+                Some("login.microsoftonline.com"),
+            ))
             .unwrap();
         assert_eq!(refused.status, 401);
         assert_eq!(
@@ -196,7 +199,10 @@ mod tests {
             "InvalidAuthenticationTokenAudience"
         );
         let refused = gov
-            .refuse(&token("https://management.usgovcloudapi.net", Some("login.microsoftonline.com")))
+            .refuse(&token(
+                "https://management.usgovcloudapi.net",
+                Some("login.microsoftonline.com"),
+            ))
             .unwrap();
         assert_eq!(
             refused.body.unwrap()["error"]["code"],
@@ -217,7 +223,13 @@ mod tests {
         assert_eq!(meta["authentication"]["audiences"][0], STACK_AUDIENCE);
         assert!(
             SimCloud::Stack
-                .refuse_provider(&["subscriptions", "s", "providers", "Microsoft.Network", "privateDnsZones"])
+                .refuse_provider(&[
+                    "subscriptions",
+                    "s",
+                    "providers",
+                    "Microsoft.Network",
+                    "privateDnsZones"
+                ])
                 .is_some()
         );
         assert!(

@@ -128,7 +128,7 @@ impl AzureSim {
             while let Ok((stream, _)) = arm.accept().await {
                 let w = w1.clone();
                 tokio::spawn(async move {
-                    let service = service_fn(move |req| arm_handler(req, w.clone()));
+                    let service = service_fn(move |req| arm_handler(req, w.clone(), "http"));
                     let _ = http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service)
                         .await;
@@ -143,7 +143,7 @@ impl AzureSim {
                     let Ok(tls) = acceptor.accept(stream).await else {
                         return;
                     };
-                    let service = service_fn(move |req| arm_handler(req, w.clone()));
+                    let service = service_fn(move |req| arm_handler(req, w.clone(), "https"));
                     let _ = http1::Builder::new()
                         .serve_connection(TokioIo::new(tls), service)
                         .await;
@@ -392,6 +392,7 @@ impl AzureSim {
 async fn arm_handler(
     req: Request<Incoming>,
     world: Shared,
+    scheme: &'static str,
 ) -> Result<Response<Full<Bytes>>, hyper::Error> {
     let (parts, body) = req.into_parts();
     let body = body.collect().await?.to_bytes();
@@ -410,7 +411,12 @@ async fn arm_handler(
     let reply = {
         let mut w = lock(&world);
         let cloud = w.cloud;
-        let path: Vec<&str> = parts.uri.path().split('/').filter(|s| !s.is_empty()).collect();
+        let path: Vec<&str> = parts
+            .uri
+            .path()
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .collect();
         let refused = |t: &String| {
             w.tokens
                 .get(t)
@@ -431,7 +437,9 @@ async fn arm_handler(
                 "InvalidAuthenticationToken",
                 "The access token is invalid.",
             ),
-            Some(t) if refused(&t).is_some() => refused(&t).unwrap_or_else(|| Reply::json(500, json!({}))),
+            Some(t) if refused(&t).is_some() => {
+                refused(&t).unwrap_or_else(|| Reply::json(500, json!({})))
+            }
             Some(_) => {
                 let query: BTreeMap<String, String> =
                     url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
@@ -454,7 +462,7 @@ async fn arm_handler(
                     query,
                     headers: &parts.headers,
                     body: &body,
-                    origin: format!("http://{host}"),
+                    origin: format!("{scheme}://{host}"),
                 };
                 w.handle(&call)
             }
