@@ -205,7 +205,7 @@ impl RunWorld {
         Self { h, kube }
     }
 
-    /// Stage 3 on GCP: both addresses stay (the Services claim them through
+    /// Step 3 on GCP: both addresses stay (the Services claim them through
     /// spec.loadBalancerIP; there is no hand-over), DNS holds only the reserved IPs.
     async fn assert_done(&self) {
         let status = self.h.status().await;

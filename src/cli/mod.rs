@@ -8,8 +8,8 @@ pub use crate::context::{Common, StateDir};
 pub use crate::daemon::{GateArgs, KubeArgs, RunArgs};
 use crate::gather::GatherArgs;
 pub use crate::output::Output;
-use crate::plan::{Plan, Stage};
-use crate::runner::StageReport;
+use crate::plan::{Plan, Step};
+use crate::runner::StepReport;
 use crate::{output, status};
 use anyhow::Result;
 
@@ -73,10 +73,10 @@ pub enum Command {
         /// Assume nothing exists; make no cloud calls.
         #[arg(long)]
         offline: bool,
-        /// Stages to plan, comma separated.
+        /// Steps to plan, comma separated.
         /// Default: what is left of `run` per the journal, else all of it.
-        #[arg(long, value_delimiter = ',', value_parser = parse_stage)]
-        stage: Vec<Stage>,
+        #[arg(long, alias = "step", value_delimiter = ',', value_parser = parse_step)]
+        step: Vec<Step>,
         /// Directory overriding the embedded templates (the Services `run` would apply).
         #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
         templates: Option<std::path::PathBuf>,
@@ -162,18 +162,18 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Plan {
             common,
             offline,
-            stage,
+            step,
             templates,
             registry,
             dns_seeding,
         } => {
             let templates = templates.as_deref();
-            plan(&common, offline, &stage, templates, &registry, dns_seeding).await
+            plan(&common, offline, &step, templates, &registry, dns_seeding).await
         }
-        Command::Reserve { common } => stages(&common, &[Stage::Reserve]).await,
+        Command::Reserve { common } => steps(&common, &[Step::Reserve]).await,
         Command::Dns {
             command: DnsCommand::Seed { common },
-        } => stages(&common, &[Stage::SeedDns]).await,
+        } => steps(&common, &[Step::SeedDns]).await,
         Command::Dns {
             command: DnsCommand::Verify { common },
         } => dns_verify::command(&common).await,
@@ -181,9 +181,9 @@ pub async fn run(cli: Cli) -> Result<()> {
             command: DnsCommand::Teardown { common },
         }
         | Command::Teardown { common, all: false } => {
-            stages(&common, &[Stage::RemoveBootstrap]).await
+            steps(&common, &[Step::RemoveBootstrap]).await
         }
-        Command::Teardown { common, all: true } => stages(&common, &[Stage::TeardownAll]).await,
+        Command::Teardown { common, all: true } => steps(&common, &[Step::TeardownAll]).await,
         Command::Status {
             state,
             output,
@@ -218,7 +218,7 @@ pub async fn run(cli: Cli) -> Result<()> {
 async fn plan(
     common: &Common,
     offline: bool,
-    stages: &[Stage],
+    steps: &[Step],
     templates: Option<&std::path::Path>,
     registry: &RegistryArgs,
     dns_seeding: crate::daemon::DnsSeeding,
@@ -240,25 +240,25 @@ async fn plan(
     )?;
     let mut observed = reading.observe().await?;
     let (kube, _) = crate::runner::kube_wants(spec, &observed, Some(&selection), templates)?;
-    let planning_run = stages.is_empty();
-    let stages = if planning_run {
-        crate::machine::remaining_stages(recorded.run_step)
+    let planning_run = steps.is_empty();
+    let steps = if planning_run {
+        crate::machine::remaining_steps(recorded.run_step)
     } else {
-        stages.to_vec()
+        steps.to_vec()
     };
-    // `run` has yet to seed: plan its seeding as it will do it (the stage commands seed all
+    // `run` has yet to seed: plan its seeding as it will do it (the step commands seed all
     // at once, as the seed describes).
-    let seeding_note = (planning_run && stages.contains(&Stage::SeedDns))
+    let seeding_note = (planning_run && steps.contains(&Step::SeedDns))
         .then(|| dns_seeding.plan_as_run(&mut observed));
-    if cloud_observed && stages.contains(&Stage::Reserve) {
+    if cloud_observed && steps.contains(&Step::Reserve) {
         crate::adopt::require_complete(spec, &observed)?;
     }
-    let mut plan = Plan::calculate_with(spec, &observed, &kube, &stages, recorded.generation);
+    let mut plan = Plan::calculate_with(spec, &observed, &kube, &steps, recorded.generation);
     plan.notes.extend(seeding_note);
     if let Some(step) = recorded.run_step {
         plan.notes.push(format!(
             "`run` is at step {step:?}; planning {:?}",
-            stages.iter().map(|s| s.name()).collect::<Vec<_>>()
+            steps.iter().map(|s| s.name()).collect::<Vec<_>>()
         ));
     }
     match common.output {
@@ -267,18 +267,18 @@ async fn plan(
     }
 }
 
-async fn stages(common: &Common, stages: &[Stage]) -> Result<()> {
-    let mut ctx = Context::open(common, stages).await?;
+async fn steps(common: &Common, steps: &[Step]) -> Result<()> {
+    let mut ctx = Context::open(common, steps).await?;
     let mut runner = ctx.runner();
-    let mut reports: Vec<StageReport> = Vec::new();
-    for stage in stages {
-        reports.push(runner.run(*stage).await?);
+    let mut reports: Vec<StepReport> = Vec::new();
+    for step in steps {
+        reports.push(runner.run(*step).await?);
     }
     match common.output {
         Output::Text => {
             for r in &reports {
                 print!("{}", r.plan.to_text(&r.after));
-                println!("{}: done, {} mutating change(s)", r.stage, r.mutations);
+                println!("{}: done, {} mutating change(s)", r.step, r.mutations);
             }
             Ok(())
         }
@@ -286,10 +286,10 @@ async fn stages(common: &Common, stages: &[Stage]) -> Result<()> {
     }
 }
 
-/// `--stage` values: the stages' kebab-case names.
-fn parse_stage(name: &str) -> Result<Stage, String> {
-    Stage::parse(name).ok_or_else(|| {
-        let names: Vec<String> = Stage::ALL
+/// `--step` values: the steps' kebab-case names (`--step` is the older spelling).
+fn parse_step(name: &str) -> Result<Step, String> {
+    Step::parse(name).ok_or_else(|| {
+        let names: Vec<String> = Step::ALL
             .iter()
             .map(|s| {
                 serde_json::to_value(s)

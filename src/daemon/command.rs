@@ -6,7 +6,7 @@ use crate::assets::ClusterSpec;
 use crate::capabilities::cli::RegistryArgs;
 use crate::cluster::{self, gate};
 use crate::context::{Common, Context};
-use crate::plan::Stage;
+use crate::plan::Step;
 use crate::render;
 use anyhow::Result;
 use clap::Args;
@@ -77,7 +77,7 @@ pub async fn command(args: &RunArgs) -> Result<()> {
     // subnet.
     let (mut ctx, ((capabilities, cvo_overrides), wire)) = Context::open_prepared(
         common,
-        &[Stage::SeedDns, Stage::RemoveBootstrap],
+        &[Step::SeedDns, Step::RemoveBootstrap],
         |spec| check_input(args, spec),
         |spec| crate::validate::templates_render(spec, kube.templates.as_deref()),
         async |spec, providers, recorded| {
@@ -103,7 +103,7 @@ pub async fn command(args: &RunArgs) -> Result<()> {
     let settings = RunSettings {
         kubeconfig: kube.kubeconfig.clone(),
         templates: kube.templates.clone(),
-        stage_timeout: common.step_timeout,
+        step_timeout: common.step_timeout,
         gate_timeout: args.gate.gate_timeout,
         done_file: args.gate.done_file.clone(),
         drain_wait: args.gate.drain_wait,

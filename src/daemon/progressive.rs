@@ -5,7 +5,7 @@ use super::{RunSettings, notify_status, record_gate};
 use crate::assets::ClusterSpec;
 use crate::cluster::gate;
 use crate::journal::Journal;
-use crate::plan::Stage;
+use crate::plan::Step;
 use crate::providers::Providers;
 use crate::render;
 use crate::runner::Runner;
@@ -101,9 +101,9 @@ pub(super) async fn join_dns(
         journal,
         providers,
         kube: None,
-        stage_timeout: settings.stage_timeout,
+        step_timeout: settings.step_timeout,
     }
-    .run(Stage::SeedDns)
+    .run(Step::SeedDns)
     .await?;
     Ok(())
 }

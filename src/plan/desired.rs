@@ -128,7 +128,7 @@ pub fn request(spec: &ClusterSpec, wanted: &WantedReservation, generation: u32) 
     }
 }
 
-/// Stage 1 records: private `api` and `api-int` = bootstrap IP + reserved private IPs; public
+/// Step 1 records: private `api` and `api-int` = bootstrap IP + reserved private IPs; public
 /// `api` = reserved public IPs (public API only). Platform none writes no DNS.
 pub fn records(spec: &ClusterSpec) -> Vec<WantedRecord> {
     if matches!(spec.platform, Platform::None) {

@@ -26,7 +26,7 @@ pub const OTHER_WRITER: &str = "192.0.2.9";
 pub const API: &str = "api.mycluster.example.com A";
 pub const API_INT: &str = "api-int.mycluster.example.com A";
 
-/// Stage 1: `reserve`, then `dns seed`.
+/// Step 1: `reserve`, then `dns seed`.
 pub const BOOTSTRAP: &[&[&str]] = &[&["reserve"], &["dns", "seed"]];
 
 /// The Services `run` creates and hands the API over to on GCP and Azure: the internal API
