@@ -45,11 +45,14 @@ pub mod bootstrap_ip;
 pub mod capabilities;
 pub mod cli;
 pub mod cluster;
+pub mod cluster_hosted;
 pub mod context;
 pub mod daemon;
 pub mod error;
 pub mod exit;
 pub mod gather;
+#[cfg(test)]
+mod golden;
 pub mod journal;
 pub mod machine;
 pub mod output;

@@ -13,7 +13,9 @@ use crate::runner::StageReport;
 use crate::{output, status};
 use anyhow::Result;
 
+mod dns_records;
 mod dns_verify;
+pub(crate) mod dns_wait;
 mod inputs;
 mod services;
 use clap::{Parser, Subcommand};
@@ -96,6 +98,13 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Cluster-hosted DNS only: reserve (as `reserve`), then write the IPs into the
+    /// Infrastructure manifest's `cloudLoadBalancerConfig.clusterHosted` and the lb-config
+    /// ConfigMap, for bootkube to read. Run it before bootkube; with cloud DNS it does nothing.
+    PublishLbIps {
+        #[command(flatten)]
+        common: Common,
+    },
     /// Seed or tear down the round-robin DNS records.
     Dns {
         #[command(subcommand)]
@@ -141,15 +150,33 @@ pub enum DnsCommand {
     Seed {
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        wait: dns_wait::DnsWaitArgs,
     },
     /// Remove only the bootstrap IP from api / api-int.
     Teardown {
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        wait: dns_wait::DnsWaitArgs,
     },
     /// Ask the zones whether the records hold what the journal says we wrote (and no longer
     /// the bootstrap IP once it was removed); print the difference, exit 1 when there is one.
     Verify {
+        #[command(flatten)]
+        common: Common,
+        /// Whose view counts: the zone as the cloud's DNS API answers, or the host's resolver.
+        #[arg(
+            long,
+            value_enum,
+            env = "BOOTSTRAP_AGENT_DNS_CHECK",
+            default_value = "zone"
+        )]
+        dns_check: dns_wait::DnsCheck,
+    },
+    /// Print the record sets api / api-int must hold at this point of the install (from the
+    /// journal): to create or change with user-managed DNS, what the agent writes otherwise.
+    Records {
         #[command(flatten)]
         common: Common,
     },
@@ -170,20 +197,26 @@ pub async fn run(cli: Cli) -> Result<()> {
             let templates = templates.as_deref();
             plan(&common, offline, &stage, templates, &registry, dns_seeding).await
         }
-        Command::Reserve { common } => stages(&common, &[Stage::Reserve]).await,
+        Command::Reserve { common } => stages(&common, &[Stage::Reserve], None).await,
+        Command::PublishLbIps { common } => crate::cluster_hosted::command(&common).await,
         Command::Dns {
-            command: DnsCommand::Seed { common },
-        } => stages(&common, &[Stage::SeedDns]).await,
+            command: DnsCommand::Seed { common, wait },
+        } => stages(&common, &[Stage::SeedDns], Some(&wait)).await,
         Command::Dns {
-            command: DnsCommand::Verify { common },
-        } => dns_verify::command(&common).await,
+            command: DnsCommand::Verify { common, dns_check },
+        } => dns_verify::command(&common, dns_check).await,
         Command::Dns {
-            command: DnsCommand::Teardown { common },
+            command: DnsCommand::Records { common },
+        } => dns_records::command(&common).await,
+        Command::Dns {
+            command: DnsCommand::Teardown { common, wait },
+        } => stages(&common, &[Stage::RemoveBootstrap], Some(&wait)).await,
+        Command::Teardown { common, all: false } => {
+            stages(&common, &[Stage::RemoveBootstrap], None).await
         }
-        | Command::Teardown { common, all: false } => {
-            stages(&common, &[Stage::RemoveBootstrap]).await
+        Command::Teardown { common, all: true } => {
+            stages(&common, &[Stage::TeardownAll], None).await
         }
-        Command::Teardown { common, all: true } => stages(&common, &[Stage::TeardownAll]).await,
         Command::Status {
             state,
             output,
@@ -267,21 +300,61 @@ async fn plan(
     }
 }
 
-async fn stages(common: &Common, stages: &[Stage]) -> Result<()> {
-    let mut ctx = Context::open(common, stages).await?;
-    let mut runner = ctx.runner();
+/// Runs `stages`; with `--dns-wait` (user-managed DNS), after each DNS stage waits until the
+/// records it printed answer.
+async fn stages(
+    common: &Common,
+    stages: &[Stage],
+    wait: Option<&dns_wait::DnsWaitArgs>,
+) -> Result<()> {
+    let (mut ctx, check) = Context::open_checked(
+        common,
+        stages,
+        |spec| {
+            Ok(wait
+                .map(|w| w.check(&common.assets, spec))
+                .transpose()?
+                .flatten())
+        },
+        |_| Ok(()),
+    )
+    .await?;
     let mut reports: Vec<StageReport> = Vec::new();
     for stage in stages {
-        reports.push(runner.run(*stage).await?);
+        let report = ctx.runner().run(*stage).await?;
+        if common.output == Output::Text {
+            // Before any wait: the records to create are what the user acts on.
+            print!("{}", report.plan.to_text(&report.after));
+            println!(
+                "{}: done, {} mutating change(s)",
+                report.stage, report.mutations
+            );
+            std::io::Write::flush(&mut std::io::stdout())?;
+        }
+        if let Some(check) = check {
+            if common.output == Output::Text {
+                print!("{}", dns_records::to_text(&ctx.spec, &ctx.journal.state));
+                std::io::Write::flush(&mut std::io::stdout())?;
+            }
+            let view = dns_wait::view(check, ctx.providers.dns.as_ref());
+            dns_wait::until_answered(
+                &ctx.spec,
+                &ctx.journal.state,
+                view.as_ref(),
+                report.stage,
+                ctx.step_timeout,
+                dns_wait::Pace::DEFAULT,
+                crate::daemon::notify_status,
+            )
+            .await?;
+            if common.output == Output::Text {
+                println!("{}: your DNS answers the records", report.stage);
+            }
+        }
+        reports.push(report);
     }
     match common.output {
-        Output::Text => {
-            for r in &reports {
-                print!("{}", r.plan.to_text(&r.after));
-                println!("{}: done, {} mutating change(s)", r.stage, r.mutations);
-            }
-            Ok(())
-        }
+        Output::Text => Ok(()),
         other => output::data(other, &reports),
     }
 }

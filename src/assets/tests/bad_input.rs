@@ -1,0 +1,335 @@
+//! Bad input: each refusal names the file, the field and what was expected.
+
+use super::*;
+
+#[test]
+fn missing_asset_dir_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no-such-assets");
+    let err = load_err(&missing, "no-such-assets");
+    assert_problem(&err, "(dir)", "does not exist");
+}
+
+#[test]
+fn missing_cluster_config_names_the_file() {
+    let dir = copy_fixture("aws");
+    std::fs::remove_file(dir.path().join(CLUSTER_CONFIG)).unwrap();
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(&err, "(file)", "cannot read");
+}
+
+#[test]
+fn missing_infrastructure_manifest_names_the_file() {
+    let dir = copy_fixture("aws");
+    std::fs::remove_file(dir.path().join(INFRASTRUCTURE)).unwrap();
+    let err = load_err(dir.path(), INFRASTRUCTURE);
+    assert_problem(&err, "(file)", "cannot read");
+}
+
+#[test]
+fn invalid_yaml_in_the_config_map_names_the_document() {
+    refused(
+        "aws",
+        CLUSTER_CONFIG,
+        "kind: ConfigMap",
+        "kind: [ConfigMap",
+        "(document)",
+        "invalid YAML",
+    );
+}
+
+#[test]
+fn invalid_yaml_in_the_embedded_install_config_names_the_key() {
+    refused(
+        "aws",
+        CLUSTER_CONFIG,
+        "    publish: External",
+        "    publish: [External",
+        "data.install-config",
+        "invalid YAML",
+    );
+}
+
+#[test]
+fn config_map_without_install_config_key_is_named() {
+    let dir = broken("aws", CLUSTER_CONFIG, "  install-config: |", "  other: |");
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(&err, "data.install-config", "missing; expected a string");
+}
+
+#[test]
+fn install_config_key_missing_names_the_embedded_field() {
+    let dir = broken("aws", CLUSTER_CONFIG, "    baseDomain: example.com\n", "");
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: baseDomain",
+        "missing; expected a string",
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: data.install-config: baseDomain: missing; expected a string",
+            dir.path().join(CLUSTER_CONFIG).display()
+        )
+    );
+}
+
+#[test]
+fn install_config_cluster_name_missing_names_metadata_name() {
+    refused(
+        "aws",
+        CLUSTER_CONFIG,
+        "      name: mycluster\n",
+        "",
+        "data.install-config: metadata.name",
+        "missing",
+    );
+}
+
+#[test]
+fn unknown_platform_is_rejected_with_the_known_ones() {
+    let err = refused(
+        "gcp",
+        CLUSTER_CONFIG,
+        "      gcp:\n",
+        "      openstack:\n",
+        "data.install-config: platform",
+        "unknown platform \"openstack\"",
+    );
+    assert!(err.problem.contains("aws, azure, gcp, none"), "{err}");
+}
+
+#[test]
+fn two_platforms_are_rejected() {
+    refused(
+        "none",
+        CLUSTER_CONFIG,
+        "      none: {}\n",
+        "      none: {}\n      gcp: {}\n",
+        "data.install-config: platform",
+        "expected exactly one",
+    );
+}
+
+#[test]
+fn missing_platform_block_is_rejected() {
+    refused(
+        "none",
+        CLUSTER_CONFIG,
+        "    platform:\n      none: {}\n",
+        "",
+        "data.install-config: platform",
+        "missing",
+    );
+}
+
+#[test]
+fn publish_sometimes_is_rejected() {
+    let err = refused(
+        "aws",
+        CLUSTER_CONFIG,
+        "    publish: External",
+        "    publish: Sometimes",
+        "data.install-config: publish",
+        "expected External, Internal or Mixed",
+    );
+    assert!(err.problem.contains("Sometimes"), "{err}");
+}
+
+#[test]
+fn machine_network_prefix_too_long_is_rejected() {
+    refused(
+        "aws",
+        CLUSTER_CONFIG,
+        "      - cidr: 10.0.0.0/16",
+        "      - cidr: 10.0.0.0/33",
+        "data.install-config: networking.machineNetwork[0].cidr",
+        "prefix length \"33\" is not 0..=32",
+    );
+}
+
+#[test]
+fn machine_network_that_is_not_a_cidr_is_rejected() {
+    refused(
+        "aws-dualstack",
+        CLUSTER_CONFIG,
+        "      - cidr: fd00:10::/48",
+        "      - cidr: \"fd00:10::\"",
+        "data.install-config: networking.machineNetwork[1].cidr",
+        "expected a CIDR like 10.0.0.0/16",
+    );
+    refused(
+        "aws",
+        CLUSTER_CONFIG,
+        "      - cidr: 10.0.0.0/16",
+        "      - cidr: 10.0.0/16",
+        "data.install-config: networking.machineNetwork[0].cidr",
+        "\"10.0.0\" is not an IP address",
+    );
+}
+
+#[test]
+fn uppercase_infra_id_is_rejected() {
+    let err = refused(
+        "aws",
+        INFRASTRUCTURE,
+        "infrastructureName: mycluster-7xk2p",
+        "infrastructureName: MyCluster-7xk2p",
+        "status.infrastructureName",
+        "expected at most 32 characters of a-z, 0-9 and '-'",
+    );
+    assert!(err.problem.contains("MyCluster-7xk2p"), "{err}");
+}
+
+#[test]
+fn too_long_infra_id_is_rejected() {
+    refused(
+        "gcp",
+        INFRASTRUCTURE,
+        "infrastructureName: mycluster-7xk2p",
+        &format!("infrastructureName: {}", "a".repeat(33)),
+        "status.infrastructureName",
+        "at most 32 characters",
+    );
+}
+
+#[test]
+fn platform_mismatch_between_install_config_and_infrastructure_is_rejected() {
+    let dir = broken(
+        "aws",
+        INFRASTRUCTURE,
+        "  platformStatus:\n    type: AWS",
+        "  platformStatus:\n    type: GCP",
+    );
+    let err = load_err(dir.path(), INFRASTRUCTURE);
+    assert_problem(
+        &err,
+        "status.platformStatus.type",
+        "is GCP, but the install-config's platform is aws; expected AWS",
+    );
+}
+
+#[test]
+fn aws_without_an_internal_lb_subnet_is_rejected() {
+    let dir = copy_fixture("aws");
+    let path = dir.path().join(CLUSTER_CONFIG);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.matches("type: ControlPlaneInternalLB").count(), 3);
+    std::fs::write(
+        &path,
+        text.replace("type: ControlPlaneInternalLB", "type: ClusterNode"),
+    )
+    .unwrap();
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.vpc.subnets",
+        "no subnet has the role ControlPlaneInternalLB",
+    );
+}
+
+#[test]
+fn unknown_subnet_role_type_names_the_role() {
+    let dir = copy_fixture("aws");
+    let path = dir.path().join(CLUSTER_CONFIG);
+    let text = std::fs::read_to_string(&path).unwrap();
+    // The first subnet's third role.
+    std::fs::write(
+        &path,
+        text.replacen("type: BootstrapNode", "type: Bootstrapper", 1),
+    )
+    .unwrap();
+    let err = load_err(dir.path(), CLUSTER_CONFIG);
+    assert_problem(
+        &err,
+        "data.install-config: platform.aws.vpc.subnets[0].roles[2].type",
+        "expected one of ClusterNode",
+    );
+    assert!(err.problem.contains("ControlPlaneInternalLB"), "{err}");
+}
+
+#[test]
+fn bad_subnet_id_is_rejected() {
+    refused(
+        "aws",
+        CLUSTER_CONFIG,
+        "- id: subnet-0a1b2c3d4e5f60002",
+        "- id: vpc-0a1b2c3d4e5f60002",
+        "data.install-config: platform.aws.vpc.subnets[1].id",
+        "expected a subnet id",
+    );
+}
+
+#[test]
+fn additional_capabilities_that_are_not_a_list_are_rejected() {
+    refused(
+        "aws",
+        CLUSTER_CONFIG,
+        "      additionalEnabledCapabilities:\n      - marketplace\n      - Console\n",
+        "      additionalEnabledCapabilities: marketplace\n",
+        "data.install-config: capabilities.additionalEnabledCapabilities",
+        "expected a list of strings",
+    );
+}
+
+#[test]
+fn additional_capability_that_is_not_a_string_names_its_index() {
+    refused(
+        "gcp",
+        CLUSTER_CONFIG,
+        "      - Console\n",
+        "      - {name: Console}\n",
+        "data.install-config: capabilities.additionalEnabledCapabilities[1]",
+        "expected a string",
+    );
+}
+
+#[test]
+fn creds_secret_with_non_base64_data_is_rejected_without_echoing_it() {
+    let err = refused(
+        "aws",
+        CREDS_SECRET,
+        "aws_secret_access_key: Zml4dHVyZS1zZWNyZXQtRE8tTk9ULUxPRy13SmFsclhVdG5GRU1J",
+        "aws_secret_access_key: fixture-secret-DO-NOT-LOG!!",
+        "data.aws_secret_access_key",
+        "expected base64",
+    );
+    assert!(!err.to_string().contains(SECRET), "{err}");
+}
+
+#[test]
+fn creds_secret_without_a_key_names_the_key() {
+    refused(
+        "aws",
+        CREDS_SECRET,
+        "  aws_access_key_id: QUtJQUZJWFRVUkVFWEFNUExFMDA=\n",
+        "",
+        "data.aws_access_key_id",
+        "missing",
+    );
+}
+
+#[test]
+fn zero_control_plane_replicas_are_rejected() {
+    refused(
+        "aws",
+        CLUSTER_CONFIG,
+        "      replicas: 3\n    compute:",
+        "      replicas: 0\n    compute:",
+        "data.install-config: controlPlane.replicas",
+        "expected a positive integer",
+    );
+}
+
+#[test]
+fn non_numeric_control_plane_replicas_are_rejected() {
+    refused(
+        "gcp",
+        CLUSTER_CONFIG,
+        "      replicas: 3\n    compute:",
+        "      replicas: three\n    compute:",
+        "data.install-config: controlPlane.replicas",
+        "expected a positive integer",
+    );
+}
