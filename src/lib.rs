@@ -59,6 +59,7 @@ pub mod output;
 pub mod pause;
 pub mod plan;
 pub mod preflight;
+pub mod progress;
 pub mod providers;
 pub mod render;
 pub mod runner;
