@@ -288,11 +288,7 @@ pub fn rendered_for(
     templates: Option<&Path>,
 ) -> Result<(Vec<Rendered>, Vec<Reservation>)> {
     let kept = observed.kept();
-    let missing: Vec<String> = crate::plan::wanted_reservations(spec)
-        .into_iter()
-        .filter(|w| !kept.contains_key(&w.key))
-        .map(|w| w.key.to_string())
-        .collect();
+    let missing = observed.missing_reservations(spec);
     if !missing.is_empty() {
         anyhow::bail!(
             "reservations missing: {}; run `bootstrap-agent reserve` first",

@@ -149,3 +149,47 @@ fn env_file_names_only_variables_the_agent_reads() {
         );
     }
 }
+
+/// The cluster-hosted DNS step: a oneshot that verifies, runs `publish-lb-ips` before bootkube
+/// (and before the agent's own unit, which would otherwise meet its lock), and holds bootkube
+/// back when it fails.
+#[test]
+fn the_publish_unit_runs_before_bootkube_and_the_agent() {
+    let text =
+        std::fs::read_to_string(systemd_dir().join("bootstrap-agent-publish-lb-ips.service"))
+            .unwrap();
+    for line in [
+        "Type=oneshot",
+        "RemainAfterExit=yes",
+        "ExecStart=/usr/local/bin/bootstrap-agent publish-lb-ips",
+        "Before=bootkube.service bootstrap-agent.service",
+        "RequiredBy=bootkube.service",
+        "EnvironmentFile=/etc/bootstrap-agent/bootstrap-agent.env",
+        "ProtectSystem=strict",
+        "NoNewPrivileges=yes",
+        "CapabilityBoundingSet=\n",
+    ] {
+        assert!(text.contains(line), "publish unit lacks {line:?}");
+    }
+    let publish = text.replace(
+        "/usr/local/bin/bootstrap-agent",
+        env!("CARGO_BIN_EXE_bootstrap-agent"),
+    );
+    let bootkube =
+        "[Unit]\nDescription=installer: bootkube\n[Service]\nType=oneshot\nExecStart=/bin/true\n"
+            .to_string();
+    let Some(stderr) = verify(
+        &[
+            ("bootstrap-agent-publish-lb-ips.service", publish),
+            ("bootstrap-agent.service", agent_unit()),
+            ("bootkube.service", bootkube),
+        ],
+        "bootstrap-agent-publish-lb-ips.service",
+    ) else {
+        return;
+    };
+    assert!(
+        !stderr.contains("bootstrap-agent-publish-lb-ips.service:"),
+        "systemd-analyze verify: {stderr}"
+    );
+}

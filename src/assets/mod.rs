@@ -12,12 +12,12 @@ mod spec;
 mod subnet_lookup;
 
 pub use dns_zones::DNS_CONFIG;
+pub use doc::{Doc, kind};
 pub use spec::*;
 
 use crate::error::InputError;
 use base64::Engine;
 use bootstrap_cloud::IpFamily;
-use doc::Doc;
 use serde_json::Value;
 use std::path::Path;
 

@@ -2,9 +2,11 @@
 //! wrote. Another writer's values are reported, never a difference; a value of ours that is
 //! missing, or the bootstrap IP still answering after its removal, is.
 
+use super::dns_records::{expected_values, records_now};
+use super::dns_wait::DnsCheck;
 use super::{Common, Output};
 use crate::context::{Cloud, Reading};
-use crate::journal::JournalState;
+use crate::journal::{JournalState, RecordValues};
 use crate::output;
 use crate::plan::Observed;
 use anyhow::{Result, bail};
@@ -43,17 +45,30 @@ pub fn compare(recorded: &JournalState, observed: &Observed) -> Vec<Verdict> {
         .bootstrap_removed
         .then_some(recorded.bootstrap_ip)
         .flatten();
-    recorded
-        .records
+    compare_with(&recorded.records, removed_bootstrap, |zone, record| {
+        observed
+            .records
+            .iter()
+            .find(|r| r.zone.to_string() == zone && r.key.to_string() == record)
+            .and_then(|r| r.current.as_ref())
+            .map(|set| set.values.clone())
+            .unwrap_or_default()
+    })
+}
+
+/// PURE: each expected record set against what `answers(zone, record)` says it holds now
+/// (empty: it does not exist). The one comparison of `dns verify` and of waiting for the
+/// user's DNS: every expected value answers, and `removed_bootstrap` (the bootstrap IP once
+/// it was removed) does not.
+pub fn compare_with(
+    expected: &[RecordValues],
+    removed_bootstrap: Option<IpAddr>,
+    answers: impl Fn(&str, &str) -> BTreeSet<IpAddr>,
+) -> Vec<Verdict> {
+    expected
         .iter()
         .map(|ours| {
-            let answers: BTreeSet<IpAddr> = observed
-                .records
-                .iter()
-                .find(|r| r.zone.to_string() == ours.zone && r.key.to_string() == ours.record)
-                .and_then(|r| r.current.as_ref())
-                .map(|set| set.values.clone())
-                .unwrap_or_default();
+            let answers = answers(&ours.zone, &ours.record);
             let expected: BTreeSet<IpAddr> = ours.values.iter().copied().collect();
             Verdict {
                 zone: ours.zone.clone(),
@@ -82,6 +97,16 @@ fn list(ips: &[IpAddr]) -> String {
 pub fn to_text(verdicts: &[Verdict]) -> String {
     let mut out = String::new();
     for v in verdicts {
+        out.push_str(&verdict_line(v));
+        out.push('\n');
+    }
+    out
+}
+
+/// One record set's verdict: `<zone>: <record>: ok (...)` or what differs.
+pub fn verdict_line(v: &Verdict) -> String {
+    let mut out = String::new();
+    {
         let _ = write!(out, "{}: {}: ", v.zone, v.record);
         if v.ok() {
             let _ = write!(out, "ok ({})", list(&v.expected));
@@ -105,31 +130,55 @@ pub fn to_text(verdicts: &[Verdict]) -> String {
         if !v.others.is_empty() {
             let _ = write!(out, "; also answers (another writer's) {}", list(&v.others));
         }
-        out.push('\n');
     }
     out
 }
 
-pub async fn command(common: &Common) -> Result<()> {
+pub async fn command(common: &Common, check: DnsCheck) -> Result<()> {
     let reading = Reading::new(common, Cloud::Observe).await?;
-    if let Some(because) = reading.spec.user_managed_dns() {
-        bail!(
-            "DNS is yours ({because}): the agent reads no zone; `plan` and `status` print the records to create"
-        );
-    }
-    if reading.recorded.records.is_empty() {
+    let (spec, recorded) = (&reading.spec, &reading.recorded);
+    let user_managed = spec.user_managed_dns().is_some();
+    if !user_managed && recorded.records.is_empty() {
         return output::write_stdout(
             "nothing to verify: the journal holds no record values of ours\n",
         );
     }
-    let verdicts = compare(&reading.recorded, &reading.observe().await?);
+    let verdicts = match (user_managed, check) {
+        // Cloud DNS, the zone's view: what observation reads, against what we wrote.
+        (false, DnsCheck::Zone) => compare(recorded, &reading.observe().await?),
+        // User-managed DNS: the records as they must be now (`dns records`); or our values
+        // as the host's resolver answers them.
+        _ => {
+            let records = records_now(spec, recorded);
+            let view = super::dns_wait::view(check, reading.providers.dns.as_ref());
+            let read = super::dns_wait::read(&records, view.as_ref()).await;
+            if let Some(e) = read.values().find_map(|r| r.as_ref().err()) {
+                return Err(anyhow::Error::new(e.clone()).context("reading the records"));
+            }
+            let removed = recorded
+                .bootstrap_removed
+                .then_some(spec.bootstrap_ip)
+                .flatten();
+            let expected = if user_managed {
+                expected_values(&records)
+            } else {
+                recorded.records.clone()
+            };
+            super::dns_wait::verdicts(&expected, removed, &read)
+        }
+    };
     match common.output {
         Output::Text => output::write_stdout(&to_text(&verdicts))?,
         other => output::data(other, &verdicts)?,
     }
     let differing = verdicts.iter().filter(|v| !v.ok()).count();
     if differing > 0 {
-        bail!("{differing} record set(s) differ from the journal");
+        let against = if user_managed {
+            "the records you must hold now (`dns records`)"
+        } else {
+            "the journal"
+        };
+        bail!("{differing} record set(s) differ from {against}");
     }
     Ok(())
 }
@@ -137,7 +186,6 @@ pub async fn command(common: &Common) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::RecordValues;
     use crate::plan::ObservedRecord;
     use bootstrap_cloud::{RecordKey, RecordSet, RecordType, ZoneRef};
 

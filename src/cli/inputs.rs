@@ -26,12 +26,14 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
             ..assets(common)
         },
         Command::Reserve { common }
+        | Command::PublishLbIps { common }
         | Command::Teardown { common, .. }
         | Command::Dns {
             command:
-                DnsCommand::Seed { common }
-                | DnsCommand::Teardown { common }
-                | DnsCommand::Verify { common },
+                DnsCommand::Seed { common, .. }
+                | DnsCommand::Teardown { common, .. }
+                | DnsCommand::Verify { common, .. }
+                | DnsCommand::Records { common },
         } => assets(common),
         Command::Gather(args) => Inputs {
             templates: args.templates.as_deref(),

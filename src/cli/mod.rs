@@ -13,7 +13,9 @@ use crate::runner::StepReport;
 use crate::{output, status};
 use anyhow::Result;
 
+mod dns_records;
 mod dns_verify;
+pub(crate) mod dns_wait;
 mod inputs;
 mod services;
 use clap::{Parser, Subcommand};
@@ -75,7 +77,7 @@ pub enum Command {
         offline: bool,
         /// Steps to plan, comma separated.
         /// Default: what is left of `run` per the journal, else all of it.
-        #[arg(long, alias = "step", value_delimiter = ',', value_parser = parse_step)]
+        #[arg(long, alias = "stage", value_delimiter = ',', value_parser = parse_step)]
         step: Vec<Step>,
         /// Directory overriding the embedded templates (the Services `run` would apply).
         #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
@@ -93,6 +95,13 @@ pub enum Command {
     },
     /// Reserve the static IPs for the API load balancers.
     Reserve {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Cluster-hosted DNS only: reserve (as `reserve`), then write the IPs into the
+    /// Infrastructure manifest's `cloudLoadBalancerConfig.clusterHosted` and the lb-config
+    /// ConfigMap, for bootkube to read. Run it before bootkube; with cloud DNS it does nothing.
+    PublishLbIps {
         #[command(flatten)]
         common: Common,
     },
@@ -141,15 +150,33 @@ pub enum DnsCommand {
     Seed {
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        wait: dns_wait::DnsWaitArgs,
     },
     /// Remove only the bootstrap IP from api / api-int.
     Teardown {
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        wait: dns_wait::DnsWaitArgs,
     },
     /// Ask the zones whether the records hold what the journal says we wrote (and no longer
     /// the bootstrap IP once it was removed); print the difference, exit 1 when there is one.
     Verify {
+        #[command(flatten)]
+        common: Common,
+        /// Whose view counts: the zone as the cloud's DNS API answers, or the host's resolver.
+        #[arg(
+            long,
+            value_enum,
+            env = "BOOTSTRAP_AGENT_DNS_CHECK",
+            default_value = "zone"
+        )]
+        dns_check: dns_wait::DnsCheck,
+    },
+    /// Print the record sets api / api-int must hold at this point of the install (from the
+    /// journal): to create or change with user-managed DNS, what the agent writes otherwise.
+    Records {
         #[command(flatten)]
         common: Common,
     },
@@ -170,20 +197,24 @@ pub async fn run(cli: Cli) -> Result<()> {
             let templates = templates.as_deref();
             plan(&common, offline, &step, templates, &registry, dns_seeding).await
         }
-        Command::Reserve { common } => steps(&common, &[Step::Reserve]).await,
+        Command::Reserve { common } => steps(&common, &[Step::Reserve], None).await,
+        Command::PublishLbIps { common } => crate::cluster_hosted::command(&common).await,
         Command::Dns {
-            command: DnsCommand::Seed { common },
-        } => steps(&common, &[Step::SeedDns]).await,
+            command: DnsCommand::Seed { common, wait },
+        } => steps(&common, &[Step::SeedDns], Some(&wait)).await,
         Command::Dns {
-            command: DnsCommand::Verify { common },
-        } => dns_verify::command(&common).await,
+            command: DnsCommand::Verify { common, dns_check },
+        } => dns_verify::command(&common, dns_check).await,
         Command::Dns {
-            command: DnsCommand::Teardown { common },
+            command: DnsCommand::Records { common },
+        } => dns_records::command(&common).await,
+        Command::Dns {
+            command: DnsCommand::Teardown { common, wait },
+        } => steps(&common, &[Step::RemoveBootstrap], Some(&wait)).await,
+        Command::Teardown { common, all: false } => {
+            steps(&common, &[Step::RemoveBootstrap], None).await
         }
-        | Command::Teardown { common, all: false } => {
-            steps(&common, &[Step::RemoveBootstrap]).await
-        }
-        Command::Teardown { common, all: true } => steps(&common, &[Step::TeardownAll]).await,
+        Command::Teardown { common, all: true } => steps(&common, &[Step::TeardownAll], None).await,
         Command::Status {
             state,
             output,
@@ -267,26 +298,66 @@ async fn plan(
     }
 }
 
-async fn steps(common: &Common, steps: &[Step]) -> Result<()> {
-    let mut ctx = Context::open(common, steps).await?;
-    let mut runner = ctx.runner();
+/// Runs `steps`; with `--dns-wait` (user-managed DNS), after each DNS step waits until the
+/// records it printed answer.
+async fn steps(
+    common: &Common,
+    steps: &[Step],
+    wait: Option<&dns_wait::DnsWaitArgs>,
+) -> Result<()> {
+    let (mut ctx, check) = Context::open_checked(
+        common,
+        steps,
+        |spec| {
+            Ok(wait
+                .map(|w| w.check(&common.assets, spec))
+                .transpose()?
+                .flatten())
+        },
+        |_| Ok(()),
+    )
+    .await?;
     let mut reports: Vec<StepReport> = Vec::new();
     for step in steps {
-        reports.push(runner.run(*step).await?);
+        let report = ctx.runner().run(*step).await?;
+        if common.output == Output::Text {
+            // Before any wait: the records to create are what the user acts on.
+            print!("{}", report.plan.to_text(&report.after));
+            println!(
+                "{}: done, {} mutating change(s)",
+                report.step, report.mutations
+            );
+            std::io::Write::flush(&mut std::io::stdout())?;
+        }
+        if let Some(check) = check {
+            if common.output == Output::Text {
+                print!("{}", dns_records::to_text(&ctx.spec, &ctx.journal.state));
+                std::io::Write::flush(&mut std::io::stdout())?;
+            }
+            let view = dns_wait::view(check, ctx.providers.dns.as_ref());
+            dns_wait::until_answered(
+                &ctx.spec,
+                &ctx.journal.state,
+                view.as_ref(),
+                report.step,
+                ctx.step_timeout,
+                dns_wait::Pace::DEFAULT,
+                crate::daemon::notify_status,
+            )
+            .await?;
+            if common.output == Output::Text {
+                println!("{}: your DNS answers the records", report.step);
+            }
+        }
+        reports.push(report);
     }
     match common.output {
-        Output::Text => {
-            for r in &reports {
-                print!("{}", r.plan.to_text(&r.after));
-                println!("{}: done, {} mutating change(s)", r.step, r.mutations);
-            }
-            Ok(())
-        }
+        Output::Text => Ok(()),
         other => output::data(other, &reports),
     }
 }
 
-/// `--step` values: the steps' kebab-case names (`--step` is the older spelling).
+/// `--step` values: the steps' kebab-case names.
 fn parse_step(name: &str) -> Result<Step, String> {
     Step::parse(name).ok_or_else(|| {
         let names: Vec<String> = Step::ALL

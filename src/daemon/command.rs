@@ -67,6 +67,8 @@ pub struct RunArgs {
     pub wire: cluster::wire::WireArgs,
     #[command(flatten)]
     pub preflight: crate::preflight::PreflightArgs,
+    #[command(flatten)]
+    pub dns_wait: crate::cli::dns_wait::DnsWaitArgs,
 }
 
 /// `run`: every input checked before the first mutation, then the machine; a failure is
@@ -75,10 +77,14 @@ pub async fn command(args: &RunArgs) -> Result<()> {
     let (common, kube) = (&args.common, &args.kube);
     // The templates are checked once the spec is settled: they render one address per AWS
     // subnet.
-    let (mut ctx, ((capabilities, cvo_overrides), wire)) = Context::open_prepared(
+    let (mut ctx, (((capabilities, cvo_overrides), dns_wait), wire)) = Context::open_prepared(
         common,
         &[Step::SeedDns, Step::RemoveBootstrap],
-        |spec| check_input(args, spec),
+        |spec| {
+            let checked = check_input(args, spec)?;
+            let wait = args.dns_wait.check(&common.assets, spec)?;
+            Ok((checked, wait))
+        },
         |spec| crate::validate::templates_render(spec, kube.templates.as_deref()),
         async |spec, providers, recorded| {
             let wire = args.wire.proof(&kube.kubeconfig).await?;
@@ -108,6 +114,7 @@ pub async fn command(args: &RunArgs) -> Result<()> {
         done_file: args.gate.done_file.clone(),
         drain_wait: args.gate.drain_wait,
         dns_seeding: args.dns_seeding,
+        dns_wait,
         capabilities,
         cvo_overrides,
         wire,

@@ -7,7 +7,7 @@
 //! Reserve -> SeedDns -> SetCapabilities -> HandOver -> ApplyServices -> Gate -> RemoveBootstrap -> Done
 //! ```
 //!
-//! Every step but Gate is a stage of the plan run by the runner (same deadline, retries and
+//! Every state but Gate and Done runs its step of the plan through the runner (same deadline, retries and
 //! journaled intent for the cloud's and the cluster's); Gate waits and lets the served IPs
 //! join DNS (`progressive`); after RemoveBootstrap comes the drain (`drain`) and the signals
 //! (`signal`). SetCapabilities writes ClusterVersion `spec.capabilities` before anything
@@ -44,6 +44,9 @@ pub struct RunSettings {
     /// After the bootstrap IP left DNS, how long to wait before signalling `complete`.
     pub drain_wait: DrainWait,
     pub dns_seeding: DnsSeeding,
+    /// User-managed DNS with `--dns-wait`: after seeding and after removing the bootstrap IP,
+    /// wait until the user's DNS answers the records (read as this view says).
+    pub dns_wait: Option<crate::cli::dns_wait::DnsCheck>,
     /// The validated capability selection written to ClusterVersion.
     pub capabilities: crate::capabilities::selection::Selection,
     /// The installer's `manifests/cvo-overrides.yaml`, when present: ClusterVersion is
@@ -114,6 +117,23 @@ pub async fn run(
                 }
                 .run(step)
                 .await?;
+                if let Some(check) = settings.dns_wait
+                    && matches!(state, State::SeedDns | State::RemoveBootstrap)
+                {
+                    // The user's DNS must answer before the next step (before the drain after
+                    // the bootstrap IP's removal: the drain counts from its real removal).
+                    let view = crate::cli::dns_wait::view(check, providers.dns.as_ref());
+                    crate::cli::dns_wait::until_answered(
+                        spec,
+                        &journal.state,
+                        view.as_ref(),
+                        report.step,
+                        settings.step_timeout,
+                        crate::cli::dns_wait::Pace::DEFAULT,
+                        notify_status,
+                    )
+                    .await?;
+                }
                 if state == State::RemoveBootstrap {
                     drain::drain(journal, settings.drain_wait.duration(&report.after)).await?;
                     let kube = connect(&mut client, &settings.kubeconfig).await?;

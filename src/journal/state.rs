@@ -69,7 +69,15 @@ pub struct RecordValues {
 impl RecordValues {
     /// The records of user-managed DNS with the IPs that exist in `observed`.
     pub fn of_user_dns(dns: &crate::plan::UserDns, observed: &crate::plan::Observed) -> Vec<Self> {
-        dns.records
+        Self::of_records(&dns.records, observed)
+    }
+
+    /// Record sets with the IPs that exist in `observed` (a value not reserved yet is left out).
+    pub fn of_records(
+        records: &[crate::plan::UserRecord],
+        observed: &crate::plan::Observed,
+    ) -> Vec<Self> {
+        records
             .iter()
             .map(|r| RecordValues {
                 zone: r.zone.to_string(),

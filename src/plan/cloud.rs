@@ -11,7 +11,19 @@ use std::net::IpAddr;
 /// What the user must create when DNS is theirs; None when the agent writes it.
 pub(super) fn user_dns(spec: &ClusterSpec, observed: &Observed) -> Option<UserDns> {
     let because = spec.user_managed_dns()?;
-    let records = desired::records(spec)
+    Some(UserDns {
+        because: because.to_string(),
+        records: records_to_hold(spec, observed),
+        bootstrap_ip: spec.bootstrap_ip,
+    })
+}
+
+/// Every record set `api` / `api-int` must hold while the bootstrap host serves, with every
+/// value (the bootstrap IP and the reserved IPs, as IPs once `observed` knows them): what the
+/// user creates with user-managed DNS and what the agent seeds otherwise. The one code path of
+/// `plan`, `dns seed`, `status` and `dns records`.
+pub fn records_to_hold(spec: &ClusterSpec, observed: &Observed) -> Vec<UserRecord> {
+    desired::records(spec)
         .into_iter()
         .map(|w| UserRecord {
             zone: w.zone,
@@ -26,12 +38,7 @@ pub(super) fn user_dns(spec: &ClusterSpec, observed: &Observed) -> Option<UserDn
                 .collect(),
             ttl: spec.record_ttl,
         })
-        .collect();
-    Some(UserDns {
-        because: because.to_string(),
-        records,
-        bootstrap_ip: spec.bootstrap_ip,
-    })
+        .collect()
 }
 
 /// Whether the agent writes (and so reads) cloud DNS at all. The one check of the

@@ -263,8 +263,10 @@ impl Plan {
     }
 }
 
+pub use cloud::records_to_hold;
 pub use desired::records as wanted_records;
 pub use desired::reservations as wanted_reservations;
+pub use text::record_line;
 
 #[cfg(test)]
 mod contract_tests;

@@ -68,6 +68,16 @@ impl Observed {
         kept
     }
 
+    /// The wanted reservations of `spec` that nothing kept stands for, by key.
+    pub fn missing_reservations(&self, spec: &crate::assets::ClusterSpec) -> Vec<String> {
+        let kept = self.kept();
+        super::desired::reservations(spec)
+            .into_iter()
+            .filter(|w| !kept.contains_key(&w.key))
+            .map(|w| w.key.to_string())
+            .collect()
+    }
+
     pub(super) fn in_dns(&self) -> BTreeSet<IpAddr> {
         self.records
             .iter()

@@ -1,7 +1,19 @@
 //! The plan as a person reads it: one line per change, grouped as they will be applied.
 
-use super::{Change, Observed, Plan};
+use super::{Change, Observed, Plan, UserRecord};
 use std::fmt::Write;
+
+/// One record set to hold, as `plan`, `dns seed` and `dns records` print it:
+/// `<zone>: <name> <type> ttl <ttl> = <values>`.
+pub fn record_line(r: &UserRecord, observed: &Observed) -> String {
+    format!(
+        "{}: {} ttl {} = {}",
+        r.zone,
+        r.record,
+        r.ttl,
+        join(r.values.iter().map(|v| resolved(v, observed)))
+    )
+}
 
 impl Plan {
     /// Renders the plan; `observed` fills in what a symbolic value resolves to today.
@@ -36,14 +48,7 @@ impl Plan {
                 user.because
             );
             for r in &user.records {
-                let _ = writeln!(
-                    out,
-                    "  {}: {} ttl {} = {}",
-                    r.zone,
-                    r.record,
-                    r.ttl,
-                    join(r.values.iter().map(|v| resolved(v, observed)))
-                );
+                let _ = writeln!(out, "  {}", record_line(r, observed));
             }
             if user
                 .records

@@ -105,12 +105,7 @@ impl Runner<'_> {
         let (wants, rendered) =
             kube_wants(self.spec, &known, Some(kube.capabilities), kube.templates)?;
         if step == Step::ApplyServices {
-            let kept = known.kept();
-            let missing: Vec<String> = crate::plan::wanted_reservations(self.spec)
-                .into_iter()
-                .filter(|w| !kept.contains_key(&w.key))
-                .map(|w| w.key.to_string())
-                .collect();
+            let missing = known.missing_reservations(self.spec);
             if !missing.is_empty() {
                 bail!(
                     "the journal holds no reservation for {}: no Service can claim it",
@@ -254,22 +249,7 @@ mod tests {
                 "{actual}"
             );
             assert!(actual.contains("  + service "), "{actual}");
-            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/golden/plan/run")
-                .join(format!("{fixture}.txt"));
-            if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(&path, &actual).unwrap();
-                continue;
-            }
-            let expected = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 creates it)", path.display()));
-            assert_eq!(
-                actual,
-                expected,
-                "{} (UPDATE_GOLDEN=1 and review)",
-                path.display()
-            );
+            crate::golden::assert_golden(&format!("tests/golden/plan/run/{fixture}.txt"), &actual);
         }
     }
 

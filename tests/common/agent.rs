@@ -348,3 +348,30 @@ impl Agent {
         }
     }
 }
+
+impl Agent {
+    /// Starts the local API server knowing `cloud` and points `run` at it (60 s gate).
+    pub async fn local_api(
+        &mut self,
+        cloud: bootstrap_sim::kube::CloudOptions,
+    ) -> bootstrap_sim::kube::KubeSim {
+        let kube = bootstrap_sim::kube::KubeSim::start(bootstrap_sim::kube::KubeSimOptions {
+            cloud,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        self.run_flags(kube.kubeconfig_path(), "60s");
+        kube
+    }
+}
+
+/// The line `name` of a `preflight --output json` report.
+pub fn preflight_line<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name}: {report}"))
+}

@@ -10,6 +10,7 @@
 pub mod agent;
 pub mod cloud;
 pub mod suite;
+pub mod suite_user_dns;
 
 #[cfg(feature = "aws")]
 pub mod aws;

@@ -5,6 +5,7 @@
 
 use super::agent::{API, API_INT, BOOTSTRAP, OTHER_WRITER, fault_seed};
 use super::cloud::{Cloud, CloudWorld};
+pub use super::suite_user_dns::*;
 use bootstrap_sim::{Fault, Faults};
 
 /// The private records the shared tests look at (the public one is `api` only).
@@ -375,6 +376,8 @@ macro_rules! cloud_suite {
             at_40_percent_faults_commands_complete_or_stop_resumably_and_never_leak,
             throttled_past_its_deadline_a_step_stops_resumably_and_a_rerun_completes,
             dns_verify_names_a_value_of_ours_that_left_the_zone,
+            with_dns_wait_the_agent_moves_on_once_a_late_writer_created_the_records,
+            with_dns_wait_a_wrong_value_keeps_it_waiting_until_the_deadline,
         );
     };
     (@tests $cloud:ty; $($name:ident),* $(,)?) => {

@@ -17,12 +17,35 @@
 //!   gets anonymous credentials, because a token must never be sent in clear text and the
 //!   fakes do not check it.
 
+/// Builds one google-cloud client: the settings' credentials for `endpoint`, our retry and
+/// backoff policies, and the endpoint override when there is one.
+macro_rules! build_client {
+    ($client:ty, $settings:expr, $endpoint:expr, $what:expr) => {{
+        let endpoint: Option<&str> = $endpoint;
+        let mut builder = <$client>::builder()
+            .with_credentials(super::credentials_for($settings, endpoint)?)
+            .with_retry_policy(super::retry_policy())
+            .with_backoff_policy(super::backoff_policy());
+        if let Some(endpoint) = endpoint {
+            builder = builder.with_endpoint(endpoint);
+        }
+        builder.build().await.map_err(|e| {
+            $crate::CloudError::fatal(
+                concat!($what, " client"),
+                format!("cannot build the client: {e}"),
+            )
+        })?
+    }};
+}
+
 mod addresses;
 mod adopt;
 mod dns;
+mod preflight;
 
 pub use addresses::GceAddresses;
 pub use dns::CloudDns;
+pub use preflight::{GcpNetwork, GcpPreflight};
 
 use crate::{CloudError, ErrorKind};
 use google_cloud_auth::credentials::{self, Credentials};

@@ -1,0 +1,260 @@
+//! User-managed DNS with `--dns-wait`, written once for every cloud: the agent prints the
+//! records and waits; the test, as the user, creates them late through the cloud's DNS (the
+//! peers' writer), and the agent moves on. A wrong value keeps it waiting until the step
+//! deadline ends it (exit 1, naming what is missing). Driven by what the agent prints, never
+//! by the clock.
+
+use super::cloud::Cloud;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// What `dns records --output json` says the zone must hold: (private, fqdn, values).
+async fn records_to_create<C: Cloud>(
+    h: &super::cloud::Harness<C>,
+) -> Vec<(bool, String, Vec<String>)> {
+    let out = h
+        .run(&["dns", "records", "--dns", "manual", "--output", "json"])
+        .await;
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["written_by"], "user", "{json:#}");
+    json["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["type"] == "A")
+        .map(|r| {
+            (
+                r["visibility"] == "private",
+                r["name"].as_str().unwrap().to_string(),
+                super::agent::strings(&r["values"]),
+            )
+        })
+        .collect()
+}
+
+type StdoutLines = tokio::io::Lines<BufReader<tokio::process::ChildStdout>>;
+
+/// Starts `args` and reads its stdout until a line contains `marker` (the agent printed the
+/// records and is waiting); returns the child, the rest of its stdout and the lines read.
+async fn spawn_until<C: Cloud>(
+    h: &super::cloud::Harness<C>,
+    args: &[&str],
+    marker: &str,
+) -> (tokio::process::Child, StdoutLines, Vec<String>) {
+    let mut child = h
+        .command(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let done = line.contains(marker);
+        seen.push(line);
+        if done {
+            return (child, lines, seen);
+        }
+    }
+    let out = child.wait_with_output().await.unwrap();
+    panic!(
+        "{args:?} ended before printing {marker:?}: {seen:?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The rest of the child's stdout, and its exit code.
+async fn finish(mut child: tokio::process::Child, mut lines: StdoutLines) -> (Option<i32>, String) {
+    let mut rest = Vec::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        rest.push(line);
+    }
+    let status = child.wait().await.unwrap();
+    (status.code(), rest.join("\n"))
+}
+
+/// Reads the child's stderr until a line contains `needle` (the agent saw that state).
+async fn stderr_until(child: &mut tokio::process::Child, needle: &str) -> Vec<String> {
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let found = line.contains(needle);
+        seen.push(line);
+        if found {
+            // Keep draining so the agent never blocks on a full pipe.
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            return seen;
+        }
+    }
+    panic!("stderr ended before {needle:?}: {seen:?}");
+}
+
+/// `dns seed --dns manual --dns-wait`: prints the records, waits while the zone lacks them or
+/// answers a wrong value, and moves on (exit 0) once the user created them; then `dns teardown
+/// --dns-wait` waits until the user took the bootstrap IP out. No record is written by the agent.
+pub async fn with_dns_wait_the_agent_moves_on_once_a_late_writer_created_the_records<C: Cloud>() {
+    let h = C::start().await;
+    h.run(&["reserve", "--dns", "manual"]).await;
+    let records = records_to_create(&h).await;
+    let private: Vec<_> = records.iter().filter(|r| r.0).collect();
+    assert!(!private.is_empty(), "{records:?}");
+    let seed = ["dns", "seed", "--dns", "manual", "--dns-wait"];
+    let (mut child, stdout, printed) = spawn_until(&h, &seed, "dns-seed: done").await;
+    let printed = printed.join("\n");
+    for (_, name, values) in &records {
+        assert!(printed.contains(name.as_str()), "{name} printed: {printed}");
+        assert!(
+            printed.contains(&values.join(", ")),
+            "{values:?}: {printed}"
+        );
+    }
+    // The user first types a wrong value into api-int (and nothing else yet): still waiting.
+    let (_, api_int, wanted) = private
+        .iter()
+        .find(|r| r.1.starts_with("api-int."))
+        .unwrap();
+    h.peers.write_record(true, api_int, &["10.0.9.9"]).await;
+    stderr_until(&mut child, "another writer's) 10.0.9.9").await;
+    // Then creates every record as printed.
+    for (is_private, name, values) in &records {
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        h.peers.write_record(*is_private, name, &values).await;
+    }
+    let (code, stdout) = finish(child, stdout).await;
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.contains("dns-seed: your DNS answers the records"),
+        "{stdout}"
+    );
+    assert_eq!(
+        h.status().await["user_dns"].as_array().map(Vec::len),
+        Some(records.len())
+    );
+    // Stage 3: the agent waits until the bootstrap IP is out of api and api-int.
+    let teardown = ["dns", "teardown", "--dns", "manual", "--dns-wait"];
+    let (mut child, stdout, _) = spawn_until(&h, &teardown, "dns-teardown: done").await;
+    stderr_until(&mut child, "still answers").await;
+    for (is_private, name, values) in &records {
+        let kept: Vec<&str> = values
+            .iter()
+            .map(String::as_str)
+            .filter(|v| *v != C::BOOTSTRAP_IP)
+            .collect();
+        h.peers.write_record(*is_private, name, &kept).await;
+    }
+    let (code, stdout) = finish(child, stdout).await;
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(wanted.contains(&C::BOOTSTRAP_IP.to_string()));
+    // `dns verify` reads the same zone: what must hold now, answered.
+    let verify = h.run(&["dns", "verify", "--dns", "manual"]).await;
+    let text = String::from_utf8_lossy(&verify.stdout);
+    assert!(text.contains(&format!("{api_int} A: ok (")), "{text}");
+}
+
+/// A wrong value the user never fixes: the agent waits until the step deadline, then exits 1
+/// naming the record and the value missing; it journaled no mutation.
+pub async fn with_dns_wait_a_wrong_value_keeps_it_waiting_until_the_deadline<C: Cloud>() {
+    let h = C::start().await;
+    h.run(&["reserve", "--dns", "manual"]).await;
+    let records = records_to_create(&h).await;
+    for (is_private, name, _) in &records {
+        h.peers.write_record(*is_private, name, &["10.0.9.9"]).await;
+    }
+    h.peers.reset_counts();
+    let out = h
+        .command(&[
+            "dns",
+            "seed",
+            "--dns",
+            "manual",
+            "--dns-wait",
+            "--step-timeout",
+            "4s",
+        ])
+        .output()
+        .await
+        .unwrap();
+    let (code, stderr) = (out.status.code(), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(code, Some(1), "{stderr}");
+    for named in [
+        "your DNS did not answer within the step deadline (4s)",
+        "MISSING",
+        C::BOOTSTRAP_IP,
+    ] {
+        assert!(stderr.contains(named), "{named}: {stderr}");
+    }
+    assert!(
+        h.peers.mutating_calls().is_empty(),
+        "waiting writes nothing: {:?}",
+        h.peers.mutating_calls()
+    );
+}
+
+/// Reads `lines` until one contains `needle`.
+async fn line_with(
+    lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStderr>>,
+    needle: &str,
+) {
+    let mut seen = Vec::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        if line.contains(needle) {
+            return;
+        }
+        seen.push(line);
+    }
+    panic!("stderr ended before {needle:?}: {seen:#?}");
+}
+
+/// The A records `status` says the user must hold: (private, fqdn, values).
+fn user_records(status: &Value) -> Vec<(bool, String, Vec<String>)> {
+    status["user_dns"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no user_dns: {status:#}"))
+        .iter()
+        .filter_map(|r| {
+            let name = r["record"].as_str()?.strip_suffix(" A")?;
+            let private = r["zone"].as_str()?.starts_with("private ");
+            Some((
+                private,
+                name.to_string(),
+                super::agent::strings(&r["values"]),
+            ))
+        })
+        .collect()
+}
+
+/// `run --dns manual --dns-wait` (`h` has its `run` flags): it waits for the user's records
+/// after seeding and for the bootstrap IP's removal after the gate, each time telling what it
+/// waits for; the test writes them only once told, and `run` reaches `done`.
+pub async fn run_with_dns_wait_waits_for_the_user_at_seed_and_at_removal<C: Cloud>(
+    h: &super::cloud::Harness<C>,
+) {
+    let mut child = h
+        .command(&["run", "--dns", "manual", "--dns-wait"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    line_with(&mut lines, "waiting for your DNS (dns-seed)").await;
+    let records = user_records(&h.status().await);
+    assert!(!records.is_empty());
+    for (is_private, name, values) in &records {
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        h.peers.write_record(*is_private, name, &values).await;
+    }
+    line_with(&mut lines, "waiting for your DNS (dns-teardown)").await;
+    assert_ne!(h.status().await["run_step"], "done");
+    for (is_private, name, values) in &records {
+        let kept: Vec<&str> = values
+            .iter()
+            .map(String::as_str)
+            .filter(|v| *v != C::BOOTSTRAP_IP)
+            .collect();
+        h.peers.write_record(*is_private, name, &kept).await;
+    }
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let exit = child.wait().await.unwrap();
+    assert!(exit.success(), "run: {exit:?}");
+    assert_eq!(h.status().await["run_step"], "done");
+}
