@@ -770,3 +770,9 @@ async fn upi_addresses_that_do_not_fit_are_refused_naming_them() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_with_dns_wait_waits_for_the_user_at_seed_and_at_removal() {
+    let w = RunWorld::new().await;
+    common::suite_user_dns::run_with_dns_wait_waits_for_the_user_at_seed_and_at_removal(&w.h).await;
+}
