@@ -13,7 +13,7 @@
 use crate::assets::{ClusterSpec, Platform};
 use crate::error::InputError;
 use crate::journal::JournalState;
-use crate::plan::{Observed, Stage};
+use crate::plan::{Observed, Step};
 use anyhow::{Result, bail};
 use std::net::{IpAddr, UdpSocket};
 
@@ -36,9 +36,9 @@ fn detect_host_ip() -> Option<IpAddr> {
 }
 
 /// Rules 2 and 3 for a command about to run `stages`, before anything is written.
-pub fn check(spec: &ClusterSpec, stages: &[Stage], recorded: &JournalState) -> Result<()> {
-    let seeds = stages.contains(&Stage::SeedDns);
-    if (seeds || stages.contains(&Stage::RemoveBootstrap))
+pub fn check(spec: &ClusterSpec, stages: &[Step], recorded: &JournalState) -> Result<()> {
+    let seeds = stages.contains(&Step::SeedDns);
+    if (seeds || stages.contains(&Step::RemoveBootstrap))
         && !matches!(spec.platform, Platform::None)
     {
         require(spec)?;
@@ -78,15 +78,15 @@ fn refuse_other_than_seeded(spec: &ClusterSpec, recorded: &JournalState) -> Resu
 /// Rules 4 and 5: the spec the planner gets for `stage`, given the journal and the cloud.
 pub fn for_stage(
     spec: &ClusterSpec,
-    stage: Stage,
+    stage: Step,
     recorded: &JournalState,
     observed: &Observed,
 ) -> Result<ClusterSpec> {
     let mut spec = spec.clone();
-    if stage == Stage::SeedDns && recorded.bootstrap_removed {
+    if stage == Step::SeedDns && recorded.bootstrap_removed {
         spec.bootstrap_ip = None;
     }
-    if matches!(stage, Stage::SeedDns | Stage::RemoveBootstrap)
+    if matches!(stage, Step::SeedDns | Step::RemoveBootstrap)
         && let Some(conflict) = crate::plan::bootstrap_ip_conflict(&spec, observed)
     {
         bail!(InputError::new(FLAG, FIELD, conflict));
@@ -128,20 +128,15 @@ mod tests {
     #[test]
     fn seeding_needs_an_ip_and_refuses_another_than_the_seeded_one_until_removed() {
         let mut recorded = JournalState::default();
-        let err = check(&spec(None), &[Stage::SeedDns], &recorded).unwrap_err();
+        let err = check(&spec(None), &[Step::SeedDns], &recorded).unwrap_err();
         assert!(err.downcast_ref::<InputError>().is_some(), "{err:#}");
-        check(&spec(None), &[Stage::Reserve], &recorded).unwrap();
+        check(&spec(None), &[Step::Reserve], &recorded).unwrap();
         recorded.bootstrap_ip = Some("10.0.0.9".parse().unwrap());
-        let err = check(&spec(Some("10.0.0.7")), &[Stage::SeedDns], &recorded).unwrap_err();
+        let err = check(&spec(Some("10.0.0.7")), &[Step::SeedDns], &recorded).unwrap_err();
         assert!(format!("{err:#}").contains("seeded in DNS"), "{err:#}");
-        check(
-            &spec(Some("10.0.0.7")),
-            &[Stage::RemoveBootstrap],
-            &recorded,
-        )
-        .unwrap();
+        check(&spec(Some("10.0.0.7")), &[Step::RemoveBootstrap], &recorded).unwrap();
         recorded.bootstrap_removed = true;
-        check(&spec(Some("10.0.0.7")), &[Stage::SeedDns], &recorded).unwrap();
+        check(&spec(Some("10.0.0.7")), &[Step::SeedDns], &recorded).unwrap();
     }
 
     #[test]
@@ -151,16 +146,11 @@ mod tests {
             ..Default::default()
         };
         let observed = Observed::default();
-        let seed = for_stage(
-            &spec(Some("10.0.0.7")),
-            Stage::SeedDns,
-            &recorded,
-            &observed,
-        );
+        let seed = for_stage(&spec(Some("10.0.0.7")), Step::SeedDns, &recorded, &observed);
         assert_eq!(seed.unwrap().bootstrap_ip, None);
         let remove = for_stage(
             &spec(Some("10.0.0.7")),
-            Stage::RemoveBootstrap,
+            Step::RemoveBootstrap,
             &recorded,
             &observed,
         );

@@ -18,7 +18,7 @@
 use crate::assets::{self, ClusterSpec};
 use crate::journal::{self, Journal, JournalState};
 use crate::output::Output;
-use crate::plan::{Observed, Stage};
+use crate::plan::{Observed, Step};
 use crate::providers::{self, Providers};
 use crate::render::{self, Rendered};
 use crate::runner::{self, Runner};
@@ -191,7 +191,7 @@ impl Reading {
 
 impl Context {
     /// Steps 1 to 6 for a command that runs `stages` (its bootstrap-IP needs follow from them).
-    pub async fn open(args: &Common, stages: &[Stage]) -> Result<Self> {
+    pub async fn open(args: &Common, stages: &[Step]) -> Result<Self> {
         Ok(Self::open_checked(args, stages, |_| Ok(()), |_| Ok(()))
             .await?
             .0)
@@ -201,7 +201,7 @@ impl Context {
     /// (before the lock: a bad input leaves no trace), `settled` as step 5.
     pub async fn open_checked<T>(
         args: &Common,
-        stages: &[Stage],
+        stages: &[Step],
         input: impl FnOnce(&ClusterSpec) -> Result<T>,
         settled: impl FnOnce(&ClusterSpec) -> Result<()>,
     ) -> Result<(Self, T)> {
@@ -214,7 +214,7 @@ impl Context {
     /// and what needs the network to check), so that its failure leaves nothing written.
     pub async fn open_prepared<T, U>(
         args: &Common,
-        stages: &[Stage],
+        stages: &[Step],
         input: impl FnOnce(&ClusterSpec) -> Result<T>,
         settled: impl FnOnce(&ClusterSpec) -> Result<()>,
         prepare: impl AsyncFnOnce(&ClusterSpec, &Providers, &JournalState) -> Result<U>,
@@ -266,7 +266,7 @@ impl Context {
             journal: &mut self.journal,
             providers: &self.providers,
             kube: None,
-            stage_timeout: self.step_timeout,
+            step_timeout: self.step_timeout,
         }
     }
 

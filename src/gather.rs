@@ -173,7 +173,7 @@ pub async fn collect(
     match observed {
         Ok(o) => {
             let observed = o.observed;
-            let stages = crate::machine::remaining_stages(state.as_ref().and_then(|s| s.run_step));
+            let stages = crate::machine::remaining_steps(state.as_ref().and_then(|s| s.run_step));
             let generation = state.as_ref().map_or(1, |s| s.generation);
             // The Services `run` would apply are in the plan too (a template that does not
             // render is reported in services.json below).

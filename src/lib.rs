@@ -18,7 +18,7 @@
 //!                -> capabilities (ClusterVersion spec, manifest inclusion, deletes; + their CLI)
 //!                -> bootstrap_ip (every rule about the bootstrap IP)
 //!                -> journal (persisted steps and mutations; atomic writes, lock)
-//!                -> machine (Step, Machine: the order of `run`; each step's plan Stage)
+//!                -> machine (State, Machine: the order of `run`; each state's plan Step)
 //!                -> cluster (kube client, server-side apply, the readiness gate)
 //!                -> adopt (UPI: the user's reservations to look for, the verdict on them)
 //!                -> plan (PURE: spec + observed (+ what the cluster should hold) -> changes),
@@ -28,14 +28,16 @@
 //!                -> error, output; crate bootstrap-cloud (neutral types, one provider per cloud)
 //! ```
 //!
-//! Step vs Stage: a `machine::Step` is where `run` is; a `plan::Stage` is what a plan covers.
-//! Every step but Gate (it waits) and Done runs one stage (`Step::stage`); `teardown --all`
-//! is a stage of no step.
+//! One word per idea: a **step** (`plan::Step`) is a unit of work that a plan covers, the
+//! runner runs, the journal records (`steps`, keyed by `Step::name`) and `--step`/`--step-timeout`
+//! name; a machine **state** (`machine::State`) is where `run` is: every state but Gate (it
+//! waits) and Done runs its step (`State::step`), spelled alike; `teardown --all` is a step of
+//! no state. "Stage 1/2/3" in the README are the three phases of the install, not a type.
 //!
 //! Where to add things: a cloud is a module in `cloud/src/<cloud>/` implementing
 //! `AddressProvider` + `DnsProvider`, wired in `providers/`; a change (of the cloud or the
 //! cluster) is a `plan::Change` planned in `plan/` and applied in `runner/cloud.rs` or
-//! `runner/kube.rs`; a step of `run` is a `machine::Step` mapped to its stage; a command is a
+//! `runner/kube.rs`; a step of `run` is a `plan::Step` and a `machine::State` mapped to it; a command is a
 //! variant in `cli` whose handler opens a `context::Context`; a readiness rule is in
 //! `cluster::gate::evaluate` (pure, unit-tested).
 
@@ -59,6 +61,7 @@ pub mod output;
 pub mod pause;
 pub mod plan;
 pub mod preflight;
+pub mod progress;
 pub mod providers;
 pub mod render;
 pub mod runner;

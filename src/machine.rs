@@ -1,18 +1,18 @@
-//! The state machine of `run` (zincati's shape): the steps in order and the one legal way
-//! forward from each. Pure, and at the bottom of the house: the journal records a `Step`, the
+//! The state machine of `run` (zincati's shape): its states (each named after the step it runs) in order and the one legal way
+//! forward from each. Pure, and at the bottom of the house: the journal records a `State`, the
 //! daemon walks the machine, `plan` asks what is left.
 //!
 //! ```text
 //! Reserve -> SeedDns -> SetCapabilities -> HandOver -> ApplyServices -> Gate -> RemoveBootstrap -> Done
 //! ```
 
-use crate::plan::Stage;
+use crate::plan::Step;
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Step {
+pub enum State {
     Reserve,
     SeedDns,
     SetCapabilities,
@@ -23,100 +23,100 @@ pub enum Step {
     Done,
 }
 
-impl Step {
-    pub const ALL: [Step; 8] = [
-        Step::Reserve,
-        Step::SeedDns,
-        Step::SetCapabilities,
-        Step::HandOver,
-        Step::ApplyServices,
-        Step::Gate,
-        Step::RemoveBootstrap,
-        Step::Done,
+impl State {
+    pub const ALL: [State; 8] = [
+        State::Reserve,
+        State::SeedDns,
+        State::SetCapabilities,
+        State::HandOver,
+        State::ApplyServices,
+        State::Gate,
+        State::RemoveBootstrap,
+        State::Done,
     ];
 
     /// The step as the journal spells it (`seed-dns`).
     pub fn name(self) -> &'static str {
         match self {
-            Step::Reserve => "reserve",
-            Step::SeedDns => "seed-dns",
-            Step::SetCapabilities => "set-capabilities",
-            Step::HandOver => "hand-over",
-            Step::ApplyServices => "apply-services",
-            Step::Gate => "gate",
-            Step::RemoveBootstrap => "remove-bootstrap",
-            Step::Done => "done",
+            State::Reserve => "reserve",
+            State::SeedDns => "seed-dns",
+            State::SetCapabilities => "set-capabilities",
+            State::HandOver => "hand-over",
+            State::ApplyServices => "apply-services",
+            State::Gate => "gate",
+            State::RemoveBootstrap => "remove-bootstrap",
+            State::Done => "done",
         }
     }
 
     /// The `STATUS=` line systemd shows while this step runs.
     pub fn status_line(self) -> &'static str {
         match self {
-            Step::Reserve => "stage 1: reserving load-balancer IPs",
-            Step::SeedDns => {
+            State::Reserve => "stage 1: reserving load-balancer IPs",
+            State::SeedDns => {
                 "stage 1: seeding api/api-int DNS with the bootstrap IP and the reserved IPs"
             }
-            Step::SetCapabilities => {
+            State::SetCapabilities => {
                 "stage 1: writing the capabilities into ClusterVersion version"
             }
-            Step::HandOver => {
+            State::HandOver => {
                 "stage 1: handing the reserved private IPs over to the load balancers"
             }
-            Step::ApplyServices => "stage 1: applying the LoadBalancer Services",
-            Step::Gate => "stage 2: waiting for the Services (ingress + a ready endpoint)",
-            Step::RemoveBootstrap => {
+            State::ApplyServices => "stage 1: applying the LoadBalancer Services",
+            State::Gate => "stage 2: waiting for the Services (ingress + a ready endpoint)",
+            State::RemoveBootstrap => {
                 "stage 3: removing the bootstrap IP from DNS, then draining cached answers"
             }
-            Step::Done => "done: the API is served by the cluster's load balancers",
+            State::Done => "done: the API is served by the cluster's load balancers",
         }
     }
 }
 
-impl Step {
-    /// The plan's stage this step runs: every step changes something through the runner,
+impl State {
+    /// The plan step this state runs: every state changes something through the runner,
     /// except Gate (it waits and watches) and Done.
-    pub fn stage(self) -> Option<Stage> {
+    pub fn step(self) -> Option<Step> {
         match self {
-            Step::Reserve => Some(Stage::Reserve),
-            Step::SeedDns => Some(Stage::SeedDns),
-            Step::SetCapabilities => Some(Stage::SetCapabilities),
-            Step::HandOver => Some(Stage::HandOver),
-            Step::ApplyServices => Some(Stage::ApplyServices),
-            Step::RemoveBootstrap => Some(Stage::RemoveBootstrap),
-            Step::Gate | Step::Done => None,
+            State::Reserve => Some(Step::Reserve),
+            State::SeedDns => Some(Step::SeedDns),
+            State::SetCapabilities => Some(Step::SetCapabilities),
+            State::HandOver => Some(Step::HandOver),
+            State::ApplyServices => Some(Step::ApplyServices),
+            State::RemoveBootstrap => Some(Step::RemoveBootstrap),
+            State::Gate | State::Done => None,
         }
     }
 }
 
-/// The stages `run` still has ahead of it from `step` (what `plan` shows by default), the
+/// The steps `run` still has ahead of it from `state` (what `plan` shows by default), the
 /// Kubernetes ones included; without a recorded step, all of `run`.
-pub fn remaining_stages(step: Option<Step>) -> Vec<Stage> {
-    let from = step.unwrap_or(Step::Reserve);
-    Step::ALL
+pub fn remaining_steps(step: Option<State>) -> Vec<Step> {
+    let from = step.unwrap_or(State::Reserve);
+    State::ALL
         .iter()
         .filter(|s| **s >= from)
-        .filter_map(|s| s.stage())
+        .filter_map(|s| s.step())
         .collect()
 }
 
 /// The machine: where it is, and the one legal way forward from each step.
 #[derive(Debug)]
 pub struct Machine {
-    step: Step,
+    step: State,
 }
 
 impl Machine {
-    pub fn resume(recorded: Option<Step>) -> Self {
+    pub fn resume(recorded: Option<State>) -> Self {
         Self {
-            step: recorded.unwrap_or(Step::Reserve),
+            step: recorded.unwrap_or(State::Reserve),
         }
     }
 
-    pub fn step(&self) -> Step {
+    pub fn state(&self) -> State {
         self.step
     }
 
-    fn advance(&mut self, from: Step, to: Step) -> Result<Step> {
+    fn advance(&mut self, from: State, to: State) -> Result<State> {
         if self.step != from {
             bail!(
                 "illegal transition {from:?} -> {to:?}: the machine is at {:?}",
@@ -128,39 +128,39 @@ impl Machine {
     }
 
     /// The one legal way forward from where the machine is.
-    pub fn step_done(&mut self) -> Result<Step> {
+    pub fn step_done(&mut self) -> Result<State> {
         match self.step {
-            Step::Reserve => self.reserved(),
-            Step::SeedDns => self.dns_seeded(),
-            Step::SetCapabilities => self.capabilities_set(),
-            Step::HandOver => self.handed_over(),
-            Step::ApplyServices => self.services_applied(),
-            Step::Gate => self.gate_passed(),
-            Step::RemoveBootstrap => self.bootstrap_removed(),
-            Step::Done => bail!("the machine is done: there is no step after Done"),
+            State::Reserve => self.reserved(),
+            State::SeedDns => self.dns_seeded(),
+            State::SetCapabilities => self.capabilities_set(),
+            State::HandOver => self.handed_over(),
+            State::ApplyServices => self.services_applied(),
+            State::Gate => self.gate_passed(),
+            State::RemoveBootstrap => self.bootstrap_removed(),
+            State::Done => bail!("the machine is done: there is no step after Done"),
         }
     }
 
-    pub fn reserved(&mut self) -> Result<Step> {
-        self.advance(Step::Reserve, Step::SeedDns)
+    pub fn reserved(&mut self) -> Result<State> {
+        self.advance(State::Reserve, State::SeedDns)
     }
-    pub fn dns_seeded(&mut self) -> Result<Step> {
-        self.advance(Step::SeedDns, Step::SetCapabilities)
+    pub fn dns_seeded(&mut self) -> Result<State> {
+        self.advance(State::SeedDns, State::SetCapabilities)
     }
-    pub fn capabilities_set(&mut self) -> Result<Step> {
-        self.advance(Step::SetCapabilities, Step::HandOver)
+    pub fn capabilities_set(&mut self) -> Result<State> {
+        self.advance(State::SetCapabilities, State::HandOver)
     }
-    pub fn handed_over(&mut self) -> Result<Step> {
-        self.advance(Step::HandOver, Step::ApplyServices)
+    pub fn handed_over(&mut self) -> Result<State> {
+        self.advance(State::HandOver, State::ApplyServices)
     }
-    pub fn services_applied(&mut self) -> Result<Step> {
-        self.advance(Step::ApplyServices, Step::Gate)
+    pub fn services_applied(&mut self) -> Result<State> {
+        self.advance(State::ApplyServices, State::Gate)
     }
-    pub fn gate_passed(&mut self) -> Result<Step> {
-        self.advance(Step::Gate, Step::RemoveBootstrap)
+    pub fn gate_passed(&mut self) -> Result<State> {
+        self.advance(State::Gate, State::RemoveBootstrap)
     }
-    pub fn bootstrap_removed(&mut self) -> Result<Step> {
-        self.advance(Step::RemoveBootstrap, Step::Done)
+    pub fn bootstrap_removed(&mut self) -> Result<State> {
+        self.advance(State::RemoveBootstrap, State::Done)
     }
 }
 
@@ -170,41 +170,38 @@ mod tests {
 
     #[test]
     fn capabilities_are_set_between_seed_dns_and_hand_over() {
-        let mut m = Machine::resume(Some(Step::SeedDns));
-        assert_eq!(m.dns_seeded().unwrap(), Step::SetCapabilities);
+        let mut m = Machine::resume(Some(State::SeedDns));
+        assert_eq!(m.dns_seeded().unwrap(), State::SetCapabilities);
         assert!(
             m.handed_over().is_err(),
             "HandOver cannot skip SetCapabilities"
         );
-        assert_eq!(m.capabilities_set().unwrap(), Step::HandOver);
+        assert_eq!(m.capabilities_set().unwrap(), State::HandOver);
         assert!(m.capabilities_set().is_err());
-        assert_eq!(m.handed_over().unwrap(), Step::ApplyServices);
+        assert_eq!(m.handed_over().unwrap(), State::ApplyServices);
     }
 
     #[test]
     fn every_step_has_a_status_line_and_resuming_at_set_capabilities_plans_the_hand_over() {
-        assert!(Step::ALL.windows(2).all(|w| w[0] < w[1]));
-        assert!(Step::ALL.iter().all(|s| !s.status_line().is_empty()));
+        assert!(State::ALL.windows(2).all(|w| w[0] < w[1]));
+        assert!(State::ALL.iter().all(|s| !s.status_line().is_empty()));
         assert_eq!(
-            remaining_stages(Some(Step::SetCapabilities)),
+            remaining_steps(Some(State::SetCapabilities)),
             vec![
-                Stage::SetCapabilities,
-                Stage::HandOver,
-                Stage::ApplyServices,
-                Stage::RemoveBootstrap
+                Step::SetCapabilities,
+                Step::HandOver,
+                Step::ApplyServices,
+                Step::RemoveBootstrap
             ]
         );
+        assert_eq!(remaining_steps(None), remaining_steps(Some(State::Reserve)));
         assert_eq!(
-            remaining_stages(None),
-            remaining_stages(Some(Step::Reserve))
+            remaining_steps(Some(State::Gate)),
+            vec![Step::RemoveBootstrap]
         );
+        assert!(remaining_steps(Some(State::Done)).is_empty());
         assert_eq!(
-            remaining_stages(Some(Step::Gate)),
-            vec![Stage::RemoveBootstrap]
-        );
-        assert!(remaining_stages(Some(Step::Done)).is_empty());
-        assert_eq!(
-            serde_json::to_value(Step::SetCapabilities).unwrap(),
+            serde_json::to_value(State::SetCapabilities).unwrap(),
             "set-capabilities"
         );
     }
@@ -212,8 +209,8 @@ mod tests {
     #[test]
     fn step_done_walks_every_step_in_order_and_stops_at_done() {
         let mut m = Machine::resume(None);
-        for pair in Step::ALL.windows(2) {
-            assert_eq!(m.step(), pair[0]);
+        for pair in State::ALL.windows(2) {
+            assert_eq!(m.state(), pair[0]);
             assert_eq!(m.step_done().unwrap(), pair[1]);
         }
         assert!(m.step_done().is_err());
@@ -221,7 +218,7 @@ mod tests {
 
     #[test]
     fn step_names_are_the_journals_spelling() {
-        for step in Step::ALL {
+        for step in State::ALL {
             assert_eq!(serde_json::to_value(step).unwrap(), step.name());
         }
     }

@@ -77,7 +77,7 @@ fn render(state_dir: &Path, output: Output) -> Result<(String, bool)> {
         };
         return Ok((text, false));
     };
-    let done = state.run_step == Some(crate::machine::Step::Done);
+    let done = state.run_step == Some(crate::machine::State::Done);
     let paused = crate::pause::is_paused(state_dir);
     if output != Output::Text {
         /// The journal as it is, plus what only the state dir knows.

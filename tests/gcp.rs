@@ -205,7 +205,7 @@ impl RunWorld {
         Self { h, kube }
     }
 
-    /// Stage 3 on GCP: both addresses stay (the Services claim them through
+    /// Step 3 on GCP: both addresses stay (the Services claim them through
     /// spec.loadBalancerIP; there is no hand-over), DNS holds only the reserved IPs.
     async fn assert_done(&self) {
         let status = self.h.status().await;
@@ -769,4 +769,10 @@ async fn upi_addresses_that_do_not_fit_are_refused_naming_them() {
         err.contains("purpose GCE_ENDPOINT") && err.contains("SHARED_LOADBALANCER_VIP"),
         "{err}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_with_dns_wait_waits_for_the_user_at_seed_and_at_removal() {
+    let w = RunWorld::new().await;
+    common::suite_user_dns::run_with_dns_wait_waits_for_the_user_at_seed_and_at_removal(&w.h).await;
 }

@@ -62,12 +62,7 @@ impl World {
 }
 
 fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no check {name}: {report}"))
+    preflight_line(report, name)
 }
 
 /// Harness-level `preflight` without the kube part (no kubeconfig).

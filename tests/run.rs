@@ -101,7 +101,7 @@ impl World {
             .collect()
     }
 
-    /// Stage 3: ENIs handed over, EIPs kept, DNS holds only the LB IPs; Services applied and
+    /// Step 3: ENIs handed over, EIPs kept, DNS holds only the LB IPs; Services applied and
     /// Ready; the gate result published.
     async fn assert_done(&self) {
         self.assert_done_keeping(&[]).await;

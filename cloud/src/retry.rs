@@ -1,6 +1,17 @@
-//! Backoff with jitter for the retries the agent makes itself: ARM calls, and compare-and-swap
-//! conflicts in DNS. Jitter spreads out clients that failed together (twenty agents losing the
-//! same race, or a burst of throttled calls) so they do not come back together.
+//! The one per-call retry policy ([`PER_CALL`]) and the backoff with jitter it uses.
+//!
+//! Retries happen in three layers, each with its own job (README "Retries"):
+//! - **per call** ([`PER_CALL`]): a transient failure (throttling, 5xx, a lost connection) of
+//!   one API call is retried a few times, honouring `Retry-After`, within a total budget of
+//!   waiting per call. Every client takes its settings from here: the AWS SDK's
+//!   `RetryConfig`, the GCP clients' gax policies, the ARM client's own loop.
+//! - **per step** (the runner, in the root crate): a step that still fails transiently is
+//!   run again from a fresh observation (not a blind repeat), under the step deadline.
+//! - **compare-and-swap** (`dns.rs`): a DNS edit that lost a race to another writer re-reads
+//!   and retries; conflicts only.
+//!
+//! Jitter spreads out clients that failed together (twenty agents losing the same race, or a
+//! burst of throttled calls) so they do not come back together.
 
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
@@ -44,6 +55,60 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
     value.trim().parse::<u64>().ok().map(Duration::from_secs)
 }
 
+/// How one API call retries its transient failures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallPolicy {
+    /// Attempts per call, the first included.
+    pub max_attempts: u32,
+    /// The backoff before the first retry; it doubles per retry up to `max_delay`.
+    pub initial_delay: Duration,
+    pub max_delay: Duration,
+    /// The most one call waits between its attempts, in all. A `Retry-After` that does not
+    /// fit in what is left ends the call with its transient error (and the `Retry-After`),
+    /// which the step's retry honours under the step deadline.
+    pub budget: Duration,
+}
+
+/// The per-call policy of every cloud client: 5 attempts, backoff from 200 ms to 5 s, at most
+/// 30 s of waiting per call. (AWS SDK's own default starts at 1 s and may sleep 20 s in one
+/// wait; ours retries quickly and leaves longer waits to the step, which re-observes first.)
+pub const PER_CALL: CallPolicy = CallPolicy {
+    max_attempts: 5,
+    initial_delay: Duration::from_millis(200),
+    max_delay: Duration::from_secs(5),
+    budget: Duration::from_secs(30),
+};
+
+impl CallPolicy {
+    /// The wait before attempt `attempt + 1`, after `attempt` failed (1-based) and `waited`
+    /// was already spent waiting in this call; None: the call gives up. The service's
+    /// `Retry-After` is honoured (with a little spread) when it fits in the budget.
+    pub fn next_delay(
+        &self,
+        attempt: u32,
+        retry_after: Option<Duration>,
+        waited: Duration,
+    ) -> Option<Duration> {
+        if attempt >= self.max_attempts {
+            return None;
+        }
+        let left = self.budget.checked_sub(waited)?;
+        let delay = match retry_after {
+            Some(wait) if wait > left => return None,
+            Some(wait) => after(wait, left),
+            None => backoff(attempt, self.initial_delay, self.max_delay).min(left),
+        };
+        Some(delay)
+    }
+
+    /// The longest a call can wait in all under backoff alone: one `max_delay` per retry.
+    /// Clients whose retry loop is not ours (the AWS SDK) are held to the budget by this.
+    pub fn worst_backoff(&self) -> Duration {
+        self.max_delay
+            .saturating_mul(self.max_attempts.saturating_sub(1))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +141,61 @@ mod tests {
         );
         assert_eq!(parse_retry_after(" 7 "), Some(Duration::from_secs(7)));
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+    }
+
+    /// Every sequence of failures, with or without `Retry-After`, waits at most the budget in
+    /// all and stops after `max_attempts` attempts (delays computed, nothing sleeps).
+    #[test]
+    fn the_budget_bounds_the_total_wait_of_one_call() {
+        let p = PER_CALL;
+        for retry_after in [
+            None,
+            Some(0),
+            Some(1),
+            Some(7),
+            Some(29),
+            Some(31),
+            Some(600),
+        ] {
+            for _ in 0..20 {
+                let mut waited = Duration::ZERO;
+                let mut attempts = 1;
+                while let Some(delay) =
+                    p.next_delay(attempts, retry_after.map(Duration::from_secs), waited)
+                {
+                    waited += delay;
+                    attempts += 1;
+                }
+                assert!(waited <= p.budget, "{retry_after:?}: waited {waited:?}");
+                assert!(attempts <= p.max_attempts, "{retry_after:?}: {attempts}");
+            }
+        }
+        assert!(
+            p.worst_backoff() <= p.budget,
+            "backoff alone fits the budget"
+        );
+    }
+
+    #[test]
+    fn retry_after_is_honoured_when_it_fits_and_ends_the_call_when_not() {
+        let p = PER_CALL;
+        let d = p.next_delay(1, Some(Duration::from_secs(3)), Duration::ZERO);
+        assert!(d.is_some_and(|d| d >= Duration::from_secs(3)), "{d:?}");
+        assert_eq!(
+            p.next_delay(1, Some(Duration::from_secs(31)), Duration::ZERO),
+            None,
+            "longer than the budget: the step's retry honours it"
+        );
+        assert_eq!(
+            p.next_delay(2, Some(Duration::from_secs(5)), Duration::from_secs(28)),
+            None,
+            "longer than what is left"
+        );
+        assert_eq!(p.next_delay(p.max_attempts, None, Duration::ZERO), None);
+        let first = p.next_delay(1, None, Duration::ZERO).unwrap();
+        assert!(
+            first >= p.initial_delay / 2 && first <= p.initial_delay,
+            "{first:?}"
+        );
     }
 }

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::assets::DnsManagement;
-use crate::plan::{Plan, Stage};
+use crate::plan::{Plan, Step};
 use bootstrap_cloud::{Reservation, Scope};
 
 pub(crate) const BOOTSTRAP: &str = "10.0.0.5";
@@ -59,7 +59,7 @@ fn values_of(report: &RecordsNow, visibility: &str, name_prefix: &str) -> Vec<Ip
 fn records_are_the_ones_plan_prints_to_create_with_the_journals_ips() {
     let spec = spec();
     let recorded = reserved(&spec);
-    let plan = Plan::calculate(&spec, &journal_view(&recorded), &[Stage::SeedDns], 1);
+    let plan = Plan::calculate(&spec, &journal_view(&recorded), &[Step::SeedDns], 1);
     let user = plan.user_dns.expect("user-managed DNS");
     assert_eq!(records_now(&spec, &recorded), user.records, "one code path");
     let report = report(&spec, &recorded);

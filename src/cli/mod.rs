@@ -8,8 +8,8 @@ pub use crate::context::{Common, StateDir};
 pub use crate::daemon::{GateArgs, KubeArgs, RunArgs};
 use crate::gather::GatherArgs;
 pub use crate::output::Output;
-use crate::plan::{Plan, Stage};
-use crate::runner::StageReport;
+use crate::plan::{Plan, Step};
+use crate::runner::StepReport;
 use crate::{output, status};
 use anyhow::Result;
 
@@ -75,10 +75,10 @@ pub enum Command {
         /// Assume nothing exists; make no cloud calls.
         #[arg(long)]
         offline: bool,
-        /// Stages to plan, comma separated.
+        /// Steps to plan, comma separated.
         /// Default: what is left of `run` per the journal, else all of it.
-        #[arg(long, value_delimiter = ',', value_parser = parse_stage)]
-        stage: Vec<Stage>,
+        #[arg(long, alias = "stage", value_delimiter = ',', value_parser = parse_step)]
+        step: Vec<Step>,
         /// Directory overriding the embedded templates (the Services `run` would apply).
         #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
         templates: Option<std::path::PathBuf>,
@@ -189,19 +189,19 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Plan {
             common,
             offline,
-            stage,
+            step,
             templates,
             registry,
             dns_seeding,
         } => {
             let templates = templates.as_deref();
-            plan(&common, offline, &stage, templates, &registry, dns_seeding).await
+            plan(&common, offline, &step, templates, &registry, dns_seeding).await
         }
-        Command::Reserve { common } => stages(&common, &[Stage::Reserve], None).await,
+        Command::Reserve { common } => steps(&common, &[Step::Reserve], None).await,
         Command::PublishLbIps { common } => crate::cluster_hosted::command(&common).await,
         Command::Dns {
             command: DnsCommand::Seed { common, wait },
-        } => stages(&common, &[Stage::SeedDns], Some(&wait)).await,
+        } => steps(&common, &[Step::SeedDns], Some(&wait)).await,
         Command::Dns {
             command: DnsCommand::Verify { common, dns_check },
         } => dns_verify::command(&common, dns_check).await,
@@ -210,13 +210,11 @@ pub async fn run(cli: Cli) -> Result<()> {
         } => dns_records::command(&common).await,
         Command::Dns {
             command: DnsCommand::Teardown { common, wait },
-        } => stages(&common, &[Stage::RemoveBootstrap], Some(&wait)).await,
+        } => steps(&common, &[Step::RemoveBootstrap], Some(&wait)).await,
         Command::Teardown { common, all: false } => {
-            stages(&common, &[Stage::RemoveBootstrap], None).await
+            steps(&common, &[Step::RemoveBootstrap], None).await
         }
-        Command::Teardown { common, all: true } => {
-            stages(&common, &[Stage::TeardownAll], None).await
-        }
+        Command::Teardown { common, all: true } => steps(&common, &[Step::TeardownAll], None).await,
         Command::Status {
             state,
             output,
@@ -251,7 +249,7 @@ pub async fn run(cli: Cli) -> Result<()> {
 async fn plan(
     common: &Common,
     offline: bool,
-    stages: &[Stage],
+    steps: &[Step],
     templates: Option<&std::path::Path>,
     registry: &RegistryArgs,
     dns_seeding: crate::daemon::DnsSeeding,
@@ -273,25 +271,25 @@ async fn plan(
     )?;
     let mut observed = reading.observe().await?;
     let (kube, _) = crate::runner::kube_wants(spec, &observed, Some(&selection), templates)?;
-    let planning_run = stages.is_empty();
-    let stages = if planning_run {
-        crate::machine::remaining_stages(recorded.run_step)
+    let planning_run = steps.is_empty();
+    let steps = if planning_run {
+        crate::machine::remaining_steps(recorded.run_step)
     } else {
-        stages.to_vec()
+        steps.to_vec()
     };
-    // `run` has yet to seed: plan its seeding as it will do it (the stage commands seed all
+    // `run` has yet to seed: plan its seeding as it will do it (the step commands seed all
     // at once, as the seed describes).
-    let seeding_note = (planning_run && stages.contains(&Stage::SeedDns))
+    let seeding_note = (planning_run && steps.contains(&Step::SeedDns))
         .then(|| dns_seeding.plan_as_run(&mut observed));
-    if cloud_observed && stages.contains(&Stage::Reserve) {
+    if cloud_observed && steps.contains(&Step::Reserve) {
         crate::adopt::require_complete(spec, &observed)?;
     }
-    let mut plan = Plan::calculate_with(spec, &observed, &kube, &stages, recorded.generation);
+    let mut plan = Plan::calculate_with(spec, &observed, &kube, &steps, recorded.generation);
     plan.notes.extend(seeding_note);
     if let Some(step) = recorded.run_step {
         plan.notes.push(format!(
             "`run` is at step {step:?}; planning {:?}",
-            stages.iter().map(|s| s.name()).collect::<Vec<_>>()
+            steps.iter().map(|s| s.name()).collect::<Vec<_>>()
         ));
     }
     match common.output {
@@ -300,16 +298,16 @@ async fn plan(
     }
 }
 
-/// Runs `stages`; with `--dns-wait` (user-managed DNS), after each DNS stage waits until the
+/// Runs `steps`; with `--dns-wait` (user-managed DNS), after each DNS step waits until the
 /// records it printed answer.
-async fn stages(
+async fn steps(
     common: &Common,
-    stages: &[Stage],
+    steps: &[Step],
     wait: Option<&dns_wait::DnsWaitArgs>,
 ) -> Result<()> {
     let (mut ctx, check) = Context::open_checked(
         common,
-        stages,
+        steps,
         |spec| {
             Ok(wait
                 .map(|w| w.check(&common.assets, spec))
@@ -319,15 +317,15 @@ async fn stages(
         |_| Ok(()),
     )
     .await?;
-    let mut reports: Vec<StageReport> = Vec::new();
-    for stage in stages {
-        let report = ctx.runner().run(*stage).await?;
+    let mut reports: Vec<StepReport> = Vec::new();
+    for step in steps {
+        let report = ctx.runner().run(*step).await?;
         if common.output == Output::Text {
             // Before any wait: the records to create are what the user acts on.
             print!("{}", report.plan.to_text(&report.after));
             println!(
                 "{}: done, {} mutating change(s)",
-                report.stage, report.mutations
+                report.step, report.mutations
             );
             std::io::Write::flush(&mut std::io::stdout())?;
         }
@@ -341,14 +339,14 @@ async fn stages(
                 &ctx.spec,
                 &ctx.journal.state,
                 view.as_ref(),
-                report.stage,
+                report.step,
                 ctx.step_timeout,
                 dns_wait::Pace::DEFAULT,
                 crate::daemon::notify_status,
             )
             .await?;
             if common.output == Output::Text {
-                println!("{}: your DNS answers the records", report.stage);
+                println!("{}: your DNS answers the records", report.step);
             }
         }
         reports.push(report);
@@ -359,10 +357,10 @@ async fn stages(
     }
 }
 
-/// `--stage` values: the stages' kebab-case names.
-fn parse_stage(name: &str) -> Result<Stage, String> {
-    Stage::parse(name).ok_or_else(|| {
-        let names: Vec<String> = Stage::ALL
+/// `--step` values: the steps' kebab-case names.
+fn parse_step(name: &str) -> Result<Step, String> {
+    Step::parse(name).ok_or_else(|| {
+        let names: Vec<String> = Step::ALL
             .iter()
             .map(|s| {
                 serde_json::to_value(s)

@@ -21,7 +21,7 @@ use crate::assets::{self, ClusterSpec, Doc, INFRASTRUCTURE, Platform};
 use crate::context::{Common, Context};
 use crate::error::InputError;
 use crate::output::{self, Output};
-use crate::plan::Stage;
+use crate::plan::Step;
 use anyhow::{Result, bail};
 use bootstrap_cloud::Scope;
 use serde::Serialize;
@@ -104,8 +104,8 @@ pub async fn publish(common: &Common) -> Result<Published> {
     let existing_lb = existing_lb_config(&lb_path)?;
     with_lb_ips(&infra, cloud, &placeholders(&installer))?;
 
-    let mut ctx = Context::open(common, &[Stage::Reserve]).await?;
-    let report = ctx.runner().run(Stage::Reserve).await?;
+    let mut ctx = Context::open(common, &[Step::Reserve]).await?;
+    let report = ctx.runner().run(Step::Reserve).await?;
     let kept = report.after.kept();
     let missing = report.after.missing_reservations(&ctx.spec);
     if !missing.is_empty() {

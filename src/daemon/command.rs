@@ -6,7 +6,7 @@ use crate::assets::ClusterSpec;
 use crate::capabilities::cli::RegistryArgs;
 use crate::cluster::{self, gate};
 use crate::context::{Common, Context};
-use crate::plan::Stage;
+use crate::plan::Step;
 use crate::render;
 use anyhow::Result;
 use clap::Args;
@@ -79,7 +79,7 @@ pub async fn command(args: &RunArgs) -> Result<()> {
     // subnet.
     let (mut ctx, (((capabilities, cvo_overrides), dns_wait), wire)) = Context::open_prepared(
         common,
-        &[Stage::SeedDns, Stage::RemoveBootstrap],
+        &[Step::SeedDns, Step::RemoveBootstrap],
         |spec| {
             let checked = check_input(args, spec)?;
             let wait = args.dns_wait.check(&common.assets, spec)?;
@@ -109,7 +109,7 @@ pub async fn command(args: &RunArgs) -> Result<()> {
     let settings = RunSettings {
         kubeconfig: kube.kubeconfig.clone(),
         templates: kube.templates.clone(),
-        stage_timeout: common.step_timeout,
+        step_timeout: common.step_timeout,
         gate_timeout: args.gate.gate_timeout,
         done_file: args.gate.done_file.clone(),
         drain_wait: args.gate.drain_wait,

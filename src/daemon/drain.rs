@@ -1,4 +1,4 @@
-//! Stage 3's drain: after the bootstrap IP left DNS, wait until cached answers naming the
+//! Step 3's drain: after the bootstrap IP left DNS, wait until cached answers naming the
 //! bootstrap host have expired, while it still serves the API.
 
 use super::notify_status;

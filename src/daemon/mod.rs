@@ -7,7 +7,7 @@
 //! Reserve -> SeedDns -> SetCapabilities -> HandOver -> ApplyServices -> Gate -> RemoveBootstrap -> Done
 //! ```
 //!
-//! Every step but Gate is a stage of the plan run by the runner (same deadline, retries and
+//! Every state but Gate and Done runs its step of the plan through the runner (same deadline, retries and
 //! journaled intent for the cloud's and the cluster's); Gate waits and lets the served IPs
 //! join DNS (`progressive`); after RemoveBootstrap comes the drain (`drain`) and the signals
 //! (`signal`). SetCapabilities writes ClusterVersion `spec.capabilities` before anything
@@ -27,7 +27,7 @@ pub use signal::{Phase, notify_status, record_gate, signal};
 use crate::assets::ClusterSpec;
 use crate::cluster;
 use crate::journal::Journal;
-use crate::machine::{Machine, Step};
+use crate::machine::{Machine, State};
 use crate::providers::Providers;
 use crate::runner::{Kubernetes, Runner};
 use anyhow::{Context, Result};
@@ -38,7 +38,7 @@ use std::time::Duration;
 pub struct RunSettings {
     pub kubeconfig: PathBuf,
     pub templates: Option<PathBuf>,
-    pub stage_timeout: Duration,
+    pub step_timeout: Duration,
     pub gate_timeout: Duration,
     pub done_file: Option<PathBuf>,
     /// After the bootstrap IP left DNS, how long to wait before signalling `complete`.
@@ -65,39 +65,39 @@ pub async fn run(
     let mut machine = Machine::resume(journal.state.run_step);
     let mut client: Option<kube::Client> = None;
     loop {
-        let step = machine.step();
-        notify_status(step.status_line());
-        tracing::info!(?step, "{}", step.status_line());
-        journal.state.run_step = Some(step);
+        let state = machine.state();
+        notify_status(state.status_line());
+        tracing::info!(?state, "{}", state.status_line());
+        journal.state.run_step = Some(state);
         journal.save()?;
         // A person may hold the agent before any step (`bootstrap-agent pause`).
         let state_dir = journal.dir().to_path_buf();
         crate::pause::wait_while_paused(&state_dir, || {
             let line = format!(
                 "paused before {}: `bootstrap-agent resume` continues",
-                step.name()
+                state.name()
             );
             tracing::info!("{line}");
             notify_status(&line);
         })
         .await;
-        match (step, step.stage()) {
-            (Step::Done, _) => {
-                notify_status(Step::Done.status_line());
+        match (state, state.step()) {
+            (State::Done, _) => {
+                notify_status(State::Done.status_line());
                 // READY only now: units ordered After=bootstrap-agent.service (the installer's
                 // completion report) start once the API no longer needs the bootstrap host.
                 let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
                 return Ok(());
             }
-            (Step::Gate, _) => {
+            (State::Gate, _) => {
                 let kube = connect(&mut client, &settings.kubeconfig).await?;
                 progressive::gate(spec, journal, providers, settings, kube).await?;
             }
-            (_, Some(stage)) => {
-                if step == Step::SeedDns {
+            (_, Some(step)) => {
+                if state == State::SeedDns {
                     progressive::choose(journal, settings.dns_seeding)?;
                 }
-                let kube = match stage.is_kubernetes() {
+                let kube = match step.is_kubernetes() {
                     true => Some(connect(&mut client, &settings.kubeconfig).await?.clone()),
                     false => None,
                 };
@@ -106,19 +106,19 @@ pub async fn run(
                     capabilities: &settings.capabilities,
                     overrides: settings.cvo_overrides.as_ref(),
                     templates: settings.templates.as_deref(),
-                    wait: settings.stage_timeout,
+                    wait: settings.step_timeout,
                 });
                 let report = Runner {
                     spec,
                     journal,
                     providers,
                     kube: kube.as_ref(),
-                    stage_timeout: settings.stage_timeout,
+                    step_timeout: settings.step_timeout,
                 }
-                .run(stage)
+                .run(step)
                 .await?;
                 if let Some(check) = settings.dns_wait
-                    && matches!(step, Step::SeedDns | Step::RemoveBootstrap)
+                    && matches!(state, State::SeedDns | State::RemoveBootstrap)
                 {
                     // The user's DNS must answer before the next step (before the drain after
                     // the bootstrap IP's removal: the drain counts from its real removal).
@@ -127,14 +127,14 @@ pub async fn run(
                         spec,
                         &journal.state,
                         view.as_ref(),
-                        report.stage,
-                        settings.stage_timeout,
+                        report.step,
+                        settings.step_timeout,
                         crate::cli::dns_wait::Pace::DEFAULT,
                         notify_status,
                     )
                     .await?;
                 }
-                if step == Step::RemoveBootstrap {
+                if state == State::RemoveBootstrap {
                     drain::drain(journal, settings.drain_wait.duration(&report.after)).await?;
                     let kube = connect(&mut client, &settings.kubeconfig).await?;
                     signal(
@@ -146,7 +146,7 @@ pub async fn run(
                     .await?;
                 }
             }
-            (_, None) => anyhow::bail!("step {step:?} runs no stage"),
+            (_, None) => anyhow::bail!("state {state:?} runs no step"),
         }
         machine.step_done()?;
     }

@@ -5,7 +5,7 @@ use super::{RunSettings, notify_status, record_gate};
 use crate::assets::ClusterSpec;
 use crate::cluster::gate;
 use crate::journal::Journal;
-use crate::plan::Stage;
+use crate::plan::Step;
 use crate::providers::Providers;
 use crate::render;
 use crate::runner::Runner;
@@ -101,9 +101,9 @@ pub(super) async fn join_dns(
         journal,
         providers,
         kube: None,
-        stage_timeout: settings.stage_timeout,
+        step_timeout: settings.step_timeout,
     }
-    .run(Stage::SeedDns)
+    .run(Step::SeedDns)
     .await?;
     Ok(())
 }
@@ -133,7 +133,9 @@ pub(super) async fn gate(
     // Resumed after a crash between journaling a join and making it: make it now.
     join_dns(spec, journal, providers, settings, Default::default(), true).await?;
     let (serves, mut served) = tokio::sync::mpsc::unbounded_channel();
+    let progress = crate::progress::Progress::stderr();
     let gate = gate::wait_ready(kube, &targets, cloud, settings.gate_timeout, |services| {
+        progress.update(crate::progress::gate_text(services));
         for s in services.iter().filter(|s| !seen.contains(s)) {
             tracing::info!(service = %format!("{}/{}", s.namespace, s.name), reason = %s.reason, "gate");
         }
@@ -164,6 +166,7 @@ pub(super) async fn gate(
         &targets,
         settings.gate_timeout,
         |line| {
+            progress.update(format!("proof on the wire: {line}"));
             tracing::info!("proof on the wire: {line}");
             notify_status(&format!("stage 2: proof on the wire: {line}"));
             journal.state.wire_proof = Some(line);
@@ -171,6 +174,7 @@ pub(super) async fn gate(
         },
     )
     .await?;
+    progress.finish();
     let all = serving_ips(&targets, &report.services);
     join_dns(spec, journal, providers, settings, all, true).await?;
     record_gate(kube, journal, &report, settings.done_file.as_deref()).await

@@ -37,8 +37,9 @@ pub fn read_state(dir: &Path) -> Result<Option<JournalState>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(corrupt(format!("cannot read: {e}")).into()),
     };
-    let state: JournalState =
+    let mut state: JournalState =
         serde_json::from_slice(&bytes).map_err(|e| corrupt(format!("not a valid journal: {e}")))?;
+    state.rename_legacy_steps();
     if state.version != FORMAT_VERSION {
         return Err(corrupt(format!(
             "journal format {} is not supported (expected {FORMAT_VERSION})",

@@ -101,7 +101,7 @@ pub struct JournalState {
     pub generation: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bootstrap_ip: Option<IpAddr>,
-    /// Stage 3 removed the bootstrap IP from DNS; `dns seed` will not add it back.
+    /// Step 3 removed the bootstrap IP from DNS; `dns seed` will not add it back.
     #[serde(default)]
     pub bootstrap_removed: bool,
     #[serde(default)]
@@ -122,9 +122,9 @@ pub struct JournalState {
     /// agent wrote none of them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub user_dns: Vec<RecordValues>,
-    /// Where `run` is in its state machine (see machine::Step).
+    /// Where `run` is in its state machine (see machine::State).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_step: Option<crate::machine::Step>,
+    pub run_step: Option<crate::machine::State>,
     /// The Services `run` applied, which the gate waits for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<crate::render::ServiceClaim>,
@@ -148,6 +148,27 @@ pub struct JournalState {
     pub mutations: Vec<Mutation>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+}
+
+impl JournalState {
+    /// Reads step records kept under a legacy step name (`dns-seed`, `dns-teardown`) under
+    /// today's name; a record under today's name wins over a legacy one.
+    pub(crate) fn rename_legacy_steps(&mut self) {
+        let canonical = |name: &str| {
+            crate::plan::Step::parse(name)
+                .map_or_else(|| name.to_string(), |s| s.name().to_string())
+        };
+        let (current, legacy): (BTreeMap<_, _>, BTreeMap<_, _>) = std::mem::take(&mut self.steps)
+            .into_iter()
+            .partition(|(name, _)| canonical(name) == *name);
+        self.steps = current;
+        for (name, record) in legacy {
+            self.steps.entry(canonical(&name)).or_insert(record);
+        }
+        for mutation in &mut self.mutations {
+            mutation.step = canonical(&mutation.step);
+        }
+    }
 }
 
 impl Default for JournalState {

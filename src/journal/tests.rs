@@ -83,9 +83,9 @@ fn every_mutation_ends_done_or_failed_and_only_its_own_record_changes() {
     let dir = tempfile::tempdir().unwrap();
     {
         let mut j = Journal::open(dir.path()).unwrap();
-        j.begin_step("dns-seed").unwrap();
-        let first = j.intent("dns-seed", &change()).unwrap();
-        let second = j.intent("dns-seed", &change()).unwrap();
+        j.begin_step("seed-dns").unwrap();
+        let first = j.intent("seed-dns", &change()).unwrap();
+        let second = j.intent("seed-dns", &change()).unwrap();
         assert_eq!((first, second), (1, 2));
         j.outcome(second, Err("throttled".into())).unwrap();
         assert_eq!(
@@ -95,7 +95,7 @@ fn every_mutation_ends_done_or_failed_and_only_its_own_record_changes() {
         );
         j.outcome(first, Ok(serde_json::json!({"ok": true})))
             .unwrap();
-        assert_eq!(j.state.steps["dns-seed"].mutations, 2);
+        assert_eq!(j.state.steps["seed-dns"].mutations, 2);
     }
     // Persisted, not only in memory: a reopen finds them finished (not interrupted).
     let state = read_state(dir.path()).unwrap().unwrap();
@@ -215,4 +215,26 @@ fn user_dns_records_journal_the_values_that_exist_now() {
             values: vec![bootstrap],
         }]
     );
+}
+
+/// A journal written before the step names were unified (`dns-seed`, `dns-teardown`) is read
+/// under today's names, so a resumed install finds its half-done steps; a record under
+/// today's name wins over a legacy one.
+#[test]
+fn legacy_step_names_are_read_under_todays_names() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut j = Journal::open(dir.path()).unwrap();
+        j.begin_step("dns-seed").unwrap();
+        j.intent("dns-seed", &change()).unwrap();
+        j.begin_step("dns-teardown").unwrap();
+        j.finish_step("dns-teardown", Err("old".into())).unwrap();
+        j.begin_step("remove-bootstrap").unwrap();
+    }
+    let j = Journal::open(dir.path()).unwrap();
+    let names: Vec<&str> = j.state.steps.keys().map(String::as_str).collect();
+    assert_eq!(names, ["remove-bootstrap", "seed-dns"]);
+    assert_eq!(j.state.steps["seed-dns"].mutations, 1);
+    assert_eq!(j.state.steps["remove-bootstrap"].state, StepState::Running);
+    assert_eq!(j.state.mutations[0].step, "seed-dns");
 }

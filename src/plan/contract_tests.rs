@@ -83,24 +83,24 @@ fn the_private_zone_id_is_where_the_private_records_go() {
 /// Step names are the journal's keys and what `status` shows: renaming one orphans the record
 /// of a half-done step in existing journals.
 #[test]
-fn stage_names_are_part_of_the_journal_contract() {
+fn step_names_are_part_of_the_journal_contract() {
     let names: Vec<&str> = [
-        Stage::Reserve,
-        Stage::SeedDns,
-        Stage::HandOver,
-        Stage::RemoveBootstrap,
-        Stage::TeardownAll,
+        Step::Reserve,
+        Step::SeedDns,
+        Step::HandOver,
+        Step::RemoveBootstrap,
+        Step::TeardownAll,
     ]
     .into_iter()
-    .map(Stage::name)
+    .map(Step::name)
     .collect();
     assert_eq!(
         names,
         [
             "reserve",
-            "dns-seed",
+            "seed-dns",
             "hand-over",
-            "dns-teardown",
+            "remove-bootstrap",
             "teardown-all"
         ]
     );
@@ -109,12 +109,12 @@ fn stage_names_are_part_of_the_journal_contract() {
 #[test]
 fn a_plan_is_empty_only_without_changes() {
     let spec = fixture("aws");
-    let fresh = Plan::calculate(&spec, &Observed::default(), &[Stage::Reserve], 1);
+    let fresh = Plan::calculate(&spec, &Observed::default(), &[Step::Reserve], 1);
     assert!(
         !fresh.is_empty(),
         "a fresh cluster has reservations to make"
     );
-    let nothing = Plan::calculate(&spec, &Observed::default(), &[Stage::TeardownAll], 1);
+    let nothing = Plan::calculate(&spec, &Observed::default(), &[Step::TeardownAll], 1);
     assert!(nothing.is_empty(), "nothing of ours exists: {nothing:?}");
 }
 
@@ -137,7 +137,7 @@ fn the_hand_over_frees_every_private_placeholder_on_aws_only() {
         ],
         ..Default::default()
     };
-    let plan = Plan::calculate(&fixture("aws"), &observed, &[Stage::HandOver], 1);
+    let plan = Plan::calculate(&fixture("aws"), &observed, &[Step::HandOver], 1);
     let handed: Vec<&str> = plan
         .changes
         .iter()
@@ -147,7 +147,7 @@ fn the_hand_over_frees_every_private_placeholder_on_aws_only() {
         })
         .collect();
     assert_eq!(handed, ["eni-1", "eni-2"], "never the EIP");
-    let gcp = Plan::calculate(&fixture("gcp"), &observed, &[Stage::HandOver], 1);
+    let gcp = Plan::calculate(&fixture("gcp"), &observed, &[Step::HandOver], 1);
     assert!(gcp.is_empty(), "GCP addresses need no hand-over: {gcp:?}");
 }
 
@@ -155,7 +155,7 @@ fn the_hand_over_frees_every_private_placeholder_on_aws_only() {
 fn progressive_dns_adds_a_reserved_ip_only_once_its_load_balancer_serves_it() {
     let mut spec = fixture("aws");
     spec.bootstrap_ip = Some("10.0.1.10".parse().unwrap());
-    let reserved = Plan::calculate(&spec, &Observed::default(), &[Stage::Reserve], 1);
+    let reserved = Plan::calculate(&spec, &Observed::default(), &[Step::Reserve], 1);
     let observed_with = |serving: Option<Vec<&str>>| {
         let mut reservations = Vec::new();
         for (i, c) in reserved.changes.iter().enumerate() {
@@ -193,8 +193,8 @@ fn progressive_dns_adds_a_reserved_ip_only_once_its_load_balancer_serves_it() {
         v.sort();
         v
     };
-    let all = Plan::calculate(&spec, &observed_with(None), &[Stage::SeedDns], 1);
-    let nothing_serves = Plan::calculate(&spec, &observed_with(Some(vec![])), &[Stage::SeedDns], 1);
+    let all = Plan::calculate(&spec, &observed_with(None), &[Step::SeedDns], 1);
+    let nothing_serves = Plan::calculate(&spec, &observed_with(Some(vec![])), &[Step::SeedDns], 1);
     // Progressive: the private records get the bootstrap IP only, no public record yet.
     assert!(
         values(&nothing_serves)
@@ -212,7 +212,7 @@ fn progressive_dns_adds_a_reserved_ip_only_once_its_load_balancer_serves_it() {
     assert!(values(&all).len() > values(&nothing_serves).len());
     // One IP serves: it (and only it) joins.
     let one = observed_with(Some(vec!["10.0.4.5"]));
-    let plan = Plan::calculate(&spec, &one, &[Stage::SeedDns], 1);
+    let plan = Plan::calculate(&spec, &one, &[Step::SeedDns], 1);
     let joined: Vec<String> = values(&plan)
         .into_iter()
         .filter(|v| !v.contains("10.0.1.10"))
@@ -236,14 +236,26 @@ fn progressive_dns_adds_a_reserved_ip_only_once_its_load_balancer_serves_it() {
 }
 
 #[test]
-fn every_stage_parses_from_its_kebab_case_name() {
-    for stage in Stage::ALL {
-        let name = serde_json::to_value(stage).unwrap();
-        assert_eq!(Stage::parse(name.as_str().unwrap()), Some(stage));
+fn every_step_parses_from_its_kebab_case_name_which_the_machine_shares() {
+    for step in Step::ALL {
+        let name = serde_json::to_value(step).unwrap();
+        assert_eq!(name.as_str(), Some(step.name()), "one spelling per step");
+        assert_eq!(Step::parse(step.name()), Some(step));
+    }
+    for state in crate::machine::State::ALL {
+        if let Some(step) = state.step() {
+            assert_eq!(
+                state.name(),
+                step.name(),
+                "the machine spells {step:?} alike"
+            );
+        }
     }
     assert_eq!(
-        Stage::parse("dns-seed"),
-        None,
-        "the journal key is not the flag value"
+        Step::parse("dns-seed"),
+        Some(Step::SeedDns),
+        "legacy journal key"
     );
+    assert_eq!(Step::parse("dns-teardown"), Some(Step::RemoveBootstrap));
+    assert_eq!(Step::parse("seed"), None);
 }

@@ -128,7 +128,7 @@ pub fn request(spec: &ClusterSpec, wanted: &WantedReservation, generation: u32) 
     }
 }
 
-/// Stage 1 records: private `api` and `api-int` = bootstrap IP + reserved private IPs; public
+/// Step 1 records: private `api` and `api-int` = bootstrap IP + reserved private IPs; public
 /// `api` = reserved public IPs (public API only). Platform none writes no DNS.
 ///
 /// Azure Stack Hub has no private DNS: `api-int` goes into the base-domain zone, and so does

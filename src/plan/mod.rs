@@ -89,7 +89,7 @@ impl Change {
 /// Which part of the flow a plan covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Stage {
+pub enum Step {
     /// Reserve the static IPs (stage 1).
     Reserve,
     /// Seed round-robin DNS with the bootstrap IP and the reserved IPs (stage 1).
@@ -106,36 +106,47 @@ pub enum Stage {
     TeardownAll,
 }
 
-impl Stage {
-    pub const ALL: [Stage; 7] = [
-        Stage::Reserve,
-        Stage::SeedDns,
-        Stage::SetCapabilities,
-        Stage::HandOver,
-        Stage::ApplyServices,
-        Stage::RemoveBootstrap,
-        Stage::TeardownAll,
+impl Step {
+    pub const ALL: [Step; 7] = [
+        Step::Reserve,
+        Step::SeedDns,
+        Step::SetCapabilities,
+        Step::HandOver,
+        Step::ApplyServices,
+        Step::RemoveBootstrap,
+        Step::TeardownAll,
     ];
 
     /// The stage changes the cluster (Kubernetes API), not the cloud.
     pub fn is_kubernetes(self) -> bool {
-        matches!(self, Stage::SetCapabilities | Stage::ApplyServices)
+        matches!(self, Step::SetCapabilities | Step::ApplyServices)
     }
 
-    /// The stage by its kebab-case name (`seed-dns`), as `--stage` and the journal spell it.
-    pub fn parse(name: &str) -> Option<Stage> {
+    /// How journals written before the names were unified spelled two steps: a resumed
+    /// install may carry them, so they are still read (and `--step` still takes them).
+    pub const LEGACY_NAMES: [(&'static str, Step); 2] = [
+        ("dns-seed", Step::SeedDns),
+        ("dns-teardown", Step::RemoveBootstrap),
+    ];
+
+    /// The step by its kebab-case name (`seed-dns`), as `--step`, the journal and the state
+    /// machine spell it; a legacy name ([`Step::LEGACY_NAMES`]) is read too.
+    pub fn parse(name: &str) -> Option<Step> {
+        if let Some((_, step)) = Self::LEGACY_NAMES.iter().find(|(old, _)| *old == name) {
+            return Some(*step);
+        }
         serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
     }
 
     pub fn name(self) -> &'static str {
         match self {
-            Stage::Reserve => "reserve",
-            Stage::SeedDns => "dns-seed",
-            Stage::SetCapabilities => "set-capabilities",
-            Stage::HandOver => "hand-over",
-            Stage::ApplyServices => "apply-services",
-            Stage::RemoveBootstrap => "dns-teardown",
-            Stage::TeardownAll => "teardown-all",
+            Step::Reserve => "reserve",
+            Step::SeedDns => "seed-dns",
+            Step::SetCapabilities => "set-capabilities",
+            Step::HandOver => "hand-over",
+            Step::ApplyServices => "apply-services",
+            Step::RemoveBootstrap => "remove-bootstrap",
+            Step::TeardownAll => "teardown-all",
         }
     }
 }
@@ -187,7 +198,7 @@ impl Plan {
     pub fn calculate(
         spec: &ClusterSpec,
         observed: &Observed,
-        stages: &[Stage],
+        stages: &[Step],
         generation: u32,
     ) -> Plan {
         Self::calculate_with(spec, observed, &KubeWants::default(), stages, generation)
@@ -199,7 +210,7 @@ impl Plan {
         spec: &ClusterSpec,
         observed: &Observed,
         kube: &KubeWants,
-        stages: &[Stage],
+        stages: &[Step],
         generation: u32,
     ) -> Plan {
         let mut plan = Plan {
@@ -210,7 +221,7 @@ impl Plan {
             adopted: observed.adopted.clone(),
         };
         plan.notes.extend(adoption_notes(spec, observed));
-        if stages.contains(&Stage::TeardownAll) && !observed.adopted.is_empty() {
+        if stages.contains(&Step::TeardownAll) && !observed.adopted.is_empty() {
             plan.notes.push(format!(
                 "teardown --all leaves the {} reservation(s) you made in place (only the values the agent wrote leave DNS); delete them yourself when you no longer need them",
                 observed.adopted.len()
@@ -218,31 +229,31 @@ impl Plan {
         }
         for stage in stages {
             plan.changes.extend(match stage {
-                Stage::Reserve => reserve(spec, observed, generation),
-                Stage::SeedDns => seed_dns(spec, observed),
-                Stage::SetCapabilities => kube::set_capabilities(kube),
-                Stage::HandOver => hand_over(spec, observed),
-                Stage::ApplyServices => kube::apply_services(kube),
-                Stage::RemoveBootstrap => remove_bootstrap(spec, observed),
-                Stage::TeardownAll => teardown_all(spec, observed),
+                Step::Reserve => reserve(spec, observed, generation),
+                Step::SeedDns => seed_dns(spec, observed),
+                Step::SetCapabilities => kube::set_capabilities(kube),
+                Step::HandOver => hand_over(spec, observed),
+                Step::ApplyServices => kube::apply_services(kube),
+                Step::RemoveBootstrap => remove_bootstrap(spec, observed),
+                Step::TeardownAll => teardown_all(spec, observed),
             });
         }
         // Later stages are planned against the same observation: say what they will find
         // once the earlier ones ran (`run` plans each stage again when it gets there).
-        if stages.contains(&Stage::Reserve)
-            && stages.contains(&Stage::HandOver)
+        if stages.contains(&Step::Reserve)
+            && stages.contains(&Step::HandOver)
             && matches!(spec.platform, crate::assets::Platform::Aws(_))
         {
             plan.notes.push("hand-over: the private IPs reserved above are handed over to their load balancers right before the Services are applied".into());
         }
         if let Some(ip) = spec.bootstrap_ip
-            && stages.contains(&Stage::SeedDns)
-            && stages.contains(&Stage::RemoveBootstrap)
+            && stages.contains(&Step::SeedDns)
+            && stages.contains(&Step::RemoveBootstrap)
             && cloud_dns(spec)
         {
             plan.notes.push(format!("remove-bootstrap: once the gate passed, {ip} is removed from the private records seeded above"));
         }
-        if stages.contains(&Stage::SetCapabilities) && kube.capabilities.is_none() {
+        if stages.contains(&Step::SetCapabilities) && kube.capabilities.is_none() {
             plan.notes.push(
                 "set-capabilities: not planned by this command (it has no capability registry)"
                     .into(),

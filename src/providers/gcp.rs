@@ -33,6 +33,18 @@ pub async fn providers(spec: &ClusterSpec, platform: &GcpSpec) -> Result<Provide
     Ok(Providers {
         addresses: Box::new(gcp::GceAddresses::new(&settings).await?),
         dns: Box::new(gcp::CloudDns::new(&settings).await?),
-        preflight: None,
+        preflight: Some(Box::new(
+            gcp::GcpPreflight::new(
+                &settings,
+                gcp::GcpNetwork {
+                    network: platform.network.clone(),
+                    subnetworks: vec![
+                        platform.control_plane_subnet.clone(),
+                        platform.compute_subnet.clone(),
+                    ],
+                },
+            )
+            .await?,
+        )),
     })
 }

@@ -1,9 +1,9 @@
-//! The cloud's stages: reserve, seed DNS, hand over, remove the bootstrap IP, tear down.
+//! The cloud's steps: reserve, seed DNS, hand over, remove the bootstrap IP, tear down.
 
 use super::observe::{Observation, observe};
-use super::{Runner, StageReport};
+use super::{Runner, StepReport};
 use crate::journal::RecordValues;
-use crate::plan::{Change, Observed, Plan, Stage, Value};
+use crate::plan::{Change, Observed, Plan, Step, Value};
 use crate::providers::Providers;
 use anyhow::{Result, bail};
 use bootstrap_cloud::{CloudError, DnsEdit, Zone, ZoneRef, edit_record_values};
@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 impl Runner<'_> {
-    pub(super) async fn execute_cloud(&mut self, stage: Stage) -> Result<StageReport> {
+    pub(super) async fn execute_cloud(&mut self, step: Step) -> Result<StepReport> {
         // Every record and AWS reservation depends on the subnets: planning without them
         // would plan nothing, and call it done.
         if self.spec.pending_subnets().is_some() {
@@ -21,41 +21,36 @@ impl Runner<'_> {
             mut observed,
             zones,
         } = observe(self.spec, self.providers, &self.journal.state).await?;
-        if stage == Stage::Reserve {
+        if step == Step::Reserve {
             crate::adopt::require_complete(self.spec, &observed)?;
         }
-        let spec =
-            crate::bootstrap_ip::for_stage(self.spec, stage, &self.journal.state, &observed)?;
-        let plan = Plan::calculate(&spec, &observed, &[stage], self.journal.state.generation);
+        let spec = crate::bootstrap_ip::for_stage(self.spec, step, &self.journal.state, &observed)?;
+        let plan = Plan::calculate(&spec, &observed, &[step], self.journal.state.generation);
         self.journal.state.reservations = observed.reservations.clone();
         self.journal.state.adopted = observed.adopted.clone();
-        if stage == Stage::TeardownAll && !plan.is_empty() {
+        if step == Step::TeardownAll && !plan.is_empty() {
             // New generation before the first release: a crash mid-teardown must not leave
             // the old idempotency tokens in use (EC2/GCP could replay released resources).
             self.journal.state.generation += 1;
             self.journal.state.run_step = None;
         }
         self.journal.save()?;
-        tracing::info!(
-            stage = stage.name(),
-            changes = plan.changes.len(),
-            "planned"
-        );
+        tracing::info!(step = step.name(), changes = plan.changes.len(), "planned");
         let mut mutations = 0;
         for change in &plan.changes {
-            self.apply(stage, self.providers, &zones, &mut observed, change)
+            self.apply(step, self.providers, &zones, &mut observed, change)
                 .await?;
             mutations += 1;
         }
-        match stage {
-            Stage::SeedDns if !self.journal.state.bootstrap_removed => {
+        match step {
+            Step::SeedDns if !self.journal.state.bootstrap_removed => {
                 crate::bootstrap_ip::record_seeded(&mut self.journal.state, &spec);
                 if let Some(user) = &plan.user_dns {
                     self.journal.state.user_dns = RecordValues::of_user_dns(user, &observed);
                 }
             }
-            Stage::RemoveBootstrap => self.journal.state.bootstrap_removed = true,
-            Stage::TeardownAll => {
+            Step::RemoveBootstrap => self.journal.state.bootstrap_removed = true,
+            Step::TeardownAll => {
                 // Everything of ours is gone: the next install starts afresh.
                 self.journal.state.records.clear();
                 self.journal.state.user_dns.clear();
@@ -66,8 +61,8 @@ impl Runner<'_> {
         }
         self.journal.state.reservations = observed.reservations.clone();
         self.journal.save()?;
-        Ok(StageReport {
-            stage: stage.name(),
+        Ok(StepReport {
+            step: step.name(),
             plan,
             mutations,
             after: observed,
@@ -76,13 +71,13 @@ impl Runner<'_> {
 
     async fn apply(
         &mut self,
-        stage: Stage,
+        step: Step,
         providers: &Providers,
         zones: &BTreeMap<ZoneRef, Zone>,
         observed: &mut Observed,
         change: &Change,
     ) -> Result<()> {
-        let seq = self.journal.intent(stage.name(), change)?;
+        let seq = self.journal.intent(step.name(), change)?;
         let result = match change {
             Change::ReserveAddress { request } => {
                 providers.addresses.reserve(request).await.map(|r| {
@@ -145,7 +140,7 @@ impl Runner<'_> {
             }
             Change::SetCapabilities { .. } | Change::ApplyService { .. } => Err(CloudError::fatal(
                 "plan",
-                "a change of the cluster was planned in a cloud stage",
+                "a change of the cluster was planned in a cloud step",
             )),
         };
         match result {

@@ -1,14 +1,14 @@
-//! The cluster's stages: write the capabilities into ClusterVersion, apply the LoadBalancer
+//! The cluster's steps: write the capabilities into ClusterVersion, apply the LoadBalancer
 //! Services. Planned from what the journal knows of the reservations (not the cloud: the
 //! hand-over window must stay tiny, and the handed-over IPs are only in the journal anyway),
 //! then applied change by change like the cloud's, each journaled before and after.
 
-use super::{Runner, StageReport};
+use super::{Runner, StepReport};
 use crate::assets::ClusterSpec;
 use crate::capabilities::cluster_version::{self, CvoOverrides};
 use crate::capabilities::selection::Selection;
 use crate::cluster::apply::{self, Outcome};
-use crate::plan::{Capabilities, Change, KubeWants, Observed, Plan, Stage, Value, WantedService};
+use crate::plan::{Capabilities, Change, KubeWants, Observed, Plan, Step, Value, WantedService};
 use crate::render::{self, Rendered, ServiceClaim};
 use anyhow::{Context, Result, bail};
 use bootstrap_cloud::{IpFamily, Reservation};
@@ -52,7 +52,7 @@ pub fn stand_ins(spec: &ClusterSpec, observed: &Observed) -> Vec<Reservation> {
         .collect()
 }
 
-/// What the Kubernetes stages want, and the Services rendered for it (from the reservations
+/// What the Kubernetes steps want, and the Services rendered for it (from the reservations
 /// that exist; stand-ins for the others).
 pub fn kube_wants(
     spec: &ClusterSpec,
@@ -92,10 +92,10 @@ pub fn kube_wants(
 }
 
 impl Runner<'_> {
-    pub(super) async fn execute_kube(&mut self, stage: Stage) -> Result<StageReport> {
+    pub(super) async fn execute_kube(&mut self, step: Step) -> Result<StepReport> {
         let kube = self
             .kube
-            .context("a Kubernetes stage needs the cluster (--kubeconfig)")?;
+            .context("a Kubernetes step needs the cluster (--kubeconfig)")?;
         let known = Observed {
             reservations: self.journal.state.reservations.clone(),
             handed_over: self.journal.state.handed_over.clone(),
@@ -104,7 +104,7 @@ impl Runner<'_> {
         };
         let (wants, rendered) =
             kube_wants(self.spec, &known, Some(kube.capabilities), kube.templates)?;
-        if stage == Stage::ApplyServices {
+        if step == Step::ApplyServices {
             let missing = known.missing_reservations(self.spec);
             if !missing.is_empty() {
                 bail!(
@@ -117,18 +117,14 @@ impl Runner<'_> {
             self.spec,
             &known,
             &wants,
-            &[stage],
+            &[step],
             self.journal.state.generation,
         );
-        tracing::info!(
-            stage = stage.name(),
-            changes = plan.changes.len(),
-            "planned"
-        );
+        tracing::info!(step = step.name(), changes = plan.changes.len(), "planned");
         let mut mutations = 0;
         let mut claims = Vec::new();
         for change in &plan.changes {
-            let seq = self.journal.intent(stage.name(), change)?;
+            let seq = self.journal.intent(step.name(), change)?;
             let result = match change {
                 Change::SetCapabilities { .. } => set_capabilities(kube).await,
                 Change::ApplyService { service } => {
@@ -148,13 +144,13 @@ impl Runner<'_> {
                 }
             }
         }
-        if stage == Stage::ApplyServices {
+        if step == Step::ApplyServices {
             // The Services the gate waits for.
             self.journal.state.services = claims;
             self.journal.save()?;
         }
-        Ok(StageReport {
-            stage: stage.name(),
+        Ok(StepReport {
+            step: step.name(),
             plan,
             mutations,
             after: known,
@@ -240,8 +236,8 @@ mod tests {
             ..Default::default()
         };
         let (wants, _) = kube_wants(&spec, &observed, Some(&selection), None).unwrap();
-        let stages = crate::machine::remaining_stages(None);
-        Plan::calculate_with(&spec, &observed, &wants, &stages, 1).to_text(&observed)
+        let steps = crate::machine::remaining_steps(None);
+        Plan::calculate_with(&spec, &observed, &wants, &steps, 1).to_text(&observed)
     }
 
     #[test]

@@ -1,7 +1,7 @@
-//! The runner: observe -> plan -> journal -> apply, one stage at a time, the same way for the
-//! cloud's stages and the cluster's. Every stage starts by observing (the cloud; for the
+//! The runner: observe -> plan -> journal -> apply, one step at a time, the same way for the
+//! cloud's steps and the cluster's. Every step starts by observing (the cloud; for the
 //! cluster, the journal's reservations), so a re-run after success changes nothing and a
-//! resume after a crash does only what is missing. Every stage runs under the step deadline,
+//! resume after a crash does only what is missing. Every step runs under the step deadline,
 //! retries transient failures inside it, and journals each change before and after.
 //!
 //! `observe`: what the cloud and the journal know; `cloud`: the cloud's changes; `kube`: the
@@ -16,7 +16,7 @@ pub use observe::{Observation, observe};
 
 use crate::assets::ClusterSpec;
 use crate::journal::Journal;
-use crate::plan::{Observed, Plan, Stage};
+use crate::plan::{Observed, Plan, Step};
 use crate::providers::Providers;
 use anyhow::{Result, anyhow, bail};
 use backon::{BackoffBuilder, ExponentialBuilder};
@@ -27,35 +27,35 @@ pub struct Runner<'a> {
     pub spec: &'a ClusterSpec,
     pub journal: &'a mut Journal,
     pub providers: &'a Providers,
-    /// The cluster, for the Kubernetes stages (None: a command without a kubeconfig).
+    /// The cluster, for the Kubernetes steps (None: a command without a kubeconfig).
     pub kube: Option<&'a Kubernetes<'a>>,
-    /// Outer deadline per stage; retries of transient errors happen inside it.
-    pub stage_timeout: Duration,
+    /// Outer deadline per step; retries of transient errors happen inside it.
+    pub step_timeout: Duration,
 }
 
-/// What a stage did.
+/// What a step did.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct StageReport {
-    pub stage: &'static str,
+pub struct StepReport {
+    pub step: &'static str,
     pub plan: Plan,
     pub mutations: u32,
-    /// The cloud after the stage, to show what symbolic values resolved to.
+    /// The cloud after the step, to show what symbolic values resolved to.
     #[serde(skip)]
     pub after: Observed,
 }
 
 impl Runner<'_> {
-    /// Runs one stage under its deadline, journaling the step, retrying transient failures
+    /// Runs one step under its deadline, journaling the step, retrying transient failures
     /// (each retry re-observes, so it is safe).
-    pub async fn run(&mut self, stage: Stage) -> Result<StageReport> {
-        self.journal.begin_step(stage.name())?;
-        let deadline = self.stage_timeout;
-        let outcome = tokio::time::timeout(deadline, self.run_with_retries(stage))
+    pub async fn run(&mut self, step: Step) -> Result<StepReport> {
+        self.journal.begin_step(step.name())?;
+        let deadline = self.step_timeout;
+        let outcome = tokio::time::timeout(deadline, self.run_with_retries(step))
             .await
             .unwrap_or_else(|_| {
                 Err(anyhow!(
-                    "stage {} did not finish within {}",
-                    stage.name(),
+                    "step {} did not finish within {}",
+                    step.name(),
                     humantime::format_duration(deadline)
                 ))
             });
@@ -63,23 +63,23 @@ impl Runner<'_> {
             .as_ref()
             .map(|_| ())
             .map_err(crate::error::render_chain);
-        self.journal.finish_step(stage.name(), recorded)?;
+        self.journal.finish_step(step.name(), recorded)?;
         outcome
     }
 
-    async fn run_with_retries(&mut self, stage: Stage) -> Result<StageReport> {
+    async fn run_with_retries(&mut self, step: Step) -> Result<StepReport> {
         let mut delays = ExponentialBuilder::default()
             .with_min_delay(Duration::from_millis(500))
             .with_max_delay(Duration::from_secs(30))
             .with_jitter()
             .with_max_times(5)
             .build();
-        // The first pass that changed something; its plan is what the stage did.
-        let mut done: Option<StageReport> = None;
+        // The first pass that changed something; its plan is what the step did.
+        let mut done: Option<StepReport> = None;
         let mut changing_passes = 0;
         loop {
-            match self.execute(stage).await {
-                Ok(report) if stage == Stage::Reserve && report.mutations > 0 => {
+            match self.execute(step).await {
+                Ok(report) if step == Step::Reserve && report.mutations > 0 => {
                     // Verify, whichever command reserved: a lost AllocateAddress answer retried
                     // (the call has no idempotency token) may have left a duplicate; the next
                     // look plans its release, and nothing else. It is retried like any pass,
@@ -90,9 +90,9 @@ impl Runner<'_> {
                             changing_passes += 1;
                             if changing_passes > MAX_VERIFY_PASSES {
                                 bail!(
-                                    "stage {} still finds changes to make after {} passes; \
+                                    "step {} still finds changes to make after {} passes; \
                                      the cloud does not show what was reserved (see `status`)",
-                                    stage.name(),
+                                    step.name(),
                                     changing_passes + 1
                                 );
                             }
@@ -102,7 +102,7 @@ impl Runner<'_> {
                 }
                 Ok(report) => {
                     return Ok(match done {
-                        Some(first) => StageReport {
+                        Some(first) => StepReport {
                             mutations: first.mutations + report.mutations,
                             after: report.after,
                             ..first
@@ -117,8 +117,8 @@ impl Runner<'_> {
                     // A service that said how long to wait (Retry-After) is waited for at least
                     // that long.
                     let delay = retry_after(&e).map_or(delay, |wait| delay.max(wait));
-                    self.journal.record_retry(stage.name(), retry_cause(&e))?;
-                    tracing::warn!(stage = stage.name(), error = %crate::error::render_chain(&e), ?delay, "transient failure, retrying");
+                    self.journal.record_retry(step.name(), retry_cause(&e))?;
+                    tracing::warn!(step = step.name(), error = %crate::error::render_chain(&e), ?delay, "transient failure, retrying");
                     tokio::time::sleep(delay).await;
                 }
                 other => return other,
@@ -126,17 +126,17 @@ impl Runner<'_> {
         }
     }
 
-    async fn execute(&mut self, stage: Stage) -> Result<StageReport> {
-        if stage.is_kubernetes() {
-            self.execute_kube(stage).await
+    async fn execute(&mut self, step: Step) -> Result<StepReport> {
+        if step.is_kubernetes() {
+            self.execute_kube(step).await
         } else {
-            self.execute_cloud(stage).await
+            self.execute_cloud(step).await
         }
     }
 }
 
 /// How many verifying passes of `reserve` may still change something (release a duplicate
-/// of a lost answer, redo what a fault undid) before the stage gives up rather than loop.
+/// of a lost answer, redo what a fault undid) before the step gives up rather than loop.
 const MAX_VERIFY_PASSES: u32 = 3;
 
 fn retry_after(err: &anyhow::Error) -> Option<Duration> {

@@ -112,9 +112,9 @@ async fn a_transient_error_while_verifying_a_reserve_is_retried_and_the_duplicat
         journal: &mut journal,
         providers: &providers,
         kube: None,
-        stage_timeout: Duration::from_secs(60),
+        step_timeout: Duration::from_secs(60),
     };
-    let report = runner.run(Stage::Reserve).await.unwrap();
+    let report = runner.run(Step::Reserve).await.unwrap();
 
     let held = flaky.held.lock().unwrap().clone();
     let keys: BTreeSet<String> = held.iter().map(|r| r.key.to_string()).collect();

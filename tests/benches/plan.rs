@@ -5,7 +5,7 @@
 mod report;
 
 use bootstrap_agent::assets;
-use bootstrap_agent::plan::{Observed, Plan, Stage};
+use bootstrap_agent::plan::{Observed, Plan, Step};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -27,7 +27,7 @@ fn main() {
             let plan = Plan::calculate(
                 &spec,
                 &Observed::default(),
-                &[Stage::Reserve, Stage::SeedDns],
+                &[Step::Reserve, Step::SeedDns],
                 1,
             );
             std::hint::black_box(plan.to_text(&Observed::default()));

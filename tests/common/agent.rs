@@ -26,7 +26,7 @@ pub const OTHER_WRITER: &str = "192.0.2.9";
 pub const API: &str = "api.mycluster.example.com A";
 pub const API_INT: &str = "api-int.mycluster.example.com A";
 
-/// Stage 1: `reserve`, then `dns seed`.
+/// Step 1: `reserve`, then `dns seed`.
 pub const BOOTSTRAP: &[&[&str]] = &[&["reserve"], &["dns", "seed"]];
 
 /// The Services `run` creates and hands the API over to on GCP and Azure: the internal API
@@ -347,4 +347,31 @@ impl Agent {
             }
         }
     }
+}
+
+impl Agent {
+    /// Starts the local API server knowing `cloud` and points `run` at it (60 s gate).
+    pub async fn local_api(
+        &mut self,
+        cloud: bootstrap_sim::kube::CloudOptions,
+    ) -> bootstrap_sim::kube::KubeSim {
+        let kube = bootstrap_sim::kube::KubeSim::start(bootstrap_sim::kube::KubeSimOptions {
+            cloud,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        self.run_flags(kube.kubeconfig_path(), "60s");
+        kube
+    }
+}
+
+/// The line `name` of a `preflight --output json` report.
+pub fn preflight_line<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name}: {report}"))
 }

@@ -189,3 +189,72 @@ pub async fn with_dns_wait_a_wrong_value_keeps_it_waiting_until_the_deadline<C: 
         h.peers.mutating_calls()
     );
 }
+
+/// Reads `lines` until one contains `needle`.
+async fn line_with(
+    lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStderr>>,
+    needle: &str,
+) {
+    let mut seen = Vec::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        if line.contains(needle) {
+            return;
+        }
+        seen.push(line);
+    }
+    panic!("stderr ended before {needle:?}: {seen:#?}");
+}
+
+/// The A records `status` says the user must hold: (private, fqdn, values).
+fn user_records(status: &Value) -> Vec<(bool, String, Vec<String>)> {
+    status["user_dns"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no user_dns: {status:#}"))
+        .iter()
+        .filter_map(|r| {
+            let name = r["record"].as_str()?.strip_suffix(" A")?;
+            let private = r["zone"].as_str()?.starts_with("private ");
+            Some((
+                private,
+                name.to_string(),
+                super::agent::strings(&r["values"]),
+            ))
+        })
+        .collect()
+}
+
+/// `run --dns manual --dns-wait` (`h` has its `run` flags): it waits for the user's records
+/// after seeding and for the bootstrap IP's removal after the gate, each time telling what it
+/// waits for; the test writes them only once told, and `run` reaches `done`.
+pub async fn run_with_dns_wait_waits_for_the_user_at_seed_and_at_removal<C: Cloud>(
+    h: &super::cloud::Harness<C>,
+) {
+    let mut child = h
+        .command(&["run", "--dns", "manual", "--dns-wait"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    line_with(&mut lines, "waiting for your DNS (dns-seed)").await;
+    let records = user_records(&h.status().await);
+    assert!(!records.is_empty());
+    for (is_private, name, values) in &records {
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        h.peers.write_record(*is_private, name, &values).await;
+    }
+    line_with(&mut lines, "waiting for your DNS (dns-teardown)").await;
+    assert_ne!(h.status().await["run_step"], "done");
+    for (is_private, name, values) in &records {
+        let kept: Vec<&str> = values
+            .iter()
+            .map(String::as_str)
+            .filter(|v| *v != C::BOOTSTRAP_IP)
+            .collect();
+        h.peers.write_record(*is_private, name, &kept).await;
+    }
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let exit = child.wait().await.unwrap();
+    assert!(exit.success(), "run: {exit:?}");
+    assert_eq!(h.status().await["run_step"], "done");
+}

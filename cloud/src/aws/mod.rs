@@ -92,20 +92,26 @@ fn register_credentials(credentials: &Credentials) {
     }
 }
 
+/// The SDK's standard retry strategy (throttling and transient errors, with its jitter) set
+/// from the one per-call policy. The SDK has no total budget of its own: its waits are
+/// bounded by one `max_delay` per retry, which [`crate::retry::PER_CALL`] keeps within the
+/// budget.
+pub(crate) fn retry_config() -> RetryConfig {
+    let policy = crate::retry::PER_CALL;
+    RetryConfig::standard()
+        .with_max_attempts(policy.max_attempts)
+        .with_initial_backoff(policy.initial_delay)
+        .with_max_backoff(policy.max_delay)
+}
+
 /// Loads the shared SDK configuration once for both clients. Whatever the credentials'
 /// source, they go through [`RedactingCredentials`].
 pub async fn load_config(settings: &AwsSettings) -> aws_config::SdkConfig {
     let mut loader = aws_config::defaults(BehaviorVersion::latest())
         .region(Region::new(settings.region.clone()))
-        // Quick retries per call, from 200 ms up to 5 s with the SDK's jitter (its default
-        // starts at 1 s and could sleep 15 s in one call); the runner's stage retry, which
-        // re-observes first, backs off longer on top.
-        .retry_config(
-            RetryConfig::standard()
-                .with_max_attempts(5)
-                .with_initial_backoff(Duration::from_millis(200))
-                .with_max_backoff(Duration::from_secs(5)),
-        )
+        // The one per-call policy (`retry::PER_CALL`); the step's retry, which re-observes
+        // first, backs off longer on top.
+        .retry_config(retry_config())
         .timeout_config(
             TimeoutConfig::builder()
                 .connect_timeout(Duration::from_secs(10))
@@ -269,5 +275,20 @@ mod classify_tests {
             service_error(400, "InvalidAllocationID.NotFound"),
         );
         assert_eq!(e.kind, ErrorKind::NotFound);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The SDK retries as the one per-call policy says, and its worst wait fits the budget.
+    #[test]
+    fn the_sdk_retry_config_is_the_one_per_call_policy() {
+        let (config, per_call) = (retry_config(), crate::retry::PER_CALL);
+        assert_eq!(config.max_attempts(), per_call.max_attempts);
+        assert_eq!(config.initial_backoff(), per_call.initial_delay);
+        assert_eq!(config.max_backoff(), per_call.max_delay);
+        assert!(per_call.worst_backoff() <= per_call.budget);
     }
 }

@@ -12,8 +12,9 @@
 //! - long-running operations (201/202 with `Azure-AsyncOperation` and/or `Location`) are
 //!   followed to a terminal status, honouring `Retry-After`; a PUT ends with a GET of the
 //!   resource, as ARM's RPC specifies;
-//! - throttling, 5xx and connection failures are retried a few times with backoff (the
-//!   caller's step deadline bounds the whole thing).
+//! - throttling, 5xx and connection failures are retried by the one per-call policy
+//!   (`retry::PER_CALL`: attempts, backoff, `Retry-After`, a budget per call); the caller's
+//!   step deadline bounds the whole thing.
 //!
 //! The token is never logged: only method, path and status are traced.
 
@@ -51,13 +52,6 @@ pub struct ArmClient {
     /// How long one long-running operation may take before we report it (transient).
     lro_timeout: Duration,
 }
-
-/// Attempts per ARM call (the first and four retries); the step deadline bounds them all.
-const MAX_ATTEMPTS: u32 = 5;
-
-/// The longest `Retry-After` honoured in place; a longer one fails the call as transient and
-/// the runner's stage retry (which honours it too, under the step deadline) takes over.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 impl ArmClient {
     pub fn new(
@@ -137,29 +131,27 @@ impl ArmClient {
                 format!("refusing to send the ARM token to {url}"),
             ));
         }
-        let mut attempt = 0;
+        // The one per-call policy: ARM's Retry-After when it throttles (429), else backoff
+        // with jitter; a wait that does not fit the call's budget is the step's to make.
+        let policy = crate::retry::PER_CALL;
+        let (mut attempt, mut waited) = (1, Duration::ZERO);
         loop {
-            attempt += 1;
-            match self
+            let result = self
                 .send_once(operation, method.clone(), url.clone(), headers, body)
-                .await
-            {
-                Err(e) if e.kind == ErrorKind::Transient && attempt < MAX_ATTEMPTS => {
-                    // ARM says how long to wait when it throttles (429 + Retry-After): that,
-                    // else exponential backoff with jitter.
-                    let delay = match e.retry_after {
-                        Some(wait) => crate::retry::after(wait, MAX_RETRY_AFTER),
-                        None => crate::retry::backoff(
-                            attempt,
-                            Duration::from_millis(400),
-                            Duration::from_secs(10),
-                        ),
-                    };
-                    tracing::debug!(operation, attempt, ?delay, error = %e, "retrying ARM call");
-                    tokio::time::sleep(delay).await;
+                .await;
+            let delay = match &result {
+                Err(e) if e.kind == ErrorKind::Transient => {
+                    policy.next_delay(attempt, e.retry_after, waited)
                 }
-                other => return other,
-            }
+                _ => None,
+            };
+            let (Some(delay), Err(e)) = (delay, &result) else {
+                return result;
+            };
+            tracing::debug!(operation, attempt, ?delay, error = %e, "retrying ARM call");
+            tokio::time::sleep(delay).await;
+            attempt += 1;
+            waited += delay;
         }
     }
 

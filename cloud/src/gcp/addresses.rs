@@ -26,17 +26,12 @@ pub struct GceAddresses {
 
 impl GceAddresses {
     pub async fn new(settings: &GcpSettings) -> Result<Self, CloudError> {
-        let endpoint = settings.compute_endpoint.as_deref();
-        let mut builder = Addresses::builder()
-            .with_credentials(super::credentials_for(settings, endpoint)?)
-            .with_retry_policy(super::retry_policy())
-            .with_backoff_policy(super::backoff_policy());
-        if let Some(endpoint) = endpoint {
-            builder = builder.with_endpoint(endpoint);
-        }
-        let client = builder.build().await.map_err(|e| {
-            CloudError::fatal("compute client", format!("cannot build the client: {e}"))
-        })?;
+        let client = build_client!(
+            Addresses,
+            settings,
+            settings.compute_endpoint.as_deref(),
+            "compute"
+        );
         Ok(Self {
             client,
             project: settings.project.clone(),

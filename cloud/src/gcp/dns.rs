@@ -23,29 +23,22 @@ pub struct CloudDns {
     project: String,
 }
 
-macro_rules! build_client {
-    ($client:ty, $settings:expr) => {{
-        let endpoint = $settings.dns_endpoint.as_deref();
-        let mut builder = <$client>::builder()
-            .with_credentials(super::credentials_for($settings, endpoint)?)
-            .with_retry_policy(super::retry_policy())
-            .with_backoff_policy(super::backoff_policy());
-        if let Some(endpoint) = endpoint {
-            builder = builder.with_endpoint(endpoint);
-        }
-        builder
-            .build()
-            .await
-            .map_err(|e| CloudError::fatal("dns client", format!("cannot build the client: {e}")))?
-    }};
-}
-
 impl CloudDns {
     pub async fn new(settings: &GcpSettings) -> Result<Self, CloudError> {
         Ok(Self {
-            zones: build_client!(ManagedZones, settings),
-            rrsets: build_client!(ResourceRecordSets, settings),
-            changes: build_client!(Changes, settings),
+            zones: build_client!(
+                ManagedZones,
+                settings,
+                settings.dns_endpoint.as_deref(),
+                "dns"
+            ),
+            rrsets: build_client!(
+                ResourceRecordSets,
+                settings,
+                settings.dns_endpoint.as_deref(),
+                "dns"
+            ),
+            changes: build_client!(Changes, settings, settings.dns_endpoint.as_deref(), "dns"),
             project: settings.project.clone(),
         })
     }

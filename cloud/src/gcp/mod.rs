@@ -17,12 +17,35 @@
 //!   gets anonymous credentials, because a token must never be sent in clear text and the
 //!   fakes do not check it.
 
+/// Builds one google-cloud client: the settings' credentials for `endpoint`, our retry and
+/// backoff policies, and the endpoint override when there is one.
+macro_rules! build_client {
+    ($client:ty, $settings:expr, $endpoint:expr, $what:expr) => {{
+        let endpoint: Option<&str> = $endpoint;
+        let mut builder = <$client>::builder()
+            .with_credentials(super::credentials_for($settings, endpoint)?)
+            .with_retry_policy(super::retry_policy())
+            .with_backoff_policy(super::backoff_policy());
+        if let Some(endpoint) = endpoint {
+            builder = builder.with_endpoint(endpoint);
+        }
+        builder.build().await.map_err(|e| {
+            $crate::CloudError::fatal(
+                concat!($what, " client"),
+                format!("cannot build the client: {e}"),
+            )
+        })?
+    }};
+}
+
 mod addresses;
 mod adopt;
 mod dns;
+mod preflight;
 
 pub use addresses::GceAddresses;
 pub use dns::CloudDns;
+pub use preflight::{GcpNetwork, GcpPreflight};
 
 use crate::{CloudError, ErrorKind};
 use google_cloud_auth::credentials::{self, Credentials};
@@ -176,20 +199,26 @@ pub(crate) fn credentials_for(
     }
 }
 
-/// The clients' retry policy: what [`classify`] calls transient (throttling, 5xx, a lost
-/// connection) is retried up to 5 attempts, but only for requests that are safe to repeat.
-/// Reads are; of the writes the agent marks idempotent only those it made so
-/// ([`idempotent`]). The runner retries our transient errors on top, re-observing each time.
+/// The clients' retry policy, from the one per-call policy (`retry::PER_CALL`): what
+/// [`classify`] calls transient (throttling, 5xx, a lost connection) is retried up to its
+/// attempts and within its budget (gax counts the attempts' time in it too), but only for
+/// requests that are safe to repeat. Reads are; of the writes the agent marks idempotent only
+/// those it made so ([`idempotent`]). The runner retries our transient errors on top,
+/// re-observing each time.
 pub(crate) fn retry_policy() -> impl google_cloud_gax::retry_policy::RetryPolicy {
-    TransientErrors.with_attempt_limit(5)
+    let policy = crate::retry::PER_CALL;
+    TransientErrors
+        .with_attempt_limit(policy.max_attempts)
+        .with_time_limit(policy.budget)
 }
 
-/// The clients' backoff between attempts: exponential from 200 ms to 5 s, with the gax
+/// The clients' backoff between attempts, from the one per-call policy, with the gax
 /// policy's full jitter.
 pub(crate) fn backoff_policy() -> google_cloud_gax::exponential_backoff::ExponentialBackoff {
+    let policy = crate::retry::PER_CALL;
     google_cloud_gax::exponential_backoff::ExponentialBackoffBuilder::new()
-        .with_initial_delay(std::time::Duration::from_millis(200))
-        .with_maximum_delay(std::time::Duration::from_secs(5))
+        .with_initial_delay(policy.initial_delay)
+        .with_maximum_delay(policy.max_delay)
         .with_scaling(2.0)
         .build()
         .unwrap_or_default()
@@ -296,6 +325,25 @@ mod tests {
             Some(http),
             None,
         )
+    }
+
+    /// The clients retry as the one per-call policy says: its attempts, its budget.
+    #[test]
+    fn the_retry_policy_is_the_one_per_call_policy() {
+        let (policy, per_call) = (retry_policy(), crate::retry::PER_CALL);
+        let remaining = policy.remaining_time(&RetryState::new(true));
+        assert!(
+            remaining.is_some_and(|r| r <= per_call.budget && r > per_call.budget / 2),
+            "{remaining:?}"
+        );
+        let failed = |attempts: u32| {
+            policy.on_error(
+                &RetryState::new(true).set_attempt_count(attempts),
+                http_error(503, Code::Unavailable),
+            )
+        };
+        assert!(failed(per_call.max_attempts - 1).is_continue());
+        assert!(failed(per_call.max_attempts).is_exhausted());
     }
 
     #[test]

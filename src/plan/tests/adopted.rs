@@ -51,14 +51,14 @@ fn mixed_adopts_what_exists_and_reserves_the_rest_unless_adopt_only() {
         .find(|r| r.key.scope == Scope::Public)
         .unwrap();
     observed.adopted.push(public);
-    let plan = Plan::calculate(&spec, &observed, &[Stage::Reserve], 1);
+    let plan = Plan::calculate(&spec, &observed, &[Step::Reserve], 1);
     let reserved: Vec<String> = reserve_requests(&plan)
         .iter()
         .map(|r| r.key.to_string())
         .collect();
     assert_eq!(reserved, ["private-ipv4"]);
     spec.adoption.adopt_only = true;
-    let plan = Plan::calculate(&spec, &observed, &[Stage::Reserve], 1);
+    let plan = Plan::calculate(&spec, &observed, &[Step::Reserve], 1);
     assert!(
         plan.is_empty(),
         "--adopt-only reserves nothing: {:?}",
@@ -71,7 +71,7 @@ fn teardown_all_takes_the_users_ips_out_of_dns_but_never_releases_them() {
     for name in ["aws", "gcp", "azure"] {
         let spec = spec(name);
         let observed = all_adopted(&spec);
-        let plan = Plan::calculate(&spec, &observed, &[Stage::TeardownAll], 1);
+        let plan = Plan::calculate(&spec, &observed, &[Step::TeardownAll], 1);
         assert!(releases(&plan).is_empty(), "{name}: {:?}", plan.changes);
         assert!(
             plan.changes
@@ -85,7 +85,7 @@ fn teardown_all_takes_the_users_ips_out_of_dns_but_never_releases_them() {
             plan.notes
         );
         // The hand-over never deletes an ENI of the user's either.
-        let plan = Plan::calculate(&spec, &observed, &[Stage::HandOver], 1);
+        let plan = Plan::calculate(&spec, &observed, &[Step::HandOver], 1);
         assert!(plan.is_empty(), "{name}: {:?}", plan.changes);
     }
 }

@@ -69,7 +69,7 @@ fn known_bootstrap_ip_leads_the_private_records() {
 fn records_of_interest_are_the_records_stage1_writes() {
     for name in &fixtures() {
         let spec = spec(name);
-        let plan = Plan::calculate(&spec, &Observed::default(), &[Stage::SeedDns], 1);
+        let plan = Plan::calculate(&spec, &Observed::default(), &[Step::SeedDns], 1);
         let written: Vec<(ZoneRef, RecordKey)> = plan
             .changes
             .iter()

@@ -146,7 +146,7 @@ fn teardown_all_removes_the_private_ipv6_and_only_our_aaaa_values() {
     let spec = spec("azure-dualstack");
     let theirs = ip("fd00:10:0:2::77");
     let observed = observed_with(&spec, all_reservations(&spec), &[theirs]);
-    let plan = Plan::calculate(&spec, &observed, &[Stage::TeardownAll], 1);
+    let plan = Plan::calculate(&spec, &observed, &[Step::TeardownAll], 1);
     let ours_v6 = observed.kept()[&private_v6()].ip;
     assert!(
         releases(&plan).iter().any(|r| r.key == private_v6()),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 const BOOTSTRAP: &str = "10.0.0.5";
 const OTHER_WRITER: &str = "192.0.2.9";
-const STAGE1: [Stage; 2] = [Stage::Reserve, Stage::SeedDns];
+const STAGE1: [Step; 2] = [Step::Reserve, Step::SeedDns];
 
 fn manifest_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)

@@ -28,7 +28,7 @@ fn seed_dns_with_values_present_but_ttl_different_plans_nothing() {
     for r in &mut observed.records {
         r.current.as_mut().unwrap().ttl = 300;
     }
-    assert!(Plan::calculate(&spec, &observed, &[Stage::SeedDns], 1).is_empty());
+    assert!(Plan::calculate(&spec, &observed, &[Step::SeedDns], 1).is_empty());
 }
 
 #[test]
@@ -40,7 +40,7 @@ fn new_record_sets_carry_the_ttl_setting() {
         records: Vec::new(),
         ..observed.clone()
     };
-    let plan = Plan::calculate(&spec, &fresh, &[Stage::SeedDns], 1);
+    let plan = Plan::calculate(&spec, &fresh, &[Step::SeedDns], 1);
     let ttls: Vec<u32> = plan
         .changes
         .iter()
@@ -61,11 +61,11 @@ fn another_writers_value_is_never_added_or_removed() {
     let other = ip(OTHER_WRITER);
     let observed = observed_with(&spec, all_reservations(&spec), &[other]);
 
-    let seed = Plan::calculate(&spec, &observed, &[Stage::SeedDns], 1);
+    let seed = Plan::calculate(&spec, &observed, &[Step::SeedDns], 1);
     assert!(seed.is_empty(), "{}", seed.to_text(&observed));
 
-    // Stage 3: only the bootstrap IP leaves, and only from the private records.
-    let teardown = Plan::calculate(&spec, &observed, &[Stage::RemoveBootstrap], 1);
+    // Step 3: only the bootstrap IP leaves, and only from the private records.
+    let teardown = Plan::calculate(&spec, &observed, &[Step::RemoveBootstrap], 1);
     let private = ZoneRef {
         domain: "mycluster.example.com".into(),
         private: true,
@@ -91,7 +91,7 @@ fn another_writers_value_is_never_added_or_removed() {
     );
 
     // Failed install: all our IPs leave DNS, 192.0.2.9 stays, every reservation is released.
-    let all = Plan::calculate(&spec, &observed, &[Stage::TeardownAll], 1);
+    let all = Plan::calculate(&spec, &observed, &[Step::TeardownAll], 1);
     let ours: BTreeSet<IpAddr> = std::iter::once(ip(BOOTSTRAP))
         .chain(observed.reservations.iter().map(|r| r.ip))
         .collect();
@@ -149,7 +149,7 @@ fn remove_bootstrap_without_our_value_in_dns_plans_nothing() {
     for r in &mut observed.records {
         r.current.as_mut().unwrap().values.remove(&ip(BOOTSTRAP));
     }
-    assert!(Plan::calculate(&spec, &observed, &[Stage::RemoveBootstrap], 1).is_empty());
+    assert!(Plan::calculate(&spec, &observed, &[Step::RemoveBootstrap], 1).is_empty());
 }
 
 #[test]
@@ -159,7 +159,7 @@ fn teardown_all_releases_every_observed_reservation_even_when_dns_is_gone() {
         reservations: all_reservations(&spec),
         ..Observed::default()
     };
-    let plan = Plan::calculate(&spec, &observed, &[Stage::TeardownAll], 1);
+    let plan = Plan::calculate(&spec, &observed, &[Step::TeardownAll], 1);
     assert_eq!(plan.changes.len(), observed.reservations.len());
     assert_eq!(
         releases(&plan).into_iter().cloned().collect::<Vec<_>>(),
@@ -202,7 +202,7 @@ fn assert_duplicate_settled(
         } else {
             observed.reservations.push(duplicate.clone());
         }
-        let plan = Plan::calculate(spec, &observed, &[Stage::Reserve], 1);
+        let plan = Plan::calculate(spec, &observed, &[Step::Reserve], 1);
         assert_eq!(
             plan.changes,
             vec![Change::ReleaseAddress {
@@ -225,7 +225,7 @@ fn duplicate_reservation_keeps_the_one_in_dns_and_releases_the_other() {
     let spec = spec("aws");
     let (observed, original, duplicate) = with_duplicate(&spec);
     for observed in assert_duplicate_settled(&spec, &observed, &duplicate, &original, &duplicate) {
-        assert!(Plan::calculate(&spec, &observed, &[Stage::SeedDns], 1).is_empty());
+        assert!(Plan::calculate(&spec, &observed, &[Step::SeedDns], 1).is_empty());
     }
 }
 

@@ -16,7 +16,7 @@ fn partial_reserve_plans_exactly_the_missing_reservations() {
         reservations: present.clone(),
         ..Observed::default()
     };
-    let plan = Plan::calculate(&spec, &observed, &[Stage::Reserve], 1);
+    let plan = Plan::calculate(&spec, &observed, &[Step::Reserve], 1);
     let expected: Vec<Change> = desired::reservations(&spec)
         .iter()
         .filter(|w| present.iter().all(|p| p.key != w.key))
@@ -52,8 +52,8 @@ fn partial_reserve_seeds_resolved_and_symbolic_values() {
 fn generation_two_changes_every_token_but_not_names() {
     for name in &fixtures() {
         let spec = spec(name);
-        let g1 = Plan::calculate(&spec, &Observed::default(), &[Stage::Reserve], 1);
-        let g2 = Plan::calculate(&spec, &Observed::default(), &[Stage::Reserve], 2);
+        let g1 = Plan::calculate(&spec, &Observed::default(), &[Step::Reserve], 1);
+        let g2 = Plan::calculate(&spec, &Observed::default(), &[Step::Reserve], 2);
         let (r1, r2) = (reserve_requests(&g1), reserve_requests(&g2));
         assert_eq!(r1.len(), r2.len(), "{name}");
         for (a, b) in r1.iter().zip(&r2) {

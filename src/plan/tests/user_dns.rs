@@ -73,14 +73,14 @@ fn user_managed_dns_reserves_the_same_ips_and_plans_and_reads_no_record() {
             .collect();
         assert_eq!(for_user, seeded, "{name}");
 
-        // Stage 3 and a failed install's teardown: no DNS change even where records with
+        // Step 3 and a failed install's teardown: no DNS change even where records with
         // our values are visible (they are not ours to edit).
         let done = done(&user);
-        for stage in [Stage::RemoveBootstrap, Stage::TeardownAll] {
+        for stage in [Step::RemoveBootstrap, Step::TeardownAll] {
             let plan = Plan::calculate(&user, &done, &[stage], 1);
             assert!(plan.changes.iter().all(is_reservation), "{name} {stage:?}");
         }
-        let teardown = Plan::calculate(&user, &done, &[Stage::TeardownAll], 1);
+        let teardown = Plan::calculate(&user, &done, &[Step::TeardownAll], 1);
         assert_eq!(
             releases(&teardown).len(),
             done.reservations.len(),

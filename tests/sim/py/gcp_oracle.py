@@ -116,6 +116,17 @@ def main():
         req = compute.addresses().list_next(req, page)
     out["paged"] = names
 
+    # Preflight's reads: the project, the region's address quotas (usage counts what exists:
+    # oracle-ext is EXTERNAL, oracle-int INTERNAL), a subnetwork, and a missing one.
+    project = compute.projects().get(project=P).execute()
+    out["project"] = {k: project.get(k) for k in ("kind", "name")}
+    region = compute.regions().get(project=P, region=R).execute()
+    out["quotas"] = {q["metric"]: [q["limit"], q["usage"]] for q in region["quotas"]
+                     if q["metric"] in ("STATIC_ADDRESSES", "INTERNAL_ADDRESSES")}
+    subnet = compute.subnetworks().get(project=P, region=R, subnetwork="mycluster-master-subnet").execute()
+    out["subnetwork"] = {k: subnet.get(k) for k in ("kind", "network", "ipCidrRange")}
+    out["missing_subnetwork"] = error_of(compute.subnetworks().get(project=P, region=R, subnetwork="nope"))
+
     # delete: an operation; afterwards the address is gone.
     op = compute.addresses().delete(project=P, region=R, address="oracle-ext").execute()
     wait_done(compute, op)
@@ -153,6 +164,8 @@ def main():
     dns.changes().create(project=P, managedZone=zone, body={"deletions": [api], "additions": [new]}).execute()
     rrsets = dns.resourceRecordSets().list(project=P, managedZone=zone, name=api["name"], type="A").execute()
     out["replaced"] = sorted(rrsets["rrsets"][0]["rrdatas"])
+    private = dns.managedZones().get(project=P, managedZone=zone).execute()
+    out["private_networks"] = [n["networkUrl"] for n in private["privateVisibilityConfig"]["networks"]]
     out["missing_zone"] = error_of(dns.resourceRecordSets().list(project=P, managedZone="nope"))
     json.dump(out, sys.stdout)
 

@@ -93,6 +93,30 @@ async fn the_official_python_client_sees_the_fake_as_compute_and_cloud_dns() {
     );
     assert_eq!(o["deleted"], error(404, "notFound", "NOT_FOUND"));
 
+    // compute.v1 projects, regions, subnetworks (preflight's reads)
+    assert_eq!(
+        o["project"],
+        json!({"kind": "compute#project", "name": "example-project"})
+    );
+    assert_eq!(
+        o["quotas"],
+        json!({"STATIC_ADDRESSES": [100.0, 1.0], "INTERNAL_ADDRESSES": [200.0, 1.0]}),
+        "usage counts the addresses that exist"
+    );
+    assert_eq!(
+        o["subnetwork"],
+        json!({"kind": "compute#subnetwork",
+               "network": "https://www.googleapis.com/compute/v1/projects/example-project/global/networks/mycluster-network",
+               "ipCidrRange": "10.0.0.0/17"})
+    );
+    assert_eq!(o["missing_subnetwork"], error(404, "notFound", "NOT_FOUND"));
+    assert_eq!(
+        o["private_networks"],
+        json!([
+            "https://www.googleapis.com/compute/v1/projects/example-project/global/networks/mycluster-network"
+        ])
+    );
+
     // dns.v1 managedZones + resourceRecordSets + changes
     assert_eq!(
         o["zones"],

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How the API spells its own URLs (selfLink, region, subnetwork).
-const BASE: &str = "https://www.googleapis.com/compute/v1";
+pub(crate) const BASE: &str = "https://www.googleapis.com/compute/v1";
 
 /// `rest` is the path after `compute/v1/projects/`.
 pub fn route(w: &mut World, req: &Req, rest: &[&str]) -> Reply {

@@ -1,6 +1,6 @@
 //! The HTTP/1.1 server, the routing of REST paths, query parsing and Google's error envelope.
 
-use super::{World, compute, dns};
+use super::{World, compute, dns, reads};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -168,7 +168,10 @@ async fn route(req: &Req, world: &Arc<Mutex<World>>) -> Reply {
         ] if req.method == Method::POST => compute::wait_operation(world, p, r, op).await,
         ["compute", "v1", "projects", ..] => {
             let mut w = world.lock().unwrap_or_else(|p| p.into_inner());
-            compute::route(&mut w, req, &s[3..])
+            match reads::route(&w, req, &s[3..]) {
+                Some(reply) => reply,
+                None => compute::route(&mut w, req, &s[3..]),
+            }
         }
         ["dns", "v1", "projects", ..] => {
             let mut w = world.lock().unwrap_or_else(|p| p.into_inner());

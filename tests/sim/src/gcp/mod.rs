@@ -26,6 +26,7 @@ mod compute;
 mod dns;
 mod filter;
 mod http;
+mod reads;
 
 use crate::proxy::{FaultStats, Faults, Proxy, Service};
 use anyhow::Result;
@@ -72,6 +73,28 @@ pub struct Seed {
     /// The subnetwork of the cluster's cloud-provider config (`subnetwork-name`: the compute
     /// subnet), where the cloud provider creates internal forwarding rules.
     pub cloud_config_subnetwork: String,
+    /// The region's address quotas (`regions.get` `quotas`).
+    pub quotas: AddressQuotas,
+}
+
+/// A region's address quota limits; usage is what the fake holds.
+#[derive(Debug, Clone, Copy)]
+pub struct AddressQuotas {
+    /// `STATIC_ADDRESSES`: regional external static addresses.
+    pub static_addresses: u32,
+    /// `INTERNAL_ADDRESSES`: regional internal addresses.
+    pub internal_addresses: u32,
+}
+
+impl Default for AddressQuotas {
+    /// Raised quotas (a fresh project gets 8 static addresses): one fake holds twenty
+    /// clusters in `many_clusters`.
+    fn default() -> Self {
+        Self {
+            static_addresses: 100,
+            internal_addresses: 200,
+        }
+    }
 }
 
 impl Default for Seed {
@@ -113,6 +136,7 @@ impl Default for Seed {
             ],
             external_pool: (Ipv4Addr::new(198, 51, 100, 0), 24),
             cloud_config_subnetwork: "mycluster-worker-subnet".into(),
+            quotas: AddressQuotas::default(),
         }
     }
 }
@@ -201,6 +225,9 @@ pub struct FakeOptions {
     /// How long a DNS Change stays `pending`.
     pub change_delay: Duration,
     pub seed: Seed,
+    /// IAM permissions the caller lacks (`compute.projects.get`, `compute.regions.get`,
+    /// `compute.subnetworks.get`): those reads answer 403 `forbidden`.
+    pub denied: Vec<String>,
 }
 
 impl FakeOptions {
@@ -210,6 +237,7 @@ impl FakeOptions {
             operation_delay: Duration::from_millis(150),
             change_delay: Duration::from_millis(100),
             seed: Seed::default(),
+            denied: Vec::new(),
         }
     }
 }
