@@ -236,15 +236,7 @@ async fn dual_stack_on_a_single_stack_subnet_fails_naming_the_subnet() {
 #[tokio::test(flavor = "multi_thread")]
 async fn dual_stack_run_reaches_done_with_both_families_on_the_internal_load_balancer() {
     let mut h = AzureHarness::new("azure-dualstack").await;
-    let kube = KubeSim::start(KubeSimOptions {
-        cloud: h.peers.lb_cloud(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    h.run_flags(kube.kubeconfig_path(), "60s");
-    h.run(&["run"]).await;
-    assert_eq!(h.status().await["run_step"], "done");
+    let kube = h.run_to_done().await;
     assert_gate_passed(&kube);
     for (ns, name) in [
         ("openshift-kube-apiserver", "internal-lb"),

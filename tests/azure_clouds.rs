@@ -10,7 +10,6 @@
 mod common;
 
 use bootstrap_sim::azure::{AzurePeers, AzureSimOptions, SimCloud};
-use bootstrap_sim::kube::{KubeSim, KubeSimOptions};
 use common::agent::{self, API, API_INT, Agent};
 use common::azure::*;
 use serde_json::Value;
@@ -38,16 +37,7 @@ async fn derived(fixture: &str, cloud: SimCloud) -> AzureHarness {
 #[tokio::test(flavor = "multi_thread")]
 async fn us_government_run_reaches_done_through_the_derived_endpoints() {
     let mut h = derived("azure-usgov", SimCloud::UsGovernment).await;
-    let kube = KubeSim::start(KubeSimOptions {
-        cloud: h.peers.lb_cloud(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    h.run_flags(kube.kubeconfig_path(), "60s");
-    h.run(&["run"]).await;
-    let status = h.status().await;
-    assert_eq!(status["run_step"], "done", "{status:#}");
+    let _kube = h.run_to_done().await;
     h.world().await.assert_handed_over();
     let run_flags = std::mem::take(&mut h.agent.extra);
     let plan = h.run(&["plan"]).await;

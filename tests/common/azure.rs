@@ -178,6 +178,22 @@ impl CloudWorld for AzureWorld {
 }
 
 impl AzureHarness {
+    /// `run` against a local API server whose load balancers know this fake's subnets, until
+    /// the state machine is done; the API server is returned for further checks.
+    pub async fn run_to_done(&mut self) -> bootstrap_sim::kube::KubeSim {
+        let kube = bootstrap_sim::kube::KubeSim::start(bootstrap_sim::kube::KubeSimOptions {
+            cloud: self.peers.lb_cloud(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        self.run_flags(kube.kubeconfig_path(), "60s");
+        self.run(&["run"]).await;
+        let status = self.status().await;
+        assert_eq!(status["run_step"], "done", "{status:#}");
+        kube
+    }
+
     /// The fake seeded to match the fixture: `azure-dualstack` gets dual-stack subnets.
     pub async fn new(fixture: &str) -> Self {
         let options = AzureSimOptions {
