@@ -99,7 +99,7 @@ pub async fn with_dns_wait_the_agent_moves_on_once_a_late_writer_created_the_rec
     let private: Vec<_> = records.iter().filter(|r| r.0).collect();
     assert!(!private.is_empty(), "{records:?}");
     let seed = ["dns", "seed", "--dns", "manual", "--dns-wait"];
-    let (mut child, stdout, printed) = spawn_until(&h, &seed, "dns-seed: done").await;
+    let (mut child, stdout, printed) = spawn_until(&h, &seed, "seed-dns: done").await;
     let printed = printed.join("\n");
     for (_, name, values) in &records {
         assert!(printed.contains(name.as_str()), "{name} printed: {printed}");
@@ -123,7 +123,7 @@ pub async fn with_dns_wait_the_agent_moves_on_once_a_late_writer_created_the_rec
     let (code, stdout) = finish(child, stdout).await;
     assert_eq!(code, Some(0), "{stdout}");
     assert!(
-        stdout.contains("dns-seed: your DNS answers the records"),
+        stdout.contains("seed-dns: your DNS answers the records"),
         "{stdout}"
     );
     assert_eq!(
@@ -132,7 +132,7 @@ pub async fn with_dns_wait_the_agent_moves_on_once_a_late_writer_created_the_rec
     );
     // Stage 3: the agent waits until the bootstrap IP is out of api and api-int.
     let teardown = ["dns", "teardown", "--dns", "manual", "--dns-wait"];
-    let (mut child, stdout, _) = spawn_until(&h, &teardown, "dns-teardown: done").await;
+    let (mut child, stdout, _) = spawn_until(&h, &teardown, "remove-bootstrap: done").await;
     stderr_until(&mut child, "still answers").await;
     for (is_private, name, values) in &records {
         let kept: Vec<&str> = values
@@ -236,14 +236,14 @@ pub async fn run_with_dns_wait_waits_for_the_user_at_seed_and_at_removal<C: Clou
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    line_with(&mut lines, "waiting for your DNS (dns-seed)").await;
+    line_with(&mut lines, "waiting for your DNS (seed-dns)").await;
     let records = user_records(&h.status().await);
     assert!(!records.is_empty());
     for (is_private, name, values) in &records {
         let values: Vec<&str> = values.iter().map(String::as_str).collect();
         h.peers.write_record(*is_private, name, &values).await;
     }
-    line_with(&mut lines, "waiting for your DNS (dns-teardown)").await;
+    line_with(&mut lines, "waiting for your DNS (remove-bootstrap)").await;
     assert_ne!(h.status().await["run_step"], "done");
     for (is_private, name, values) in &records {
         let kept: Vec<&str> = values
