@@ -11,6 +11,8 @@
 //!           -> daemon (`run` and `wait`: walks the machine; the gate step, the drain, signals)
 //!           -> gather, status, pause (support bundle, what the journal says, hold/continue)
 //!           -> preflight (the checklist before `run` changes anything; reads and dry runs)
+//!           -> dns_answers (the records api / api-int must hold now, what a zone or the
+//!              resolver answers, the verdict, and the wait for the user's DNS)
 //!           -> validate (every input of a command, all problems at once, before anything)
 //!           -> context (one per command: spec, bootstrap IP, lock, journal, providers)
 //!                -> runner (one stage: observe -> plan -> journal -> apply, under the step
@@ -50,6 +52,7 @@ pub mod cluster;
 pub mod cluster_hosted;
 pub mod context;
 pub mod daemon;
+pub mod dns_answers;
 pub mod error;
 pub mod exit;
 pub mod gather;

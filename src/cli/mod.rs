@@ -3,22 +3,23 @@
 //! hands over to the module that does the work and prints through `output`.
 
 pub use crate::capabilities::cli::{CapabilitiesCommand, RegistryArgs, SelectionArgs};
-use crate::context::{Cloud, Context, Reading};
+use crate::context::Context;
 pub use crate::context::{Common, StateDir};
 pub use crate::daemon::{GateArgs, KubeArgs, RunArgs};
+use crate::dns_answers::{DnsWaitArgs, Pace};
 use crate::gather::GatherArgs;
 pub use crate::output::Output;
-use crate::plan::{Plan, Step};
+use crate::plan::Step;
 use crate::runner::StepReport;
 use crate::{output, status};
 use anyhow::Result;
 
-mod dns_records;
-mod dns_verify;
-pub(crate) mod dns_wait;
+mod dns;
 mod inputs;
+mod plan;
 mod services;
 use clap::{Parser, Subcommand};
+pub use dns::DnsCommand;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -77,7 +78,7 @@ pub enum Command {
         offline: bool,
         /// Steps to plan, comma separated.
         /// Default: what is left of `run` per the journal, else all of it.
-        #[arg(long, alias = "stage", value_delimiter = ',', value_parser = parse_step)]
+        #[arg(long, alias = "stage", value_delimiter = ',', value_parser = plan::parse_step)]
         step: Vec<Step>,
         /// Directory overriding the embedded templates (the Services `run` would apply).
         #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
@@ -144,44 +145,6 @@ pub enum Command {
     Gather(GatherArgs),
 }
 
-#[derive(Debug, Subcommand)]
-pub enum DnsCommand {
-    /// api (public) -> reserved public IPs; api, api-int (private) -> bootstrap IP + reserved private IPs.
-    Seed {
-        #[command(flatten)]
-        common: Common,
-        #[command(flatten)]
-        wait: dns_wait::DnsWaitArgs,
-    },
-    /// Remove only the bootstrap IP from api / api-int.
-    Teardown {
-        #[command(flatten)]
-        common: Common,
-        #[command(flatten)]
-        wait: dns_wait::DnsWaitArgs,
-    },
-    /// Ask the zones whether the records hold what the journal says we wrote (and no longer
-    /// the bootstrap IP once it was removed); print the difference, exit 1 when there is one.
-    Verify {
-        #[command(flatten)]
-        common: Common,
-        /// Whose view counts: the zone as the cloud's DNS API answers, or the host's resolver.
-        #[arg(
-            long,
-            value_enum,
-            env = "BOOTSTRAP_AGENT_DNS_CHECK",
-            default_value = "zone"
-        )]
-        dns_check: dns_wait::DnsCheck,
-    },
-    /// Print the record sets api / api-int must hold at this point of the install (from the
-    /// journal): to create or change with user-managed DNS, what the agent writes otherwise.
-    Records {
-        #[command(flatten)]
-        common: Common,
-    },
-}
-
 pub async fn run(cli: Cli) -> Result<()> {
     // Every input, all problems at once, before any lock, journal write or network call.
     crate::validate::check(&inputs::inputs_of(&cli.command)).await?;
@@ -195,22 +158,11 @@ pub async fn run(cli: Cli) -> Result<()> {
             dns_seeding,
         } => {
             let templates = templates.as_deref();
-            plan(&common, offline, &step, templates, &registry, dns_seeding).await
+            plan::command(&common, offline, &step, templates, &registry, dns_seeding).await
         }
         Command::Reserve { common } => steps(&common, &[Step::Reserve], None).await,
         Command::PublishLbIps { common } => crate::cluster_hosted::command(&common).await,
-        Command::Dns {
-            command: DnsCommand::Seed { common, wait },
-        } => steps(&common, &[Step::SeedDns], Some(&wait)).await,
-        Command::Dns {
-            command: DnsCommand::Verify { common, dns_check },
-        } => dns_verify::command(&common, dns_check).await,
-        Command::Dns {
-            command: DnsCommand::Records { common },
-        } => dns_records::command(&common).await,
-        Command::Dns {
-            command: DnsCommand::Teardown { common, wait },
-        } => steps(&common, &[Step::RemoveBootstrap], Some(&wait)).await,
+        Command::Dns { command } => dns::command(command).await,
         Command::Teardown { common, all: false } => {
             steps(&common, &[Step::RemoveBootstrap], None).await
         }
@@ -246,64 +198,12 @@ pub async fn run(cli: Cli) -> Result<()> {
     }
 }
 
-async fn plan(
-    common: &Common,
-    offline: bool,
-    steps: &[Step],
-    templates: Option<&std::path::Path>,
-    registry: &RegistryArgs,
-    dns_seeding: crate::daemon::DnsSeeding,
-) -> Result<()> {
-    let cloud = if offline {
-        Cloud::Offline
-    } else {
-        Cloud::Observe
-    };
-    let cloud_observed = !offline;
-    let reading = Reading::new(common, cloud).await?;
-    let (spec, recorded) = (&reading.spec, &reading.recorded);
-    let (reg, gates) = registry.load()?;
-    let selection = crate::capabilities::selection_for_spec(
-        &reg,
-        &gates,
-        &common.assets,
-        spec.capabilities.as_ref(),
-    )?;
-    let mut observed = reading.observe().await?;
-    let (kube, _) = crate::runner::kube_wants(spec, &observed, Some(&selection), templates)?;
-    let planning_run = steps.is_empty();
-    let steps = if planning_run {
-        crate::machine::remaining_steps(recorded.run_step)
-    } else {
-        steps.to_vec()
-    };
-    // `run` has yet to seed: plan its seeding as it will do it (the step commands seed all
-    // at once, as the seed describes).
-    let seeding_note = (planning_run && steps.contains(&Step::SeedDns))
-        .then(|| dns_seeding.plan_as_run(&mut observed));
-    if cloud_observed && steps.contains(&Step::Reserve) {
-        crate::adopt::require_complete(spec, &observed)?;
-    }
-    let mut plan = Plan::calculate_with(spec, &observed, &kube, &steps, recorded.generation);
-    plan.notes.extend(seeding_note);
-    if let Some(step) = recorded.run_step {
-        plan.notes.push(format!(
-            "`run` is at step {step:?}; planning {:?}",
-            steps.iter().map(|s| s.name()).collect::<Vec<_>>()
-        ));
-    }
-    match common.output {
-        Output::Text => output::write_stdout(&plan.to_text(&observed)),
-        other => output::data(other, &plan),
-    }
-}
-
 /// Runs `steps`; with `--dns-wait` (user-managed DNS), after each DNS step waits until the
 /// records it printed answer.
-async fn steps(
+pub(crate) async fn steps(
     common: &Common,
     steps: &[Step],
-    wait: Option<&dns_wait::DnsWaitArgs>,
+    wait: Option<&DnsWaitArgs>,
 ) -> Result<()> {
     let (mut ctx, check) = Context::open_checked(
         common,
@@ -331,17 +231,20 @@ async fn steps(
         }
         if let Some(check) = check {
             if common.output == Output::Text {
-                print!("{}", dns_records::to_text(&ctx.spec, &ctx.journal.state));
+                print!(
+                    "{}",
+                    crate::dns_answers::records::to_text(&ctx.spec, &ctx.journal.state)
+                );
                 std::io::Write::flush(&mut std::io::stdout())?;
             }
-            let view = dns_wait::view(check, ctx.providers.dns.as_ref());
-            dns_wait::until_answered(
+            let view = crate::dns_answers::wait::view(check, ctx.providers.dns.as_ref());
+            crate::dns_answers::wait::until_answered(
                 &ctx.spec,
                 &ctx.journal.state,
                 view.as_ref(),
                 report.step,
                 ctx.step_timeout,
-                dns_wait::Pace::DEFAULT,
+                Pace::DEFAULT,
                 crate::daemon::notify_status,
             )
             .await?;
@@ -355,19 +258,4 @@ async fn steps(
         Output::Text => Ok(()),
         other => output::data(other, &reports),
     }
-}
-
-/// `--step` values: the steps' kebab-case names.
-fn parse_step(name: &str) -> Result<Step, String> {
-    Step::parse(name).ok_or_else(|| {
-        let names: Vec<String> = Step::ALL
-            .iter()
-            .map(|s| {
-                serde_json::to_value(s)
-                    .map(|v| v.to_string())
-                    .unwrap_or_default()
-            })
-            .collect();
-        format!("expected one of {}", names.join(", "))
-    })
 }

@@ -68,7 +68,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub preflight: crate::preflight::PreflightArgs,
     #[command(flatten)]
-    pub dns_wait: crate::cli::dns_wait::DnsWaitArgs,
+    pub dns_wait: crate::dns_answers::wait::DnsWaitArgs,
 }
 
 /// `run`: every input checked before the first mutation, then the machine; a failure is

@@ -46,7 +46,7 @@ pub struct RunSettings {
     pub dns_seeding: DnsSeeding,
     /// User-managed DNS with `--dns-wait`: after seeding and after removing the bootstrap IP,
     /// wait until the user's DNS answers the records (read as this view says).
-    pub dns_wait: Option<crate::cli::dns_wait::DnsCheck>,
+    pub dns_wait: Option<crate::dns_answers::wait::DnsCheck>,
     /// The validated capability selection written to ClusterVersion.
     pub capabilities: crate::capabilities::selection::Selection,
     /// The installer's `manifests/cvo-overrides.yaml`, when present: ClusterVersion is
@@ -122,14 +122,14 @@ pub async fn run(
                 {
                     // The user's DNS must answer before the next step (before the drain after
                     // the bootstrap IP's removal: the drain counts from its real removal).
-                    let view = crate::cli::dns_wait::view(check, providers.dns.as_ref());
-                    crate::cli::dns_wait::until_answered(
+                    let view = crate::dns_answers::wait::view(check, providers.dns.as_ref());
+                    crate::dns_answers::wait::until_answered(
                         spec,
                         &journal.state,
                         view.as_ref(),
                         report.step,
                         settings.step_timeout,
-                        crate::cli::dns_wait::Pace::DEFAULT,
+                        crate::dns_answers::wait::Pace::DEFAULT,
                         notify_status,
                     )
                     .await?;

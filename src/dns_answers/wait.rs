@@ -5,8 +5,8 @@
 //! and journals nothing: a wait is not a mutation. Polled with a growing delay that starts
 //! again short whenever the answers change (someone is at work), bounded by the step deadline.
 
-use super::dns_records::{expected_values, records_now};
-use super::dns_verify::{Verdict, compare_with, verdict_line};
+use super::records::{expected_values, records_now};
+use super::verdict::{Verdict, compare_with, verdict_line};
 use crate::assets::ClusterSpec;
 use crate::error::InputError;
 use crate::journal::{JournalState, RecordValues};
@@ -233,7 +233,7 @@ pub async fn until_answered(
         );
     }
     // `run` prints nothing else: the records to create go to its log first.
-    tracing::info!("{}", super::dns_records::to_text(spec, recorded).trim_end());
+    tracing::info!("{}", super::records::to_text(spec, recorded).trim_end());
     let removed = recorded
         .bootstrap_removed
         .then_some(spec.bootstrap_ip)
@@ -283,5 +283,5 @@ pub async fn until_answered(
 }
 
 #[cfg(test)]
-#[path = "dns_wait_tests.rs"]
+#[path = "wait_tests.rs"]
 mod tests;

@@ -1,17 +1,13 @@
-//! `dns records`: the exact record sets `api` / `api-int` must hold at this point of the
+//! The exact record sets (what `dns records` prints): `api` / `api-int` must hold at this point of the
 //! install, from the journal (no cloud call): the bootstrap IP and the reserved IPs while the
 //! bootstrap host serves, the reserved IPs alone once the bootstrap IP was removed. The values
 //! come from the planner's `records_to_hold`, the one code path behind what `plan`, `dns seed`
 //! and `status` print, in both DNS modes: with user-managed DNS they are the records to create
 //! or change; with cloud DNS, what the agent writes.
 
-use super::{Common, Output};
 use crate::assets::ClusterSpec;
-use crate::context::{Cloud, Reading};
 use crate::journal::{JournalState, RecordValues};
-use crate::output;
 use crate::plan::{Observed, UserRecord, Value, record_line, records_to_hold};
-use anyhow::Result;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::net::IpAddr;
@@ -164,14 +160,6 @@ pub fn to_text(spec: &ClusterSpec, recorded: &JournalState) -> String {
     out
 }
 
-pub async fn command(common: &Common) -> Result<()> {
-    let reading = Reading::new(common, Cloud::Observe).await?;
-    match common.output {
-        Output::Text => output::write_stdout(&to_text(&reading.spec, &reading.recorded)),
-        other => output::data(other, &report(&reading.spec, &reading.recorded)),
-    }
-}
-
 #[cfg(test)]
-#[path = "dns_records_tests.rs"]
+#[path = "records_tests.rs"]
 pub(crate) mod tests;

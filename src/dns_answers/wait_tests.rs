@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::assets::DnsManagement;
-use crate::cli::dns_records::tests::{BOOTSTRAP, PRIVATE, PUBLIC, ip, reserved, spec};
+use crate::dns_answers::records::tests::{BOOTSTRAP, PRIVATE, PUBLIC, ip, reserved, spec};
 use std::sync::Mutex as StdMutex;
 
 const NO_PAUSE: Pace = Pace {

@@ -2,14 +2,8 @@
 //! wrote. Another writer's values are reported, never a difference; a value of ours that is
 //! missing, or the bootstrap IP still answering after its removal, is.
 
-use super::dns_records::{expected_values, records_now};
-use super::dns_wait::DnsCheck;
-use super::{Common, Output};
-use crate::context::{Cloud, Reading};
 use crate::journal::{JournalState, RecordValues};
-use crate::output;
 use crate::plan::Observed;
-use anyhow::{Result, bail};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -132,55 +126,6 @@ pub fn verdict_line(v: &Verdict) -> String {
         }
     }
     out
-}
-
-pub async fn command(common: &Common, check: DnsCheck) -> Result<()> {
-    let reading = Reading::new(common, Cloud::Observe).await?;
-    let (spec, recorded) = (&reading.spec, &reading.recorded);
-    let user_managed = spec.user_managed_dns().is_some();
-    if !user_managed && recorded.records.is_empty() {
-        return output::write_stdout(
-            "nothing to verify: the journal holds no record values of ours\n",
-        );
-    }
-    let verdicts = match (user_managed, check) {
-        // Cloud DNS, the zone's view: what observation reads, against what we wrote.
-        (false, DnsCheck::Zone) => compare(recorded, &reading.observe().await?),
-        // User-managed DNS: the records as they must be now (`dns records`); or our values
-        // as the host's resolver answers them.
-        _ => {
-            let records = records_now(spec, recorded);
-            let view = super::dns_wait::view(check, reading.providers.dns.as_ref());
-            let read = super::dns_wait::read(&records, view.as_ref()).await;
-            if let Some(e) = read.values().find_map(|r| r.as_ref().err()) {
-                return Err(anyhow::Error::new(e.clone()).context("reading the records"));
-            }
-            let removed = recorded
-                .bootstrap_removed
-                .then_some(spec.bootstrap_ip)
-                .flatten();
-            let expected = if user_managed {
-                expected_values(&records)
-            } else {
-                recorded.records.clone()
-            };
-            super::dns_wait::verdicts(&expected, removed, &read)
-        }
-    };
-    match common.output {
-        Output::Text => output::write_stdout(&to_text(&verdicts))?,
-        other => output::data(other, &verdicts)?,
-    }
-    let differing = verdicts.iter().filter(|v| !v.ok()).count();
-    if differing > 0 {
-        let against = if user_managed {
-            "the records you must hold now (`dns records`)"
-        } else {
-            "the journal"
-        };
-        bail!("{differing} record set(s) differ from {against}");
-    }
-    Ok(())
 }
 
 #[cfg(test)]
