@@ -34,10 +34,12 @@ mod adopt;
 pub mod arm;
 mod dns;
 pub mod environment;
+mod preflight;
 
 pub use addresses::AzureAddresses;
 pub use dns::AzureDns;
 pub use environment::{ARM_ENDPOINT_ENV, AUTHORITY_HOST_ENV, EndpointOverrides};
+pub use preflight::{AzurePreflight, AzureTargets};
 
 use crate::CloudError;
 use arm::ArmClient;
