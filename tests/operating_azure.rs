@@ -8,7 +8,8 @@
 mod common;
 
 use bootstrap_sim::azure::{
-    CLIENT_ID, CLUSTER_RG, COMPUTE_SUBNET, DNS_RG, PublicIpQuota, RoleAssignment, TENANT,
+    AzureSimOptions, CLIENT_ID, CLUSTER_RG, COMPUTE_SUBNET, DNS_RG, PublicIpQuota, RoleAssignment,
+    TENANT,
 };
 use bootstrap_sim::kube::KubeSim;
 use common::azure::*;
@@ -32,7 +33,11 @@ struct World {
 
 impl World {
     async fn new() -> Self {
-        let mut h = AzureHarness::new("azure").await;
+        Self::on("azure", AzureSimOptions::default()).await
+    }
+
+    async fn on(fixture: &str, options: AzureSimOptions) -> Self {
+        let mut h = AzureHarness::with(fixture, options).await;
         let cloud = h.peers.lb_cloud();
         let kube = h.local_api(cloud).await;
         Self { h, kube }
@@ -321,4 +326,39 @@ async fn a_private_zone_not_linked_to_the_vnet_fails_private_zone_vnet() {
         "{report:#}"
     );
     w.assert_run_refused("private-zone-vnet").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_lines_follow_the_plan_user_dns_and_an_internal_api() {
+    // The user's DNS: no record to write, so no DNS action is asked for and no zone checked.
+    let mut w = World::on("azure-user-dns", AzureSimOptions::default()).await;
+    let (code, report) = w.preflight().await;
+    assert_eq!(code, Some(0), "{report:#}");
+    let permissions = reason(&report, "permissions");
+    assert!(
+        !permissions.contains("dnszones") && !permissions.contains("privateDnsZones"),
+        "{permissions}"
+    );
+    assert!(permissions.contains("Microsoft.Network/publicIPAddresses/write"));
+    let zone = check(&report, "private-zone-vnet");
+    assert_eq!(zone["verdict"], "warn", "{report:#}");
+    assert!(zone["reason"].as_str().unwrap().starts_with("not checked"));
+
+    // An internal API (in the network the installer makes): no public IP, so neither its
+    // actions nor its quota.
+    let installer_network = AzureSimOptions {
+        installer_network: true,
+        ..Default::default()
+    };
+    let mut w = World::on("azure-mixed-api-internal", installer_network).await;
+    let (code, report) = w.preflight().await;
+    assert_eq!(code, Some(0), "{report:#}");
+    assert!(
+        !reason(&report, "permissions").contains("publicIPAddresses"),
+        "{report:#}"
+    );
+    assert_eq!(
+        reason(&report, "quota-public-ips"),
+        "no public IP to create"
+    );
 }
