@@ -16,12 +16,14 @@
 //!   vnet (else the cluster cannot resolve `api-int`).
 
 mod permissions;
+mod quota;
 
 use super::arm::ArmClient;
 use super::{AzureSettings, NETWORK_API, PRIVATE_DNS_API, rg_path};
 use crate::preflight::{Check, Needs, Preflight};
 use crate::{CloudError, ErrorKind, RecordType, Zone};
 use async_trait::async_trait;
+use quota::quota_verdict;
 use reqwest::Method;
 use serde_json::Value;
 use std::net::Ipv4Addr;
@@ -343,51 +345,6 @@ fn parse_v4_prefix(prefix: &str) -> Option<(Ipv4Addr, u32)> {
     Some((Ipv4Addr::from(u32::from(ip) & mask), len))
 }
 
-/// PURE: the region's network usages against the public IPs still to create. Names compare
-/// case-insensitively (ARM spells `StandardSkuPublicIpAddresses`; quota tools other ways).
-fn quota_verdict(region: &str, usages: &[Value], needed: u32) -> Check {
-    const NAME: &str = "quota-public-ips";
-    let mut lines = Vec::new();
-    let mut short = Vec::new();
-    for name in ["PublicIPAddresses", "StandardSkuPublicIpAddresses"] {
-        let usage = usages.iter().find(|u| {
-            u["name"]["value"]
-                .as_str()
-                .is_some_and(|v| v.eq_ignore_ascii_case(name))
-        });
-        let (Some(limit), Some(current)) = (
-            usage.and_then(|u| u["limit"].as_i64()),
-            usage.and_then(|u| u["currentValue"].as_i64()),
-        ) else {
-            return Check::warn(
-                NAME,
-                format!("the network usages of {region} report no {name}"),
-                None,
-            );
-        };
-        let free = (limit - current).max(0);
-        if free < i64::from(needed) {
-            short.push(name);
-        }
-        lines.push(format!(
-            "{name} limit {limit}, used {current}, free {free}, needed {needed}"
-        ));
-    }
-    let reason = format!("{region}: {}", lines.join("; "));
-    if short.is_empty() {
-        Check::pass(NAME, reason)
-    } else {
-        Check::fail(
-            NAME,
-            reason,
-            format!(
-                "delete unused public IPs in {region} or request more {} quota (Azure portal > Quotas > Networking)",
-                short.join(" and ")
-            ),
-        )
-    }
-}
-
 #[async_trait]
 impl Preflight for AzurePreflight {
     async fn checks(&self, needs: &Needs) -> Vec<Check> {
@@ -404,45 +361,7 @@ impl Preflight for AzurePreflight {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::preflight::Verdict;
     use serde_json::json;
-
-    fn usage(name: &str, limit: i64, current: i64) -> Value {
-        json!({"name": {"value": name, "localizedValue": name}, "limit": limit, "currentValue": current, "unit": "Count"})
-    }
-
-    #[test]
-    fn quota_needs_room_in_both_public_ip_usages() {
-        let usages = [
-            usage("PublicIPAddresses", 1000, 10),
-            usage("StandardSkuPublicIpAddresses", 10, 9),
-            usage("VirtualNetworks", 50, 1),
-        ];
-        let fine = quota_verdict("eastus", &usages, 1);
-        assert_eq!(fine.verdict, Verdict::Pass, "{fine:?}");
-        assert!(
-            fine.reason
-                .contains("StandardSkuPublicIpAddresses limit 10, used 9, free 1, needed 1"),
-            "{fine:?}"
-        );
-        let short = quota_verdict("eastus", &usages, 2);
-        assert_eq!(short.verdict, Verdict::Fail, "{short:?}");
-        let fix = short.fix.unwrap();
-        assert!(fix.contains("StandardSkuPublicIpAddresses"), "{fix}");
-        assert!(!fix.contains("PublicIPAddresses and"), "{fix}");
-        let other_spelling = [
-            usage("publicipaddresses", 5, 0),
-            usage("StandardSKUPublicIPAddresses", 5, 0),
-        ];
-        assert_eq!(
-            quota_verdict("eastus", &other_spelling, 1).verdict,
-            Verdict::Pass
-        );
-        assert_eq!(
-            quota_verdict("eastus", &usages[..1], 1).verdict,
-            Verdict::Warn
-        );
-    }
 
     #[test]
     fn prefixes_are_read_from_either_field() {
