@@ -1,6 +1,7 @@
 //! Preflight: what each cloud can tell before anything is created, as checklist lines. The
-//! per-cloud probes (`aws::preflight`, `gcp::preflight`) only read, or ask with a dry run;
-//! the agent's `preflight` module adds the checks every cloud shares and prints them.
+//! per-cloud probes (`aws::preflight`, `gcp::preflight`, `azure::preflight`) only read, or ask
+//! with a dry run; the agent's `preflight` module adds the checks every cloud shares and prints
+//! them.
 
 use crate::{CloudError, ErrorKind, Zone};
 use async_trait::async_trait;

@@ -64,9 +64,36 @@ pub async fn providers(spec: &ClusterSpec, platform: &AzureSpec) -> Result<Provi
         token_scope: endpoints.scope(),
     };
     let arm = azure::connect(&settings, http)?;
+    let targets = targets(spec, platform);
     Ok(Providers {
         addresses: Box::new(azure::AzureAddresses::new(arm.clone(), &settings)),
-        dns: Box::new(azure::AzureDns::new(arm, &settings)),
-        preflight: None,
+        dns: Box::new(azure::AzureDns::new(arm.clone(), &settings)),
+        preflight: Some(Box::new(azure::AzurePreflight::new(
+            arm, &settings, targets,
+        ))),
     })
+}
+
+/// What preflight checks the permissions for: the reservations and record types the plan
+/// makes, and the control-plane subnet.
+fn targets(spec: &ClusterSpec, platform: &AzureSpec) -> azure::AzureTargets {
+    let reservations = crate::plan::wanted_reservations(spec);
+    let scoped = |scope| reservations.iter().any(|r| r.key.scope == scope);
+    let mut targets = azure::AzureTargets {
+        control_plane_subnet: platform.control_plane_subnet.clone(),
+        public_ips: scoped(bootstrap_cloud::Scope::Public),
+        private_ips: scoped(bootstrap_cloud::Scope::Private),
+        ..Default::default()
+    };
+    for (zone, key) in crate::plan::records_of_interest(spec) {
+        let types = if zone.private {
+            &mut targets.private_record_types
+        } else {
+            &mut targets.public_record_types
+        };
+        if !types.contains(&key.rtype) {
+            types.push(key.rtype);
+        }
+    }
+    targets
 }

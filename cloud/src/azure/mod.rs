@@ -1,6 +1,6 @@
 //! Azure: Standard public IPs (Microsoft.Network/publicIPAddresses), a private IP chosen free in
 //! the compute subnet, Azure DNS (public zone) and Azure Private DNS record sets, all through
-//! one small typed ARM client ([`arm`]).
+//! one small typed ARM client ([`arm`]); preflight's reads in `preflight`.
 //!
 //! Ownership tags. Azure tag names cannot contain `/` (nor `<>%&\?`), so the Kubernetes
 //! convention `kubernetes.io/cluster/<infra-id>` becomes `kubernetes.io_cluster.<infra-id>`
@@ -34,10 +34,12 @@ mod adopt;
 pub mod arm;
 mod dns;
 pub mod environment;
+mod preflight;
 
 pub use addresses::AzureAddresses;
 pub use dns::AzureDns;
 pub use environment::{ARM_ENDPOINT_ENV, AUTHORITY_HOST_ENV, EndpointOverrides};
+pub use preflight::{AzurePreflight, AzureTargets};
 
 use crate::CloudError;
 use arm::ArmClient;

@@ -127,6 +127,7 @@ def network_checks(net):
     out["check_reserved"] = {"available": reserved.available, "platform": reserved.is_platform_reserved}
     out["subnet_prefix"] = net.subnets.get(NET_RG, VNET, SUBNET).address_prefix
     out["missing_rg"] = failure(lambda: net.public_ip_addresses.get("nope-rg", "x"))
+    out["usages"] = {u.name.value: [u.current_value, u.limit, u.unit] for u in net.usages.list("eastus")}
     return out
 
 
@@ -206,6 +207,11 @@ def private_checks(pdns):
     out["stale_delete"] = failure(lambda: pdns.record_sets.delete(**unchanged(first.etag), **kw))
     pdns.record_sets.delete(**unchanged(second.etag), **kw)
     out["after_delete"] = failure(lambda: pdns.record_sets.get(RG, "mycluster.example.com", "A", "oracle"))
+    out["links"] = [
+        {"name": link.name, "vnet": link.virtual_network.id, "state": link.virtual_network_link_state,
+         "registration": link.registration_enabled}
+        for link in pdns.virtual_network_links.list(RG, "mycluster.example.com")
+    ]
     return out
 
 
@@ -220,16 +226,35 @@ def dual_stack_checks(net):
     }
 
 
+def refusal_checks(net):
+    """One public IP PUT, for the Rust test to set up a refusal (a role without write, a full
+    quota) and read the status and ARM error code the official client raised."""
+    return {
+        "create": failure(lambda: net.public_ip_addresses.begin_create_or_update(
+            RG, "oracle-refused",
+            PublicIPAddress(location="eastus", sku=PublicIPAddressSku(name="Standard", tier="Regional"),
+                            public_ip_allocation_method="Static"),
+            **FAST,
+        ).result()),
+        "read": failure(lambda: net.subnets.get(NET_RG, VNET, SUBNET)),
+    }
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--arm", required=True)
     parser.add_argument("--token", required=True)
     parser.add_argument("--dual-stack", action="store_true",
                         help="only read the dual-stack compute subnet")
+    parser.add_argument("--refusal", action="store_true",
+                        help="only try to create one public IP (and read a subnet)")
     args = parser.parse_args()
     net, dns, pdns = clients(args.arm, args.token)
     if args.dual_stack:
         json.dump(dual_stack_checks(net), sys.stdout, indent=1, sort_keys=True)
+        return
+    if args.refusal:
+        json.dump(refusal_checks(net), sys.stdout, indent=1, sort_keys=True)
         return
     bad_net, _, _ = clients(args.arm, "not-a-token")
     result = {

@@ -2,7 +2,8 @@
 //! (azure-mgmt-network, azure-mgmt-dns, azure-mgmt-privatedns) as oracles: they are pointed at
 //! the fake (through the counting proxy) and must see Azure's behaviour: long-running PUT and
 //! DELETE followed to the end, addresses assigned on success, nextLink paging, ETags with
-//! If-Match / If-None-Match -> 412, the ARM error envelope.
+//! If-Match / If-None-Match -> 412, the ARM error envelope, the region's usages, a private
+//! zone's virtual network links, and the refusals of RBAC (403) and of the public IP limit.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bootstrap_sim::Proxy;
@@ -92,6 +93,17 @@ async fn the_official_clients_see_azure_semantics() {
     assert_eq!(net["check_reserved"]["platform"], true);
     assert_eq!(net["subnet_prefix"], "10.0.1.0/24");
     assert_eq!(net["missing_rg"]["code"], "ResourceGroupNotFound");
+    // The region's network usages: three public IPs left (Standard, static), the limits.
+    let usages = &net["usages"];
+    assert_eq!(
+        usages["PublicIPAddresses"],
+        serde_json::json!([3, 1000, "Count"])
+    );
+    assert_eq!(
+        usages["StandardSkuPublicIpAddresses"],
+        serde_json::json!([3, 1000, "Count"])
+    );
+    assert_eq!(usages["StaticPublicIPAddresses"][0], 3);
 
     // Azure DNS (public): ETags and conditional writes.
     let dns = &r["dns"];
@@ -119,6 +131,16 @@ async fn the_official_clients_see_azure_semantics() {
     }
     assert_eq!(p["get"], serde_json::json!(["10.0.1.98", "10.0.1.99"]));
     assert_eq!(p["after_delete"]["status"], 404);
+    assert_eq!(
+        p["links"],
+        serde_json::json!([{
+            "name": "mycluster-7xk2p-network-link",
+            "vnet": "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/network-rg/providers/Microsoft.Network/virtualNetworks/mycluster-vnet",
+            "state": "Completed",
+            "registration": false,
+        }]),
+        "the private zone is linked to the cluster's vnet"
+    );
 
     assert_eq!(r["bad_token"]["status"], 401);
     assert_eq!(r["bad_token"]["code"], "InvalidAuthenticationToken");
@@ -167,6 +189,30 @@ async fn a_dual_stack_subnet_reports_both_prefixes_to_the_official_client() {
         sim.compute_subnet_range_ipv6().map(|c| c.to_string()),
         Some("fd00:10:0:2::/64".into())
     );
+}
+
+/// A caller whose roles do not allow the PUT gets 403 AuthorizationFailed (reads still pass),
+/// and a PUT beyond the region's Standard public IP limit 400 PublicIPCountLimitReached.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_client_meets_rbac_and_quota_refusals() {
+    use bootstrap_sim::azure::{PublicIpQuota, RoleAssignment};
+    let sim = AzureSim::start(AzureSimOptions::default()).await.unwrap();
+    let token = sim.issue_token();
+    sim.set_roles(vec![RoleAssignment::custom(None, &["*/read"])]);
+    let r = oracle_with(&sim.arm_url(), &token, &["--refusal"]).await;
+    assert_eq!(r["create"]["status"], 403, "{r}");
+    assert_eq!(r["create"]["code"], "AuthorizationFailed");
+    assert_eq!(r["read"]["status"], "no error", "{r}");
+
+    sim.set_roles(vec![RoleAssignment::contributor()]);
+    sim.set_public_ip_quota(PublicIpQuota {
+        total: 1000,
+        standard: 0,
+    });
+    let r = oracle_with(&sim.arm_url(), &token, &["--refusal"]).await;
+    assert_eq!(r["create"]["status"], 400, "{r}");
+    assert_eq!(r["create"]["code"], "PublicIPCountLimitReached");
+    assert!(sim.inspect()["public_ips"].as_array().unwrap().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]

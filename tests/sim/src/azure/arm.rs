@@ -1,6 +1,6 @@
 //! ARM's front door in the fake: the request (`Call`), the answer (`Reply`, errors in the ARM
-//! envelope `{"error":{"code","message"}}`: 401, 404, 409, 412, 400), and the routing of a path
-//! to the resource type that answers it.
+//! envelope `{"error":{"code","message"}}`: 401, 403, 404, 409, 412, 400), and the routing of a
+//! path to the resource type that answers it, once `authorization` has let the call through.
 
 use super::world::{SUBSCRIPTION, World};
 use serde_json::{Value, json};
@@ -98,7 +98,14 @@ impl World {
                 format!("The subscription '{}' could not be found.", s[1]),
             );
         }
+        if let Some(refused) = self.authorize(call, &l[2..]) {
+            return refused;
+        }
         match (call.method, &l[2..]) {
+            ("GET", []) => super::authorization::subscription(),
+            ("GET", ["providers", "microsoft.network", "locations", _, "usages"]) => {
+                self.usages(s[5])
+            }
             (
                 "GET",
                 [
@@ -132,6 +139,19 @@ impl World {
                 let rg_name = s[3];
                 let orig = &s[4..];
                 match (call.method, rest) {
+                    ("GET", ["providers", "microsoft.authorization", "permissions"]) => {
+                        self.permissions(rg)
+                    }
+                    (
+                        "GET",
+                        [
+                            "providers",
+                            "microsoft.network",
+                            "privatednszones",
+                            zone,
+                            "virtualnetworklinks",
+                        ],
+                    ) => self.virtual_network_links(rg, zone, rg_name),
                     ("GET", ["providers", "microsoft.network", "publicipaddresses"]) => {
                         self.list_public_ips(call, rg_name)
                     }

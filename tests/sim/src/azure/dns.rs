@@ -1,7 +1,8 @@
 //! `dnsZones` (2018-05-01: `TTL`, `ARecords`, `AAAARecords`) and `privateDnsZones`
 //! (2020-06-01: `ttl`, `aRecords`, `aaaaRecords`) in the fake: zones (read only) and A/AAAA
 //! record sets with ETags; `If-Match` / `If-None-Match: *` not met -> 412 PreconditionFailed,
-//! as ARM's optimistic concurrency does.
+//! as ARM's optimistic concurrency does. A private zone lists its `virtualNetworkLinks`
+//! (read only).
 
 use super::arm::{Call, Reply};
 use super::world::{SUBSCRIPTION, World, rg_id, uuid};
@@ -22,6 +23,8 @@ pub struct DnsZone {
     pub etag: String,
     /// (TYPE, relative name lowercased) -> set.
     pub records: BTreeMap<(String, String), RecordSet>,
+    /// Private zones: (link name, linked vnet's resource id).
+    pub links: Vec<(String, String)>,
 }
 
 impl World {
@@ -86,6 +89,40 @@ impl World {
             })
         };
         Reply::json(200, body)
+    }
+
+    /// `GET .../privateDnsZones/{zone}/virtualNetworkLinks` (2020-06-01).
+    pub(super) fn virtual_network_links(&self, rg: &str, zone: &str, rg_name: &str) -> Reply {
+        let Some(z) = self.zones.get(&(true, rg.to_string(), zone.to_string())) else {
+            return Reply::error(
+                404,
+                "ParentResourceNotFound",
+                format!(
+                    "Can not perform requested operation on nested resource. Parent resource '{zone}' not found."
+                ),
+            );
+        };
+        let value: Vec<Value> = z
+            .links
+            .iter()
+            .map(|(name, vnet)| {
+                json!({
+                    "id": format!("{}/providers/Microsoft.Network/privateDnsZones/{zone}/virtualNetworkLinks/{name}", rg_id(rg_name)),
+                    "name": name,
+                    "type": "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
+                    "etag": "\"00000000-0000-0000-0000-00000000f00d\"",
+                    "location": "global",
+                    "tags": {},
+                    "properties": {
+                        "virtualNetwork": {"id": vnet},
+                        "registrationEnabled": false,
+                        "virtualNetworkLinkState": "Completed",
+                        "provisioningState": "Succeeded",
+                    },
+                })
+            })
+            .collect();
+        Reply::json(200, json!({ "value": value }))
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -1,6 +1,6 @@
 //! A faithful local fake of the Azure APIs the agent uses (one module per resource type:
-//! `public_ip`, `network`, `dns`, `tags`; routing in `arm`, state in `world`), on two loopback
-//! listeners:
+//! `public_ip`, `network`, `dns`, `tags`, `usages`; role assignments and permissions in
+//! `authorization`; routing in `arm`, state in `world`), on two loopback listeners:
 //!
 //! - ARM (`management.azure.com`): plain HTTP, so the counting/freezing [`Proxy`] can sit in
 //!   front of it. Long-running-operation URLs are built from the `Host` the client used, so
@@ -14,14 +14,18 @@
 //! the agent's environment.
 
 mod arm;
+mod authorization;
 mod cloud;
 mod dns;
 mod network;
 mod public_ip;
 mod tags;
+mod usages;
 mod world;
 
+pub use authorization::RoleAssignment;
 pub use cloud::{ALL_HOSTS, STACK_ARM_HOST, STACK_AUDIENCE, SimCloud};
+pub use usages::PublicIpQuota;
 pub use world::{
     CLIENT_ID, CLIENT_SECRET, CLUSTER_RG, COMPUTE_SUBNET, DNS_RG, INSTALLER_COMPUTE_SUBNET,
     INSTALLER_VNET, LOCATION, NETWORK_RG, PRIVATE_ZONE, PUBLIC_ZONE, SUBSCRIPTION, TENANT, VNET,
@@ -225,6 +229,51 @@ impl AzureSim {
     /// Marks a private address as used by some NIC (CheckIPAddressAvailability says taken).
     pub fn mark_in_use(&self, ip: Ipv4Addr) {
         lock(&self.world).in_use.insert(ip);
+    }
+
+    /// Replaces the agent's role assignments (preflight's `permissions`, and every call's
+    /// authorization).
+    pub fn set_roles(&self, roles: Vec<RoleAssignment>) {
+        lock(&self.world).roles = roles;
+    }
+
+    pub fn set_public_ip_quota(&self, quota: PublicIpQuota) {
+        lock(&self.world).quota = quota;
+    }
+
+    /// Deletes a subnet of the vnet (as if the install-config named one that is not there).
+    pub fn remove_subnet(&self, name: &str) {
+        lock(&self.world)
+            .vnet
+            .subnets
+            .retain(|s| !s.name.eq_ignore_ascii_case(name));
+    }
+
+    /// Every address of a subnet in use (CheckIPAddressAvailability then names none free).
+    pub fn fill_subnet(&self, name: &str) {
+        let mut w = lock(&self.world);
+        let Some(subnet) = w.vnet.subnets.iter().find(|s| s.name == name).cloned() else {
+            return;
+        };
+        let base = u32::from(subnet.network);
+        for offset in 0..(1u32 << (32 - subnet.len)) {
+            w.in_use.insert(Ipv4Addr::from(base + offset));
+        }
+    }
+
+    /// Replaces the private zone's virtual network links with links to `vnet_ids`.
+    pub fn set_private_zone_links(&self, vnet_ids: &[&str]) {
+        let mut w = lock(&self.world);
+        if let Some(zone) =
+            w.zones
+                .get_mut(&(true, CLUSTER_RG.to_string(), PRIVATE_ZONE.to_string()))
+        {
+            zone.links = vnet_ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| (format!("link-{i}"), id.to_string()))
+                .collect();
+        }
     }
 
     /// The compute subnet's range: where the internal load balancer takes its frontend IP.

@@ -257,6 +257,11 @@ impl World {
                 }
                 let tags = body["tags"].as_object().cloned().unwrap_or_default();
                 let existing = self.public_ips.get(&key).cloned();
+                if existing.is_none()
+                    && let Some(refusal) = self.quota_refusal(location, &sku)
+                {
+                    return refusal;
+                }
                 if let Some(old) = &existing {
                     if old.state == "Deleting" {
                         return Reply::error(

@@ -2,7 +2,8 @@
 //! What each resource type does lives next door: `arm` (routing, the request and the answer,
 //! the ARM error envelope), `public_ip` (public IPs and their long-running operations),
 //! `network` (subnets, CheckIPAddressAvailability), `dns` (zones and record sets with ETags),
-//! `tags` (resource-group tags).
+//! `tags` (resource-group tags), `authorization` (role assignments, permissions, the
+//! subscription), `usages` (the region's network usages and public IP limits).
 
 use super::dns::DnsZone;
 use super::network::{Subnet, VirtualNetwork};
@@ -45,6 +46,9 @@ pub struct World {
     pub in_use: BTreeSet<Ipv4Addr>,
     /// (private?, rg lowercased, zone lowercased) -> zone.
     pub zones: BTreeMap<(bool, String, String), DnsZone>,
+    /// The agent's role assignments (default: Contributor on the subscription).
+    pub roles: Vec<super::authorization::RoleAssignment>,
+    pub quota: super::usages::PublicIpQuota,
     /// A rival writer: each conditional record-set write first loses to one of these values
     /// (added to the set under a new ETag), as if someone wrote between read and write.
     pub rival_writes: Vec<IpAddr>,
@@ -88,10 +92,15 @@ impl World {
                 ..Default::default()
             },
         );
+        // Linked to the cluster's vnet, as the installer links it (`<infra-id>-network-link`).
         zones.insert(
             (true, CLUSTER_RG.into(), PRIVATE_ZONE.into()),
             DnsZone {
                 etag: uuid(),
+                links: vec![(
+                    "mycluster-7xk2p-network-link".into(),
+                    vnet_id(vnet_rg, vnet),
+                )],
                 ..Default::default()
             },
         );
@@ -133,6 +142,8 @@ impl World {
             .into_iter()
             .collect(),
             zones,
+            roles: vec![super::authorization::RoleAssignment::contributor()],
+            quota: super::usages::PublicIpQuota::default(),
             rival_writes: Vec::new(),
             next_v4: 1,
             next_v6: 1,
@@ -142,4 +153,11 @@ impl World {
 
 pub fn rg_id(rg: &str) -> String {
     format!("/subscriptions/{SUBSCRIPTION}/resourceGroups/{rg}")
+}
+
+pub fn vnet_id(rg: &str, vnet: &str) -> String {
+    format!(
+        "{}/providers/Microsoft.Network/virtualNetworks/{vnet}",
+        rg_id(rg)
+    )
 }
