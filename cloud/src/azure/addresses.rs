@@ -332,10 +332,10 @@ impl AddressProvider for AzureAddresses {
             };
             let key = ReservationKey::parse(purpose).filter(|k| k.scope == Scope::Private);
             // The address must be of the family its name says (`-ipv6` holds an IPv6).
-            let recorded = value
-                .as_str()
-                .and_then(Recorded::parse)
-                .filter(|r| key.as_ref().is_some_and(|k| k.family == IpFamily::of(&r.ip())));
+            let recorded = value.as_str().and_then(Recorded::parse).filter(|r| {
+                key.as_ref()
+                    .is_some_and(|k| k.family == IpFamily::of(&r.ip()))
+            });
             let ip = match recorded {
                 Some(Recorded::Held(ip)) => Some(ip),
                 // A claim a crash left behind: ours only if no other cluster records its
@@ -445,4 +445,3 @@ impl AddressProvider for AzureAddresses {
         }
     }
 }
-

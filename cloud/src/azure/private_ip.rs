@@ -195,7 +195,10 @@ impl AzureAddresses {
     pub(super) async fn private_records(&self) -> Result<Vec<Record>, CloudError> {
         let op = "ListResourceGroups";
         let url = self.arm.url(
-            &format!("subscriptions/{}/resourcegroups", self.settings.subscription_id),
+            &format!(
+                "subscriptions/{}/resourcegroups",
+                self.settings.subscription_id
+            ),
             RESOURCE_GROUPS_API,
             &[],
         )?;
@@ -218,7 +221,9 @@ impl AzureAddresses {
     /// Whether `record` is one of this cluster's (on its resource group, named for its infra id).
     pub(super) fn is_own(&self, record: &Record) -> bool {
         let prefix = format!("{}-rsvd-", self.settings.infra_id).to_ascii_lowercase();
-        record.rg.eq_ignore_ascii_case(&self.settings.resource_group)
+        record
+            .rg
+            .eq_ignore_ascii_case(&self.settings.resource_group)
             && record.tag.to_ascii_lowercase().starts_with(&prefix)
     }
 
@@ -229,8 +234,10 @@ impl AzureAddresses {
         ip: IpAddr,
     ) -> Result<Option<IpAddr>, CloudError> {
         let records = self.private_records().await?;
-        Ok((verdict(&records, tag, &self.settings.resource_group, ip) == Verdict::Keep)
-            .then_some(ip))
+        Ok(
+            (verdict(&records, tag, &self.settings.resource_group, ip) == Verdict::Keep)
+                .then_some(ip),
+        )
     }
 
     /// Picks, claims and settles the private IPv4 recorded as `tag` (see the module docs).
@@ -453,8 +460,15 @@ mod tests {
         assert_eq!(sorted.len(), 251, "each of .4 to .254 once");
         assert_eq!(sorted[0], Ipv4Addr::new(10, 0, 1, 4));
         assert_eq!(sorted[250], Ipv4Addr::new(10, 0, 1, 254));
-        assert!(all[..127].iter().all(|a| a.octets()[3] >= 128), "upper half first");
-        assert_eq!(all[127], Ipv4Addr::new(10, 0, 1, 127), "then the lower half, top down");
+        assert!(
+            all[..127].iter().all(|a| a.octets()[3] >= 128),
+            "upper half first"
+        );
+        assert_eq!(
+            all[127],
+            Ipv4Addr::new(10, 0, 1, 127),
+            "then the lower half, top down"
+        );
         // Deterministic, and apart for other clusters and other rounds.
         let first = |id: &str, round| candidates(net, len, id, round).next().unwrap();
         assert_eq!(first("mycluster-7xk2p", 0), all[0]);

@@ -1,8 +1,8 @@
 //! The compute subnet: its prefixes as ARM reports them, and the address arithmetic on them
 //! (the IPv6 derived from the infra id, the hash both families' choices start from).
 
-use super::addresses::AzureAddresses;
 use super::NETWORK_API;
+use super::addresses::AzureAddresses;
 use crate::{CloudError, ErrorKind, IpFamily};
 use serde_json::Value;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -53,7 +53,10 @@ impl AzureAddresses {
     }
 
     /// The compute subnet's prefix of one family (IPv6 prefixes contain a colon).
-    pub(super) async fn compute_subnet_prefix(&self, family: IpFamily) -> Result<String, CloudError> {
+    pub(super) async fn compute_subnet_prefix(
+        &self,
+        family: IpFamily,
+    ) -> Result<String, CloudError> {
         let prefixes = self.compute_subnet_prefixes().await?;
         prefixes
             .iter()

@@ -2,7 +2,7 @@
 //! What each resource type does lives next door: `arm` (routing, the request and the answer,
 //! the ARM error envelope), `public_ip` (public IPs and their long-running operations),
 //! `network` (subnets, CheckIPAddressAvailability), `dns` (zones and record sets with ETags),
-//! `tags` (resource-group tags).
+//! `tags` (resource-group tags), `resource_groups` (the subscription's list of them).
 
 use super::dns::DnsZone;
 use super::network::{Subnet, VirtualNetwork};
@@ -48,6 +48,9 @@ pub struct World {
     /// A rival writer: each conditional record-set write first loses to one of these values
     /// (added to the set under a new ETag), as if someone wrote between read and write.
     pub rival_writes: Vec<IpAddr>,
+    /// Rivals armed to claim the address of the agent's next private-IP claims, in order.
+    pub rival_claims: Vec<super::resource_groups::RivalClaim>,
+    pub(super) active_rivals: Vec<super::resource_groups::ActiveRival>,
     pub(super) next_v4: u32,
     pub(super) next_v6: u16,
 }
@@ -134,6 +137,8 @@ impl World {
             .collect(),
             zones,
             rival_writes: Vec::new(),
+            rival_claims: Vec::new(),
+            active_rivals: Vec::new(),
             next_v4: 1,
             next_v6: 1,
         }

@@ -1,0 +1,150 @@
+//! `ResourceGroups_List` in the fake: `GET /subscriptions/{sub}/resourcegroups` (Microsoft.Resources,
+//! 2021-04-01), each group as ARM writes it (`id`, `name`, `type`, `location`,
+//! `properties.provisioningState`, `tags` when it has any), paged by `nextLink`
+//! (`$skiptoken`), `$top` honoured. `$filter` (tag name and value) is not implemented: the
+//! fake refuses it (400) rather than answer unfiltered.
+//!
+//! Also the rival claimer tests arm ([`RivalClaim`]): when the agent claims a private IP, another
+//! cluster claims the same address in the same instant, as two agents racing would.
+
+use super::arm::{Call, Reply};
+use super::world::{LOCATION, SUBSCRIPTION, World, rg_id};
+use serde_json::{Value, json};
+
+/// Another cluster that claims whatever address the next claim of the agent names.
+#[derive(Debug, Clone)]
+pub struct RivalClaim {
+    /// Its resource group (created when missing) and tag name (`<infra-id>-rsvd-private-ipv4`).
+    pub rg: String,
+    pub tag: String,
+    /// Already held (`<ip>`) rather than claimed (`claim:<ip>`).
+    pub held: bool,
+    /// A claim is withdrawn after the agent listed the resource groups this many times since
+    /// (None: never), as a rival that saw the agent's claim and yielded.
+    pub yields_after_lists: Option<usize>,
+}
+
+/// A rival's claim in place: where, and when it goes.
+#[derive(Debug, Clone)]
+pub(super) struct ActiveRival {
+    rg: String,
+    tag: String,
+    lists_left: Option<usize>,
+}
+
+impl World {
+    pub(super) fn list_resource_groups(&mut self, call: &Call) -> Reply {
+        if call.query.contains_key("$filter") {
+            return Reply::error(
+                400,
+                "InvalidFilterInQueryString",
+                "$filter is not implemented by the fake",
+            );
+        }
+        self.rival_lists_seen();
+        let all: Vec<Value> = self
+            .resource_groups
+            .iter()
+            .map(|(name, tags)| {
+                let mut group = json!({
+                    "id": rg_id(name), "name": name, "type": "Microsoft.Resources/resourceGroups",
+                    "location": LOCATION, "properties": {"provisioningState": "Succeeded"},
+                });
+                if !tags.is_empty() {
+                    group["tags"] = json!(tags);
+                }
+                group
+            })
+            .collect();
+        let top = match call.query.get("$top").map(|t| t.parse::<usize>()) {
+            None => all.len(),
+            Some(Ok(n)) if n > 0 => n,
+            Some(_) => {
+                return Reply::error(
+                    400,
+                    "InvalidTopInQueryString",
+                    "$top must be a positive integer",
+                );
+            }
+        };
+        let all: Vec<Value> = all.into_iter().take(top).collect();
+        let skip: usize = call
+            .query
+            .get("$skiptoken")
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0);
+        let page: Vec<Value> = all
+            .iter()
+            .skip(skip)
+            .take(self.page_size)
+            .cloned()
+            .collect();
+        let mut body = json!({ "value": page });
+        if skip + self.page_size < all.len() {
+            body["nextLink"] = json!(format!(
+                "{}/subscriptions/{SUBSCRIPTION}/resourcegroups?api-version={}&$skiptoken={}",
+                call.origin,
+                call.query.get("api-version").cloned().unwrap_or_default(),
+                skip + self.page_size
+            ));
+        }
+        Reply::json(200, body)
+    }
+
+    /// A resource group of the subscription, empty (no tags) when new.
+    pub fn add_resource_group(&mut self, name: &str) {
+        self.resource_groups
+            .entry(name.to_ascii_lowercase())
+            .or_default();
+    }
+
+    /// After the agent wrote `value` to one of its tags: a rival in waiting claims the same
+    /// address.
+    pub(super) fn rival_claims(&mut self, value: &str) {
+        let Some(ip) = value.strip_prefix("claim:") else {
+            return;
+        };
+        if self.rival_claims.is_empty() {
+            return;
+        }
+        let rival = self.rival_claims.remove(0);
+        self.add_resource_group(&rival.rg);
+        let value = if rival.held {
+            ip.to_string()
+        } else {
+            format!("claim:{ip}")
+        };
+        if let Some(tags) = self.resource_groups.get_mut(&rival.rg.to_ascii_lowercase()) {
+            tags.insert(rival.tag.clone(), json!(value));
+        }
+        if !rival.held {
+            self.active_rivals.push(ActiveRival {
+                rg: rival.rg.to_ascii_lowercase(),
+                tag: rival.tag,
+                lists_left: rival.yields_after_lists,
+            });
+        }
+    }
+
+    /// A list was answered: rivals that yield after so many lists count it, and go.
+    fn rival_lists_seen(&mut self) {
+        let mut gone = Vec::new();
+        self.active_rivals
+            .retain_mut(|rival| match &mut rival.lists_left {
+                Some(0) => {
+                    gone.push((rival.rg.clone(), rival.tag.clone()));
+                    false
+                }
+                Some(n) => {
+                    *n -= 1;
+                    true
+                }
+                None => true,
+            });
+        for (rg, tag) in gone {
+            if let Some(tags) = self.resource_groups.get_mut(&rg) {
+                tags.remove(&tag);
+            }
+        }
+    }
+}
