@@ -33,7 +33,6 @@ use crate::proxy::{FaultStats, Faults, Proxy, Service};
 use anyhow::{Context, Result};
 use arm::{Call, Reply};
 use bytes::Bytes;
-use dns::RecordSet;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -298,117 +297,6 @@ impl AzureSim {
             "zones": zones,
             "etags": etags,
         })
-    }
-
-    /// Another writer sets a record set (fqdn, A or AAAA by the values) to exactly `values`
-    /// (empty: deletes it). A new ETag, as any write.
-    pub fn write_record(&self, private: bool, fqdn: &str, values: &[&str]) -> Result<()> {
-        let (rg, zone) = if private {
-            (CLUSTER_RG, PRIVATE_ZONE)
-        } else {
-            (DNS_RG, PUBLIC_ZONE)
-        };
-        self.write_record_in(private, rg, zone, fqdn, values)
-    }
-
-    /// [`Self::write_record`] in the zone `zone` of resource group `rg`.
-    pub fn write_record_in(
-        &self,
-        private: bool,
-        rg: &str,
-        zone: &str,
-        fqdn: &str,
-        values: &[&str],
-    ) -> Result<()> {
-        let ips: Vec<IpAddr> = values
-            .iter()
-            .map(|v| v.parse().context("not an IP"))
-            .collect::<Result<_>>()?;
-        let rtype = if ips.first().is_some_and(IpAddr::is_ipv6) {
-            "AAAA"
-        } else {
-            "A"
-        };
-        let mut w = lock(&self.world);
-        let name = fqdn
-            .strip_suffix(&format!(".{zone}"))
-            .context("name not in zone")?
-            .to_string();
-        let z = w
-            .zones
-            .get_mut(&(private, rg.to_ascii_lowercase(), zone.to_string()))
-            .context("zone")?;
-        let key = (rtype.to_string(), name);
-        if ips.is_empty() {
-            z.records.remove(&key);
-        } else {
-            let ttl = z.records.get(&key).map_or(300, |s| s.ttl);
-            z.records.insert(
-                key,
-                RecordSet {
-                    ttl,
-                    values: ips,
-                    etag: uuid::Uuid::new_v4().to_string(),
-                    metadata: json!({}),
-                },
-            );
-        }
-        Ok(())
-    }
-
-    /// The record sets of zone `zone` in resource group `rg`: `"<fqdn> <TYPE>"` -> values.
-    pub fn records_in(&self, private: bool, rg: &str, zone: &str) -> BTreeMap<String, Vec<String>> {
-        let w = lock(&self.world);
-        let Some(z) = w
-            .zones
-            .get(&(private, rg.to_ascii_lowercase(), zone.to_string()))
-        else {
-            return BTreeMap::new();
-        };
-        z.records
-            .iter()
-            .map(|((rtype, name), set)| {
-                let fqdn = if name == "@" {
-                    zone.to_string()
-                } else {
-                    format!("{name}.{zone}")
-                };
-                let mut values: Vec<String> = set.values.iter().map(IpAddr::to_string).collect();
-                values.sort();
-                (format!("{fqdn} {rtype}"), values)
-            })
-            .collect()
-    }
-
-    /// Another cluster's resource group (empty) and, with `private_zone`, its private DNS zone
-    /// in it, as the installer makes them.
-    pub fn create_cluster_resource_group(&self, rg: &str, private_zone: Option<&str>) {
-        let mut w = lock(&self.world);
-        w.add_resource_group(rg);
-        if let Some(zone) = private_zone {
-            w.zones
-                .entry((true, rg.to_ascii_lowercase(), zone.to_string()))
-                .or_insert_with(|| dns::DnsZone {
-                    etag: uuid::Uuid::new_v4().to_string(),
-                    ..Default::default()
-                });
-        }
-    }
-
-    /// Sets tag `tag` of resource group `rg` (created when missing) to `value`, as another
-    /// cluster's agent would.
-    pub fn set_resource_group_tag(&self, rg: &str, tag: &str, value: &str) {
-        let mut w = lock(&self.world);
-        w.add_resource_group(rg);
-        if let Some(tags) = w.resource_groups.get_mut(&rg.to_ascii_lowercase()) {
-            tags.insert(tag.to_string(), json!(value));
-        }
-    }
-
-    /// Arms a rival cluster: when the agent next claims a private IP, the rival records the same
-    /// address in the same instant (see [`RivalClaim`]). Several are used in order.
-    pub fn race_private_claims(&self, rivals: Vec<RivalClaim>) {
-        lock(&self.world).rival_claims.extend(rivals);
     }
 
     /// Public IPs in the cluster resource group that are not ours: untagged, another

@@ -8,6 +8,7 @@
 //! cluster claims the same address in the same instant, as two agents racing would.
 
 use super::arm::{Call, Reply};
+use super::lock;
 use super::world::{LOCATION, SUBSCRIPTION, World, rg_id};
 use serde_json::{Value, json};
 
@@ -146,5 +147,38 @@ impl World {
                 tags.remove(&tag);
             }
         }
+    }
+}
+
+impl super::AzureSim {
+    /// Another cluster's resource group (empty) and, with `private_zone`, its private DNS zone
+    /// in it, as the installer makes them.
+    pub fn create_cluster_resource_group(&self, rg: &str, private_zone: Option<&str>) {
+        let mut w = lock(&self.world);
+        w.add_resource_group(rg);
+        if let Some(zone) = private_zone {
+            w.zones
+                .entry((true, rg.to_ascii_lowercase(), zone.to_string()))
+                .or_insert_with(|| super::dns::DnsZone {
+                    etag: uuid::Uuid::new_v4().to_string(),
+                    ..Default::default()
+                });
+        }
+    }
+
+    /// Sets tag `tag` of resource group `rg` (created when missing) to `value`, as another
+    /// cluster's agent would.
+    pub fn set_resource_group_tag(&self, rg: &str, tag: &str, value: &str) {
+        let mut w = lock(&self.world);
+        w.add_resource_group(rg);
+        if let Some(tags) = w.resource_groups.get_mut(&rg.to_ascii_lowercase()) {
+            tags.insert(tag.to_string(), json!(value));
+        }
+    }
+
+    /// Arms a rival cluster: when the agent next claims a private IP, the rival records the same
+    /// address in the same instant (see [`RivalClaim`]). Several are used in order.
+    pub fn race_private_claims(&self, rivals: Vec<RivalClaim>) {
+        lock(&self.world).rival_claims.extend(rivals);
     }
 }
