@@ -1,8 +1,8 @@
 //! `ResourceGroups_List` in the fake: `GET /subscriptions/{sub}/resourcegroups` (Microsoft.Resources,
 //! 2021-04-01), each group as ARM writes it (`id`, `name`, `type`, `location`,
 //! `properties.provisioningState`, `tags` when it has any), paged by `nextLink`
-//! (`$skiptoken`), `$top` honoured. `$filter` (tag name and value) is not implemented: the
-//! fake refuses it (400) rather than answer unfiltered.
+//! (`$skiptoken`). `$filter` (tag name and value) and `$top` are not implemented: the fake
+//! refuses them (400) rather than answer as if it had applied them.
 //!
 //! Also the rival claimer tests arm ([`RivalClaim`]): when the agent claims a private IP, another
 //! cluster claims the same address in the same instant, as two agents racing would.
@@ -35,11 +35,16 @@ pub(super) struct ActiveRival {
 
 impl World {
     pub(super) fn list_resource_groups(&mut self, call: &Call) -> Reply {
-        if call.query.contains_key("$filter") {
+        // The agent reads the whole list; what the fake does not implement it refuses rather
+        // than answer as if it had applied it.
+        if let Some(param) = ["$filter", "$top"]
+            .into_iter()
+            .find(|p| call.query.contains_key(*p))
+        {
             return Reply::error(
                 400,
-                "InvalidFilterInQueryString",
-                "$filter is not implemented by the fake",
+                "InvalidQueryParameter",
+                format!("{param} is not implemented by the fake"),
             );
         }
         self.rival_lists_seen();
@@ -57,18 +62,6 @@ impl World {
                 group
             })
             .collect();
-        let top = match call.query.get("$top").map(|t| t.parse::<usize>()) {
-            None => all.len(),
-            Some(Ok(n)) if n > 0 => n,
-            Some(_) => {
-                return Reply::error(
-                    400,
-                    "InvalidTopInQueryString",
-                    "$top must be a positive integer",
-                );
-            }
-        };
-        let all: Vec<Value> = all.into_iter().take(top).collect();
         let skip: usize = call
             .query
             .get("$skiptoken")
