@@ -231,6 +231,26 @@ async fn records_of_other_clusters_are_read_from_every_resource_group_of_the_sub
     );
 }
 
+/// Without the permission to list the subscription's resource groups, `reserve` fails naming
+/// it, and claims nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_the_resource_group_read_permission_reserve_fails_naming_it() {
+    let h = AzureHarness::new("azure").await;
+    h.peers.sim.deny_resource_group_list();
+    let out = h.command(&["reserve"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("AuthorizationFailed")
+            && stderr.contains(
+                "Microsoft.Resources/subscriptions/resourceGroups/read on the subscription"
+            ),
+        "{stderr}"
+    );
+    assert_eq!(tag_patches(&h), 0, "{:?}", h.calls());
+    assert!(h.world().await.private_ips().is_empty());
+}
+
 /// Replaces `from` by `to` in every file under `dir`.
 fn replace_in_dir(dir: &std::path::Path, from: &str, to: &str) {
     for entry in std::fs::read_dir(dir).unwrap() {

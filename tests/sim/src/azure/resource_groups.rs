@@ -47,6 +47,17 @@ impl World {
                 format!("{param} is not implemented by the fake"),
             );
         }
+        if self.deny_resource_group_list {
+            return Reply::error(
+                403,
+                "AuthorizationFailed",
+                format!(
+                    "The client '{}' with object id '{}' does not have authorization to perform action 'Microsoft.Resources/subscriptions/resourcegroups/read' over scope '/subscriptions/{SUBSCRIPTION}' or the scope is invalid. If access was recently granted, please refresh your credentials.",
+                    super::world::CLIENT_ID,
+                    super::world::CLIENT_ID
+                ),
+            );
+        }
         self.rival_lists_seen();
         let all: Vec<Value> = self
             .resource_groups
@@ -167,6 +178,12 @@ impl super::AzureSim {
         if let Some(tags) = w.resource_groups.get_mut(&rg.to_ascii_lowercase()) {
             tags.insert(tag.to_string(), json!(value));
         }
+    }
+
+    /// The caller lacks `Microsoft.Resources/subscriptions/resourcegroups/read`: the list
+    /// answers 403 AuthorizationFailed, as ARM does.
+    pub fn deny_resource_group_list(&self) {
+        lock(&self.world).deny_resource_group_list = true;
     }
 
     /// Arms a rival cluster: when the agent next claims a private IP, the rival records the same

@@ -51,6 +51,8 @@ pub struct World {
     /// Rivals armed to claim the address of the agent's next private-IP claims, in order.
     pub rival_claims: Vec<super::resource_groups::RivalClaim>,
     pub(super) active_rivals: Vec<super::resource_groups::ActiveRival>,
+    /// ResourceGroups_List answers 403 (the caller lacks the read permission).
+    pub deny_resource_group_list: bool,
     pub(super) next_v4: u32,
     pub(super) next_v6: u16,
 }
@@ -139,6 +141,7 @@ impl World {
             rival_writes: Vec::new(),
             rival_claims: Vec::new(),
             active_rivals: Vec::new(),
+            deny_resource_group_list: false,
             next_v4: 1,
             next_v6: 1,
         }
