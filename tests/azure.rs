@@ -102,17 +102,18 @@ async fn crash_and_resume(in_seed: bool, hold: Hold, resume_calls: &[&str]) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigkill_before_the_public_ip_put_resumes_without_duplicates() {
-    crash_and_resume(false, Hold::Before(1), &[PIP, TAGS]).await;
+    crash_and_resume(false, Hold::Before(1), &[PIP, TAGS, TAGS]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigkill_after_the_public_ip_put_but_before_it_finished_resumes_without_leak() {
-    crash_and_resume(false, Hold::After(1), &[TAGS]).await;
+    crash_and_resume(false, Hold::After(1), &[TAGS, TAGS]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigkill_after_the_private_ip_was_recorded_but_not_journaled_resumes_without_leak() {
-    crash_and_resume(false, Hold::After(2), &[]).await;
+    // Mutation 2 is the claim, 3 the keep.
+    crash_and_resume(false, Hold::After(3), &[]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -156,6 +157,7 @@ async fn dual_stack_reserves_the_private_ipv6_and_seeds_aaaa_for_api_and_api_int
             PIP6,
             TAGS,
             TAGS,
+            TAGS,
             PRIVATE_API,
             PRIVATE_API_INT,
             PRIVATE_API_AAAA,
@@ -163,7 +165,7 @@ async fn dual_stack_reserves_the_private_ipv6_and_seeds_aaaa_for_api_and_api_int
             PUBLIC_API,
             PUBLIC_API_AAAA
         ]),
-        "two public IPs, two private-IP records (Tags Merge), six record sets"
+        "two public IPs, two private-IP records (Tags Merge; the IPv4 claimed, then kept), six record sets"
     );
     h.assert_bootstrap_converged().await;
     let status = h.status().await;
@@ -541,7 +543,7 @@ async fn installer_default_network_is_used_by_its_default_names() {
     h.world().await.assert_seeded(false, &[]);
     assert_eq!(
         h.calls(),
-        sorted(&[PIP, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API])
+        sorted(&[PIP, TAGS, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API])
     );
     h.assert_bootstrap_converged().await;
 }
@@ -557,7 +559,7 @@ async fn mixed_with_a_public_api_reserves_the_public_ip_and_writes_the_base_doma
     h.world().await.assert_seeded(false, &[]);
     assert_eq!(
         h.calls(),
-        sorted(&[PIP, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API])
+        sorted(&[PIP, TAGS, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API])
     );
     h.assert_bootstrap_converged().await;
 }
@@ -568,7 +570,10 @@ async fn mixed_with_a_public_api_reserves_the_public_ip_and_writes_the_base_doma
 async fn mixed_with_an_internal_api_reserves_no_public_ip_and_writes_no_public_record() {
     let h = AzureHarness::with("azure-mixed-api-internal", installer_network()).await;
     h.bootstrap().await;
-    assert_eq!(h.calls(), sorted(&[TAGS, PRIVATE_API, PRIVATE_API_INT]));
+    assert_eq!(
+        h.calls(),
+        sorted(&[TAGS, TAGS, PRIVATE_API, PRIVATE_API_INT])
+    );
     let world = h.world().await;
     assert!(world.ours().is_empty(), "no public IP: {:#}", world.0);
     assert!(world.record("public", API).is_empty(), "{:#}", world.0);
@@ -754,8 +759,9 @@ async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_
     assert!(address_calls(&h).is_empty(), "{:?}", address_calls(&h));
 }
 
-/// Public IPs that exist by the seed's name but cannot serve, and private IPs that are taken or
-/// outside the compute subnet: exit 2 naming them, nothing changed.
+/// Public IPs that exist by the seed's name but cannot serve, and private IPs that are taken,
+/// recorded by another cluster or outside the compute subnet: exit 2 naming them, nothing
+/// changed.
 #[tokio::test(flavor = "multi_thread")]
 async fn upi_reservations_that_do_not_fit_are_refused_naming_them() {
     for (location, sku, allocation, expected) in [
@@ -802,9 +808,17 @@ async fn upi_reservations_that_do_not_fit_are_refused_naming_them() {
     }
     let mut h = AzureHarness::new("azure").await;
     h.peers.sim.mark_in_use("10.0.1.201".parse().unwrap());
+    // Another cluster of the vnet recorded .202; no load balancer holds it yet.
+    h.peers
+        .sim
+        .set_resource_group_tag("other-rg", "other-x1y2z-rsvd-private-ipv4", "10.0.1.202");
     for (ip, expected) in [
         ("10.0.1.201", "is not free in the compute subnet"),
         ("10.0.9.9", "is outside the compute subnet"),
+        (
+            "10.0.1.202",
+            "is recorded by another cluster (tag other-x1y2z-rsvd-private-ipv4 on resource group other-rg)",
+        ),
     ] {
         h.extra = vec!["--reservations".into(), reservations_file(&h, ip)];
         let out = h.command(&["reserve"]).output().await.unwrap();

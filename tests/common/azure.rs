@@ -14,8 +14,9 @@ pub const INFRA: &str = "mycluster-7xk2p";
 pub const CLUSTER_TAG: &str = "kubernetes.io_cluster.mycluster-7xk2p";
 pub const RESERVATION_TAG: &str = "bootstrap-agent.openshift.io_reservation";
 pub const PRIVATE_TAG: &str = "mycluster-7xk2p-rsvd-private-ipv4";
-/// The fake's compute subnet is 10.0.1.0/24 with .254 in use: the top free address.
-pub const EXPECTED_PRIVATE_IP: &str = "10.0.1.253";
+/// The fake's compute subnet is 10.0.1.0/24: the agent starts in its upper half at an offset
+/// hashed from the infra id (`mycluster-7xk2p`: .215), which is free.
+pub const EXPECTED_PRIVATE_IP: &str = "10.0.1.215";
 /// Dual stack: the compute subnet's IPv6 /64 is fd00:10:0:2::/64; the agent derives the
 /// private IPv6 from the infra id in its upper half.
 pub const EXPECTED_PRIVATE_IPV6: &str = "fd00:10:0:2:c5ce:f6a6:3c97:2c8";
@@ -56,9 +57,9 @@ impl Cloud for AzurePeers {
     const BOOTSTRAP_IP: &'static str = BOOTSTRAP_IP;
     const OTHER_BOOTSTRAP_IP: &'static str = "10.0.1.99";
     const PLANNED_CHANGES: usize = 5;
-    /// 1 public IP, 1 private-IP record, 3 record sets.
+    /// 1 public IP, 1 private-IP record (claimed, then kept: two Tags Merges), 3 record sets.
     const BOOTSTRAP_CALLS: &'static [&'static str] =
-        &[PIP, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API];
+        &[PIP, TAGS, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API];
     const DNS_TEARDOWN_CALLS: &'static [&'static str] = &[PRIVATE_API, PRIVATE_API_INT];
     const FOREIGN_NAMES: &'static [&'static str] =
         &["untagged-ip", "other-cluster-ip", "outbound-ip"];

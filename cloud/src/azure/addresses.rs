@@ -1,7 +1,10 @@
-//! Public IPs (Standard SKU, static, one per family) and the private IP recorded as a tag on
-//! the cluster resource group (see the module docs of `azure` for why).
+//! Public IPs (Standard SKU, static, one per family) and the private IPs recorded as tags on
+//! the cluster resource group (see the module docs of `azure` for why; the IPv4 is chosen
+//! among the other clusters of the vnet in `private_ip`, the IPv6 derived in `subnet`).
 
 use super::arm::ArmClient;
+use super::private_ip::Recorded;
+use super::subnet::{derived_ipv6, parse_v4_prefix, parse_v6_prefix};
 use super::{AzureSettings, NETWORK_API, RESERVATION_TAG, TAGS_API, cluster_tag, rg_path};
 use crate::{
     AddressProvider, CloudError, ErrorKind, IpFamily, Reservation, ReservationKey, ReserveRequest,
@@ -10,16 +13,13 @@ use crate::{
 use async_trait::async_trait;
 use reqwest::Method;
 use serde_json::{Value, json};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How many addresses from the top of the subnet are probed before taking Azure's suggestions.
-const PROBES: u32 = 16;
-
 pub struct AzureAddresses {
-    arm: Arc<ArmClient>,
-    settings: AzureSettings,
+    pub(super) arm: Arc<ArmClient>,
+    pub(super) settings: AzureSettings,
 }
 
 impl AzureAddresses {
@@ -44,7 +44,7 @@ impl AzureAddresses {
         )
     }
 
-    fn vnet_path(&self) -> String {
+    pub(super) fn vnet_path(&self) -> String {
         format!(
             "{}/providers/Microsoft.Network/virtualNetworks/{}",
             rg_path(&self.settings, &self.settings.network_resource_group),
@@ -170,7 +170,7 @@ impl AzureAddresses {
         })
     }
 
-    async fn rg_tags(&self) -> Result<serde_json::Map<String, Value>, CloudError> {
+    pub(super) async fn rg_tags(&self) -> Result<serde_json::Map<String, Value>, CloudError> {
         let url = self.arm.url(&self.tags_path(), TAGS_API, &[])?;
         let body = self.arm.get_optional("GetTagsAtScope", url).await?;
         Ok(body
@@ -178,79 +178,23 @@ impl AzureAddresses {
             .unwrap_or_default())
     }
 
-    async fn patch_tag(&self, operation: &str, name: &str, ip: IpAddr) -> Result<(), CloudError> {
+    /// One tag of the cluster resource group: `Merge` (sets it, never touching other tags) or
+    /// `Delete` (removes it only while it still has exactly this value).
+    pub(super) async fn patch_tag(
+        &self,
+        operation: &str,
+        name: &str,
+        value: &str,
+    ) -> Result<(), CloudError> {
         let url = self.arm.url(&self.tags_path(), TAGS_API, &[])?;
         let body = json!({
             "operation": operation,
-            "properties": {"tags": {name: ip.to_string()}},
+            "properties": {"tags": {name: value}},
         });
         self.arm
             .long_running("UpdateTagsAtScope", Method::PATCH, url, Some(&body))
             .await
             .map(|_| ())
-    }
-
-    /// The compute subnet's address prefixes. Azure reports `addressPrefix` for a subnet with
-    /// one prefix and `addressPrefixes` for one with several (a dual-stack subnet has an IPv4
-    /// and an IPv6 prefix); both are read.
-    async fn compute_subnet_prefixes(&self) -> Result<Vec<String>, CloudError> {
-        let subnet_url = self.arm.url(
-            &format!(
-                "{}/subnets/{}",
-                self.vnet_path(),
-                self.settings.compute_subnet
-            ),
-            NETWORK_API,
-            &[],
-        )?;
-        let subnet = self
-            .arm
-            .get_optional("GetSubnet", subnet_url)
-            .await?
-            .ok_or_else(|| {
-                CloudError::new(
-                    ErrorKind::NotFound,
-                    "GetSubnet",
-                    format!(
-                        "subnet {} of {} in {} not found",
-                        self.settings.compute_subnet,
-                        self.settings.virtual_network,
-                        self.settings.network_resource_group
-                    ),
-                )
-            })?;
-        let properties = &subnet["properties"];
-        Ok(properties["addressPrefix"]
-            .as_str()
-            .into_iter()
-            .chain(
-                properties["addressPrefixes"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str),
-            )
-            .map(str::to_string)
-            .collect())
-    }
-
-    /// The compute subnet's prefix of one family (IPv6 prefixes contain a colon).
-    async fn compute_subnet_prefix(&self, family: IpFamily) -> Result<String, CloudError> {
-        let prefixes = self.compute_subnet_prefixes().await?;
-        prefixes
-            .iter()
-            .find(|p| p.contains(':') == (family == IpFamily::Ipv6))
-            .cloned()
-            .ok_or_else(|| {
-                CloudError::fatal(
-                    "GetSubnet",
-                    format!(
-                        "subnet {} has no {family} prefix (its prefixes: {}); a dual-stack machine network needs a dual-stack compute subnet",
-                        self.settings.compute_subnet,
-                        prefixes.join(", ")
-                    ),
-                )
-            })
     }
 
     /// The private IPv6 of this cluster in the compute subnet's IPv6 prefix (see
@@ -260,44 +204,6 @@ impl AzureAddresses {
         let (network, len) = parse_v6_prefix(&prefix)
             .ok_or_else(|| CloudError::fatal("GetSubnet", format!("bad prefix {prefix}")))?;
         Ok(derived_ipv6(network, len, &self.settings.infra_id))
-    }
-
-    /// A free address of the compute subnet, probing from the top down.
-    async fn free_private_ip(&self) -> Result<Ipv4Addr, CloudError> {
-        let op = "CheckIPAddressAvailability";
-        let prefix = self.compute_subnet_prefix(IpFamily::Ipv4).await?;
-        let (network, len) = parse_v4_prefix(&prefix)
-            .ok_or_else(|| CloudError::fatal("GetSubnet", format!("bad prefix {prefix}")))?;
-        let check_url = format!("{}/CheckIPAddressAvailability", self.vnet_path());
-        let mut suggestions: Vec<Ipv4Addr> = Vec::new();
-        for candidate in candidates(network, len).into_iter().take(PROBES as usize) {
-            let url = self.arm.url(
-                &check_url,
-                NETWORK_API,
-                &[("ipAddress", &candidate.to_string())],
-            )?;
-            let answer = self.arm.send(op, Method::GET, url, &[], None).await?.body;
-            if answer["available"] == true {
-                return Ok(candidate);
-            }
-            if suggestions.is_empty()
-                && let Some(list) = answer["availableIPAddresses"].as_array()
-            {
-                suggestions = list
-                    .iter()
-                    .filter_map(|v| v.as_str()?.parse().ok())
-                    .collect();
-            }
-        }
-        suggestions.into_iter().next().ok_or_else(|| {
-            CloudError::fatal(
-                op,
-                format!(
-                    "no free address in {prefix} ({})",
-                    self.settings.compute_subnet
-                ),
-            )
-        })
     }
 }
 
@@ -380,6 +286,19 @@ impl AzureAddresses {
                     self.settings.compute_subnet
                 )));
             }
+            // Another cluster's choice is invisible to CheckIPAddressAvailability until its
+            // load balancer holds it.
+            if let Some(other) = self
+                .private_records()
+                .await?
+                .into_iter()
+                .find(|r| r.recorded.ip() == ip && !self.is_own(r))
+            {
+                return Ok(misfit(format!(
+                    "is recorded by another cluster (tag {} on resource group {}); pick another",
+                    other.tag, other.rg
+                )));
+            }
         }
         Ok(crate::UserMade::Fits(Reservation {
             key: query.key.clone(),
@@ -388,69 +307,6 @@ impl AzureAddresses {
             ip,
         }))
     }
-}
-
-/// `a.b.c.d/len` -> (network, len).
-fn parse_v4_prefix(prefix: &str) -> Option<(Ipv4Addr, u32)> {
-    let (addr, len) = prefix.split_once('/')?;
-    let addr: Ipv4Addr = addr.parse().ok()?;
-    let len: u32 = len.parse().ok()?;
-    if !(2..=29).contains(&len) {
-        return None;
-    }
-    let mask = u32::MAX.checked_shl(32 - len).unwrap_or(0);
-    Some((Ipv4Addr::from(u32::from(addr) & mask), len))
-}
-
-/// `xx::/len` -> (network, len). Azure IPv6 subnets are /64; anything that leaves fewer than
-/// 8 host bits is refused.
-fn parse_v6_prefix(prefix: &str) -> Option<(Ipv6Addr, u32)> {
-    let (addr, len) = prefix.split_once('/')?;
-    let addr: Ipv6Addr = addr.parse().ok()?;
-    let len: u32 = len.parse().ok()?;
-    if len > 120 {
-        return None;
-    }
-    let mask = u128::MAX.checked_shl(128 - len).unwrap_or(0);
-    Some((Ipv6Addr::from(u128::from(addr) & mask), len))
-}
-
-/// The cluster's private IPv6 in `network/len`, derived from the infra id.
-///
-/// CheckIPAddressAvailability is documented as checking "a private IP address", with IPv4
-/// examples only; nothing documents what it answers for an IPv6 (and the installer asks it
-/// only for IPv4). So the IPv6 is not asked about but chosen
-/// where a collision is least likely: in the upper half of the host range, which Azure's
-/// dynamic allocation (next free address from the bottom) does not reach, at an offset hashed
-/// from the infra id, so two clusters sharing a subnet land apart. It is deterministic: a
-/// re-run or a resume derives the same address, and the resource-group tag records it.
-fn derived_ipv6(network: Ipv6Addr, len: u32, infra_id: &str) -> Ipv6Addr {
-    let host_bits = 128 - len.min(120);
-    let half = 1u128 << (host_bits - 1);
-    let mut offset = half | (u128::from(fnv1a(infra_id.as_bytes())) % half);
-    // Never the last address of the range (Azure keeps the last of an IPv4 subnet; stay clear).
-    if offset == (half << 1) - 1 {
-        offset -= 1;
-    }
-    Ipv6Addr::from(u128::from(network) | offset)
-}
-
-/// FNV-1a, 64 bits: small, stable across releases and platforms (the choice must never move).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
-/// Usable addresses from the top down: Azure keeps the first four and the last of a subnet.
-fn candidates(network: Ipv4Addr, len: u32) -> Vec<Ipv4Addr> {
-    let base = u32::from(network);
-    let size = 1u32 << (32 - len);
-    (4..size - 1)
-        .rev()
-        .take(PROBES as usize)
-        .map(|offset| Ipv4Addr::from(base + offset))
-        .collect()
 }
 
 #[async_trait]
@@ -476,17 +332,27 @@ impl AddressProvider for AzureAddresses {
             };
             let key = ReservationKey::parse(purpose).filter(|k| k.scope == Scope::Private);
             // The address must be of the family its name says (`-ipv6` holds an IPv6).
-            let ip = value
-                .as_str()
-                .and_then(|s| s.parse::<IpAddr>().ok())
-                .filter(|ip| key.as_ref().is_some_and(|k| k.family == IpFamily::of(ip)));
-            match (key, ip) {
-                (Some(key), Some(ip)) => found.push(Reservation {
+            let recorded = value.as_str().and_then(Recorded::parse).filter(|r| {
+                key.as_ref()
+                    .is_some_and(|k| k.family == IpFamily::of(&r.ip()))
+            });
+            let ip = match recorded {
+                Some(Recorded::Held(ip)) => Some(ip),
+                // A claim a crash left behind: ours only if no other cluster records its
+                // address (else `reserve` picks again, overwriting it).
+                Some(Recorded::Claimed(ip)) => self.unrivalled_claim(&name, ip).await?,
+                None => None,
+            };
+            match (key, ip, recorded) {
+                (Some(key), Some(ip), _) => found.push(Reservation {
                     key,
                     id: format!("{rg_id}/tags/{name}"),
                     name,
                     ip,
                 }),
+                (_, None, Some(Recorded::Claimed(ip))) => {
+                    tracing::info!(tag = %name, %ip, "an unsettled claim of ours is contested; reserve picks again")
+                }
                 _ => {
                     tracing::warn!(tag = %name, "resource-group tag looks like ours but does not parse; ignored")
                 }
@@ -501,10 +367,14 @@ impl AddressProvider for AzureAddresses {
             Scope::Public => self.reserve_public(request).await,
             Scope::Private => {
                 let ip = match request.key.family {
-                    IpFamily::Ipv4 => IpAddr::V4(self.free_private_ip().await?),
-                    IpFamily::Ipv6 => IpAddr::V6(self.private_ipv6().await?),
+                    IpFamily::Ipv4 => IpAddr::V4(self.settle_private_ipv4(&request.name).await?),
+                    IpFamily::Ipv6 => {
+                        let ip = IpAddr::V6(self.private_ipv6().await?);
+                        self.patch_tag("Merge", &request.name, &ip.to_string())
+                            .await?;
+                        ip
+                    }
                 };
-                self.patch_tag("Merge", &request.name, ip).await?;
                 Ok(Reservation {
                     key: request.key.clone(),
                     id: format!(
@@ -560,87 +430,18 @@ impl AddressProvider for AzureAddresses {
                     .await
                     .map(|_| ())
             }
-            Scope::Private => {
-                self.patch_tag("Delete", &reservation.name, reservation.ip)
-                    .await
-            }
+            // Whatever our tag holds (the address, or a claim of it that `observe` found
+            // unrivalled): the Delete names that exact value.
+            Scope::Private => match self.rg_tags().await?.get(&reservation.name) {
+                Some(Value::String(value)) => {
+                    self.patch_tag("Delete", &reservation.name, value).await
+                }
+                _ => Ok(()),
+            },
         };
         match result {
             Err(e) if e.kind == ErrorKind::NotFound => Ok(()),
             other => other,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn candidates_start_at_the_top_and_skip_azures_reserved_addresses() {
-        let (net, len) = parse_v4_prefix("10.0.1.0/24").unwrap();
-        let c = candidates(net, len);
-        assert_eq!(c[0], Ipv4Addr::new(10, 0, 1, 254));
-        assert_eq!(c.len(), PROBES as usize);
-        let (net, len) = parse_v4_prefix("10.0.1.0/29").unwrap();
-        let c = candidates(net, len);
-        assert_eq!(
-            c,
-            vec![
-                Ipv4Addr::new(10, 0, 1, 6),
-                Ipv4Addr::new(10, 0, 1, 5),
-                Ipv4Addr::new(10, 0, 1, 4)
-            ]
-        );
-    }
-
-    #[test]
-    fn the_private_ipv6_is_derived_in_the_upper_half_of_the_prefix_and_stable() {
-        let (net, len) = parse_v6_prefix("fd00:10:0:2::/64").unwrap();
-        let ip = derived_ipv6(net, len, "mycluster-7xk2p");
-        let seg = ip.segments();
-        assert_eq!(seg[..4], [0xfd00, 0x10, 0, 2], "{ip} inside the /64");
-        assert!(
-            seg[4] >= 0x8000,
-            "{ip}: upper half, away from dynamic allocation"
-        );
-        assert_eq!(
-            ip,
-            derived_ipv6(net, len, "mycluster-7xk2p"),
-            "deterministic: a re-run derives the same address"
-        );
-        assert_ne!(
-            ip,
-            derived_ipv6(net, len, "othercluster-x9q8z"),
-            "another cluster in the same subnet lands elsewhere"
-        );
-        // Pinned, so a change of the derivation (which would move live clusters' AAAA) shows.
-        assert_eq!(ip.to_string(), "fd00:10:0:2:c5ce:f6a6:3c97:2c8");
-        // A narrow range still stays inside and off its last address.
-        let (net, len) = parse_v6_prefix("fd00::ff00/120").unwrap();
-        for id in ["a", "b", "c", "mycluster-7xk2p"] {
-            let ip = u128::from(derived_ipv6(net, len, id));
-            assert!((0xff80..0xffff).contains(&(ip & 0xffff)), "{id}: {ip:x}");
-        }
-    }
-
-    #[test]
-    fn ipv6_prefixes_are_normalized_and_too_narrow_ones_refused() {
-        assert_eq!(
-            parse_v6_prefix("fd00:10:0:2::1/64"),
-            Some(("fd00:10:0:2::".parse().unwrap(), 64))
-        );
-        assert_eq!(parse_v6_prefix("fd00::/121"), None);
-        assert_eq!(parse_v6_prefix("10.0.1.0/24"), None);
-    }
-
-    #[test]
-    fn prefixes_are_normalized_and_tiny_subnets_refused() {
-        assert_eq!(
-            parse_v4_prefix("10.0.1.7/24"),
-            Some((Ipv4Addr::new(10, 0, 1, 0), 24))
-        );
-        assert_eq!(parse_v4_prefix("10.0.1.0/30"), None);
-        assert_eq!(parse_v4_prefix("nope"), None);
     }
 }

@@ -8,19 +8,22 @@
 //! `bootstrap-agent.openshift.io/reservation` becomes `bootstrap-agent.openshift.io_reservation`.
 //!
 //! The private IP. Azure has no standalone private-IP resource: an internal Standard load
-//! balancer takes any free address of the subnet named in the Service. The agent picks a free
-//! address with `virtualNetworks/{vnet}/CheckIPAddressAvailability` (from the top of the
-//! compute subnet down, away from the low addresses Azure hands to new NICs) and records it as
-//! a tag on the cluster resource group: name `<infra-id>-rsvd-private-ipv4`, value the IP,
-//! written with the Tags API (`Microsoft.Resources/tags/default`, operation `Merge`, so other
-//! tags are never rewritten) and released with operation `Delete` of exactly that name/value.
-//! `observe()` reads it back from there after any restart, and a tag name is unique, so a
+//! balancer takes any free address of the subnet named in the Service. The agent picks an
+//! address CheckIPAddressAvailability (`virtualNetworks/{vnet}/CheckIPAddressAvailability`)
+//! calls free and records it as a tag on the cluster resource group: name
+//! `<infra-id>-rsvd-private-ipv4`, value the IP, written with the Tags API
+//! (`Microsoft.Resources/tags/default`, operation `Merge`, so other tags are never rewritten)
+//! and released with operation `Delete` of exactly that name/value. Other clusters of the
+//! same vnet record theirs the same way on their own resource groups, which
+//! CheckIPAddressAvailability does not know about, so the choice is made among them: read from
+//! every resource group of the subscription, claimed, and settled before it is kept (see
+//! [`private_ip`]). `observe()` reads it back after any restart, and a tag name is unique, so a
 //! crash can never leave two private reservations. The tag records the choice; it does not
-//! stop another NIC from taking the address before the Service does (nothing in Azure can).
+//! stop a NIC from taking the address before the Service does (nothing in Azure can).
 //! With a dual-stack machine network the internal load balancer also gets a private IPv6 of
 //! the compute subnet's IPv6 prefix, recorded the same way as `<infra-id>-rsvd-private-ipv6`;
 //! it is derived from the infra id rather than checked free, because nothing documents what
-//! CheckIPAddressAvailability answers for an IPv6 (see `addresses::derived_ipv6`).
+//! CheckIPAddressAvailability answers for an IPv6 (see `subnet::derived_ipv6`).
 //!
 //! Endpoints: derived from the cluster's cloud (`cloudName`, Azure Stack Hub's `armEndpoint`
 //! and its metadata; see [`environment`]), each overridable for tests
@@ -35,6 +38,8 @@ pub mod arm;
 mod dns;
 pub mod environment;
 mod preflight;
+mod private_ip;
+mod subnet;
 
 pub use addresses::AzureAddresses;
 pub use dns::AzureDns;
@@ -63,6 +68,8 @@ pub const NETWORK_API: &str = "2024-05-01";
 pub const DNS_API: &str = "2018-05-01";
 pub const PRIVATE_DNS_API: &str = "2020-06-01";
 pub const TAGS_API: &str = "2021-04-01";
+/// `ResourceGroups_List` (Microsoft.Resources), where the other clusters' private IPs are read.
+pub const RESOURCE_GROUPS_API: &str = "2021-04-01";
 
 pub const CA_FILE_ENV: &str = "BOOTSTRAP_AGENT_AZURE_CA_FILE";
 pub const RESOLVE_ENV: &str = "BOOTSTRAP_AGENT_AZURE_RESOLVE";

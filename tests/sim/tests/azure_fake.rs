@@ -4,6 +4,8 @@
 //! DELETE followed to the end, addresses assigned on success, nextLink paging, ETags with
 //! If-Match / If-None-Match -> 412, the ARM error envelope, the region's usages, a private
 //! zone's virtual network links, and the refusals of RBAC (403) and of the public IP limit.
+//! ResourceGroups_List is read over plain HTTP (azure-mgmt-resource is not among the oracle
+//! clients).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bootstrap_sim::Proxy;
@@ -232,4 +234,86 @@ async fn foreign_resources_are_seeded_as_documented() {
         world["resource_group_tags"]["mycluster-7xk2p-rg"]["owner"],
         "platform-team"
     );
+}
+
+/// `GET` of `path_and_query` on the fake's ARM listener with `token`: (status, body).
+async fn arm_get(sim: &AzureSim, token: &str, path_and_query: &str) -> (u16, Value) {
+    use http_body_util::{BodyExt, Empty};
+    let stream = tokio::net::TcpStream::connect(sim.arm_addr).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(conn);
+    let request = hyper::Request::get(path_and_query)
+        .header("host", sim.arm_addr.to_string())
+        .header("authorization", format!("Bearer {token}"))
+        .body(Empty::<bytes::Bytes>::new())
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&body).unwrap())
+}
+
+/// ResourceGroups_List as the 2021-04-01 spec writes it: `value[]` of `{id, name, type,
+/// location, properties.provisioningState, tags}` (no `tags` on an untagged group), paged by
+/// `nextLink`. What the fake does not implement (`$filter`, `$top`) is refused, not ignored.
+#[tokio::test(flavor = "multi_thread")]
+async fn resource_groups_are_listed_with_their_tags_and_paged() {
+    let sim = AzureSim::start(AzureSimOptions::default()).await.unwrap();
+    sim.set_resource_group_tag("other-rg", "other-x-rsvd-private-ipv4", "claim:10.0.1.9");
+    let token = sim.issue_token();
+    let sub = bootstrap_sim::azure::SUBSCRIPTION;
+    let mut url = format!("/subscriptions/{sub}/resourcegroups?api-version=2021-04-01");
+    let mut groups = Vec::new();
+    let mut pages = 0;
+    loop {
+        let (status, page) = arm_get(&sim, &token, &url).await;
+        assert_eq!(status, 200, "{page}");
+        pages += 1;
+        groups.extend(page["value"].as_array().unwrap().iter().cloned());
+        match page["nextLink"].as_str() {
+            Some(next) => {
+                let next = url::Url::parse(next).unwrap();
+                url = format!("{}?{}", next.path(), next.query().unwrap());
+            }
+            None => break,
+        }
+    }
+    assert_eq!(
+        groups.len(),
+        4,
+        "the fixture's three and other-rg: {groups:#?}"
+    );
+    assert_eq!(pages, 2, "three per page");
+    let other = groups.iter().find(|g| g["name"] == "other-rg").unwrap();
+    assert_eq!(
+        other["id"],
+        format!("/subscriptions/{sub}/resourceGroups/other-rg")
+    );
+    assert_eq!(other["type"], "Microsoft.Resources/resourceGroups");
+    assert_eq!(other["properties"]["provisioningState"], "Succeeded");
+    assert_eq!(other["tags"]["other-x-rsvd-private-ipv4"], "claim:10.0.1.9");
+    let dns = groups.iter().find(|g| g["name"] == "dns-rg").unwrap();
+    assert!(dns.get("tags").is_none(), "{dns}");
+
+    for query in ["$filter=tagName%20eq%20'a'", "$top=2"] {
+        let (status, body) = arm_get(
+            &sim,
+            &token,
+            &format!("/subscriptions/{sub}/resourcegroups?api-version=2021-04-01&{query}"),
+        )
+        .await;
+        assert_eq!(status, 400, "{query}: {body}");
+        assert_eq!(body["error"]["code"], "InvalidQueryParameter");
+    }
+    let (status, body) = arm_get(
+        &sim,
+        &token,
+        &format!("/subscriptions/{sub}/resourcegroups"),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["code"], "MissingApiVersionParameter");
 }

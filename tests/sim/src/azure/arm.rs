@@ -128,6 +128,7 @@ impl World {
                     id,
                 ],
             ) => self.operation_result(call, loc, id),
+            ("GET", ["resourcegroups"]) => self.list_resource_groups(call),
             (_, ["resourcegroups", rg, rest @ ..]) => {
                 if !self.resource_groups.contains_key(*rg) {
                     return Reply::error(

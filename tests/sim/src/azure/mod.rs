@@ -1,6 +1,6 @@
 //! A faithful local fake of the Azure APIs the agent uses (one module per resource type:
-//! `public_ip`, `network`, `dns`, `tags`, `usages`; role assignments and permissions in
-//! `authorization`; routing in `arm`, state in `world`), on two loopback listeners:
+//! `public_ip`, `network`, `dns`, `tags`, `usages`, `resource_groups`; role assignments and
+//! permissions in `authorization`; routing in `arm`, state in `world`), on two loopback listeners:
 //!
 //! - ARM (`management.azure.com`): plain HTTP, so the counting/freezing [`Proxy`] can sit in
 //!   front of it. Long-running-operation URLs are built from the `Host` the client used, so
@@ -19,6 +19,7 @@ mod cloud;
 mod dns;
 mod network;
 mod public_ip;
+mod resource_groups;
 mod tags;
 mod usages;
 mod world;
@@ -26,6 +27,7 @@ mod world;
 pub use authorization::RoleAssignment;
 pub use cloud::{ALL_HOSTS, STACK_ARM_HOST, STACK_AUDIENCE, SimCloud};
 pub use usages::PublicIpQuota;
+pub use resource_groups::RivalClaim;
 pub use world::{
     CLIENT_ID, CLIENT_SECRET, CLUSTER_RG, COMPUTE_SUBNET, DNS_RG, INSTALLER_COMPUTE_SUBNET,
     INSTALLER_VNET, LOCATION, NETWORK_RG, PRIVATE_ZONE, PUBLIC_ZONE, SUBSCRIPTION, TENANT, VNET,
@@ -35,7 +37,6 @@ use crate::proxy::{FaultStats, Faults, Proxy, Service};
 use anyhow::{Context, Result};
 use arm::{Call, Reply};
 use bytes::Bytes;
-use dns::RecordSet;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -345,50 +346,6 @@ impl AzureSim {
             "zones": zones,
             "etags": etags,
         })
-    }
-
-    /// Another writer sets a record set (fqdn, A or AAAA by the values) to exactly `values`
-    /// (empty: deletes it). A new ETag, as any write.
-    pub fn write_record(&self, private: bool, fqdn: &str, values: &[&str]) -> Result<()> {
-        let ips: Vec<IpAddr> = values
-            .iter()
-            .map(|v| v.parse().context("not an IP"))
-            .collect::<Result<_>>()?;
-        let rtype = if ips.first().is_some_and(IpAddr::is_ipv6) {
-            "AAAA"
-        } else {
-            "A"
-        };
-        let mut w = lock(&self.world);
-        let (zone, rg) = if private {
-            (PRIVATE_ZONE, CLUSTER_RG)
-        } else {
-            (PUBLIC_ZONE, DNS_RG)
-        };
-        let name = fqdn
-            .strip_suffix(&format!(".{zone}"))
-            .context("name not in zone")?
-            .to_string();
-        let z = w
-            .zones
-            .get_mut(&(private, rg.to_string(), zone.to_string()))
-            .context("zone")?;
-        let key = (rtype.to_string(), name);
-        if ips.is_empty() {
-            z.records.remove(&key);
-        } else {
-            let ttl = z.records.get(&key).map_or(300, |s| s.ttl);
-            z.records.insert(
-                key,
-                RecordSet {
-                    ttl,
-                    values: ips,
-                    etag: uuid::Uuid::new_v4().to_string(),
-                    metadata: json!({}),
-                },
-            );
-        }
-        Ok(())
     }
 
     /// Public IPs in the cluster resource group that are not ours: untagged, another

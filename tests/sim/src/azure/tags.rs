@@ -1,5 +1,6 @@
 //! `Microsoft.Resources/tags/default` at resource-group scope in the fake: GET, PUT (Replace),
-//! PATCH Merge/Replace/Delete; tag names with reserved characters are refused.
+//! PATCH Merge/Replace/Delete; tag names with reserved characters are refused. A Merge of a
+//! private-IP claim lets an armed rival claim the same address (see `resource_groups`).
 
 use super::arm::{Call, Reply};
 use super::world::{World, rg_id};
@@ -40,6 +41,10 @@ impl World {
                         );
                     }
                 }
+                let claims: Vec<String> = given
+                    .values()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect();
                 let operation = if call.method == "PUT" {
                     "Replace"
                 } else {
@@ -65,7 +70,13 @@ impl World {
                         );
                     }
                 }
-                Reply::json(200, view(tags))
+                let answer = view(tags);
+                if operation == "Merge" {
+                    for value in &claims {
+                        self.rival_claims(value);
+                    }
+                }
+                Reply::json(200, answer)
             }
             _ => Reply::error(405, "MethodNotAllowed", "method not allowed"),
         }

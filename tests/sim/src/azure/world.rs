@@ -2,8 +2,9 @@
 //! What each resource type does lives next door: `arm` (routing, the request and the answer,
 //! the ARM error envelope), `public_ip` (public IPs and their long-running operations),
 //! `network` (subnets, CheckIPAddressAvailability), `dns` (zones and record sets with ETags),
-//! `tags` (resource-group tags), `authorization` (role assignments, permissions, the
-//! subscription), `usages` (the region's network usages and public IP limits).
+//! `tags` (resource-group tags), `resource_groups` (the subscription's list of them),
+//! `authorization` (role assignments, permissions, the subscription), `usages` (the region's
+//! network usages and public IP limits).
 
 use super::dns::DnsZone;
 use super::network::{Subnet, VirtualNetwork};
@@ -52,6 +53,11 @@ pub struct World {
     /// A rival writer: each conditional record-set write first loses to one of these values
     /// (added to the set under a new ETag), as if someone wrote between read and write.
     pub rival_writes: Vec<IpAddr>,
+    /// Rivals armed to claim the address of the agent's next private-IP claims, in order.
+    pub rival_claims: Vec<super::resource_groups::RivalClaim>,
+    pub(super) active_rivals: Vec<super::resource_groups::ActiveRival>,
+    /// ResourceGroups_List answers 403 (the caller lacks the read permission).
+    pub deny_resource_group_list: bool,
     pub(super) next_v4: u32,
     pub(super) next_v6: u16,
 }
@@ -145,6 +151,9 @@ impl World {
             roles: vec![super::authorization::RoleAssignment::contributor()],
             quota: super::usages::PublicIpQuota::default(),
             rival_writes: Vec::new(),
+            rival_claims: Vec::new(),
+            active_rivals: Vec::new(),
+            deny_resource_group_list: false,
             next_v4: 1,
             next_v6: 1,
         }

@@ -1,0 +1,356 @@
+//! The private IPv4, chosen among the other clusters of the vnet.
+//!
+//! Several clusters may share one existing vnet, each with its own resource group, and
+//! CheckIPAddressAvailability knows an address only once a NIC or a load balancer holds it: two
+//! agents asking at once both hear that the same address is free. So each agent makes its
+//! choice visible to the others, and settles it, before anything uses it:
+//!
+//! 1. Read every cluster's record: `ResourceGroups_List` (`GET /subscriptions/{sub}/resourcegroups`,
+//!    paged by `nextLink`) returns each group's `tags`. A tag named `<infra-id>-rsvd-private-ipv4`
+//!    is a record; its value is the address (held) or `claim:<address>` (being settled). Both
+//!    count as taken.
+//! 2. Pick the first address not taken that CheckIPAddressAvailability calls free, starting at an
+//!    offset hashed from the infra id and the round ([`candidates`]), so agents that start
+//!    together rarely start on the same address.
+//! 3. Claim it: our tag becomes `claim:<ip>` (Tags API Merge).
+//! 4. Settle ([`verdict`]), reading all records again until our claim shows in them: no other
+//!    record of the address, keep it (our tag becomes `<ip>`); another cluster holds it, or
+//!    claims it and ranks lower (tag name, then resource group), yield and pick again (the next
+//!    claim overwrites ours); only higher-ranked claims, wait for them to yield (they see ours)
+//!    and read again, and yield if one is still there after [`SETTLE_WAIT`] (it read before our
+//!    claim was written, saw nothing and kept it).
+//!
+//! Why no two clusters keep one address: an agent keeps an address only after a read, made
+//! after its claim was written, that shows no other record of it, and a claim stays until its
+//! owner keeps (turning it into the address) or yields. If A and B both kept X, A's last read
+//! came before B's claim was written (else A saw it) and B's before A's, while each claim was
+//! written before its owner's read: a cycle. That needs a list that starts after a tag write to
+//! show the write; the agent waits until its own claim shows before judging.
+//!
+//! A claim a crash left behind is judged the same way by `observe`: with no other record of its
+//! address it is ours (a read after the claim, showing no rival, is what keeping needs), and it
+//! stays a claim, which every other cluster counts as taken; with a rival, `reserve` picks
+//! again and overwrites it.
+
+use super::addresses::AzureAddresses;
+use super::subnet::{fnv1a, parse_v4_prefix};
+use super::{NETWORK_API, RESOURCE_GROUPS_API};
+use crate::{CloudError, ErrorKind, IpFamily};
+use reqwest::Method;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::{Duration, Instant};
+
+/// The value of a record whose address is still being settled: `claim:<ip>`.
+const CLAIM: &str = "claim:";
+/// The tag names that record a cluster's private IPv4: `<infra-id>-rsvd-private-ipv4`.
+const RECORD_SUFFIX: &str = "-rsvd-private-ipv4";
+/// Addresses asked about (CheckIPAddressAvailability) per pick before Azure's suggestions.
+const PROBES: usize = 16;
+/// Picks before giving up (each after yielding to another cluster).
+const ROUNDS: u32 = 8;
+/// How long a claim waits for higher-ranked claims of its address to yield.
+pub(super) const SETTLE_WAIT: Duration = Duration::from_secs(10);
+
+/// What a private-IP record says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Recorded {
+    Held(IpAddr),
+    Claimed(IpAddr),
+}
+
+impl Recorded {
+    pub(super) fn parse(value: &str) -> Option<Self> {
+        match value.strip_prefix(CLAIM) {
+            Some(ip) => ip.parse().ok().map(Self::Claimed),
+            None => value.parse().ok().map(Self::Held),
+        }
+    }
+
+    pub(super) fn ip(self) -> IpAddr {
+        match self {
+            Self::Held(ip) | Self::Claimed(ip) => ip,
+        }
+    }
+
+    fn value(self) -> String {
+        match self {
+            Self::Held(ip) => ip.to_string(),
+            Self::Claimed(ip) => format!("{CLAIM}{ip}"),
+        }
+    }
+}
+
+/// One cluster's private-IPv4 record: a tag on a resource group of the subscription.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Record {
+    pub(super) rg: String,
+    pub(super) tag: String,
+    pub(super) recorded: Recorded,
+}
+
+impl Record {
+    /// Whether this is the tag `tag` on resource group `rg` (ARM names ignore case).
+    fn is(&self, tag: &str, rg: &str) -> bool {
+        self.tag.eq_ignore_ascii_case(tag) && self.rg.eq_ignore_ascii_case(rg)
+    }
+
+    /// The tie-break order: lower goes first.
+    fn rank(&self) -> (String, String) {
+        rank(&self.tag, &self.rg)
+    }
+}
+
+fn rank(tag: &str, rg: &str) -> (String, String) {
+    (tag.to_ascii_lowercase(), rg.to_ascii_lowercase())
+}
+
+/// The private-IPv4 records in a `ResourceGroups_List` answer (`value[].name`, `value[].tags`).
+pub(super) fn records_of(groups: &[Value]) -> Vec<Record> {
+    let mut records = Vec::new();
+    for group in groups {
+        let rg = group["name"].as_str().unwrap_or_default();
+        for (tag, value) in group["tags"].as_object().into_iter().flatten() {
+            if !tag.to_ascii_lowercase().ends_with(RECORD_SUFFIX) {
+                continue;
+            }
+            if let Some(recorded) = value.as_str().and_then(Recorded::parse) {
+                records.push(Record {
+                    rg: rg.to_string(),
+                    tag: tag.clone(),
+                    recorded,
+                });
+            }
+        }
+    }
+    records
+}
+
+/// What our claim of `ip` (tag `tag` on resource group `rg`) should do, given every record.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Verdict {
+    Keep,
+    /// Another cluster goes first (why).
+    Yield(String),
+    /// Only higher-ranked claims (the first of them): they should yield.
+    Wait(String),
+    /// Our claim is not in the records yet: read again.
+    Unseen,
+}
+
+pub(super) fn verdict(records: &[Record], tag: &str, rg: &str, ip: IpAddr) -> Verdict {
+    if !records
+        .iter()
+        .any(|r| r.is(tag, rg) && r.recorded == Recorded::Claimed(ip))
+    {
+        return Verdict::Unseen;
+    }
+    let rivals: Vec<&Record> = records
+        .iter()
+        .filter(|r| !r.is(tag, rg) && r.recorded.ip() == ip)
+        .collect();
+    let describe = |r: &Record| format!("tag {}={} on {}", r.tag, r.recorded.value(), r.rg);
+    if let Some(holder) = rivals
+        .iter()
+        .find(|r| matches!(r.recorded, Recorded::Held(_)))
+    {
+        return Verdict::Yield(format!("{} holds it", describe(holder)));
+    }
+    let ours = rank(tag, rg);
+    if let Some(first) = rivals.iter().find(|r| r.rank() < ours) {
+        return Verdict::Yield(format!("{} claims it too and ranks first", describe(first)));
+    }
+    match rivals.first() {
+        None => Verdict::Keep,
+        Some(r) => Verdict::Wait(describe(r)),
+    }
+}
+
+/// The order in which the addresses of `network/len` are tried in `round`: the upper half of
+/// the usable range (Azure keeps the first four and the last address), away from the low
+/// addresses Azure hands to new NICs, from an offset hashed from the infra id and the round,
+/// down and around; then the lower half from the top down.
+pub(super) fn candidates(
+    network: Ipv4Addr,
+    len: u32,
+    infra_id: &str,
+    round: u32,
+) -> impl Iterator<Item = Ipv4Addr> {
+    let base = u32::from(network);
+    let size = 1u32 << (32 - len.clamp(2, 29));
+    let (low, high) = ((size / 2).max(4), size - 2);
+    let span = high - low + 1;
+    let mut seed = infra_id.as_bytes().to_vec();
+    seed.extend_from_slice(&round.to_be_bytes());
+    let start = u32::try_from(fnv1a(&seed) % u64::from(span)).unwrap_or(0);
+    let upper = (0..span).map(move |i| low + (start + span - i) % span);
+    upper
+        .chain((4..low).rev())
+        .map(move |offset| Ipv4Addr::from(base + offset))
+}
+
+impl AzureAddresses {
+    /// Every cluster's private-IPv4 record in the subscription.
+    pub(super) async fn private_records(&self) -> Result<Vec<Record>, CloudError> {
+        let op = "ListResourceGroups";
+        let url = self.arm.url(
+            &format!(
+                "subscriptions/{}/resourcegroups",
+                self.settings.subscription_id
+            ),
+            RESOURCE_GROUPS_API,
+            &[],
+        )?;
+        let groups = self.arm.list(op, url).await.map_err(|e| {
+            if e.message.starts_with("AuthorizationFailed") {
+                CloudError::fatal(
+                    op,
+                    format!(
+                        "{}; choosing the private IP needs Microsoft.Resources/subscriptions/resourceGroups/read on the subscription, to see what the other clusters of the vnet chose",
+                        e.message
+                    ),
+                )
+            } else {
+                e
+            }
+        })?;
+        Ok(records_of(&groups))
+    }
+
+    /// Whether `record` is one of this cluster's (on its resource group, named for its infra id).
+    pub(super) fn is_own(&self, record: &Record) -> bool {
+        let prefix = format!("{}-rsvd-", self.settings.infra_id).to_ascii_lowercase();
+        record
+            .rg
+            .eq_ignore_ascii_case(&self.settings.resource_group)
+            && record.tag.to_ascii_lowercase().starts_with(&prefix)
+    }
+
+    /// Our claim `tag` of `ip`, found after a restart: ours if no other cluster records `ip`.
+    pub(super) async fn unrivalled_claim(
+        &self,
+        tag: &str,
+        ip: IpAddr,
+    ) -> Result<Option<IpAddr>, CloudError> {
+        let records = self.private_records().await?;
+        Ok(
+            (verdict(&records, tag, &self.settings.resource_group, ip) == Verdict::Keep)
+                .then_some(ip),
+        )
+    }
+
+    /// Picks, claims and settles the private IPv4 recorded as `tag` (see the module docs).
+    pub(super) async fn settle_private_ipv4(&self, tag: &str) -> Result<Ipv4Addr, CloudError> {
+        let prefix = self.compute_subnet_prefix(IpFamily::Ipv4).await?;
+        let (network, len) = parse_v4_prefix(&prefix)
+            .ok_or_else(|| CloudError::fatal("GetSubnet", format!("bad prefix {prefix}")))?;
+        let rg = self.settings.resource_group.as_str();
+        let mut claim = None;
+        for round in 0..ROUNDS {
+            let taken: BTreeSet<IpAddr> = self
+                .private_records()
+                .await?
+                .iter()
+                .filter(|r| !r.is(tag, rg))
+                .map(|r| r.recorded.ip())
+                .collect();
+            let ip = self
+                .free_private_ip(&prefix, (network, len), &taken, round)
+                .await?;
+            let claimed = Recorded::Claimed(IpAddr::V4(ip)).value();
+            self.patch_tag("Merge", tag, &claimed).await?;
+            claim = Some(claimed);
+            match self.settle(tag, IpAddr::V4(ip)).await? {
+                None => {
+                    self.patch_tag("Merge", tag, &ip.to_string()).await?;
+                    return Ok(ip);
+                }
+                Some(reason) => {
+                    tracing::info!(%ip, round, %reason, "private IP yielded to another cluster; picking again");
+                }
+            }
+        }
+        if let Some(claimed) = claim {
+            self.patch_tag("Delete", tag, &claimed).await?;
+        }
+        Err(CloudError::new(
+            ErrorKind::Transient,
+            "ReservePrivateIp",
+            format!(
+                "no private IP of {} settled in {ROUNDS} picks: other clusters of {} took each one",
+                self.settings.compute_subnet, self.settings.virtual_network
+            ),
+        ))
+    }
+
+    /// Reads the records until our claim of `ip` is settled: None to keep it, else why not.
+    async fn settle(&self, tag: &str, ip: IpAddr) -> Result<Option<String>, CloudError> {
+        let deadline = Instant::now() + SETTLE_WAIT;
+        let mut delay = Duration::from_millis(200);
+        loop {
+            let records = self.private_records().await?;
+            let waiting_for = match verdict(&records, tag, &self.settings.resource_group, ip) {
+                Verdict::Keep => return Ok(None),
+                Verdict::Yield(reason) => return Ok(Some(reason)),
+                Verdict::Wait(rival) => rival,
+                Verdict::Unseen => "our own claim to show in the resource-group list".into(),
+            };
+            if Instant::now() >= deadline {
+                return Ok(Some(format!(
+                    "still waiting after {SETTLE_WAIT:?} for {waiting_for}"
+                )));
+            }
+            tracing::debug!(%ip, %waiting_for, "private IP claim not settled yet");
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(2));
+        }
+    }
+
+    /// A free address of the compute subnet that no record in `taken` names.
+    async fn free_private_ip(
+        &self,
+        prefix: &str,
+        (network, len): (Ipv4Addr, u32),
+        taken: &BTreeSet<IpAddr>,
+        round: u32,
+    ) -> Result<Ipv4Addr, CloudError> {
+        let op = "CheckIPAddressAvailability";
+        let check_url = format!("{}/CheckIPAddressAvailability", self.vnet_path());
+        let free = |ip: &Ipv4Addr| !taken.contains(&IpAddr::V4(*ip));
+        let mut suggestions: Vec<Ipv4Addr> = Vec::new();
+        for candidate in candidates(network, len, &self.settings.infra_id, round)
+            .filter(free)
+            .take(PROBES)
+        {
+            let url = self.arm.url(
+                &check_url,
+                NETWORK_API,
+                &[("ipAddress", &candidate.to_string())],
+            )?;
+            let answer = self.arm.send(op, Method::GET, url, &[], None).await?.body;
+            if answer["available"] == true {
+                return Ok(candidate);
+            }
+            suggestions.extend(
+                answer["availableIPAddresses"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| v.as_str()?.parse::<Ipv4Addr>().ok()),
+            );
+        }
+        suggestions.into_iter().find(free).ok_or_else(|| {
+            CloudError::fatal(
+                op,
+                format!(
+                    "no free address in {prefix} ({}) that no other cluster records",
+                    self.settings.compute_subnet
+                ),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

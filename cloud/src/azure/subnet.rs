@@ -1,0 +1,183 @@
+//! The compute subnet: its prefixes as ARM reports them, and the address arithmetic on them
+//! (the IPv6 derived from the infra id, the hash both families' choices start from).
+
+use super::NETWORK_API;
+use super::addresses::AzureAddresses;
+use crate::{CloudError, ErrorKind, IpFamily};
+use serde_json::Value;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+impl AzureAddresses {
+    /// The compute subnet's address prefixes. Azure reports `addressPrefix` for a subnet with
+    /// one prefix and `addressPrefixes` for one with several (a dual-stack subnet has an IPv4
+    /// and an IPv6 prefix); both are read.
+    async fn compute_subnet_prefixes(&self) -> Result<Vec<String>, CloudError> {
+        let subnet_url = self.arm.url(
+            &format!(
+                "{}/subnets/{}",
+                self.vnet_path(),
+                self.settings.compute_subnet
+            ),
+            NETWORK_API,
+            &[],
+        )?;
+        let subnet = self
+            .arm
+            .get_optional("GetSubnet", subnet_url)
+            .await?
+            .ok_or_else(|| {
+                CloudError::new(
+                    ErrorKind::NotFound,
+                    "GetSubnet",
+                    format!(
+                        "subnet {} of {} in {} not found",
+                        self.settings.compute_subnet,
+                        self.settings.virtual_network,
+                        self.settings.network_resource_group
+                    ),
+                )
+            })?;
+        let properties = &subnet["properties"];
+        Ok(properties["addressPrefix"]
+            .as_str()
+            .into_iter()
+            .chain(
+                properties["addressPrefixes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str),
+            )
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// The compute subnet's prefix of one family (IPv6 prefixes contain a colon).
+    pub(super) async fn compute_subnet_prefix(
+        &self,
+        family: IpFamily,
+    ) -> Result<String, CloudError> {
+        let prefixes = self.compute_subnet_prefixes().await?;
+        prefixes
+            .iter()
+            .find(|p| p.contains(':') == (family == IpFamily::Ipv6))
+            .cloned()
+            .ok_or_else(|| {
+                CloudError::fatal(
+                    "GetSubnet",
+                    format!(
+                        "subnet {} has no {family} prefix (its prefixes: {}); a dual-stack machine network needs a dual-stack compute subnet",
+                        self.settings.compute_subnet,
+                        prefixes.join(", ")
+                    ),
+                )
+            })
+    }
+}
+
+/// `a.b.c.d/len` -> (network, len).
+pub(super) fn parse_v4_prefix(prefix: &str) -> Option<(Ipv4Addr, u32)> {
+    let (addr, len) = prefix.split_once('/')?;
+    let addr: Ipv4Addr = addr.parse().ok()?;
+    let len: u32 = len.parse().ok()?;
+    if !(2..=29).contains(&len) {
+        return None;
+    }
+    let mask = u32::MAX.checked_shl(32 - len).unwrap_or(0);
+    Some((Ipv4Addr::from(u32::from(addr) & mask), len))
+}
+
+/// `xx::/len` -> (network, len). Azure IPv6 subnets are /64; anything that leaves fewer than
+/// 8 host bits is refused.
+pub(super) fn parse_v6_prefix(prefix: &str) -> Option<(Ipv6Addr, u32)> {
+    let (addr, len) = prefix.split_once('/')?;
+    let addr: Ipv6Addr = addr.parse().ok()?;
+    let len: u32 = len.parse().ok()?;
+    if len > 120 {
+        return None;
+    }
+    let mask = u128::MAX.checked_shl(128 - len).unwrap_or(0);
+    Some((Ipv6Addr::from(u128::from(addr) & mask), len))
+}
+
+/// The cluster's private IPv6 in `network/len`, derived from the infra id.
+///
+/// CheckIPAddressAvailability is documented as checking "a private IP address", with IPv4
+/// examples only; nothing documents what it answers for an IPv6 (and the installer asks it
+/// only for IPv4). So the IPv6 is not asked about but chosen
+/// where a collision is least likely: in the upper half of the host range, which Azure's
+/// dynamic allocation (next free address from the bottom) does not reach, at an offset hashed
+/// from the infra id, so two clusters sharing a subnet land apart. It is deterministic: a
+/// re-run or a resume derives the same address, and the resource-group tag records it.
+pub(super) fn derived_ipv6(network: Ipv6Addr, len: u32, infra_id: &str) -> Ipv6Addr {
+    let host_bits = 128 - len.min(120);
+    let half = 1u128 << (host_bits - 1);
+    let mut offset = half | (u128::from(fnv1a(infra_id.as_bytes())) % half);
+    // Never the last address of the range (Azure keeps the last of an IPv4 subnet; stay clear).
+    if offset == (half << 1) - 1 {
+        offset -= 1;
+    }
+    Ipv6Addr::from(u128::from(network) | offset)
+}
+
+/// FNV-1a, 64 bits: small, stable across releases and platforms (the choice must never move).
+pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_private_ipv6_is_derived_in_the_upper_half_of_the_prefix_and_stable() {
+        let (net, len) = parse_v6_prefix("fd00:10:0:2::/64").unwrap();
+        let ip = derived_ipv6(net, len, "mycluster-7xk2p");
+        let seg = ip.segments();
+        assert_eq!(seg[..4], [0xfd00, 0x10, 0, 2], "{ip} inside the /64");
+        assert!(
+            seg[4] >= 0x8000,
+            "{ip}: upper half, away from dynamic allocation"
+        );
+        assert_eq!(
+            ip,
+            derived_ipv6(net, len, "mycluster-7xk2p"),
+            "deterministic: a re-run derives the same address"
+        );
+        assert_ne!(
+            ip,
+            derived_ipv6(net, len, "othercluster-x9q8z"),
+            "another cluster in the same subnet lands elsewhere"
+        );
+        // Pinned, so a change of the derivation (which would move live clusters' AAAA) shows.
+        assert_eq!(ip.to_string(), "fd00:10:0:2:c5ce:f6a6:3c97:2c8");
+        // A narrow range still stays inside and off its last address.
+        let (net, len) = parse_v6_prefix("fd00::ff00/120").unwrap();
+        for id in ["a", "b", "c", "mycluster-7xk2p"] {
+            let ip = u128::from(derived_ipv6(net, len, id));
+            assert!((0xff80..0xffff).contains(&(ip & 0xffff)), "{id}: {ip:x}");
+        }
+    }
+
+    #[test]
+    fn ipv6_prefixes_are_normalized_and_too_narrow_ones_refused() {
+        assert_eq!(
+            parse_v6_prefix("fd00:10:0:2::1/64"),
+            Some(("fd00:10:0:2::".parse().unwrap(), 64))
+        );
+        assert_eq!(parse_v6_prefix("fd00::/121"), None);
+        assert_eq!(parse_v6_prefix("10.0.1.0/24"), None);
+    }
+
+    #[test]
+    fn prefixes_are_normalized_and_tiny_subnets_refused() {
+        assert_eq!(
+            parse_v4_prefix("10.0.1.7/24"),
+            Some((Ipv4Addr::new(10, 0, 1, 0), 24))
+        );
+        assert_eq!(parse_v4_prefix("10.0.1.0/30"), None);
+        assert_eq!(parse_v4_prefix("nope"), None);
+    }
+}

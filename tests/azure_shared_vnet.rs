@@ -1,0 +1,265 @@
+//! Several clusters in one Azure vnet: the private IPv4 each agent picks is settled among the
+//! others' records (resource-group tags `<infra-id>-rsvd-private-ipv4`), which
+//! CheckIPAddressAvailability does not know about. Two real agents start at once on the same
+//! address; rivals played by the fake (`RivalClaim`) claim the agent's address in the same
+//! instant it does, ranked lower or higher, claiming or already holding; a SIGKILL between the
+//! claim and the keep resumes safely. Twenty at once: `tests/many_clusters.rs`.
+#![cfg(feature = "azure")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use bootstrap_sim::Hold;
+use bootstrap_sim::azure::{CLUSTER_RG, RivalClaim};
+use common::azure::*;
+use common::*;
+use std::time::{Duration, Instant};
+
+/// A second cluster in the same vnet whose hashed start is the same address as
+/// `mycluster-7xk2p`'s (10.0.1.215): the two must settle it between them.
+const OTHER_INFRA: &str = "other171-7xk2p";
+const OTHER_TAG: &str = "other171-7xk2p-rsvd-private-ipv4";
+
+/// The value of tag `tag` on resource group `rg`, as the fake has it.
+fn tag(world: &AzureWorld, rg: &str, tag: &str) -> Option<String> {
+    world.0["resource_group_tags"][rg][tag]
+        .as_str()
+        .map(str::to_string)
+}
+
+fn tag_patches(h: &AzureHarness) -> usize {
+    h.calls().iter().filter(|c| *c == TAGS).count()
+}
+
+/// `reserve` of `h` with a rival armed: returns how long it took.
+async fn reserve_against(h: &AzureHarness, rival: RivalClaim) -> Duration {
+    h.peers.sim.race_private_claims(vec![rival]);
+    h.peers.reset_counts();
+    let started = Instant::now();
+    h.run(&["reserve"]).await;
+    started.elapsed()
+}
+
+fn rival(rg: &str, tag: &str, held: bool, yields_after_lists: Option<usize>) -> RivalClaim {
+    RivalClaim {
+        rg: rg.into(),
+        tag: tag.into(),
+        held,
+        yields_after_lists,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_agents_starting_at_once_on_the_same_address_end_with_different_private_ips() {
+    let h = AzureHarness::new("azure").await;
+    let other_rg = format!("{OTHER_INFRA}-rg");
+    h.peers
+        .sim
+        .create_cluster_resource_group(&other_rg, Some("mycluster.example.com"));
+    let dir = tempfile::tempdir().unwrap();
+    let assets = dir.path().join("assets");
+    fixtures::copy_dir(&fixture("azure"), &assets);
+    replace_in_dir(&assets, INFRA, OTHER_INFRA);
+    let mut other = Agent::new(dir, assets, "10.0.1.11", h.peers.agent_env());
+    other.env_remove.push("AZURE_CLIENT_SECRET");
+
+    tokio::join!(h.run(&["reserve"]), other.run(&["reserve"]));
+
+    let world = h.world().await;
+    let ours = tag(&world, CLUSTER_RG, PRIVATE_TAG).unwrap();
+    let theirs = tag(&world, &other_rg, OTHER_TAG).unwrap();
+    assert_ne!(ours, theirs, "{:#}", world.0["resource_group_tags"]);
+    for ip in [&ours, &theirs] {
+        let ip: std::net::Ipv4Addr = ip.parse().unwrap_or_else(|_| panic!("held, not {ip}"));
+        assert_eq!(ip.octets()[..3], [10, 0, 1], "{ip} in the compute subnet");
+    }
+    assert!(
+        [&ours, &theirs].contains(&&EXPECTED_PRIVATE_IP.to_string()),
+        "one of them keeps the address both started at"
+    );
+    // Each agent sees its own, and a second reserve of either changes nothing.
+    h.peers.reset_counts();
+    h.run(&["reserve"]).await;
+    other.run(&["reserve"]).await;
+    assert!(h.peers.mutating_calls().is_empty(), "{:?}", h.calls());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lower_ranked_rival_claiming_the_same_address_wins_and_the_agent_picks_again() {
+    let h = AzureHarness::new("azure").await;
+    let took = reserve_against(
+        &h,
+        rival("aaa-rg", "aaa-00000-rsvd-private-ipv4", false, None),
+    )
+    .await;
+    let world = h.world().await;
+    let ours = tag(&world, CLUSTER_RG, PRIVATE_TAG).unwrap();
+    assert_eq!(
+        tag(&world, "aaa-rg", "aaa-00000-rsvd-private-ipv4").as_deref(),
+        Some(format!("claim:{EXPECTED_PRIVATE_IP}").as_str()),
+        "the rival claimed the agent's first pick and keeps its claim"
+    );
+    assert_ne!(ours, EXPECTED_PRIVATE_IP, "the agent yielded it");
+    assert!(ours.parse::<std::net::Ipv4Addr>().is_ok(), "held: {ours}");
+    assert_eq!(
+        tag_patches(&h),
+        3,
+        "claim, claim again, keep: {:?}",
+        h.calls()
+    );
+    assert!(took < Duration::from_secs(8), "no waiting: {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_higher_ranked_rival_claim_yields_and_the_agent_keeps_its_address() {
+    let h = AzureHarness::new("azure").await;
+    reserve_against(
+        &h,
+        rival("zzz-rg", "zzz-99999-rsvd-private-ipv4", false, Some(1)),
+    )
+    .await;
+    let world = h.world().await;
+    assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
+    assert_eq!(
+        tag(&world, "zzz-rg", "zzz-99999-rsvd-private-ipv4"),
+        None,
+        "the rival withdrew"
+    );
+    assert_eq!(tag_patches(&h), 2, "claim, keep: {:?}", h.calls());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rival_already_holding_the_address_wins_at_once_whatever_its_rank() {
+    let h = AzureHarness::new("azure").await;
+    let took = reserve_against(
+        &h,
+        rival("zzz-rg", "zzz-99999-rsvd-private-ipv4", true, None),
+    )
+    .await;
+    let world = h.world().await;
+    assert_eq!(
+        tag(&world, "zzz-rg", "zzz-99999-rsvd-private-ipv4").as_deref(),
+        Some(EXPECTED_PRIVATE_IP)
+    );
+    let ours = world.private_ips();
+    assert_eq!(ours.len(), 1);
+    assert_ne!(ours[0], EXPECTED_PRIVATE_IP);
+    assert!(took < Duration::from_secs(8), "no waiting: {took:?}");
+}
+
+/// A higher-ranked rival that read before the agent's claim was written saw nothing and kept
+/// the address: it never yields. The agent waits for it (10 s), then yields itself.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_higher_ranked_rival_that_never_yields_is_waited_for_then_left_the_address() {
+    let h = AzureHarness::new("azure").await;
+    let took = reserve_against(
+        &h,
+        rival("zzz-rg", "zzz-99999-rsvd-private-ipv4", false, None),
+    )
+    .await;
+    let world = h.world().await;
+    let ours = world.private_ips();
+    assert_eq!(ours.len(), 1);
+    assert_ne!(ours[0], EXPECTED_PRIVATE_IP, "both never keep one address");
+    assert!(took >= Duration::from_secs(10), "waited first: {took:?}");
+}
+
+/// SIGKILL right after the claim (mutation 2, after the public IP): with no rival, the re-run
+/// finds the claim, keeps it as it is (no mutating call), seeds DNS with it and `teardown
+/// --all` removes it; with another cluster holding the address meanwhile, the re-run picks
+/// again.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_between_claim_and_keep_resumes_with_the_claim_unless_another_cluster_holds_it() {
+    let claim = format!("claim:{EXPECTED_PRIVATE_IP}");
+    let h = AzureHarness::new("azure").await;
+    h.kill_at(&["reserve"], Hold::After(2)).await;
+    let world = h.world().await;
+    assert_eq!(tag(&world, CLUSTER_RG, PRIVATE_TAG), Some(claim.clone()));
+    h.peers.reset_counts();
+    h.run(&["reserve"]).await;
+    assert!(h.peers.mutating_calls().is_empty(), "{:?}", h.calls());
+    h.run(&["dns", "seed"]).await;
+    let world = h.world().await;
+    assert_eq!(tag(&world, CLUSTER_RG, PRIVATE_TAG), Some(claim.clone()));
+    assert!(
+        world
+            .record("private", API)
+            .contains(&EXPECTED_PRIVATE_IP.to_string())
+    );
+    h.run(&["teardown", "--all"]).await;
+    assert_eq!(tag(&h.world().await, CLUSTER_RG, PRIVATE_TAG), None);
+
+    let h = AzureHarness::new("azure").await;
+    h.kill_at(&["reserve"], Hold::After(2)).await;
+    h.peers.sim.set_resource_group_tag(
+        "zzz-rg",
+        "zzz-99999-rsvd-private-ipv4",
+        EXPECTED_PRIVATE_IP,
+    );
+    h.peers.reset_counts();
+    h.run(&["reserve"]).await;
+    assert_eq!(tag_patches(&h), 2, "claim, keep: {:?}", h.calls());
+    let ours = h.world().await.private_ips();
+    assert_eq!(ours.len(), 1);
+    assert_ne!(ours[0], EXPECTED_PRIVATE_IP);
+}
+
+/// Every resource group of the subscription is read (the fake pages its list by three), held
+/// and claimed records alike count as taken.
+#[tokio::test(flavor = "multi_thread")]
+async fn records_of_other_clusters_are_read_from_every_resource_group_of_the_subscription() {
+    let h = AzureHarness::new("azure").await;
+    // Ten other clusters recorded the ten addresses from ours down: the agent goes past them.
+    for i in 0..10u8 {
+        let value = if i % 2 == 0 {
+            format!("10.0.1.{}", 215 - i)
+        } else {
+            format!("claim:10.0.1.{}", 215 - i)
+        };
+        h.peers.sim.set_resource_group_tag(
+            &format!("c{i}-rg"),
+            &format!("c{i}-abcde-rsvd-private-ipv4"),
+            &value,
+        );
+    }
+    h.run(&["reserve"]).await;
+    let ours = h.world().await.private_ips();
+    assert_eq!(
+        ours,
+        vec!["10.0.1.205".to_string()],
+        "the first not recorded"
+    );
+}
+
+/// Without the permission to list the subscription's resource groups, `reserve` fails naming
+/// it, and claims nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_the_resource_group_read_permission_reserve_fails_naming_it() {
+    let h = AzureHarness::new("azure").await;
+    h.peers.sim.deny_resource_group_list();
+    let out = h.command(&["reserve"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("AuthorizationFailed")
+            && stderr.contains(
+                "Microsoft.Resources/subscriptions/resourceGroups/read on the subscription"
+            ),
+        "{stderr}"
+    );
+    assert_eq!(tag_patches(&h), 0, "{:?}", h.calls());
+    assert!(h.world().await.private_ips().is_empty());
+}
+
+/// Replaces `from` by `to` in every file under `dir`.
+fn replace_in_dir(dir: &std::path::Path, from: &str, to: &str) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            replace_in_dir(&path, from, to);
+        } else {
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, text.replace(from, to)).unwrap();
+        }
+    }
+}

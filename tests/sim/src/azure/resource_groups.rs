@@ -1,0 +1,194 @@
+//! `ResourceGroups_List` in the fake: `GET /subscriptions/{sub}/resourcegroups` (Microsoft.Resources,
+//! 2021-04-01), each group as ARM writes it (`id`, `name`, `type`, `location`,
+//! `properties.provisioningState`, `tags` when it has any), paged by `nextLink`
+//! (`$skiptoken`). `$filter` (tag name and value) and `$top` are not implemented: the fake
+//! refuses them (400) rather than answer as if it had applied them.
+//!
+//! Also the rival claimer tests arm ([`RivalClaim`]): when the agent claims a private IP, another
+//! cluster claims the same address in the same instant, as two agents racing would.
+
+use super::arm::{Call, Reply};
+use super::lock;
+use super::world::{LOCATION, SUBSCRIPTION, World, rg_id};
+use serde_json::{Value, json};
+
+/// Another cluster that claims whatever address the next claim of the agent names.
+#[derive(Debug, Clone)]
+pub struct RivalClaim {
+    /// Its resource group (created when missing) and tag name (`<infra-id>-rsvd-private-ipv4`).
+    pub rg: String,
+    pub tag: String,
+    /// Already held (`<ip>`) rather than claimed (`claim:<ip>`).
+    pub held: bool,
+    /// A claim is withdrawn after the agent listed the resource groups this many times since
+    /// (None: never), as a rival that saw the agent's claim and yielded.
+    pub yields_after_lists: Option<usize>,
+}
+
+/// A rival's claim in place: where, and when it goes.
+#[derive(Debug, Clone)]
+pub(super) struct ActiveRival {
+    rg: String,
+    tag: String,
+    lists_left: Option<usize>,
+}
+
+impl World {
+    pub(super) fn list_resource_groups(&mut self, call: &Call) -> Reply {
+        // The agent reads the whole list; what the fake does not implement it refuses rather
+        // than answer as if it had applied it.
+        if let Some(param) = ["$filter", "$top"]
+            .into_iter()
+            .find(|p| call.query.contains_key(*p))
+        {
+            return Reply::error(
+                400,
+                "InvalidQueryParameter",
+                format!("{param} is not implemented by the fake"),
+            );
+        }
+        if self.deny_resource_group_list {
+            return Reply::error(
+                403,
+                "AuthorizationFailed",
+                format!(
+                    "The client '{}' with object id '{}' does not have authorization to perform action 'Microsoft.Resources/subscriptions/resourcegroups/read' over scope '/subscriptions/{SUBSCRIPTION}' or the scope is invalid. If access was recently granted, please refresh your credentials.",
+                    super::world::CLIENT_ID,
+                    super::world::CLIENT_ID
+                ),
+            );
+        }
+        self.rival_lists_seen();
+        let all: Vec<Value> = self
+            .resource_groups
+            .iter()
+            .map(|(name, tags)| {
+                let mut group = json!({
+                    "id": rg_id(name), "name": name, "type": "Microsoft.Resources/resourceGroups",
+                    "location": LOCATION, "properties": {"provisioningState": "Succeeded"},
+                });
+                if !tags.is_empty() {
+                    group["tags"] = json!(tags);
+                }
+                group
+            })
+            .collect();
+        let skip: usize = call
+            .query
+            .get("$skiptoken")
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0);
+        let page: Vec<Value> = all
+            .iter()
+            .skip(skip)
+            .take(self.page_size)
+            .cloned()
+            .collect();
+        let mut body = json!({ "value": page });
+        if skip + self.page_size < all.len() {
+            body["nextLink"] = json!(format!(
+                "{}/subscriptions/{SUBSCRIPTION}/resourcegroups?api-version={}&$skiptoken={}",
+                call.origin,
+                call.query.get("api-version").cloned().unwrap_or_default(),
+                skip + self.page_size
+            ));
+        }
+        Reply::json(200, body)
+    }
+
+    /// A resource group of the subscription, empty (no tags) when new.
+    pub fn add_resource_group(&mut self, name: &str) {
+        self.resource_groups
+            .entry(name.to_ascii_lowercase())
+            .or_default();
+    }
+
+    /// After the agent wrote `value` to one of its tags: a rival in waiting claims the same
+    /// address.
+    pub(super) fn rival_claims(&mut self, value: &str) {
+        let Some(ip) = value.strip_prefix("claim:") else {
+            return;
+        };
+        if self.rival_claims.is_empty() {
+            return;
+        }
+        let rival = self.rival_claims.remove(0);
+        self.add_resource_group(&rival.rg);
+        let value = if rival.held {
+            ip.to_string()
+        } else {
+            format!("claim:{ip}")
+        };
+        if let Some(tags) = self.resource_groups.get_mut(&rival.rg.to_ascii_lowercase()) {
+            tags.insert(rival.tag.clone(), json!(value));
+        }
+        if !rival.held {
+            self.active_rivals.push(ActiveRival {
+                rg: rival.rg.to_ascii_lowercase(),
+                tag: rival.tag,
+                lists_left: rival.yields_after_lists,
+            });
+        }
+    }
+
+    /// A list was answered: rivals that yield after so many lists count it, and go.
+    fn rival_lists_seen(&mut self) {
+        let mut gone = Vec::new();
+        self.active_rivals
+            .retain_mut(|rival| match &mut rival.lists_left {
+                Some(0) => {
+                    gone.push((rival.rg.clone(), rival.tag.clone()));
+                    false
+                }
+                Some(n) => {
+                    *n -= 1;
+                    true
+                }
+                None => true,
+            });
+        for (rg, tag) in gone {
+            if let Some(tags) = self.resource_groups.get_mut(&rg) {
+                tags.remove(&tag);
+            }
+        }
+    }
+}
+
+impl super::AzureSim {
+    /// Another cluster's resource group (empty) and, with `private_zone`, its private DNS zone
+    /// in it, as the installer makes them.
+    pub fn create_cluster_resource_group(&self, rg: &str, private_zone: Option<&str>) {
+        let mut w = lock(&self.world);
+        w.add_resource_group(rg);
+        if let Some(zone) = private_zone {
+            w.zones
+                .entry((true, rg.to_ascii_lowercase(), zone.to_string()))
+                .or_insert_with(|| super::dns::DnsZone {
+                    etag: uuid::Uuid::new_v4().to_string(),
+                    ..Default::default()
+                });
+        }
+    }
+
+    /// Sets tag `tag` of resource group `rg` (created when missing) to `value`, as another
+    /// cluster's agent would.
+    pub fn set_resource_group_tag(&self, rg: &str, tag: &str, value: &str) {
+        let mut w = lock(&self.world);
+        w.add_resource_group(rg);
+        if let Some(tags) = w.resource_groups.get_mut(&rg.to_ascii_lowercase()) {
+            tags.insert(tag.to_string(), json!(value));
+        }
+    }
+
+    /// The caller lacks `Microsoft.Resources/subscriptions/resourcegroups/read`: the list
+    /// answers 403 AuthorizationFailed, as ARM does.
+    pub fn deny_resource_group_list(&self) {
+        lock(&self.world).deny_resource_group_list = true;
+    }
+
+    /// Arms a rival cluster: when the agent next claims a private IP, the rival records the same
+    /// address in the same instant (see [`RivalClaim`]). Several are used in order.
+    pub fn race_private_claims(&self, rivals: Vec<RivalClaim>) {
+        lock(&self.world).rival_claims.extend(rivals);
+    }
+}
