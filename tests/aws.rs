@@ -494,6 +494,13 @@ async fn every_eip_comes_from_the_public_ipv4_pool() {
         plan.contains("from public IPv4 pool ipv4pool-ec2-0123456789abcdef0"),
         "{plan}"
     );
+    // Online, the pool's free addresses (DescribePublicIpv4Pools) against the EIPs planned.
+    assert!(
+        plan.contains(
+            "public IPv4 pool ipv4pool-ec2-0123456789abcdef0: needs 3, has 16 free (of 16)\n"
+        ),
+        "{plan}"
+    );
     h.bootstrap().await;
     let world = h.world().await;
     world.assert_seeded(&[]);
@@ -504,6 +511,66 @@ async fn every_eip_comes_from_the_public_ipv4_pool() {
         "from the pool: {eips:?}"
     );
     h.assert_bootstrap_converged().await;
+    let out = h
+        .run(&["plan", "--step", "reserve", "--output", "json"])
+        .await;
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        plan["public_ipv4_pool"],
+        serde_json::json!({"pool": "ipv4pool-ec2-0123456789abcdef0", "needs": 0, "free": 13, "total": 16, "enough": true}),
+        "{plan}"
+    );
+}
+
+/// A pool with fewer free addresses than EIPs to allocate: `plan` prints the plan with the
+/// shortage, then exits 2 naming the field; preflight fails its `public-ipv4-pool` line.
+/// Nothing is allocated.
+#[tokio::test(flavor = "multi_thread")]
+async fn plan_and_preflight_refuse_a_pool_with_too_few_free_addresses() {
+    let h = AwsHarness::new("aws-public-ipv4-pool").await;
+    let path = h.assets.join("manifests/cluster-config.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace(
+            "ipv4pool-ec2-0123456789abcdef0",
+            "ipv4pool-ec2-0fffffffffffffff0",
+        ),
+    )
+    .unwrap();
+    let out = h.command(&["plan"]).output().await.unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stdout.contains("public IPv4 pool ipv4pool-ec2-0fffffffffffffff0: needs 3, has 0 free (of 1): TOO FEW, add 3 address(es) to the pool"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  + reserve public-ipv4@"),
+        "the plan is printed: {stdout}"
+    );
+    assert!(
+        stderr.contains("manifests/cluster-config.yaml: data.install-config: platform.aws.publicIpv4Pool: public IPv4 pool ipv4pool-ec2-0fffffffffffffff0 has 0 free address(es)"),
+        "{stderr}"
+    );
+
+    let out = h
+        .command(&["preflight", "--output", "json"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pool = preflight_line(&report, "public-ipv4-pool");
+    assert_eq!(pool["verdict"], "fail", "{pool}");
+    assert_eq!(
+        pool["reason"],
+        "ipv4pool-ec2-0fffffffffffffff0: needs 3, has 0 free (of 1)"
+    );
+    assert!(h.world().await.ours("eips").is_empty());
 }
 
 /// The local cloud refuses an allocation from a pool that does not exist or has no free

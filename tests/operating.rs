@@ -226,6 +226,238 @@ async fn the_kube_checks_fail_without_permission_or_without_the_lb_controller() 
     assert_eq!(check(&report, "kube-api")["verdict"], "warn");
 }
 
+// ---------------------------------------------------------------- IAM enforced
+
+/// The creds secret of the asset dir holds `key` and `secret` (the installer's shape).
+fn use_keys(h: &AwsHarness, key: &str, secret: &str) {
+    std::fs::write(
+        h.assets.join("openshift/99_cloud-creds-secret.yaml"),
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: aws-creds\n  namespace: kube-system\ntype: Opaque\nstringData:\n  aws_access_key_id: {key}\n  aws_secret_access_key: {secret}\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// STS straight to moto (ministack's STS accepts any key), then moto's IAM enforcement on:
+/// from now on this world's moto answers only requests signed with an IAM user's key and
+/// allowed by its policies. Each test starts its own peers, so no other test is affected.
+async fn enforce_iam(w: &mut World) {
+    let moto = w.h.peers.ec2.url();
+    for (name, value) in &mut w.h.env {
+        if name == "AWS_ENDPOINT_URL_STS" {
+            *value = moto.clone();
+        }
+    }
+    w.h.peers.enforce_iam(true).await.unwrap();
+}
+
+/// `run` stops at the checklist with `failed` among its FAIL lines: exit 2, no mutating call,
+/// no journal.
+async fn assert_run_refused(w: &mut World, failed: &[&str]) {
+    w.h.peers.reset_counts();
+    let out = w.h.command(&["run"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    for name in failed {
+        assert!(
+            stderr.contains(&format!("FAIL  {name}")),
+            "{name}: {stderr}"
+        );
+    }
+    assert!(
+        w.h.peers.mutating_calls().is_empty(),
+        "{:?}",
+        w.h.peers.mutating_calls()
+    );
+    assert!(!w.h.state.join("journal.json").exists(), "nothing written");
+}
+
+/// The fixture's key is no IAM user's: STS refuses the identity, and EC2 every dry run.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_key_fails_credentials_and_the_dry_runs_and_run_changes_nothing() {
+    let mut w = World::new().await;
+    enforce_iam(&mut w).await;
+    let (code, report) = w.preflight(&[]).await;
+    assert_eq!(code, Some(2), "{report}");
+    let credentials = check(&report, "credentials");
+    assert_eq!(credentials["verdict"], "fail", "{credentials}");
+    assert!(
+        credentials["reason"]
+            .as_str()
+            .unwrap()
+            .contains("InvalidClientTokenId"),
+        "{credentials}"
+    );
+    assert!(
+        credentials["fix"]
+            .as_str()
+            .unwrap()
+            .contains("working AWS credentials"),
+        "{credentials}"
+    );
+    for name in [
+        "permission-ec2-allocate-address",
+        "permission-ec2-create-network-interface",
+    ] {
+        let c = check(&report, name);
+        assert_eq!(c["verdict"], "fail", "{name}: {c}");
+        assert!(c["reason"].as_str().unwrap().contains("AuthFailure"), "{c}");
+    }
+    assert_run_refused(&mut w, &["credentials", "permission-ec2-allocate-address"]).await;
+}
+
+/// A user whose policy lacks ec2:AllocateAddress and ec2:CreateNetworkInterface: the dry runs
+/// answer UnauthorizedOperation, as EC2 does, and `run` refuses. A user whose policy has them
+/// passes the same lines.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
+    let mut w = World::new().await;
+    let reader =
+        w.h.peers
+            .create_iam_user("reader", &["ec2:Describe*"])
+            .await
+            .unwrap();
+    let installer =
+        w.h.peers
+            .create_iam_user(
+                "installer",
+                &[
+                    "ec2:Describe*",
+                    "ec2:AllocateAddress",
+                    "ec2:CreateNetworkInterface",
+                ],
+            )
+            .await
+            .unwrap();
+    enforce_iam(&mut w).await;
+
+    use_keys(&w.h, &reader.access_key_id, &reader.secret_access_key);
+    let (code, report) = w.preflight(&[]).await;
+    assert_eq!(code, Some(2), "{report}");
+    let credentials = check(&report, "credentials");
+    assert_eq!(credentials["verdict"], "pass", "{credentials}");
+    assert!(
+        credentials["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&reader.arn),
+        "{credentials}"
+    );
+    for (name, action) in [
+        ("permission-ec2-allocate-address", "ec2:AllocateAddress"),
+        (
+            "permission-ec2-create-network-interface",
+            "ec2:CreateNetworkInterface",
+        ),
+    ] {
+        let c = check(&report, name);
+        assert_eq!(c["verdict"], "fail", "{name}: {c}");
+        let reason = c["reason"].as_str().unwrap();
+        assert!(reason.contains("UnauthorizedOperation"), "{c}");
+        assert!(reason.contains(action), "{c}");
+        assert!(
+            c["fix"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("allow {action}")),
+            "{c}"
+        );
+    }
+    assert_eq!(check(&report, "quota-elastic-ips")["verdict"], "pass");
+    assert_run_refused(
+        &mut w,
+        &[
+            "permission-ec2-allocate-address",
+            "permission-ec2-create-network-interface",
+        ],
+    )
+    .await;
+
+    use_keys(&w.h, &installer.access_key_id, &installer.secret_access_key);
+    w.h.peers.reset_counts();
+    let (code, report) = w.preflight(&[]).await;
+    for name in [
+        "credentials",
+        "permission-ec2-allocate-address",
+        "permission-ec2-create-network-interface",
+    ] {
+        assert_eq!(check(&report, name)["verdict"], "pass", "{name}: {report}");
+    }
+    assert_eq!(code, Some(0), "{report}");
+    assert!(
+        w.h.peers.mutating_calls().is_empty(),
+        "dry runs only: {:?}",
+        w.h.peers.mutating_calls()
+    );
+}
+
+/// One subnet of the install-config lies in another VPC: the subnets line fails, the zone's
+/// association cannot be judged without the VPC, and `run` refuses.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subnet_of_another_vpc_fails_the_subnets_line() {
+    let mut w = World::new().await;
+    let elsewhere = w.h.peers.create_subnet_elsewhere().await.unwrap();
+    let path = w.h.assets.join("manifests/cluster-config.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let first = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .find(|word| word.starts_with("subnet-"))
+        .unwrap()
+        .to_string();
+    std::fs::write(&path, text.replace(&first, &elsewhere)).unwrap();
+    let (code, report) = w.preflight(&[]).await;
+    assert_eq!(code, Some(2), "{report}");
+    let subnets = check(&report, "subnets");
+    assert_eq!(subnets["verdict"], "fail", "{subnets}");
+    assert!(
+        subnets["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the subnets are in 2 VPCs"),
+        "{subnets}"
+    );
+    assert_eq!(check(&report, "private-zone-vpc")["verdict"], "warn");
+    assert_run_refused(&mut w, &["subnets"]).await;
+}
+
+/// The DNS manifest names a private zone of the cluster's name that is associated with another
+/// VPC only: the cluster's machines would not resolve api-int.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_private_zone_of_another_vpc_fails_the_private_zone_vpc_line() {
+    let mut w = World::new().await;
+    let zone =
+        w.h.peers
+            .create_private_zone_tagged("mycluster.example.com", true, &[])
+            .await
+            .unwrap();
+    std::fs::write(
+        w.h.assets.join("manifests/cluster-dns-02-config.yml"),
+        format!(
+            "apiVersion: config.openshift.io/v1\nkind: DNS\nmetadata:\n  name: cluster\nspec:\n  baseDomain: mycluster.example.com\n  privateZone:\n    id: {zone}\n"
+        ),
+    )
+    .unwrap();
+    let (code, report) = w.preflight(&[]).await;
+    assert_eq!(code, Some(2), "{report}");
+    let association = check(&report, "private-zone-vpc");
+    assert_eq!(association["verdict"], "fail", "{association}");
+    let reason = association["reason"].as_str().unwrap();
+    assert!(reason.contains(&zone), "{association}");
+    assert!(
+        reason.contains("not with the cluster's vpc-"),
+        "{association}"
+    );
+    assert!(
+        association["fix"]
+            .as_str()
+            .unwrap()
+            .contains("AssociateVPCWithHostedZone"),
+        "{association}"
+    );
+    assert_run_refused(&mut w, &["private-zone-vpc"]).await;
+}
+
 // ---------------------------------------------------------------- proof on the wire
 
 impl World {

@@ -63,6 +63,12 @@ pub trait AddressProvider: Send + Sync {
         Ok(Vec::new())
     }
 
+    /// The pool every public address comes from, with its free addresses, when the user named
+    /// one (AWS `publicIpv4Pool`). None: the cloud's own pool, which has no count to show.
+    async fn address_pool(&self) -> Result<Option<AddressPool>, CloudError> {
+        Ok(None)
+    }
+
     /// Who holds each of `ips` in the cloud (absent from the map: nobody). For clouds whose
     /// load balancers report only a hostname on the Service (AWS), this is how the readiness
     /// gate proves that a load balancer holds the IPs DNS points at. None: this cloud reports

@@ -265,6 +265,16 @@ pub struct RecordSet {
     pub version: Option<String>,
 }
 
+/// The pool the public addresses are allocated from (AWS `publicIpv4Pool`, a BYO-IP pool), as
+/// the cloud counts its addresses (DescribePublicIpv4Pools `TotalAddressCount`,
+/// `TotalAvailableAddressCount`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AddressPool {
+    pub id: String,
+    pub total: u32,
+    pub free: u32,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,6 +30,9 @@ pub(super) async fn command(
         spec.capabilities.as_ref(),
     )?;
     let mut observed = reading.observe().await?;
+    if cloud_observed {
+        observed.address_pool = reading.providers.addresses.address_pool().await?;
+    }
     let (kube, _) = crate::runner::kube_wants(spec, &observed, Some(&selection), templates)?;
     let planning_run = steps.is_empty();
     let steps = if planning_run {
@@ -53,8 +56,18 @@ pub(super) async fn command(
         ));
     }
     match common.output {
-        Output::Text => output::write_stdout(&plan.to_text(&observed)),
-        other => output::data(other, &plan),
+        Output::Text => output::write_stdout(&plan.to_text(&observed))?,
+        other => output::data(other, &plan)?,
+    }
+    // Printed first, so the plan shows what the pool lacks; then refused as the input it is.
+    match plan.public_ipv4_pool.as_ref().and_then(|p| p.shortage()) {
+        Some(problem) => Err(crate::error::InputError::new(
+            common.assets.join(crate::assets::CLUSTER_CONFIG),
+            "data.install-config: platform.aws.publicIpv4Pool",
+            problem,
+        )
+        .into()),
+        None => Ok(()),
     }
 }
 

@@ -6,12 +6,14 @@ mod desired;
 mod kube;
 mod notes;
 mod observed;
+mod pool;
 mod text;
 
 pub use cloud::{bootstrap_ip_conflict, records_of_interest};
 pub use desired::{DEFAULT_TTL, WantedRecord, WantedReservation, reservation_name};
 pub use kube::{Capabilities, KubeWants, WantedService};
 pub use observed::{Observed, ObservedRecord};
+pub use pool::PoolNeed;
 
 use cloud::{cloud_dns, hand_over, remove_bootstrap, reserve, seed_dns, teardown_all, user_dns};
 use notes::{adoption_notes, notes};
@@ -165,6 +167,9 @@ pub struct Plan {
     /// Reservations the user made, used as they are: `adopted (yours)`, never released.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adopted: Vec<Reservation>,
+    /// AWS `publicIpv4Pool`: the addresses planned from the pool against its free ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_ipv4_pool: Option<PoolNeed>,
 }
 
 /// The records a user who manages DNS must create: the same records, with the same values,
@@ -219,6 +224,7 @@ impl Plan {
             network: spec.network_values(),
             user_dns: user_dns(spec, observed),
             adopted: observed.adopted.clone(),
+            public_ipv4_pool: None,
         };
         plan.notes.extend(adoption_notes(spec, observed));
         if stages.contains(&Step::TeardownAll) && !observed.adopted.is_empty() {
@@ -238,6 +244,7 @@ impl Plan {
                 Step::TeardownAll => teardown_all(spec, observed),
             });
         }
+        plan.public_ipv4_pool = PoolNeed::of(observed, &plan.changes);
         // Later stages are planned against the same observation: say what they will find
         // once the earlier ones ran (`run` plans each stage again when it gets there).
         if stages.contains(&Step::Reserve)

@@ -108,7 +108,7 @@ pub(super) fn notes(spec: &ClusterSpec) -> Vec<String> {
         && let Some(pool) = &aws.public_ipv4_pool
     {
         notes.push(format!(
-            "aws: every EIP is allocated from public IPv4 pool {pool} (platform.aws.publicIpv4Pool); each allocation first checks the pool has a free address (DescribePublicIpv4Pools) and stops if not, without falling back to Amazon's pool"
+            "aws: every EIP is allocated from public IPv4 pool {pool} (platform.aws.publicIpv4Pool); `plan` (not --offline) and preflight compare its free addresses with those needed, and each allocation first checks the pool has a free address (DescribePublicIpv4Pools) and stops if not, without falling back to Amazon's pool"
         ));
     }
     if let Platform::Aws(aws) = &spec.platform {

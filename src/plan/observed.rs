@@ -28,6 +28,9 @@ pub struct Observed {
     /// serves them). None: all at once, as the seed does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serving: Option<BTreeSet<IpAddr>>,
+    /// AWS `publicIpv4Pool`: the pool and its free addresses (read by `plan` online only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address_pool: Option<bootstrap_cloud::AddressPool>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

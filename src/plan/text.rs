@@ -31,6 +31,9 @@ impl Plan {
                 };
             }
         }
+        if let Some(pool) = &self.public_ipv4_pool {
+            let _ = writeln!(out, "{}", pool.line());
+        }
         if !self.adopted.is_empty() {
             out.push_str("reservations you made (never released or changed by the agent):\n");
             for r in &self.adopted {

@@ -58,6 +58,7 @@ pub async fn providers(spec: &ClusterSpec, platform: &AwsSpec) -> Result<(Provid
             &route53_config,
             &sts_config,
             spec.zones.private_zone_role.is_some(),
+            settings.public_ipv4_pool.clone(),
         ))),
     };
     Ok((providers, subnets))

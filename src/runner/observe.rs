@@ -51,6 +51,8 @@ pub async fn observe(
         handed_over: recorded.handed_over.clone(),
         adopted,
         serving: recorded.serving.clone(),
+        // `plan` reads the pool; a step's allocation checks it itself, right before.
+        address_pool: None,
     };
     crate::adopt::remember(&mut observed, &recorded.adopted);
     Ok(Observation { observed, zones })

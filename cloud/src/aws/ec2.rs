@@ -4,8 +4,8 @@
 use super::{AwsSettings, RESERVATION_TAG, classify, cluster_tag};
 use crate::subnets::{SubnetFacts, SubnetQuery};
 use crate::{
-    AddressProvider, CloudError, Holder, Placement, Reservation, ReservationKey, ReserveRequest,
-    Scope,
+    AddressPool, AddressProvider, CloudError, Holder, Placement, Reservation, ReservationKey,
+    ReserveRequest, Scope,
 };
 use async_trait::async_trait;
 use aws_sdk_ec2::Client;
@@ -33,20 +33,7 @@ impl Ec2Addresses {
     /// (CAPA) would fall back to Amazon's pool then, but an address outside the user's range
     /// breaks what the pool is for (allow-lists of the API's public IPs).
     async fn check_pool(&self, pool: &str) -> Result<(), CloudError> {
-        let out = self
-            .client
-            .describe_public_ipv4_pools()
-            .pool_ids(pool)
-            .send()
-            .await
-            .map_err(|e| classify("DescribePublicIpv4Pools", e))?;
-        let free: i64 = out
-            .public_ipv4_pools()
-            .iter()
-            .filter(|p| p.pool_id() == Some(pool))
-            .map(|p| i64::from(p.total_available_address_count().unwrap_or(0)))
-            .sum();
-        if free < 1 {
+        if describe_pool(&self.client, pool).await?.free < 1 {
             return Err(CloudError::fatal(
                 "DescribePublicIpv4Pools",
                 format!(
@@ -84,6 +71,33 @@ impl Ec2Addresses {
             .tags(tag(RESERVATION_TAG, &request.key.to_string()))
             .build()
     }
+}
+
+/// A BYO-IP pool's addresses as EC2 counts them. A pool EC2 does not know is its error
+/// (`InvalidPublicIpv4PoolID.NotFound`); one missing from the answer counts as empty.
+pub(super) async fn describe_pool(client: &Client, pool: &str) -> Result<AddressPool, CloudError> {
+    let out = client
+        .describe_public_ipv4_pools()
+        .pool_ids(pool)
+        .send()
+        .await
+        .map_err(|e| classify("DescribePublicIpv4Pools", e))?;
+    let count = |n: Option<i32>| u32::try_from(n.unwrap_or(0)).unwrap_or(0);
+    let (total, free) = out
+        .public_ipv4_pools()
+        .iter()
+        .filter(|p| p.pool_id() == Some(pool))
+        .fold((0, 0), |(total, free), p| {
+            (
+                total + count(p.total_address_count()),
+                free + count(p.total_available_address_count()),
+            )
+        });
+    Ok(AddressPool {
+        id: pool.to_string(),
+        total,
+        free,
+    })
 }
 
 fn tag(key: &str, value: &str) -> Tag {
@@ -188,6 +202,13 @@ impl AddressProvider for Ec2Addresses {
             ));
         }
         Ok(found)
+    }
+
+    async fn address_pool(&self) -> Result<Option<AddressPool>, CloudError> {
+        match &self.public_ipv4_pool {
+            Some(pool) => Ok(Some(describe_pool(&self.client, pool).await?)),
+            None => Ok(None),
+        }
     }
 
     async fn reserve(&self, request: &ReserveRequest) -> Result<Reservation, CloudError> {

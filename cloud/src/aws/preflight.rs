@@ -1,7 +1,8 @@
 //! AWS preflight: who we are (STS GetCallerIdentity), whether EC2 would let us make our
 //! mutations (`DryRun=true`: a permitted call answers `DryRunOperation`, a forbidden one
 //! `UnauthorizedOperation`), whether the Elastic IP limit leaves room (DescribeAccountAttributes
-//! `vpc-max-elastic-ips` minus the EIPs in use), whether every subnet exists in one VPC with
+//! `vpc-max-elastic-ips` minus the EIPs in use), whether a `publicIpv4Pool` has a free address
+//! per EIP (DescribePublicIpv4Pools), whether every subnet exists in one VPC with
 //! free addresses (`AvailableIpAddressCount`), and whether the private hosted zone is
 //! associated with that VPC (GetHostedZone `VPCs`). Reads and dry runs only.
 
@@ -20,6 +21,8 @@ pub struct AwsPreflight {
     /// The private zone is another account's (`hostedZoneRole`): the cluster's credentials
     /// cannot read it.
     private_zone_via_role: bool,
+    /// `publicIpv4Pool`: the BYO-IP pool every EIP comes from.
+    public_ipv4_pool: Option<String>,
 }
 
 impl AwsPreflight {
@@ -29,12 +32,14 @@ impl AwsPreflight {
         route53: &aws_config::SdkConfig,
         sts: &aws_config::SdkConfig,
         private_zone_via_role: bool,
+        public_ipv4_pool: Option<String>,
     ) -> Self {
         Self {
             ec2: aws_sdk_ec2::Client::new(ec2),
             route53: aws_sdk_route53::Client::new(route53),
             sts: aws_sdk_sts::Client::new(sts),
             private_zone_via_role,
+            public_ipv4_pool,
         }
     }
 
@@ -175,6 +180,31 @@ impl AwsPreflight {
         let free = limit.saturating_sub(in_use);
         let line = format!(
             "vpc-max-elastic-ips {limit}, in use {in_use}, free {free}, needed {}",
+            needs.public_addresses
+        );
+        if free >= needs.public_addresses {
+            Check::pass(NAME, line)
+        } else {
+            Check::fail(NAME, line, fix)
+        }
+    }
+
+    /// `publicIpv4Pool`: the pool has a free address for every EIP to allocate
+    /// (DescribePublicIpv4Pools `TotalAvailableAddressCount`).
+    async fn pool(&self, pool: &str, needs: &Needs) -> Check {
+        const NAME: &str = "public-ipv4-pool";
+        let fix = format!(
+            "add addresses to public IPv4 pool {pool} or release some of it (the agent never falls back to Amazon's pool)"
+        );
+        if needs.public_addresses == 0 {
+            return Check::pass(NAME, "no Elastic IP to allocate");
+        }
+        let (total, free) = match super::ec2::describe_pool(&self.ec2, pool).await {
+            Ok(p) => (p.total, p.free),
+            Err(e) => return Check::from_error(NAME, &e, fix),
+        };
+        let line = format!(
+            "{pool}: needs {}, has {free} free (of {total})",
             needs.public_addresses
         );
         if free >= needs.public_addresses {
@@ -326,6 +356,9 @@ impl Preflight for AwsPreflight {
         let mut checks = vec![self.identity().await];
         checks.extend(self.permissions(needs).await);
         checks.push(self.quota(needs).await);
+        if let Some(pool) = &self.public_ipv4_pool {
+            checks.push(self.pool(pool, needs).await);
+        }
         let (subnets, vpc) = self.subnets(needs).await;
         checks.push(subnets);
         checks.push(

@@ -3,11 +3,15 @@
 use super::*;
 
 fn check_golden(name: &str) {
+    check_golden_observed(name, name, &Observed::default());
+}
+
+/// The plan of fixture `name` against `observed`, compared with `golden`.txt.
+fn check_golden_observed(name: &str, golden: &str, observed: &Observed) {
     let spec = spec(name);
-    let observed = Observed::default();
-    let plan = Plan::calculate(&spec, &observed, &STAGE1, 1);
-    let actual = render(&plan, &observed);
-    let path = manifest_path("tests/golden/plan").join(format!("{name}.txt"));
+    let plan = Plan::calculate(&spec, observed, &STAGE1, 1);
+    let actual = render(&plan, observed);
+    let path = manifest_path("tests/golden/plan").join(format!("{golden}.txt"));
     if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, &actual).unwrap();
@@ -111,6 +115,37 @@ fn golden_plan_gcp_shared_vpc() {
 #[test]
 fn golden_plan_aws_public_ipv4_pool() {
     check_golden("aws-public-ipv4-pool");
+}
+
+/// Online, `plan` shows the pool's free addresses against the three EIPs it needs.
+#[test]
+fn golden_plan_aws_public_ipv4_pool_with_room() {
+    check_golden_observed(
+        "aws-public-ipv4-pool",
+        "aws-public-ipv4-pool-observed",
+        &pool_observed(16),
+    );
+}
+
+/// Two free addresses for three EIPs: flagged, with how many to add.
+#[test]
+fn golden_plan_aws_public_ipv4_pool_too_small() {
+    check_golden_observed(
+        "aws-public-ipv4-pool",
+        "aws-public-ipv4-pool-too-small",
+        &pool_observed(2),
+    );
+}
+
+fn pool_observed(free: u32) -> Observed {
+    Observed {
+        address_pool: Some(bootstrap_cloud::AddressPool {
+            id: "ipv4pool-ec2-0123456789abcdef0".into(),
+            total: 16,
+            free,
+        }),
+        ..Default::default()
+    }
 }
 
 #[test]

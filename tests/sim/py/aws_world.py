@@ -21,6 +21,12 @@ the agent's work with someone else's eyes).
   delete-eni  delete the ENI --id
   eip      allocate an untagged EIP, print {"id", "ip"}; with --name, tagged Name=<name>
   associate   associate the EIP --allocation with the ENI --eni
+  subnet   create a subnet in a new VPC (not the world's), print {"id", "vpc"}
+  iam-user create IAM user --name in moto with an inline policy allowing each --allow action
+           (e.g. ec2:AllocateAddress) on every resource, and an access key; print
+           {"arn", "access_key_id", "secret_access_key"}
+  enforce-iam  switch moto's IAM enforcement on (--value on: every later request must be
+           signed with an IAM user's key and allowed by its policies) or off (--value off)
   zone     create another hosted zone --name (--zone private: in the world's VPC; --tag k=v
            tags it), print {"id"}
 
@@ -255,9 +261,39 @@ def associate(a):
     ec2.associate_address(AllocationId=a.allocation, NetworkInterfaceId=a.eni)
 
 
+def subnet(a):
+    ec2, _ = clients(a)
+    vpc = ec2.create_vpc(CidrBlock="10.2.0.0/16")["Vpc"]["VpcId"]
+    sub = ec2.create_subnet(VpcId=vpc, CidrBlock="10.2.1.0/24", AvailabilityZone=AZS[0])
+    json.dump({"id": sub["Subnet"]["SubnetId"], "vpc": vpc}, sys.stdout)
+
+
+def iam_user(a):
+    iam = boto3.client("iam", endpoint_url=a.ec2, region_name=REGION,
+                       aws_access_key_id="testing", aws_secret_access_key="testing")
+    arn = iam.create_user(UserName=a.name)["User"]["Arn"]
+    if a.allow:
+        policy = {"Version": "2012-10-17",
+                  "Statement": [{"Effect": "Allow", "Action": a.allow, "Resource": "*"}]}
+        iam.put_user_policy(UserName=a.name, PolicyName="bootstrap-agent", PolicyDocument=json.dumps(policy))
+    key = iam.create_access_key(UserName=a.name)["AccessKey"]
+    json.dump({"arn": arn, "access_key_id": key["AccessKeyId"],
+               "secret_access_key": key["SecretAccessKey"]}, sys.stdout)
+
+
+def enforce_iam(a):
+    """moto's /moto-api/reset-auth: the number of requests still let through unchecked."""
+    import urllib.request
+    count = {"on": b"0", "off": b"inf"}[a.value[0]]
+    # Not form-encoded: moto reads the raw body.
+    urllib.request.urlopen(urllib.request.Request(f"{a.ec2}/moto-api/reset-auth", data=count, method="POST",
+                                                  headers={"Content-Type": "text/plain"}))
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("command", choices=["setup", "inspect", "write", "foreign", "eni", "delete-eni", "eip", "associate", "zone"])
+    p.add_argument("command", choices=["setup", "inspect", "write", "foreign", "eni", "delete-eni", "eip", "associate", "zone",
+                                      "subnet", "iam-user", "enforce-iam"])
     p.add_argument("--ec2", required=True)
     p.add_argument("--route53", required=True)
     p.add_argument("--fixture")
@@ -280,9 +316,11 @@ def main():
     p.add_argument("--id")
     p.add_argument("--allocation")
     p.add_argument("--eni")
+    p.add_argument("--allow", action="append", default=[], help="an IAM action, for iam-user")
     a = p.parse_args()
     {"setup": setup, "inspect": inspect, "write": write, "foreign": foreign, "eni": eni,
-     "delete-eni": delete_eni, "eip": eip, "associate": associate, "zone": zone}[a.command](a)
+     "delete-eni": delete_eni, "eip": eip, "associate": associate, "zone": zone,
+     "subnet": subnet, "iam-user": iam_user, "enforce-iam": enforce_iam}[a.command](a)
 
 
 if __name__ == "__main__":

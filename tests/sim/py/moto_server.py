@@ -171,6 +171,70 @@ def _describe_public_ipv4_pools(self):
 EC2Response.allocate_address = _allocate_address_response
 EC2Response.describe_public_ipv4_pools = _describe_public_ipv4_pools
 
+# IAM enforcement (moto's, off until `POST /moto-api/reset-auth` with a count, as
+# AwsPeers::enforce_iam does): moto then checks each request's signature against the IAM
+# user's key and the user's policies. Its refusals come in one generic shape,
+# <ErrorResponse><Errors><Error>, which neither EC2 nor STS uses (boto3 reads it anyway; the
+# Rust SDK does not). EC2 answers a denied action with UnauthorizedOperation (HTTP 403) and an
+# unknown key or a bad signature with AuthFailure (HTTP 401), in <Response><Errors><Error>;
+# STS (awsQuery) answers InvalidClientTokenId / SignatureDoesNotMatch / AccessDenied (HTTP
+# 403) in <ErrorResponse><Error>. So these two services get the real shapes.
+from xml.sax.saxutils import escape
+
+from moto.core.exceptions import _RESTError
+from moto.iam import access_control
+
+
+class _AuthError(_RESTError):
+    def __init__(self, service, status, code, message):
+        super().__init__(code, message)
+        self.code = status
+        error = f"<Code>{code}</Code><Message>{escape(message)}</Message>"
+        if service == "ec2":
+            body = f"<Response><Errors><Error>{error}</Error></Errors><RequestID>bootstrap-sim</RequestID></Response>"
+        else:
+            body = f"<ErrorResponse><Error><Type>Sender</Type>{error}</Error><RequestId>bootstrap-sim</RequestId></ErrorResponse>"
+        self.description = '<?xml version="1.0" encoding="UTF-8"?>\n' + body
+
+
+_moto_access_denied = access_control.IAMRequest._raise_access_denied
+_moto_invalid_key = access_control.IAMRequest._raise_invalid_access_key
+_moto_bad_signature = access_control.IAMRequest._raise_signature_does_not_match
+_EC2_AUTH_FAILURE = "AWS was not able to validate the provided access credentials"
+
+
+def _raise_access_denied(self):
+    if self._service == "ec2":
+        raise _AuthError("ec2", 403, "UnauthorizedOperation",
+                         "You are not authorized to perform this operation. "
+                         f"User: {self._access_key.arn} is not authorized to perform: {self._action}")
+    if self._service == "sts":
+        raise _AuthError("sts", 403, "AccessDenied",
+                         f"User: {self._access_key.arn} is not authorized to perform: {self._action}")
+    _moto_access_denied(self)
+
+
+def _raise_invalid_access_key(self, reason):
+    if self._service == "ec2":
+        raise _AuthError("ec2", 401, "AuthFailure", _EC2_AUTH_FAILURE)
+    if self._service == "sts":
+        raise _AuthError("sts", 403, "InvalidClientTokenId", "The security token included in the request is invalid.")
+    _moto_invalid_key(self, reason)
+
+
+def _raise_signature_does_not_match(self):
+    if self._service == "ec2":
+        raise _AuthError("ec2", 401, "AuthFailure", _EC2_AUTH_FAILURE)
+    if self._service == "sts":
+        raise _AuthError("sts", 403, "SignatureDoesNotMatch",
+                         "The request signature we calculated does not match the signature you provided.")
+    _moto_bad_signature(self)
+
+
+access_control.IAMRequest._raise_access_denied = _raise_access_denied
+access_control.IAMRequest._raise_invalid_access_key = _raise_invalid_access_key
+access_control.IAMRequest._raise_signature_does_not_match = _raise_signature_does_not_match
+
 if __name__ == "__main__":
     sys.argv[0] = "moto_server"
     sys.exit(main())

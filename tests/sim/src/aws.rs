@@ -23,6 +23,14 @@ pub enum VpcLayout {
     Flat { public: Vec<String> },
 }
 
+/// An IAM user of moto and its access key ([`AwsPeers::create_iam_user`]).
+#[derive(Debug, Clone)]
+pub struct IamUser {
+    pub arn: String,
+    pub access_key_id: String,
+    pub secret_access_key: String,
+}
+
 pub struct AwsPeers {
     pub venv: PathBuf,
     pub ec2: Emulator,
@@ -300,6 +308,15 @@ impl AwsPeers {
             .context("zone printed no id")
     }
 
+    /// A subnet in a new VPC, not the world's: its id.
+    pub async fn create_subnet_elsewhere(&self) -> Result<String> {
+        let out = self.script(&["subnet"]).await?;
+        out["id"]
+            .as_str()
+            .map(str::to_string)
+            .context("subnet printed no id")
+    }
+
     /// Another writer sets a record set of the zone `zone_id` to exactly `values`.
     pub async fn write_record_in(&self, zone_id: &str, name: &str, values: &[&str]) -> Result<()> {
         let mut args = vec!["write", "--zone-id", zone_id, "--name", name];
@@ -350,6 +367,40 @@ impl AwsPeers {
 
     pub async fn associate(&self, allocation: &str, eni: &str) -> Result<()> {
         self.script(&["associate", "--allocation", allocation, "--eni", eni])
+            .await
+            .map(|_| ())
+    }
+
+    /// An IAM user in moto whose one policy allows `actions` (e.g. `ec2:AllocateAddress`) on
+    /// every resource, with an access key. Counts only once [`Self::enforce_iam`] is on.
+    pub async fn create_iam_user(&self, name: &str, actions: &[&str]) -> Result<IamUser> {
+        let mut args = vec!["iam-user", "--name", name];
+        for action in actions {
+            args.extend(["--allow", action]);
+        }
+        let out = self.script(&args).await?;
+        match (
+            out["arn"].as_str(),
+            out["access_key_id"].as_str(),
+            out["secret_access_key"].as_str(),
+        ) {
+            (Some(arn), Some(key), Some(secret)) => Ok(IamUser {
+                arn: arn.to_string(),
+                access_key_id: key.to_string(),
+                secret_access_key: secret.to_string(),
+            }),
+            _ => bail!("iam-user printed {out}"),
+        }
+    }
+
+    /// Switches moto's IAM enforcement on or off (moto's `/moto-api/reset-auth`). On, every
+    /// request to moto (EC2, and STS when `AWS_ENDPOINT_URL_STS` points at moto) must be signed
+    /// with an IAM user's key and allowed by its policies; this world's own inspection
+    /// (`inspect`, which uses no IAM user) works only while it is off. ministack (Route53)
+    /// checks nothing either way.
+    pub async fn enforce_iam(&self, on: bool) -> Result<()> {
+        let value = if on { "on" } else { "off" };
+        self.script(&["enforce-iam", "--value", value])
             .await
             .map(|_| ())
     }

@@ -15,5 +15,5 @@ pub mod rng;
 pub mod upi;
 pub mod venv;
 
-pub use aws::{AwsPeers, VpcLayout};
+pub use aws::{AwsPeers, IamUser, VpcLayout};
 pub use proxy::{Fault, FaultStats, Faults, Hold, Proxy, Service};
