@@ -26,8 +26,8 @@ mod world;
 
 pub use authorization::RoleAssignment;
 pub use cloud::{ALL_HOSTS, STACK_ARM_HOST, STACK_AUDIENCE, SimCloud};
-pub use usages::PublicIpQuota;
 pub use resource_groups::RivalClaim;
+pub use usages::PublicIpQuota;
 pub use world::{
     CLIENT_ID, CLIENT_SECRET, CLUSTER_RG, COMPUTE_SUBNET, DNS_RG, INSTALLER_COMPUTE_SUBNET,
     INSTALLER_VNET, LOCATION, NETWORK_RG, PRIVATE_ZONE, PUBLIC_ZONE, SUBSCRIPTION, TENANT, VNET,
