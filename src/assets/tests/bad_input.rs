@@ -431,7 +431,10 @@ fn a_broken_platform_name_is_said_once_though_two_rules_read_it() {
 fn a_wrong_typed_string_data_key_says_so_not_that_data_is_missing() {
     let dir = copy_fixture("aws");
     let path = dir.path().join(CREDS_SECRET);
-    let mut text = std::fs::read_to_string(&path).unwrap();
+    // The key moved from data to stringData, with a number for its value.
+    let mut text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("  aws_secret_access_key:", "  moved_away:");
     text.push_str("stringData:\n  aws_secret_access_key: 12345\n");
     std::fs::write(&path, text).unwrap();
     let all = load_all(dir.path()).unwrap_err();
