@@ -91,9 +91,9 @@ fn parse_ttl(text: &str) -> Result<u32, String> {
     let d = humantime::parse_duration(text)
         .map_err(|e| format!("expected a duration like 30s: {e}"))?;
     if d.subsec_nanos() != 0 || d < Duration::from_secs(1) || d > Duration::from_secs(3600) {
-        return Err(format!(
-            "expected whole seconds from 1s to 1h (DNS TTLs are whole seconds)"
-        ));
+        return Err(
+            "expected whole seconds from 1s to 1h (DNS TTLs are whole seconds)".to_string(),
+        );
     }
     u32::try_from(d.as_secs()).map_err(|e| e.to_string())
 }

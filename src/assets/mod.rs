@@ -154,7 +154,10 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, Vec<Input
         })
         .unwrap_or_default();
     let platform = match publish {
-        Some(publish) => found.take(platform(ic, &id_for_names, publish).map_err(ic_err)),
+        Some(publish) => found.take_all(
+            platform(ic, &id_for_names, publish)
+                .map_err(|all| all.into_iter().map(ic_err).collect::<Vec<_>>()),
+        ),
         None => None,
     };
     let settled = platform.and_then(|mut platform| {
@@ -384,17 +387,17 @@ fn platform_name(ic: &Doc) -> Result<&str, FieldError> {
     Ok(name.as_str())
 }
 
-fn platform(ic: &Doc, infra_id: &str, publish: Publish) -> Result<Platform, FieldError> {
-    let name = platform_name(ic)?;
+fn platform(ic: &Doc, infra_id: &str, publish: Publish) -> Result<Platform, Vec<FieldError>> {
+    let name = platform_name(ic).map_err(|e| vec![e])?;
     match name {
         "aws" => network::aws(ic, publish).map(Platform::Aws),
         "azure" => network::azure(ic, infra_id).map(Platform::Azure),
         "gcp" => network::gcp(ic, infra_id).map(Platform::Gcp),
         "none" => Ok(Platform::None),
-        other => Err(field_err(
+        other => Err(vec![field_err(
             "platform",
             format!("unknown platform {other:?}; expected one of aws, azure, gcp, none"),
-        )),
+        )]),
     }
 }
 

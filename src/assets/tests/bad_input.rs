@@ -464,3 +464,93 @@ fn every_missing_creds_key_is_named() {
         ["data.aws_access_key_id", "data.aws_secret_access_key"]
     );
 }
+
+/// The install-config fields `load_all` names, after the `data.install-config: ` prefix.
+fn fields_refused(fixture: &str, edits: &[(&str, &str)]) -> Vec<String> {
+    let dir = copy_fixture(fixture);
+    let path = dir.path().join(CLUSTER_CONFIG);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    for (from, to) in edits {
+        assert_eq!(text.matches(from).count(), 1, "{from:?} in {fixture}");
+        text = text.replacen(from, to, 1);
+    }
+    std::fs::write(&path, text).unwrap();
+    load_all(dir.path())
+        .unwrap_err()
+        .into_iter()
+        .map(|e| {
+            e.field
+                .trim_start_matches("data.install-config: ")
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn every_rule_of_a_platform_block_is_checked_not_only_the_first() {
+    let mut gcp = fields_refused(
+        "gcp",
+        &[
+            ("        projectID: example-project\n", ""),
+            (
+                "        region: us-central1\n",
+                "        region: [us-central1]\n",
+            ),
+            ("        network: mycluster-network\n", ""),
+        ],
+    );
+    gcp.sort();
+    assert_eq!(
+        gcp,
+        [
+            "platform.gcp.controlPlaneSubnet",
+            "platform.gcp.projectID",
+            "platform.gcp.region"
+        ]
+    );
+
+    let mut azure = fields_refused(
+        "azure",
+        &[
+            ("        region: eastus\n", ""),
+            ("        networkResourceGroupName: network-rg\n", ""),
+            (
+                "        computeSubnet: mycluster-worker-subnet\n",
+                "        subnets:\n        - {name: a, role: db}\n        - {role: node}\n",
+            ),
+        ],
+    );
+    azure.sort();
+    assert_eq!(
+        azure,
+        [
+            "platform.azure.networkResourceGroupName",
+            "platform.azure.region",
+            "platform.azure.subnets[0].role",
+            "platform.azure.subnets[1].name",
+        ]
+    );
+
+    let mut aws = fields_refused(
+        "aws",
+        &[
+            ("        region: us-east-1\n", "        region: {a: b}\n"),
+            ("id: subnet-0a1b2c3d4e5f60002", "id: subnet-!!"),
+            ("id: subnet-0a1b2c3d4e5f60003", "id: 7"),
+            (
+                "          - id: subnet-0a1b2c3d4e5f60011\n            roles:\n            - type: IngressControllerLB\n",
+                "          - id: subnet-0a1b2c3d4e5f60011\n            roles:\n            - type: Ingress\n",
+            ),
+        ],
+    );
+    aws.sort();
+    assert_eq!(
+        aws,
+        [
+            "platform.aws.region",
+            "platform.aws.vpc.subnets[1].id",
+            "platform.aws.vpc.subnets[2].id",
+            "platform.aws.vpc.subnets[3].roles[0].type",
+        ]
+    );
+}
