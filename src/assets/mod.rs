@@ -9,6 +9,7 @@ mod doc;
 mod endpoints;
 mod network;
 mod platform_spec;
+mod problems;
 mod publishing;
 mod spec;
 mod subnet_lookup;
@@ -65,41 +66,11 @@ pub fn load_all(dir: &Path) -> Result<ClusterSpec, Vec<InputError>> {
     let infra = found.take(Doc::read(&dir.join(INFRASTRUCTURE)));
     match (install_config, infra) {
         (Some(ic), Some(infra)) => from_docs(dir, &ic, &infra),
-        _ => Err(found.0),
+        _ => Err(found.into_vec()),
     }
 }
 
-/// The problems found so far: each a different field (a rule two parts share, like the
-/// platform name, is said once).
-#[derive(Default)]
-struct Problems(Vec<InputError>);
-
-impl Problems {
-    fn push(&mut self, e: InputError) {
-        if !self
-            .0
-            .iter()
-            .any(|seen| seen.file == e.file && seen.field == e.field)
-        {
-            self.0.push(e);
-        }
-    }
-
-    /// The value, or None with its problem kept.
-    fn take<T>(&mut self, result: Result<T, InputError>) -> Option<T> {
-        self.take_all(result.map_err(|e| vec![e]))
-    }
-
-    fn take_all<T>(&mut self, result: Result<T, Vec<InputError>>) -> Option<T> {
-        match result {
-            Ok(v) => Some(v),
-            Err(all) => {
-                all.into_iter().for_each(|e| self.push(e));
-                None
-            }
-        }
-    }
-}
+type Problems = problems::Problems<InputError>;
 
 fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, Vec<InputError>> {
     // Fields of the embedded install-config are reported as `data.install-config: <path>`.
@@ -220,7 +191,7 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, Vec<Input
         settled,
     )
     else {
-        return Err(found.0);
+        return Err(found.into_vec());
     };
     Ok(ClusterSpec {
         infra_id,

@@ -14,49 +14,8 @@ pub(super) fn field_err(field: &str, problem: impl Into<String>) -> FieldError {
     (field.to_string(), problem.into())
 }
 
-/// The problems of one platform block: every rule's, not only the first (a field is named
-/// once).
-#[derive(Default)]
-pub(super) struct FieldProblems(Vec<FieldError>);
-
-impl FieldProblems {
-    pub(super) fn push(&mut self, e: FieldError) {
-        if !self.0.iter().any(|seen| seen.0 == e.0) {
-            self.0.push(e);
-        }
-    }
-
-    pub(super) fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// The value, or None with its problem kept.
-    pub(super) fn take<T>(&mut self, result: Result<T, FieldError>) -> Option<T> {
-        self.take_all(result.map_err(|e| vec![e]))
-    }
-
-    pub(super) fn take_all<T>(&mut self, result: Result<T, Vec<FieldError>>) -> Option<T> {
-        match result {
-            Ok(v) => Some(v),
-            Err(all) => {
-                all.into_iter().for_each(|e| self.push(e));
-                None
-            }
-        }
-    }
-
-    /// Every problem, if there is one; else the value `build` makes of what was read (None
-    /// only when a part it needs was refused, which left a problem).
-    pub(super) fn or_build<T>(
-        self,
-        build: impl FnOnce() -> Option<T>,
-    ) -> Result<T, Vec<FieldError>> {
-        if !self.0.is_empty() {
-            return Err(self.0);
-        }
-        build().ok_or_else(|| vec![field_err("platform", "cannot be read")])
-    }
-}
+/// The problems of one platform block: every rule's, not only the first.
+pub(super) type FieldProblems = super::problems::Problems<FieldError>;
 
 pub(super) fn opt_string(ic: &Doc, field: &str) -> Result<Option<(String, String)>, FieldError> {
     ic.opt_str(field)
