@@ -22,6 +22,7 @@ use crate::plan::{Observed, Step};
 use crate::providers::{self, Providers};
 use crate::render::{self, Rendered};
 use crate::runner::{self, Runner};
+use crate::validate::options;
 use anyhow::Result;
 use bootstrap_cloud::Reservation;
 use clap::Args;
@@ -49,27 +50,30 @@ pub struct Common {
     #[command(flatten)]
     pub state: StateDir,
     /// The bootstrap host's private IP (default: recorded in the journal, else detected).
-    #[arg(long, env = "BOOTSTRAP_AGENT_BOOTSTRAP_IP", value_parser = crate::validate::options::bootstrap_ip)]
+    #[arg(long, env = "BOOTSTRAP_AGENT_BOOTSTRAP_IP", allow_hyphen_values = true,
+          value_parser = options::checked(options::bootstrap_ip, IpAddr::from([0, 0, 0, 0])))]
     pub bootstrap_ip: Option<IpAddr>,
     /// Deadline for each step; its retries happen inside it.
-    #[arg(long, env = "BOOTSTRAP_AGENT_STEP_TIMEOUT", default_value = "10m", allow_hyphen_values = true, value_parser = crate::validate::options::step_timeout)]
+    #[arg(long, env = "BOOTSTRAP_AGENT_STEP_TIMEOUT", default_value = "10m", allow_hyphen_values = true,
+          value_parser = options::checked(options::deadline, Duration::ZERO))]
     pub step_timeout: Duration,
     /// TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host
     /// must outlive it after it leaves DNS: `run` waits that long before `complete`.
-    #[arg(long, env = "BOOTSTRAP_AGENT_DNS_TTL", default_value = "30s", value_parser = parse_ttl)]
+    #[arg(long, env = "BOOTSTRAP_AGENT_DNS_TTL", default_value = "30s", allow_hyphen_values = true,
+          value_parser = options::checked(parse_ttl, assets::DEFAULT_TTL))]
     pub dns_ttl: u32,
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = options::one_of(Output::Text))]
     pub output: Output,
     /// UPI: YAML naming the reservations you made, per purpose (`private-ipv4: {name: my-vip}`;
     /// `id`, or on Azure private `ip`), where they do not carry the seed's names.
     #[arg(long, env = "BOOTSTRAP_AGENT_RESERVATIONS")]
     pub reservations: Option<PathBuf>,
     /// UPI: reserve nothing; every reservation must be one you made (exit 2 naming what is missing).
-    #[arg(long, env = "BOOTSTRAP_AGENT_ADOPT_ONLY")]
+    #[arg(long, env = "BOOTSTRAP_AGENT_ADOPT_ONLY", value_parser = options::switch())]
     pub adopt_only: bool,
     /// `manual`: DNS is yours (UPI) whatever the install-config says: the agent writes no
     /// record and looks up no zone, and prints the records to create (the user-managed mode).
-    #[arg(long, value_enum, env = "BOOTSTRAP_AGENT_DNS")]
+    #[arg(long, env = "BOOTSTRAP_AGENT_DNS", value_parser = options::one_of(DnsMode::Auto))]
     pub dns: Option<DnsMode>,
 }
 
@@ -87,9 +91,9 @@ fn parse_ttl(text: &str) -> Result<u32, String> {
     let d = humantime::parse_duration(text)
         .map_err(|e| format!("expected a duration like 30s: {e}"))?;
     if d.subsec_nanos() != 0 || d < Duration::from_secs(1) || d > Duration::from_secs(3600) {
-        return Err(format!(
-            "expected whole seconds from 1s to 1h (DNS TTLs are whole seconds), found {text:?}"
-        ));
+        return Err(
+            "expected whole seconds from 1s to 1h (DNS TTLs are whole seconds)".to_string(),
+        );
     }
     u32::try_from(d.as_secs()).map_err(|e| e.to_string())
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 /// Bad input: names the file, the field and what was expected. Nothing has been written.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{file}: {field}: {problem}")]
 pub struct InputError {
     pub file: PathBuf,

@@ -1,5 +1,4 @@
 use bootstrap_agent::{cli, error, exit};
-use clap::Parser;
 use std::io::{IsTerminal, Write};
 
 /// One log event, written to stderr when dropped, with every registered secret replaced
@@ -32,7 +31,7 @@ impl Drop for ScrubbedStderr {
 }
 
 fn main() {
-    let cli = cli::Cli::parse();
+    let cli = cli::Cli::parse_checked();
     tracing_subscriber::fmt()
         .with_writer(ScrubbedStderr::default)
         .with_ansi(std::io::stderr().is_terminal())

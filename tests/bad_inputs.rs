@@ -93,6 +93,15 @@ struct Case {
     code: i32,
     /// Every one of these must appear in stderr (file or flag, field or variable).
     must_name: Vec<String>,
+    /// None of these may appear in stderr (a vague or misleading message).
+    must_not_say: Vec<String>,
+}
+
+impl Case {
+    fn never_saying(mut self, words: &[&str]) -> Case {
+        self.must_not_say = words.iter().map(|s| s.to_string()).collect();
+        self
+    }
 }
 
 fn copy_fixture(ctx: &Ctx, fixture: &str) {
@@ -131,6 +140,7 @@ fn edit_case(fixture: &str, file: &'static str, from: &str, to: &str, field: &st
         }),
         code: 2,
         must_name: vec![file.to_string(), field.to_string()],
+        must_not_say: Vec::new(),
     }
 }
 
@@ -164,6 +174,7 @@ fn case(
         setup: Box::new(setup),
         code,
         must_name: must_name.iter().map(|s| s.to_string()).collect(),
+        must_not_say: Vec::new(),
     }
 }
 
@@ -864,12 +875,26 @@ fn specific(cases: &mut Vec<Case>) {
             "10.0.0.300",
         ),
         ("--bootstrap-ip", "BOOTSTRAP_AGENT_BOOTSTRAP_IP", "0.0.0.0"),
+        ("--bootstrap-ip", "BOOTSTRAP_AGENT_BOOTSTRAP_IP", "x"),
         ("--drain-wait", "BOOTSTRAP_AGENT_DRAIN_WAIT", "forever"),
+        ("--drain-wait", "BOOTSTRAP_AGENT_DRAIN_WAIT", "-3s"),
+        ("--dns-ttl", "BOOTSTRAP_AGENT_DNS_TTL", "0"),
+        ("--dns-ttl", "BOOTSTRAP_AGENT_DNS_TTL", "-5s"),
+        ("--dns-ttl", "BOOTSTRAP_AGENT_DNS_TTL", "1.5s"),
+        ("--dns-seeding", "BOOTSTRAP_AGENT_DNS_SEEDING", "fast"),
+        ("--dns-check", "BOOTSTRAP_AGENT_DNS_CHECK", "dig"),
+        ("--dns", "BOOTSTRAP_AGENT_DNS", "mine"),
+        ("--wire-proof", "BOOTSTRAP_AGENT_WIRE_PROOF", "maybe"),
+        (
+            "--wire-dial-override",
+            "BOOTSTRAP_AGENT_WIRE_DIAL_OVERRIDES",
+            "10.0.0.1=x",
+        ),
     ] {
         cases.push(case(
             &format!("{flag} {bad}"),
             2,
-            &[flag, env],
+            &[flag, env, "expected"],
             move |ctx| {
                 copy_fixture(ctx, "aws");
                 let mut a = ctx.run(&[]);
@@ -881,16 +906,179 @@ fn specific(cases: &mut Vec<Case>) {
                 (a, Vec::new())
             },
         ));
-        cases.push(case(&format!("{env}={bad}"), 2, &[flag, env], move |ctx| {
-            copy_fixture(ctx, "aws");
-            let mut a = ctx.run(&[]);
-            let at = a.iter().position(|x| x == "--bootstrap-ip").unwrap();
-            if flag == "--bootstrap-ip" {
-                a.drain(at..at + 2);
-            }
-            (a, vec![(env.to_string(), bad.to_string())])
-        }));
+        let from_env = format!("from {env}");
+        cases.push(case(
+            &format!("{env}={bad}"),
+            2,
+            &[flag, env, "expected", &from_env],
+            move |ctx| {
+                copy_fixture(ctx, "aws");
+                let mut a = ctx.run(&[]);
+                let at = a.iter().position(|x| x == "--bootstrap-ip").unwrap();
+                if flag == "--bootstrap-ip" {
+                    a.drain(at..at + 2);
+                }
+                (a, vec![(env.to_string(), bad.to_string())])
+            },
+        ));
     }
+    // Switches set by their variable take true or false only.
+    for (flag, env) in [
+        ("--adopt-only", "BOOTSTRAP_AGENT_ADOPT_ONLY"),
+        ("--dns-wait", "BOOTSTRAP_AGENT_DNS_WAIT"),
+    ] {
+        cases.push(case(
+            &format!("{env}=yes"),
+            2,
+            &[flag, env, "expected true or false"],
+            move |ctx| {
+                copy_fixture(ctx, "aws");
+                (ctx.run(&[]), vec![(env.to_string(), "yes".to_string())])
+            },
+        ));
+    }
+    // An option without a variable says so; `status` reads no asset dir but checks it too.
+    cases.push(case(
+        "--output yml",
+        2,
+        &[
+            "--output (no environment variable)",
+            "expected one of text, json, yaml",
+        ],
+        |ctx| {
+            copy_fixture(ctx, "aws");
+            let mut a = ctx.reserve();
+            a.extend(args(&["--output", "yml"]));
+            (a, Vec::new())
+        },
+    ));
+    cases.push(case(
+        "status --output yml",
+        2,
+        &["--output (no environment variable)", "expected one of"],
+        |ctx| {
+            (
+                args(&[
+                    "status",
+                    "--state-dir",
+                    &Ctx::s(&ctx.state()),
+                    "--output",
+                    "yml",
+                ]),
+                Vec::new(),
+            )
+        },
+    ));
+    cases.push(case(
+        "plan --step levitate",
+        2,
+        &["--step", "\"levitate\"", "expected one of"],
+        |ctx| {
+            copy_fixture(ctx, "aws");
+            (
+                args(&[
+                    "plan",
+                    "--offline",
+                    "--assets",
+                    &Ctx::s(&ctx.assets()),
+                    "--state-dir",
+                    &Ctx::s(&ctx.state()),
+                    "--step",
+                    "reserve,levitate",
+                ]),
+                Vec::new(),
+            )
+        },
+    ));
+
+    // Vague messages no more: a wrong type is said with the field and what was expected.
+    cases.push(
+        case(
+            "creds: stringData key of the wrong type",
+            2,
+            &[
+                CREDS,
+                "stringData.aws_secret_access_key",
+                "expected a string, found a number",
+            ],
+            |ctx| {
+                copy_fixture(ctx, "aws");
+                // The key moved from data to stringData, with a number for its value.
+                let creds = ctx.assets().join(CREDS);
+                edit(&creds, "  aws_secret_access_key:", "  moved_away:", false);
+                edit(
+                    &creds,
+                    "type: Opaque\n",
+                    "type: Opaque\nstringData:\n  aws_secret_access_key: 12345\n",
+                    false,
+                );
+                (ctx.reserve(), Vec::new())
+            },
+        )
+        .never_saying(&["missing"]),
+    );
+    cases.push(
+        case(
+            "creds: stringData a list",
+            2,
+            &[CREDS, "stringData", "expected a mapping"],
+            |ctx| {
+                copy_fixture(ctx, "aws");
+                edit(
+                    &ctx.assets().join(CREDS),
+                    "type: Opaque\n",
+                    "type: Opaque\nstringData:\n- aws_secret_access_key\n",
+                    false,
+                );
+                (ctx.reserve(), Vec::new())
+            },
+        )
+        .never_saying(&["missing"]),
+    );
+    cases.push(
+        case(
+            "capabilities filter: metadata.annotations a list",
+            2,
+            &["0000_50_x.yaml", "metadata.annotations", "expected a mapping", "found a list"],
+            |ctx| {
+                let m = ctx.root.join("manifests");
+                fs::create_dir_all(&m).unwrap();
+                fs::write(
+                    m.join("0000_50_x.yaml"),
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: b\n  annotations:\n  - capability.openshift.io/name\n",
+                )
+                .unwrap();
+                let out = ctx.state().join("out");
+                (
+                    args(&["capabilities", "filter", "--manifests", &Ctx::s(&m), "--out", &Ctx::s(&out)]),
+                    Vec::new(),
+                )
+            },
+        )
+        .never_saying(&["line ", "column"]),
+    );
+    cases.push(
+        case(
+            "--templates: metadata.annotations a list",
+            2,
+            &["external-lb.yaml", "metadata.annotations", "expected a mapping", "found a list"],
+            |ctx| {
+                copy_fixture(ctx, "aws-installer-vpc");
+                let t = ctx.root.join("templates/services/aws");
+                fs::create_dir_all(&t).unwrap();
+                fs::write(
+                    t.join("external-lb.yaml"),
+                    "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n  namespace: y\n  annotations:\n  - service.beta.kubernetes.io/aws-load-balancer-type\nspec: {type: LoadBalancer}\n",
+                )
+                .unwrap();
+                (
+                    ctx.run(&["--templates", &Ctx::s(&ctx.root.join("templates"))]),
+                    Vec::new(),
+                )
+            },
+        )
+        .never_saying(&["line ", "column"]),
+    );
     cases.push(case(
         "--done-file in a missing dir",
         2,
@@ -1018,6 +1206,44 @@ fn specific(cases: &mut Vec<Case>) {
         },
     ));
 
+    // Options (from flags and variables), the loader's own rules, creds and kubeconfig: one
+    // report, every problem in it.
+    cases.push(case(
+        "options with every other input at once",
+        2,
+        &[
+            "10 problems in the input",
+            "--gate-timeout (environment variable BOOTSTRAP_AGENT_GATE_TIMEOUT): value \"-5s\"",
+            "--bootstrap-ip (environment variable BOOTSTRAP_AGENT_BOOTSTRAP_IP): value \"x\" from BOOTSTRAP_AGENT_BOOTSTRAP_IP",
+            "--dns-ttl (environment variable BOOTSTRAP_AGENT_DNS_TTL)",
+            "--dns-seeding (environment variable BOOTSTRAP_AGENT_DNS_SEEDING)",
+            "baseDomain",
+            "controlPlane.replicas",
+            "capabilities.additionalEnabledCapabilities[1]",
+            "data.aws_access_key_id",
+            "BOOTSTRAP_AGENT_KUBECONFIG",
+        ],
+        |ctx| {
+            copy_fixture(ctx, "aws");
+            let ic = ctx.assets().join(CLUSTER_CONFIG);
+            edit(&ic, "baseDomain: example.com", "baseDomain: \"a b\"", false);
+            // Only the loader checks these two.
+            edit(&ic, "      replicas: 3\n    compute", "      replicas: -1\n    compute", false);
+            edit(&ic, "      - Console\n", "      - 7\n", false);
+            edit(
+                &ctx.assets().join(CREDS),
+                "aws_access_key_id: QUtJQUZJWFRVUkVFWEFNUExFMDA=",
+                "aws_access_key_id: \"\"",
+                false,
+            );
+            fs::write(ctx.kubeconfig(), "").unwrap();
+            let mut a = ctx.run(&["--gate-timeout", "-5s", "--dns-ttl", "0", "--dns-seeding", "fast"]);
+            let at = a.iter().position(|x| x == "--bootstrap-ip").unwrap();
+            a.drain(at..at + 2);
+            (a, vec![("BOOTSTRAP_AGENT_BOOTSTRAP_IP".into(), "x".into())])
+        },
+    ));
+
     // A corrupt journal: exit 5, named, untouched.
     for (what, bytes) in [
         (
@@ -1121,6 +1347,11 @@ fn run_case(case: &Case) -> Outcome {
     for want in &case.must_name {
         if !stderr.contains(want.as_str()) {
             problems.push(format!("stderr does not name {want:?}"));
+        }
+    }
+    for vague in &case.must_not_say {
+        if stderr.contains(vague.as_str()) {
+            problems.push(format!("stderr says {vague:?}"));
         }
     }
     for canary in CANARIES {

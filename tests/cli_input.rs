@@ -496,6 +496,59 @@ fn bad_bootstrap_ip_value_exits_2_and_names_the_flag() {
 }
 
 #[test]
+fn malformed_option_values_and_asset_problems_are_reported_together() {
+    let assets = broken(
+        "aws",
+        CLUSTER_CONFIG,
+        "      replicas: 3\n    compute:",
+        "      replicas: 0\n    compute:",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let out = ran(agent(&[
+        "reserve",
+        "--assets",
+        p(assets.path()),
+        "--state-dir",
+        p(&state),
+        "--bootstrap-ip",
+        "x",
+        // A negative duration is the value of --step-timeout, not a flag of its own.
+        "--step-timeout",
+        "-5s",
+        "--output",
+        "yml",
+    ])
+    .env("BOOTSTRAP_AGENT_DNS_TTL", "0"));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    for line in [
+        "5 problems in the input (nothing was done)",
+        "cluster-config.yaml: data.install-config: controlPlane.replicas: expected a positive integer",
+        "--bootstrap-ip (environment variable BOOTSTRAP_AGENT_BOOTSTRAP_IP): value \"x\" from the command line: expected an IPv4 or IPv6 address",
+        "--step-timeout (environment variable BOOTSTRAP_AGENT_STEP_TIMEOUT): value \"-5s\" from the command line: a negative duration; expected a duration like 30m or 90s",
+        "--dns-ttl (environment variable BOOTSTRAP_AGENT_DNS_TTL): value \"0\" from BOOTSTRAP_AGENT_DNS_TTL: expected",
+        "--output (no environment variable): value \"yml\" from the command line: expected one of text, json, yaml",
+    ] {
+        assert!(out.stderr.contains(line), "{line}\n{out:?}");
+    }
+    assert!(!state.exists(), "nothing written");
+}
+
+#[test]
+fn help_lists_the_possible_values_and_variables_of_checked_options() {
+    let out = ran(&mut agent(&["run", "--help"]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    for want in [
+        "all-at-once",
+        "[possible values: on, off]",
+        "[env: BOOTSTRAP_AGENT_DNS_SEEDING=",
+        "[env: BOOTSTRAP_AGENT_GATE_TIMEOUT=",
+    ] {
+        assert!(out.stdout.contains(want), "{want}\n{out:?}");
+    }
+}
+
+#[test]
 fn reserve_with_invalid_input_writes_nothing_to_the_state_dir() {
     let assets = broken(
         "aws",

@@ -4,7 +4,7 @@
 
 use super::FieldError;
 use super::doc::Doc;
-use super::network::field_err;
+use super::network::{FieldProblems, field_err};
 use super::spec::*;
 use serde_json::Value;
 
@@ -12,86 +12,115 @@ use serde_json::Value;
 /// with roles (known now); the same list without roles, or the deprecated
 /// `platform.aws.subnets` (classified at run time); nothing (installer-made VPC: found by the
 /// cluster tag at run time).
-pub(super) fn aws(ic: &Doc, publish: Publish) -> Result<AwsSpec, FieldError> {
-    let region = ic
-        .str("platform.aws.region")
-        .map_err(|e| (e.field, e.problem))?
-        .to_string();
-    let hosted_zone = ic
-        .opt_str("platform.aws.hostedZone")
-        .map_err(|e| (e.field, e.problem))?
-        .map(str::to_string);
+pub(super) fn aws(ic: &Doc, publish: Publish) -> Result<AwsSpec, Vec<FieldError>> {
+    let mut found = FieldProblems::default();
+    let region = found.take(
+        ic.str("platform.aws.region")
+            .map(str::to_string)
+            .map_err(|e| (e.field, e.problem)),
+    );
+    let hosted_zone = found.take(
+        ic.opt_str("platform.aws.hostedZone")
+            .map(|z| z.map(str::to_string))
+            .map_err(|e| (e.field, e.problem)),
+    );
     // The installer allows a pool only with publish External
     // (pkg/asset/installconfig/aws/validation.go): without a public API there is no EIP.
-    let public_ipv4_pool = ic
-        .opt_str("platform.aws.publicIpv4Pool")
-        .map_err(|e| (e.field, e.problem))?
-        .map(str::to_string);
-    if public_ipv4_pool.is_some() && publish != Publish::External {
-        return Err(field_err(
-            "platform.aws.publicIpv4Pool",
-            "is allowed only with publish External (the installer refuses it otherwise); expected no pool",
-        ));
-    }
-    let vpc_list = ic
-        .opt_list("platform.aws.vpc.subnets")
-        .map_err(|e| (e.field, e.problem))?;
-    let flat_list = ic
-        .opt_list("platform.aws.subnets")
-        .map_err(|e| (e.field, e.problem))?;
+    let public_ipv4_pool = found.take(
+        ic.opt_str("platform.aws.publicIpv4Pool")
+            .map_err(|e| (e.field, e.problem))
+            .and_then(|pool| match pool {
+                Some(_) if publish != Publish::External => Err(field_err(
+                    "platform.aws.publicIpv4Pool",
+                    "is allowed only with publish External (the installer refuses it otherwise); expected no pool",
+                )),
+                pool => Ok(pool.map(str::to_string)),
+            }),
+    );
+    let subnets = found.take_all(subnets(ic, publish));
+    found.or_build(|| {
+        Some(AwsSpec {
+            region: region?,
+            subnets: subnets?,
+            hosted_zone: hosted_zone?,
+            public_ipv4_pool: public_ipv4_pool?,
+            // Read next to the Infrastructure manifest (`endpoints::aws`).
+            service_endpoints: Default::default(),
+        })
+    })
+}
+
+fn subnets(ic: &Doc, publish: Publish) -> Result<AwsSubnets, Vec<FieldError>> {
+    let one = |e: crate::error::InputError| vec![(e.field, e.problem)];
+    let vpc_list = ic.opt_list("platform.aws.vpc.subnets").map_err(one);
+    let flat_list = ic.opt_list("platform.aws.subnets").map_err(one);
+    let (vpc_list, flat_list) = match (vpc_list, flat_list) {
+        (Ok(vpc), Ok(flat)) => (vpc, flat),
+        (vpc, flat) => {
+            return Err([vpc.err(), flat.err()]
+                .into_iter()
+                .flatten()
+                .flatten()
+                .collect());
+        }
+    };
     let lookup = |how| {
         AwsSubnets::Pending(SubnetLookup {
             file: ic.file.clone(),
             how,
         })
     };
-    let subnets = if !vpc_list.is_empty() {
-        let entries = vpc_entries(vpc_list)?;
-        if entries.iter().all(|e| e.roles.is_some()) {
-            let subnets = by_role(&entries)?;
-            require_lb_subnets(&subnets, publish)?;
-            AwsSubnets::Known {
-                subnets,
-                ignored: Vec::new(),
-            }
-        } else if let Some(with_roles) = entries.iter().find(|e| e.roles.is_some()) {
-            let without = entries
-                .iter()
-                .find(|e| e.roles.is_none())
-                .map_or(0, |e| e.index);
-            return Err(field_err(
-                &format!("platform.aws.vpc.subnets[{without}].roles"),
-                format!(
-                    "missing, but platform.aws.vpc.subnets[{}] has roles; expected roles on every subnet or on none",
-                    with_roles.index
-                ),
-            ));
+    if vpc_list.is_empty() {
+        return Ok(if flat_list.is_empty() {
+            lookup(LookupKind::ClusterTag)
         } else {
-            let listed: Vec<ListedSubnet> = entries
-                .iter()
-                .map(|e| ListedSubnet {
-                    id: e.id.clone(),
-                    field: format!("platform.aws.vpc.subnets[{}].id", e.index),
-                })
-                .collect();
-            if !flat_list.is_empty() {
-                same_as_converted(&flat_ids(flat_list)?, &listed)?;
-            }
-            lookup(LookupKind::Listed(listed))
+            lookup(LookupKind::Listed(flat_ids(flat_list)?))
+        });
+    }
+    // The roles are checked even where an entry's id was refused.
+    let mut found = FieldProblems::default();
+    let entries = vpc_entries(vpc_list, &mut found);
+    if entries.iter().all(|e| e.roles.is_some()) {
+        let subnets = found.take_all(by_role(&entries));
+        if found.is_empty()
+            && let Some(subnets) = &subnets
+        {
+            found.take(require_lb_subnets(subnets, publish));
         }
-    } else if !flat_list.is_empty() {
-        lookup(LookupKind::Listed(flat_ids(flat_list)?))
+        found.or_build(|| {
+            Some(AwsSubnets::Known {
+                subnets: subnets?,
+                ignored: Vec::new(),
+            })
+        })
+    } else if let Some(with_roles) = entries.iter().find(|e| e.roles.is_some()) {
+        let without = entries
+            .iter()
+            .find(|e| e.roles.is_none())
+            .map_or(0, |e| e.index);
+        found.push(field_err(
+            &format!("platform.aws.vpc.subnets[{without}].roles"),
+            format!(
+                "missing, but platform.aws.vpc.subnets[{}] has roles; expected roles on every subnet or on none",
+                with_roles.index
+            ),
+        ));
+        found.or_build(|| None)
+    } else if !found.is_empty() {
+        found.or_build(|| None)
     } else {
-        lookup(LookupKind::ClusterTag)
-    };
-    Ok(AwsSpec {
-        region,
-        subnets,
-        hosted_zone,
-        public_ipv4_pool,
-        // Read next to the Infrastructure manifest (`endpoints::aws`).
-        service_endpoints: Default::default(),
-    })
+        let listed: Vec<ListedSubnet> = entries
+            .iter()
+            .map(|e| ListedSubnet {
+                id: e.id.clone(),
+                field: format!("platform.aws.vpc.subnets[{}].id", e.index),
+            })
+            .collect();
+        if !flat_list.is_empty() {
+            same_as_converted(&flat_ids(flat_list)?, &listed).map_err(|e| vec![e])?;
+        }
+        Ok(lookup(LookupKind::Listed(listed)))
+    }
 }
 
 struct VpcEntry<'a> {
@@ -101,30 +130,34 @@ struct VpcEntry<'a> {
     roles: Option<&'a [Value]>,
 }
 
-fn vpc_entries(list: &[Value]) -> Result<Vec<VpcEntry<'_>>, FieldError> {
-    list.iter()
-        .enumerate()
-        .map(|(index, subnet)| {
-            let field = format!("platform.aws.vpc.subnets[{index}]");
-            let id = subnet_id(subnet.get("id"), &format!("{field}.id"))?;
-            let roles = match subnet.get("roles") {
-                None | Some(Value::Null) => None,
-                Some(Value::Array(roles)) if roles.is_empty() => None,
-                Some(Value::Array(roles)) => Some(roles.as_slice()),
-                Some(_) => {
-                    return Err(field_err(
-                        &format!("{field}.roles"),
-                        "expected a list of roles",
-                    ));
-                }
-            };
-            Ok(VpcEntry { index, id, roles })
-        })
-        .collect()
+/// The entries whose roles can be read (one whose id was refused keeps an empty id: only its
+/// roles are checked further); every problem goes to `found`.
+fn vpc_entries<'a>(list: &'a [Value], found: &mut FieldProblems) -> Vec<VpcEntry<'a>> {
+    let mut entries = Vec::new();
+    for (index, subnet) in list.iter().enumerate() {
+        let field = format!("platform.aws.vpc.subnets[{index}]");
+        let id = found
+            .take(subnet_id(subnet.get("id"), &format!("{field}.id")))
+            .unwrap_or_default();
+        let roles = found.take(match subnet.get("roles") {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Array(roles)) if roles.is_empty() => Ok(None),
+            Some(Value::Array(roles)) => Ok(Some(roles.as_slice())),
+            Some(_) => Err(field_err(
+                &format!("{field}.roles"),
+                "expected a list of roles",
+            )),
+        });
+        if let Some(roles) = roles {
+            entries.push(VpcEntry { index, id, roles });
+        }
+    }
+    entries
 }
 
 /// ControlPlaneExternalLB subnets get an EIP each, ControlPlaneInternalLB subnets a private IP.
-fn by_role(entries: &[VpcEntry]) -> Result<Vec<AwsSubnet>, FieldError> {
+fn by_role(entries: &[VpcEntry]) -> Result<Vec<AwsSubnet>, Vec<FieldError>> {
+    let mut found = FieldProblems::default();
     let mut subnets = Vec::new();
     for entry in entries {
         let field = format!("platform.aws.vpc.subnets[{}]", entry.index);
@@ -137,10 +170,11 @@ fn by_role(entries: &[VpcEntry]) -> Result<Vec<AwsSubnet>, FieldError> {
                     continue;
                 }
                 _ => {
-                    return Err(field_err(
+                    found.push(field_err(
                         &role_field,
                         "expected one of ClusterNode, EdgeNode, BootstrapNode, IngressControllerLB, ControlPlaneExternalLB, ControlPlaneInternalLB",
                     ));
+                    continue;
                 }
             };
             subnets.push(AwsSubnet {
@@ -156,7 +190,7 @@ fn by_role(entries: &[VpcEntry]) -> Result<Vec<AwsSubnet>, FieldError> {
             });
         }
     }
-    Ok(sorted(subnets))
+    found.or_build(|| Some(sorted(subnets)))
 }
 
 /// One entry per (role, subnet), in role then id order: what the planner reserves in.
@@ -166,17 +200,16 @@ pub(super) fn sorted(mut subnets: Vec<AwsSubnet>) -> Vec<AwsSubnet> {
     subnets
 }
 
-fn flat_ids(list: &[Value]) -> Result<Vec<ListedSubnet>, FieldError> {
-    list.iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let field = format!("platform.aws.subnets[{i}]");
-            Ok(ListedSubnet {
-                id: subnet_id(Some(v), &field)?,
-                field,
-            })
-        })
-        .collect()
+fn flat_ids(list: &[Value]) -> Result<Vec<ListedSubnet>, Vec<FieldError>> {
+    let mut found = FieldProblems::default();
+    let mut listed = Vec::new();
+    for (i, v) in list.iter().enumerate() {
+        let field = format!("platform.aws.subnets[{i}]");
+        if let Some(id) = found.take(subnet_id(Some(v), &field)) {
+            listed.push(ListedSubnet { id, field });
+        }
+    }
+    found.or_build(|| Some(listed))
 }
 
 /// The installer copies `platform.aws.subnets` into `vpc.subnets` (without roles) and keeps

@@ -88,3 +88,72 @@ pub fn kind(v: &Value) -> &'static str {
         Value::Object(_) => "a mapping",
     }
 }
+
+/// Where a Kubernetes object's head (`apiVersion`, `kind`, `metadata` with its name,
+/// namespace, labels and annotations) has the wrong type: the field path and what was
+/// expected. For a typed parse that failed with only a line and column to say. A scalar
+/// where a string belongs is no problem: YAML reads `y` or `1` as a boolean or a number
+/// here, where the typed parse takes it as the string it is.
+pub fn object_head_problem(root: &Value) -> Option<(String, String)> {
+    let found = |v: &Value| kind(v);
+    let nested = |v: &Value| v.is_array() || v.is_object();
+    let Value::Object(object) = root else {
+        return Some((
+            "(document)".into(),
+            format!(
+                "expected a Kubernetes object (a mapping), found {}",
+                found(root)
+            ),
+        ));
+    };
+    let string = |v: Option<&Value>, field: &str| match v {
+        Some(other) if nested(other) => Some((
+            field.to_string(),
+            format!("expected a string, found {}", found(other)),
+        )),
+        _ => None,
+    };
+    if let Some(p) = string(object.get("apiVersion"), "apiVersion")
+        .or_else(|| string(object.get("kind"), "kind"))
+    {
+        return Some(p);
+    }
+    let metadata = match object.get("metadata") {
+        None | Some(Value::Null) => return None,
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            return Some((
+                "metadata".into(),
+                format!("expected a mapping, found {}", found(other)),
+            ));
+        }
+    };
+    for field in ["name", "namespace", "generateName"] {
+        if let Some((f, p)) = string(metadata.get(field), field) {
+            return Some((format!("metadata.{f}"), p));
+        }
+    }
+    for field in ["labels", "annotations"] {
+        match metadata.get(field) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(entries)) => {
+                if let Some((key, v)) = entries.iter().find(|(_, v)| nested(v)) {
+                    return Some((
+                        format!("metadata.{field}.{key}"),
+                        format!("expected a string (quote it), found {}", found(v)),
+                    ));
+                }
+            }
+            Some(other) => {
+                return Some((
+                    format!("metadata.{field}"),
+                    format!(
+                        "expected a mapping of names to string values, found {}",
+                        found(other)
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}

@@ -3,21 +3,22 @@
 
 mod aws_subnets;
 mod azure_cloud;
+mod credentials;
 mod dns_zones;
 mod doc;
 mod endpoints;
 mod network;
 mod platform_spec;
+mod problems;
 mod publishing;
 mod spec;
 mod subnet_lookup;
 
 pub use dns_zones::DNS_CONFIG;
-pub use doc::{Doc, kind};
+pub use doc::{Doc, kind, object_head_problem};
 pub use spec::*;
 
 use crate::error::InputError;
-use base64::Engine;
 use bootstrap_cloud::IpFamily;
 use serde_json::Value;
 use std::path::Path;
@@ -31,46 +32,70 @@ pub const CREDS_SECRET: &str = "openshift/99_cloud-creds-secret.yaml";
 /// and the bootstrap host may only go once every cached answer that holds it has expired.
 pub const DEFAULT_TTL: u32 = 30;
 
-/// Loads and validates the asset dir.
+/// Loads and validates the asset dir: the first problem (the one pass, `validate::check`,
+/// reports them all with [`load_all`]).
 pub fn load(dir: &Path) -> Result<ClusterSpec, InputError> {
+    load_all(dir).map_err(|all| {
+        all.into_iter()
+            .next()
+            .unwrap_or_else(|| InputError::new(dir, "(dir)", "cannot be loaded"))
+    })
+}
+
+/// Loads and validates the asset dir; Err holds every problem found (at least one). A part
+/// that depends on another (the platform block on the infra id and publish; the zones on the
+/// names) is checked once what it depends on is sound.
+pub fn load_all(dir: &Path) -> Result<ClusterSpec, Vec<InputError>> {
     if !dir.is_dir() {
-        return Err(InputError::new(
+        return Err(vec![InputError::new(
             dir,
             "(dir)",
             "asset dir does not exist or is not a directory",
-        ));
+        )]);
     }
-    let config_map = Doc::read(&dir.join(CLUSTER_CONFIG))?;
-    let install_config = Doc::parse(
-        &dir.join(CLUSTER_CONFIG),
-        config_map.str("data.install-config")?,
-        "data.install-config",
-    )?;
-    let infra = Doc::read(&dir.join(INFRASTRUCTURE))?;
-    from_docs(dir, &install_config, &infra)
+    let mut found = Problems::default();
+    let config_path = dir.join(CLUSTER_CONFIG);
+    let install_config = Doc::read(&config_path).and_then(|config_map| {
+        Doc::parse(
+            &config_path,
+            config_map.str("data.install-config")?,
+            "data.install-config",
+        )
+    });
+    let install_config = found.take(install_config);
+    let infra = found.take(Doc::read(&dir.join(INFRASTRUCTURE)));
+    match (install_config, infra) {
+        (Some(ic), Some(infra)) => from_docs(dir, &ic, &infra),
+        _ => Err(found.into_vec()),
+    }
 }
 
-fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputError> {
+type Problems = problems::Problems<InputError>;
+
+fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, Vec<InputError>> {
     // Fields of the embedded install-config are reported as `data.install-config: <path>`.
     let ic_field = |f: &str| format!("data.install-config: {f}");
+    let ic_err = |(f, p): FieldError| InputError::new(&ic.file, ic_field(&f), p);
     let ic_str = |f: &str| {
         ic.str(f)
             .map_err(|e| InputError::new(&ic.file, ic_field(f), e.problem))
     };
+    let mut found = Problems::default();
 
-    let infra_id = infra.str("status.infrastructureName")?.to_string();
-    validate_infra_id(&infra_id).map_err(|p| infra.error("status.infrastructureName", p))?;
-    let cluster_name = ic_str("metadata.name")?.to_string();
-    let base_domain = ic_str("baseDomain")?.trim_end_matches('.').to_string();
-    let api_server_internal_uri = infra.str("status.apiServerInternalURI")?.to_string();
-
-    let publish =
-        publishing::publish(ic).map_err(|(f, p)| InputError::new(&ic.file, ic_field(&f), p))?;
-
-    let (ip_families, machine_networks) =
-        ip_families(ic).map_err(|(f, p)| InputError::new(&ic.file, ic_field(&f), p))?;
-    let control_plane_replicas = match ic.get("controlPlane.replicas") {
-        None => 3,
+    let infra_id = found.take(infra.str("status.infrastructureName").and_then(|id| {
+        validate_infra_id(id)
+            .map(|()| id.to_string())
+            .map_err(|p| infra.error("status.infrastructureName", p))
+    }));
+    let cluster_name = found.take(ic_str("metadata.name").map(str::to_string));
+    let base_domain = found.take(ic_str("baseDomain").map(|b| b.trim_end_matches('.').to_string()));
+    let api_server_internal_uri =
+        found.take(infra.str("status.apiServerInternalURI").map(str::to_string));
+    let publish = found.take(publishing::publish(ic).map_err(ic_err));
+    let families = found
+        .take_all(ip_families(ic).map_err(|all| all.into_iter().map(ic_err).collect::<Vec<_>>()));
+    let control_plane_replicas = found.take(match ic.get("controlPlane.replicas") {
+        None => Ok(3),
         Some(v) => v
             .as_u64()
             .and_then(|n| u32::try_from(n).ok())
@@ -81,43 +106,93 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, InputErro
                     ic_field("controlPlane.replicas"),
                     "expected a positive integer",
                 )
-            })?,
-    };
-    let capabilities =
-        capabilities(ic).map_err(|(f, p)| InputError::new(&ic.file, ic_field(&f), p))?;
+            }),
+    });
+    let capabilities = found
+        .take_all(capabilities(ic).map_err(|all| all.into_iter().map(ic_err).collect::<Vec<_>>()));
+    let infra_type = found.take(infra.str("status.platformStatus.type"));
 
-    let infra_type = infra.str("status.platformStatus.type")?;
-    let platform = platform(ic, &infra_id, publish)
-        .map_err(|(f, p)| InputError::new(&ic.file, ic_field(&f), p))?;
-    let expected_type = match platform {
-        Platform::Aws(_) => "AWS",
-        Platform::Azure(_) => "Azure",
-        Platform::Gcp(_) => "GCP",
-        Platform::None => "None",
+    // The platform block names its defaults after the infra id and picks subnet roles by
+    // publish. A malformed infra id (already reported) stands in for itself: the block's
+    // own rules are checked all the same.
+    let id_for_names = infra_id
+        .clone()
+        .or_else(|| {
+            infra
+                .get("status.infrastructureName")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    let platform = match publish {
+        Some(publish) => found.take_all(
+            platform(ic, &id_for_names, publish)
+                .map_err(|all| all.into_iter().map(ic_err).collect::<Vec<_>>()),
+        ),
+        None => None,
     };
-    if infra_type != expected_type {
-        return Err(infra.error(
-            "status.platformStatus.type",
-            format!("is {infra_type}, but the install-config's platform is {}; expected {expected_type}", platform.name()),
-        ));
-    }
-    let mut platform = platform;
-    match &mut platform {
-        Platform::Aws(aws) => aws.service_endpoints = endpoints::aws(ic, infra)?,
-        // Read here, not with the network: the Infrastructure manifest may carry it.
-        Platform::Azure(azure) => azure.cloud = azure_cloud::read(ic, infra)?,
-        _ => {}
-    }
-    let dns = publishing::dns_management(ic, infra, &platform)?;
-    let credentials = credentials(dir, &platform)?;
-    let zones = dns_zones::zones(
-        dir,
-        ic,
-        &platform,
-        &format!("{cluster_name}.{base_domain}"),
-        &base_domain,
-    )?;
+    let settled = platform.and_then(|mut platform| {
+        let expected_type = match platform {
+            Platform::Aws(_) => "AWS",
+            Platform::Azure(_) => "Azure",
+            Platform::Gcp(_) => "GCP",
+            Platform::None => "None",
+        };
+        let type_agrees = found.take(match infra_type {
+            Some(t) if t != expected_type => Err(infra.error(
+                "status.platformStatus.type",
+                format!(
+                    "is {t}, but the install-config's platform is {}; expected {expected_type}",
+                    platform.name()
+                ),
+            )),
+            _ => Ok(()),
+        });
+        let cloud = found.take(match &mut platform {
+            Platform::Aws(aws) => endpoints::aws(ic, infra).map(|e| aws.service_endpoints = e),
+            // Read here, not with the network: the Infrastructure manifest may carry it.
+            Platform::Azure(azure) => azure_cloud::read(ic, infra).map(|c| azure.cloud = c),
+            _ => Ok(()),
+        });
+        let dns = found.take(publishing::dns_management(ic, infra, &platform));
+        let credentials = found.take_all(credentials::read(&dir.join(CREDS_SECRET), &platform));
+        let zones = match (&cluster_name, &base_domain) {
+            (Some(name), Some(base)) => found.take(dns_zones::zones(
+                dir,
+                ic,
+                &platform,
+                &format!("{name}.{base}"),
+                base,
+            )),
+            _ => None,
+        };
+        Some((platform, type_agrees?, cloud?, dns?, credentials?, zones?))
+    });
 
+    let (
+        Some(infra_id),
+        Some(cluster_name),
+        Some(base_domain),
+        Some(api_server_internal_uri),
+        Some(publish),
+        Some((ip_families, machine_networks)),
+        Some(control_plane_replicas),
+        Some(capabilities),
+        Some((platform, (), (), dns, credentials, zones)),
+    ) = (
+        infra_id,
+        cluster_name,
+        base_domain,
+        api_server_internal_uri,
+        publish,
+        families,
+        control_plane_replicas,
+        capabilities,
+        settled,
+    )
+    else {
+        return Err(found.into_vec());
+    };
     Ok(ClusterSpec {
         infra_id,
         cluster_name,
@@ -161,44 +236,25 @@ fn field_err(field: &str, problem: impl Into<String>) -> FieldError {
     (field.to_string(), problem.into())
 }
 
-/// The machine-network families (IPv4 first) and the CIDRs themselves.
-fn ip_families(ic: &Doc) -> Result<(Vec<IpFamily>, Vec<Cidr>), FieldError> {
-    let mut families = Vec::new();
-    let mut networks = Vec::new();
-    for (i, entry) in ic
+/// The machine-network families (IPv4 first) and the CIDRs themselves; every bad entry.
+fn ip_families(ic: &Doc) -> Result<(Vec<IpFamily>, Vec<Cidr>), Vec<FieldError>> {
+    let entries = ic
         .opt_list("networking.machineNetwork")
-        .map_err(|e| (e.field, e.problem))?
-        .iter()
-        .enumerate()
-    {
-        let field = format!("networking.machineNetwork[{i}].cidr");
-        let cidr = entry
-            .get("cidr")
-            .and_then(Value::as_str)
-            .ok_or_else(|| field_err(&field, "expected a CIDR string"))?;
-        let (addr, len) = cidr.split_once('/').ok_or_else(|| {
-            field_err(
-                &field,
-                format!("expected a CIDR like 10.0.0.0/16, found {cidr:?}"),
-            )
-        })?;
-        let ip: std::net::IpAddr = addr
-            .parse()
-            .map_err(|_| field_err(&field, format!("{addr:?} is not an IP address")))?;
-        let max = if ip.is_ipv4() { 32 } else { 128 };
-        match len.parse::<u8>() {
-            Ok(n) if n <= max => networks.push(Cidr {
-                network: ip,
-                prefix: n,
-            }),
-            _ => {
-                return Err(field_err(
-                    &field,
-                    format!("prefix length {len:?} is not 0..={max}"),
-                ));
-            }
+        .map_err(|e| vec![(e.field, e.problem)])?;
+    let mut networks = Vec::new();
+    let mut errors = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        match machine_network(entry, &format!("networking.machineNetwork[{i}].cidr")) {
+            Ok(cidr) => networks.push(cidr),
+            Err(e) => errors.push(e),
         }
-        let family = IpFamily::of(&ip);
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut families: Vec<IpFamily> = Vec::new();
+    for cidr in &networks {
+        let family = IpFamily::of(&cidr.network);
         if !families.contains(&family) {
             families.push(family);
         }
@@ -210,48 +266,80 @@ fn ip_families(ic: &Doc) -> Result<(Vec<IpFamily>, Vec<Cidr>), FieldError> {
     Ok((families, networks))
 }
 
-fn capabilities(ic: &Doc) -> Result<Option<CapabilitiesSpec>, FieldError> {
+fn machine_network(entry: &Value, field: &str) -> Result<Cidr, FieldError> {
+    let cidr = entry
+        .get("cidr")
+        .and_then(Value::as_str)
+        .ok_or_else(|| field_err(field, "expected a CIDR string"))?;
+    let (addr, len) = cidr.split_once('/').ok_or_else(|| {
+        field_err(
+            field,
+            format!("expected a CIDR like 10.0.0.0/16, found {cidr:?}"),
+        )
+    })?;
+    let ip: std::net::IpAddr = addr
+        .parse()
+        .map_err(|_| field_err(field, format!("{addr:?} is not an IP address")))?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    match len.parse::<u8>() {
+        Ok(n) if n <= max => Ok(Cidr {
+            network: ip,
+            prefix: n,
+        }),
+        _ => Err(field_err(
+            field,
+            format!("prefix length {len:?} is not 0..={max}"),
+        )),
+    }
+}
+
+/// The install-config's `capabilities`; every problem of both fields.
+fn capabilities(ic: &Doc) -> Result<Option<CapabilitiesSpec>, Vec<FieldError>> {
     let Some(block) = ic.get("capabilities") else {
         return Ok(None);
     };
     if !block.is_object() {
-        return Err(field_err("capabilities", "expected a mapping"));
+        return Err(vec![field_err("capabilities", "expected a mapping")]);
     }
+    let mut errors = Vec::new();
     let baseline = match block.get("baselineCapabilitySet") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => {
-            return Err(field_err(
+        Some(other) => {
+            errors.push(field_err(
                 "capabilities.baselineCapabilitySet",
-                "expected a string",
+                format!("expected a string, found {}", doc::kind(other)),
             ));
+            None
         }
     };
-    let additional = match block.get("additionalEnabledCapabilities") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                v.as_str().map(str::to_string).ok_or_else(|| {
-                    field_err(
+    let mut additional = Vec::new();
+    match block.get("additionalEnabledCapabilities") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (i, v) in items.iter().enumerate() {
+                match v.as_str() {
+                    Some(name) => additional.push(name.to_string()),
+                    None => errors.push(field_err(
                         &format!("capabilities.additionalEnabledCapabilities[{i}]"),
-                        "expected a string",
-                    )
-                })
-            })
-            .collect::<Result<_, _>>()?,
-        Some(_) => {
-            return Err(field_err(
-                "capabilities.additionalEnabledCapabilities",
-                "expected a list of strings",
-            ));
+                        format!("expected a string, found {}", doc::kind(v)),
+                    )),
+                }
+            }
         }
-    };
-    Ok(Some(CapabilitiesSpec {
-        baseline,
-        additional,
-    }))
+        Some(other) => errors.push(field_err(
+            "capabilities.additionalEnabledCapabilities",
+            format!("expected a list of strings, found {}", doc::kind(other)),
+        )),
+    }
+    if errors.is_empty() {
+        Ok(Some(CapabilitiesSpec {
+            baseline,
+            additional,
+        }))
+    } else {
+        Err(errors)
+    }
 }
 
 /// The one key of the install-config's `platform` block.
@@ -270,65 +358,18 @@ fn platform_name(ic: &Doc) -> Result<&str, FieldError> {
     Ok(name.as_str())
 }
 
-fn platform(ic: &Doc, infra_id: &str, publish: Publish) -> Result<Platform, FieldError> {
-    let name = platform_name(ic)?;
+fn platform(ic: &Doc, infra_id: &str, publish: Publish) -> Result<Platform, Vec<FieldError>> {
+    let name = platform_name(ic).map_err(|e| vec![e])?;
     match name {
         "aws" => network::aws(ic, publish).map(Platform::Aws),
         "azure" => network::azure(ic, infra_id).map(Platform::Azure),
         "gcp" => network::gcp(ic, infra_id).map(Platform::Gcp),
         "none" => Ok(Platform::None),
-        other => Err(field_err(
+        other => Err(vec![field_err(
             "platform",
             format!("unknown platform {other:?}; expected one of aws, azure, gcp, none"),
-        )),
+        )]),
     }
-}
-
-/// Credentials from the creds secret, when it exists; else the SDK's standard chain.
-fn credentials(dir: &Path, platform: &Platform) -> Result<Credentials, InputError> {
-    let path = dir.join(CREDS_SECRET);
-    if matches!(platform, Platform::None) || !path.exists() {
-        return Ok(Credentials::Environment);
-    }
-    let secret = Doc::read(&path)?;
-    let field = |key: &str| -> Result<String, InputError> {
-        if let Some(v) = secret.get_in(&["stringData", key]).and_then(Value::as_str) {
-            return Ok(v.to_string());
-        }
-        let field = format!("data.{key}");
-        let encoded = match secret.get_in(&["data", key]) {
-            Some(Value::String(s)) => s,
-            Some(_) => return Err(secret.error(&field, "expected a base64 string")),
-            None => return Err(secret.error(&field, "missing; expected a base64 string")),
-        };
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(encoded.trim())
-            .map_err(|_| secret.error(&field, "expected base64"))?;
-        String::from_utf8(bytes).map_err(|_| secret.error(&field, "expected base64 of UTF-8 text"))
-    };
-    Ok(match platform {
-        Platform::Aws(_) => Credentials::AwsKeys {
-            access_key_id: field("aws_access_key_id")?,
-            secret_access_key: field("aws_secret_access_key")?,
-        },
-        Platform::Azure(_) => Credentials::AzureClientSecret {
-            subscription_id: field("azure_subscription_id")?,
-            tenant_id: field("azure_tenant_id")?,
-            client_id: field("azure_client_id")?,
-            client_secret: field("azure_client_secret")?,
-        },
-        Platform::Gcp(_) => {
-            let json = field("service_account.json")?;
-            if !serde_json::from_str::<Value>(&json).is_ok_and(|v| v.is_object()) {
-                return Err(secret.error(
-                    "data.service_account.json",
-                    "expected a service account key (JSON object)",
-                ));
-            }
-            Credentials::GcpServiceAccount { json }
-        }
-        Platform::None => Credentials::Environment,
-    })
 }
 
 #[cfg(test)]

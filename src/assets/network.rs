@@ -14,6 +14,9 @@ pub(super) fn field_err(field: &str, problem: impl Into<String>) -> FieldError {
     (field.to_string(), problem.into())
 }
 
+/// The problems of one platform block: every rule's, not only the first.
+pub(super) type FieldProblems = super::problems::Problems<FieldError>;
+
 pub(super) fn opt_string(ic: &Doc, field: &str) -> Result<Option<(String, String)>, FieldError> {
     ic.opt_str(field)
         .map(|v| v.map(|v| (v.to_string(), field.to_string())))
@@ -51,21 +54,24 @@ fn value(
 /// `network`, `controlPlaneSubnet` and `computeSubnet` go together (the installer's rule);
 /// without them the installer makes `<infra-id>-network` with `<infra-id>-master-subnet` and
 /// `<infra-id>-worker-subnet`.
-pub(super) fn gcp(ic: &Doc, infra_id: &str) -> Result<GcpSpec, FieldError> {
+pub(super) fn gcp(ic: &Doc, infra_id: &str) -> Result<GcpSpec, Vec<FieldError>> {
     let s = |f: &str| {
         ic.str(&format!("platform.gcp.{f}"))
             .map(str::to_string)
             .map_err(|e| (e.field, e.problem))
     };
-    let network = opt_string(ic, "platform.gcp.network")?;
-    let control_plane = opt_string(ic, "platform.gcp.controlPlaneSubnet")?;
-    let compute = opt_string(ic, "platform.gcp.computeSubnet")?;
-    let network_project = opt_string(ic, "platform.gcp.networkProjectID")?;
+    let mut found = FieldProblems::default();
+    let project = found.take(s("projectID"));
+    let region = found.take(s("region"));
+    let network = found.take(opt_string(ic, "platform.gcp.network"));
+    let control_plane = found.take(opt_string(ic, "platform.gcp.controlPlaneSubnet"));
+    let compute = found.take(opt_string(ic, "platform.gcp.computeSubnet"));
+    let network_project = found.take(opt_string(ic, "platform.gcp.networkProjectID"));
     // Shared VPC (the installer's rules, pkg/types/gcp/validation/platform.go): the shared
     // network must be named, and credentials go to Manual or Passthrough.
-    if let Some((host, _)) = &network_project {
-        if network.is_none() {
-            return Err(field_err(
+    if let Some(Some((host, _))) = &network_project {
+        if let Some(None) = &network {
+            found.push(field_err(
                 "platform.gcp.network",
                 format!(
                     "missing; networkProjectID {host} (Shared VPC) needs the name of the network it shares"
@@ -74,84 +80,89 @@ pub(super) fn gcp(ic: &Doc, infra_id: &str) -> Result<GcpSpec, FieldError> {
         }
         match ic.get("credentialsMode").and_then(Value::as_str) {
             Some("Manual" | "Passthrough") => {}
-            other => {
-                return Err(field_err(
-                    "credentialsMode",
-                    format!(
-                        "{}; platform.gcp.networkProjectID (Shared VPC) needs Manual or Passthrough",
-                        other.map_or("missing".to_string(), |m| format!("is {m:?}"))
-                    ),
-                ));
-            }
+            other => found.push(field_err(
+                "credentialsMode",
+                format!(
+                    "{}; platform.gcp.networkProjectID (Shared VPC) needs Manual or Passthrough",
+                    other.map_or("missing".to_string(), |m| format!("is {m:?}"))
+                ),
+            )),
         }
     }
-    match &network {
-        Some((name, _)) => {
-            for (given, field) in [
-                (&control_plane, "platform.gcp.controlPlaneSubnet"),
-                (&compute, "platform.gcp.computeSubnet"),
-            ] {
-                if given.is_none() {
-                    return Err(field_err(
+    if let (Some(network), Some(control_plane), Some(compute)) =
+        (&network, &control_plane, &compute)
+    {
+        match network {
+            Some((name, _)) => {
+                for (given, field) in [
+                    (control_plane, "platform.gcp.controlPlaneSubnet"),
+                    (compute, "platform.gcp.computeSubnet"),
+                ] {
+                    if given.is_none() {
+                        found.push(field_err(
+                            field,
+                            format!(
+                                "missing; expected the name of a subnet of network {name} (network, controlPlaneSubnet and computeSubnet go together)"
+                            ),
+                        ));
+                    }
+                }
+            }
+            None => {
+                if let Some((_, field)) = control_plane.as_ref().or(compute.as_ref()) {
+                    found.push(field_err(
                         field,
                         format!(
-                            "missing; expected the name of a subnet of network {name} (network, controlPlaneSubnet and computeSubnet go together)"
+                            "set without platform.gcp.network; expected network, controlPlaneSubnet and computeSubnet together, or none of them (the installer then makes {infra_id}-network)"
                         ),
                     ));
                 }
             }
         }
-        None => {
-            if let Some((_, field)) = control_plane.as_ref().or(compute.as_ref()) {
-                return Err(field_err(
-                    field,
-                    format!(
-                        "set without platform.gcp.network; expected network, controlPlaneSubnet and computeSubnet together, or none of them (the installer then makes {infra_id}-network)"
-                    ),
-                ));
-            }
+    }
+    found.or_build(|| {
+        let mut sources = Vec::new();
+        let network = value(
+            &mut sources,
+            "network",
+            network?,
+            format!("{infra_id}-network"),
+            "<infra-id>-network",
+        );
+        let control_plane_subnet = value(
+            &mut sources,
+            "control-plane subnet",
+            control_plane?,
+            format!("{infra_id}-master-subnet"),
+            "<infra-id>-master-subnet",
+        );
+        let compute_subnet = value(
+            &mut sources,
+            "compute subnet",
+            compute?,
+            format!("{infra_id}-worker-subnet"),
+            "<infra-id>-worker-subnet",
+        );
+        let network_project = network_project?;
+        if let Some((host, field)) = &network_project {
+            sources.push(NetworkValue {
+                name: "network project (Shared VPC host)".into(),
+                value: host.clone(),
+                source: Source::InstallConfig {
+                    field: field.clone(),
+                },
+                classified_by: None,
+            });
         }
-    }
-    let mut sources = Vec::new();
-    let network = value(
-        &mut sources,
-        "network",
-        network,
-        format!("{infra_id}-network"),
-        "<infra-id>-network",
-    );
-    let control_plane_subnet = value(
-        &mut sources,
-        "control-plane subnet",
-        control_plane,
-        format!("{infra_id}-master-subnet"),
-        "<infra-id>-master-subnet",
-    );
-    let compute_subnet = value(
-        &mut sources,
-        "compute subnet",
-        compute,
-        format!("{infra_id}-worker-subnet"),
-        "<infra-id>-worker-subnet",
-    );
-    if let Some((host, field)) = &network_project {
-        sources.push(NetworkValue {
-            name: "network project (Shared VPC host)".into(),
-            value: host.clone(),
-            source: Source::InstallConfig {
-                field: field.clone(),
-            },
-            classified_by: None,
-        });
-    }
-    Ok(GcpSpec {
-        project: s("projectID")?,
-        region: s("region")?,
-        network_project: network_project.map(|(host, _)| host),
-        network,
-        control_plane_subnet,
-        compute_subnet,
-        sources,
+        Some(GcpSpec {
+            project: project?,
+            region: region?,
+            network_project: network_project.map(|(host, _)| host),
+            network,
+            control_plane_subnet,
+            compute_subnet,
+            sources,
+        })
     })
 }
 
@@ -162,28 +173,38 @@ pub(super) fn gcp(ic: &Doc, infra_id: &str) -> Result<GcpSpec, FieldError> {
 /// deprecated `computeSubnet` / `controlPlaneSubnet` that the installer converts into it (and
 /// keeps); without a vnet the installer makes `<infra-id>-vnet` in the cluster resource group
 /// with `<infra-id>-master-subnet` and `<infra-id>-worker-subnet`.
-pub(super) fn azure(ic: &Doc, infra_id: &str) -> Result<AzureSpec, FieldError> {
+pub(super) fn azure(ic: &Doc, infra_id: &str) -> Result<AzureSpec, Vec<FieldError>> {
     let s = |f: &str| {
         ic.str(&format!("platform.azure.{f}"))
             .map(str::to_string)
             .map_err(|e| (e.field, e.problem))
     };
-    let resource_group = opt_string(ic, "platform.azure.resourceGroupName")?;
-    let network_resource_group = opt_string(ic, "platform.azure.networkResourceGroupName")?;
-    let virtual_network = opt_string(ic, "platform.azure.virtualNetwork")?;
-    let (listed_compute, listed_control_plane) = azure_subnets(ic)?;
+    let mut found = FieldProblems::default();
+    let region = found.take(s("region"));
+    let base_domain_resource_group = found.take(s("baseDomainResourceGroupName"));
+    let resource_group = found.take(opt_string(ic, "platform.azure.resourceGroupName"));
+    let network_resource_group =
+        found.take(opt_string(ic, "platform.azure.networkResourceGroupName"));
+    let virtual_network = found.take(opt_string(ic, "platform.azure.virtualNetwork"));
+    let (listed_compute, listed_control_plane) = found
+        .take_all(azure_subnets(ic))
+        .map_or((None, None), |(compute, control_plane)| {
+            (Some(compute), Some(control_plane))
+        });
     let compute = match listed_compute {
-        Some(given) => Some(given),
-        None => opt_string(ic, "platform.azure.computeSubnet")?,
+        Some(Some(given)) => Some(Some(given)),
+        Some(None) => found.take(opt_string(ic, "platform.azure.computeSubnet")),
+        None => None,
     };
     let control_plane = match listed_control_plane {
-        Some(given) => Some(given),
-        None => opt_string(ic, "platform.azure.controlPlaneSubnet")?,
+        Some(Some(given)) => Some(Some(given)),
+        Some(None) => found.take(opt_string(ic, "platform.azure.controlPlaneSubnet")),
+        None => None,
     };
     match &virtual_network {
-        Some((vnet, _)) => {
-            if network_resource_group.is_none() {
-                return Err(field_err(
+        Some(Some((vnet, _))) => {
+            if let Some(None) = &network_resource_group {
+                found.push(field_err(
                     "platform.azure.networkResourceGroupName",
                     format!("missing; expected the resource group of virtualNetwork {vnet}"),
                 ));
@@ -196,8 +217,8 @@ pub(super) fn azure(ic: &Doc, infra_id: &str) -> Result<AzureSpec, FieldError> {
                 ),
                 (&compute, "platform.azure.computeSubnet", "node"),
             ] {
-                if given.is_none() {
-                    return Err(field_err(
+                if let Some(None) = given {
+                    found.push(field_err(
                         field,
                         format!(
                             "missing; with virtualNetwork {vnet} expected a subnet with role {role} in platform.azure.subnets, or this field"
@@ -206,9 +227,12 @@ pub(super) fn azure(ic: &Doc, infra_id: &str) -> Result<AzureSpec, FieldError> {
                 }
             }
         }
-        None => {
-            if let Some((_, field)) = control_plane.as_ref().or(compute.as_ref()) {
-                return Err(field_err(
+        Some(None) => {
+            let given = [&control_plane, &compute]
+                .into_iter()
+                .find_map(|g| g.as_ref().and_then(Option::as_ref));
+            if let Some((_, field)) = given {
+                found.push(field_err(
                     field,
                     format!(
                         "set without platform.azure.virtualNetwork; expected a subnet of an existing vnet named there, or no subnets (the installer then makes {infra_id}-vnet)"
@@ -216,64 +240,68 @@ pub(super) fn azure(ic: &Doc, infra_id: &str) -> Result<AzureSpec, FieldError> {
                 ));
             }
         }
+        None => {}
     }
-    let mut sources = Vec::new();
-    let resource_group = value(
-        &mut sources,
-        "resource group",
-        resource_group,
-        format!("{infra_id}-rg"),
-        "<infra-id>-rg",
-    );
-    let network_resource_group = value(
-        &mut sources,
-        "network resource group",
-        network_resource_group,
-        resource_group.clone(),
-        "the resource group",
-    );
-    let virtual_network = value(
-        &mut sources,
-        "virtual network",
-        virtual_network,
-        format!("{infra_id}-vnet"),
-        "<infra-id>-vnet",
-    );
-    let control_plane_subnet = value(
-        &mut sources,
-        "control-plane subnet",
-        control_plane,
-        format!("{infra_id}-master-subnet"),
-        "<infra-id>-master-subnet",
-    );
-    let compute_subnet = value(
-        &mut sources,
-        "compute subnet",
-        compute,
-        format!("{infra_id}-worker-subnet"),
-        "<infra-id>-worker-subnet",
-    );
-    Ok(AzureSpec {
-        region: s("region")?,
-        resource_group,
-        base_domain_resource_group: s("baseDomainResourceGroupName")?,
-        network_resource_group,
-        virtual_network,
-        compute_subnet,
-        control_plane_subnet,
-        sources,
-        // Set from the install-config or the Infrastructure manifest by `azure_cloud::read`.
-        cloud: bootstrap_cloud::azure_cloud::AzureCloud::AzurePublicCloud,
+    found.or_build(|| {
+        let mut sources = Vec::new();
+        let resource_group = value(
+            &mut sources,
+            "resource group",
+            resource_group?,
+            format!("{infra_id}-rg"),
+            "<infra-id>-rg",
+        );
+        let network_resource_group = value(
+            &mut sources,
+            "network resource group",
+            network_resource_group?,
+            resource_group.clone(),
+            "the resource group",
+        );
+        let virtual_network = value(
+            &mut sources,
+            "virtual network",
+            virtual_network?,
+            format!("{infra_id}-vnet"),
+            "<infra-id>-vnet",
+        );
+        let control_plane_subnet = value(
+            &mut sources,
+            "control-plane subnet",
+            control_plane?,
+            format!("{infra_id}-master-subnet"),
+            "<infra-id>-master-subnet",
+        );
+        let compute_subnet = value(
+            &mut sources,
+            "compute subnet",
+            compute?,
+            format!("{infra_id}-worker-subnet"),
+            "<infra-id>-worker-subnet",
+        );
+        Some(AzureSpec {
+            region: region?,
+            resource_group,
+            base_domain_resource_group: base_domain_resource_group?,
+            network_resource_group,
+            virtual_network,
+            compute_subnet,
+            control_plane_subnet,
+            sources,
+            // Set from the install-config or the Infrastructure manifest by `azure_cloud::read`.
+            cloud: bootstrap_cloud::azure_cloud::AzureCloud::AzurePublicCloud,
+        })
     })
 }
 
 type Given = Option<(String, String)>;
 
 /// `platform.azure.subnets[]`: the first `node` subnet and the one `control-plane` subnet.
-fn azure_subnets(ic: &Doc) -> Result<(Given, Given), FieldError> {
+fn azure_subnets(ic: &Doc) -> Result<(Given, Given), Vec<FieldError>> {
     let list = ic
         .opt_list("platform.azure.subnets")
-        .map_err(|e| (e.field, e.problem))?;
+        .map_err(|e| vec![(e.field, e.problem)])?;
+    let mut found = FieldProblems::default();
     let (mut compute, mut control_plane): (Given, Given) = (None, None);
     for (i, entry) in list.iter().enumerate() {
         let field = format!("platform.azure.subnets[{i}]");
@@ -281,8 +309,10 @@ fn azure_subnets(ic: &Doc) -> Result<(Given, Given), FieldError> {
             .get("name")
             .and_then(Value::as_str)
             .filter(|n| !n.trim().is_empty())
-            .ok_or_else(|| field_err(&format!("{field}.name"), "expected a subnet name"))?;
-        let given = Some((name.to_string(), format!("{field}.name")));
+            .ok_or_else(|| field_err(&format!("{field}.name"), "expected a subnet name"));
+        let given = found
+            .take(name)
+            .map(|name| (name.to_string(), format!("{field}.name")));
         match entry.get("role").and_then(Value::as_str) {
             Some("node") => {
                 if compute.is_none() {
@@ -291,22 +321,21 @@ fn azure_subnets(ic: &Doc) -> Result<(Given, Given), FieldError> {
             }
             Some("control-plane") => {
                 if let Some((first, _)) = &control_plane {
-                    return Err(field_err(
+                    found.push(field_err(
                         &format!("{field}.role"),
                         format!(
                             "a second control-plane subnet ({first} is the first); expected exactly one"
                         ),
                     ));
+                } else {
+                    control_plane = given;
                 }
-                control_plane = given;
             }
-            _ => {
-                return Err(field_err(
-                    &format!("{field}.role"),
-                    "expected node or control-plane",
-                ));
-            }
+            _ => found.push(field_err(
+                &format!("{field}.role"),
+                "expected node or control-plane",
+            )),
         }
     }
-    Ok((compute, control_plane))
+    found.or_build(|| Some((compute, control_plane)))
 }

@@ -70,7 +70,7 @@ pub enum CapabilitiesCommand {
         assets: PathBuf,
         #[command(flatten)]
         registry: RegistryArgs,
-        #[arg(long, value_enum, default_value = "text")]
+        #[arg(long, default_value = "text", value_parser = crate::validate::options::one_of(Output::Text))]
         output: Output,
     },
     /// Write spec.capabilities into ClusterVersion `version` (server-side apply; never its
@@ -88,9 +88,10 @@ pub enum CapabilitiesCommand {
         registry: RegistryArgs,
         /// How long to wait for ClusterVersion `version` when it does not exist and the asset
         /// dir has no manifests/cvo-overrides.yaml to create it from.
-        #[arg(long, default_value = "10m", value_parser = humantime::parse_duration)]
+        #[arg(long, default_value = "10m", allow_hyphen_values = true,
+              value_parser = crate::validate::options::checked(crate::validate::options::duration, std::time::Duration::ZERO))]
         wait: std::time::Duration,
-        #[arg(long, value_enum, default_value = "text")]
+        #[arg(long, default_value = "text", value_parser = crate::validate::options::one_of(Output::Text))]
         output: Output,
     },
     /// Decide, per object of a manifests dir, included or excluded (and why).
@@ -106,7 +107,7 @@ pub enum CapabilitiesCommand {
         /// One line per object with the reason.
         #[arg(long)]
         explain: bool,
-        #[arg(long, value_enum, default_value = "text")]
+        #[arg(long, default_value = "text", value_parser = crate::validate::options::one_of(Output::Text))]
         output: Output,
     },
     /// An update from one payload to another: implicitly enabled capabilities, deletions.
@@ -133,7 +134,7 @@ pub enum CapabilitiesCommand {
             default_value = "/var/lib/bootstrap-agent"
         )]
         state_dir: PathBuf,
-        #[arg(long, value_enum, default_value = "text")]
+        #[arg(long, default_value = "text", value_parser = crate::validate::options::one_of(Output::Text))]
         output: Output,
     },
 }

@@ -158,11 +158,19 @@ pub fn parse_file(
         }
         let field = |f: &str| format!("document {doc}: {f}");
         let head: Head = serde_saphyr::from_str(text).map_err(|e| {
-            InputError::new(
-                &path,
-                field("(document)"),
-                format!("invalid YAML or not a Kubernetes object: {e}"),
-            )
+            // A field of the wrong type: named by its path, not by a line and column.
+            match serde_saphyr::from_str::<serde_json::Value>(text)
+                .ok()
+                .as_ref()
+                .and_then(crate::assets::object_head_problem)
+            {
+                Some((f, problem)) => InputError::new(&path, field(&f), problem),
+                None => InputError::new(
+                    &path,
+                    field("(document)"),
+                    format!("invalid YAML or not a Kubernetes object: {e}"),
+                ),
+            }
         })?;
         let required = |v: Option<String>, f: &str| {
             v.filter(|s| !s.trim().is_empty())
@@ -395,5 +403,23 @@ mod tests {
         );
         assert_eq!(e.field, "document 1: metadata.name");
         assert!(e.file.ends_with("f.yaml"));
+    }
+
+    #[test]
+    fn a_list_where_the_annotations_mapping_belongs_is_named_by_its_path() {
+        let e = from_files(
+            Path::new("m"),
+            vec![ManifestFile {
+                name: "f.yaml".into(),
+                text: "apiVersion: v1\nkind: X\nmetadata: {name: a}\n---\napiVersion: v1\nkind: X\nmetadata:\n  name: b\n  annotations:\n  - capability.openshift.io/name\n".into(),
+            }],
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "document 1: metadata.annotations");
+        assert_eq!(
+            e.problem,
+            "expected a mapping of names to string values, found a list"
+        );
     }
 }

@@ -8,6 +8,7 @@ use crate::dns_answers::{
 };
 use crate::output;
 use crate::plan::Step;
+use crate::validate::options;
 use anyhow::{Result, bail};
 use clap::Subcommand;
 
@@ -35,9 +36,9 @@ pub enum DnsCommand {
         /// Whose view counts: the zone as the cloud's DNS API answers, or the host's resolver.
         #[arg(
             long,
-            value_enum,
             env = "BOOTSTRAP_AGENT_DNS_CHECK",
-            default_value = "zone"
+            default_value = "zone",
+            value_parser = options::one_of(DnsCheck::Zone)
         )]
         dns_check: DnsCheck,
     },

@@ -11,6 +11,7 @@ use crate::gather::GatherArgs;
 pub use crate::output::Output;
 use crate::plan::Step;
 use crate::runner::StepReport;
+use crate::validate::options;
 use crate::{output, status};
 use anyhow::Result;
 
@@ -30,6 +31,21 @@ pub use dns::DnsCommand;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Malformed option values (`Cli::parse_checked`), for the one pass to report with every
+    /// other problem.
+    #[arg(skip)]
+    pub malformed_options: Vec<crate::error::InputError>,
+}
+
+impl Cli {
+    /// Parses the command line and environment; a malformed option value does not stop the
+    /// parse but is kept for the one pass (`validate::check`), which refuses the command with
+    /// it and every other problem of the input.
+    pub fn parse_checked() -> Self {
+        let (mut cli, malformed) = options::collecting(<Self as Parser>::parse);
+        cli.malformed_options = malformed;
+        cli
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -78,7 +94,7 @@ pub enum Command {
         offline: bool,
         /// Steps to plan, comma separated.
         /// Default: what is left of `run` per the journal, else all of it.
-        #[arg(long, alias = "stage", value_delimiter = ',', value_parser = plan::parse_step)]
+        #[arg(long, alias = "stage", value_delimiter = ',', value_parser = options::checked(plan::parse_step, Step::Reserve))]
         step: Vec<Step>,
         /// Directory overriding the embedded templates (the Services `run` would apply).
         #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
@@ -88,9 +104,9 @@ pub enum Command {
         /// How `run` seeds DNS (as `run --dns-seeding`): planned the way `run` will do it.
         #[arg(
             long,
-            value_enum,
             env = "BOOTSTRAP_AGENT_DNS_SEEDING",
-            default_value = "progressive"
+            default_value = "progressive",
+            value_parser = options::one_of(crate::daemon::DnsSeeding::Progressive)
         )]
         dns_seeding: crate::daemon::DnsSeeding,
     },
@@ -123,7 +139,7 @@ pub enum Command {
     Status {
         #[command(flatten)]
         state: StateDir,
-        #[arg(long, value_enum, default_value = "text")]
+        #[arg(long, default_value = "text", value_parser = options::one_of(Output::Text))]
         output: Output,
         /// Print it again whenever it changes (redrawn in place on a terminal) until `run` is
         /// done; reads the journal without the lock, so it works beside a running daemon.
@@ -147,7 +163,11 @@ pub enum Command {
 
 pub async fn run(cli: Cli) -> Result<()> {
     // Every input, all problems at once, before any lock, journal write or network call.
-    crate::validate::check(&inputs::inputs_of(&cli.command)).await?;
+    let inputs = crate::validate::Inputs {
+        options: &cli.malformed_options,
+        ..inputs::inputs_of(&cli.command)
+    };
+    crate::validate::check(&inputs).await?;
     match cli.command {
         Command::Plan {
             common,

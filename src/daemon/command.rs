@@ -8,6 +8,7 @@ use crate::cluster::{self, gate};
 use crate::context::{Common, Context};
 use crate::plan::Step;
 use crate::render;
+use crate::validate::options;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
@@ -30,7 +31,8 @@ pub struct KubeArgs {
 #[derive(Debug, Args)]
 pub struct GateArgs {
     /// Overall deadline of the readiness gate.
-    #[arg(long, env = "BOOTSTRAP_AGENT_GATE_TIMEOUT", default_value = "30m", allow_hyphen_values = true, value_parser = crate::validate::options::gate_timeout)]
+    #[arg(long, env = "BOOTSTRAP_AGENT_GATE_TIMEOUT", default_value = "30m", allow_hyphen_values = true,
+          value_parser = options::checked(options::deadline, Duration::ZERO))]
     pub gate_timeout: Duration,
     /// Written (atomically, JSON) with `"phase": "gate-passed"` when the gate passes, and by
     /// `run` with `"phase": "complete"` once the bootstrap IP left DNS and the drain is over.
@@ -39,7 +41,8 @@ pub struct GateArgs {
     /// `run`: after removing the bootstrap IP from DNS, wait before signalling `complete`, so
     /// cached answers expire while the bootstrap host still serves: `ttl` (the TTL our private
     /// records carry, read back from the zone) or a duration (0s turns the drain off).
-    #[arg(long, env = "BOOTSTRAP_AGENT_DRAIN_WAIT", default_value = "ttl", value_parser = DrainWait::parse)]
+    #[arg(long, env = "BOOTSTRAP_AGENT_DRAIN_WAIT", default_value = "ttl", allow_hyphen_values = true,
+          value_parser = options::checked(DrainWait::parse, DrainWait::RecordTtl))]
     pub drain_wait: DrainWait,
 }
 
@@ -58,9 +61,9 @@ pub struct RunArgs {
     /// joins once its load balancer serves it; all-at-once: as the seed (every IP at once).
     #[arg(
         long,
-        value_enum,
         env = "BOOTSTRAP_AGENT_DNS_SEEDING",
-        default_value = "progressive"
+        default_value = "progressive",
+        value_parser = options::one_of(DnsSeeding::Progressive)
     )]
     pub dns_seeding: DnsSeeding,
     #[command(flatten)]

@@ -20,13 +20,9 @@ impl DrainWait {
     pub fn parse(text: &str) -> Result<Self, String> {
         match text {
             "ttl" => Ok(DrainWait::RecordTtl),
-            other => humantime::parse_duration(other)
+            other => crate::validate::options::duration(other)
                 .map(DrainWait::Fixed)
-                .map_err(|e| {
-                    format!(
-                        "expected `ttl` or a duration like 60s: {e} (flag --drain-wait, environment variable BOOTSTRAP_AGENT_DRAIN_WAIT)"
-                    )
-                }),
+                .map_err(|e| format!("{e}, or `ttl`")),
         }
     }
 

@@ -53,15 +53,15 @@ pub struct DnsWaitArgs {
     /// User-managed DNS: after printing the records of a stage, wait (up to the step deadline)
     /// until they answer before moving on. Without it the records are printed and the command
     /// goes on (exit 0, for scripting).
-    #[arg(long, env = "BOOTSTRAP_AGENT_DNS_WAIT")]
+    #[arg(long, env = "BOOTSTRAP_AGENT_DNS_WAIT", value_parser = crate::validate::options::switch())]
     pub dns_wait: bool,
     /// Where the wait reads the records: the cloud's zone (found as in cloud DNS) or the
     /// host's resolver.
     #[arg(
         long,
-        value_enum,
         env = "BOOTSTRAP_AGENT_DNS_CHECK",
-        default_value = "zone"
+        default_value = "zone",
+        value_parser = crate::validate::options::one_of(DnsCheck::Zone)
     )]
     pub dns_check: DnsCheck,
 }

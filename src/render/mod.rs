@@ -108,8 +108,18 @@ pub fn services(
         if text.trim().is_empty() {
             continue;
         }
-        let service: Service = serde_saphyr::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("template {name} does not render a valid Service: {e}"))?;
+        let service: Service = serde_saphyr::from_str(&text).map_err(|e| {
+            // A field of the wrong type: named by its path, not by a line and column.
+            let named = serde_saphyr::from_str::<serde_json::Value>(&text)
+                .ok()
+                .as_ref()
+                .and_then(crate::assets::object_head_problem)
+                .map_or_else(
+                    || e.to_string(),
+                    |(field, problem)| format!("{field}: {problem}"),
+                );
+            anyhow::anyhow!("template {name} does not render a valid Service: {named}")
+        })?;
         validate(&service).map_err(|problem| {
             anyhow::anyhow!("template {name} renders an invalid Service: {problem}")
         })?;

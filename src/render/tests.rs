@@ -370,3 +370,26 @@ fn a_template_error_names_the_template() {
         .to_string();
     assert!(err.contains("services/gcp/external-lb.yaml"), "{err}");
 }
+
+#[test]
+fn a_list_where_the_annotations_mapping_belongs_is_named_by_its_path() {
+    let spec = fixture("gcp");
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = dir.path().join("services/gcp");
+    std::fs::create_dir_all(&cloud).unwrap();
+    std::fs::write(
+        cloud.join("external-lb.yaml"),
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n  namespace: y\n  annotations:\n  - networking.gke.io/load-balancer-type\nspec: {type: LoadBalancer}\n",
+    )
+    .unwrap();
+    let err = services(&spec, &reservations(&spec), Some(dir.path()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("services/gcp/external-lb.yaml")
+            && err.contains(
+                "metadata.annotations: expected a mapping of names to string values, found a list"
+            ),
+        "{err}"
+    );
+}

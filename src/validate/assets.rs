@@ -286,6 +286,23 @@ fn creds(path: &Path, platform: &str, errors: &mut Vec<InputError>) {
         errors,
     };
     c.kind_is(&secret, "v1", "Secret");
+    // A `stringData` or `data` that is not a mapping hides every key: said once, for itself.
+    let mut sections_ok = true;
+    for section in ["stringData", "data"] {
+        if let Some(other) = at(&secret, section).filter(|v| !v.is_object()) {
+            c.bad(
+                section,
+                format!(
+                    "expected a mapping of key names to values, found {}",
+                    kind(other)
+                ),
+            );
+            sections_ok = false;
+        }
+    }
+    if !sections_ok {
+        return;
+    }
     for key in keys {
         let value = match (
             secret.get("stringData").and_then(|d| d.get(*key)),

@@ -9,6 +9,7 @@
 mod assets;
 mod files;
 pub mod names;
+mod option_parser;
 pub mod options;
 
 use crate::assets::ClusterSpec;
@@ -45,6 +46,8 @@ impl std::error::Error for InputErrors {}
 /// The inputs one command reads. What a command does not read stays None / false.
 #[derive(Default)]
 pub struct Inputs<'a> {
+    /// Malformed option values, found while parsing (`option_parser`).
+    pub options: &'a [InputError],
     pub assets: Option<&'a Path>,
     /// A kubeconfig the command connects with: read, and a client config built from it.
     pub kubeconfig: Option<&'a Path>,
@@ -81,16 +84,18 @@ pub async fn check(inputs: &Inputs<'_>) -> anyhow::Result<()> {
 
 /// Every input problem of `inputs`.
 pub async fn check_inputs(inputs: &Inputs<'_>) -> Result<(), InputErrors> {
-    let mut errors = Vec::new();
+    let mut errors = inputs.options.to_vec();
     let gates = inputs.registry.and_then(|r| registry(r, &mut errors));
     let spec = inputs.assets.and_then(|dir| {
         assets::check(dir, &mut errors);
-        // The loader's own checks (types, required fields, platform rules): its one error,
-        // unless this pass already named that field.
-        match crate::assets::load(dir) {
+        // The loader's own checks (types, required fields, platform rules): every problem
+        // it found, but those of a field this pass already named.
+        match crate::assets::load_all(dir) {
             Ok(spec) => Some(spec),
-            Err(e) => {
-                add_unless_named(&mut errors, e);
+            Err(found) => {
+                for e in found {
+                    add_unless_named(&mut errors, e);
+                }
                 None
             }
         }

@@ -1,71 +1,43 @@
-//! Option values. Clap's value parsers refuse a malformed value before anything runs; their
-//! messages name the flag AND its environment variable, since either may have set it. Checks
-//! that need more than the value (feature gates against the registry, the done-file's
-//! directory) are in the one pass (`validate::check`).
+//! The rules of option values. Each returns what was expected when it refuses a value; the
+//! [`Checked`](super::option_parser::Checked) parser that calls it names the flag and its
+//! environment variable, since either may have set it, and the one pass (`validate::check`)
+//! reports it with every other problem. Checks that need more than the value (feature gates
+//! against the registry, the done-file's directory) are in the pass itself.
 
 use std::net::IpAddr;
 use std::time::Duration;
 
-/// "(flag --x, environment variable Y)".
-fn from(flag: &str, env: &str) -> String {
-    format!("(flag --{flag}, environment variable {env})")
-}
+pub use super::option_parser::{Checked, checked, collecting, one_of, switch, words};
 
-fn duration(value: &str, flag: &str, env: &str) -> Result<Duration, String> {
+/// A duration like `30m`; a leading `-` is a negative one, not a flag (the options that take
+/// a duration allow hyphen values, so `-5s` reaches this check).
+pub fn duration(value: &str) -> Result<Duration, String> {
     let trimmed = value.trim();
     if trimmed.starts_with('-') {
-        return Err(format!(
-            "a negative duration; expected a duration like 30m or 90s {}",
-            from(flag, env)
-        ));
+        return Err("a negative duration; expected a duration like 30m or 90s".to_string());
     }
-    humantime::parse_duration(trimmed).map_err(|e| {
-        format!(
-            "{e}; expected a duration like 30m or 90s {}",
-            from(flag, env)
-        )
-    })
+    humantime::parse_duration(trimmed)
+        .map_err(|e| format!("{e}; expected a duration like 30m or 90s"))
 }
 
-pub fn step_timeout(value: &str) -> Result<Duration, String> {
-    positive(
-        duration(value, "step-timeout", "BOOTSTRAP_AGENT_STEP_TIMEOUT")?,
-        "step-timeout",
-        "BOOTSTRAP_AGENT_STEP_TIMEOUT",
-    )
-}
-
-pub fn gate_timeout(value: &str) -> Result<Duration, String> {
-    positive(
-        duration(value, "gate-timeout", "BOOTSTRAP_AGENT_GATE_TIMEOUT")?,
-        "gate-timeout",
-        "BOOTSTRAP_AGENT_GATE_TIMEOUT",
-    )
-}
-
-/// A zero deadline would fail every step at once: refused as a typo.
-fn positive(d: Duration, flag: &str, env: &str) -> Result<Duration, String> {
+/// A deadline: a duration above zero (a zero deadline would fail every step at once).
+pub fn deadline(value: &str) -> Result<Duration, String> {
+    let d = duration(value)?;
     if d.is_zero() {
-        Err(format!(
-            "zero; expected a duration above 0 like 10m {}",
-            from(flag, env)
-        ))
+        Err("zero; expected a duration above 0 like 10m".to_string())
     } else {
         Ok(d)
     }
 }
 
 pub fn bootstrap_ip(value: &str) -> Result<IpAddr, String> {
-    let ip: IpAddr = value.trim().parse().map_err(|_| {
-        format!(
-            "expected an IPv4 or IPv6 address like 10.0.0.5 {}",
-            from("bootstrap-ip", "BOOTSTRAP_AGENT_BOOTSTRAP_IP")
-        )
-    })?;
+    let ip: IpAddr = value
+        .trim()
+        .parse()
+        .map_err(|_| "expected an IPv4 or IPv6 address like 10.0.0.5".to_string())?;
     if ip.is_unspecified() || ip.is_loopback() || ip.is_multicast() {
         return Err(format!(
-            "{ip} is not a host's private address; expected the bootstrap host's IP {}",
-            from("bootstrap-ip", "BOOTSTRAP_AGENT_BOOTSTRAP_IP")
+            "{ip} is not a host's private address; expected the bootstrap host's IP"
         ));
     }
     Ok(ip)
@@ -94,29 +66,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_negative_or_zero_duration_names_flag_and_variable() {
-        let e = gate_timeout("-5s").unwrap_err();
+    fn a_negative_or_zero_deadline_says_what_was_expected() {
+        let e = deadline("-5s").unwrap_err();
         assert!(
-            e.contains("negative")
-                && e.contains("--gate-timeout")
-                && e.contains("BOOTSTRAP_AGENT_GATE_TIMEOUT"),
+            e.contains("negative") && e.contains("expected a duration"),
             "{e}"
         );
-        assert!(
-            step_timeout("0s")
-                .unwrap_err()
-                .contains("BOOTSTRAP_AGENT_STEP_TIMEOUT")
-        );
-        assert_eq!(gate_timeout("30m").unwrap(), Duration::from_secs(1800));
+        assert!(deadline("0s").unwrap_err().contains("above 0"));
+        assert!(deadline("10 parsecs").unwrap_err().contains("expected"));
+        assert_eq!(deadline("30m").unwrap(), Duration::from_secs(1800));
+        // A drain may be zero (it turns the drain off); a deadline may not.
+        assert_eq!(duration("0s"), Ok(Duration::ZERO));
     }
 
     #[test]
-    fn a_bad_bootstrap_ip_names_flag_and_variable() {
+    fn a_bad_bootstrap_ip_says_what_was_expected() {
         let e = bootstrap_ip("10.0.0.300").unwrap_err();
-        assert!(
-            e.contains("--bootstrap-ip") && e.contains("BOOTSTRAP_AGENT_BOOTSTRAP_IP"),
-            "{e}"
-        );
+        assert!(e.contains("expected an IPv4 or IPv6 address"), "{e}");
+        assert!(bootstrap_ip("x").is_err());
         assert!(bootstrap_ip("127.0.0.1").is_err());
         assert!(bootstrap_ip("10.0.0.5").is_ok());
     }

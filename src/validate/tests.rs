@@ -161,3 +161,47 @@ async fn an_empty_kubeconfig_is_refused_before_anything() {
         "{errors:?}"
     );
 }
+
+#[tokio::test]
+async fn malformed_options_are_reported_first_with_every_other_problem() {
+    let dir = fixture("aws");
+    edit(
+        dir.path(),
+        crate::assets::CLUSTER_CONFIG,
+        "      replicas: 3\n    compute",
+        "      replicas: -1\n    compute",
+    );
+    // As `Cli::parse_checked` collects them.
+    let (parsed, malformed) = options::collecting(|| {
+        <crate::cli::Cli as clap::Parser>::try_parse_from([
+            "bootstrap-agent",
+            "reserve",
+            "--step-timeout",
+            "-5s",
+            "--dns",
+            "mine",
+        ])
+    });
+    assert!(parsed.is_ok(), "a malformed value does not stop the parse");
+    let inputs = Inputs {
+        options: &malformed,
+        assets: Some(dir.path()),
+        ..Inputs::default()
+    };
+    let errors = check_inputs(&inputs).await.unwrap_err().errors;
+    let fields: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{}: {}", e.file.display(), e.field))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "--step-timeout (environment variable BOOTSTRAP_AGENT_STEP_TIMEOUT): value \"-5s\" from the command line",
+            "--dns (environment variable BOOTSTRAP_AGENT_DNS): value \"mine\" from the command line",
+            &format!(
+                "{}: data.install-config: controlPlane.replicas",
+                dir.path().join(crate::assets::CLUSTER_CONFIG).display()
+            ),
+        ]
+    );
+}

@@ -36,6 +36,16 @@ pub struct DialOverride {
 }
 
 impl DialOverride {
+    /// Handed to clap in place of a malformed value, which the one pass then refuses.
+    pub const STAND_IN: Self = Self {
+        ip: None,
+        port: 0,
+        to: SocketAddr::V4(std::net::SocketAddrV4::new(
+            std::net::Ipv4Addr::UNSPECIFIED,
+            0,
+        )),
+    };
+
     pub fn parse(text: &str) -> Result<Self, String> {
         let expected = "expected IP:PORT=HOST:PORT or *:PORT=HOST:PORT (IPv6 in brackets)";
         let (from, to) = text.split_once('=').ok_or(expected)?;
@@ -62,12 +72,14 @@ pub struct WireArgs {
     /// load-balancer IP DNS keeps: TLS to 6443 verified with the kubeconfig's CA and
     /// GET /readyz == ok, a TLS handshake on 22623 where it serves the machine-config server.
     /// `off` for networks where the bootstrap host cannot reach the load balancers.
-    #[arg(long, env = "BOOTSTRAP_AGENT_WIRE_PROOF", default_value = "on", value_parser = ["on", "off"])]
+    #[arg(long, env = "BOOTSTRAP_AGENT_WIRE_PROOF", default_value = "on",
+          value_parser = crate::validate::options::words(&["on", "off"]))]
     pub wire_proof: String,
     /// Dial another address instead: `IP:PORT=HOST:PORT` or `*:PORT=HOST:PORT` (a NAT between
     /// the bootstrap host and the load balancer; tests on loopback). Only where the connection
     /// goes changes, never what is verified. Repeatable.
-    #[arg(long = "wire-dial-override", env = "BOOTSTRAP_AGENT_WIRE_DIAL_OVERRIDES", value_delimiter = ',', value_parser = DialOverride::parse)]
+    #[arg(long = "wire-dial-override", env = "BOOTSTRAP_AGENT_WIRE_DIAL_OVERRIDES", value_delimiter = ',',
+          value_parser = crate::validate::options::checked(DialOverride::parse, DialOverride::STAND_IN))]
     pub wire_dial_overrides: Vec<DialOverride>,
 }
 
