@@ -216,7 +216,9 @@ fn listed(spec: &ClusterSpec) -> Vec<(&str, &str)> {
 mod aws_subnets;
 mod azure_clouds;
 mod azure_gcp_networks;
+mod bad_creds;
 mod bad_input;
+mod bad_network;
 mod dns_and_publish;
 mod load;
 mod zones;
