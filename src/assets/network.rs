@@ -49,6 +49,31 @@ fn value(
     value
 }
 
+/// The control-plane and compute subnets, given or by the installer's default names (the
+/// same on GCP and Azure).
+fn installer_subnets(
+    sources: &mut Vec<NetworkValue>,
+    infra_id: &str,
+    control_plane: Option<(String, String)>,
+    compute: Option<(String, String)>,
+) -> (String, String) {
+    let control_plane = value(
+        sources,
+        "control-plane subnet",
+        control_plane,
+        format!("{infra_id}-master-subnet"),
+        "<infra-id>-master-subnet",
+    );
+    let compute = value(
+        sources,
+        "compute subnet",
+        compute,
+        format!("{infra_id}-worker-subnet"),
+        "<infra-id>-worker-subnet",
+    );
+    (control_plane, compute)
+}
+
 // ---- GCP ------------------------------------------------------------------------------------
 
 /// `network`, `controlPlaneSubnet` and `computeSubnet` go together (the installer's rule);
@@ -129,20 +154,8 @@ pub(super) fn gcp(ic: &Doc, infra_id: &str) -> Result<GcpSpec, Vec<FieldError>> 
             format!("{infra_id}-network"),
             "<infra-id>-network",
         );
-        let control_plane_subnet = value(
-            &mut sources,
-            "control-plane subnet",
-            control_plane?,
-            format!("{infra_id}-master-subnet"),
-            "<infra-id>-master-subnet",
-        );
-        let compute_subnet = value(
-            &mut sources,
-            "compute subnet",
-            compute?,
-            format!("{infra_id}-worker-subnet"),
-            "<infra-id>-worker-subnet",
-        );
+        let (control_plane_subnet, compute_subnet) =
+            installer_subnets(&mut sources, infra_id, control_plane?, compute?);
         let network_project = network_project?;
         if let Some((host, field)) = &network_project {
             sources.push(NetworkValue {
@@ -265,20 +278,8 @@ pub(super) fn azure(ic: &Doc, infra_id: &str) -> Result<AzureSpec, Vec<FieldErro
             format!("{infra_id}-vnet"),
             "<infra-id>-vnet",
         );
-        let control_plane_subnet = value(
-            &mut sources,
-            "control-plane subnet",
-            control_plane?,
-            format!("{infra_id}-master-subnet"),
-            "<infra-id>-master-subnet",
-        );
-        let compute_subnet = value(
-            &mut sources,
-            "compute subnet",
-            compute?,
-            format!("{infra_id}-worker-subnet"),
-            "<infra-id>-worker-subnet",
-        );
+        let (control_plane_subnet, compute_subnet) =
+            installer_subnets(&mut sources, infra_id, control_plane?, compute?);
         Some(AzureSpec {
             region: region?,
             resource_group,

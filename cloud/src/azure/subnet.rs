@@ -37,19 +37,7 @@ impl AzureAddresses {
                     ),
                 )
             })?;
-        let properties = &subnet["properties"];
-        Ok(properties["addressPrefix"]
-            .as_str()
-            .into_iter()
-            .chain(
-                properties["addressPrefixes"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str),
-            )
-            .map(str::to_string)
-            .collect())
+        Ok(prefixes(&subnet))
     }
 
     /// The compute subnet's prefix of one family (IPv6 prefixes contain a colon).
@@ -73,6 +61,24 @@ impl AzureAddresses {
                 )
             })
     }
+}
+
+/// A subnet's prefixes: `addressPrefix` (a subnet with one) and `addressPrefixes` (a subnet
+/// with several, e.g. dual stack).
+pub(super) fn prefixes(subnet: &Value) -> Vec<String> {
+    let properties = &subnet["properties"];
+    properties["addressPrefix"]
+        .as_str()
+        .into_iter()
+        .chain(
+            properties["addressPrefixes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str),
+        )
+        .map(str::to_string)
+        .collect()
 }
 
 /// `a.b.c.d/len` -> (network, len).

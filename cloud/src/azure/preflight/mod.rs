@@ -180,7 +180,7 @@ impl AzurePreflight {
                 }
                 Err(e) => return Check::from_error(NAME, &e, fix),
             };
-            let prefixes = prefixes(&subnet);
+            let prefixes = super::subnet::prefixes(&subnet);
             if name == compute {
                 compute_prefix = prefixes.iter().find_map(|p| parse_v4_prefix(p));
             }
@@ -319,23 +319,6 @@ impl AzurePreflight {
     }
 }
 
-/// A subnet's prefixes: `addressPrefix` (one) and `addressPrefixes` (several).
-fn prefixes(subnet: &Value) -> Vec<String> {
-    let properties = &subnet["properties"];
-    properties["addressPrefix"]
-        .as_str()
-        .into_iter()
-        .chain(
-            properties["addressPrefixes"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str),
-        )
-        .map(str::to_string)
-        .collect()
-}
-
 /// `a.b.c.d/len` (IPv4, at most /29: Azure's smallest subnet) -> (network, len).
 fn parse_v4_prefix(prefix: &str) -> Option<(Ipv4Addr, u32)> {
     let (ip, len) = prefix.split_once('/')?;
@@ -366,9 +349,9 @@ mod tests {
     #[test]
     fn prefixes_are_read_from_either_field() {
         let one = json!({"properties": {"addressPrefix": "10.0.1.0/24"}});
-        assert_eq!(prefixes(&one), vec!["10.0.1.0/24"]);
+        assert_eq!(super::super::subnet::prefixes(&one), vec!["10.0.1.0/24"]);
         let two = json!({"properties": {"addressPrefixes": ["10.0.1.0/24", "fd00::/64"]}});
-        assert_eq!(prefixes(&two).len(), 2);
+        assert_eq!(super::super::subnet::prefixes(&two).len(), 2);
         assert_eq!(
             parse_v4_prefix("10.0.1.9/24"),
             Some((Ipv4Addr::new(10, 0, 1, 0), 24))
