@@ -6,7 +6,14 @@
 use super::agent::{API, API_INT, BOOTSTRAP, OTHER_WRITER, fault_seed};
 use super::cloud::{Cloud, CloudWorld};
 pub use super::suite_user_dns::*;
-use bootstrap_sim::{Fault, Faults};
+use bootstrap_sim::{Fault, Faults, Latency};
+
+/// The slow network of the fault tests: one request in five waits 20 to 200 ms.
+const SLOW: Latency = Latency {
+    rate: 0.2,
+    min_ms: 20,
+    max_ms: 200,
+};
 
 /// The private records the shared tests look at (the public one is `api` only).
 const PRIVATE: [&str; 2] = [API, API_INT];
@@ -271,7 +278,8 @@ fn assert_torn_down(world: &impl CloudWorld) {
     assert!(world.values("public", API).is_empty());
 }
 
-/// At 20% injected faults (the cloud's own throttling, 500s, lost answers) the bootstrap and
+/// At 20% injected faults (the cloud's own throttling, 500s, lost answers; and latency on one
+/// request in five besides) the bootstrap and
 /// `teardown --all` complete without help, with nothing leaked or duplicated.
 pub async fn at_20_percent_faults_bootstrap_and_teardown_complete_with_nothing_leaked_or_duplicated<
     C: Cloud,
@@ -279,13 +287,17 @@ pub async fn at_20_percent_faults_bootstrap_and_teardown_complete_with_nothing_l
     let h = C::start().await;
     plant_other_writer(&h.peers).await;
     h.peers.reset_counts();
-    h.peers.inject_faults(&Faults::new(0.2, fault_seed()));
+    h.peers
+        .inject_faults(&Faults::new(0.2, fault_seed()).with_latency(SLOW));
     h.run_all(BOOTSTRAP).await;
     let stats = h.peers.fault_stats();
     eprintln!("{} bootstrap at 20%: {stats:?}", C::NAME);
     assert!(
-        stats.throttled > 0 && stats.server_errors > 0 && stats.lost_answers > 0,
-        "every kind of fault was injected: {stats:?}"
+        stats.throttled > 0
+            && stats.server_errors > 0
+            && stats.lost_answers > 0
+            && stats.delayed > 0,
+        "every kind of fault was injected, and latency: {stats:?}"
     );
     h.peers.assert_nothing_made_twice();
     h.peers.stop_faults();
@@ -293,7 +305,8 @@ pub async fn at_20_percent_faults_bootstrap_and_teardown_complete_with_nothing_l
     h.assert_changes_nothing(BOOTSTRAP, "converged despite the faults")
         .await;
 
-    h.peers.inject_faults(&Faults::new(0.2, fault_seed() + 1));
+    h.peers
+        .inject_faults(&Faults::new(0.2, fault_seed() + 1).with_latency(SLOW));
     h.run_all(&[&["teardown", "--all"]]).await;
     eprintln!(
         "{} teardown --all at 20%: {:?}",
@@ -310,7 +323,8 @@ pub async fn at_40_percent_faults_commands_complete_or_stop_resumably_and_never_
     let h = C::start().await;
     plant_other_writer(&h.peers).await;
     h.peers.reset_counts();
-    h.peers.inject_faults(&Faults::new(0.4, fault_seed()));
+    h.peers
+        .inject_faults(&Faults::new(0.4, fault_seed()).with_latency(SLOW));
     let completed = h.run_all_or_stop_resumably(BOOTSTRAP).await;
     eprintln!(
         "{} bootstrap at 40%: completed={completed} {:?}",
@@ -325,7 +339,8 @@ pub async fn at_40_percent_faults_commands_complete_or_stop_resumably_and_never_
     h.run_all(BOOTSTRAP).await;
     h.world().await.assert_seeded(&[OTHER_WRITER]);
 
-    h.peers.inject_faults(&Faults::new(0.4, fault_seed() + 1));
+    h.peers
+        .inject_faults(&Faults::new(0.4, fault_seed() + 1).with_latency(SLOW));
     let completed = h.run_all_or_stop_resumably(&[&["teardown", "--all"]]).await;
     eprintln!(
         "{} teardown --all at 40%: completed={completed} {:?}",

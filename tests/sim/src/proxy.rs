@@ -7,6 +7,8 @@
 //! with the service's own throttling error, with its own HTTP 500, or forwarded to the
 //! emulator and then its connection dropped without an answer ("done, but the answer was
 //! lost"). The error bodies are written as each real service writes them ([`Service`]).
+//! Independently of those, it can delay requests ([`Latency`]): a slow network or a slow API,
+//! the answer itself unchanged.
 
 use crate::rng::Rng;
 use anyhow::Result;
@@ -58,13 +60,25 @@ impl Fault {
 }
 
 /// Fault injection settings: each request fails with probability `rate`, the fault picked
-/// uniformly from `kinds`, until `limit` faults were injected (None: no limit).
+/// uniformly from `kinds`, until `limit` faults were injected (None: no limit); and, decided
+/// apart (its own generator, so adding it leaves the faults of a seed as they were), each
+/// request is delayed per `latency`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Faults {
     pub rate: f64,
     pub seed: u64,
     pub kinds: Vec<Fault>,
     pub limit: Option<usize>,
+    pub latency: Option<Latency>,
+}
+
+/// Added latency: with probability `rate` a request waits a uniform `min_ms..=max_ms` before
+/// the proxy acts on it (forwards it, or answers with its fault).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Latency {
+    pub rate: f64,
+    pub min_ms: u64,
+    pub max_ms: u64,
 }
 
 impl Faults {
@@ -75,6 +89,15 @@ impl Faults {
             seed,
             kinds: Fault::ALL.to_vec(),
             limit: None,
+            latency: None,
+        }
+    }
+
+    /// The same faults, and requests delayed per `latency` besides.
+    pub fn with_latency(self, latency: Latency) -> Self {
+        Self {
+            latency: Some(latency),
+            ..self
         }
     }
 
@@ -85,6 +108,7 @@ impl Faults {
             seed: 0,
             kinds: vec![fault],
             limit: Some(n),
+            latency: None,
         }
     }
 }
@@ -96,6 +120,8 @@ pub struct FaultStats {
     pub throttled: usize,
     pub server_errors: usize,
     pub lost_answers: usize,
+    /// Requests delayed by [`Latency`] (not a failure: not counted by [`Self::injected`]).
+    pub delayed: usize,
 }
 
 impl FaultStats {
@@ -108,12 +134,14 @@ impl FaultStats {
         self.throttled += other.throttled;
         self.server_errors += other.server_errors;
         self.lost_answers += other.lost_answers;
+        self.delayed += other.delayed;
     }
 }
 
 struct Injector {
     faults: Faults,
     rng: Rng,
+    latency_rng: Rng,
     injected: usize,
 }
 
@@ -121,9 +149,24 @@ impl Injector {
     fn new(faults: Faults) -> Self {
         Self {
             rng: Rng(faults.seed),
+            latency_rng: Rng(faults.seed ^ 0x5eed_1a7e_0000_0000),
             faults,
             injected: 0,
         }
+    }
+
+    /// How long this request waits first, if at all.
+    fn delay(&mut self) -> Option<std::time::Duration> {
+        let latency = self.faults.latency?;
+        let roll = self.latency_rng.next_f64();
+        let pick = self.latency_rng.next_u64();
+        if roll >= latency.rate {
+            return None;
+        }
+        let span = latency.max_ms.saturating_sub(latency.min_ms) + 1;
+        Some(std::time::Duration::from_millis(
+            latency.min_ms + pick % span,
+        ))
     }
 
     fn decide(&mut self) -> Option<(Fault, u64)> {
@@ -309,7 +352,7 @@ async fn handle(
     let (parts, body) = req.into_parts();
     let body = body.collect().await?.to_bytes();
     let call = classify(&parts.method, parts.uri.path(), &body);
-    let (hold, fault) = {
+    let (hold, fault, delay) = {
         let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
         s.calls.push(call.clone());
         let nth = s.calls.iter().filter(|c| c.mutating).count();
@@ -318,8 +361,12 @@ async fn handle(
             _ => None,
         };
         let fault = s.injector.as_mut().and_then(Injector::decide);
+        let delay = s.injector.as_mut().and_then(Injector::delay);
         if s.injector.is_some() {
             s.stats.requests += 1;
+        }
+        if delay.is_some() {
+            s.stats.delayed += 1;
         }
         match fault {
             Some((Fault::Throttle, _)) => s.stats.throttled += 1,
@@ -327,8 +374,11 @@ async fn handle(
             Some((Fault::LostAnswer, _)) => s.stats.lost_answers += 1,
             None => {}
         }
-        (hold, fault)
+        (hold, fault, delay)
     };
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
     let freeze = || {
         state.lock().unwrap_or_else(|p| p.into_inner()).held = true;
         held.notify_waiters();
@@ -568,6 +618,42 @@ mod tests {
             limit: None,
             ..Faults::next(1, kind)
         }
+    }
+
+    #[tokio::test]
+    async fn latency_delays_requests_apart_from_the_faults_and_keeps_the_answer() {
+        let (up, seen) = upstream().await;
+        let proxy = Proxy::start(up, Service::Ec2).await.unwrap();
+        let latency = Latency {
+            rate: 1.0,
+            min_ms: 30,
+            max_ms: 40,
+        };
+        proxy.inject(Faults::new(0.0, 7).with_latency(latency));
+        let started = std::time::Instant::now();
+        let (status, _, _) = send(&proxy, "GET", "").await.unwrap();
+        // A lower bound only: the sleep guarantees it, however fast or slow the machine is.
+        assert!(started.elapsed() >= std::time::Duration::from_millis(30));
+        assert_eq!(status, 200, "the upstream's answer, unchanged");
+        assert_eq!(seen.load(Ordering::SeqCst), 1);
+        let stats = proxy.fault_stats();
+        assert_eq!((stats.delayed, stats.injected()), (1, 0), "{stats:?}");
+
+        // Latency draws from its own generator: a seed's faults are the same with or without it.
+        let verdicts = |latency: Option<Latency>| {
+            let mut injector = Injector::new(Faults {
+                latency,
+                ..Faults::new(0.3, 42)
+            });
+            (0..200)
+                .map(|_| {
+                    let fault = injector.decide();
+                    injector.delay();
+                    fault
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(verdicts(None), verdicts(Some(latency)));
     }
 
     #[tokio::test]
