@@ -3,10 +3,10 @@
 //! with a dry run; the agent's `preflight` module adds the checks every cloud shares and prints
 //! them.
 
-use crate::{CloudError, ErrorKind, Zone};
+use crate::{CloudError, ErrorKind, Scope, Zone};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -108,6 +108,11 @@ pub struct Needs {
     pub subnets: Vec<String>,
     /// The private zone the agent writes, as found (None: DNS is the user's, or not found).
     pub private_zone: Option<Zone>,
+    /// The scope of every address the plan holds, reserved already or not: the agent may
+    /// create, relabel and delete each kind (a cloud asks the permissions for those).
+    pub address_scopes: BTreeSet<Scope>,
+    /// Every zone the agent writes, as found (empty: DNS is the user's, or none was found).
+    pub zones: Vec<Zone>,
 }
 
 /// The cloud-specific part of preflight.

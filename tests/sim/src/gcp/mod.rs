@@ -26,6 +26,7 @@ mod compute;
 mod dns;
 mod filter;
 mod http;
+mod iam;
 mod reads;
 
 use crate::proxy::{FaultStats, Faults, Proxy, Service};
@@ -37,6 +38,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub use filter::Filter;
+pub use iam::KNOWN_PERMISSIONS;
 
 /// A subnetwork the fake knows (internal addresses come from its range).
 #[derive(Debug, Clone)]
@@ -228,6 +230,9 @@ pub struct FakeOptions {
     /// IAM permissions the caller lacks (`compute.projects.get`, `compute.regions.get`,
     /// `compute.subnetworks.get`): those reads answer 403 `forbidden`.
     pub denied: Vec<String>,
+    /// Per project, the IAM permissions the caller holds there, as Cloud Resource Manager's
+    /// `projects.testIamPermissions` answers them; a project not listed grants every one.
+    pub granted: BTreeMap<String, Vec<String>>,
 }
 
 impl FakeOptions {
@@ -238,6 +243,7 @@ impl FakeOptions {
             change_delay: Duration::from_millis(100),
             seed: Seed::default(),
             denied: Vec::new(),
+            granted: BTreeMap::new(),
         }
     }
 }
@@ -512,11 +518,16 @@ impl GcpPeers {
         })
     }
 
-    /// Environment for the agent: both endpoints through the proxies. They are plain
-    /// `http://` URLs, so the agent calls them with anonymous credentials and never looks for
-    /// Application Default Credentials.
+    /// Environment for the agent: both endpoints through the proxies (Resource Manager, which
+    /// preflight only asks, straight to the fake). They are plain `http://` URLs, so the agent
+    /// calls them with anonymous credentials and never looks for Application Default
+    /// Credentials.
     pub fn agent_env(&self) -> Vec<(String, String)> {
         vec![
+            (
+                "BOOTSTRAP_AGENT_GCP_RESOURCE_MANAGER_ENDPOINT".into(),
+                self.fake.url(),
+            ),
             (
                 "BOOTSTRAP_AGENT_GCP_COMPUTE_ENDPOINT".into(),
                 self.compute_proxy.url(),
