@@ -192,7 +192,11 @@ async fn a_bootstrap_ip_outside_the_machine_network_or_unknown_skip_name_is_refu
             .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("no such check"), "{stderr}");
+    assert!(
+        stderr.contains("no such preflight check on aws")
+            && stderr.contains("BOOTSTRAP_AGENT_SKIP_PREFLIGHT"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

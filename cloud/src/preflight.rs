@@ -95,6 +95,35 @@ pub fn is_denied(err: &CloudError) -> bool {
         .any(|code| err.message.contains(code))
 }
 
+/// Every line AWS's preflight may show (some only when they apply, e.g. `public-ipv4-pool`):
+/// `--skip-preflight` names are checked against these before anything runs.
+pub const AWS_CHECKS: &[&str] = &[
+    "credentials",
+    "permission-ec2-allocate-address",
+    "permission-ec2-create-network-interface",
+    "permission-ec2-release",
+    "quota-elastic-ips",
+    "public-ipv4-pool",
+    "subnets",
+    "private-zone-vpc",
+];
+/// Every line GCP's preflight shows.
+pub const GCP_CHECKS: &[&str] = &[
+    "credentials",
+    "permissions",
+    "quota-addresses",
+    "subnets",
+    "private-zone-network",
+];
+/// Every line Azure's preflight shows.
+pub const AZURE_CHECKS: &[&str] = &[
+    "credentials",
+    "permissions",
+    "quota-public-ips",
+    "subnets",
+    "private-zone-vnet",
+];
+
 /// What the agent is about to create, so a cloud can say whether there is room for it.
 #[derive(Debug, Clone, Default)]
 pub struct Needs {

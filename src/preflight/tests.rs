@@ -111,3 +111,21 @@ fn needs_count_only_what_is_not_reserved_yet() {
     assert_eq!(all.address_scopes, scopes);
     assert_eq!(none.address_scopes, scopes);
 }
+
+#[test]
+fn skip_names_are_checked_against_the_clouds_lines_before_anything_runs() {
+    let s = spec(Some("10.0.1.10"));
+    let skips: Vec<String> = ["subnets", "aws-lb-controller", "quota-addresses"]
+        .map(String::from)
+        .to_vec();
+    let errors = unknown_skips(&s.platform, &skips);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let shown = errors[0].to_string();
+    assert!(
+        shown.contains("BOOTSTRAP_AGENT_SKIP_PREFLIGHT") && shown.contains("\"quota-addresses\""),
+        "{shown}"
+    );
+    assert!(shown.contains("no such preflight check on aws"), "{shown}");
+    assert!(check_names(&Platform::None).contains(&"cloud"));
+    assert!(!check_names(&Platform::None).contains(&"subnets"));
+}
