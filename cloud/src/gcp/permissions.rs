@@ -133,10 +133,15 @@ pub(crate) fn verdict(
             })
             .collect::<Vec<_>>()
             .join("; ");
+        let no_answer = if unanswered.is_empty() {
+            String::new()
+        } else {
+            format!("; no answer for {}", unanswered.join("; "))
+        };
         return Check::fail(
             NAME,
             format!(
-                "testIamPermissions: {reason} (a grant on the subnetwork or the zone alone is not seen here)"
+                "testIamPermissions: {reason} (a grant on the subnetwork or the zone alone is not seen here){no_answer}"
             ),
             fix,
         );

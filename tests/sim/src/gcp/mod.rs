@@ -1,4 +1,4 @@
-//! A faithful local fake of the two GCP REST APIs the agent uses, over plain HTTP on 127.0.0.1
+//! A faithful local fake of the GCP REST APIs the agent uses, over plain HTTP on 127.0.0.1
 //! (so the counting/freezing [`Proxy`] can sit in front):
 //!
 //! - compute.v1: regional `addresses` (insert/get/list with filter/delete) and
@@ -17,6 +17,7 @@
 //!   atomically: a deletion must match the existing set exactly (ttl and rrdatas, else 412
 //!   `conditionNotMet`; absent: 404 `notFound`), an addition must not exist (409
 //!   `alreadyExists`). Changes are `pending` for `change_delay`, then `done`.
+//! - cloudresourcemanager.v1: `projects.testIamPermissions`, for preflight (see `iam`).
 //!
 //! Errors use Google's envelope `{"error":{"code","message","errors":[{"reason","message",
 //! "domain"}],"status"}}`. The shapes follow the discovery documents that ship with
