@@ -922,6 +922,46 @@ fn specific(cases: &mut Vec<Case>) {
             },
         ));
     }
+    // `--skip-preflight` names a line of this cloud's checklist, from the flag or its variable,
+    // checked in the one pass (before: after the lock, naming the flag only).
+    cases.push(case(
+        "--skip-preflight with another cloud's check",
+        2,
+        &[
+            "--skip-preflight (environment variable BOOTSTRAP_AGENT_SKIP_PREFLIGHT)",
+            "\"quota-elastic-ips\"",
+            "no such preflight check on gcp",
+            "permissions, quota-addresses",
+        ],
+        |ctx| {
+            copy_fixture(ctx, "gcp");
+            (
+                ctx.run(&["--skip-preflight", "quota-elastic-ips"]),
+                Vec::new(),
+            )
+        },
+    ));
+    cases.push(case(
+        "BOOTSTRAP_AGENT_SKIP_PREFLIGHT with a typo, and another problem",
+        2,
+        &[
+            "2 problems in the input",
+            "BOOTSTRAP_AGENT_SKIP_PREFLIGHT",
+            "\"subnet\"",
+            "quota-elastic-ips, public-ipv4-pool, subnets",
+            "--dns-ttl (environment variable BOOTSTRAP_AGENT_DNS_TTL)",
+        ],
+        |ctx| {
+            copy_fixture(ctx, "aws");
+            (
+                ctx.run(&["--dns-ttl", "0"]),
+                vec![(
+                    "BOOTSTRAP_AGENT_SKIP_PREFLIGHT".into(),
+                    "quota-elastic-ips,subnet".into(),
+                )],
+            )
+        },
+    ));
     // Switches set by their variable take true or false only.
     for (flag, env) in [
         ("--adopt-only", "BOOTSTRAP_AGENT_ADOPT_ONLY"),

@@ -1,6 +1,6 @@
-//! Preflight on GCP (the compute.v1 + dns.v1 fake, the local API server): each GCP line
-//! (`credentials`, `quota-addresses`, `subnets`, `private-zone-network`) failing for its own
-//! reason, and `run` refusing with no mutating call.
+//! Preflight on GCP (the compute.v1 + dns.v1 + Resource Manager fake, the local API server):
+//! each GCP line (`credentials`, `permissions`, `quota-addresses`, `subnets`,
+//! `private-zone-network`) failing for its own reason, and `run` refusing with no mutating call.
 #![cfg(feature = "gcp")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -18,7 +18,11 @@ struct World {
 
 impl World {
     async fn new(options: FakeOptions) -> Self {
-        let mut h = GcpHarness::with_options(options).await;
+        Self::on_fixture("gcp", options).await
+    }
+
+    async fn on_fixture(fixture: &str, options: FakeOptions) -> Self {
+        let mut h = GcpHarness::with_fixture(fixture, options).await;
         let cloud = h.peers.lb_cloud();
         let kube = h.local_api(cloud).await;
         Self { h, kube }
@@ -26,13 +30,17 @@ impl World {
 
     /// `preflight --output json` (no kubeconfig: the cloud's lines): (exit code, report).
     async fn preflight(&mut self) -> (Option<i32>, Value) {
+        self.preflight_with(&[]).await
+    }
+
+    async fn preflight_with(&mut self, flags: &[&str]) -> (Option<i32>, Value) {
         let run_flags = std::mem::take(&mut self.h.extra);
-        let out = self
-            .h
-            .command(&["preflight", "--output", "json"])
-            .output()
-            .await
-            .unwrap();
+        let args: Vec<&str> = ["preflight", "--output", "json"]
+            .iter()
+            .chain(flags)
+            .copied()
+            .collect();
+        let out = self.h.command(&args).output().await.unwrap();
         self.h.extra = run_flags;
         let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
             panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
@@ -68,10 +76,11 @@ fn reason(report: &Value, name: &str) -> String {
     check(report, name)["reason"].as_str().unwrap().to_string()
 }
 
-/// Exactly `failing` failed; every other GCP line passed (permissions: "not checked").
+/// Exactly `failing` failed; every other GCP line passed.
 fn assert_only_failure(report: &Value, failing: &str) {
     for name in [
         "credentials",
+        "permissions",
         "quota-addresses",
         "subnets",
         "private-zone-network",
@@ -82,8 +91,15 @@ fn assert_only_failure(report: &Value, failing: &str) {
         let want = if name == failing { "fail" } else { "pass" };
         assert_eq!(check(report, name)["verdict"], want, "{name}: {report}");
     }
-    assert_eq!(check(report, "permissions")["verdict"], "warn");
-    assert!(reason(report, "permissions").starts_with("not checked"));
+}
+
+/// Every permission the fake knows but those starting with one of `left_out`.
+fn all_but(left_out: &[&str]) -> Vec<String> {
+    bootstrap_sim::gcp::KNOWN_PERMISSIONS
+        .iter()
+        .filter(|p| !left_out.iter().any(|s| p.starts_with(s)))
+        .map(|p| p.to_string())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -107,7 +123,95 @@ async fn gcp_preflight_passes_on_a_good_world_shows_the_project_and_changes_noth
         reason(&report, "subnets").contains("mycluster-worker-subnet 10.0.128.0/17"),
         "{report}"
     );
+    assert!(
+        reason(&report, "permissions").contains("held (projects example-project)"),
+        "{report}"
+    );
     assert!(w.h.peers.mutating_calls().is_empty());
+
+    // Every line's name is one the validation pass knows for GCP (it refuses the others).
+    let names: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    let (code, report) = w
+        .preflight_with(&["--skip-preflight", &names.join(",")])
+        .await;
+    assert_eq!(code, Some(0), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_permission_fails_permissions_naming_it_and_its_project() {
+    // Shared VPC: the host project grants nothing (no compute.subnetworks.use for the
+    // internal address); the service project everything but the Cloud DNS writes. Both could
+    // come from a grant on the subnetwork or the zone, which testIamPermissions does not see:
+    // a warning, and preflight passes.
+    let mut options = FakeOptions::realistic();
+    options.seed = Seed::shared_vpc();
+    options
+        .granted
+        .insert("example-host-project".into(), Vec::new());
+    options
+        .granted
+        .insert("example-project".into(), all_but(&["dns.changes.create"]));
+    let mut w = World::on_fixture("gcp-shared-vpc", options.clone()).await;
+    let (code, report) = w.preflight().await;
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(check(&report, "permissions")["verdict"], "warn", "{report}");
+    assert!(
+        reason(&report, "permissions").contains("at project level"),
+        "{report}"
+    );
+    // The internal address's own permission is a project grant only: that fails.
+    options.granted.insert(
+        "example-project".into(),
+        all_but(&["dns.changes.create", "compute.addresses.createInternal"]),
+    );
+    let mut w = World::on_fixture("gcp-shared-vpc", options).await;
+    let (code, report) = w.preflight().await;
+    assert_eq!(code, Some(2), "{report}");
+    assert_only_failure(&report, "permissions");
+    let why = reason(&report, "permissions");
+    assert!(
+        why.contains("project example-host-project lacks compute.subnetworks.use"),
+        "{why}"
+    );
+    assert!(
+        why.contains("project example-project lacks compute.addresses.createInternal"),
+        "{why}"
+    );
+    assert!(why.contains("dns.changes.create"), "{why}");
+    let fix = check(&report, "permissions")["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("compute.subnetworks.use on project example-host-project"),
+        "{fix}"
+    );
+    w.assert_run_refused("permissions").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_the_users_dns_no_dns_permission_is_asked() {
+    // A caller with no Cloud DNS permission on the project: asked (and warned: a grant on the
+    // zone itself is not seen) where the agent writes DNS...
+    let mut options = FakeOptions::realistic();
+    options
+        .granted
+        .insert("example-project".into(), all_but(&["dns."]));
+    let mut w = World::new(options.clone()).await;
+    let (code, report) = w.preflight().await;
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(check(&report, "permissions")["verdict"], "warn", "{report}");
+    assert!(
+        reason(&report, "permissions").contains("dns.resourceRecordSets.create"),
+        "{report}"
+    );
+    // ...and passes where DNS is the user's: no dns.* permission is asked.
+    let mut w = World::on_fixture("gcp-user-dns", options).await;
+    let (code, report) = w.preflight().await;
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(check(&report, "permissions")["verdict"], "pass", "{report}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

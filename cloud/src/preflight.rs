@@ -3,10 +3,10 @@
 //! with a dry run; the agent's `preflight` module adds the checks every cloud shares and prints
 //! them.
 
-use crate::{CloudError, ErrorKind, Zone};
+use crate::{CloudError, ErrorKind, Scope, Zone};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -95,6 +95,35 @@ pub fn is_denied(err: &CloudError) -> bool {
         .any(|code| err.message.contains(code))
 }
 
+/// Every line AWS's preflight may show (some only when they apply, e.g. `public-ipv4-pool`):
+/// `--skip-preflight` names are checked against these before anything runs.
+pub const AWS_CHECKS: &[&str] = &[
+    "credentials",
+    "permission-ec2-allocate-address",
+    "permission-ec2-create-network-interface",
+    "permission-ec2-release",
+    "quota-elastic-ips",
+    "public-ipv4-pool",
+    "subnets",
+    "private-zone-vpc",
+];
+/// Every line GCP's preflight shows.
+pub const GCP_CHECKS: &[&str] = &[
+    "credentials",
+    "permissions",
+    "quota-addresses",
+    "subnets",
+    "private-zone-network",
+];
+/// Every line Azure's preflight shows.
+pub const AZURE_CHECKS: &[&str] = &[
+    "credentials",
+    "permissions",
+    "quota-public-ips",
+    "subnets",
+    "private-zone-vnet",
+];
+
 /// What the agent is about to create, so a cloud can say whether there is room for it.
 #[derive(Debug, Clone, Default)]
 pub struct Needs {
@@ -108,6 +137,11 @@ pub struct Needs {
     pub subnets: Vec<String>,
     /// The private zone the agent writes, as found (None: DNS is the user's, or not found).
     pub private_zone: Option<Zone>,
+    /// The scope of every address the plan holds, reserved already or not: the agent may
+    /// create, relabel and delete each kind (a cloud asks the permissions for those).
+    pub address_scopes: BTreeSet<Scope>,
+    /// Every zone the agent writes, as found (empty: DNS is the user's, or none was found).
+    pub zones: Vec<Zone>,
 }
 
 /// The cloud-specific part of preflight.

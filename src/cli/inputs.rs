@@ -66,11 +66,13 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
             registry: Some(&args.registry),
             cvo_overrides: true,
             done_file: args.gate.done_file.as_deref(),
+            skip_preflight: &args.preflight.skip,
             ..assets(&args.common)
         },
         Command::Preflight(args) => Inputs {
             kubeconfig: args.kubeconfig.as_deref(),
             templates: args.templates.as_deref(),
+            skip_preflight: &args.preflight.skip,
             ..assets(&args.common)
         },
         Command::Capabilities { command } => capabilities_inputs(command),

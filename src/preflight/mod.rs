@@ -10,6 +10,9 @@
 //! Reads and dry runs only.
 
 mod kube_checks;
+mod names;
+
+pub use names::{check_names, unknown_skips};
 
 use crate::assets::{ClusterSpec, Platform};
 use crate::providers::Providers;
@@ -75,7 +78,18 @@ pub async fn checklist(
 ) -> anyhow::Result<Report> {
     use crate::output::Output;
     let mut report = run(inputs).await;
-    report.skip(&args.skip)?;
+    // A line of this cloud that did not apply this time (no kubeconfig, no pool) has nothing
+    // to skip; the validation pass already refused the names this cloud has no line for.
+    let known = check_names(&inputs.spec.platform);
+    let skips: Vec<String> = args
+        .skip
+        .iter()
+        .filter(|name| {
+            report.checks.iter().any(|c| &c.name == *name) || !known.contains(&name.as_str())
+        })
+        .cloned()
+        .collect();
+    report.skip(&skips)?;
     match (output, to_stderr) {
         (_, true) => eprint!("{}", report.to_text()),
         (Output::Text, false) => crate::output::write_stdout(&report.to_text())?,
@@ -126,7 +140,8 @@ impl Report {
     }
 
     /// Marks the named lines skipped. A name that matches no line is bad input: a typo
-    /// would otherwise skip nothing while the person believes it skipped something.
+    /// would otherwise skip nothing while the person believes it skipped something. (The one
+    /// validation pass refuses names this cloud has no line for first: [`unknown_skips`].)
     pub fn skip(&mut self, names: &[String]) -> Result<(), crate::error::InputError> {
         for name in names {
             let mut found = false;
@@ -143,11 +158,7 @@ impl Report {
             }
             if !found {
                 let known: Vec<&str> = self.checks.iter().map(|c| c.name.as_str()).collect();
-                return Err(crate::error::InputError::new(
-                    "--skip-preflight",
-                    name,
-                    format!("no such check; the checks are: {}", known.join(", ")),
-                ));
+                return Err(names::unknown(&self.platform, name, &known));
             }
         }
         self.passed = !self.checks.iter().any(|c| c.verdict == Verdict::Fail);
@@ -216,9 +227,9 @@ pub async fn run(inputs: &Inputs<'_>) -> Report {
         checks.extend(kube_checks::run(inputs).await);
         return Report::new(spec.platform_name(), checks);
     }
-    let (zones_check, private_zone) = zones(spec, providers).await;
+    let (zones_check, found_zones) = zones(spec, providers).await;
     let (reservations_check, ours) = reservations(providers, inputs.handed_over).await;
-    let needs = needs(spec, &ours, private_zone);
+    let needs = needs(spec, &ours, found_zones);
     match &providers.preflight {
         Some(cloud) => checks.extend(cloud.checks(&needs).await),
         None => checks.push(Check::not_checked(
@@ -236,13 +247,13 @@ pub async fn run(inputs: &Inputs<'_>) -> Report {
     Report::new(spec.platform_name(), checks)
 }
 
-/// Every zone the agent writes can be found (read access to the zones).
-async fn zones(spec: &ClusterSpec, providers: &Providers) -> (Check, Option<Zone>) {
+/// Every zone the agent writes can be found (read access to the zones); the zones found.
+async fn zones(spec: &ClusterSpec, providers: &Providers) -> (Check, Vec<Zone>) {
     const NAME: &str = "dns-zones";
     if let Some(why) = spec.user_managed_dns() {
         return (
             Check::pass(NAME, format!("DNS is the user's ({why}): no zone to read")),
-            None,
+            Vec::new(),
         );
     }
     let mut refs: Vec<bootstrap_cloud::ZoneRef> = crate::plan::records_of_interest(spec)
@@ -252,14 +263,12 @@ async fn zones(spec: &ClusterSpec, providers: &Providers) -> (Check, Option<Zone
     refs.sort();
     refs.dedup();
     let mut found = Vec::new();
-    let mut private = None;
+    let mut zones = Vec::new();
     for zone_ref in refs {
         match providers.dns.find_zone(&zone_ref).await {
             Ok(zone) => {
                 found.push(format!("{zone_ref}: {}", zone.id));
-                if zone_ref.private {
-                    private = Some(zone);
-                }
+                zones.push(zone);
             }
             Err(e) => {
                 return (
@@ -268,12 +277,12 @@ async fn zones(spec: &ClusterSpec, providers: &Providers) -> (Check, Option<Zone
                         &e,
                         "create the zone, or give the agent read access to it (Route53 ListHostedZonesByName / Cloud DNS managedZones.list / Azure DNS zones read)",
                     ),
-                    private,
+                    zones,
                 );
             }
         }
     }
-    (Check::pass(NAME, found.join("; ")), private)
+    (Check::pass(NAME, found.join("; ")), zones)
 }
 
 /// Our reservations can be listed; they are what the later checks count as ours.
@@ -304,12 +313,14 @@ async fn reservations(
 }
 
 /// What is still to be created, for the cloud's quota and subnet checks.
-fn needs(spec: &ClusterSpec, ours: &[Reservation], private_zone: Option<Zone>) -> Needs {
+fn needs(spec: &ClusterSpec, ours: &[Reservation], zones: Vec<Zone>) -> Needs {
     let mut needs = Needs {
-        private_zone,
+        private_zone: zones.iter().find(|z| z.reference.private).cloned(),
+        zones,
         ..Needs::default()
     };
     for wanted in crate::plan::wanted_reservations(spec) {
+        needs.address_scopes.insert(wanted.key.scope);
         if ours.iter().any(|r| r.key == wanted.key) {
             continue;
         }

@@ -87,7 +87,7 @@ fn a_skipped_failure_no_longer_fails_and_an_unknown_name_is_refused() {
 fn needs_count_only_what_is_not_reserved_yet() {
     let s = spec(Some("10.0.1.10"));
     let wanted = crate::plan::wanted_reservations(&s);
-    let none = needs(&s, &[], None);
+    let none = needs(&s, &[], Vec::new());
     let public = wanted
         .iter()
         .filter(|w| w.key.scope == Scope::Public)
@@ -103,7 +103,29 @@ fn needs_count_only_what_is_not_reserved_yet() {
             ip: "10.0.9.9".parse().unwrap(),
         })
         .collect();
-    let all = needs(&s, &ours, None);
+    let all = needs(&s, &ours, Vec::new());
     assert_eq!(all.public_addresses, 0);
     assert!(all.private_addresses.is_empty());
+    // Reserved or not, the plan still holds (and may relabel or delete) every kind.
+    let scopes: std::collections::BTreeSet<Scope> = wanted.iter().map(|w| w.key.scope).collect();
+    assert_eq!(all.address_scopes, scopes);
+    assert_eq!(none.address_scopes, scopes);
+}
+
+#[test]
+fn skip_names_are_checked_against_the_clouds_lines_before_anything_runs() {
+    let s = spec(Some("10.0.1.10"));
+    let skips: Vec<String> = ["subnets", "aws-lb-controller", "quota-addresses"]
+        .map(String::from)
+        .to_vec();
+    let errors = unknown_skips(&s.platform, &skips);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let shown = errors[0].to_string();
+    assert!(
+        shown.contains("BOOTSTRAP_AGENT_SKIP_PREFLIGHT") && shown.contains("\"quota-addresses\""),
+        "{shown}"
+    );
+    assert!(shown.contains("no such preflight check on aws"), "{shown}");
+    assert!(check_names(&Platform::None).contains(&"cloud"));
+    assert!(!check_names(&Platform::None).contains(&"subnets"));
 }

@@ -28,6 +28,7 @@ pub async fn providers(spec: &ClusterSpec, platform: &GcpSpec) -> Result<Provide
         },
         compute_endpoint: None,
         dns_endpoint: None,
+        resource_manager_endpoint: None,
     }
     .with_env_endpoints();
     Ok(Providers {

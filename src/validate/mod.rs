@@ -65,6 +65,9 @@ pub struct Inputs<'a> {
     /// The state dir whose journal the command reads or writes: a corrupt journal stops it
     /// (exit 5) before the lock file is made or anything else happens.
     pub state_dir: Option<&'a Path>,
+    /// `--skip-preflight` names (`run`, `preflight`): each must be a line of the cloud's
+    /// checklist.
+    pub skip_preflight: &'a [String],
 }
 
 /// The flag and its variable, as the "file" of an option's error.
@@ -100,6 +103,12 @@ pub async fn check_inputs(inputs: &Inputs<'_>) -> Result<(), InputErrors> {
             }
         }
     });
+    if let Some(spec) = &spec {
+        errors.extend(crate::preflight::unknown_skips(
+            &spec.platform,
+            inputs.skip_preflight,
+        ));
+    }
     if let (Some(dir), Some(spec)) = (inputs.assets, &spec) {
         capabilities(dir, spec, gates.as_ref(), &mut errors);
         if inputs.cvo_overrides

@@ -41,10 +41,12 @@ macro_rules! build_client {
 mod addresses;
 mod adopt;
 mod dns;
+mod permissions;
 mod preflight;
 
 pub use addresses::GceAddresses;
 pub use dns::CloudDns;
+pub use permissions::RESOURCE_MANAGER_ENDPOINT_ENV;
 pub use preflight::{GcpNetwork, GcpPreflight};
 
 use crate::{CloudError, ErrorKind};
@@ -124,6 +126,8 @@ pub struct GcpSettings {
     pub credentials: GcpCredentials,
     pub compute_endpoint: Option<String>,
     pub dns_endpoint: Option<String>,
+    /// Cloud Resource Manager, for preflight's `projects.testIamPermissions`.
+    pub resource_manager_endpoint: Option<String>,
 }
 
 impl GcpSettings {
@@ -132,6 +136,7 @@ impl GcpSettings {
         let read = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         self.compute_endpoint = read(COMPUTE_ENDPOINT_ENV);
         self.dns_endpoint = read(DNS_ENDPOINT_ENV);
+        self.resource_manager_endpoint = read(RESOURCE_MANAGER_ENDPOINT_ENV);
         self
     }
 
@@ -426,6 +431,7 @@ mod tests {
             credentials: GcpCredentials::Default,
             compute_endpoint: None,
             dns_endpoint: None,
+            resource_manager_endpoint: None,
         };
         assert_eq!(
             settings.subnetwork_url(),

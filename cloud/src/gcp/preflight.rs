@@ -5,10 +5,11 @@
 //! the network (a Shared VPC's host project) and belong to the cluster's network, and whether
 //! the private managed zone is visible to that network (`privateVisibilityConfig.networks`).
 //!
-//! Permissions are not asked: GCP's way to ask is `projects.testIamPermissions` on Cloud
-//! Resource Manager, an API this build has no client for; the line says "not checked".
+//! Permissions are asked with Cloud Resource Manager's `projects.testIamPermissions`, per
+//! project (see `permissions`).
 
 use super::dns::zone_in_project;
+use super::permissions::{self, ResourceManager};
 use super::{GcpCredentials, GcpSettings, classify};
 use crate::preflight::{Check, Needs, Preflight};
 use crate::{CloudError, Zone};
@@ -30,6 +31,7 @@ pub struct GcpPreflight {
     regions: Regions,
     subnetworks: Subnetworks,
     zones: ManagedZones,
+    resource_manager: ResourceManager,
     project: String,
     region: String,
     network_project: String,
@@ -51,6 +53,7 @@ impl GcpPreflight {
                 settings.dns_endpoint.as_deref(),
                 "dns"
             ),
+            resource_manager: ResourceManager::new(settings)?,
             project: settings.project.clone(),
             region: settings.region.clone(),
             network_project: settings
@@ -85,6 +88,27 @@ impl GcpPreflight {
                 ),
             ),
         }
+    }
+
+    /// Per project, the permissions the plan's calls need, asked with testIamPermissions.
+    async fn permissions(&self, needs: &Needs) -> Check {
+        let zone_projects: Vec<&str> = needs
+            .zones
+            .iter()
+            .map(|z| zone_in_project(&z.id).map_or(self.project.as_str(), |(p, _)| p))
+            .collect();
+        let asked = permissions::wanted(
+            &self.project,
+            &self.network_project,
+            &needs.address_scopes,
+            &zone_projects,
+        );
+        let mut answers = std::collections::BTreeMap::new();
+        for (project, wanted) in &asked {
+            let answer = self.resource_manager.test(project, wanted).await;
+            answers.insert(project.clone(), answer);
+        }
+        permissions::verdict(&asked, &answers)
     }
 
     async fn quota(&self, needs: &Needs) -> Check {
@@ -311,10 +335,7 @@ impl Preflight for GcpPreflight {
     async fn checks(&self, needs: &Needs) -> Vec<Check> {
         vec![
             self.credentials().await,
-            Check::not_checked(
-                "permissions",
-                "GCP has no dry run; projects.testIamPermissions (Cloud Resource Manager) is not called by this build: compute.addresses.create/delete and dns.changes.create are proven only by `run`",
-            ),
+            self.permissions(needs).await,
             self.quota(needs).await,
             self.subnets().await,
             self.zone_network(needs.private_zone.as_ref()).await,
@@ -364,6 +385,7 @@ mod tests {
             ),
             compute_endpoint: None,
             dns_endpoint: None,
+            resource_manager_endpoint: None,
         };
         let shown = identity(&settings);
         assert_eq!(shown, "service account agent@p.iam.gserviceaccount.com");

@@ -167,6 +167,16 @@ def main():
     private = dns.managedZones().get(project=P, managedZone=zone).execute()
     out["private_networks"] = [n["networkUrl"] for n in private["privateVisibilityConfig"]["networks"]]
     out["missing_zone"] = error_of(dns.resourceRecordSets().list(project=P, managedZone="nope"))
+
+    # Cloud Resource Manager v1 projects.testIamPermissions (every permission granted here).
+    crm = build("cloudresourcemanager", "v1", static_discovery=True, credentials=creds,
+                client_options={"api_endpoint": a.endpoint + "/"})
+    test = lambda project, perms: crm.projects().testIamPermissions(
+        resource=project, body={"permissions": perms})
+    out["iam_held"] = test(P, ["dns.changes.create", "compute.subnetworks.use"]).execute()
+    out["iam_wildcard"] = error_of(test(P, ["compute.*"]))
+    out["iam_unknown_permission"] = error_of(test(P, ["compute.addresses.frobnicate"]))
+    out["iam_unknown_project"] = error_of(test("nope", ["dns.changes.create"]))
     json.dump(out, sys.stdout)
 
 

@@ -34,7 +34,7 @@ fn error(code: u16, reason: &str, status: &str) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_official_python_client_sees_the_fake_as_compute_and_cloud_dns() {
+async fn the_official_python_client_sees_the_fake_as_compute_cloud_dns_and_resource_manager() {
     let o = oracle().await;
 
     // compute.v1 addresses + regionOperations
@@ -147,4 +147,20 @@ async fn the_official_python_client_sees_the_fake_as_compute_and_cloud_dns() {
     );
     assert_eq!(o["replaced"], json!(["10.0.0.5", "10.0.0.7"]));
     assert_eq!(o["missing_zone"], error(404, "notFound", "NOT_FOUND"));
+
+    // cloudresourcemanager.v1 projects.testIamPermissions: the subset held, in the order asked;
+    // wildcards and unknown permissions are refused, an unknown project is not revealed.
+    assert_eq!(
+        o["iam_held"],
+        json!({"permissions": ["dns.changes.create", "compute.subnetworks.use"]})
+    );
+    assert_eq!(o["iam_wildcard"], error(400, "invalid", "INVALID_ARGUMENT"));
+    assert_eq!(
+        o["iam_unknown_permission"],
+        error(400, "invalid", "INVALID_ARGUMENT")
+    );
+    assert_eq!(
+        o["iam_unknown_project"],
+        error(403, "forbidden", "PERMISSION_DENIED")
+    );
 }

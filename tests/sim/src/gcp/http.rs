@@ -1,6 +1,6 @@
 //! The HTTP/1.1 server, the routing of REST paths, query parsing and Google's error envelope.
 
-use super::{World, compute, dns, reads};
+use super::{World, compute, dns, iam, reads};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -176,6 +176,16 @@ async fn route(req: &Req, world: &Arc<Mutex<World>>) -> Reply {
         ["dns", "v1", "projects", ..] => {
             let mut w = world.lock().unwrap_or_else(|p| p.into_inner());
             dns::route(&mut w, req, &s[3..])
+        }
+        // Cloud Resource Manager v1 (its own host on GCP; one port here).
+        ["v1", "projects", ..] => {
+            let w = world.lock().unwrap_or_else(|p| p.into_inner());
+            iam::route(&w, req, &s[2..]).unwrap_or_else(|| {
+                Err(ApiError::not_found(format!(
+                    "The requested URL /{} was not found on this server.",
+                    s.join("/")
+                )))
+            })
         }
         _ => Err(ApiError::not_found(format!(
             "The requested URL /{} was not found on this server.",

@@ -1,4 +1,4 @@
-//! A faithful local fake of the two GCP REST APIs the agent uses, over plain HTTP on 127.0.0.1
+//! A faithful local fake of the GCP REST APIs the agent uses, over plain HTTP on 127.0.0.1
 //! (so the counting/freezing [`Proxy`] can sit in front):
 //!
 //! - compute.v1: regional `addresses` (insert/get/list with filter/delete) and
@@ -17,6 +17,7 @@
 //!   atomically: a deletion must match the existing set exactly (ttl and rrdatas, else 412
 //!   `conditionNotMet`; absent: 404 `notFound`), an addition must not exist (409
 //!   `alreadyExists`). Changes are `pending` for `change_delay`, then `done`.
+//! - cloudresourcemanager.v1: `projects.testIamPermissions`, for preflight (see `iam`).
 //!
 //! Errors use Google's envelope `{"error":{"code","message","errors":[{"reason","message",
 //! "domain"}],"status"}}`. The shapes follow the discovery documents that ship with
@@ -26,6 +27,7 @@ mod compute;
 mod dns;
 mod filter;
 mod http;
+mod iam;
 mod reads;
 
 use crate::proxy::{FaultStats, Faults, Proxy, Service};
@@ -37,6 +39,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub use filter::Filter;
+pub use iam::KNOWN_PERMISSIONS;
 
 /// A subnetwork the fake knows (internal addresses come from its range).
 #[derive(Debug, Clone)]
@@ -228,6 +231,9 @@ pub struct FakeOptions {
     /// IAM permissions the caller lacks (`compute.projects.get`, `compute.regions.get`,
     /// `compute.subnetworks.get`): those reads answer 403 `forbidden`.
     pub denied: Vec<String>,
+    /// Per project, the IAM permissions the caller holds there, as Cloud Resource Manager's
+    /// `projects.testIamPermissions` answers them; a project not listed grants every one.
+    pub granted: BTreeMap<String, Vec<String>>,
 }
 
 impl FakeOptions {
@@ -238,6 +244,7 @@ impl FakeOptions {
             change_delay: Duration::from_millis(100),
             seed: Seed::default(),
             denied: Vec::new(),
+            granted: BTreeMap::new(),
         }
     }
 }
@@ -512,11 +519,16 @@ impl GcpPeers {
         })
     }
 
-    /// Environment for the agent: both endpoints through the proxies. They are plain
-    /// `http://` URLs, so the agent calls them with anonymous credentials and never looks for
-    /// Application Default Credentials.
+    /// Environment for the agent: both endpoints through the proxies (Resource Manager, which
+    /// preflight only asks, straight to the fake). They are plain `http://` URLs, so the agent
+    /// calls them with anonymous credentials and never looks for Application Default
+    /// Credentials.
     pub fn agent_env(&self) -> Vec<(String, String)> {
         vec![
+            (
+                "BOOTSTRAP_AGENT_GCP_RESOURCE_MANAGER_ENDPOINT".into(),
+                self.fake.url(),
+            ),
             (
                 "BOOTSTRAP_AGENT_GCP_COMPUTE_ENDPOINT".into(),
                 self.compute_proxy.url(),

@@ -1,0 +1,453 @@
+//! The GCP `permissions` preflight line. GCP has no dry run, but Cloud Resource Manager answers
+//! "which of these does the caller hold on this project": `projects.testIamPermissions` (v1,
+//! `POST {endpoint}/v1/projects/{project}:testIamPermissions` with `{"permissions": [..]}`),
+//! answering `{"permissions": [..]}` with the subset held (the field is left out when none is).
+//! Asking needs no permission. One small REST call per project: no Resource Manager client is
+//! in the tree, and the token comes from the same credentials as the other GCP clients.
+//!
+//! The permissions asked are exactly those of the calls the plan makes, per project: the
+//! addresses' project, the network's (a Shared VPC host: `compute.subnetworks.use` for the
+//! internal address) and each written zone's; none for DNS when DNS is the user's. A grant on
+//! the subnetwork or the zone alone (not on the project; a Shared VPC admin often grants
+//! `roles/compute.networkUser` per subnetwork) is not seen by this call: so only a missing
+//! address permission fails the line, and `compute.subnetworks.use` or a Cloud DNS permission
+//! missing at project level is a warning (`run` would work with a resource-level grant).
+
+use super::{GcpSettings, credentials_for};
+use crate::preflight::Check;
+use crate::{CloudError, ErrorKind, Scope};
+use google_cloud_auth::credentials::{CacheableResource, Credentials};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// Overrides the Cloud Resource Manager endpoint (default [`DEFAULT_ENDPOINT`]).
+pub const RESOURCE_MANAGER_ENDPOINT_ENV: &str = "BOOTSTRAP_AGENT_GCP_RESOURCE_MANAGER_ENDPOINT";
+pub const DEFAULT_ENDPOINT: &str = "https://cloudresourcemanager.googleapis.com";
+
+const NAME: &str = "permissions";
+const OPERATION: &str = "projects.testIamPermissions";
+
+/// Reads and labels of the addresses, in the addresses' project, whatever their kind.
+const ADDRESS_ALWAYS: [&str; 4] = [
+    "compute.addresses.get",
+    "compute.addresses.list",
+    "compute.addresses.setLabels",
+    "compute.regionOperations.get",
+];
+const ADDRESS_EXTERNAL: [&str; 2] = ["compute.addresses.create", "compute.addresses.delete"];
+const ADDRESS_INTERNAL: [&str; 2] = [
+    "compute.addresses.createInternal",
+    "compute.addresses.deleteInternal",
+];
+/// In the project holding the subnetwork the internal address is taken from.
+const SUBNETWORK_USE: &str = "compute.subnetworks.use";
+/// In each written zone's project: the record reads and the Change (additions and deletions).
+const DNS_WRITE: [&str; 5] = [
+    "dns.changes.create",
+    "dns.changes.get",
+    "dns.resourceRecordSets.create",
+    "dns.resourceRecordSets.delete",
+    "dns.resourceRecordSets.list",
+];
+
+/// PURE: per project, the permissions the plan's calls need.
+pub(crate) fn wanted(
+    project: &str,
+    network_project: &str,
+    scopes: &BTreeSet<Scope>,
+    zone_projects: &[&str],
+) -> BTreeMap<String, BTreeSet<&'static str>> {
+    let mut wanted: BTreeMap<String, BTreeSet<&'static str>> = BTreeMap::new();
+    if !scopes.is_empty() {
+        wanted
+            .entry(project.into())
+            .or_default()
+            .extend(ADDRESS_ALWAYS);
+    }
+    if scopes.contains(&Scope::Public) {
+        wanted
+            .entry(project.into())
+            .or_default()
+            .extend(ADDRESS_EXTERNAL);
+    }
+    if scopes.contains(&Scope::Private) {
+        wanted
+            .entry(project.into())
+            .or_default()
+            .extend(ADDRESS_INTERNAL);
+        wanted
+            .entry(network_project.into())
+            .or_default()
+            .insert(SUBNETWORK_USE);
+    }
+    for zone_project in zone_projects {
+        wanted
+            .entry(zone_project.to_string())
+            .or_default()
+            .extend(DNS_WRITE);
+    }
+    wanted
+}
+
+/// Permissions a resource-level grant can give (on the subnetwork, on the zone), which
+/// `projects.testIamPermissions` cannot see: missing at project level, they only warn.
+fn grantable_on_the_resource(permission: &str) -> bool {
+    permission == SUBNETWORK_USE || permission.starts_with("dns.")
+}
+
+/// PURE: the line from what was asked and what each project answered.
+pub(crate) fn verdict(
+    asked: &BTreeMap<String, BTreeSet<&'static str>>,
+    answers: &BTreeMap<String, Result<BTreeSet<String>, CloudError>>,
+) -> Check {
+    if asked.is_empty() {
+        return Check::pass(
+            NAME,
+            "nothing to ask: no address to hold and no zone to write",
+        );
+    }
+    let mut missing: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut unanswered = Vec::new();
+    let mut held = 0;
+    for (project, permissions) in asked {
+        match answers.get(project) {
+            Some(Ok(granted)) => {
+                let lacking: Vec<&str> = permissions
+                    .iter()
+                    .copied()
+                    .filter(|p| !granted.contains(*p))
+                    .collect();
+                held += permissions.len() - lacking.len();
+                if !lacking.is_empty() {
+                    missing.push((project.clone(), lacking));
+                }
+            }
+            Some(Err(e)) => unanswered.push(format!("project {project}: {e}")),
+            None => unanswered.push(format!("project {project}: not asked")),
+        }
+    }
+    let fails = missing
+        .iter()
+        .flat_map(|(_, lacking)| lacking)
+        .any(|p| !grantable_on_the_resource(p));
+    if !missing.is_empty() {
+        let reason = missing
+            .iter()
+            .map(|(project, lacking)| format!("project {project} lacks {}", lacking.join(", ")))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let fix = missing
+            .iter()
+            .map(|(project, lacking)| {
+                format!(
+                    "grant the agent's service account a role with {} on project {project} (gcloud projects add-iam-policy-binding {project} --member serviceAccount:<email> --role <role>)",
+                    lacking.join(", ")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let no_answer = if unanswered.is_empty() {
+            String::new()
+        } else {
+            format!("; no answer for {}", unanswered.join("; "))
+        };
+        if fails {
+            return Check::fail(
+                NAME,
+                format!(
+                    "testIamPermissions: {reason} (a grant on the subnetwork or the zone alone is not seen here){no_answer}"
+                ),
+                fix,
+            );
+        }
+        return Check::warn(
+            NAME,
+            format!(
+                "testIamPermissions: {reason} at project level; a grant on the subnetwork or the zone itself is not seen here, and `run` needs one of the two{no_answer}"
+            ),
+            Some(fix),
+        );
+    }
+    let projects = asked.keys().cloned().collect::<Vec<_>>().join(", ");
+    if !unanswered.is_empty() {
+        return Check::warn(
+            NAME,
+            format!(
+                "not checked: testIamPermissions did not answer for {}",
+                unanswered.join("; ")
+            ),
+            Some(
+                "enable the Cloud Resource Manager API (gcloud services enable cloudresourcemanager.googleapis.com) in the service account's project; `run` proves the permissions when it calls"
+                    .to_string(),
+            ),
+        );
+    }
+    Check::pass(
+        NAME,
+        format!("testIamPermissions: all {held} held (projects {projects})"),
+    )
+}
+
+/// `projects.testIamPermissions` over plain REST.
+pub(crate) struct ResourceManager {
+    http: reqwest::Client,
+    endpoint: String,
+    credentials: Credentials,
+}
+
+impl ResourceManager {
+    pub(crate) fn new(settings: &GcpSettings) -> Result<Self, CloudError> {
+        let endpoint = settings
+            .resource_manager_endpoint
+            .clone()
+            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+        let credentials = credentials_for(settings, Some(&endpoint))?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(30))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| {
+                CloudError::fatal(OPERATION, format!("cannot build the HTTP client: {e}"))
+            })?;
+        Ok(Self {
+            http,
+            endpoint: endpoint.trim_end_matches('/').to_string(),
+            credentials,
+        })
+    }
+
+    /// The subset of `permissions` the caller holds on `project`; transient failures retried
+    /// as every call is (`retry::PER_CALL`).
+    pub(crate) async fn test(
+        &self,
+        project: &str,
+        permissions: &BTreeSet<&str>,
+    ) -> Result<BTreeSet<String>, CloudError> {
+        let policy = crate::retry::PER_CALL;
+        let (mut attempt, mut waited) = (1, Duration::ZERO);
+        loop {
+            match self.test_once(project, permissions).await {
+                Err(e) if e.is_transient() => {
+                    let Some(delay) = policy.next_delay(attempt, e.retry_after, waited) else {
+                        return Err(e);
+                    };
+                    tokio::time::sleep(delay).await;
+                    waited += delay;
+                    attempt += 1;
+                }
+                done => return done,
+            }
+        }
+    }
+
+    async fn test_once(
+        &self,
+        project: &str,
+        permissions: &BTreeSet<&str>,
+    ) -> Result<BTreeSet<String>, CloudError> {
+        let headers = match self.credentials.headers(Default::default()).await {
+            Ok(CacheableResource::New { data, .. }) => data,
+            Ok(CacheableResource::NotModified) => {
+                return Err(CloudError::fatal(OPERATION, "no auth headers"));
+            }
+            // The credentials error never holds the key (it is registered for redaction too).
+            Err(e) => {
+                return Err(CloudError::new(
+                    if e.is_transient() {
+                        ErrorKind::Transient
+                    } else {
+                        ErrorKind::Fatal
+                    },
+                    OPERATION,
+                    format!("cannot get a token: {e}"),
+                ));
+            }
+        };
+        let url = format!("{}/v1/projects/{project}:testIamPermissions", self.endpoint);
+        let body = serde_json::json!({ "permissions": permissions });
+        let response = self
+            .http
+            .post(&url)
+            .headers(headers)
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| {
+                let what = if e.is_timeout() {
+                    "timed out"
+                } else {
+                    "connection failed"
+                };
+                CloudError::new(ErrorKind::Transient, OPERATION, what)
+            })?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(crate::retry::parse_retry_after);
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|_| CloudError::new(ErrorKind::Transient, OPERATION, "answer cut off"))?;
+        let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+        if !(200..300).contains(&status) {
+            return Err(error(status, &json).with_retry_after(retry_after));
+        }
+        granted(&json)
+    }
+}
+
+/// PURE: the answer's `permissions` (absent: none held).
+fn granted(json: &serde_json::Value) -> Result<BTreeSet<String>, CloudError> {
+    match json.get("permissions") {
+        None => Ok(BTreeSet::new()),
+        Some(serde_json::Value::Array(list)) => list
+            .iter()
+            .map(|p| {
+                p.as_str().map(str::to_string).ok_or_else(|| {
+                    CloudError::fatal(OPERATION, "the answer's permissions are not strings")
+                })
+            })
+            .collect(),
+        Some(_) => Err(CloudError::fatal(
+            OPERATION,
+            "the answer's permissions are not a list",
+        )),
+    }
+}
+
+/// PURE: Google's error envelope as ours: its status and message, never the request.
+fn error(http: u16, json: &serde_json::Value) -> CloudError {
+    let kind = match http {
+        429 | 500..=599 => ErrorKind::Transient,
+        404 => ErrorKind::NotFound,
+        _ => ErrorKind::Fatal,
+    };
+    let status = json["error"]["status"].as_str().unwrap_or("");
+    let message = json["error"]["message"].as_str().unwrap_or("");
+    let text = match (status, message) {
+        ("", "") => format!("HTTP {http}"),
+        (status, message) => format!("HTTP {http} {status}: {message}"),
+    };
+    CloudError::new(kind, OPERATION, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::preflight::Verdict;
+
+    fn scopes(list: &[Scope]) -> BTreeSet<Scope> {
+        list.iter().copied().collect()
+    }
+
+    #[test]
+    fn each_project_is_asked_what_its_calls_need() {
+        let both = wanted(
+            "svc",
+            "host",
+            &scopes(&[Scope::Public, Scope::Private]),
+            &["svc", "dns"],
+        );
+        assert!(both["svc"].contains("compute.addresses.create"));
+        assert!(both["svc"].contains("compute.addresses.createInternal"));
+        assert!(both["svc"].contains("dns.changes.create"));
+        assert!(!both["svc"].contains(SUBNETWORK_USE));
+        assert_eq!(both["host"], BTreeSet::from([SUBNETWORK_USE]));
+        assert_eq!(both["dns"], DNS_WRITE.into_iter().collect());
+        // Private only, one project, the user's DNS: no external address, no DNS permission.
+        let private = wanted("p", "p", &scopes(&[Scope::Private]), &[]);
+        assert_eq!(private.len(), 1);
+        assert!(private["p"].contains(SUBNETWORK_USE));
+        assert!(!private["p"].contains("compute.addresses.create"));
+        assert!(private["p"].iter().all(|p| !p.starts_with("dns.")));
+        assert!(wanted("p", "p", &BTreeSet::new(), &[]).is_empty());
+    }
+
+    #[test]
+    fn a_missing_permission_fails_naming_it_and_its_project() {
+        let asked = wanted("svc", "host", &scopes(&[Scope::Private]), &[]);
+        let mut answers = BTreeMap::new();
+        answers.insert(
+            "svc".to_string(),
+            Ok(asked["svc"].iter().map(|p| p.to_string()).collect()),
+        );
+        answers.insert("host".to_string(), Ok(BTreeSet::new()));
+        // Only the subnetwork's permission missing: a subnetwork-level grant may give it.
+        let check = verdict(&asked, &answers);
+        assert_eq!(check.verdict, Verdict::Warn, "{check:?}");
+        assert!(
+            check
+                .reason
+                .contains("project host lacks compute.subnetworks.use at project level")
+        );
+        assert!(check.fix.unwrap().contains("on project host"));
+        // An address permission missing too: only a project grant gives it.
+        let mut lacking = asked["svc"].clone();
+        lacking.remove("compute.addresses.createInternal");
+        answers.insert(
+            "svc".to_string(),
+            Ok(lacking.iter().map(|p| p.to_string()).collect()),
+        );
+        let check = verdict(&asked, &answers);
+        assert_eq!(check.verdict, Verdict::Fail, "{check:?}");
+        assert!(
+            check
+                .reason
+                .contains("project svc lacks compute.addresses.createInternal"),
+            "{check:?}"
+        );
+        assert!(
+            check.reason.contains("compute.subnetworks.use"),
+            "{check:?}"
+        );
+        answers.insert(
+            "svc".to_string(),
+            Ok(asked["svc"].iter().map(|p| p.to_string()).collect()),
+        );
+        answers.insert(
+            "host".to_string(),
+            Ok(BTreeSet::from([SUBNETWORK_USE.to_string()])),
+        );
+        assert_eq!(verdict(&asked, &answers).verdict, Verdict::Pass);
+        answers.insert(
+            "host".to_string(),
+            Err(CloudError::fatal(
+                OPERATION,
+                "HTTP 403 PERMISSION_DENIED: no",
+            )),
+        );
+        assert_eq!(verdict(&asked, &answers).verdict, Verdict::Warn);
+    }
+
+    #[test]
+    fn only_the_subnetwork_and_dns_permissions_can_come_from_the_resource() {
+        assert!(grantable_on_the_resource(SUBNETWORK_USE));
+        assert!(DNS_WRITE.iter().all(|p| grantable_on_the_resource(p)));
+        assert!(
+            ADDRESS_ALWAYS
+                .iter()
+                .chain(&ADDRESS_EXTERNAL)
+                .chain(&ADDRESS_INTERNAL)
+                .all(|p| !grantable_on_the_resource(p))
+        );
+    }
+
+    #[test]
+    fn the_answer_leaves_permissions_out_when_none_is_held() {
+        assert!(granted(&serde_json::json!({})).unwrap().is_empty());
+        assert_eq!(
+            granted(&serde_json::json!({"permissions": ["a.b.c"]})).unwrap(),
+            BTreeSet::from(["a.b.c".to_string()])
+        );
+        assert!(granted(&serde_json::json!({"permissions": "a"})).is_err());
+        let e = error(
+            429,
+            &serde_json::json!({"error": {"status": "RESOURCE_EXHAUSTED", "message": "slow"}}),
+        );
+        assert!(e.is_transient());
+        assert!(e.message.contains("RESOURCE_EXHAUSTED: slow"));
+    }
+}
