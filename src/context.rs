@@ -17,12 +17,12 @@
 
 use crate::assets::{self, ClusterSpec};
 use crate::journal::{self, Journal, JournalState};
+use crate::options;
 use crate::output::Output;
 use crate::plan::{Observed, Step};
 use crate::providers::{self, Providers};
 use crate::render::{self, Rendered};
 use crate::runner::{self, Runner};
-use crate::validate::options;
 use anyhow::Result;
 use bootstrap_cloud::Reservation;
 use clap::Args;

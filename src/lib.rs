@@ -27,7 +27,9 @@
 //!                   render (templates -> Services and the IPs each claims), providers (one
 //!                   match picks the cloud; `Providers::none()` for platform none / offline)
 //!                -> assets (installer asset dir -> one validated ClusterSpec)
-//!                -> error, output; crate bootstrap-cloud (neutral types, one provider per cloud)
+//!                -> options (option values' rules; clap parsers that record a bad value for
+//!                   the one validation pass), error, output; crate bootstrap-cloud (neutral
+//!                   types, one provider per cloud)
 //! ```
 //!
 //! One word per idea: a **step** (`plan::Step`) is a unit of work that a plan covers, the
@@ -60,6 +62,7 @@ pub mod gather;
 mod golden;
 pub mod journal;
 pub mod machine;
+pub mod options;
 pub mod output;
 pub mod pause;
 pub mod plan;

@@ -70,7 +70,7 @@ pub enum CapabilitiesCommand {
         assets: PathBuf,
         #[command(flatten)]
         registry: RegistryArgs,
-        #[arg(long, default_value = "text", value_parser = crate::validate::options::one_of(Output::Text))]
+        #[arg(long, default_value = "text", value_parser = crate::options::one_of(Output::Text))]
         output: Output,
     },
     /// Write spec.capabilities into ClusterVersion `version` (server-side apply; never its
@@ -89,9 +89,9 @@ pub enum CapabilitiesCommand {
         /// How long to wait for ClusterVersion `version` when it does not exist and the asset
         /// dir has no manifests/cvo-overrides.yaml to create it from.
         #[arg(long, default_value = "10m", allow_hyphen_values = true,
-              value_parser = crate::validate::options::checked(crate::validate::options::duration, std::time::Duration::ZERO))]
+              value_parser = crate::options::checked(crate::options::duration, std::time::Duration::ZERO))]
         wait: std::time::Duration,
-        #[arg(long, default_value = "text", value_parser = crate::validate::options::one_of(Output::Text))]
+        #[arg(long, default_value = "text", value_parser = crate::options::one_of(Output::Text))]
         output: Output,
     },
     /// Decide, per object of a manifests dir, included or excluded (and why).
@@ -107,7 +107,7 @@ pub enum CapabilitiesCommand {
         /// One line per object with the reason.
         #[arg(long)]
         explain: bool,
-        #[arg(long, default_value = "text", value_parser = crate::validate::options::one_of(Output::Text))]
+        #[arg(long, default_value = "text", value_parser = crate::options::one_of(Output::Text))]
         output: Output,
     },
     /// An update from one payload to another: implicitly enabled capabilities, deletions.
@@ -134,7 +134,7 @@ pub enum CapabilitiesCommand {
             default_value = "/var/lib/bootstrap-agent"
         )]
         state_dir: PathBuf,
-        #[arg(long, default_value = "text", value_parser = crate::validate::options::one_of(Output::Text))]
+        #[arg(long, default_value = "text", value_parser = crate::options::one_of(Output::Text))]
         output: Output,
     },
 }

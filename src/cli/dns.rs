@@ -6,9 +6,9 @@ use crate::context::{Cloud, Reading};
 use crate::dns_answers::{
     DnsCheck, DnsWaitArgs, expected_values, records, records_now, verdict, wait,
 };
+use crate::options;
 use crate::output;
 use crate::plan::Step;
-use crate::validate::options;
 use anyhow::{Result, bail};
 use clap::Subcommand;
 

@@ -8,10 +8,10 @@ pub use crate::context::{Common, StateDir};
 pub use crate::daemon::{GateArgs, KubeArgs, RunArgs};
 use crate::dns_answers::{DnsWaitArgs, Pace};
 use crate::gather::GatherArgs;
+use crate::options;
 pub use crate::output::Output;
 use crate::plan::Step;
 use crate::runner::StepReport;
-use crate::validate::options;
 use crate::{output, status};
 use anyhow::Result;
 

@@ -20,7 +20,7 @@ impl DrainWait {
     pub fn parse(text: &str) -> Result<Self, String> {
         match text {
             "ttl" => Ok(DrainWait::RecordTtl),
-            other => crate::validate::options::duration(other)
+            other => crate::options::duration(other)
                 .map(DrainWait::Fixed)
                 .map_err(|e| format!("{e}, or `ttl`")),
         }

@@ -53,7 +53,7 @@ pub struct DnsWaitArgs {
     /// User-managed DNS: after printing the records of a stage, wait (up to the step deadline)
     /// until they answer before moving on. Without it the records are printed and the command
     /// goes on (exit 0, for scripting).
-    #[arg(long, env = "BOOTSTRAP_AGENT_DNS_WAIT", value_parser = crate::validate::options::switch())]
+    #[arg(long, env = "BOOTSTRAP_AGENT_DNS_WAIT", value_parser = crate::options::switch())]
     pub dns_wait: bool,
     /// Where the wait reads the records: the cloud's zone (found as in cloud DNS) or the
     /// host's resolver.
@@ -61,7 +61,7 @@ pub struct DnsWaitArgs {
         long,
         env = "BOOTSTRAP_AGENT_DNS_CHECK",
         default_value = "zone",
-        value_parser = crate::validate::options::one_of(DnsCheck::Zone)
+        value_parser = crate::options::one_of(DnsCheck::Zone)
     )]
     pub dns_check: DnsCheck,
 }

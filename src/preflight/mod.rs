@@ -10,9 +10,8 @@
 //! Reads and dry runs only.
 
 mod kube_checks;
-mod names;
 
-pub use names::{check_names, unknown_skips};
+pub use crate::validate::preflight_names::{check_names, unknown_skips};
 
 use crate::assets::{ClusterSpec, Platform};
 use crate::providers::Providers;
@@ -158,7 +157,11 @@ impl Report {
             }
             if !found {
                 let known: Vec<&str> = self.checks.iter().map(|c| c.name.as_str()).collect();
-                return Err(names::unknown(&self.platform, name, &known));
+                return Err(crate::validate::preflight_names::unknown(
+                    &self.platform,
+                    name,
+                    &known,
+                ));
             }
         }
         self.passed = !self.checks.iter().any(|c| c.verdict == Verdict::Fail);

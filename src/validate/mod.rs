@@ -9,12 +9,13 @@
 mod assets;
 mod files;
 pub mod names;
-mod option_parser;
-pub mod options;
+pub mod preflight_names;
 
 use crate::assets::ClusterSpec;
 use crate::capabilities::cli::RegistryArgs;
 use crate::error::InputError;
+use crate::options;
+pub use crate::options::flag;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -46,7 +47,7 @@ impl std::error::Error for InputErrors {}
 /// The inputs one command reads. What a command does not read stays None / false.
 #[derive(Default)]
 pub struct Inputs<'a> {
-    /// Malformed option values, found while parsing (`option_parser`).
+    /// Malformed option values, found while parsing (`options`).
     pub options: &'a [InputError],
     pub assets: Option<&'a Path>,
     /// A kubeconfig the command connects with: read, and a client config built from it.
@@ -68,11 +69,6 @@ pub struct Inputs<'a> {
     /// `--skip-preflight` names (`run`, `preflight`): each must be a line of the cloud's
     /// checklist.
     pub skip_preflight: &'a [String],
-}
-
-/// The flag and its variable, as the "file" of an option's error.
-pub fn flag(name: &str, env: &str) -> PathBuf {
-    PathBuf::from(format!("--{name} (environment variable {env})"))
 }
 
 /// Checks all of `inputs`: Err is every input problem found ([`InputErrors`], exit 2), else
@@ -104,7 +100,7 @@ pub async fn check_inputs(inputs: &Inputs<'_>) -> Result<(), InputErrors> {
         }
     });
     if let Some(spec) = &spec {
-        errors.extend(crate::preflight::unknown_skips(
+        errors.extend(preflight_names::unknown_skips(
             &spec.platform,
             inputs.skip_preflight,
         ));

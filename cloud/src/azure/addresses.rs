@@ -3,7 +3,7 @@
 //! among the other clusters of the vnet in `private_ip`, the IPv6 derived in `subnet`).
 
 use super::arm::ArmClient;
-use super::private_ip::Recorded;
+use super::claims::Recorded;
 use super::subnet::{derived_ipv6, parse_v4_prefix, parse_v6_prefix};
 use super::{AzureSettings, NETWORK_API, RESERVATION_TAG, TAGS_API, cluster_tag, rg_path};
 use crate::{

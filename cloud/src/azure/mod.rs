@@ -35,6 +35,7 @@
 mod addresses;
 mod adopt;
 pub mod arm;
+mod claims;
 mod dns;
 pub mod environment;
 mod preflight;

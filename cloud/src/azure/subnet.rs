@@ -1,67 +1,8 @@
 //! The compute subnet: its prefixes as ARM reports them, and the address arithmetic on them
 //! (the IPv6 derived from the infra id, the hash both families' choices start from).
 
-use super::NETWORK_API;
-use super::addresses::AzureAddresses;
-use crate::{CloudError, ErrorKind, IpFamily};
 use serde_json::Value;
 use std::net::{Ipv4Addr, Ipv6Addr};
-
-impl AzureAddresses {
-    /// The compute subnet's address prefixes. Azure reports `addressPrefix` for a subnet with
-    /// one prefix and `addressPrefixes` for one with several (a dual-stack subnet has an IPv4
-    /// and an IPv6 prefix); both are read.
-    async fn compute_subnet_prefixes(&self) -> Result<Vec<String>, CloudError> {
-        let subnet_url = self.arm.url(
-            &format!(
-                "{}/subnets/{}",
-                self.vnet_path(),
-                self.settings.compute_subnet
-            ),
-            NETWORK_API,
-            &[],
-        )?;
-        let subnet = self
-            .arm
-            .get_optional("GetSubnet", subnet_url)
-            .await?
-            .ok_or_else(|| {
-                CloudError::new(
-                    ErrorKind::NotFound,
-                    "GetSubnet",
-                    format!(
-                        "subnet {} of {} in {} not found",
-                        self.settings.compute_subnet,
-                        self.settings.virtual_network,
-                        self.settings.network_resource_group
-                    ),
-                )
-            })?;
-        Ok(prefixes(&subnet))
-    }
-
-    /// The compute subnet's prefix of one family (IPv6 prefixes contain a colon).
-    pub(super) async fn compute_subnet_prefix(
-        &self,
-        family: IpFamily,
-    ) -> Result<String, CloudError> {
-        let prefixes = self.compute_subnet_prefixes().await?;
-        prefixes
-            .iter()
-            .find(|p| p.contains(':') == (family == IpFamily::Ipv6))
-            .cloned()
-            .ok_or_else(|| {
-                CloudError::fatal(
-                    "GetSubnet",
-                    format!(
-                        "subnet {} has no {family} prefix (its prefixes: {}); a dual-stack machine network needs a dual-stack compute subnet",
-                        self.settings.compute_subnet,
-                        prefixes.join(", ")
-                    ),
-                )
-            })
-    }
-}
 
 /// A subnet's prefixes: `addressPrefix` (a subnet with one) and `addressPrefixes` (a subnet
 /// with several, e.g. dual stack).

@@ -76,13 +76,13 @@ pub struct WireArgs {
     /// GET /readyz == ok, a TLS handshake on 22623 where it serves the machine-config server.
     /// `off` for networks where the bootstrap host cannot reach the load balancers.
     #[arg(long, env = "BOOTSTRAP_AGENT_WIRE_PROOF", default_value = "on",
-          value_parser = crate::validate::options::words(&["on", "off"]))]
+          value_parser = crate::options::words(&["on", "off"]))]
     pub wire_proof: String,
     /// Dial another address instead: `IP:PORT=HOST:PORT` or `*:PORT=HOST:PORT` (a NAT between
     /// the bootstrap host and the load balancer; tests on loopback). Only where the connection
     /// goes changes, never what is verified. Repeatable.
     #[arg(long = "wire-dial-override", env = "BOOTSTRAP_AGENT_WIRE_DIAL_OVERRIDES", value_delimiter = ',',
-          value_parser = crate::validate::options::checked(DialOverride::parse, DialOverride::STAND_IN))]
+          value_parser = crate::options::checked(DialOverride::parse, DialOverride::STAND_IN))]
     pub wire_dial_overrides: Vec<DialOverride>,
 }
 

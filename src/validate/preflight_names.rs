@@ -1,6 +1,6 @@
-//! The names of the checklist's lines per cloud, known before anything runs: `--skip-preflight`
-//! names are checked in the one validation pass (`validate`), with every other input, instead
-//! of after the lock and the cloud's reads.
+//! The names of the preflight checklist's lines per cloud, known before anything runs:
+//! `--skip-preflight` names are checked in the one validation pass, with every other input,
+//! instead of after the lock and the cloud's reads. `preflight` uses the same list.
 
 use crate::assets::Platform;
 use bootstrap_cloud::preflight::{AWS_CHECKS, AZURE_CHECKS, GCP_CHECKS};
@@ -38,9 +38,9 @@ pub fn unknown_skips(platform: &Platform, skips: &[String]) -> Vec<crate::error:
         .collect()
 }
 
-pub(super) fn unknown(cloud: &str, name: &str, known: &[&str]) -> crate::error::InputError {
+pub fn unknown(cloud: &str, name: &str, known: &[&str]) -> crate::error::InputError {
     crate::error::InputError::new(
-        crate::validate::flag("skip-preflight", "BOOTSTRAP_AGENT_SKIP_PREFLIGHT"),
+        super::flag("skip-preflight", "BOOTSTRAP_AGENT_SKIP_PREFLIGHT"),
         format!("check name {name:?}"),
         format!(
             "no such preflight check on {cloud}; expected one of {}",

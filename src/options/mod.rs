@@ -1,5 +1,5 @@
 //! The rules of option values. Each returns what was expected when it refuses a value; the
-//! [`Checked`](super::option_parser::Checked) parser that calls it names the flag and its
+//! [`Checked`](parser::Checked) parser that calls it names the flag and its
 //! environment variable, since either may have set it, and the one pass (`validate::check`)
 //! reports it with every other problem. Checks that need more than the value (feature gates
 //! against the registry, the done-file's directory) are in the pass itself.
@@ -7,7 +7,14 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-pub use super::option_parser::{Checked, checked, collecting, one_of, switch, words};
+mod parser;
+
+pub use parser::{Checked, checked, collecting, one_of, switch, words};
+
+/// The flag and its variable, as the "file" of an option's error.
+pub fn flag(name: &str, env: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("--{name} (environment variable {env})"))
+}
 
 /// A duration like `30m`; a leading `-` is a negative one, not a flag (the options that take
 /// a duration allow hyphen values, so `-5s` reaches this check).

@@ -203,7 +203,7 @@ mod tests {
     #[derive(Debug, Parser)]
     struct Args {
         #[arg(long, env = "OPTION_PARSER_TEST_TIMEOUT", allow_hyphen_values = true, default_value = "1m",
-              value_parser = checked(super::super::options::deadline, std::time::Duration::ZERO))]
+              value_parser = checked(super::super::deadline, std::time::Duration::ZERO))]
         timeout: std::time::Duration,
         #[arg(long, value_parser = one_of(Mode::Fast), default_value = "fast")]
         mode: Mode,

@@ -1,7 +1,9 @@
 //! The pure parts of the private-IP settling: records, verdicts, candidates.
 
 use super::*;
+use crate::azure::subnet::parse_v4_prefix;
 use serde_json::json;
+use std::collections::BTreeSet;
 
 fn ip(s: &str) -> IpAddr {
     s.parse().unwrap()
