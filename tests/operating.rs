@@ -65,19 +65,6 @@ fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
     preflight_line(report, name)
 }
 
-/// Harness-level `preflight` without the kube part (no kubeconfig).
-async fn preflight_of(h: &mut AwsHarness, flags: &[&str]) -> (Option<i32>, Value) {
-    let mut args = vec!["preflight", "--output", "json"];
-    args.extend_from_slice(flags);
-    let run_flags = std::mem::take(&mut h.extra);
-    let out = h.command(&args).output().await.unwrap();
-    h.extra = run_flags;
-    (
-        out.status.code(),
-        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null),
-    )
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn preflight_passes_on_a_good_world_shows_the_identity_and_changes_nothing() {
     let mut w = World::new().await;
@@ -235,7 +222,7 @@ async fn the_kube_checks_fail_without_permission_or_without_the_lb_controller() 
         assert!(c["fix"].is_string(), "{c}");
     }
     // Without a kubeconfig the cluster is "not checked", never a pass.
-    let (code, report) = preflight_of(&mut w.h, &[]).await;
+    let (code, report, _) = w.h.preflight_json(&[]).await;
     assert_eq!(code, Some(0), "{report}");
     assert_eq!(check(&report, "kube-api")["verdict"], "warn");
 }
@@ -269,22 +256,7 @@ async fn enforce_iam(w: &mut World) {
 /// `run` stops at the checklist with `failed` among its FAIL lines: exit 2, no mutating call,
 /// no journal.
 async fn assert_run_refused(w: &mut World, failed: &[&str]) {
-    w.h.peers.reset_counts();
-    let out = w.h.command(&["run"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    for name in failed {
-        assert!(
-            stderr.contains(&format!("FAIL  {name}")),
-            "{name}: {stderr}"
-        );
-    }
-    assert!(
-        w.h.peers.mutating_calls().is_empty(),
-        "{:?}",
-        w.h.peers.mutating_calls()
-    );
-    assert!(!w.h.state.join("journal.json").exists(), "nothing written");
+    w.h.assert_run_refused_by_preflight(failed).await;
 }
 
 /// The fixture's key is no IAM user's: STS refuses the identity, and EC2 every dry run.

@@ -34,36 +34,13 @@ impl World {
     }
 
     async fn preflight_with(&mut self, flags: &[&str]) -> (Option<i32>, Value) {
-        let run_flags = std::mem::take(&mut self.h.extra);
-        let args: Vec<&str> = ["preflight", "--output", "json"]
-            .iter()
-            .chain(flags)
-            .copied()
-            .collect();
-        let out = self.h.command(&args).output().await.unwrap();
-        self.h.extra = run_flags;
-        let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
-        });
-        (out.status.code(), report)
+        let (code, report, _) = self.h.preflight_json(flags).await;
+        (code, report)
     }
 
     /// `run` stops at the checklist: exit 2, `name` failed, no mutating call, no journal.
     async fn assert_run_refused(&self, name: &str) {
-        self.h.peers.reset_counts();
-        let out = self.h.command(&["run"]).output().await.unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains(&format!("FAIL  {name}")), "{stderr}");
-        assert!(
-            self.h.peers.mutating_calls().is_empty(),
-            "{:?}",
-            self.h.peers.mutating_calls()
-        );
-        assert!(
-            !self.h.state.join("journal.json").exists(),
-            "nothing written"
-        );
+        self.h.assert_run_refused_by_preflight(&[name]).await;
         let _ = &self.kube;
     }
 }

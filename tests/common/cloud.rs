@@ -121,6 +121,42 @@ impl<P: Cloud> Harness<P> {
         last.expect("at least one command")
     }
 
+    /// `preflight --output json` with `flags`, without the run flags (no kubeconfig: the
+    /// cloud's lines): (exit code, report, stderr).
+    pub async fn preflight_json(&mut self, flags: &[&str]) -> (Option<i32>, Value, String) {
+        let run_flags = std::mem::take(&mut self.agent.extra);
+        let args: Vec<&str> = ["preflight", "--output", "json"]
+            .iter()
+            .chain(flags)
+            .copied()
+            .collect();
+        let out = self.command(&args).output().await.unwrap();
+        self.agent.extra = run_flags;
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("{e}: {stderr}");
+        });
+        (out.status.code(), report, stderr)
+    }
+
+    /// `run` stops at the checklist with each of `failed` among its FAIL lines: exit 2, no
+    /// mutating call, no journal.
+    pub async fn assert_run_refused_by_preflight(&self, failed: &[&str]) {
+        self.peers.reset_counts();
+        let out = self.command(&["run"]).output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        for name in failed {
+            assert!(
+                stderr.contains(&format!("FAIL  {name}")),
+                "{name}: {stderr}"
+            );
+        }
+        let calls = self.peers.mutating_calls();
+        assert!(calls.is_empty(), "{calls:?}");
+        assert!(!self.state.join("journal.json").exists(), "nothing written");
+    }
+
     /// After a successful bootstrap: a second one and `plan` make no mutating call, and
     /// `plan` says so.
     pub async fn assert_bootstrap_converged(&self) {
