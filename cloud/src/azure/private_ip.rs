@@ -354,3 +354,6 @@ impl AzureAddresses {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod settle_tests;
