@@ -159,3 +159,31 @@ fn the_json_schema_is_the_documented_one() {
     assert_eq!(api_int["ttl"], spec.record_ttl);
     assert_eq!(api_int["values"], serde_json::json!([BOOTSTRAP, PRIVATE]));
 }
+
+/// After the hand-over the journal keeps the reservations under `handed_over`; addresses the
+/// user made are under `adopted`. Both are still what the records hold, never "pending".
+#[test]
+fn handed_over_and_adopted_reservations_are_values_not_pending() {
+    let spec = spec();
+    let reserved = reserved(&spec).reservations;
+    let (public, private): (Vec<_>, Vec<_>) = reserved
+        .into_iter()
+        .partition(|r| r.key.scope == Scope::Public);
+    let recorded = JournalState {
+        bootstrap_ip: Some(ip(BOOTSTRAP)),
+        handed_over: private,
+        adopted: public,
+        ..JournalState::default()
+    };
+    let report = report(&spec, &recorded);
+    assert_eq!(
+        values_of(&report, "private", "api-int."),
+        [ip(BOOTSTRAP), ip(PRIVATE)],
+        "{report:?}"
+    );
+    assert_eq!(values_of(&report, "public", "api."), [ip(PUBLIC)]);
+    assert!(
+        report.records.iter().all(|r| r.pending.is_empty()),
+        "{report:?}"
+    );
+}

@@ -224,4 +224,40 @@ mod tests {
         );
         assert!(compare(&recorded, &observed)[0].ok());
     }
+
+    /// Each record set is read from its own zone and name: another record of the same zone
+    /// (or the same name in the other zone) answers nothing for it.
+    #[test]
+    fn each_record_set_is_compared_with_the_one_of_its_zone_and_name() {
+        let (mut recorded, mut observed) = world(&["10.0.1.7"], Some(&["10.0.1.7"]), false);
+        let api = RecordKey {
+            name: "api.c.example.com".into(),
+            rtype: RecordType::A,
+        };
+        let public = ZoneRef {
+            domain: "c.example.com".into(),
+            private: false,
+            ..Default::default()
+        };
+        recorded.records.push(RecordValues {
+            zone: zone().to_string(),
+            record: api.to_string(),
+            values: vec![ip("10.0.1.8")],
+        });
+        // Not there yet: only the same name in the public zone holds that value.
+        observed.records.push(ObservedRecord {
+            zone: public,
+            key: api.clone(),
+            current: Some(RecordSet {
+                ttl: 30,
+                values: BTreeSet::from([ip("10.0.1.8")]),
+                version: None,
+            }),
+        });
+        let verdicts = compare(&recorded, &observed);
+        assert!(verdicts[0].ok(), "{verdicts:?}");
+        assert_eq!(verdicts[1].record, api.to_string());
+        assert!(verdicts[1].answers.is_empty(), "{verdicts:?}");
+        assert_eq!(verdicts[1].missing, [ip("10.0.1.8")]);
+    }
 }

@@ -244,3 +244,6 @@ async fn the_resolver_view_answers_the_hosts_own_name_of_the_records_family() {
             .is_empty()
     );
 }
+
+#[path = "wait_view_tests.rs"]
+mod view_tests;

@@ -276,4 +276,62 @@ mod tests {
             "{help}"
         );
     }
+
+    /// What the parser says where the value came from; a long value is cut at 80 characters.
+    #[test]
+    fn the_source_of_a_value_is_named_and_a_long_value_is_cut() {
+        let arg = clap::Arg::new("proof")
+            .long("proof")
+            .env("OPTION_PARSER_TEST_NEVER_SET");
+        let cmd = clap::Command::new("x");
+        let parser = words(&["on", "off"]);
+        let (long, longer) = ("y".repeat(80), "z".repeat(81));
+        let ((), found) = collecting(|| {
+            for (value, source) in [
+                ("maybe", ValueSource::EnvVariable),
+                ("perhaps", ValueSource::DefaultValue),
+                (long.as_str(), ValueSource::CommandLine),
+                (longer.as_str(), ValueSource::CommandLine),
+            ] {
+                let stand_in = parser
+                    .parse_ref_(&cmd, Some(&arg), OsStr::new(value), source)
+                    .unwrap();
+                assert_eq!(stand_in, "on");
+            }
+        });
+        let lines: Vec<String> = found.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            lines[0],
+            "--proof (environment variable OPTION_PARSER_TEST_NEVER_SET): value \"maybe\" from OPTION_PARSER_TEST_NEVER_SET: expected one of on, off"
+        );
+        assert!(
+            lines[1].contains("value \"perhaps\" the default: "),
+            "{lines:?}"
+        );
+        assert!(
+            lines[2].contains(&format!("value \"{long}\" from the command line")),
+            "{lines:?}"
+        );
+        assert!(
+            lines[3].contains(&format!(
+                "value \"{}…\" from the command line",
+                &longer[..80]
+            )),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_switch_is_true_or_false_and_nothing_else() {
+        let arg = clap::Arg::new("wait").long("wait");
+        let cmd = clap::Command::new("x");
+        let parse = |text: &str| switch().parse_ref(&cmd, Some(&arg), OsStr::new(text));
+        assert!(parse("true").unwrap());
+        assert!(!parse("false").unwrap());
+        let e = parse("yes").unwrap_err().to_string();
+        assert!(
+            e.contains("--wait") && e.contains("expected true or false"),
+            "{e}"
+        );
+    }
 }

@@ -66,3 +66,73 @@ impl PoolNeed {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bootstrap_cloud::{AddressPool, ReservationKey, ReserveRequest};
+
+    fn reserve(key: &str) -> Change {
+        Change::ReserveAddress {
+            request: ReserveRequest {
+                key: ReservationKey::parse(key).unwrap(),
+                name: format!("c-rsvd-{key}"),
+                token: key.into(),
+            },
+        }
+    }
+
+    fn observed(free: u32) -> Observed {
+        Observed {
+            address_pool: Some(AddressPool {
+                id: "ipv4pool-ec2-1".into(),
+                total: 8,
+                free,
+            }),
+            ..Observed::default()
+        }
+    }
+
+    /// Only public allocations come from the pool: the private addresses are the subnet's.
+    fn changes() -> Vec<Change> {
+        vec![
+            reserve("public-ipv4@subnet-a"),
+            reserve("private-ipv4@subnet-a"),
+            reserve("public-ipv4@subnet-b"),
+        ]
+    }
+
+    #[test]
+    fn the_need_counts_the_public_allocations_and_exactly_enough_is_enough() {
+        let need = PoolNeed::of(&observed(2), &changes()).unwrap();
+        assert_eq!(
+            need,
+            PoolNeed {
+                pool: "ipv4pool-ec2-1".into(),
+                needs: 2,
+                free: 2,
+                total: 8,
+                enough: true,
+            }
+        );
+        assert_eq!(need.shortage(), None);
+        assert_eq!(
+            need.line(),
+            "public IPv4 pool ipv4pool-ec2-1: needs 2, has 2 free (of 8)"
+        );
+        assert_eq!(PoolNeed::of(&Observed::default(), &changes()), None);
+    }
+
+    #[test]
+    fn one_address_short_is_a_shortage_naming_the_pool_what_it_has_and_what_is_needed() {
+        let need = PoolNeed::of(&observed(1), &changes()).unwrap();
+        assert!(!need.enough);
+        assert_eq!(
+            need.shortage().as_deref(),
+            Some(
+                "public IPv4 pool ipv4pool-ec2-1 has 1 free address(es) (DescribePublicIpv4Pools), the agent needs 2; add addresses to it and run again"
+            )
+        );
+        assert!(need.line().ends_with("TOO FEW, add 1 address(es) to the pool (the agent never falls back to Amazon's pool)"), "{}", need.line());
+    }
+}

@@ -205,3 +205,19 @@ async fn malformed_options_are_reported_first_with_every_other_problem() {
         ]
     );
 }
+
+/// The pass itself (not only the loader after it) checks each key of a well-formed secret.
+#[test]
+fn the_pass_checks_the_keys_of_a_creds_secret_whose_sections_are_mappings() {
+    let dir = fixture("aws");
+    edit(
+        dir.path(),
+        crate::assets::CREDS_SECRET,
+        "aws_secret_access_key: Zml4dHVyZS1zZWNyZXQtRE8tTk9ULUxPRy13SmFsclhVdG5GRU1J",
+        "aws_secret_access_key: \"not base64!\"",
+    );
+    let mut errors = Vec::new();
+    assets::check(dir.path(), &mut errors);
+    let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["data.aws_secret_access_key"], "{errors:?}");
+}

@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::net::{IpAddr, Ipv4Addr};
 
 /// The value of a record whose address is still being settled: `claim:<ip>`.
-const CLAIM: &str = "claim:";
+pub(super) const CLAIM: &str = "claim:";
 /// The tag names that record a cluster's private IPv4: `<infra-id>-rsvd-private-ipv4`.
 const RECORD_SUFFIX: &str = "-rsvd-private-ipv4";
 

@@ -147,3 +147,17 @@ fn claims_and_held_values_round_trip() {
     assert_eq!(Recorded::parse("claim:nope"), None);
     assert_eq!(Recorded::parse(""), None);
 }
+
+#[test]
+fn candidates_go_down_from_the_hashed_start_and_wrap_to_the_top_of_the_upper_half() {
+    let (net, len) = parse_v4_prefix("10.0.1.0/24").unwrap();
+    let host = |a: &Ipv4Addr| a.octets()[3];
+    let upper: Vec<u8> = candidates(net, len, "mycluster-7xk2p", 0)
+        .take(127)
+        .map(|a| host(&a))
+        .collect();
+    for pair in upper.windows(2) {
+        let next = if pair[0] == 128 { 254 } else { pair[0] - 1 };
+        assert_eq!(pair[1], next, "down and around: {upper:?}");
+    }
+}

@@ -266,3 +266,6 @@ impl AzureAddresses {
         })
     }
 }
+
+#[cfg(test)]
+mod settle_tests;

@@ -109,10 +109,42 @@ mod tests {
     }
 
     #[test]
+    fn the_private_ipv6_stays_inside_its_prefix_and_off_its_last_address() {
+        let (net, len) = parse_v6_prefix("fd00::ff00/120").unwrap();
+        for id in ["a", "b", "c", "d", "e", "mycluster-7xk2p"] {
+            let ip = derived_ipv6(net, len, id);
+            assert_eq!(
+                parse_v6_prefix(&format!("{ip}/120")),
+                Some((net, len)),
+                "{id}: {ip} inside fd00::ff00/120"
+            );
+        }
+        // An infra id whose hash lands on the last address gets the one below it.
+        let last = (0..)
+            .map(|i| format!("c{i}"))
+            .find(|id| fnv1a(id.as_bytes()) % 128 == 127)
+            .unwrap();
+        assert_eq!(
+            derived_ipv6(net, len, &last),
+            "fd00::fffe".parse::<Ipv6Addr>().unwrap(),
+            "{last}"
+        );
+    }
+
+    #[test]
     fn ipv6_prefixes_are_normalized_and_too_narrow_ones_refused() {
         assert_eq!(
             parse_v6_prefix("fd00:10:0:2::1/64"),
             Some(("fd00:10:0:2::".parse().unwrap(), 64))
+        );
+        // Every host bit is cleared, not only the lowest.
+        assert_eq!(
+            parse_v6_prefix("fd00:10:0:2:ffff:ffff:ffff:ffff/64"),
+            Some(("fd00:10:0:2::".parse().unwrap(), 64))
+        );
+        assert_eq!(
+            parse_v6_prefix("fd00::1:ffff/120"),
+            Some(("fd00::1:ff00".parse().unwrap(), 120))
         );
         assert_eq!(parse_v6_prefix("fd00::/121"), None);
         assert_eq!(parse_v6_prefix("10.0.1.0/24"), None);

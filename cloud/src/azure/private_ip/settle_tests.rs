@@ -1,0 +1,236 @@
+//! The async half of the private-IP choice (pick, claim, settle) against a small in-process
+//! ARM: resource groups with their tags, the compute subnet, CheckIPAddressAvailability. Other
+//! clusters act through `react`, called on every list read and tag write.
+#![allow(clippy::unwrap_used)]
+
+mod fake;
+
+use super::*;
+use crate::azure::claims::CLAIM;
+use crate::azure::{AzureSettings, ClientSecret};
+use fake::{Event, Fake, Groups, RG, TAG, World};
+
+fn settings() -> AzureSettings {
+    AzureSettings {
+        subscription_id: "sub".into(),
+        infra_id: "m-1".into(),
+        region: "eastus".into(),
+        resource_group: RG.into(),
+        base_domain_resource_group: "dns-rg".into(),
+        network_resource_group: "net-rg".into(),
+        virtual_network: "vnet".into(),
+        compute_subnet: "compute".into(),
+        credential: ClientSecret {
+            tenant_id: "t".into(),
+            client_id: "c".into(),
+            client_secret: "s".into(),
+        },
+        arm_endpoint: String::new(),
+        authority_host: String::new(),
+        token_scope: String::new(),
+    }
+}
+
+/// The candidates of round `round` for this cluster's compute subnet.
+fn candidate(round: u32, n: usize) -> Ipv4Addr {
+    candidates(Ipv4Addr::new(10, 0, 1, 0), 24, "m-1", round)
+        .nth(n)
+        .unwrap()
+}
+
+fn groups(entries: &[(&str, &str, &str)]) -> Groups {
+    let mut groups = Groups::new();
+    for (rg, tag, value) in entries {
+        groups
+            .entry((*rg).to_string())
+            .or_default()
+            .insert((*tag).to_string(), (*value).to_string());
+    }
+    groups
+}
+
+fn write(op: &str, value: impl ToString) -> (String, String) {
+    (op.to_string(), value.to_string())
+}
+
+#[tokio::test]
+async fn the_pick_skips_what_other_clusters_record_and_what_azure_calls_taken_then_keeps_it() {
+    let (c0, c1, c2) = (candidate(0, 0), candidate(0, 1), candidate(0, 2));
+    let fake = Fake::start(World {
+        // Another cluster chose c0 (no NIC holds it yet, so Azure calls it free); a NIC
+        // holds c1.
+        groups: groups(&[
+            ("a-rg", "a-1-rsvd-private-ipv4", &c0.to_string()),
+            (RG, "owner", "team"),
+        ]),
+        in_use: BTreeSet::from([c1]),
+        ..World::default()
+    })
+    .await;
+    assert_eq!(fake.settle().await.unwrap(), c2);
+    assert_eq!(fake.world().checked, [c1, c2], "c0 is never asked about");
+    assert_eq!(
+        fake.our_writes(),
+        [write("Merge", format!("claim:{c2}")), write("Merge", c2)]
+    );
+    assert_eq!(fake.world().groups[RG][TAG], c2.to_string());
+}
+
+#[tokio::test]
+async fn a_holder_that_shows_with_our_claim_wins_and_the_pick_starts_again() {
+    let x = candidate(0, 0);
+    let fake = Fake::start(World {
+        // Another agent kept x, having read before our claim was written.
+        react: Some(Box::new(move |event, groups| {
+            if *event == Event::TagWrite("Merge".into(), TAG.into(), format!("claim:{x}")) {
+                groups
+                    .entry("a-rg".into())
+                    .or_default()
+                    .insert("a-1-rsvd-private-ipv4".into(), x.to_string());
+            }
+        })),
+        ..World::default()
+    })
+    .await;
+    let kept = fake.settle().await.unwrap();
+    assert_ne!(kept, x);
+    assert_eq!(
+        fake.our_writes(),
+        [
+            write("Merge", format!("claim:{x}")),
+            write("Merge", format!("claim:{kept}")),
+            write("Merge", kept)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_claim_waits_for_a_higher_ranked_claim_to_yield_then_keeps_the_address() {
+    let x = candidate(0, 0);
+    let fake = Fake::start(World {
+        // z-1 claimed x too (it ranks after us): it sees our claim and yields two reads later.
+        react: Some(Box::new(move |event, groups| match event {
+            Event::TagWrite(op, tag, value)
+                if op == "Merge" && tag == TAG && *value == format!("claim:{x}") =>
+            {
+                groups
+                    .entry("z-rg".into())
+                    .or_default()
+                    .insert("z-1-rsvd-private-ipv4".into(), format!("claim:{x}"));
+            }
+            Event::ListRead(4) => {
+                groups.remove("z-rg");
+            }
+            _ => {}
+        })),
+        ..World::default()
+    })
+    .await;
+    assert_eq!(fake.settle().await.unwrap(), x);
+    assert_eq!(
+        fake.our_writes(),
+        [write("Merge", format!("claim:{x}")), write("Merge", x)]
+    );
+    assert_eq!(fake.world().list_reads(), 4, "one to pick, three to settle");
+}
+
+/// The claim that read before ours and kept its address never yields: after SETTLE_WAIT ours
+/// does, having read the records with a growing delay (not a busy loop).
+#[tokio::test]
+async fn a_higher_ranked_claim_that_stays_past_the_settle_wait_wins() {
+    let x = candidate(0, 0);
+    let fake = Fake::start(World {
+        react: Some(Box::new(move |event, groups| {
+            if *event == Event::TagWrite("Merge".into(), TAG.into(), format!("claim:{x}")) {
+                groups
+                    .entry("z-rg".into())
+                    .or_default()
+                    .insert("z-1-rsvd-private-ipv4".into(), format!("claim:{x}"));
+            }
+        })),
+        ..World::default()
+    })
+    .await;
+    let started = Instant::now();
+    let kept = fake
+        .settle_within(SETTLE_WAIT + Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(started.elapsed() >= SETTLE_WAIT, "{:?}", started.elapsed());
+    assert_ne!(kept, x);
+    let reads = fake.world().list_reads();
+    // 1 to pick, ~9 while waiting (0.2 s doubling up to 2 s), 1 to pick again, 1 to settle.
+    assert!((8..=16).contains(&reads), "{reads} reads of the records");
+}
+
+#[tokio::test]
+async fn after_eight_lost_picks_the_claim_is_withdrawn_and_the_error_says_why() {
+    let fake = Fake::start(World {
+        // Whatever we claim, another cluster holds it by then.
+        react: Some(Box::new(move |event, groups| {
+            if let Event::TagWrite(op, tag, value) = event
+                && op == "Merge"
+                && tag == TAG
+                && let Some(ip) = value.strip_prefix(CLAIM)
+            {
+                groups
+                    .entry(format!("other-{ip}"))
+                    .or_default()
+                    .insert("o-1-rsvd-private-ipv4".into(), ip.to_string());
+            }
+        })),
+        ..World::default()
+    })
+    .await;
+    let e = fake.settle().await.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Transient);
+    assert!(e.message.contains("in 8 picks"), "{}", e.message);
+    let writes = fake.our_writes();
+    assert_eq!(writes.len(), 9, "{writes:?}");
+    assert_eq!(writes[8].0, "Delete");
+    assert!(!fake.world().groups[RG].contains_key(TAG));
+}
+
+#[tokio::test]
+async fn a_claim_found_after_a_restart_is_ours_only_while_no_other_cluster_records_it() {
+    let x: IpAddr = candidate(0, 0).into();
+    let alone = Fake::start(World {
+        groups: groups(&[(RG, TAG, &format!("claim:{x}"))]),
+        ..World::default()
+    })
+    .await;
+    assert_eq!(
+        alone.addresses.unrivalled_claim(TAG, x).await.unwrap(),
+        Some(x)
+    );
+    let rivalled = Fake::start(World {
+        groups: groups(&[
+            (RG, TAG, &format!("claim:{x}")),
+            ("a-rg", "a-1-rsvd-private-ipv4", &x.to_string()),
+        ]),
+        ..World::default()
+    })
+    .await;
+    assert_eq!(
+        rivalled.addresses.unrivalled_claim(TAG, x).await.unwrap(),
+        None
+    );
+}
+
+#[tokio::test]
+async fn own_records_are_on_our_resource_group_and_named_for_our_infra_id() {
+    let fake = Fake::start(World::default()).await;
+    let own = |rg: &str, tag: &str| {
+        fake.addresses.is_own(&Record {
+            rg: rg.into(),
+            tag: tag.into(),
+            recorded: Recorded::Held(IpAddr::V4(Ipv4Addr::new(10, 0, 1, 9))),
+        })
+    };
+    assert!(
+        own("M-RG", "M-1-rsvd-private-ipv4"),
+        "ARM names ignore case"
+    );
+    assert!(!own("a-rg", TAG), "another resource group");
+    assert!(!own(RG, "m-10-rsvd-private-ipv4"), "another infra id");
+}

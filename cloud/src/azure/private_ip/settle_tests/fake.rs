@@ -1,0 +1,244 @@
+//! A small in-process ARM for the settle tests: resource groups with their tags, the compute
+//! subnet, CheckIPAddressAvailability; other clusters act through `react`.
+#![allow(clippy::unwrap_used)]
+
+use super::super::*;
+use crate::azure::arm::ArmClient;
+use azure_core::credentials::{AccessToken, TokenCredential, TokenRequestOptions};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+
+pub(super) const TAG: &str = "m-1-rsvd-private-ipv4";
+pub(super) const RG: &str = "m-rg";
+
+#[derive(Debug)]
+pub(super) struct StaticToken;
+
+#[async_trait::async_trait]
+impl TokenCredential for StaticToken {
+    async fn get_token(
+        &self,
+        _scopes: &[&str],
+        _options: Option<TokenRequestOptions<'_>>,
+    ) -> azure_core::Result<AccessToken> {
+        Ok(AccessToken::new(
+            "settle-test-token".to_string(),
+            azure_core::time::OffsetDateTime::now_utc() + azure_core::time::Duration::hours(1),
+        ))
+    }
+}
+
+/// Resource group -> its tags.
+pub(super) type Groups = BTreeMap<String, BTreeMap<String, String>>;
+
+/// What the fake saw, for `react`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Event {
+    /// The n-th `ResourceGroups_List` (from 1), before it is answered.
+    ListRead(usize),
+    /// A tag write of ours (`Merge` / `Delete`, name, value), after it was applied.
+    TagWrite(String, String, String),
+}
+
+pub(super) type React = Box<dyn FnMut(&Event, &mut Groups) + Send>;
+
+#[derive(Default)]
+pub(super) struct World {
+    pub(super) groups: Groups,
+    /// Addresses a NIC holds: CheckIPAddressAvailability calls them not available.
+    pub(super) in_use: BTreeSet<Ipv4Addr>,
+    pub(super) events: Vec<Event>,
+    /// Addresses asked about, in order.
+    pub(super) checked: Vec<Ipv4Addr>,
+    pub(super) react: Option<React>,
+}
+
+impl World {
+    fn event(&mut self, event: Event) {
+        if let Some(mut react) = self.react.take() {
+            react(&event, &mut self.groups);
+            self.react = Some(react);
+        }
+        self.events.push(event);
+    }
+
+    pub(super) fn list_reads(&self) -> usize {
+        self.events
+            .iter()
+            .filter(|e| matches!(e, Event::ListRead(_)))
+            .count()
+    }
+
+    fn answer(&mut self, method: &str, target: &str, body: &Value) -> (u16, Value) {
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        if method == "GET" && path.ends_with("/resourcegroups") {
+            let n = self.list_reads() + 1;
+            self.event(Event::ListRead(n));
+            let value: Vec<Value> = self
+                .groups
+                .iter()
+                .map(|(name, tags)| json!({"name": name, "tags": tags}))
+                .collect();
+            return (200, json!({ "value": value }));
+        }
+        if path.ends_with("/providers/Microsoft.Resources/tags/default") {
+            let rg = path
+                .split('/')
+                .skip_while(|s| *s != "resourceGroups")
+                .nth(1)
+                .unwrap()
+                .to_string();
+            if method == "PATCH" {
+                let op = body["operation"].as_str().unwrap().to_string();
+                for (name, value) in body["properties"]["tags"].as_object().unwrap() {
+                    let value = value.as_str().unwrap().to_string();
+                    let tags = self.groups.entry(rg.clone()).or_default();
+                    if op == "Delete" {
+                        tags.remove(name);
+                    } else {
+                        tags.insert(name.clone(), value.clone());
+                    }
+                    self.event(Event::TagWrite(op.clone(), name.clone(), value));
+                }
+            }
+            let tags = self.groups.get(&rg).cloned().unwrap_or_default();
+            return (200, json!({"properties": {"tags": tags}}));
+        }
+        if method == "GET" && path.ends_with("/subnets/compute") {
+            // Dual-stack, the IPv6 prefix first: the IPv4 one must be found by its family.
+            return (
+                200,
+                json!({"name": "compute", "properties": {
+                    "addressPrefixes": ["fd00:10:0:1::/64", "10.0.1.0/24"]}}),
+            );
+        }
+        if method == "GET" && path.ends_with("/CheckIPAddressAvailability") {
+            let ip: Ipv4Addr = query
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("ipAddress="))
+                .unwrap()
+                .parse()
+                .unwrap();
+            self.checked.push(ip);
+            let available = !self.in_use.contains(&ip);
+            return (
+                200,
+                json!({"available": available, "availableIPAddresses": []}),
+            );
+        }
+        (
+            404,
+            json!({"error": {"code": "NotFound", "message": target}}),
+        )
+    }
+}
+
+pub(super) struct Fake {
+    pub(super) world: Arc<Mutex<World>>,
+    pub(super) addresses: AzureAddresses,
+}
+
+impl Fake {
+    pub(super) async fn start(world: World) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let origin = format!("http://{}/", listener.local_addr().unwrap());
+        let world = Arc::new(Mutex::new(world));
+        let shared = world.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let world = shared.clone();
+                tokio::spawn(async move {
+                    let (read, mut write) = stream.into_split();
+                    let mut read = BufReader::new(read);
+                    while let Some((method, target, body)) = read_request(&mut read).await {
+                        let (status, body) = world.lock().unwrap().answer(&method, &target, &body);
+                        let body = body.to_string();
+                        let head = format!(
+                            "HTTP/1.1 {status} X\r\ncontent-length: {}\r\ncontent-type: application/json\r\n\r\n",
+                            body.len()
+                        );
+                        if write.write_all(head.as_bytes()).await.is_err()
+                            || write.write_all(body.as_bytes()).await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        let arm = ArmClient::new(
+            reqwest::Client::builder().build().unwrap(),
+            url::Url::parse(&origin).unwrap(),
+            Arc::new(StaticToken),
+            "https://management.azure.com/.default".into(),
+        );
+        Self {
+            world,
+            addresses: AzureAddresses::new(Arc::new(arm), &super::settings()),
+        }
+    }
+
+    pub(super) fn world(&self) -> std::sync::MutexGuard<'_, World> {
+        self.world.lock().unwrap()
+    }
+
+    /// Our tag writes, in order.
+    pub(super) fn our_writes(&self) -> Vec<(String, String)> {
+        self.world()
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::TagWrite(op, name, value) if name == TAG => {
+                    Some((op.clone(), value.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Settles; a test fails within seconds, not after eight rounds of SETTLE_WAIT.
+    pub(super) async fn settle(&self) -> Result<Ipv4Addr, CloudError> {
+        self.settle_within(Duration::from_secs(5)).await
+    }
+
+    pub(super) async fn settle_within(&self, limit: Duration) -> Result<Ipv4Addr, CloudError> {
+        tokio::time::timeout(limit, self.addresses.settle_private_ipv4(TAG))
+            .await
+            .expect("settling ended in time")
+    }
+}
+
+pub(super) async fn read_request<R: tokio::io::AsyncBufRead + Unpin>(
+    read: &mut R,
+) -> Option<(String, String, Value)> {
+    let mut line = String::new();
+    if read.read_line(&mut line).await.ok()? == 0 {
+        return None;
+    }
+    let mut parts = line.split_whitespace();
+    let (method, target) = (parts.next()?.to_string(), parts.next()?.to_string());
+    let mut length = 0;
+    loop {
+        let mut header = String::new();
+        read.read_line(&mut header).await.ok()?;
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        let (name, value) = header.split_once(':')?;
+        if name.trim().eq_ignore_ascii_case("content-length") {
+            length = value.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0; length];
+    read.read_exact(&mut body).await.ok()?;
+    Some((
+        method,
+        target,
+        serde_json::from_slice(&body).unwrap_or(Value::Null),
+    ))
+}
