@@ -80,6 +80,42 @@ impl Check {
     }
 }
 
+/// One quota of a region: its limit and use as the cloud reports them, and what is needed.
+pub struct Quota {
+    pub label: String,
+    pub limit: f64,
+    pub used: f64,
+    pub needed: u32,
+}
+
+/// PURE: a region's quotas against what is still to create: pass when every one leaves room,
+/// else fail naming the short ones; `fix` gets their labels (joined by "and").
+pub fn quota_check(
+    name: &str,
+    region: &str,
+    quotas: &[Quota],
+    fix: impl Fn(&str) -> String,
+) -> Check {
+    let mut lines = Vec::new();
+    let mut short = Vec::new();
+    for q in quotas {
+        let free = (q.limit - q.used).max(0.0).floor();
+        lines.push(format!(
+            "{} limit {}, used {}, free {free}, needed {}",
+            q.label, q.limit, q.used, q.needed
+        ));
+        if free < f64::from(q.needed) {
+            short.push(q.label.as_str());
+        }
+    }
+    let reason = format!("{region}: {}", lines.join("; "));
+    if short.is_empty() {
+        Check::pass(name, reason)
+    } else {
+        Check::fail(name, reason, fix(&short.join(" and ")))
+    }
+}
+
 /// Whether an error is the cloud's "you may not" (as opposed to "no such thing" or "try later").
 pub fn is_denied(err: &CloudError) -> bool {
     err.kind == ErrorKind::Fatal
@@ -154,6 +190,25 @@ pub trait Preflight: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quota_with_exactly_the_room_needed_passes_and_one_short_fails_naming_it() {
+        let quota = |label: &str, used: f64, needed: u32| Quota {
+            label: label.into(),
+            limit: 5.0,
+            used,
+            needed,
+        };
+        let fix = |short: &str| format!("raise {short}");
+        let exact = quota_check("q", "r1", &[quota("A", 2.0, 3)], fix);
+        assert_eq!(exact.verdict, Verdict::Pass, "{exact:?}");
+        assert_eq!(exact.reason, "r1: A limit 5, used 2, free 3, needed 3");
+        let short = quota_check("q", "r1", &[quota("A", 2.0, 3), quota("B", 4.5, 1)], fix);
+        assert_eq!(short.verdict, Verdict::Fail, "{short:?}");
+        assert_eq!(short.fix.as_deref(), Some("raise B"));
+        let over = quota_check("q", "r1", &[quota("A", 9.0, 1)], fix);
+        assert!(over.reason.contains("free 0"), "{over:?}");
+    }
 
     #[test]
     fn a_transient_error_warns_and_a_refusal_fails() {

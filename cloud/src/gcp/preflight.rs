@@ -11,7 +11,7 @@
 use super::dns::zone_in_project;
 use super::permissions::{self, ResourceManager};
 use super::{GcpCredentials, GcpSettings, classify};
-use crate::preflight::{Check, Needs, Preflight};
+use crate::preflight::{Check, Needs, Preflight, Quota, quota_check};
 use crate::{CloudError, Zone};
 use async_trait::async_trait;
 use google_cloud_compute_v1::client::{Projects, Regions, Subnetworks};
@@ -291,8 +291,7 @@ fn identity(settings: &GcpSettings) -> String {
 /// regional external static addresses, `INTERNAL_ADDRESSES` regional internal ones.
 fn quota_verdict(region: &str, quotas: &[(Metric, f64, f64)], public: u32, private: u32) -> Check {
     const NAME: &str = "quota-addresses";
-    let mut lines = Vec::new();
-    let mut short = Vec::new();
+    let mut wanted = Vec::new();
     for (metric, needed) in [
         (Metric::StaticAddresses, public),
         (Metric::InternalAddresses, private),
@@ -301,33 +300,25 @@ fn quota_verdict(region: &str, quotas: &[(Metric, f64, f64)], public: u32, priva
             continue;
         }
         let label = metric.name().unwrap_or("?").to_string();
-        let Some((_, limit, usage)) = quotas.iter().find(|(m, _, _)| m == &metric) else {
+        let Some((_, limit, used)) = quotas.iter().find(|(m, _, _)| m == &metric) else {
             return Check::warn(
                 NAME,
                 format!("regions.get reported no {label} quota for {region}"),
                 None,
             );
         };
-        let free = (limit - usage).max(0.0).floor() as u32;
-        let line = format!("{label} limit {limit}, used {usage}, free {free}, needed {needed}");
-        if free < needed {
-            short.push(label);
-        }
-        lines.push(line);
+        wanted.push(Quota {
+            label,
+            limit: *limit,
+            used: *used,
+            needed,
+        });
     }
-    let reason = format!("{region}: {}", lines.join("; "));
-    if short.is_empty() {
-        Check::pass(NAME, reason)
-    } else {
-        Check::fail(
-            NAME,
-            reason,
-            format!(
-                "release unused addresses in {region} or request more {} quota (IAM & Admin > Quotas)",
-                short.join(" and ")
-            ),
+    quota_check(NAME, region, &wanted, |short| {
+        format!(
+            "release unused addresses in {region} or request more {short} quota (IAM & Admin > Quotas)"
         )
-    }
+    })
 }
 
 #[async_trait]

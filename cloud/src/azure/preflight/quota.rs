@@ -1,23 +1,22 @@
 //! PURE: the `quota-public-ips` verdict from the region's network usages.
 
-use crate::preflight::Check;
+use crate::preflight::{Check, Quota, quota_check};
 use serde_json::Value;
 
 /// PURE: the region's network usages against the public IPs still to create. Names compare
 /// case-insensitively (ARM spells `StandardSkuPublicIpAddresses`; quota tools other ways).
 pub fn quota_verdict(region: &str, usages: &[Value], needed: u32) -> Check {
     const NAME: &str = "quota-public-ips";
-    let mut lines = Vec::new();
-    let mut short = Vec::new();
+    let mut quotas = Vec::new();
     for name in ["PublicIPAddresses", "StandardSkuPublicIpAddresses"] {
         let usage = usages.iter().find(|u| {
             u["name"]["value"]
                 .as_str()
                 .is_some_and(|v| v.eq_ignore_ascii_case(name))
         });
-        let (Some(limit), Some(current)) = (
-            usage.and_then(|u| u["limit"].as_i64()),
-            usage.and_then(|u| u["currentValue"].as_i64()),
+        let (Some(limit), Some(used)) = (
+            usage.and_then(|u| u["limit"].as_f64()),
+            usage.and_then(|u| u["currentValue"].as_f64()),
         ) else {
             return Check::warn(
                 NAME,
@@ -25,27 +24,18 @@ pub fn quota_verdict(region: &str, usages: &[Value], needed: u32) -> Check {
                 None,
             );
         };
-        let free = (limit - current).max(0);
-        if free < i64::from(needed) {
-            short.push(name);
-        }
-        lines.push(format!(
-            "{name} limit {limit}, used {current}, free {free}, needed {needed}"
-        ));
+        quotas.push(Quota {
+            label: name.to_string(),
+            limit,
+            used,
+            needed,
+        });
     }
-    let reason = format!("{region}: {}", lines.join("; "));
-    if short.is_empty() {
-        Check::pass(NAME, reason)
-    } else {
-        Check::fail(
-            NAME,
-            reason,
-            format!(
-                "delete unused public IPs in {region} or request more {} quota (Azure portal > Quotas > Networking)",
-                short.join(" and ")
-            ),
+    quota_check(NAME, region, &quotas, |short| {
+        format!(
+            "delete unused public IPs in {region} or request more {short} quota (Azure portal > Quotas > Networking)"
         )
-    }
+    })
 }
 
 #[cfg(test)]
