@@ -72,6 +72,32 @@ impl Call<'_> {
 }
 
 impl World {
+    /// One page of a list answer, as ARM pages: `value`, and `nextLink` (the same `path` and
+    /// api-version with a `$skiptoken`) while more remain.
+    pub(super) fn paged(&self, call: &Call, all: &[Value], path: &str) -> Reply {
+        let skip: usize = call
+            .query
+            .get("$skiptoken")
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0);
+        let page: Vec<Value> = all
+            .iter()
+            .skip(skip)
+            .take(self.page_size)
+            .cloned()
+            .collect();
+        let mut body = json!({ "value": page });
+        if skip + self.page_size < all.len() {
+            body["nextLink"] = json!(format!(
+                "{}{path}?api-version={}&$skiptoken={}",
+                call.origin,
+                call.query.get("api-version").cloned().unwrap_or_default(),
+                skip + self.page_size
+            ));
+        }
+        Reply::json(200, body)
+    }
+
     pub fn handle(&mut self, call: &Call) -> Reply {
         self.tick();
         if !call.query.contains_key("api-version") {

@@ -181,27 +181,11 @@ impl World {
             .filter(|p| p.rg.eq_ignore_ascii_case(rg))
             .map(|p| self.public_ip_json(p))
             .collect();
-        let skip: usize = call
-            .query
-            .get("$skiptoken")
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(0);
-        let page: Vec<Value> = all
-            .iter()
-            .skip(skip)
-            .take(self.page_size)
-            .cloned()
-            .collect();
-        let mut body = json!({"value": page});
-        if skip + self.page_size < all.len() {
-            body["nextLink"] = json!(format!(
-                "{}/subscriptions/{SUBSCRIPTION}/resourceGroups/{rg}/providers/Microsoft.Network/publicIPAddresses?api-version={}&$skiptoken={}",
-                call.origin,
-                call.query.get("api-version").cloned().unwrap_or_default(),
-                skip + self.page_size
-            ));
-        }
-        Reply::json(200, body)
+        self.paged(
+            call,
+            &all,
+            &format!("/subscriptions/{SUBSCRIPTION}/resourceGroups/{rg}/providers/Microsoft.Network/publicIPAddresses"),
+        )
     }
 
     pub(super) fn public_ip(&mut self, call: &Call, rg: &str, name: &str) -> Reply {

@@ -73,27 +73,11 @@ impl World {
                 group
             })
             .collect();
-        let skip: usize = call
-            .query
-            .get("$skiptoken")
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(0);
-        let page: Vec<Value> = all
-            .iter()
-            .skip(skip)
-            .take(self.page_size)
-            .cloned()
-            .collect();
-        let mut body = json!({ "value": page });
-        if skip + self.page_size < all.len() {
-            body["nextLink"] = json!(format!(
-                "{}/subscriptions/{SUBSCRIPTION}/resourcegroups?api-version={}&$skiptoken={}",
-                call.origin,
-                call.query.get("api-version").cloned().unwrap_or_default(),
-                skip + self.page_size
-            ));
-        }
-        Reply::json(200, body)
+        self.paged(
+            call,
+            &all,
+            &format!("/subscriptions/{SUBSCRIPTION}/resourcegroups"),
+        )
     }
 
     /// A resource group of the subscription, empty (no tags) when new.
