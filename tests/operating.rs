@@ -106,13 +106,8 @@ async fn preflight_passes_on_a_good_world_shows_the_identity_and_changes_nothing
     );
 
     // Every line's name is one the validation pass knows for AWS (it refuses the others).
-    let names: Vec<&str> = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
-    let (code, report) = w.preflight(&["--skip-preflight", &names.join(",")]).await;
+    let names = common::agent::preflight_line_names(&report);
+    let (code, report) = w.preflight(&["--skip-preflight", &names]).await;
     assert_eq!(code, Some(0), "{report}");
 }
 

@@ -123,15 +123,8 @@ async fn azure_preflight_passes_on_a_good_world_shows_the_identity_and_changes_n
     assert!(w.h.peers.mutating_calls().is_empty());
 
     // Every line's name is one the validation pass knows for Azure (it refuses the others).
-    let names: Vec<&str> = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
-    let (code, report) = w
-        .preflight_with(&["--skip-preflight", &names.join(",")])
-        .await;
+    let names = common::agent::preflight_line_names(&report);
+    let (code, report) = w.preflight_with(&["--skip-preflight", &names]).await;
     assert_eq!(code, Some(0), "{report:#}");
 }
 

@@ -366,6 +366,18 @@ impl Agent {
     }
 }
 
+/// Every line's name in a `preflight --output json` report, comma separated (a
+/// `--skip-preflight` value).
+pub fn preflight_line_names(report: &serde_json::Value) -> String {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// The line `name` of a `preflight --output json` report.
 pub fn preflight_line<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     report["checks"]
