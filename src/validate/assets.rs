@@ -4,7 +4,7 @@
 
 use super::files::{self, MAX_INPUT_BYTES};
 use super::names;
-use crate::assets::{CLUSTER_CONFIG, CREDS_SECRET, INFRASTRUCTURE};
+use crate::assets::{CLUSTER_CONFIG, CREDS_SECRET, INFRASTRUCTURE, kind};
 use crate::error::InputError;
 use base64::Engine;
 use serde_json::Value;
@@ -63,17 +63,6 @@ fn at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.')
         .try_fold(root, |v, part| v.get(part))
         .filter(|v| !v.is_null())
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
 }
 
 /// YAML text to a mapping; the parser's message carries no snippet (the file may hold keys).

@@ -1,22 +1,17 @@
 //! Pure format checks for the names and ids the agent reads. Each returns what was expected,
 //! for the message; none quotes more than the value it was given.
 
+use std::ops::RangeInclusive;
+
 /// A DNS-1123 label (Kubernetes' IsDNS1123Label): 1-63 of a-z, 0-9 and '-', starting and
 /// ending with a letter or digit. The installer validates `metadata.name` this way.
 pub fn dns_label(s: &str) -> Result<(), String> {
-    let ok = !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-');
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
+    let ok = made_of(s, 1..=63, lower_digit_or_dash) && !s.starts_with('-') && !s.ends_with('-');
+    verdict(ok, || {
+        format!(
             "expected a DNS-1123 label (1-63 of a-z, 0-9 and '-', starting and ending with a letter or digit), found {s:?}"
-        ))
-    }
+        )
+    })
 }
 
 /// A DNS-1123 subdomain (IsDNS1123Subdomain): dot-separated labels, at most 253 characters; a
@@ -24,13 +19,11 @@ pub fn dns_label(s: &str) -> Result<(), String> {
 pub fn dns_domain(s: &str) -> Result<(), String> {
     let name = s.strip_suffix('.').unwrap_or(s);
     let ok = !name.is_empty() && name.len() <= 253 && name.split('.').all(|l| dns_label(l).is_ok());
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
+    verdict(ok, || {
+        format!(
             "expected a DNS domain (labels of a-z, 0-9 and '-' separated by dots, at most 253 characters), found {s:?}"
-        ))
-    }
+        )
+    })
 }
 
 /// An EC2 subnet id: `subnet-` and 8 or 17 lowercase hex digits.
@@ -41,29 +34,22 @@ pub fn aws_subnet_id(s: &str) -> Result<(), String> {
                 .bytes()
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     });
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
+    verdict(ok, || {
+        format!(
             "expected a subnet id like subnet-0123456789abcdef0 (subnet- and 8 or 17 hex digits), found {s:?}"
-        ))
-    }
+        )
+    })
 }
 
 /// A Route 53 hosted zone id: upper-case letters and digits (Z0123456789ABC), at most 32, and
 /// without the `/hostedzone/` prefix.
 pub fn aws_hosted_zone_id(s: &str) -> Result<(), String> {
-    let ok = !s.is_empty()
-        && s.len() <= 32
-        && s.bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
+    let ok = made_of(s, 1..=32, |b| b.is_ascii_uppercase() || b.is_ascii_digit());
+    verdict(ok, || {
+        format!(
             "expected a hosted zone id like Z0123456789ABCDEFGHIJ (upper-case letters and digits, without /hostedzone/), found {s:?}"
-        ))
-    }
+        )
+    })
 }
 
 /// An AWS region: `us-east-1`, `us-gov-west-1`, `eu-isoe-west-1`.
@@ -76,64 +62,47 @@ pub fn aws_region(s: &str) -> Result<(), String> {
         && parts[..parts.len() - 1]
             .iter()
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase()));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "expected an AWS region like us-east-1, found {s:?}"
-        ))
-    }
+    verdict(ok, || {
+        format!("expected an AWS region like us-east-1, found {s:?}")
+    })
 }
 
 /// An Azure region (location) name: `eastus`, `westeurope`, `southcentralus2`.
 pub fn azure_region(s: &str) -> Result<(), String> {
-    let ok = !s.is_empty()
-        && s.len() <= 64
-        && s.starts_with(|c: char| c.is_ascii_lowercase())
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
+    let ok = made_of(s, 1..=64, |b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && s.starts_with(|c: char| c.is_ascii_lowercase());
+    verdict(ok, || {
+        format!(
             "expected an Azure region name like eastus (lower-case letters and digits), found {s:?}"
-        ))
-    }
+        )
+    })
 }
 
 /// An Azure resource group name: 1-90 of letters, digits, '_', '-', '.', '(' and ')', not
 /// ending in '.' (Microsoft.Resources naming rules).
 pub fn azure_resource_group(s: &str) -> Result<(), String> {
-    let ok = !s.is_empty()
-        && s.len() <= 90
-        && !s.ends_with('.')
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-.()".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
+    let ok = made_of(s, 1..=90, |b| {
+        b.is_ascii_alphanumeric() || b"_-.()".contains(&b)
+    }) && !s.ends_with('.');
+    verdict(ok, || {
+        format!(
             "expected a resource group name (1-90 of letters, digits, _ - . ( ), not ending in .), found {s:?}"
-        ))
-    }
+        )
+    })
 }
 
 /// An Azure virtual network or subnet name: 1-80 (vnet 2-64) of letters, digits, '_', '-' and
 /// '.', starting with a letter or digit, ending with a letter, digit or '_'.
 pub fn azure_network_name(s: &str, min: usize, max: usize) -> Result<(), String> {
-    let ok = s.len() >= min
-        && s.len() <= max
-        && s.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && s.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
+    let ok = made_of(s, min..=max, |b| {
+        b.is_ascii_alphanumeric() || b"_-.".contains(&b)
+    }) && s.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && s.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+    verdict(ok, || {
+        format!(
             "expected {min}-{max} of letters, digits, _ - and ., starting with a letter or digit and ending with a letter, digit or _; found {s:?}"
-        ))
-    }
+        )
+    })
 }
 
 /// A GUID as Azure prints subscription, tenant and client ids (never quotes the value: these
@@ -145,30 +114,21 @@ pub fn guid(s: &str) -> Result<(), String> {
             .iter()
             .zip([8, 4, 4, 4, 12])
             .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()));
-    if ok {
-        Ok(())
-    } else {
-        Err("expected a GUID like 00000000-0000-0000-0000-000000000000".to_string())
-    }
+    verdict(ok, || {
+        "expected a GUID like 00000000-0000-0000-0000-000000000000".to_string()
+    })
 }
 
 /// A GCP project id: 6-30 of a-z, 0-9 and '-', starting with a letter, not ending with '-';
 /// optionally after a `domain.example:` prefix (domain-scoped projects).
 pub fn gcp_project(s: &str) -> Result<(), String> {
     let id = s.rsplit_once(':').map_or(s, |(_, id)| id);
-    let ok = (6..=30).contains(&id.len())
-        && id.starts_with(|c: char| c.is_ascii_lowercase())
-        && !id.ends_with('-')
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
+    let ok = rfc1035_name(id, 6..=30);
+    verdict(ok, || {
+        format!(
             "expected a GCP project id (6-30 of a-z, 0-9 and '-', starting with a letter), found {s:?}"
-        ))
-    }
+        )
+    })
 }
 
 /// A GCP region: `us-central1`, `northamerica-northeast1`.
@@ -182,44 +142,50 @@ pub fn gcp_region(s: &str) -> Result<(), String> {
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
     });
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "expected a GCP region like us-central1, found {s:?}"
-        ))
-    }
+    verdict(ok, || {
+        format!("expected a GCP region like us-central1, found {s:?}")
+    })
 }
 
 /// A GCE resource name (RFC 1035): 1-63 of a-z, 0-9 and '-', starting with a letter, not
 /// ending with '-'.
 pub fn gcp_name(s: &str) -> Result<(), String> {
-    let ok = !s.is_empty()
-        && s.len() <= 63
-        && s.starts_with(|c: char| c.is_ascii_lowercase())
-        && !s.ends_with('-')
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
+    let ok = rfc1035_name(s, 1..=63);
+    verdict(ok, || {
+        format!(
             "expected a GCE name (1-63 of a-z, 0-9 and '-', starting with a letter, not ending with '-'), found {s:?}"
-        ))
-    }
+        )
+    })
 }
 
 /// An AWS access key id: 16-128 letters and digits (IAM's AccessKeyId). Never quoted.
 pub fn aws_access_key_id(s: &str) -> Result<(), String> {
-    let ok = (16..=128).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric());
-    if ok {
-        Ok(())
-    } else {
-        Err(
-            "expected an access key id (16-128 letters and digits, like AKIAIOSFODNN7EXAMPLE)"
-                .into(),
-        )
-    }
+    let ok = made_of(s, 16..=128, |b| b.is_ascii_alphanumeric());
+    verdict(ok, || {
+        "expected an access key id (16-128 letters and digits, like AKIAIOSFODNN7EXAMPLE)".into()
+    })
+}
+
+/// `s` has a length in `len` (bytes) and only bytes that are `allowed`.
+fn made_of(s: &str, len: RangeInclusive<usize>, allowed: impl Fn(u8) -> bool) -> bool {
+    len.contains(&s.len()) && s.bytes().all(allowed)
+}
+
+/// The RFC 1035 rule GCE names and project ids share: a-z, 0-9 and '-', starting with a
+/// letter, not ending with '-'.
+fn rfc1035_name(s: &str, len: RangeInclusive<usize>) -> bool {
+    made_of(s, len, lower_digit_or_dash)
+        && s.starts_with(|c: char| c.is_ascii_lowercase())
+        && !s.ends_with('-')
+}
+
+fn lower_digit_or_dash(b: u8) -> bool {
+    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'
+}
+
+/// A check's answer: `Ok`, or what was expected (the message is built only then).
+fn verdict(ok: bool, expected: impl FnOnce() -> String) -> Result<(), String> {
+    if ok { Ok(()) } else { Err(expected()) }
 }
 
 /// `https://<host>[:<port>]` with nothing after it but an optional `/`: the host and port.
