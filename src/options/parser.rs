@@ -304,21 +304,15 @@ mod tests {
             lines[0],
             "--proof (environment variable OPTION_PARSER_TEST_NEVER_SET): value \"maybe\" from OPTION_PARSER_TEST_NEVER_SET: expected one of on, off"
         );
-        assert!(
-            lines[1].contains("value \"perhaps\" the default: "),
-            "{lines:?}"
-        );
-        assert!(
-            lines[2].contains(&format!("value \"{long}\" from the command line")),
-            "{lines:?}"
-        );
-        assert!(
-            lines[3].contains(&format!(
-                "value \"{}…\" from the command line",
-                &longer[..80]
-            )),
-            "{lines:?}"
-        );
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        let what_the_others_say = [
+            "value \"perhaps\" the default: ".to_string(),
+            format!("value \"{long}\" from the command line"),
+            format!("value \"{}…\" from the command line", &longer[..80]),
+        ];
+        for (line, said) in lines[1..].iter().zip(&what_the_others_say) {
+            assert!(line.contains(said.as_str()), "{said:?} not in {line:?}");
+        }
     }
 
     #[test]
