@@ -4,7 +4,7 @@
 
 use super::FieldError;
 use super::doc::Doc;
-use super::network::{FieldProblems, field_err};
+use super::network::{FieldProblems, field_err, string};
 use super::spec::*;
 use serde_json::Value;
 
@@ -14,11 +14,7 @@ use serde_json::Value;
 /// cluster tag at run time).
 pub(super) fn aws(ic: &Doc, publish: Publish) -> Result<AwsSpec, Vec<FieldError>> {
     let mut found = FieldProblems::default();
-    let region = found.take(
-        ic.str("platform.aws.region")
-            .map(str::to_string)
-            .map_err(|e| (e.field, e.problem)),
-    );
+    let region = found.take(string(ic, "platform.aws.region"));
     let hosted_zone = found.take(
         ic.opt_str("platform.aws.hostedZone")
             .map(|z| z.map(str::to_string))

@@ -17,6 +17,13 @@ pub(super) fn field_err(field: &str, problem: impl Into<String>) -> FieldError {
 /// The problems of one platform block: every rule's, not only the first.
 pub(super) type FieldProblems = super::problems::Problems<FieldError>;
 
+/// A string the install-config must give.
+pub(super) fn string(ic: &Doc, field: &str) -> Result<String, FieldError> {
+    ic.str(field)
+        .map(str::to_string)
+        .map_err(|e| (e.field, e.problem))
+}
+
 pub(super) fn opt_string(ic: &Doc, field: &str) -> Result<Option<(String, String)>, FieldError> {
     ic.opt_str(field)
         .map(|v| v.map(|v| (v.to_string(), field.to_string())))
@@ -49,6 +56,18 @@ fn value(
     value
 }
 
+/// Records one value whose installer default is `<infra-id>-<suffix>`.
+fn by_infra_id(
+    sources: &mut Vec<NetworkValue>,
+    name: &str,
+    given: Option<(String, String)>,
+    infra_id: &str,
+    suffix: &str,
+) -> String {
+    let rule = format!("<infra-id>-{suffix}");
+    value(sources, name, given, format!("{infra_id}-{suffix}"), &rule)
+}
+
 /// The control-plane and compute subnets, given or by the installer's default names (the
 /// same on GCP and Azure).
 fn installer_subnets(
@@ -57,19 +76,19 @@ fn installer_subnets(
     control_plane: Option<(String, String)>,
     compute: Option<(String, String)>,
 ) -> (String, String) {
-    let control_plane = value(
+    let control_plane = by_infra_id(
         sources,
         "control-plane subnet",
         control_plane,
-        format!("{infra_id}-master-subnet"),
-        "<infra-id>-master-subnet",
+        infra_id,
+        "master-subnet",
     );
-    let compute = value(
+    let compute = by_infra_id(
         sources,
         "compute subnet",
         compute,
-        format!("{infra_id}-worker-subnet"),
-        "<infra-id>-worker-subnet",
+        infra_id,
+        "worker-subnet",
     );
     (control_plane, compute)
 }
@@ -80,14 +99,9 @@ fn installer_subnets(
 /// without them the installer makes `<infra-id>-network` with `<infra-id>-master-subnet` and
 /// `<infra-id>-worker-subnet`.
 pub(super) fn gcp(ic: &Doc, infra_id: &str) -> Result<GcpSpec, Vec<FieldError>> {
-    let s = |f: &str| {
-        ic.str(&format!("platform.gcp.{f}"))
-            .map(str::to_string)
-            .map_err(|e| (e.field, e.problem))
-    };
     let mut found = FieldProblems::default();
-    let project = found.take(s("projectID"));
-    let region = found.take(s("region"));
+    let project = found.take(string(ic, "platform.gcp.projectID"));
+    let region = found.take(string(ic, "platform.gcp.region"));
     let network = found.take(opt_string(ic, "platform.gcp.network"));
     let control_plane = found.take(opt_string(ic, "platform.gcp.controlPlaneSubnet"));
     let compute = found.take(opt_string(ic, "platform.gcp.computeSubnet"));
@@ -147,13 +161,7 @@ pub(super) fn gcp(ic: &Doc, infra_id: &str) -> Result<GcpSpec, Vec<FieldError>> 
     }
     found.or_build(|| {
         let mut sources = Vec::new();
-        let network = value(
-            &mut sources,
-            "network",
-            network?,
-            format!("{infra_id}-network"),
-            "<infra-id>-network",
-        );
+        let network = by_infra_id(&mut sources, "network", network?, infra_id, "network");
         let (control_plane_subnet, compute_subnet) =
             installer_subnets(&mut sources, infra_id, control_plane?, compute?);
         let network_project = network_project?;
@@ -187,14 +195,10 @@ pub(super) fn gcp(ic: &Doc, infra_id: &str) -> Result<GcpSpec, Vec<FieldError>> 
 /// keeps); without a vnet the installer makes `<infra-id>-vnet` in the cluster resource group
 /// with `<infra-id>-master-subnet` and `<infra-id>-worker-subnet`.
 pub(super) fn azure(ic: &Doc, infra_id: &str) -> Result<AzureSpec, Vec<FieldError>> {
-    let s = |f: &str| {
-        ic.str(&format!("platform.azure.{f}"))
-            .map(str::to_string)
-            .map_err(|e| (e.field, e.problem))
-    };
     let mut found = FieldProblems::default();
-    let region = found.take(s("region"));
-    let base_domain_resource_group = found.take(s("baseDomainResourceGroupName"));
+    let region = found.take(string(ic, "platform.azure.region"));
+    let base_domain_resource_group =
+        found.take(string(ic, "platform.azure.baseDomainResourceGroupName"));
     let resource_group = found.take(opt_string(ic, "platform.azure.resourceGroupName"));
     let network_resource_group =
         found.take(opt_string(ic, "platform.azure.networkResourceGroupName"));
@@ -257,12 +261,12 @@ pub(super) fn azure(ic: &Doc, infra_id: &str) -> Result<AzureSpec, Vec<FieldErro
     }
     found.or_build(|| {
         let mut sources = Vec::new();
-        let resource_group = value(
+        let resource_group = by_infra_id(
             &mut sources,
             "resource group",
             resource_group?,
-            format!("{infra_id}-rg"),
-            "<infra-id>-rg",
+            infra_id,
+            "rg",
         );
         let network_resource_group = value(
             &mut sources,
@@ -271,12 +275,12 @@ pub(super) fn azure(ic: &Doc, infra_id: &str) -> Result<AzureSpec, Vec<FieldErro
             resource_group.clone(),
             "the resource group",
         );
-        let virtual_network = value(
+        let virtual_network = by_infra_id(
             &mut sources,
             "virtual network",
             virtual_network?,
-            format!("{infra_id}-vnet"),
-            "<infra-id>-vnet",
+            infra_id,
+            "vnet",
         );
         let (control_plane_subnet, compute_subnet) =
             installer_subnets(&mut sources, infra_id, control_plane?, compute?);
