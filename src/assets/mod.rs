@@ -373,4 +373,4 @@ fn platform(ic: &Doc, infra_id: &str, publish: Publish) -> Result<Platform, Vec<
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

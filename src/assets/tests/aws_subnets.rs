@@ -2,7 +2,6 @@
 //! reports (pure).
 
 use super::*;
-use bootstrap_cloud::subnets::{RouteTableFacts, SubnetFacts};
 
 #[test]
 fn aws_installer_vpc_leaves_the_subnets_to_the_cluster_tag() {
@@ -47,12 +46,11 @@ fn aws_flat_list_as_converted_by_the_installer_is_classified_at_run_time() {
 #[test]
 fn aws_deprecated_flat_list_alone_is_read_from_platform_aws_subnets() {
     // An older installer wrote only the deprecated key.
-    let dir = copy_fixture("aws-flat-subnets");
-    let path = dir.path().join(CLUSTER_CONFIG);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let start = text.find("        vpc:\n").unwrap();
-    let end = text.find("    pullSecret:").unwrap();
-    std::fs::write(&path, format!("{}{}", &text[..start], &text[end..])).unwrap();
+    let dir = rewritten("aws-flat-subnets", CLUSTER_CONFIG, |text| {
+        let start = text.find("        vpc:\n").unwrap();
+        let end = text.find("    pullSecret:").unwrap();
+        format!("{}{}", &text[..start], &text[end..])
+    });
     let spec = load(dir.path()).unwrap();
     let entries = listed(&spec);
     assert_eq!(entries.len(), 6);
@@ -61,64 +59,59 @@ fn aws_deprecated_flat_list_alone_is_read_from_platform_aws_subnets() {
 }
 
 #[test]
-fn aws_flat_list_entry_that_is_not_a_subnet_id_names_the_entry() {
-    refused(
-        "aws-flat-subnets",
-        CLUSTER_CONFIG,
-        "        - subnet-0a1b2c3d4e5f60002\n",
-        "        - vpc-0a1b2c3d4e5f60002\n",
-        "data.install-config: platform.aws.subnets[1]",
-        "expected a subnet id like subnet-0123456789abcdef0, found \"vpc-0a1b2c3d4e5f60002\"",
-    );
-    refused(
-        "aws-flat-subnets",
-        CLUSTER_CONFIG,
-        "        - subnet-0a1b2c3d4e5f60003\n",
-        "        - {id: subnet-0a1b2c3d4e5f60003}\n",
-        "data.install-config: platform.aws.subnets[2]",
-        "expected a subnet id like subnet-0123456789abcdef0, found a mapping",
-    );
-}
-
-#[test]
-fn aws_flat_list_that_disagrees_with_its_converted_copy_is_rejected() {
-    let err = refused(
-        "aws-flat-subnets",
-        CLUSTER_CONFIG,
-        "        - subnet-0a1b2c3d4e5f60013\n",
-        "        - subnet-0a1b2c3d4e5f60099\n",
-        "data.install-config: platform.aws.subnets",
-        "but platform.aws.vpc.subnets names",
-    );
-    assert!(err.problem.contains("subnet-0a1b2c3d4e5f60099"), "{err}");
-}
-
-#[test]
-fn aws_roles_on_some_subnets_only_are_rejected() {
-    let dir = broken(
-        "aws-flat-subnets",
-        CLUSTER_CONFIG,
-        "          - id: subnet-0a1b2c3d4e5f60002\n",
-        "          - id: subnet-0a1b2c3d4e5f60002\n            roles:\n            - type: ControlPlaneInternalLB\n",
-    );
-    let err = load_err(dir.path(), CLUSTER_CONFIG);
-    assert_problem(
-        &err,
-        "data.install-config: platform.aws.vpc.subnets[0].roles",
-        "but platform.aws.vpc.subnets[1] has roles; expected roles on every subnet or on none",
-    );
+fn bad_flat_lists_and_roles_are_refused_naming_the_entry() {
+    assert_refusals(&[
+        Refusal {
+            case: "a flat list entry that is a VPC id",
+            fixture: "aws-flat-subnets",
+            file: CLUSTER_CONFIG,
+            from: "        - subnet-0a1b2c3d4e5f60002\n",
+            to: "        - vpc-0a1b2c3d4e5f60002\n",
+            field: "data.install-config: platform.aws.subnets[1]",
+            problem_has: &[
+                "expected a subnet id like subnet-0123456789abcdef0, found \"vpc-0a1b2c3d4e5f60002\"",
+            ],
+        },
+        Refusal {
+            case: "a flat list entry that is a mapping",
+            fixture: "aws-flat-subnets",
+            file: CLUSTER_CONFIG,
+            from: "        - subnet-0a1b2c3d4e5f60003\n",
+            to: "        - {id: subnet-0a1b2c3d4e5f60003}\n",
+            field: "data.install-config: platform.aws.subnets[2]",
+            problem_has: &["expected a subnet id like subnet-0123456789abcdef0, found a mapping"],
+        },
+        Refusal {
+            case: "a flat list that disagrees with its converted copy",
+            fixture: "aws-flat-subnets",
+            file: CLUSTER_CONFIG,
+            from: "        - subnet-0a1b2c3d4e5f60013\n",
+            to: "        - subnet-0a1b2c3d4e5f60099\n",
+            field: "data.install-config: platform.aws.subnets",
+            problem_has: &[
+                "but platform.aws.vpc.subnets names",
+                "subnet-0a1b2c3d4e5f60099",
+            ],
+        },
+        Refusal {
+            case: "roles on some subnets only",
+            fixture: "aws-flat-subnets",
+            file: CLUSTER_CONFIG,
+            from: "          - id: subnet-0a1b2c3d4e5f60002\n",
+            to: "          - id: subnet-0a1b2c3d4e5f60002\n            roles:\n            - type: ControlPlaneInternalLB\n",
+            field: "data.install-config: platform.aws.vpc.subnets[0].roles",
+            problem_has: &[
+                "but platform.aws.vpc.subnets[1] has roles; expected roles on every subnet or on none",
+            ],
+        },
+    ]);
 }
 
 #[test]
 fn aws_external_without_an_external_lb_subnet_is_rejected() {
-    let dir = copy_fixture("aws");
-    let path = dir.path().join(CLUSTER_CONFIG);
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        text.replace("type: ControlPlaneExternalLB", "type: IngressControllerLB"),
-    )
-    .unwrap();
+    let dir = rewritten("aws", CLUSTER_CONFIG, |text| {
+        text.replace("type: ControlPlaneExternalLB", "type: IngressControllerLB")
+    });
     let err = load_err(dir.path(), CLUSTER_CONFIG);
     assert_problem(
         &err,
@@ -129,25 +122,13 @@ fn aws_external_without_an_external_lb_subnet_is_rejected() {
 
 // ---- AWS subnets settled from what EC2 reports (pure) ---------------------------------------
 
+/// What EC2 reports for subnet `id` of vpc-1 in us-east-1a.
 fn facts(
     id: &str,
     tags: &[(&str, &str)],
     route: Option<(&str, bool, Option<&str>)>,
 ) -> SubnetFacts {
-    SubnetFacts {
-        id: id.into(),
-        vpc: "vpc-1".into(),
-        zone: "us-east-1a".into(),
-        tags: tags
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        route_table: route.map(|(id, main, igw)| RouteTableFacts {
-            id: id.into(),
-            main,
-            internet_gateway: igw.map(str::to_string),
-        }),
-    }
+    subnet_facts(id, "vpc-1", "us-east-1a", tags, route)
 }
 
 const OWNED: (&str, &str) = ("kubernetes.io/cluster/mycluster-7xk2p", "owned");
@@ -168,6 +149,15 @@ fn known(aws: &AwsSpec) -> (&[AwsSubnet], &[String]) {
         AwsSubnets::Known { subnets, ignored } => (subnets, ignored),
         AwsSubnets::Pending(_) => panic!("still pending"),
     }
+}
+
+/// The settled subnet `id`.
+fn settled<'a>(aws: &'a AwsSpec, id: &str) -> &'a AwsSubnet {
+    let (subnets, _) = known(aws);
+    subnets
+        .iter()
+        .find(|s| s.id == id)
+        .unwrap_or_else(|| panic!("{id} not among {subnets:?}"))
 }
 
 #[test]
@@ -193,9 +183,8 @@ fn discovered_subnets_are_public_or_private_by_their_role_tags() {
     .unwrap();
     assert_eq!(public(&aws), ["subnet-pub-a", "subnet-pub-b"]);
     assert_eq!(private(&aws), ["subnet-prv-a"]);
-    let (subnets, ignored) = known(&aws);
-    assert_eq!(ignored, ["subnet-edge", "subnet-off"]);
-    let prv = subnets.iter().find(|s| s.id == "subnet-prv-a").unwrap();
+    assert_eq!(known(&aws).1, ["subnet-edge", "subnet-off"]);
+    let prv = settled(&aws, "subnet-prv-a");
     assert_eq!(
         prv.source,
         Source::DiscoveredByTag {
@@ -276,9 +265,8 @@ fn listed_subnets_without_role_tags_are_classified_by_their_route_tables() {
     let aws = resolve("aws-flat-subnets", &flat_facts()).unwrap();
     assert_eq!(public(&aws), PUBLIC_SUBNETS);
     assert_eq!(private(&aws), PRIVATE_SUBNETS);
-    let (subnets, ignored) = known(&aws);
-    assert!(ignored.is_empty());
-    let first_public = subnets.iter().find(|s| s.id == PUBLIC_SUBNETS[0]).unwrap();
+    assert!(known(&aws).1.is_empty());
+    let first_public = settled(&aws, PUBLIC_SUBNETS[0]);
     assert_eq!(
         first_public.source,
         Source::InstallConfig {
@@ -289,9 +277,8 @@ fn listed_subnets_without_role_tags_are_classified_by_their_route_tables() {
         first_public.classified_by.to_string(),
         "route table rtb-public: 0.0.0.0/0 -> igw-1"
     );
-    let main = subnets.iter().find(|s| s.id == PRIVATE_SUBNETS[1]).unwrap();
     assert_eq!(
-        main.classified_by.to_string(),
+        settled(&aws, PRIVATE_SUBNETS[1]).classified_by.to_string(),
         "the VPC's main route table rtb-main: no 0.0.0.0/0 route to an internet gateway"
     );
 }
@@ -304,10 +291,8 @@ fn a_listed_subnets_role_tag_wins_over_its_route_table() {
     let aws = resolve("aws-flat-subnets", &found).unwrap();
     assert_eq!(public(&aws), &PUBLIC_SUBNETS[1..]);
     assert!(private(&aws).contains(&PUBLIC_SUBNETS[0]));
-    let (subnets, _) = known(&aws);
-    let tagged = subnets.iter().find(|s| s.id == PUBLIC_SUBNETS[0]).unwrap();
     assert_eq!(
-        tagged.classified_by.to_string(),
+        settled(&aws, PUBLIC_SUBNETS[0]).classified_by.to_string(),
         "tag kubernetes.io/role/internal-elb=1"
     );
 }

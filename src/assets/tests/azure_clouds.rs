@@ -28,74 +28,65 @@ fn each_fixture_names_its_cloud() {
 
 #[test]
 fn the_infrastructure_manifest_names_the_cloud_when_the_install_config_does_not() {
-    let dir = broken(
+    let spec = load_broken(
         "azure-usgov",
         IC,
         "        cloudName: AzureUSGovernmentCloud\n",
         "",
     );
-    match load(dir.path()).unwrap().platform {
+    match spec.platform {
         Platform::Azure(azure) => assert_eq!(azure.cloud, AzureCloud::AzureUSGovernmentCloud),
         other => panic!("{other:?}"),
     }
 }
 
 #[test]
-fn an_unknown_cloud_is_refused_naming_the_field() {
-    refused(
-        "azure",
-        IC,
-        "cloudName: AzurePublicCloud",
-        "cloudName: AzureCloud",
-        "data.install-config: platform.azure.cloudName",
-        "\"AzureCloud\" is not supported",
-    );
-}
-
-#[test]
-fn the_closed_german_cloud_is_refused_with_the_reason() {
-    refused(
-        "azure",
-        IC,
-        "cloudName: AzurePublicCloud",
-        "cloudName: AzureGermanCloud",
-        "data.install-config: platform.azure.cloudName",
-        "closed on 2021-10-29",
-    );
-}
-
-#[test]
-fn stack_without_its_arm_endpoint_is_refused() {
-    refused(
-        "azure-stack",
-        IC,
-        "        armEndpoint: https://management.local.azurestack.external\n",
-        "",
-        "data.install-config: platform.azure.armEndpoint",
-        "missing",
-    );
-}
-
-#[test]
-fn an_arm_endpoint_with_another_cloud_is_refused() {
-    refused(
-        "azure-usgov",
-        IC,
-        "        cloudName: AzureUSGovernmentCloud\n",
-        "        cloudName: AzureUSGovernmentCloud\n        armEndpoint: https://management.usgovcloudapi.net\n",
-        "data.install-config: platform.azure.armEndpoint",
-        "must not be set when the cloud name is AzureUSGovernmentCloud",
-    );
-}
-
-#[test]
-fn manifests_that_disagree_on_the_cloud_are_refused() {
-    refused(
-        "azure-usgov",
-        INFRA,
-        "cloudName: AzureUSGovernmentCloud",
-        "cloudName: AzurePublicCloud",
-        "status.platformStatus.azure.cloudName",
-        "expected the same",
-    );
+fn clouds_the_installer_refuses_are_refused_naming_the_field() {
+    assert_refusals(&[
+        Refusal {
+            case: "an unknown cloud",
+            fixture: "azure",
+            file: IC,
+            from: "cloudName: AzurePublicCloud",
+            to: "cloudName: AzureCloud",
+            field: "data.install-config: platform.azure.cloudName",
+            problem_has: &["\"AzureCloud\" is not supported"],
+        },
+        Refusal {
+            case: "the closed German cloud, with the reason",
+            fixture: "azure",
+            file: IC,
+            from: "cloudName: AzurePublicCloud",
+            to: "cloudName: AzureGermanCloud",
+            field: "data.install-config: platform.azure.cloudName",
+            problem_has: &["closed on 2021-10-29"],
+        },
+        Refusal {
+            case: "Azure Stack Hub without its ARM endpoint",
+            fixture: "azure-stack",
+            file: IC,
+            from: "        armEndpoint: https://management.local.azurestack.external\n",
+            to: "",
+            field: "data.install-config: platform.azure.armEndpoint",
+            problem_has: &["missing"],
+        },
+        Refusal {
+            case: "an ARM endpoint with another cloud",
+            fixture: "azure-usgov",
+            file: IC,
+            from: "        cloudName: AzureUSGovernmentCloud\n",
+            to: "        cloudName: AzureUSGovernmentCloud\n        armEndpoint: https://management.usgovcloudapi.net\n",
+            field: "data.install-config: platform.azure.armEndpoint",
+            problem_has: &["must not be set when the cloud name is AzureUSGovernmentCloud"],
+        },
+        Refusal {
+            case: "manifests that disagree on the cloud",
+            fixture: "azure-usgov",
+            file: INFRA,
+            from: "cloudName: AzureUSGovernmentCloud",
+            to: "cloudName: AzurePublicCloud",
+            field: "status.platformStatus.azure.cloudName",
+            problem_has: &["expected the same"],
+        },
+    ]);
 }

@@ -25,13 +25,12 @@ fn azure_installer_network_takes_the_installers_default_names() {
 
 #[test]
 fn azure_named_resource_group_is_also_the_network_resource_group_of_the_installers_vnet() {
-    let dir = broken(
+    let spec = load_broken(
         "azure-default-network",
         CLUSTER_CONFIG,
         "        baseDomainResourceGroupName: dns-rg\n",
         "        baseDomainResourceGroupName: dns-rg\n        resourceGroupName: my-empty-rg\n",
     );
-    let spec = load(dir.path()).unwrap();
     let azure = azure_spec(&spec);
     assert_eq!(azure.resource_group, "my-empty-rg");
     assert_eq!(azure.network_resource_group, "my-empty-rg");
@@ -40,13 +39,12 @@ fn azure_named_resource_group_is_also_the_network_resource_group_of_the_installe
 
 #[test]
 fn azure_subnets_list_with_roles_wins_over_the_deprecated_keys_it_was_converted_from() {
-    let dir = broken(
+    let spec = load_broken(
         "azure",
         CLUSTER_CONFIG,
         "        computeSubnet: mycluster-worker-subnet\n",
         "        computeSubnet: mycluster-worker-subnet\n        subnets:\n        - name: cp-from-list\n          role: control-plane\n        - name: nodes-from-list\n          role: node\n        - name: more-nodes\n          role: node\n",
     );
-    let spec = load(dir.path()).unwrap();
     let azure = azure_spec(&spec);
     assert_eq!(azure.control_plane_subnet, "cp-from-list");
     assert_eq!(azure.compute_subnet, "nodes-from-list");
@@ -59,79 +57,6 @@ fn azure_subnets_list_with_roles_wins_over_the_deprecated_keys_it_was_converted_
         sources[4].2,
         "install-config platform.azure.subnets[1].name"
     );
-}
-
-#[test]
-fn azure_subnet_with_an_unknown_role_names_the_role() {
-    refused(
-        "azure",
-        CLUSTER_CONFIG,
-        "        computeSubnet: mycluster-worker-subnet\n",
-        "        subnets:\n        - name: x\n          role: worker\n",
-        "data.install-config: platform.azure.subnets[0].role",
-        "expected node or control-plane",
-    );
-}
-
-#[test]
-fn azure_two_control_plane_subnets_are_rejected() {
-    let dir = broken(
-        "azure",
-        CLUSTER_CONFIG,
-        "        computeSubnet: mycluster-worker-subnet\n",
-        "        subnets:\n        - name: a\n          role: control-plane\n        - name: b\n          role: control-plane\n",
-    );
-    let err = load_err(dir.path(), CLUSTER_CONFIG);
-    assert_problem(
-        &err,
-        "data.install-config: platform.azure.subnets[1].role",
-        "a second control-plane subnet (a is the first); expected exactly one",
-    );
-}
-
-#[test]
-fn azure_vnet_without_its_resource_group_is_rejected() {
-    let dir = broken(
-        "azure",
-        CLUSTER_CONFIG,
-        "        networkResourceGroupName: network-rg\n",
-        "",
-    );
-    let err = load_err(dir.path(), CLUSTER_CONFIG);
-    assert_problem(
-        &err,
-        "data.install-config: platform.azure.networkResourceGroupName",
-        "missing; expected the resource group of virtualNetwork mycluster-vnet",
-    );
-}
-
-#[test]
-fn azure_vnet_without_a_compute_subnet_is_rejected() {
-    let dir = broken(
-        "azure",
-        CLUSTER_CONFIG,
-        "        computeSubnet: mycluster-worker-subnet\n",
-        "",
-    );
-    let err = load_err(dir.path(), CLUSTER_CONFIG);
-    assert_problem(
-        &err,
-        "data.install-config: platform.azure.computeSubnet",
-        "missing; with virtualNetwork mycluster-vnet expected a subnet with role node",
-    );
-}
-
-#[test]
-fn azure_subnet_without_a_vnet_is_rejected() {
-    let err = refused(
-        "azure-default-network",
-        CLUSTER_CONFIG,
-        "        baseDomainResourceGroupName: dns-rg\n",
-        "        baseDomainResourceGroupName: dns-rg\n        computeSubnet: my-subnet\n",
-        "data.install-config: platform.azure.computeSubnet",
-        "set without platform.azure.virtualNetwork",
-    );
-    assert!(err.problem.contains("mycluster-7xk2p-vnet"), "{err}");
 }
 
 #[test]
@@ -148,22 +73,6 @@ fn gcp_installer_network_takes_the_installers_default_names() {
         "network              | mycluster-7xk2p-network       | default name (<infra-id>-network)
          control-plane subnet | mycluster-7xk2p-master-subnet | default name (<infra-id>-master-subnet)
          compute subnet       | mycluster-7xk2p-worker-subnet | default name (<infra-id>-worker-subnet)",
-    );
-}
-
-#[test]
-fn gcp_network_without_its_subnets_is_rejected() {
-    let dir = broken(
-        "gcp",
-        CLUSTER_CONFIG,
-        "        controlPlaneSubnet: mycluster-master-subnet\n",
-        "",
-    );
-    let err = load_err(dir.path(), CLUSTER_CONFIG);
-    assert_problem(
-        &err,
-        "data.install-config: platform.gcp.controlPlaneSubnet",
-        "missing; expected the name of a subnet of network mycluster-network",
     );
 }
 
@@ -198,51 +107,113 @@ fn gcp_shared_vpc_takes_the_subnetwork_from_the_host_project_and_keeps_the_servi
     );
 }
 
-/// The installer's rules for networkProjectID: a named network, and credentials Manual or
-/// Passthrough.
-#[test]
-fn gcp_shared_vpc_without_its_network_or_with_mint_credentials_is_rejected() {
-    let dir = broken(
-        "gcp-shared-vpc",
-        CLUSTER_CONFIG,
-        "        network: shared-vpc\n",
-        "",
-    );
-    let err = load_err(dir.path(), CLUSTER_CONFIG);
-    assert_problem(
-        &err,
-        "data.install-config: platform.gcp.network",
-        "missing; networkProjectID example-host-project (Shared VPC) needs the name of the network it shares",
-    );
-    for (to, found) in [
-        ("    credentialsMode: Mint\n", "is \"Mint\""),
-        ("", "missing"),
-    ] {
-        let dir = broken(
-            "gcp-shared-vpc",
-            CLUSTER_CONFIG,
-            "    credentialsMode: Passthrough\n",
-            to,
-        );
-        let err = load_err(dir.path(), CLUSTER_CONFIG);
-        assert_problem(
-            &err,
-            "data.install-config: credentialsMode",
-            &format!(
-                "{found}; platform.gcp.networkProjectID (Shared VPC) needs Manual or Passthrough"
-            ),
-        );
-    }
-}
+// ---- refusals ----------------------------------------------------------------------------------
 
+/// Networks the installer refuses; for Shared VPC its rules for networkProjectID: a named
+/// network, and credentials Manual or Passthrough.
 #[test]
-fn gcp_subnet_without_a_network_is_rejected() {
-    refused(
-        "gcp-default-network",
-        CLUSTER_CONFIG,
-        "        region: us-central1\n",
-        "        region: us-central1\n        computeSubnet: my-subnet\n",
-        "data.install-config: platform.gcp.computeSubnet",
-        "set without platform.gcp.network",
-    );
+fn incomplete_or_contradicting_networks_are_refused() {
+    let needs_manual_or_passthrough =
+        "; platform.gcp.networkProjectID (Shared VPC) needs Manual or Passthrough";
+    let mint = format!("is \"Mint\"{needs_manual_or_passthrough}");
+    let no_mode = format!("missing{needs_manual_or_passthrough}");
+    assert_refusals(&[
+        Refusal {
+            case: "an Azure subnet with an unknown role",
+            fixture: "azure",
+            file: CLUSTER_CONFIG,
+            from: "        computeSubnet: mycluster-worker-subnet\n",
+            to: "        subnets:\n        - name: x\n          role: worker\n",
+            field: "data.install-config: platform.azure.subnets[0].role",
+            problem_has: &["expected node or control-plane"],
+        },
+        Refusal {
+            case: "two Azure control-plane subnets",
+            fixture: "azure",
+            file: CLUSTER_CONFIG,
+            from: "        computeSubnet: mycluster-worker-subnet\n",
+            to: "        subnets:\n        - name: a\n          role: control-plane\n        - name: b\n          role: control-plane\n",
+            field: "data.install-config: platform.azure.subnets[1].role",
+            problem_has: &["a second control-plane subnet (a is the first); expected exactly one"],
+        },
+        Refusal {
+            case: "an Azure vnet without its resource group",
+            fixture: "azure",
+            file: CLUSTER_CONFIG,
+            from: "        networkResourceGroupName: network-rg\n",
+            to: "",
+            field: "data.install-config: platform.azure.networkResourceGroupName",
+            problem_has: &["missing; expected the resource group of virtualNetwork mycluster-vnet"],
+        },
+        Refusal {
+            case: "an Azure vnet without a compute subnet",
+            fixture: "azure",
+            file: CLUSTER_CONFIG,
+            from: "        computeSubnet: mycluster-worker-subnet\n",
+            to: "",
+            field: "data.install-config: platform.azure.computeSubnet",
+            problem_has: &[
+                "missing; with virtualNetwork mycluster-vnet expected a subnet with role node",
+            ],
+        },
+        Refusal {
+            case: "an Azure subnet without a vnet",
+            fixture: "azure-default-network",
+            file: CLUSTER_CONFIG,
+            from: "        baseDomainResourceGroupName: dns-rg\n",
+            to: "        baseDomainResourceGroupName: dns-rg\n        computeSubnet: my-subnet\n",
+            field: "data.install-config: platform.azure.computeSubnet",
+            problem_has: &[
+                "set without platform.azure.virtualNetwork",
+                "mycluster-7xk2p-vnet",
+            ],
+        },
+        Refusal {
+            case: "a GCP network without its subnets",
+            fixture: "gcp",
+            file: CLUSTER_CONFIG,
+            from: "        controlPlaneSubnet: mycluster-master-subnet\n",
+            to: "",
+            field: "data.install-config: platform.gcp.controlPlaneSubnet",
+            problem_has: &["missing; expected the name of a subnet of network mycluster-network"],
+        },
+        Refusal {
+            case: "a GCP subnet without a network",
+            fixture: "gcp-default-network",
+            file: CLUSTER_CONFIG,
+            from: "        region: us-central1\n",
+            to: "        region: us-central1\n        computeSubnet: my-subnet\n",
+            field: "data.install-config: platform.gcp.computeSubnet",
+            problem_has: &["set without platform.gcp.network"],
+        },
+        Refusal {
+            case: "a Shared VPC without its network",
+            fixture: "gcp-shared-vpc",
+            file: CLUSTER_CONFIG,
+            from: "        network: shared-vpc\n",
+            to: "",
+            field: "data.install-config: platform.gcp.network",
+            problem_has: &[
+                "missing; networkProjectID example-host-project (Shared VPC) needs the name of the network it shares",
+            ],
+        },
+        Refusal {
+            case: "a Shared VPC with Mint credentials",
+            fixture: "gcp-shared-vpc",
+            file: CLUSTER_CONFIG,
+            from: "    credentialsMode: Passthrough\n",
+            to: "    credentialsMode: Mint\n",
+            field: "data.install-config: credentialsMode",
+            problem_has: &[mint.as_str()],
+        },
+        Refusal {
+            case: "a Shared VPC without a credentials mode",
+            fixture: "gcp-shared-vpc",
+            file: CLUSTER_CONFIG,
+            from: "    credentialsMode: Passthrough\n",
+            to: "",
+            field: "data.install-config: credentialsMode",
+            problem_has: &[no_mode.as_str()],
+        },
+    ]);
 }

@@ -11,50 +11,12 @@ fn missing_asset_dir_is_named() {
 }
 
 #[test]
-fn missing_cluster_config_names_the_file() {
-    let dir = copy_fixture("aws");
-    std::fs::remove_file(dir.path().join(CLUSTER_CONFIG)).unwrap();
-    let err = load_err(dir.path(), CLUSTER_CONFIG);
-    assert_problem(&err, "(file)", "cannot read");
-}
-
-#[test]
-fn missing_infrastructure_manifest_names_the_file() {
-    let dir = copy_fixture("aws");
-    std::fs::remove_file(dir.path().join(INFRASTRUCTURE)).unwrap();
-    let err = load_err(dir.path(), INFRASTRUCTURE);
-    assert_problem(&err, "(file)", "cannot read");
-}
-
-#[test]
-fn invalid_yaml_in_the_config_map_names_the_document() {
-    refused(
-        "aws",
-        CLUSTER_CONFIG,
-        "kind: ConfigMap",
-        "kind: [ConfigMap",
-        "(document)",
-        "invalid YAML",
-    );
-}
-
-#[test]
-fn invalid_yaml_in_the_embedded_install_config_names_the_key() {
-    refused(
-        "aws",
-        CLUSTER_CONFIG,
-        "    publish: External",
-        "    publish: [External",
-        "data.install-config",
-        "invalid YAML",
-    );
-}
-
-#[test]
-fn config_map_without_install_config_key_is_named() {
-    let dir = broken("aws", CLUSTER_CONFIG, "  install-config: |", "  other: |");
-    let err = load_err(dir.path(), CLUSTER_CONFIG);
-    assert_problem(&err, "data.install-config", "missing; expected a string");
+fn a_missing_manifest_names_the_file() {
+    for file in [CLUSTER_CONFIG, INFRASTRUCTURE] {
+        let dir = without("aws", file);
+        let err = load_err(dir.path(), file);
+        assert_problem(&err, "(file)", "cannot read");
+    }
 }
 
 #[test]
@@ -76,154 +38,148 @@ fn install_config_key_missing_names_the_embedded_field() {
 }
 
 #[test]
-fn install_config_cluster_name_missing_names_metadata_name() {
-    refused(
-        "aws",
-        CLUSTER_CONFIG,
-        "      name: mycluster\n",
-        "",
-        "data.install-config: metadata.name",
-        "missing",
-    );
-}
-
-#[test]
-fn unknown_platform_is_rejected_with_the_known_ones() {
-    let err = refused(
-        "gcp",
-        CLUSTER_CONFIG,
-        "      gcp:\n",
-        "      openstack:\n",
-        "data.install-config: platform",
-        "unknown platform \"openstack\"",
-    );
-    assert!(err.problem.contains("aws, azure, gcp, none"), "{err}");
-}
-
-#[test]
-fn two_platforms_are_rejected() {
-    refused(
-        "none",
-        CLUSTER_CONFIG,
-        "      none: {}\n",
-        "      none: {}\n      gcp: {}\n",
-        "data.install-config: platform",
-        "expected exactly one",
-    );
-}
-
-#[test]
-fn missing_platform_block_is_rejected() {
-    refused(
-        "none",
-        CLUSTER_CONFIG,
-        "    platform:\n      none: {}\n",
-        "",
-        "data.install-config: platform",
-        "missing",
-    );
-}
-
-#[test]
-fn publish_sometimes_is_rejected() {
-    let err = refused(
-        "aws",
-        CLUSTER_CONFIG,
-        "    publish: External",
-        "    publish: Sometimes",
-        "data.install-config: publish",
-        "expected External, Internal or Mixed",
-    );
-    assert!(err.problem.contains("Sometimes"), "{err}");
-}
-
-#[test]
-fn uppercase_infra_id_is_rejected() {
-    let err = refused(
-        "aws",
-        INFRASTRUCTURE,
-        "infrastructureName: mycluster-7xk2p",
-        "infrastructureName: MyCluster-7xk2p",
-        "status.infrastructureName",
-        "expected at most 32 characters of a-z, 0-9 and '-'",
-    );
-    assert!(err.problem.contains("MyCluster-7xk2p"), "{err}");
-}
-
-#[test]
-fn too_long_infra_id_is_rejected() {
-    refused(
-        "gcp",
-        INFRASTRUCTURE,
-        "infrastructureName: mycluster-7xk2p",
-        &format!("infrastructureName: {}", "a".repeat(33)),
-        "status.infrastructureName",
-        "at most 32 characters",
-    );
-}
-
-#[test]
-fn platform_mismatch_between_install_config_and_infrastructure_is_rejected() {
-    let dir = broken(
-        "aws",
-        INFRASTRUCTURE,
-        "  platformStatus:\n    type: AWS",
-        "  platformStatus:\n    type: GCP",
-    );
-    let err = load_err(dir.path(), INFRASTRUCTURE);
-    assert_problem(
-        &err,
-        "status.platformStatus.type",
-        "is GCP, but the install-config's platform is aws; expected AWS",
-    );
-}
-
-#[test]
-fn additional_capabilities_that_are_not_a_list_are_rejected() {
-    refused(
-        "aws",
-        CLUSTER_CONFIG,
-        "      additionalEnabledCapabilities:\n      - marketplace\n      - Console\n",
-        "      additionalEnabledCapabilities: marketplace\n",
-        "data.install-config: capabilities.additionalEnabledCapabilities",
-        "expected a list of strings",
-    );
-}
-
-#[test]
-fn additional_capability_that_is_not_a_string_names_its_index() {
-    refused(
-        "gcp",
-        CLUSTER_CONFIG,
-        "      - Console\n",
-        "      - {name: Console}\n",
-        "data.install-config: capabilities.additionalEnabledCapabilities[1]",
-        "expected a string",
-    );
-}
-
-#[test]
-fn zero_control_plane_replicas_are_rejected() {
-    refused(
-        "aws",
-        CLUSTER_CONFIG,
-        "      replicas: 3\n    compute:",
-        "      replicas: 0\n    compute:",
-        "data.install-config: controlPlane.replicas",
-        "expected a positive integer",
-    );
-}
-
-#[test]
-fn non_numeric_control_plane_replicas_are_rejected() {
-    refused(
-        "gcp",
-        CLUSTER_CONFIG,
-        "      replicas: 3\n    compute:",
-        "      replicas: three\n    compute:",
-        "data.install-config: controlPlane.replicas",
-        "expected a positive integer",
-    );
+fn bad_documents_and_values_are_refused_naming_file_and_field() {
+    let too_long_infra_id = format!("infrastructureName: {}", "a".repeat(33));
+    assert_refusals(&[
+        Refusal {
+            case: "invalid YAML in the config map names the document",
+            fixture: "aws",
+            file: CLUSTER_CONFIG,
+            from: "kind: ConfigMap",
+            to: "kind: [ConfigMap",
+            field: "(document)",
+            problem_has: &["invalid YAML"],
+        },
+        Refusal {
+            case: "invalid YAML in the embedded install-config names the key",
+            fixture: "aws",
+            file: CLUSTER_CONFIG,
+            from: "    publish: External",
+            to: "    publish: [External",
+            field: "data.install-config",
+            problem_has: &["invalid YAML"],
+        },
+        Refusal {
+            case: "a config map without the install-config key names it",
+            fixture: "aws",
+            file: CLUSTER_CONFIG,
+            from: "  install-config: |",
+            to: "  other: |",
+            field: "data.install-config",
+            problem_has: &["missing; expected a string"],
+        },
+        Refusal {
+            case: "the cluster name missing names metadata.name",
+            fixture: "aws",
+            file: CLUSTER_CONFIG,
+            from: "      name: mycluster\n",
+            to: "",
+            field: "data.install-config: metadata.name",
+            problem_has: &["missing"],
+        },
+        Refusal {
+            case: "an unknown platform is refused with the known ones",
+            fixture: "gcp",
+            file: CLUSTER_CONFIG,
+            from: "      gcp:\n",
+            to: "      openstack:\n",
+            field: "data.install-config: platform",
+            problem_has: &["unknown platform \"openstack\"", "aws, azure, gcp, none"],
+        },
+        Refusal {
+            case: "two platforms",
+            fixture: "none",
+            file: CLUSTER_CONFIG,
+            from: "      none: {}\n",
+            to: "      none: {}\n      gcp: {}\n",
+            field: "data.install-config: platform",
+            problem_has: &["expected exactly one"],
+        },
+        Refusal {
+            case: "no platform block",
+            fixture: "none",
+            file: CLUSTER_CONFIG,
+            from: "    platform:\n      none: {}\n",
+            to: "",
+            field: "data.install-config: platform",
+            problem_has: &["missing"],
+        },
+        Refusal {
+            case: "publish Sometimes",
+            fixture: "aws",
+            file: CLUSTER_CONFIG,
+            from: "    publish: External",
+            to: "    publish: Sometimes",
+            field: "data.install-config: publish",
+            problem_has: &["expected External, Internal or Mixed", "Sometimes"],
+        },
+        Refusal {
+            case: "an upper-case infra id",
+            fixture: "aws",
+            file: INFRASTRUCTURE,
+            from: "infrastructureName: mycluster-7xk2p",
+            to: "infrastructureName: MyCluster-7xk2p",
+            field: "status.infrastructureName",
+            problem_has: &[
+                "expected at most 32 characters of a-z, 0-9 and '-'",
+                "MyCluster-7xk2p",
+            ],
+        },
+        Refusal {
+            case: "a too long infra id",
+            fixture: "gcp",
+            file: INFRASTRUCTURE,
+            from: "infrastructureName: mycluster-7xk2p",
+            to: &too_long_infra_id,
+            field: "status.infrastructureName",
+            problem_has: &["at most 32 characters"],
+        },
+        Refusal {
+            case: "the Infrastructure manifest's platform is not the install-config's",
+            fixture: "aws",
+            file: INFRASTRUCTURE,
+            from: "  platformStatus:\n    type: AWS",
+            to: "  platformStatus:\n    type: GCP",
+            field: "status.platformStatus.type",
+            problem_has: &["is GCP, but the install-config's platform is aws; expected AWS"],
+        },
+        Refusal {
+            case: "additional capabilities that are not a list",
+            fixture: "aws",
+            file: CLUSTER_CONFIG,
+            from: "      additionalEnabledCapabilities:\n      - marketplace\n      - Console\n",
+            to: "      additionalEnabledCapabilities: marketplace\n",
+            field: "data.install-config: capabilities.additionalEnabledCapabilities",
+            problem_has: &["expected a list of strings"],
+        },
+        Refusal {
+            case: "an additional capability that is not a string names its index",
+            fixture: "gcp",
+            file: CLUSTER_CONFIG,
+            from: "      - Console\n",
+            to: "      - {name: Console}\n",
+            field: "data.install-config: capabilities.additionalEnabledCapabilities[1]",
+            problem_has: &["expected a string"],
+        },
+        Refusal {
+            case: "zero control-plane replicas",
+            fixture: "aws",
+            file: CLUSTER_CONFIG,
+            from: "      replicas: 3\n    compute:",
+            to: "      replicas: 0\n    compute:",
+            field: "data.install-config: controlPlane.replicas",
+            problem_has: &["expected a positive integer"],
+        },
+        Refusal {
+            case: "non-numeric control-plane replicas",
+            fixture: "gcp",
+            file: CLUSTER_CONFIG,
+            from: "      replicas: 3\n    compute:",
+            to: "      replicas: three\n    compute:",
+            field: "data.install-config: controlPlane.replicas",
+            problem_has: &["expected a positive integer"],
+        },
+    ]);
 }
 
 #[test]
@@ -257,48 +213,47 @@ fn an_object_head_of_the_wrong_shape_is_named_by_field_and_expected_type() {
 
 #[test]
 fn the_loader_reports_every_problem_it_finds_not_only_the_first() {
-    let dir = copy_fixture("aws");
-    let edit = |file: &str, from: &str, to: &str| {
-        let path = dir.path().join(file);
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(text.matches(from).count(), 1, "{from:?} in {file}");
-        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
-    };
-    edit(
-        INFRASTRUCTURE,
-        "infrastructureName: mycluster-7xk2p",
-        "infrastructureName: MyCluster",
-    );
-    edit(
-        CLUSTER_CONFIG,
-        "      replicas: 3\n    compute",
-        "      replicas: -1\n    compute",
-    );
-    edit(CLUSTER_CONFIG, "      - Console\n", "      - 7\n");
-    edit(
-        CLUSTER_CONFIG,
-        "      - cidr: 10.0.0.0/16\n",
-        "      - cidr: 10.0.0.0/99\n      - cidr: x\n",
-    );
-    edit(
-        CLUSTER_CONFIG,
-        "        region: us-east-1\n",
-        "        region: [us-east-1]\n",
+    let dir = broken_in(
+        "aws",
+        &[
+            (
+                INFRASTRUCTURE,
+                "infrastructureName: mycluster-7xk2p",
+                "infrastructureName: MyCluster",
+            ),
+            (
+                CLUSTER_CONFIG,
+                "      replicas: 3\n    compute",
+                "      replicas: -1\n    compute",
+            ),
+            (CLUSTER_CONFIG, "      - Console\n", "      - 7\n"),
+            (
+                CLUSTER_CONFIG,
+                "      - cidr: 10.0.0.0/16\n",
+                "      - cidr: 10.0.0.0/99\n      - cidr: x\n",
+            ),
+            (
+                CLUSTER_CONFIG,
+                "        region: us-east-1\n",
+                "        region: [us-east-1]\n",
+            ),
+        ],
     );
     let all = load_all(dir.path()).unwrap_err();
-    let fields: Vec<&str> = all.iter().map(|e| e.field.as_str()).collect();
-    for want in [
-        "status.infrastructureName",
-        "data.install-config: controlPlane.replicas",
-        "data.install-config: capabilities.additionalEnabledCapabilities[1]",
-        "data.install-config: networking.machineNetwork[0].cidr",
-        "data.install-config: networking.machineNetwork[1].cidr",
-        // The platform block is checked although the infra id is malformed.
-        "data.install-config: platform.aws.region",
-    ] {
-        assert!(fields.contains(&want), "{want} not in {fields:?}");
-    }
-    assert_eq!(fields.len(), 6, "{fields:?}");
+    let mut fields: Vec<&str> = all.iter().map(|e| e.field.as_str()).collect();
+    fields.sort();
+    assert_eq!(
+        fields,
+        [
+            "data.install-config: capabilities.additionalEnabledCapabilities[1]",
+            "data.install-config: controlPlane.replicas",
+            "data.install-config: networking.machineNetwork[0].cidr",
+            "data.install-config: networking.machineNetwork[1].cidr",
+            // The platform block is checked although the infra id is malformed.
+            "data.install-config: platform.aws.region",
+            "status.infrastructureName",
+        ]
+    );
     // `load` (the commands past the one pass) says the first.
     assert_eq!(load(dir.path()).unwrap_err().field, all[0].field);
 }
@@ -321,14 +276,11 @@ fn a_broken_platform_name_is_said_once_though_two_rules_read_it() {
 
 #[test]
 fn a_wrong_typed_string_data_key_says_so_not_that_data_is_missing() {
-    let dir = copy_fixture("aws");
-    let path = dir.path().join(CREDS_SECRET);
     // The key moved from data to stringData, with a number for its value.
-    let mut text = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace("  aws_secret_access_key:", "  moved_away:");
-    text.push_str("stringData:\n  aws_secret_access_key: 12345\n");
-    std::fs::write(&path, text).unwrap();
+    let dir = rewritten("aws", CREDS_SECRET, |text| {
+        text.replace("  aws_secret_access_key:", "  moved_away:")
+            + "stringData:\n  aws_secret_access_key: 12345\n"
+    });
     let all = load_all(dir.path()).unwrap_err();
     assert_eq!(all.len(), 1, "{all:?}");
     assert_problem(
@@ -410,14 +362,11 @@ fn every_rule_of_a_platform_block_is_checked_not_only_the_first() {
 
 /// The install-config fields `load_all` names, after the `data.install-config: ` prefix.
 fn fields_refused(fixture: &str, edits: &[(&str, &str)]) -> Vec<String> {
-    let dir = copy_fixture(fixture);
-    let path = dir.path().join(CLUSTER_CONFIG);
-    let mut text = std::fs::read_to_string(&path).unwrap();
-    for (from, to) in edits {
-        assert_eq!(text.matches(from).count(), 1, "{from:?} in {fixture}");
-        text = text.replacen(from, to, 1);
-    }
-    std::fs::write(&path, text).unwrap();
+    let edits: Vec<(&str, &str, &str)> = edits
+        .iter()
+        .map(|(from, to)| (CLUSTER_CONFIG, *from, *to))
+        .collect();
+    let dir = broken_in(fixture, &edits);
     load_all(dir.path())
         .unwrap_err()
         .into_iter()

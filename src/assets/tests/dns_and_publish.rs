@@ -23,14 +23,14 @@ fn aws_user_provisioned_dns_makes_dns_the_users() {
 /// The Infrastructure manifest alone says so too (as a UPI install's would).
 #[test]
 fn cluster_hosted_dns_type_alone_makes_dns_the_users() {
-    let dir = broken(
+    let spec = load_broken(
         "aws-user-dns",
         CLUSTER_CONFIG,
         "        userProvisionedDNS: Enabled\n",
         "        userProvisionedDNS: Disabled\n",
     );
     assert_eq!(
-        load(dir.path()).unwrap().user_managed_dns(),
+        spec.user_managed_dns(),
         Some(
             "manifests/cluster-infrastructure-02-config.yml status.platformStatus.aws.cloudLoadBalancerConfig.dnsType: ClusterHosted"
         )
@@ -39,58 +39,30 @@ fn cluster_hosted_dns_type_alone_makes_dns_the_users() {
 
 #[test]
 fn user_provisioned_dns_is_read_on_gcp_and_azure_too() {
-    let gcp = broken(
+    let gcp = load_broken(
         "gcp",
         CLUSTER_CONFIG,
         "        projectID: example-project\n",
         "        projectID: example-project\n        userProvisionedDNS: Enabled\n",
     );
     assert_eq!(
-        load(gcp.path()).unwrap().user_managed_dns(),
+        gcp.user_managed_dns(),
         Some("install-config platform.gcp.userProvisionedDNS: Enabled")
     );
-    let azure = broken(
+    let azure = load_broken(
         "azure",
         INFRASTRUCTURE,
         "      cloudName: AzurePublicCloud\n",
         "      cloudName: AzurePublicCloud\n      cloudLoadBalancerConfig:\n        dnsType: ClusterHosted\n",
     );
-    assert!(load(azure.path()).unwrap().user_managed_dns().is_some());
-    let disabled = broken(
+    assert!(azure.user_managed_dns().is_some());
+    let disabled = load_broken(
         "azure-mixed-api-external",
         CLUSTER_CONFIG,
         "        region: eastus\n",
         "        region: eastus\n        userProvisionedDNS: Disabled\n",
     );
-    assert_eq!(load(disabled.path()).unwrap().dns, DnsManagement::Cloud);
-}
-
-#[test]
-fn bad_user_provisioned_dns_inputs_name_file_and_field() {
-    refused(
-        "aws-user-dns",
-        CLUSTER_CONFIG,
-        "userProvisionedDNS: Enabled",
-        "userProvisionedDNS: enabled",
-        "data.install-config: platform.aws.userProvisionedDNS",
-        "expected Enabled or Disabled, found \"enabled\"",
-    );
-    refused(
-        "aws-user-dns",
-        INFRASTRUCTURE,
-        "dnsType: ClusterHosted",
-        "dnsType: UserHosted",
-        "status.platformStatus.aws.cloudLoadBalancerConfig.dnsType",
-        "expected PlatformDefault or ClusterHosted, found \"UserHosted\"",
-    );
-    refused(
-        "aws-user-dns",
-        INFRASTRUCTURE,
-        "dnsType: ClusterHosted",
-        "dnsType: PlatformDefault",
-        "status.platformStatus.aws.cloudLoadBalancerConfig.dnsType",
-        "is PlatformDefault, but the install-config's platform.aws.userProvisionedDNS is Enabled",
-    );
+    assert_eq!(disabled.dns, DnsManagement::Cloud);
 }
 
 // ---- publish Mixed (Azure) ------------------------------------------------------------------
@@ -121,124 +93,166 @@ fn azure_mixed_reads_both_sides_and_the_public_api_follows_the_apiserver_only() 
 
 #[test]
 fn mixed_sides_default_to_external_as_the_installer_fills_them_in() {
-    let dir = broken(
+    let spec = load_broken(
         "azure-mixed-api-internal",
         CLUSTER_CONFIG,
         "      ingress: External\n",
         "",
     );
     assert_eq!(
-        load(dir.path()).unwrap().publish,
+        spec.publish,
         Publish::Mixed {
             apiserver: Exposure::Internal,
             ingress: Exposure::External
         }
     );
-    let dir = broken(
+    let spec = load_broken(
         "azure-mixed-api-internal",
         CLUSTER_CONFIG,
         "      apiserver: Internal\n",
         "      apiserver: \"\"\n",
     );
-    assert!(load(dir.path()).unwrap().publish.public_api());
+    assert!(spec.publish.public_api());
 }
 
 #[test]
 fn empty_publish_is_external_as_in_the_installers_public_api_rule() {
-    let dir = broken(
+    let spec = load_broken(
         "azure",
         CLUSTER_CONFIG,
         "    publish: External",
         "    publish: \"\"",
     );
-    assert_eq!(load(dir.path()).unwrap().publish, Publish::External);
+    assert_eq!(spec.publish, Publish::External);
 }
 
-/// Each case the installer refuses: (fixture, from, to, field, problem).
+/// Each case the installer refuses.
 #[test]
-fn publish_and_operator_publishing_strategy_are_refused_where_the_installer_refuses_them() {
+fn user_dns_publish_and_operator_publishing_strategy_are_refused_where_the_installer_refuses_them()
+{
     let ops =
         "    operatorPublishingStrategy:\n      apiserver: External\n      ingress: Internal\n";
-    let cases = [
-        (
-            "aws",
-            "    publish: External\n",
-            format!("    publish: Mixed\n{ops}"),
-            "publish",
-            "Mixed is supported only on platform azure, not aws",
-        ),
-        (
-            "gcp",
-            "    publish: External\n",
-            format!("    publish: Mixed\n{ops}"),
-            "publish",
-            "Mixed is supported only on platform azure, not gcp",
-        ),
-        (
-            "none",
-            "    publish: External\n",
-            "    publish: Internal\n".to_string(),
-            "publish",
-            "Internal is not supported on platform none",
-        ),
-        (
-            "azure-mixed-api-internal",
-            "    operatorPublishingStrategy:\n      apiserver: Internal\n      ingress: External\n",
-            String::new(),
-            "operatorPublishingStrategy",
-            "missing; publish Mixed needs it",
-        ),
-        (
-            "azure",
-            "    publish: External\n",
-            format!("    publish: External\n{ops}"),
-            "operatorPublishingStrategy",
-            "allowed only with publish Mixed, but publish is External",
-        ),
-        (
-            "azure-mixed-api-internal",
-            "      ingress: External",
-            "      ingress: Internal".to_string(),
-            "operatorPublishingStrategy",
-            "both Internal",
-        ),
-        (
-            "azure-mixed-api-internal",
-            "      apiserver: Internal",
-            "      apiserver: Public".to_string(),
-            "operatorPublishingStrategy.apiserver",
-            "expected External or Internal, found \"Public\"",
-        ),
-        (
-            "azure-mixed-api-external",
-            "      ingress: Internal",
-            "      ingress: [Internal]".to_string(),
-            "operatorPublishingStrategy.ingress",
-            "expected External or Internal, found a list",
-        ),
-        (
-            "azure-mixed-api-external",
-            "    operatorPublishingStrategy:\n      apiserver: External\n      ingress: Internal\n",
-            "    operatorPublishingStrategy: External\n".to_string(),
-            "operatorPublishingStrategy",
-            "expected a mapping with apiserver and ingress",
-        ),
-        (
-            "azure",
-            "    publish: External",
-            "    publish: 3".to_string(),
-            "publish",
-            "expected External, Internal or Mixed, found a number",
-        ),
-    ];
-    for (fixture, from, to, field, problem) in cases {
-        refused(
-            fixture,
-            CLUSTER_CONFIG,
-            from,
-            &to,
-            &format!("data.install-config: {field}"),
-            problem,
-        );
-    }
+    let mixed = format!("    publish: Mixed\n{ops}");
+    let external_with_ops = format!("    publish: External\n{ops}");
+    assert_refusals(&[
+        Refusal {
+            case: "userProvisionedDNS in lower case",
+            fixture: "aws-user-dns",
+            file: CLUSTER_CONFIG,
+            from: "userProvisionedDNS: Enabled",
+            to: "userProvisionedDNS: enabled",
+            field: "data.install-config: platform.aws.userProvisionedDNS",
+            problem_has: &["expected Enabled or Disabled, found \"enabled\""],
+        },
+        Refusal {
+            case: "an unknown dnsType",
+            fixture: "aws-user-dns",
+            file: INFRASTRUCTURE,
+            from: "dnsType: ClusterHosted",
+            to: "dnsType: UserHosted",
+            field: "status.platformStatus.aws.cloudLoadBalancerConfig.dnsType",
+            problem_has: &["expected PlatformDefault or ClusterHosted, found \"UserHosted\""],
+        },
+        Refusal {
+            case: "dnsType PlatformDefault against userProvisionedDNS Enabled",
+            fixture: "aws-user-dns",
+            file: INFRASTRUCTURE,
+            from: "dnsType: ClusterHosted",
+            to: "dnsType: PlatformDefault",
+            field: "status.platformStatus.aws.cloudLoadBalancerConfig.dnsType",
+            problem_has: &[
+                "is PlatformDefault, but the install-config's platform.aws.userProvisionedDNS is Enabled",
+            ],
+        },
+        Refusal {
+            case: "publish Mixed on aws",
+            fixture: "aws",
+            file: CLUSTER_CONFIG,
+            from: "    publish: External\n",
+            to: &mixed,
+            field: "data.install-config: publish",
+            problem_has: &["Mixed is supported only on platform azure, not aws"],
+        },
+        Refusal {
+            case: "publish Mixed on gcp",
+            fixture: "gcp",
+            file: CLUSTER_CONFIG,
+            from: "    publish: External\n",
+            to: &mixed,
+            field: "data.install-config: publish",
+            problem_has: &["Mixed is supported only on platform azure, not gcp"],
+        },
+        Refusal {
+            case: "publish Internal on none",
+            fixture: "none",
+            file: CLUSTER_CONFIG,
+            from: "    publish: External\n",
+            to: "    publish: Internal\n",
+            field: "data.install-config: publish",
+            problem_has: &["Internal is not supported on platform none"],
+        },
+        Refusal {
+            case: "publish Mixed without operatorPublishingStrategy",
+            fixture: "azure-mixed-api-internal",
+            file: CLUSTER_CONFIG,
+            from: "    operatorPublishingStrategy:\n      apiserver: Internal\n      ingress: External\n",
+            to: "",
+            field: "data.install-config: operatorPublishingStrategy",
+            problem_has: &["missing; publish Mixed needs it"],
+        },
+        Refusal {
+            case: "operatorPublishingStrategy with publish External",
+            fixture: "azure",
+            file: CLUSTER_CONFIG,
+            from: "    publish: External\n",
+            to: &external_with_ops,
+            field: "data.install-config: operatorPublishingStrategy",
+            problem_has: &["allowed only with publish Mixed, but publish is External"],
+        },
+        Refusal {
+            case: "both sides Internal",
+            fixture: "azure-mixed-api-internal",
+            file: CLUSTER_CONFIG,
+            from: "      ingress: External",
+            to: "      ingress: Internal",
+            field: "data.install-config: operatorPublishingStrategy",
+            problem_has: &["both Internal"],
+        },
+        Refusal {
+            case: "an apiserver side that is neither External nor Internal",
+            fixture: "azure-mixed-api-internal",
+            file: CLUSTER_CONFIG,
+            from: "      apiserver: Internal",
+            to: "      apiserver: Public",
+            field: "data.install-config: operatorPublishingStrategy.apiserver",
+            problem_has: &["expected External or Internal, found \"Public\""],
+        },
+        Refusal {
+            case: "an ingress side that is a list",
+            fixture: "azure-mixed-api-external",
+            file: CLUSTER_CONFIG,
+            from: "      ingress: Internal",
+            to: "      ingress: [Internal]",
+            field: "data.install-config: operatorPublishingStrategy.ingress",
+            problem_has: &["expected External or Internal, found a list"],
+        },
+        Refusal {
+            case: "operatorPublishingStrategy that is not a mapping",
+            fixture: "azure-mixed-api-external",
+            file: CLUSTER_CONFIG,
+            from: "    operatorPublishingStrategy:\n      apiserver: External\n      ingress: Internal\n",
+            to: "    operatorPublishingStrategy: External\n",
+            field: "data.install-config: operatorPublishingStrategy",
+            problem_has: &["expected a mapping with apiserver and ingress"],
+        },
+        Refusal {
+            case: "publish that is a number",
+            fixture: "azure",
+            file: CLUSTER_CONFIG,
+            from: "    publish: External",
+            to: "    publish: 3",
+            field: "data.install-config: publish",
+            problem_has: &["expected External, Internal or Mixed, found a number"],
+        },
+    ]);
 }

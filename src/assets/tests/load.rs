@@ -166,8 +166,7 @@ fn manual_credentials_mode_without_a_secret_uses_the_environment_chain() {
 
 #[test]
 fn aws_without_creds_secret_falls_back_to_the_environment_chain() {
-    let dir = copy_fixture("aws");
-    std::fs::remove_file(dir.path().join(CREDS_SECRET)).unwrap();
+    let dir = without("aws", CREDS_SECRET);
     let spec = load(dir.path()).unwrap();
     assert!(matches!(spec.credentials, Credentials::Environment));
 }
@@ -195,27 +194,25 @@ fn aws_creds_secret_string_data_is_read_verbatim() {
 
 #[test]
 fn base_domain_trailing_dot_is_dropped() {
-    let dir = broken(
+    let spec = load_broken(
         "gcp",
         CLUSTER_CONFIG,
         "baseDomain: example.com",
         "baseDomain: example.com.",
     );
-    let spec = load(dir.path()).unwrap();
     assert_eq!(spec.base_domain, "example.com");
     assert_eq!(spec.cluster_domain(), "mycluster.example.com");
 }
 
 #[test]
 fn publish_and_replicas_default_when_absent() {
-    let dir = broken("gcp", CLUSTER_CONFIG, "    publish: External\n", "");
-    let spec = load(dir.path()).unwrap();
+    let spec = load_broken("gcp", CLUSTER_CONFIG, "    publish: External\n", "");
     assert_eq!(spec.publish, Publish::External);
-    let dir = broken(
+    let spec = load_broken(
         "gcp",
         CLUSTER_CONFIG,
         "      replicas: 3\n    compute:",
         "    compute:",
     );
-    assert_eq!(load(dir.path()).unwrap().control_plane_replicas, 3);
+    assert_eq!(spec.control_plane_replicas, 3);
 }

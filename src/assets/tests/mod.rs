@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
+use bootstrap_cloud::subnets::{RouteTableFacts, SubnetFacts};
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
@@ -39,18 +40,53 @@ fn copy_fixture(name: &str) -> TempDir {
     dir
 }
 
+/// Rewrites `file` of an asset dir with `change`.
+fn rewrite(dir: &Path, file: &str, change: impl FnOnce(String) -> String) {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, change(text)).unwrap();
+}
+
+/// A temp copy of a fixture with `file` rewritten by `change`.
+fn rewritten(name: &str, file: &str, change: impl FnOnce(String) -> String) -> TempDir {
+    let dir = copy_fixture(name);
+    rewrite(dir.path(), file, change);
+    dir
+}
+
+/// A temp copy of a fixture without `file`.
+fn without(name: &str, file: &str) -> TempDir {
+    let dir = copy_fixture(name);
+    std::fs::remove_file(dir.path().join(file)).unwrap();
+    dir
+}
+
+/// A temp copy of a fixture with each `(file, from, to)` edit made: `from`, which must occur
+/// exactly once, replaced by `to`.
+fn broken_in(name: &str, edits: &[(&str, &str, &str)]) -> TempDir {
+    let dir = copy_fixture(name);
+    for (file, from, to) in edits {
+        rewrite(dir.path(), file, |text| {
+            assert_eq!(
+                text.matches(from).count(),
+                1,
+                "{from:?} must occur exactly once in {name}/{file}"
+            );
+            text.replacen(from, to, 1)
+        });
+    }
+    dir
+}
+
 /// A temp copy of a fixture with `from` replaced by `to` (exactly once) in `file`.
 fn broken(name: &str, file: &str, from: &str, to: &str) -> TempDir {
-    let dir = copy_fixture(name);
-    let path = dir.path().join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(
-        text.matches(from).count(),
-        1,
-        "{from:?} must occur exactly once in {name}/{file}"
-    );
-    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
-    dir
+    broken_in(name, &[(file, from, to)])
+}
+
+/// The spec of a fixture with `from` replaced by `to` (exactly once) in `file`; it must load.
+fn load_broken(name: &str, file: &str, from: &str, to: &str) -> ClusterSpec {
+    let dir = broken(name, file, from, to);
+    load(dir.path()).unwrap_or_else(|e| panic!("{name} with {to:?} in {file}: {e}"))
 }
 
 /// Loading must fail; returns the error after checking it names `file`.
@@ -67,20 +103,34 @@ fn load_err(dir: &Path, file: &str) -> InputError {
     err
 }
 
-/// Loading a copy of `fixture` with `from` replaced by `to` in `file` must fail, naming `file`,
-/// `field` and a problem containing `problem`; returns the error for further checks.
-fn refused(
-    fixture: &str,
-    file: &str,
-    from: &str,
-    to: &str,
-    field: &str,
-    problem: &str,
-) -> InputError {
-    let dir = broken(fixture, file, from, to);
-    let err = load_err(dir.path(), file);
-    assert_problem(&err, field, problem);
-    err
+/// One refused edit, a row of a table: `fixture` with `from` replaced by `to` (exactly once)
+/// in `file` must fail to load, naming `file` and `field`, with a problem that holds each of
+/// `problem_has`, and quoting no secret.
+struct Refusal<'a> {
+    case: &'a str,
+    fixture: &'a str,
+    file: &'a str,
+    from: &'a str,
+    to: &'a str,
+    field: &'a str,
+    problem_has: &'a [&'a str],
+}
+
+/// Checks every row; a failure names the row's case.
+fn assert_refusals(rows: &[Refusal]) {
+    for row in rows {
+        let case = row.case;
+        let dir = broken(row.fixture, row.file, row.from, row.to);
+        let err = load(dir.path())
+            .err()
+            .unwrap_or_else(|| panic!("{case}: loaded without an error"));
+        assert!(err.file.ends_with(row.file), "{case}: {err}");
+        assert_eq!(err.field, row.field, "{case}: {err}");
+        for part in row.problem_has {
+            assert!(err.problem.contains(part), "{case}: {part:?} not in {err}");
+        }
+        assert!(!err.to_string().contains(SECRET), "{case}: {err}");
+    }
 }
 
 fn assert_problem(err: &InputError, field: &str, problem: &str) {
@@ -197,6 +247,31 @@ const PUBLIC_SUBNETS: [&str; 3] = [
     "subnet-0a1b2c3d4e5f60012",
     "subnet-0a1b2c3d4e5f60013",
 ];
+
+/// What EC2 reports for a subnet: its tags and the route table that applies to it (id, whether
+/// it is the VPC's main table, the internet gateway its 0.0.0.0/0 route goes to).
+pub(crate) fn subnet_facts(
+    id: &str,
+    vpc: &str,
+    zone: &str,
+    tags: &[(&str, &str)],
+    route: Option<(&str, bool, Option<&str>)>,
+) -> SubnetFacts {
+    SubnetFacts {
+        id: id.into(),
+        vpc: vpc.into(),
+        zone: zone.into(),
+        tags: tags
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        route_table: route.map(|(id, main, igw)| RouteTableFacts {
+            id: id.into(),
+            main,
+            internet_gateway: igw.map(str::to_string),
+        }),
+    }
+}
 
 fn lookup(spec: &ClusterSpec) -> &SubnetLookup {
     spec.pending_subnets()

@@ -2,23 +2,14 @@
 
 use super::*;
 
-const AWS_DNS_MANIFEST: &str = "apiVersion: config.openshift.io/v1
-kind: DNS
-metadata:
-  creationTimestamp: null
-  name: cluster
-spec:
-  baseDomain: mycluster.example.com
-  platform:
-    type: \"\"
-  privateZone:
-    tags:
-      Name: mycluster-7xk2p-int
-      kubernetes.io/cluster/mycluster-7xk2p: owned
-  publicZone:
-    id: Z0PUBLIC0EXAMPLE0COM
-status: {}
-";
+/// The DNS manifest the installer writes for the private zone it makes (tags, no id) and the
+/// public zone it found: the aws-public-ipv4-pool fixture's.
+fn tagged_dns_manifest() -> String {
+    std::fs::read_to_string(fixture("aws-public-ipv4-pool").join(DNS_CONFIG)).unwrap()
+}
+
+/// The public zone that manifest names.
+const PUBLIC_ZONE: &str = "Z0FIXTUREPUBLICZONE0";
 
 fn with_dns_manifest(fixture_name: &str, text: &str) -> TempDir {
     let dir = copy_fixture(fixture_name);
@@ -47,8 +38,7 @@ fn gcp_private_zone_of_another_project_comes_from_the_dns_manifest() {
 
 #[test]
 fn gcp_without_a_dns_manifest_takes_the_install_configs_private_zone() {
-    let dir = copy_fixture("gcp-private-zone-project");
-    std::fs::remove_file(dir.path().join(DNS_CONFIG)).unwrap();
+    let dir = without("gcp-private-zone-project", DNS_CONFIG);
     let spec = load(dir.path()).unwrap();
     assert_eq!(
         spec.zones.private.id.as_deref(),
@@ -63,13 +53,12 @@ fn gcp_without_a_dns_manifest_takes_the_install_configs_private_zone() {
 
 #[test]
 fn gcp_bare_zone_names_of_older_installers_are_kept_as_they_are() {
-    let dir = broken(
+    let spec = load_broken(
         "gcp-shared-vpc",
         DNS_CONFIG,
         "id: projects/example-project/managedZones/mycluster-7xk2p-private-zone",
         "id: mycluster-7xk2p-private-zone",
     );
-    let spec = load(dir.path()).unwrap();
     assert_eq!(
         spec.zones.private.id.as_deref(),
         Some("mycluster-7xk2p-private-zone")
@@ -94,20 +83,8 @@ fn gcp_private_zone_without_a_name_is_refused() {
 }
 
 #[test]
-fn tags_name_a_zone_on_aws_only() {
-    refused(
-        "gcp-shared-vpc",
-        DNS_CONFIG,
-        "  privateZone:\n    id: projects/example-project/managedZones/mycluster-7xk2p-private-zone",
-        "  privateZone:\n    tags:\n      Name: mycluster-7xk2p-int",
-        "spec.privateZone.tags",
-        "AWS only",
-    );
-}
-
-#[test]
 fn aws_private_zone_is_the_one_tagged_for_the_cluster() {
-    let dir = with_dns_manifest("aws", AWS_DNS_MANIFEST);
+    let dir = with_dns_manifest("aws", &tagged_dns_manifest());
     let spec = load(dir.path()).unwrap();
     let tags: Vec<(&str, &str)> = spec
         .zones
@@ -124,10 +101,7 @@ fn aws_private_zone_is_the_one_tagged_for_the_cluster() {
         ]
     );
     assert_eq!(spec.zones.private.id, None);
-    assert_eq!(
-        spec.zones.public.id.as_deref(),
-        Some("Z0PUBLIC0EXAMPLE0COM")
-    );
+    assert_eq!(spec.zones.public.id.as_deref(), Some(PUBLIC_ZONE));
     assert_eq!(spec.zones.private_zone_role, None);
 }
 
@@ -135,31 +109,27 @@ fn aws_private_zone_is_the_one_tagged_for_the_cluster() {
 fn aws_public_zone_id_loses_the_hostedzone_prefix() {
     let dir = with_dns_manifest(
         "aws",
-        &AWS_DNS_MANIFEST.replace("Z0PUBLIC0EXAMPLE0COM", "/hostedzone/Z0PUBLIC0EXAMPLE0COM"),
+        &tagged_dns_manifest().replace(PUBLIC_ZONE, &format!("/hostedzone/{PUBLIC_ZONE}")),
     );
     let spec = load(dir.path()).unwrap();
-    assert_eq!(
-        spec.zones.public.id.as_deref(),
-        Some("Z0PUBLIC0EXAMPLE0COM")
-    );
+    assert_eq!(spec.zones.public.id.as_deref(), Some(PUBLIC_ZONE));
 }
 
 #[test]
 fn aws_manifest_zone_id_and_role_must_match_the_install_config() {
-    let manifest = AWS_DNS_MANIFEST
+    let manifest = tagged_dns_manifest()
         .replace(
             "  privateZone:\n    tags:\n      Name: mycluster-7xk2p-int\n      kubernetes.io/cluster/mycluster-7xk2p: owned\n",
             "  privateZone:\n    id: Z0OTHER\n",
         );
     let dir = with_dns_manifest("aws", &manifest);
-    let path = dir.path().join(CLUSTER_CONFIG);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let text = text.replacen(
-        "        region: us-east-1\n",
-        "        region: us-east-1\n        hostedZone: Z0CROSSACCOUNT\n",
-        1,
-    );
-    std::fs::write(&path, text).unwrap();
+    rewrite(dir.path(), CLUSTER_CONFIG, |text| {
+        text.replacen(
+            "        region: us-east-1\n",
+            "        region: us-east-1\n        hostedZone: Z0CROSSACCOUNT\n",
+            1,
+        )
+    });
     let err = load_err(dir.path(), DNS_CONFIG);
     assert_problem(
         &err,
@@ -169,30 +139,10 @@ fn aws_manifest_zone_id_and_role_must_match_the_install_config() {
 }
 
 #[test]
-fn aws_hosted_zone_role_without_hosted_zone_is_refused() {
-    let dir = copy_fixture("aws");
-    let path = dir.path().join(CLUSTER_CONFIG);
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains("        region: us-east-1\n"));
-    let text = text.replacen(
-        "        region: us-east-1\n",
-        "        region: us-east-1\n        hostedZoneRole: arn:aws:iam::111122223333:role/dns\n",
-        1,
-    );
-    std::fs::write(&path, text).unwrap();
-    let err = load_err(dir.path(), CLUSTER_CONFIG);
-    assert_problem(
-        &err,
-        "data.install-config: platform.aws.hostedZoneRole",
-        "without platform.aws.hostedZone",
-    );
-}
-
-#[test]
 fn a_dns_manifest_of_another_cluster_is_refused() {
     let dir = with_dns_manifest(
         "aws",
-        &AWS_DNS_MANIFEST.replace(
+        &tagged_dns_manifest().replace(
             "baseDomain: mycluster.example.com",
             "baseDomain: other.example.com",
         ),
@@ -211,13 +161,12 @@ fn user_provisioned_dns_manifests_name_no_zone() {
 
 #[test]
 fn aws_service_endpoints_come_from_the_install_config_or_the_infrastructure_manifest() {
-    let dir = broken(
+    let spec = load_broken(
         "aws",
         CLUSTER_CONFIG,
         "        region: us-east-1\n",
         "        region: us-east-1\n        serviceEndpoints:\n        - name: ec2\n          url: https://ec2.internal.example\n        - name: route53\n          url: route53.internal.example\n",
     );
-    let spec = load(dir.path()).unwrap();
     let endpoints: Vec<(&str, &str)> = aws_spec(&spec)
         .service_endpoints
         .iter()
@@ -231,13 +180,12 @@ fn aws_service_endpoints_come_from_the_install_config_or_the_infrastructure_mani
         ]
     );
 
-    let dir = broken(
+    let spec = load_broken(
         "aws",
         INFRASTRUCTURE,
         "      region: us-east-1",
         "      region: us-east-1\n      serviceEndpoints:\n      - name: sts\n        url: https://sts.internal.example",
     );
-    let spec = load(dir.path()).unwrap();
     assert_eq!(
         aws_spec(&spec)
             .service_endpoints
@@ -248,38 +196,61 @@ fn aws_service_endpoints_come_from_the_install_config_or_the_infrastructure_mani
 }
 
 #[test]
-fn aws_service_endpoints_twice_or_over_http_are_refused() {
-    refused(
-        "aws",
-        CLUSTER_CONFIG,
-        "        region: us-east-1\n",
-        "        region: us-east-1\n        serviceEndpoints:\n        - name: ec2\n          url: https://a.example\n        - name: ec2\n          url: https://b.example\n",
-        "data.install-config: platform.aws.serviceEndpoints[1].name",
-        "given twice",
-    );
-    refused(
-        "aws",
-        CLUSTER_CONFIG,
-        "        region: us-east-1\n",
-        "        region: us-east-1\n        serviceEndpoints:\n        - name: ec2\n          url: http://ec2.example\n",
-        "data.install-config: platform.aws.serviceEndpoints[0].url",
-        "expected https",
-    );
-}
-
-#[test]
-fn aws_public_ipv4_pool_is_read_and_refused_without_a_public_api() {
+fn aws_public_ipv4_pool_is_read() {
     let spec = load_fixture("aws-public-ipv4-pool");
     assert_eq!(
         aws_spec(&spec).public_ipv4_pool.as_deref(),
         Some("ipv4pool-ec2-0123456789abcdef0")
     );
-    refused(
-        "aws-internal",
-        CLUSTER_CONFIG,
-        "        region: us-east-1\n",
-        "        region: us-east-1\n        publicIpv4Pool: ipv4pool-ec2-0123456789abcdef0\n",
-        "data.install-config: platform.aws.publicIpv4Pool",
-        "only with publish External",
-    );
+}
+
+#[test]
+fn zone_and_endpoint_settings_the_installer_refuses_are_refused() {
+    assert_refusals(&[
+        Refusal {
+            case: "tags name a zone on AWS only",
+            fixture: "gcp-shared-vpc",
+            file: DNS_CONFIG,
+            from: "  privateZone:\n    id: projects/example-project/managedZones/mycluster-7xk2p-private-zone",
+            to: "  privateZone:\n    tags:\n      Name: mycluster-7xk2p-int",
+            field: "spec.privateZone.tags",
+            problem_has: &["AWS only"],
+        },
+        Refusal {
+            case: "a hosted zone role without a hosted zone",
+            fixture: "aws",
+            file: CLUSTER_CONFIG,
+            from: "        region: us-east-1\n",
+            to: "        region: us-east-1\n        hostedZoneRole: arn:aws:iam::111122223333:role/dns\n",
+            field: "data.install-config: platform.aws.hostedZoneRole",
+            problem_has: &["without platform.aws.hostedZone"],
+        },
+        Refusal {
+            case: "a service endpoint given twice",
+            fixture: "aws",
+            file: CLUSTER_CONFIG,
+            from: "        region: us-east-1\n",
+            to: "        region: us-east-1\n        serviceEndpoints:\n        - name: ec2\n          url: https://a.example\n        - name: ec2\n          url: https://b.example\n",
+            field: "data.install-config: platform.aws.serviceEndpoints[1].name",
+            problem_has: &["given twice"],
+        },
+        Refusal {
+            case: "a service endpoint over http",
+            fixture: "aws",
+            file: CLUSTER_CONFIG,
+            from: "        region: us-east-1\n",
+            to: "        region: us-east-1\n        serviceEndpoints:\n        - name: ec2\n          url: http://ec2.example\n",
+            field: "data.install-config: platform.aws.serviceEndpoints[0].url",
+            problem_has: &["expected https"],
+        },
+        Refusal {
+            case: "a public IPv4 pool without a public API",
+            fixture: "aws-internal",
+            file: CLUSTER_CONFIG,
+            from: "        region: us-east-1\n",
+            to: "        region: us-east-1\n        publicIpv4Pool: ipv4pool-ec2-0123456789abcdef0\n",
+            field: "data.install-config: platform.aws.publicIpv4Pool",
+            problem_has: &["only with publish External"],
+        },
+    ]);
 }

@@ -53,23 +53,8 @@ fn spec(name: &str) -> ClusterSpec {
 /// by the VPC's main table (one by an explicit table without a way out) and public by a table
 /// routing 0.0.0.0/0 to an internet gateway.
 fn ec2_facts(name: &str) -> Vec<bootstrap_cloud::subnets::SubnetFacts> {
-    use bootstrap_cloud::subnets::{RouteTableFacts, SubnetFacts};
-    let subnet = |id: &str,
-                  zone: &str,
-                  tags: &[(&str, &str)],
-                  table: Option<(&str, bool, Option<&str>)>| SubnetFacts {
-        id: id.into(),
-        vpc: "vpc-0a1b2c3d4e5f60000".into(),
-        zone: zone.into(),
-        tags: tags
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        route_table: table.map(|(id, main, igw)| RouteTableFacts {
-            id: id.into(),
-            main,
-            internet_gateway: igw.map(str::to_string),
-        }),
+    let subnet = |id: &str, zone: &str, tags: &[(&str, &str)], table| {
+        crate::assets::tests::subnet_facts(id, "vpc-0a1b2c3d4e5f60000", zone, tags, table)
     };
     let zones = ["us-east-1a", "us-east-1b", "us-east-1c"];
     match name {
