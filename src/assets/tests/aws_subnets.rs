@@ -107,19 +107,6 @@ fn bad_flat_lists_and_roles_are_refused_naming_the_entry() {
     ]);
 }
 
-#[test]
-fn aws_external_without_an_external_lb_subnet_is_rejected() {
-    let dir = rewritten("aws", CLUSTER_CONFIG, |text| {
-        text.replace("type: ControlPlaneExternalLB", "type: IngressControllerLB")
-    });
-    let err = load_err(dir.path(), CLUSTER_CONFIG);
-    assert_problem(
-        &err,
-        "data.install-config: platform.aws.vpc.subnets",
-        "no subnet has the role ControlPlaneExternalLB; publish External needs at least one",
-    );
-}
-
 // ---- AWS subnets settled from what EC2 reports (pure) ---------------------------------------
 
 /// What EC2 reports for subnet `id` of vpc-1 in us-east-1a.
@@ -297,70 +284,73 @@ fn a_listed_subnets_role_tag_wins_over_its_route_table() {
     );
 }
 
+/// Listed subnets that cannot be settled: (case, the change to what EC2 reports for the flat
+/// fixture, the field named, parts of the problem).
 #[test]
-fn a_listed_subnet_ec2_does_not_know_names_its_entry() {
-    let mut found = flat_facts();
-    found.remove(1);
-    let err = resolve("aws-flat-subnets", &found).unwrap_err();
-    assert_problem(
-        &err,
-        "data.install-config: platform.aws.vpc.subnets[1].id",
-        "subnet-0a1b2c3d4e5f60002 not found in us-east-1",
-    );
-}
-
-#[test]
-fn a_listed_untagged_subnet_without_a_route_table_names_its_entry() {
-    let mut found = flat_facts();
-    found[2].route_table = None;
-    let err = resolve("aws-flat-subnets", &found).unwrap_err();
-    assert_problem(
-        &err,
-        "data.install-config: platform.aws.vpc.subnets[2].id",
-        "has no role tag, and no route table applies to it (no explicit association, and vpc-1 has no main route table)",
-    );
-}
-
-#[test]
-fn a_flat_list_with_only_public_subnets_is_rejected() {
-    let found: Vec<SubnetFacts> = flat_facts()
-        .into_iter()
-        .map(|mut f| {
-            f.route_table = Some(RouteTableFacts {
-                id: "rtb-public".into(),
-                main: false,
-                internet_gateway: Some("igw-1".into()),
-            });
-            f
-        })
-        .collect();
-    let err = resolve("aws-flat-subnets", &found).unwrap_err();
-    assert_problem(
-        &err,
-        "data.install-config: platform.aws.vpc.subnets",
-        "none of the listed subnets (subnet-0a1b2c3d4e5f60001, ",
-    );
-    assert!(
-        err.problem
-            .contains("is private (tag kubernetes.io/role/internal-elb, or without role tags no 0.0.0.0/0 route to an internet gateway)"),
-        "{err}"
-    );
+fn listed_subnets_that_cannot_be_settled_are_refused_naming_their_entry() {
+    type Change = fn(&mut Vec<SubnetFacts>);
+    let cases: [(&str, Change, &str, &[&str]); 3] = [
+        (
+            "a listed subnet EC2 does not know",
+            |found| {
+                found.remove(1);
+            },
+            "data.install-config: platform.aws.vpc.subnets[1].id",
+            &["subnet-0a1b2c3d4e5f60002 not found in us-east-1"],
+        ),
+        (
+            "a listed untagged subnet without a route table",
+            |found| found[2].route_table = None,
+            "data.install-config: platform.aws.vpc.subnets[2].id",
+            &[
+                "has no role tag, and no route table applies to it (no explicit association, and vpc-1 has no main route table)",
+            ],
+        ),
+        (
+            "only public subnets",
+            |found| {
+                for f in found {
+                    f.route_table = Some(RouteTableFacts {
+                        id: "rtb-public".into(),
+                        main: false,
+                        internet_gateway: Some("igw-1".into()),
+                    });
+                }
+            },
+            "data.install-config: platform.aws.vpc.subnets",
+            &[
+                "none of the listed subnets (subnet-0a1b2c3d4e5f60001, ",
+                "is private (tag kubernetes.io/role/internal-elb, or without role tags no 0.0.0.0/0 route to an internet gateway)",
+            ],
+        ),
+    ];
+    for (case, change, field, problem_has) in cases {
+        let mut found = flat_facts();
+        change(&mut found);
+        let err = resolve("aws-flat-subnets", &found).expect_err(case);
+        assert_names(case, &err, field, problem_has);
+    }
 }
 
 #[test]
 fn offline_planning_of_subnets_to_discover_is_refused_with_the_reason() {
-    let spec = load_fixture("aws-installer-vpc");
-    let err = lookup(&spec).offline_error(&spec.infra_id);
-    assert_problem(
-        &err,
-        "data.install-config: platform.aws.vpc.subnets",
-        "absent (installer-made VPC): the subnets are discovered at run time by tag kubernetes.io/cluster/mycluster-7xk2p",
-    );
-    let spec = load_fixture("aws-flat-subnets");
-    let err = lookup(&spec).offline_error(&spec.infra_id);
-    assert_problem(
-        &err,
-        "data.install-config: platform.aws.vpc.subnets",
-        "lists subnets without roles; each is classified at run time",
-    );
+    for (fixture, reason) in [
+        (
+            "aws-installer-vpc",
+            "absent (installer-made VPC): the subnets are discovered at run time by tag kubernetes.io/cluster/mycluster-7xk2p",
+        ),
+        (
+            "aws-flat-subnets",
+            "lists subnets without roles; each is classified at run time",
+        ),
+    ] {
+        let spec = load_fixture(fixture);
+        let err = lookup(&spec).offline_error(&spec.infra_id);
+        assert_names(
+            fixture,
+            &err,
+            "data.install-config: platform.aws.vpc.subnets",
+            &[reason],
+        );
+    }
 }

@@ -113,10 +113,6 @@ fn gcp_shared_vpc_takes_the_subnetwork_from_the_host_project_and_keeps_the_servi
 /// network, and credentials Manual or Passthrough.
 #[test]
 fn incomplete_or_contradicting_networks_are_refused() {
-    let needs_manual_or_passthrough =
-        "; platform.gcp.networkProjectID (Shared VPC) needs Manual or Passthrough";
-    let mint = format!("is \"Mint\"{needs_manual_or_passthrough}");
-    let no_mode = format!("missing{needs_manual_or_passthrough}");
     assert_refusals(&[
         Refusal {
             case: "an Azure subnet with an unknown role",
@@ -204,7 +200,9 @@ fn incomplete_or_contradicting_networks_are_refused() {
             from: "    credentialsMode: Passthrough\n",
             to: "    credentialsMode: Mint\n",
             field: "data.install-config: credentialsMode",
-            problem_has: &[mint.as_str()],
+            problem_has: &[
+                "is \"Mint\"; platform.gcp.networkProjectID (Shared VPC) needs Manual or Passthrough",
+            ],
         },
         Refusal {
             case: "a Shared VPC without a credentials mode",
@@ -213,7 +211,9 @@ fn incomplete_or_contradicting_networks_are_refused() {
             from: "    credentialsMode: Passthrough\n",
             to: "",
             field: "data.install-config: credentialsMode",
-            problem_has: &[no_mode.as_str()],
+            problem_has: &[
+                "missing; platform.gcp.networkProjectID (Shared VPC) needs Manual or Passthrough",
+            ],
         },
     ]);
 }

@@ -45,18 +45,31 @@ fn bad_machine_networks_and_subnet_ids_are_refused() {
     ]);
 }
 
+/// Each load balancer role some subnet must have: (role, the role it is changed to, what the
+/// problem adds).
 #[test]
-fn aws_without_an_internal_lb_subnet_is_rejected() {
-    let dir = rewritten("aws", CLUSTER_CONFIG, |text| {
-        assert_eq!(text.matches("type: ControlPlaneInternalLB").count(), 3);
-        text.replace("type: ControlPlaneInternalLB", "type: ClusterNode")
-    });
-    let err = load_err(dir.path(), CLUSTER_CONFIG);
-    assert_problem(
-        &err,
-        "data.install-config: platform.aws.vpc.subnets",
-        "no subnet has the role ControlPlaneInternalLB",
-    );
+fn aws_without_a_subnet_of_a_needed_load_balancer_role_is_rejected() {
+    for (role, other_role, why) in [
+        ("ControlPlaneInternalLB", "ClusterNode", ""),
+        (
+            "ControlPlaneExternalLB",
+            "IngressControllerLB",
+            "; publish External needs at least one",
+        ),
+    ] {
+        let dir = rewritten("aws", CLUSTER_CONFIG, |text| {
+            let typed = format!("type: {role}");
+            assert_eq!(text.matches(&typed).count(), 3, "{role}");
+            text.replace(&typed, &format!("type: {other_role}"))
+        });
+        let err = load_err(dir.path(), CLUSTER_CONFIG);
+        assert_names(
+            role,
+            &err,
+            "data.install-config: platform.aws.vpc.subnets",
+            &[&format!("no subnet has the role {role}{why}")],
+        );
+    }
 }
 
 #[test]

@@ -20,49 +20,53 @@ fn aws_user_provisioned_dns_makes_dns_the_users() {
     );
 }
 
-/// The Infrastructure manifest alone says so too (as a UPI install's would).
+/// Who manages DNS after each edit: (case, fixture, file, from, to, the input that makes it
+/// the user's, or None for the agent).
 #[test]
-fn cluster_hosted_dns_type_alone_makes_dns_the_users() {
-    let spec = load_broken(
-        "aws-user-dns",
-        CLUSTER_CONFIG,
-        "        userProvisionedDNS: Enabled\n",
-        "        userProvisionedDNS: Disabled\n",
-    );
-    assert_eq!(
-        spec.user_managed_dns(),
-        Some(
-            "manifests/cluster-infrastructure-02-config.yml status.platformStatus.aws.cloudLoadBalancerConfig.dnsType: ClusterHosted"
-        )
-    );
-}
-
-#[test]
-fn user_provisioned_dns_is_read_on_gcp_and_azure_too() {
-    let gcp = load_broken(
-        "gcp",
-        CLUSTER_CONFIG,
-        "        projectID: example-project\n",
-        "        projectID: example-project\n        userProvisionedDNS: Enabled\n",
-    );
-    assert_eq!(
-        gcp.user_managed_dns(),
-        Some("install-config platform.gcp.userProvisionedDNS: Enabled")
-    );
-    let azure = load_broken(
-        "azure",
-        INFRASTRUCTURE,
-        "      cloudName: AzurePublicCloud\n",
-        "      cloudName: AzurePublicCloud\n      cloudLoadBalancerConfig:\n        dnsType: ClusterHosted\n",
-    );
-    assert!(azure.user_managed_dns().is_some());
-    let disabled = load_broken(
-        "azure-mixed-api-external",
-        CLUSTER_CONFIG,
-        "        region: eastus\n",
-        "        region: eastus\n        userProvisionedDNS: Disabled\n",
-    );
-    assert_eq!(disabled.dns, DnsManagement::Cloud);
+fn user_managed_dns_is_read_from_either_manifest_on_every_cloud() {
+    let cases = [
+        (
+            // As a UPI install's would.
+            "the Infrastructure manifest's dnsType alone",
+            "aws-user-dns",
+            CLUSTER_CONFIG,
+            "        userProvisionedDNS: Enabled\n",
+            "        userProvisionedDNS: Disabled\n",
+            Some(
+                "manifests/cluster-infrastructure-02-config.yml status.platformStatus.aws.cloudLoadBalancerConfig.dnsType: ClusterHosted",
+            ),
+        ),
+        (
+            "userProvisionedDNS on gcp",
+            "gcp",
+            CLUSTER_CONFIG,
+            "        projectID: example-project\n",
+            "        projectID: example-project\n        userProvisionedDNS: Enabled\n",
+            Some("install-config platform.gcp.userProvisionedDNS: Enabled"),
+        ),
+        (
+            "dnsType ClusterHosted on azure",
+            "azure",
+            INFRASTRUCTURE,
+            "      cloudName: AzurePublicCloud\n",
+            "      cloudName: AzurePublicCloud\n      cloudLoadBalancerConfig:\n        dnsType: ClusterHosted\n",
+            Some(
+                "manifests/cluster-infrastructure-02-config.yml status.platformStatus.azure.cloudLoadBalancerConfig.dnsType: ClusterHosted",
+            ),
+        ),
+        (
+            "userProvisionedDNS Disabled on azure",
+            "azure-mixed-api-external",
+            CLUSTER_CONFIG,
+            "        region: eastus\n",
+            "        region: eastus\n        userProvisionedDNS: Disabled\n",
+            None,
+        ),
+    ];
+    for (case, fixture, file, from, to, because) in cases {
+        let spec = load_broken(fixture, file, from, to);
+        assert_eq!(spec.user_managed_dns(), because, "{case}");
+    }
 }
 
 // ---- publish Mixed (Azure) ------------------------------------------------------------------
@@ -91,39 +95,43 @@ fn azure_mixed_reads_both_sides_and_the_public_api_follows_the_apiserver_only() 
     assert!(!Publish::Internal.public_api());
 }
 
+/// What publish is after each edit: (case, fixture, from, to in the install-config, publish).
 #[test]
-fn mixed_sides_default_to_external_as_the_installer_fills_them_in() {
-    let spec = load_broken(
-        "azure-mixed-api-internal",
-        CLUSTER_CONFIG,
-        "      ingress: External\n",
-        "",
-    );
-    assert_eq!(
-        spec.publish,
-        Publish::Mixed {
-            apiserver: Exposure::Internal,
-            ingress: Exposure::External
-        }
-    );
-    let spec = load_broken(
-        "azure-mixed-api-internal",
-        CLUSTER_CONFIG,
-        "      apiserver: Internal\n",
-        "      apiserver: \"\"\n",
-    );
-    assert!(spec.publish.public_api());
-}
-
-#[test]
-fn empty_publish_is_external_as_in_the_installers_public_api_rule() {
-    let spec = load_broken(
-        "azure",
-        CLUSTER_CONFIG,
-        "    publish: External",
-        "    publish: \"\"",
-    );
-    assert_eq!(spec.publish, Publish::External);
+fn empty_or_absent_publish_sides_are_external_as_the_installer_fills_them_in() {
+    let cases = [
+        (
+            "a Mixed ingress side left out",
+            "azure-mixed-api-internal",
+            "      ingress: External\n",
+            "",
+            Publish::Mixed {
+                apiserver: Exposure::Internal,
+                ingress: Exposure::External,
+            },
+        ),
+        (
+            "an empty Mixed apiserver side",
+            "azure-mixed-api-internal",
+            "      apiserver: Internal\n",
+            "      apiserver: \"\"\n",
+            Publish::Mixed {
+                apiserver: Exposure::External,
+                ingress: Exposure::External,
+            },
+        ),
+        (
+            // The installer's public API rule reads an empty publish as External.
+            "an empty publish",
+            "azure",
+            "    publish: External",
+            "    publish: \"\"",
+            Publish::External,
+        ),
+    ];
+    for (case, fixture, from, to, publish) in cases {
+        let spec = load_broken(fixture, CLUSTER_CONFIG, from, to);
+        assert_eq!(spec.publish, publish, "{case}");
+    }
 }
 
 /// Each case the installer refuses.

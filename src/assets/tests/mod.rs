@@ -125,21 +125,22 @@ fn assert_refusals(rows: &[Refusal]) {
             .err()
             .unwrap_or_else(|| panic!("{case}: loaded without an error"));
         assert!(err.file.ends_with(row.file), "{case}: {err}");
-        assert_eq!(err.field, row.field, "{case}: {err}");
-        for part in row.problem_has {
-            assert!(err.problem.contains(part), "{case}: {part:?} not in {err}");
-        }
+        assert_names(case, &err, row.field, row.problem_has);
         assert!(!err.to_string().contains(SECRET), "{case}: {err}");
     }
 }
 
 fn assert_problem(err: &InputError, field: &str, problem: &str) {
-    assert_eq!(err.field, field, "{err}");
-    assert!(
-        err.problem.contains(problem),
-        "problem {:?} should contain {problem:?}",
-        err.problem
-    );
+    assert_names("", err, field, &[problem]);
+}
+
+/// `err` names `field`, with a problem that holds each of `problem_has`; `case` heads a
+/// failure.
+fn assert_names(case: &str, err: &InputError, field: &str, problem_has: &[&str]) {
+    assert_eq!(err.field, field, "{case} {err}");
+    for part in problem_has {
+        assert!(err.problem.contains(part), "{case} {part:?} not in {err}");
+    }
 }
 
 fn assert_common_fields(spec: &ClusterSpec) {

@@ -17,38 +17,37 @@ fn with_dns_manifest(fixture_name: &str, text: &str) -> TempDir {
     dir
 }
 
+/// A GCP private zone in another project: named by the DNS manifest, or without one by the
+/// install-config.
 #[test]
-fn gcp_private_zone_of_another_project_comes_from_the_dns_manifest() {
-    let spec = load_fixture("gcp-private-zone-project");
+fn gcp_private_zone_of_another_project_comes_from_the_dns_manifest_or_the_install_config() {
+    let with_manifest = load_fixture("gcp-private-zone-project");
+    let dir = without("gcp-private-zone-project", DNS_CONFIG);
+    let without_manifest = load(dir.path()).unwrap();
+    for (spec, source) in [
+        (
+            &with_manifest,
+            "manifests/cluster-dns-02-config.yml spec.privateZone.id",
+        ),
+        (
+            &without_manifest,
+            "install-config platform.gcp.dns.privateZone",
+        ),
+    ] {
+        assert_eq!(
+            spec.zones.private.id.as_deref(),
+            Some("projects/example-dns-project/managedZones/mycluster-private-zone"),
+            "{source}"
+        );
+        assert_eq!(spec.zones.private_source.as_deref(), Some(source));
+    }
     assert_eq!(
-        spec.zones.private.id.as_deref(),
-        Some("projects/example-dns-project/managedZones/mycluster-private-zone")
-    );
-    assert_eq!(
-        spec.zones.private_source.as_deref(),
-        Some("manifests/cluster-dns-02-config.yml spec.privateZone.id")
-    );
-    assert_eq!(
-        spec.zones.public.id.as_deref(),
+        with_manifest.zones.public.id.as_deref(),
         Some("projects/example-project/managedZones/example-com")
     );
-    assert_eq!(spec.zones.private.domain, "mycluster.example.com");
-    assert_eq!(spec.zones.public.domain, "example.com");
-}
-
-#[test]
-fn gcp_without_a_dns_manifest_takes_the_install_configs_private_zone() {
-    let dir = without("gcp-private-zone-project", DNS_CONFIG);
-    let spec = load(dir.path()).unwrap();
-    assert_eq!(
-        spec.zones.private.id.as_deref(),
-        Some("projects/example-dns-project/managedZones/mycluster-private-zone")
-    );
-    assert_eq!(
-        spec.zones.private_source.as_deref(),
-        Some("install-config platform.gcp.dns.privateZone")
-    );
-    assert_eq!(spec.zones.public.id, None, "found by domain");
+    assert_eq!(with_manifest.zones.private.domain, "mycluster.example.com");
+    assert_eq!(with_manifest.zones.public.domain, "example.com");
+    assert_eq!(without_manifest.zones.public.id, None, "found by domain");
 }
 
 #[test]
