@@ -2,78 +2,67 @@
 
 use super::*;
 
+/// Without network fields the installer makes the network, by its default names.
 #[test]
-fn azure_installer_network_takes_the_installers_default_names() {
-    let spec = load_fixture("azure-default-network");
-    assert_common_fields(&spec);
-    let azure = azure_spec(&spec);
-    assert_eq!(azure.resource_group, "mycluster-7xk2p-rg");
-    assert_eq!(azure.network_resource_group, "mycluster-7xk2p-rg");
-    assert_eq!(azure.virtual_network, "mycluster-7xk2p-vnet");
-    assert_eq!(azure.control_plane_subnet, "mycluster-7xk2p-master-subnet");
-    assert_eq!(azure.compute_subnet, "mycluster-7xk2p-worker-subnet");
-    assert_eq!(azure.base_domain_resource_group, "dns-rg");
-    assert_sources(
-        &spec,
-        "resource group         | mycluster-7xk2p-rg            | default name (<infra-id>-rg)
-         network resource group | mycluster-7xk2p-rg            | default name (the resource group)
-         virtual network        | mycluster-7xk2p-vnet          | default name (<infra-id>-vnet)
-         control-plane subnet   | mycluster-7xk2p-master-subnet | default name (<infra-id>-master-subnet)
-         compute subnet         | mycluster-7xk2p-worker-subnet | default name (<infra-id>-worker-subnet)",
-    );
+fn installer_networks_take_the_installers_default_names() {
+    let azure = load_fixture("azure-default-network");
+    let gcp = load_fixture("gcp-default-network");
+    assert_eq!(azure_spec(&azure).base_domain_resource_group, "dns-rg");
+    assert_eq!(gcp_spec(&gcp).project, "example-project");
+    for (fixture, spec, table) in [
+        (
+            "azure-default-network",
+            &azure,
+            "resource group         | mycluster-7xk2p-rg            | default name (<infra-id>-rg)
+             network resource group | mycluster-7xk2p-rg            | default name (the resource group)
+             virtual network        | mycluster-7xk2p-vnet          | default name (<infra-id>-vnet)
+             control-plane subnet   | mycluster-7xk2p-master-subnet | default name (<infra-id>-master-subnet)
+             compute subnet         | mycluster-7xk2p-worker-subnet | default name (<infra-id>-worker-subnet)",
+        ),
+        (
+            "gcp-default-network",
+            &gcp,
+            "network              | mycluster-7xk2p-network       | default name (<infra-id>-network)
+             control-plane subnet | mycluster-7xk2p-master-subnet | default name (<infra-id>-master-subnet)
+             compute subnet       | mycluster-7xk2p-worker-subnet | default name (<infra-id>-worker-subnet)",
+        ),
+    ] {
+        assert_common_fields(spec);
+        assert_network(fixture, spec, table);
+    }
 }
 
+/// Where each Azure network value comes from after an edit: (case, fixture, from, to in the
+/// install-config, the network values).
 #[test]
-fn azure_named_resource_group_is_also_the_network_resource_group_of_the_installers_vnet() {
-    let spec = load_broken(
-        "azure-default-network",
-        CLUSTER_CONFIG,
-        "        baseDomainResourceGroupName: dns-rg\n",
-        "        baseDomainResourceGroupName: dns-rg\n        resourceGroupName: my-empty-rg\n",
-    );
-    let azure = azure_spec(&spec);
-    assert_eq!(azure.resource_group, "my-empty-rg");
-    assert_eq!(azure.network_resource_group, "my-empty-rg");
-    assert_eq!(azure.virtual_network, "mycluster-7xk2p-vnet");
-}
-
-#[test]
-fn azure_subnets_list_with_roles_wins_over_the_deprecated_keys_it_was_converted_from() {
-    let spec = load_broken(
-        "azure",
-        CLUSTER_CONFIG,
-        "        computeSubnet: mycluster-worker-subnet\n",
-        "        computeSubnet: mycluster-worker-subnet\n        subnets:\n        - name: cp-from-list\n          role: control-plane\n        - name: nodes-from-list\n          role: node\n        - name: more-nodes\n          role: node\n",
-    );
-    let azure = azure_spec(&spec);
-    assert_eq!(azure.control_plane_subnet, "cp-from-list");
-    assert_eq!(azure.compute_subnet, "nodes-from-list");
-    let sources = sources(&spec);
-    assert_eq!(
-        sources[3].2,
-        "install-config platform.azure.subnets[0].name"
-    );
-    assert_eq!(
-        sources[4].2,
-        "install-config platform.azure.subnets[1].name"
-    );
-}
-
-#[test]
-fn gcp_installer_network_takes_the_installers_default_names() {
-    let spec = load_fixture("gcp-default-network");
-    assert_common_fields(&spec);
-    let gcp = gcp_spec(&spec);
-    assert_eq!(gcp.project, "example-project");
-    assert_eq!(gcp.network, "mycluster-7xk2p-network");
-    assert_eq!(gcp.control_plane_subnet, "mycluster-7xk2p-master-subnet");
-    assert_eq!(gcp.compute_subnet, "mycluster-7xk2p-worker-subnet");
-    assert_sources(
-        &spec,
-        "network              | mycluster-7xk2p-network       | default name (<infra-id>-network)
-         control-plane subnet | mycluster-7xk2p-master-subnet | default name (<infra-id>-master-subnet)
-         compute subnet       | mycluster-7xk2p-worker-subnet | default name (<infra-id>-worker-subnet)",
-    );
+fn azure_network_values_follow_the_installers_precedence() {
+    let cases = [
+        (
+            "a named resource group is also the network resource group of the installer's vnet",
+            "azure-default-network",
+            "        baseDomainResourceGroupName: dns-rg\n",
+            "        baseDomainResourceGroupName: dns-rg\n        resourceGroupName: my-empty-rg\n",
+            "resource group         | my-empty-rg                   | install-config platform.azure.resourceGroupName
+             network resource group | my-empty-rg                   | default name (the resource group)
+             virtual network        | mycluster-7xk2p-vnet          | default name (<infra-id>-vnet)
+             control-plane subnet   | mycluster-7xk2p-master-subnet | default name (<infra-id>-master-subnet)
+             compute subnet         | mycluster-7xk2p-worker-subnet | default name (<infra-id>-worker-subnet)",
+        ),
+        (
+            "the subnets list with roles wins over the deprecated keys it was converted from",
+            "azure",
+            "        computeSubnet: mycluster-worker-subnet\n",
+            "        computeSubnet: mycluster-worker-subnet\n        subnets:\n        - name: cp-from-list\n          role: control-plane\n        - name: nodes-from-list\n          role: node\n        - name: more-nodes\n          role: node\n",
+            "resource group         | mycluster-7xk2p-rg | install-config platform.azure.resourceGroupName
+             network resource group | network-rg         | install-config platform.azure.networkResourceGroupName
+             virtual network        | mycluster-vnet     | install-config platform.azure.virtualNetwork
+             control-plane subnet   | cp-from-list       | install-config platform.azure.subnets[0].name
+             compute subnet         | nodes-from-list    | install-config platform.azure.subnets[1].name",
+        ),
+    ];
+    for (case, fixture, from, to, table) in cases {
+        assert_network(case, &load_broken(fixture, CLUSTER_CONFIG, from, to), table);
+    }
 }
 
 // ---- GCP Shared VPC ----------------------------------------------------------------------------

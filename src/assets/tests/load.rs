@@ -2,18 +2,43 @@
 
 use super::*;
 
+/// What each fixture says at the top: (fixture, platform, publish, address families, with the
+/// fixture's capabilities or none).
+#[test]
+fn each_fixture_gives_its_platform_publish_address_families_and_capabilities() {
+    let ipv4 = [IpFamily::Ipv4];
+    let dual_stack = [IpFamily::Ipv4, IpFamily::Ipv6];
+    for (fixture, platform, publish, families, with_capabilities) in [
+        ("aws", "aws", Publish::External, &ipv4[..], true),
+        ("aws-internal", "aws", Publish::Internal, &ipv4, true),
+        // Both families from the machine networks, IPv4 first.
+        ("aws-dualstack", "aws", Publish::External, &dual_stack, true),
+        ("azure", "azure", Publish::External, &ipv4, true),
+        (
+            "azure-dualstack",
+            "azure",
+            Publish::External,
+            &dual_stack,
+            true,
+        ),
+        ("gcp", "gcp", Publish::External, &ipv4, true),
+        ("none", "none", Publish::External, &ipv4, false),
+    ] {
+        let spec = load_fixture(fixture);
+        assert_common_fields(&spec);
+        assert_eq!(spec.platform_name(), platform, "{fixture}");
+        assert_eq!(spec.publish, publish, "{fixture}");
+        assert_eq!(spec.ip_families, families, "{fixture}");
+        let capabilities = with_capabilities.then(fixture_capabilities).flatten();
+        assert_eq!(spec.capabilities, capabilities, "{fixture}");
+    }
+}
+
 #[test]
 fn aws_external_reads_subnets_by_role_and_keys_from_the_secret() {
     let spec = load_fixture("aws");
-    assert_common_fields(&spec);
-    assert_eq!(spec.platform_name(), "aws");
-    assert_eq!(spec.publish, Publish::External);
-    assert_eq!(spec.ip_families, vec![IpFamily::Ipv4]);
-    assert_eq!(spec.capabilities, fixture_capabilities());
     let aws = aws_spec(&spec);
     assert_eq!(aws.region, "us-east-1");
-    assert_eq!(public(aws), PUBLIC_SUBNETS);
-    assert_eq!(private(aws), PRIVATE_SUBNETS);
     assert_eq!(aws.hosted_zone, None);
     let values = spec.network_values();
     assert_eq!(values.len(), 6, "{values:?}");
@@ -31,107 +56,71 @@ fn aws_external_reads_subnets_by_role_and_keys_from_the_secret() {
             }),
         }
     );
-    assert_aws_keys_from_secret(&spec);
 }
 
+/// The AWS fixtures' subnets by role (an internal API has no public subnets), and the keys of
+/// their creds secret.
 #[test]
-fn aws_internal_has_no_public_subnets_and_publish_internal() {
-    let spec = load_fixture("aws-internal");
-    assert_common_fields(&spec);
-    assert_eq!(spec.publish, Publish::Internal);
-    assert_eq!(spec.ip_families, vec![IpFamily::Ipv4]);
-    assert_eq!(spec.capabilities, fixture_capabilities());
-    let aws = aws_spec(&spec);
-    assert!(public(aws).is_empty(), "{aws:?}");
-    assert_eq!(private(aws), PRIVATE_SUBNETS);
-    assert_aws_keys_from_secret(&spec);
-}
-
-#[test]
-fn aws_dual_stack_machine_networks_give_both_families_ipv4_first() {
-    let spec = load_fixture("aws-dualstack");
-    assert_common_fields(&spec);
-    assert_eq!(spec.publish, Publish::External);
-    assert_eq!(spec.ip_families, vec![IpFamily::Ipv4, IpFamily::Ipv6]);
-    let aws = aws_spec(&spec);
-    assert_eq!(public(aws), PUBLIC_SUBNETS);
-    assert_eq!(private(aws), PRIVATE_SUBNETS);
-    assert_aws_keys_from_secret(&spec);
-}
-
-fn assert_azure(spec: &ClusterSpec) {
-    let azure = azure_spec(spec);
-    assert_eq!(azure.region, "eastus");
-    assert_eq!(azure.resource_group, "mycluster-7xk2p-rg");
-    assert_eq!(azure.base_domain_resource_group, "dns-rg");
-    assert_eq!(azure.network_resource_group, "network-rg");
-    assert_eq!(azure.virtual_network, "mycluster-vnet");
-    assert_eq!(azure.compute_subnet, "mycluster-worker-subnet");
-    assert_eq!(azure.control_plane_subnet, "mycluster-master-subnet");
-    assert_sources(
-        spec,
-        "resource group         | mycluster-7xk2p-rg      | install-config platform.azure.resourceGroupName
-         network resource group | network-rg              | install-config platform.azure.networkResourceGroupName
-         virtual network        | mycluster-vnet          | install-config platform.azure.virtualNetwork
-         control-plane subnet   | mycluster-master-subnet | install-config platform.azure.controlPlaneSubnet
-         compute subnet         | mycluster-worker-subnet | install-config platform.azure.computeSubnet",
-    );
-    match &spec.credentials {
-        Credentials::AzureClientSecret {
-            subscription_id,
-            tenant_id,
-            client_id,
-            client_secret,
-        } => {
-            assert_eq!(subscription_id, "00000000-0000-0000-0000-000000000001");
-            assert_eq!(client_id, "00000000-0000-0000-0000-000000000002");
-            assert_eq!(tenant_id, "00000000-0000-0000-0000-000000000003");
-            assert_eq!(client_secret, "fixture-secret-DO-NOT-LOG");
-        }
-        other => panic!("expected the service principal of the creds secret, got {other:?}"),
+fn aws_fixtures_read_subnets_by_role_and_keys_from_the_secret() {
+    for (fixture, public_subnets) in [
+        ("aws", &PUBLIC_SUBNETS[..]),
+        ("aws-internal", &[]),
+        ("aws-dualstack", &PUBLIC_SUBNETS),
+    ] {
+        let spec = load_fixture(fixture);
+        let aws = aws_spec(&spec);
+        assert_eq!(public(aws), public_subnets, "{fixture}");
+        assert_eq!(private(aws), PRIVATE_SUBNETS, "{fixture}");
+        assert_aws_keys_from_secret(&spec);
     }
-    assert!(!format!("{spec:?}").contains("fixture-secret-DO-NOT-LOG"));
 }
 
 #[test]
-fn azure_reads_resource_groups_network_and_the_service_principal() {
-    let spec = load_fixture("azure");
-    assert_common_fields(&spec);
-    assert_eq!(spec.platform_name(), "azure");
-    assert_eq!(spec.publish, Publish::External);
-    assert_eq!(spec.ip_families, vec![IpFamily::Ipv4]);
-    assert_eq!(spec.capabilities, fixture_capabilities());
-    assert_azure(&spec);
-}
-
-#[test]
-fn azure_dual_stack_gives_both_families() {
-    let spec = load_fixture("azure-dualstack");
-    assert_common_fields(&spec);
-    assert_eq!(spec.ip_families, vec![IpFamily::Ipv4, IpFamily::Ipv6]);
-    assert_azure(&spec);
+fn azure_fixtures_read_resource_groups_network_and_the_service_principal() {
+    for fixture in ["azure", "azure-dualstack"] {
+        let spec = load_fixture(fixture);
+        let azure = azure_spec(&spec);
+        assert_eq!(azure.region, "eastus");
+        assert_eq!(azure.base_domain_resource_group, "dns-rg");
+        assert_network(
+            fixture,
+            &spec,
+            "resource group         | mycluster-7xk2p-rg      | install-config platform.azure.resourceGroupName
+             network resource group | network-rg              | install-config platform.azure.networkResourceGroupName
+             virtual network        | mycluster-vnet          | install-config platform.azure.virtualNetwork
+             control-plane subnet   | mycluster-master-subnet | install-config platform.azure.controlPlaneSubnet
+             compute subnet         | mycluster-worker-subnet | install-config platform.azure.computeSubnet",
+        );
+        match &spec.credentials {
+            Credentials::AzureClientSecret {
+                subscription_id,
+                tenant_id,
+                client_id,
+                client_secret,
+            } => {
+                assert_eq!(subscription_id, "00000000-0000-0000-0000-000000000001");
+                assert_eq!(client_id, "00000000-0000-0000-0000-000000000002");
+                assert_eq!(tenant_id, "00000000-0000-0000-0000-000000000003");
+                assert_eq!(client_secret, "fixture-secret-DO-NOT-LOG");
+            }
+            other => panic!("expected the service principal of the creds secret, got {other:?}"),
+        }
+        assert!(!format!("{spec:?}").contains("fixture-secret-DO-NOT-LOG"));
+    }
 }
 
 #[test]
 fn gcp_reads_project_region_network_and_subnet() {
     let spec = load_fixture("gcp");
-    assert_common_fields(&spec);
-    assert_eq!(spec.platform_name(), "gcp");
-    assert_eq!(spec.publish, Publish::External);
-    assert_eq!(spec.ip_families, vec![IpFamily::Ipv4]);
-    assert_eq!(spec.capabilities, fixture_capabilities());
     let gcp = gcp_spec(&spec);
     assert_eq!(gcp.project, "example-project");
     assert_eq!(gcp.region, "us-central1");
-    assert_eq!(gcp.network, "mycluster-network");
-    assert_eq!(gcp.control_plane_subnet, "mycluster-master-subnet");
-    assert_eq!(gcp.compute_subnet, "mycluster-worker-subnet");
-    assert!(
-        sources(&spec)
-            .iter()
-            .all(|(_, _, source)| source.starts_with("install-config platform.gcp.")),
-        "{:?}",
-        sources(&spec)
+    assert_network(
+        "gcp",
+        &spec,
+        "network              | mycluster-network       | install-config platform.gcp.network
+         control-plane subnet | mycluster-master-subnet | install-config platform.gcp.controlPlaneSubnet
+         compute subnet       | mycluster-worker-subnet | install-config platform.gcp.computeSubnet",
     );
     let Credentials::GcpServiceAccount { json } = &spec.credentials else {
         panic!(
@@ -146,12 +135,7 @@ fn gcp_reads_project_region_network_and_subnet() {
 #[test]
 fn platform_none_without_capabilities_or_secret_loads() {
     let spec = load_fixture("none");
-    assert_common_fields(&spec);
     assert!(matches!(spec.platform, Platform::None));
-    assert_eq!(spec.platform_name(), "none");
-    assert_eq!(spec.publish, Publish::External);
-    assert_eq!(spec.ip_families, vec![IpFamily::Ipv4]);
-    assert_eq!(spec.capabilities, None);
     assert!(matches!(spec.credentials, Credentials::Environment));
 }
 

@@ -199,18 +199,36 @@ fn gcp_spec(spec: &ClusterSpec) -> &GcpSpec {
     }
 }
 
-/// The network values' sources must be exactly `table`: one `name | value | source` a line.
-fn assert_sources(spec: &ClusterSpec, table: &str) {
+/// The network values must be exactly `table`, one `name | value | source` a line (the source
+/// as `plan` prints it), and the platform's own fields for them must hold the same values;
+/// `case` heads a failure.
+fn assert_network(case: &str, spec: &ClusterSpec, table: &str) {
     let expected: Vec<(String, String, String)> = table
         .lines()
         .map(|line| {
             let cells: Vec<String> = line.split('|').map(|c| c.trim().to_string()).collect();
             let [name, value, source] = <[String; 3]>::try_from(cells)
-                .unwrap_or_else(|c| panic!("expected name | value | source, got {c:?}"));
+                .unwrap_or_else(|c| panic!("{case}: expected name | value | source, got {c:?}"));
             (name, value, source)
         })
         .collect();
-    assert_eq!(sources(spec), expected);
+    assert_eq!(sources(spec), expected, "{case}");
+    let fields: Vec<&str> = match &spec.platform {
+        Platform::Azure(azure) => vec![
+            &azure.resource_group,
+            &azure.network_resource_group,
+            &azure.virtual_network,
+            &azure.control_plane_subnet,
+            &azure.compute_subnet,
+        ],
+        Platform::Gcp(gcp) => vec![&gcp.network, &gcp.control_plane_subnet, &gcp.compute_subnet],
+        other => panic!("{case}: no network fields to compare on {other:?}"),
+    };
+    let values: Vec<&str> = expected
+        .iter()
+        .map(|(_, value, _)| value.as_str())
+        .collect();
+    assert_eq!(fields, values, "{case}");
 }
 
 fn public(aws: &AwsSpec) -> Vec<&str> {
