@@ -149,6 +149,14 @@ fn all_reservations(spec: &ClusterSpec) -> Vec<Reservation> {
         .collect()
 }
 
+/// The cloud with every wanted reservation and no record (none written yet, or all gone).
+fn reserved_only(spec: &ClusterSpec) -> Observed {
+    Observed {
+        reservations: all_reservations(spec),
+        ..Observed::default()
+    }
+}
+
 /// The given reservations, and every wanted record set holding exactly our values plus `extra`
 /// (of the record's family).
 fn observed_with(spec: &ClusterSpec, reservations: Vec<Reservation>, extra: &[IpAddr]) -> Observed {

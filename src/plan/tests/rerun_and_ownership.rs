@@ -155,10 +155,7 @@ fn remove_bootstrap_without_our_value_in_dns_plans_nothing() {
 #[test]
 fn teardown_all_releases_every_observed_reservation_even_when_dns_is_gone() {
     let spec = spec("azure-dualstack");
-    let observed = Observed {
-        reservations: all_reservations(&spec),
-        ..Observed::default()
-    };
+    let observed = reserved_only(&spec);
     let plan = Plan::calculate(&spec, &observed, &[Step::TeardownAll], 1);
     assert_eq!(plan.changes.len(), observed.reservations.len());
     assert_eq!(

@@ -93,10 +93,7 @@ fn user_managed_dns_reserves_the_same_ips_and_plans_and_reads_no_record() {
 #[test]
 fn user_managed_dns_prints_the_reserved_ips_once_they_exist() {
     let spec = user_managed("gcp");
-    let observed = Observed {
-        reservations: all_reservations(&spec),
-        ..Observed::default()
-    };
+    let observed = reserved_only(&spec);
     let plan = Plan::calculate(&spec, &observed, &STAGE1, 1);
     assert!(plan.is_empty(), "{}", plan.to_text(&observed));
     let public = observed.reservations[0].ip;
