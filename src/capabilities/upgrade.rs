@@ -183,6 +183,12 @@ mod tests {
         assert_eq!(u.report.implicitly_enabled, set(&["Insights"]));
         assert_eq!(u.report.condition.status, "True");
         assert_eq!(u.report.condition.reason, "CapabilitiesImplicitlyEnabled");
+        // The report's fields sit next to `requestedCapabilities`, as the CLI's JSON shows them.
+        let json = serde_json::to_value(&u).unwrap();
+        assert_eq!(json["requestedCapabilities"], serde_json::json!([]));
+        assert_eq!(json["enabledCapabilities"], serde_json::json!(["Insights"]));
+        assert_eq!(json["implicitlyEnabled"], serde_json::json!(["Insights"]));
+        assert_eq!(json["condition"]["status"], "True");
         assert!(u.report.condition.message.ends_with("disabled: Insights"));
         assert_eq!(
             u.decisions
