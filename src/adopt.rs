@@ -229,13 +229,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-
-    fn spec(name: &str) -> ClusterSpec {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/assets")
-            .join(name);
-        crate::assets::load(&dir).unwrap()
-    }
+    use crate::fixtures::spec;
 
     fn file(text: &str) -> tempfile::NamedTempFile {
         let f = tempfile::NamedTempFile::new().unwrap();
@@ -243,15 +237,19 @@ mod tests {
         f
     }
 
+    /// What `queries` looks for, as text.
+    fn lookups(s: &ClusterSpec) -> Vec<String> {
+        queries(s, &[])
+            .iter()
+            .map(|q| q.lookup.to_string())
+            .collect()
+    }
+
     #[test]
     fn the_seeds_names_are_looked_for_unless_the_file_names_others() {
         let mut s = spec("gcp");
-        let names: Vec<String> = queries(&s, &[])
-            .iter()
-            .map(|q| q.lookup.to_string())
-            .collect();
         assert_eq!(
-            names,
+            lookups(&s),
             [
                 "name mycluster-7xk2p-rsvd-public-ipv4",
                 "name mycluster-7xk2p-rsvd-private-ipv4"
@@ -259,12 +257,8 @@ mod tests {
         );
         let f = file("private-ipv4: {name: my-vip}\n");
         s.adoption = load(Some(f.path()), false, &s).unwrap();
-        let names: Vec<String> = queries(&s, &[])
-            .iter()
-            .map(|q| q.lookup.to_string())
-            .collect();
         assert_eq!(
-            names,
+            lookups(&s),
             ["name mycluster-7xk2p-rsvd-public-ipv4", "name my-vip"]
         );
     }

@@ -105,14 +105,7 @@ pub fn record_seeded(state: &mut JournalState, spec: &ClusterSpec) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn spec(ip: Option<&str>) -> ClusterSpec {
-        let fixture =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/assets/aws");
-        let mut spec = crate::assets::load(&fixture).unwrap();
-        spec.bootstrap_ip = ip.map(|s| s.parse().unwrap());
-        spec
-    }
+    use crate::fixtures::aws_with_bootstrap_ip as spec;
 
     #[test]
     fn the_flag_wins_over_the_journal() {

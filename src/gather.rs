@@ -8,7 +8,7 @@
 use crate::assets::ClusterSpec;
 use crate::context::{Cloud, Common, Reading};
 use crate::providers::Providers;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -86,14 +86,7 @@ impl Bundle {
             self.errors.join("\n") + "\n"
         };
         self.files.push(("errors.txt".into(), errors.into_bytes()));
-        let dir = out
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let name = out
-            .file_name()
-            .and_then(|n| n.to_str())
-            .context("--out has no file name")?;
+        let (dir, name) = crate::journal::dir_and_name(out, "--out")?;
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         {
             let mut tar = tar::Builder::new(&mut gz);

@@ -57,6 +57,8 @@ pub mod daemon;
 pub mod dns_answers;
 pub mod error;
 pub mod exit;
+#[cfg(test)]
+mod fixtures;
 pub mod gather;
 #[cfg(test)]
 mod golden;

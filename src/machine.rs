@@ -73,6 +73,12 @@ impl State {
 }
 
 impl State {
+    /// The state after this one, in `ALL`'s order (Done has none).
+    pub fn next(self) -> Option<State> {
+        let at = State::ALL.iter().position(|s| *s == self)?;
+        State::ALL.get(at + 1).copied()
+    }
+
     /// The plan step this state runs: every state changes something through the runner,
     /// except Gate (it waits and watches) and Done.
     pub fn step(self) -> Option<Step> {
@@ -129,38 +135,16 @@ impl Machine {
 
     /// The one legal way forward from where the machine is.
     pub fn step_done(&mut self) -> Result<State> {
-        match self.step {
-            State::Reserve => self.reserved(),
-            State::SeedDns => self.dns_seeded(),
-            State::SetCapabilities => self.capabilities_set(),
-            State::HandOver => self.handed_over(),
-            State::ApplyServices => self.services_applied(),
-            State::Gate => self.gate_passed(),
-            State::RemoveBootstrap => self.bootstrap_removed(),
-            State::Done => bail!("the machine is done: there is no step after Done"),
-        }
+        self.finished(self.step)
     }
 
-    pub fn reserved(&mut self) -> Result<State> {
-        self.advance(State::Reserve, State::SeedDns)
-    }
-    pub fn dns_seeded(&mut self) -> Result<State> {
-        self.advance(State::SeedDns, State::SetCapabilities)
-    }
-    pub fn capabilities_set(&mut self) -> Result<State> {
-        self.advance(State::SetCapabilities, State::HandOver)
-    }
-    pub fn handed_over(&mut self) -> Result<State> {
-        self.advance(State::HandOver, State::ApplyServices)
-    }
-    pub fn services_applied(&mut self) -> Result<State> {
-        self.advance(State::ApplyServices, State::Gate)
-    }
-    pub fn gate_passed(&mut self) -> Result<State> {
-        self.advance(State::Gate, State::RemoveBootstrap)
-    }
-    pub fn bootstrap_removed(&mut self) -> Result<State> {
-        self.advance(State::RemoveBootstrap, State::Done)
+    /// `step` is done: the machine moves on to the state after it, legal only when the
+    /// machine is at `step`.
+    pub fn finished(&mut self, step: State) -> Result<State> {
+        let Some(next) = step.next() else {
+            bail!("the machine is done: there is no step after Done");
+        };
+        self.advance(step, next)
     }
 }
 
@@ -171,14 +155,14 @@ mod tests {
     #[test]
     fn capabilities_are_set_between_seed_dns_and_hand_over() {
         let mut m = Machine::resume(Some(State::SeedDns));
-        assert_eq!(m.dns_seeded().unwrap(), State::SetCapabilities);
+        assert_eq!(m.finished(State::SeedDns).unwrap(), State::SetCapabilities);
         assert!(
-            m.handed_over().is_err(),
+            m.finished(State::HandOver).is_err(),
             "HandOver cannot skip SetCapabilities"
         );
-        assert_eq!(m.capabilities_set().unwrap(), State::HandOver);
-        assert!(m.capabilities_set().is_err());
-        assert_eq!(m.handed_over().unwrap(), State::ApplyServices);
+        assert_eq!(m.finished(State::SetCapabilities).unwrap(), State::HandOver);
+        assert!(m.finished(State::SetCapabilities).is_err());
+        assert_eq!(m.finished(State::HandOver).unwrap(), State::ApplyServices);
     }
 
     #[test]

@@ -171,15 +171,9 @@ mod tests {
 
     fn service(name: &str, ready: bool, reason: &str) -> ServiceGate {
         ServiceGate {
-            namespace: "openshift-kube-apiserver".into(),
-            name: name.into(),
             ready,
             reason: reason.into(),
-            ingress: Vec::new(),
-            ready_endpoints: 0,
-            endpoints: 0,
-            proof: String::new(),
-            needs_cloud_proof: false,
+            ..ServiceGate::not_evaluated("openshift-kube-apiserver", name)
         }
     }
 
@@ -211,15 +205,20 @@ mod tests {
         );
     }
 
+    /// What a progress shows for these updates, then finished; `terminal`: a live line.
+    fn shown(terminal: bool, updates: &[&str]) -> String {
+        let sink = Sink::default();
+        let progress = Progress::new(sink.clone(), terminal);
+        for text in updates {
+            progress.update(text.to_string());
+        }
+        progress.finish();
+        sink.text()
+    }
+
     #[tokio::test]
     async fn off_a_terminal_each_change_is_one_plain_line() {
-        let sink = Sink::default();
-        let progress = Progress::new(sink.clone(), false);
-        progress.update("waiting for a".into());
-        progress.update("waiting for a".into());
-        progress.update("waiting for b".into());
-        progress.finish();
-        let text = sink.text();
+        let text = shown(false, &["waiting for a", "waiting for a", "waiting for b"]);
         assert_eq!(text.lines().count(), 2, "{text:?}");
         assert!(
             text.starts_with("waiting for a (0s)\nwaiting for b ("),
@@ -230,12 +229,7 @@ mod tests {
 
     #[tokio::test]
     async fn on_a_terminal_the_line_is_redrawn_in_place_and_erased_at_the_end() {
-        let sink = Sink::default();
-        let progress = Progress::new(sink.clone(), true);
-        progress.update("waiting for a".into());
-        progress.update("waiting for b".into());
-        progress.finish();
-        let text = sink.text();
+        let text = shown(true, &["waiting for a", "waiting for b"]);
         assert!(!text.contains('\n'), "{text:?}");
         assert!(text.contains("\r\x1b[2Kwaiting for a 0s"), "{text:?}");
         assert!(text.contains("\r\x1b[2Kwaiting for b 0s"), "{text:?}");

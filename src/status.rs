@@ -19,6 +19,17 @@ fn retries(by_cause: &std::collections::BTreeMap<String, u32>) -> String {
     format!("  retries: {}", counts.join(", "))
 }
 
+/// `  <key> <id> <ip><note>`, the columns aligned.
+fn reservation_line(out: &mut String, r: &bootstrap_cloud::Reservation, note: &str) {
+    let _ = writeln!(
+        out,
+        "  {:<36} {:<24} {}{note}",
+        r.key.to_string(),
+        r.id,
+        r.ip
+    );
+}
+
 fn timeline(started: &str, finished: Option<&str>) -> String {
     let Some(end) = finished else {
         return format!("{started} -> running");
@@ -140,26 +151,13 @@ fn render(state_dir: &Path, output: Output) -> Result<(String, bool)> {
     }
     out.push_str("reservations:\n");
     for r in &state.reservations {
-        let _ = writeln!(out, "  {:<36} {:<24} {}", r.key.to_string(), r.id, r.ip);
+        reservation_line(&mut out, r, "");
     }
     for r in &state.adopted {
-        let _ = writeln!(
-            out,
-            "  {:<36} {:<24} {} adopted (yours): {}",
-            r.key.to_string(),
-            r.id,
-            r.ip,
-            r.name
-        );
+        reservation_line(&mut out, r, &format!(" adopted (yours): {}", r.name));
     }
     for r in &state.handed_over {
-        let _ = writeln!(
-            out,
-            "  {:<36} {:<24} {} (handed over to its load balancer)",
-            r.key.to_string(),
-            r.id,
-            r.ip
-        );
+        reservation_line(&mut out, r, " (handed over to its load balancer)");
     }
     out.push_str("records (our values):\n");
     for r in &state.records {

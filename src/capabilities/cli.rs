@@ -362,9 +362,16 @@ async fn upgrade_cmd(
     let (included, delete, excluded) = counts(&up.decisions);
     match output {
         Output::Text => {
-            println!("enabled ({}): {}", up.enabled.len(), list(&up.enabled));
-            println!("implicitly enabled: {}", list(&up.implicitly_enabled));
-            let c = &up.condition;
+            println!(
+                "enabled ({}): {}",
+                up.report.enabled.len(),
+                list(&up.report.enabled)
+            );
+            println!(
+                "implicitly enabled: {}",
+                list(&up.report.implicitly_enabled)
+            );
+            let c = &up.report.condition;
             println!("{}={} ({}): {}", c.type_, c.status, c.reason, c.message);
             println!(
                 "new payload: {} object(s): {included} included, {delete} to delete, {excluded} excluded",

@@ -17,7 +17,7 @@
 //! computed, never written: see [`CvoWillReport`].
 
 use super::selection::Selection;
-use super::upgrade::{self, Condition};
+use super::upgrade::CvoWillReport;
 use crate::cluster::FIELD_MANAGER;
 use crate::cluster::apply::contains;
 use crate::error::InputError;
@@ -112,19 +112,6 @@ pub fn overrides_from_assets(assets: &Path) -> Result<Option<CvoOverrides>, Inpu
     }))
 }
 
-/// What the cluster-version operator will report once it reconciles the spec we wrote. The
-/// agent never writes these: it shows them so a person knows what to expect.
-#[derive(Debug, Clone, Serialize)]
-pub struct CvoWillReport {
-    /// `status.capabilities.enabledCapabilities`: the spec's set plus every capability the
-    /// live status already has enabled (capabilities cannot be uninstalled).
-    #[serde(rename = "enabledCapabilities")]
-    pub enabled: BTreeSet<String>,
-    #[serde(rename = "implicitlyEnabled")]
-    pub implicitly_enabled: BTreeSet<String>,
-    pub condition: Condition,
-}
-
 /// What `apply` did and found.
 #[derive(Debug, Clone, Serialize)]
 pub struct Applied {
@@ -138,6 +125,10 @@ pub struct Applied {
     pub additional: Vec<String>,
     /// Enabled by the live spec, not by ours, and kept: capabilities cannot be uninstalled.
     pub kept: BTreeSet<String>,
+    /// What the cluster-version operator will report once it reconciles the spec we wrote:
+    /// `enabledCapabilities` is the spec's set plus every capability the live status already
+    /// has enabled (capabilities cannot be uninstalled). The agent never writes these: it
+    /// shows them so a person knows what to expect.
     #[serde(rename = "cvoWillReport")]
     pub cvo_will_report: CvoWillReport,
     /// Mutating API calls made.
@@ -256,11 +247,7 @@ pub async fn apply(
         spec_patched: !spec_current,
         additional,
         kept,
-        cvo_will_report: CvoWillReport {
-            condition: upgrade::condition(&spec_set, &enabled),
-            implicitly_enabled: enabled.difference(&spec_set).cloned().collect(),
-            enabled,
-        },
+        cvo_will_report: CvoWillReport::new(&spec_set, enabled),
         mutations,
     })
 }

@@ -50,23 +50,35 @@ pub struct Annotations {
     pub delete: bool,
 }
 
-/// A comma list with no empty entries.
-fn comma_list(key: &str, value: &str) -> Result<Vec<String>, AnnotationError> {
+/// The entries of `value` split on `separator`, trimmed; an empty entry is an error saying
+/// `problem`.
+fn split_list(
+    key: &str,
+    value: &str,
+    separator: char,
+    problem: &str,
+) -> Result<Vec<String>, AnnotationError> {
     value
-        .split(',')
+        .split(separator)
         .map(|s| {
             let s = s.trim();
             if s.is_empty() {
-                Err(bad(
-                    key,
-                    value,
-                    "expected a comma-separated list without empty entries",
-                ))
+                Err(bad(key, value, problem))
             } else {
                 Ok(s.to_string())
             }
         })
         .collect()
+}
+
+/// A comma list with no empty entries.
+fn comma_list(key: &str, value: &str) -> Result<Vec<String>, AnnotationError> {
+    split_list(
+        key,
+        value,
+        ',',
+        "expected a comma-separated list without empty entries",
+    )
 }
 
 impl Annotations {
@@ -103,22 +115,12 @@ impl Annotations {
             } else if key == FEATURE_GATE {
                 out.feature_gates = Some(comma_list(key, value)?);
             } else if key == CAPABILITY {
-                let names = value
-                    .split('+')
-                    .map(|s| {
-                        let s = s.trim();
-                        if s.is_empty() {
-                            Err(bad(
-                                key,
-                                value,
-                                "expected capability names separated by '+', without empty names",
-                            ))
-                        } else {
-                            Ok(s.to_string())
-                        }
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                out.capabilities = Some(names);
+                out.capabilities = Some(split_list(
+                    key,
+                    value,
+                    '+',
+                    "expected capability names separated by '+', without empty names",
+                )?);
             } else if key == DELETE {
                 match value.as_str() {
                     "true" => out.delete = true,
@@ -226,6 +228,15 @@ impl fmt::Display for Decision {
     }
 }
 
+/// The names `set` does not hold, in their order.
+fn not_in(names: &[String], set: &BTreeSet<String>) -> Vec<String> {
+    names
+        .iter()
+        .filter(|n| !set.contains(*n))
+        .cloned()
+        .collect()
+}
+
 /// Every check but the capabilities one (used for implicit enablement on updates).
 pub fn decide_without_capabilities(a: &Annotations, ctx: &Context) -> Option<Reason> {
     if let Some(id) = a.excluded_for.iter().find(|id| ctx.exclude.contains(id)) {
@@ -242,11 +253,7 @@ pub fn decide_without_capabilities(a: &Annotations, ctx: &Context) -> Option<Rea
         });
     }
     if let Some(gates) = &a.feature_gates {
-        let disabled: Vec<String> = gates
-            .iter()
-            .filter(|g| !ctx.gates.contains(*g))
-            .cloned()
-            .collect();
+        let disabled = not_in(gates, &ctx.gates);
         if !disabled.is_empty() {
             return Some(Reason::FeatureGates { disabled });
         }
@@ -262,19 +269,11 @@ pub fn decide_without_capabilities(a: &Annotations, ctx: &Context) -> Option<Rea
 /// The capability check alone.
 pub fn capability_check(a: &Annotations, ctx: &Context) -> Option<Reason> {
     let names = a.capabilities.as_ref()?;
-    let unknown: Vec<String> = names
-        .iter()
-        .filter(|n| !ctx.known.contains(*n))
-        .cloned()
-        .collect();
+    let unknown = not_in(names, &ctx.known);
     if !unknown.is_empty() {
         return Some(Reason::UnknownCapabilities { unknown });
     }
-    let disabled: Vec<String> = names
-        .iter()
-        .filter(|n| !ctx.enabled.contains(*n))
-        .cloned()
-        .collect();
+    let disabled = not_in(names, &ctx.enabled);
     (!disabled.is_empty()).then_some(Reason::DisabledCapabilities { disabled })
 }
 

@@ -325,24 +325,24 @@ pub fn run_level(file_name: &str) -> Option<(u32, &str)> {
 mod tests {
     use super::*;
 
+    /// The documents of `text`, cut at the byte ranges `split_documents` gives.
+    fn documents(text: &str) -> Vec<&str> {
+        split_documents(text)
+            .into_iter()
+            .map(|r| &text[r])
+            .collect()
+    }
+
     #[test]
     fn documents_keep_their_byte_ranges() {
         let text = "a: 1\n---\nb: 2\n--- \n\n---\nc: 3";
-        let docs: Vec<&str> = split_documents(text)
-            .into_iter()
-            .map(|r| &text[r])
-            .collect();
-        assert_eq!(docs, ["a: 1\n", "b: 2\n", "\n", "c: 3"]);
+        assert_eq!(documents(text), ["a: 1\n", "b: 2\n", "\n", "c: 3"]);
     }
 
     #[test]
     fn leading_marker_document_end_and_dashes_inside_values() {
         let text = "---\nk: \"---\"\nl: ---x\n...\n# trailing\n---\nz: 1\n";
-        let docs: Vec<&str> = split_documents(text)
-            .into_iter()
-            .map(|r| &text[r])
-            .collect();
-        assert_eq!(docs, ["", "k: \"---\"\nl: ---x\n", "z: 1\n"]);
+        assert_eq!(documents(text), ["", "k: \"---\"\nl: ---x\n", "z: 1\n"]);
     }
 
     #[test]

@@ -45,18 +45,37 @@ pub fn condition(requested: &BTreeSet<String>, enabled: &BTreeSet<String>) -> Co
     }
 }
 
+/// What the cluster-version operator reports for an enabled set: the set, what in it the
+/// spec does not ask for, and the condition saying so.
+#[derive(Debug, Clone, Serialize)]
+pub struct CvoWillReport {
+    #[serde(rename = "enabledCapabilities")]
+    pub enabled: BTreeSet<String>,
+    #[serde(rename = "implicitlyEnabled")]
+    pub implicitly_enabled: BTreeSet<String>,
+    pub condition: Condition,
+}
+
+impl CvoWillReport {
+    /// `enabled` against what the spec asks for (`requested`).
+    pub fn new(requested: &BTreeSet<String>, enabled: BTreeSet<String>) -> Self {
+        Self {
+            condition: condition(requested, &enabled),
+            implicitly_enabled: enabled.difference(requested).cloned().collect(),
+            enabled,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Upgrade {
     /// What the configuration asks for (plus what was enabled before).
     #[serde(rename = "requestedCapabilities")]
     pub requested: BTreeSet<String>,
-    /// The new enabled set: requested + implicitly enabled.
-    #[serde(rename = "enabledCapabilities")]
-    pub enabled: BTreeSet<String>,
-    /// Enabled only because manifests applied before carry them now.
-    #[serde(rename = "implicitlyEnabled")]
-    pub implicitly_enabled: BTreeSet<String>,
-    pub condition: Condition,
+    /// The new enabled set (requested + implicitly enabled: those only because manifests
+    /// applied before carry them now), as the cluster-version operator will report it.
+    #[serde(flatten)]
+    pub report: CvoWillReport,
     /// Per new manifest, with the new enabled set.
     #[serde(skip)]
     pub decisions: Vec<Decision>,
@@ -89,7 +108,6 @@ pub fn upgrade(
             }
         }
     }
-    let implicitly_enabled: BTreeSet<String> = enabled.difference(requested).cloned().collect();
     let new_ctx = Context {
         enabled: enabled.clone(),
         ..ctx.clone()
@@ -101,9 +119,7 @@ pub fn upgrade(
         .collect();
     Upgrade {
         requested: requested.clone(),
-        condition: condition(requested, &enabled),
-        enabled,
-        implicitly_enabled,
+        report: CvoWillReport::new(requested, enabled),
         decisions,
     }
 }
@@ -163,11 +179,17 @@ mod tests {
             obj("Deployment", "c", Some("Console")),
         ]);
         let u = upgrade(&old, &new, &ctx(&[]), &set(&[]));
-        assert_eq!(u.enabled, set(&["Insights"]));
-        assert_eq!(u.implicitly_enabled, set(&["Insights"]));
-        assert_eq!(u.condition.status, "True");
-        assert_eq!(u.condition.reason, "CapabilitiesImplicitlyEnabled");
-        assert!(u.condition.message.ends_with("disabled: Insights"));
+        assert_eq!(u.report.enabled, set(&["Insights"]));
+        assert_eq!(u.report.implicitly_enabled, set(&["Insights"]));
+        assert_eq!(u.report.condition.status, "True");
+        assert_eq!(u.report.condition.reason, "CapabilitiesImplicitlyEnabled");
+        // The report's fields sit next to `requestedCapabilities`, as the CLI's JSON shows them.
+        let json = serde_json::to_value(&u).unwrap();
+        assert_eq!(json["requestedCapabilities"], serde_json::json!([]));
+        assert_eq!(json["enabledCapabilities"], serde_json::json!(["Insights"]));
+        assert_eq!(json["implicitlyEnabled"], serde_json::json!(["Insights"]));
+        assert_eq!(json["condition"]["status"], "True");
+        assert!(u.report.condition.message.ends_with("disabled: Insights"));
         assert_eq!(
             u.decisions
                 .iter()
@@ -182,9 +204,9 @@ mod tests {
         let old = payload(&[obj("Deployment", "a", Some("Console"))]);
         let new = payload(&[obj("Deployment", "a", Some("Console"))]);
         let u = upgrade(&old, &new, &ctx(&["Console"]), &set(&["Console"]));
-        assert_eq!(u.enabled, set(&["Console"]));
-        assert_eq!(u.condition.status, "False");
-        assert_eq!(u.condition.reason, "AsExpected");
+        assert_eq!(u.report.enabled, set(&["Console"]));
+        assert_eq!(u.report.condition.status, "False");
+        assert_eq!(u.report.condition.reason, "AsExpected");
     }
 
     #[test]
@@ -192,6 +214,6 @@ mod tests {
         let old = payload(&[obj("Deployment", "a", None)]);
         let new = payload(&[obj("DaemonSet", "a", Some("Build"))]);
         let u = upgrade(&old, &new, &ctx(&[]), &set(&[]));
-        assert!(u.enabled.is_empty());
+        assert!(u.report.enabled.is_empty());
     }
 }

@@ -195,15 +195,8 @@ mod tests {
             ports: Vec::new(),
         };
         let gate = |name: &str, ready: bool| gate::ServiceGate {
-            namespace: "ns".into(),
-            name: name.into(),
             ready,
-            reason: String::new(),
-            ingress: Vec::new(),
-            ready_endpoints: 0,
-            endpoints: 0,
-            proof: String::new(),
-            needs_cloud_proof: false,
+            ..gate::ServiceGate::not_evaluated("ns", name)
         };
         // The internal IP is shared by the API and MCS Services (Azure, GCP).
         let targets = [

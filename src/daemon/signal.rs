@@ -3,7 +3,7 @@
 
 use crate::cluster::{self, gate};
 use crate::journal::Journal;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -57,14 +57,7 @@ pub async fn signal(
         "at": crate::journal::now(),
     });
     if let Some(path) = done_file {
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .context("--done-file has no file name")?;
+        let (dir, name) = crate::journal::dir_and_name(path, "--done-file")?;
         crate::journal::write_atomically(
             dir,
             name,

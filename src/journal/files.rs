@@ -50,6 +50,20 @@ pub fn read_state(dir: &Path) -> Result<Option<JournalState>> {
     Ok(Some(state))
 }
 
+/// The directory and file name [`write_atomically`] takes for `path` (a bare file name: the
+/// current directory); an error naming `option` when `path` has no file name.
+pub fn dir_and_name<'a>(path: &'a Path, option: &str) -> Result<(&'a Path, &'a str)> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .with_context(|| format!("{option} has no file name"))?;
+    Ok((dir, name))
+}
+
 /// temp file in the same dir, fsync, rename over the target, fsync the dir.
 pub fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     let tmp = dir.join(format!(".{name}.tmp"));

@@ -7,7 +7,7 @@
 mod files;
 mod state;
 
-pub use files::{CorruptJournal, now, read_state, write_atomically};
+pub use files::{CorruptJournal, dir_and_name, now, read_state, write_atomically};
 pub use state::{JournalState, Mutation, MutationState, RecordValues, StepRecord, StepState};
 
 use crate::error::LockedError;

@@ -133,10 +133,16 @@ fn an_unreadable_journal_is_an_error_naming_the_file_never_no_journal() {
     );
 }
 
+/// A journal opened on a fresh state dir, returned with the dir (dropping it removes the dir).
+fn open_fresh() -> (tempfile::TempDir, Journal) {
+    let dir = tempfile::tempdir().unwrap();
+    let j = Journal::open(dir.path()).unwrap();
+    (dir, j)
+}
+
 #[test]
 fn a_state_dir_bound_to_one_cluster_refuses_another_and_stays_bound() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut j = Journal::open(dir.path()).unwrap();
+    let (dir, mut j) = open_fresh();
     j.bind_cluster("c-1").unwrap();
     j.bind_cluster("c-1").unwrap();
     let err = j.bind_cluster("c-2").unwrap_err();
@@ -155,8 +161,7 @@ fn a_state_dir_bound_to_one_cluster_refuses_another_and_stays_bound() {
 
 #[test]
 fn every_begin_of_a_step_is_a_new_attempt_with_a_real_timestamp() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut j = Journal::open(dir.path()).unwrap();
+    let (_dir, mut j) = open_fresh();
     j.begin_step("reserve").unwrap();
     j.finish_step("reserve", Err("throttled".into())).unwrap();
     j.begin_step("reserve").unwrap();
@@ -237,4 +242,19 @@ fn legacy_step_names_are_read_under_todays_names() {
     assert_eq!(j.state.steps["seed-dns"].mutations, 1);
     assert_eq!(j.state.steps["remove-bootstrap"].state, StepState::Running);
     assert_eq!(j.state.mutations[0].step, "seed-dns");
+}
+
+#[test]
+fn a_target_path_splits_into_its_dir_and_name_or_the_error_names_the_option() {
+    use std::path::Path;
+    assert_eq!(
+        dir_and_name(Path::new("done.json"), "--done-file").unwrap(),
+        (Path::new("."), "done.json")
+    );
+    assert_eq!(
+        dir_and_name(Path::new("/run/agent/done.json"), "--done-file").unwrap(),
+        (Path::new("/run/agent"), "done.json")
+    );
+    let err = dir_and_name(Path::new("/"), "--out").unwrap_err();
+    assert_eq!(err.to_string(), "--out has no file name");
 }

@@ -212,21 +212,14 @@ mod tests {
     fn tokens_are_stable_and_distinct_per_subnet_and_generation() {
         let a = ReservationKey::parse("private-ipv4@subnet-0aaa").unwrap();
         let b = ReservationKey::parse("private-ipv4@subnet-0bbb").unwrap();
-        assert_eq!(
-            idempotency_token("c-1", &a, 1),
-            idempotency_token("c-1", &a, 1)
-        );
-        assert_ne!(
-            idempotency_token("c-1", &a, 1),
-            idempotency_token("c-1", &b, 1)
-        );
-        assert_ne!(
-            idempotency_token("c-1", &a, 1),
-            idempotency_token("c-1", &a, 2)
-        );
-        assert_ne!(
-            idempotency_token("c-1", &a, 1),
-            idempotency_token("c-2", &a, 1)
-        );
+        let token = idempotency_token("c-1", &a, 1);
+        assert_eq!(token, idempotency_token("c-1", &a, 1));
+        for (other, changed) in [
+            (idempotency_token("c-1", &b, 1), "subnet"),
+            (idempotency_token("c-1", &a, 2), "generation"),
+            (idempotency_token("c-2", &a, 1), "infra id"),
+        ] {
+            assert_ne!(token, other, "another {changed}, the same token");
+        }
     }
 }

@@ -1,14 +1,7 @@
 use super::*;
 use crate::assets::Cidr;
+use crate::fixtures::aws_with_bootstrap_ip as spec;
 use bootstrap_cloud::{IpFamily, ReservationKey, Scope};
-
-fn spec(bootstrap: Option<&str>) -> ClusterSpec {
-    let fixture =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/assets/aws");
-    let mut spec = crate::assets::load(&fixture).unwrap();
-    spec.bootstrap_ip = bootstrap.map(|s| s.parse().unwrap());
-    spec
-}
 
 fn reservation(ip: &str) -> Reservation {
     Reservation {

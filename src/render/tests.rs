@@ -1,16 +1,8 @@
 use super::*;
 use crate::assets::Publish;
+use crate::fixtures::spec as fixture;
 use bootstrap_cloud::{IpFamily, Scope};
 use std::path::Path;
-
-fn fixture(name: &str) -> ClusterSpec {
-    crate::assets::load(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/assets")
-            .join(name),
-    )
-    .unwrap()
-}
 
 /// One reservation per wanted key, with made-up ids and IPs.
 fn reservations(spec: &ClusterSpec) -> Vec<Reservation> {
@@ -278,20 +270,39 @@ fn azure_dual_stack_internal_services_claim_the_private_ipv6() {
         .into_iter()
         .filter(|r| !(r.key.scope == Scope::Private && r.key.family == IpFamily::Ipv6))
         .collect();
-    let err = services(&spec, &without, None).unwrap_err().to_string();
+    assert_render_fails(
+        &spec,
+        &without,
+        None,
+        "services/azure/internal-lb.yaml",
+        "missing value",
+    );
+}
+
+/// Rendering fails with an error that names `template` and says `problem`.
+fn assert_render_fails(
+    spec: &ClusterSpec,
+    reserved: &[Reservation],
+    templates: Option<&Path>,
+    template: &str,
+    problem: &str,
+) {
+    let err = services(spec, reserved, templates).unwrap_err().to_string();
     assert!(
-        err.contains("services/azure/internal-lb.yaml") && err.contains("missing value"),
-        "{err}"
+        err.contains(template) && err.contains(problem),
+        "{template}: {err}"
     );
 }
 
 #[test]
 fn missing_reservation_is_an_error_naming_the_template() {
     let spec = fixture("aws");
-    let err = services(&spec, &[], None).unwrap_err().to_string();
-    assert!(
-        err.contains("services/aws/external-lb.yaml") && err.contains("empty value"),
-        "{err}"
+    assert_render_fails(
+        &spec,
+        &[],
+        None,
+        "services/aws/external-lb.yaml",
+        "empty value",
     );
 }
 
@@ -303,12 +314,7 @@ fn a_missing_address_fails_the_template_on_every_cloud() {
         ("azure", "services/azure/external-lb.yaml"),
         ("gcp", "services/gcp/external-lb.yaml"),
     ] {
-        let spec = fixture(name);
-        let err = services(&spec, &[], None).unwrap_err().to_string();
-        assert!(
-            err.contains(template) && err.contains("missing value"),
-            "{name}: {err}"
-        );
+        assert_render_fails(&fixture(name), &[], None, template, "missing value");
     }
     // Publish Internal: the first template printing an address is the internal one.
     let mut spec = fixture("azure");
@@ -317,39 +323,51 @@ fn a_missing_address_fails_the_template_on_every_cloud() {
         .into_iter()
         .filter(|r| r.key.scope == Scope::Public)
         .collect();
-    let err = services(&spec, &public_only, None).unwrap_err().to_string();
-    assert!(
-        err.contains("services/azure/internal-lb.yaml") && err.contains("missing value"),
-        "{err}"
+    assert_render_fails(
+        &spec,
+        &public_only,
+        None,
+        "services/azure/internal-lb.yaml",
+        "missing value",
     );
+}
+
+/// A template directory whose GCP templates are these (file name, text).
+fn gcp_overrides(templates: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = dir.path().join("services/gcp");
+    std::fs::create_dir_all(&cloud).unwrap();
+    for (name, text) in templates {
+        std::fs::write(cloud.join(name), text).unwrap();
+    }
+    dir
 }
 
 #[test]
 fn override_dir_replaces_the_embedded_templates_and_bad_output_names_the_template() {
     let spec = fixture("gcp");
-    let dir = tempfile::tempdir().unwrap();
-    let cloud = dir.path().join("services/gcp");
-    std::fs::create_dir_all(&cloud).unwrap();
-    std::fs::write(cloud.join("external-lb.yaml"), "").unwrap();
-    std::fs::write(
-        cloud.join("internal-lb.yaml"),
-        GCP[1].replace("Internal", "Custom"),
-    )
-    .unwrap();
-    std::fs::write(
-        cloud.join("internal-lb-machine-config-server.yaml"),
-        "kind: Service\nmetadata: {name: x}\n",
-    )
-    .unwrap();
-    let err = services(&spec, &reservations(&spec), Some(dir.path()))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("services/gcp/internal-lb-machine-config-server.yaml")
-            && err.contains("namespace"),
-        "{err}"
+    let custom = GCP[1].replace("Internal", "Custom");
+    let dir = gcp_overrides(&[
+        ("external-lb.yaml", ""),
+        ("internal-lb.yaml", &custom),
+        (
+            "internal-lb-machine-config-server.yaml",
+            "kind: Service\nmetadata: {name: x}\n",
+        ),
+    ]);
+    assert_render_fails(
+        &spec,
+        &reservations(&spec),
+        Some(dir.path()),
+        "services/gcp/internal-lb-machine-config-server.yaml",
+        "namespace",
     );
-    std::fs::write(cloud.join("internal-lb-machine-config-server.yaml"), GCP[2]).unwrap();
+    std::fs::write(
+        dir.path()
+            .join("services/gcp/internal-lb-machine-config-server.yaml"),
+        GCP[2],
+    )
+    .unwrap();
     let rendered = services(&spec, &reservations(&spec), Some(dir.path())).unwrap();
     assert_eq!(rendered.len(), 2, "an empty override renders nothing");
     assert_eq!(
@@ -361,35 +379,28 @@ fn override_dir_replaces_the_embedded_templates_and_bad_output_names_the_templat
 #[test]
 fn a_template_error_names_the_template() {
     let spec = fixture("gcp");
-    let dir = tempfile::tempdir().unwrap();
-    let cloud = dir.path().join("services/gcp");
-    std::fs::create_dir_all(&cloud).unwrap();
-    std::fs::write(cloud.join("external-lb.yaml"), "{{ no_such_variable }}").unwrap();
-    let err = services(&spec, &reservations(&spec), Some(dir.path()))
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("services/gcp/external-lb.yaml"), "{err}");
+    let dir = gcp_overrides(&[("external-lb.yaml", "{{ no_such_variable }}")]);
+    assert_render_fails(
+        &spec,
+        &reservations(&spec),
+        Some(dir.path()),
+        "services/gcp/external-lb.yaml",
+        "undefined value",
+    );
 }
 
 #[test]
 fn a_list_where_the_annotations_mapping_belongs_is_named_by_its_path() {
     let spec = fixture("gcp");
-    let dir = tempfile::tempdir().unwrap();
-    let cloud = dir.path().join("services/gcp");
-    std::fs::create_dir_all(&cloud).unwrap();
-    std::fs::write(
-        cloud.join("external-lb.yaml"),
+    let dir = gcp_overrides(&[(
+        "external-lb.yaml",
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n  namespace: y\n  annotations:\n  - networking.gke.io/load-balancer-type\nspec: {type: LoadBalancer}\n",
-    )
-    .unwrap();
-    let err = services(&spec, &reservations(&spec), Some(dir.path()))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("services/gcp/external-lb.yaml")
-            && err.contains(
-                "metadata.annotations: expected a mapping of names to string values, found a list"
-            ),
-        "{err}"
+    )]);
+    assert_render_fails(
+        &spec,
+        &reservations(&spec),
+        Some(dir.path()),
+        "services/gcp/external-lb.yaml",
+        "metadata.annotations: expected a mapping of names to string values, found a list",
     );
 }

@@ -80,17 +80,7 @@ pub fn evaluate(
     endpoints: Option<&Endpoints>,
     holders: Option<&BTreeMap<IpAddr, Holder>>,
 ) -> ServiceGate {
-    let mut gate = ServiceGate {
-        namespace: target.namespace.clone(),
-        name: target.name.clone(),
-        ready: false,
-        reason: String::new(),
-        ingress: Vec::new(),
-        ready_endpoints: 0,
-        endpoints: 0,
-        proof: String::new(),
-        needs_cloud_proof: false,
-    };
+    let mut gate = ServiceGate::not_evaluated(&target.namespace, &target.name);
     let Some(service) = service else {
         gate.reason = "service not found".into();
         return gate;

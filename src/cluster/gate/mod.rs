@@ -44,6 +44,23 @@ pub struct ServiceGate {
     pub needs_cloud_proof: bool,
 }
 
+impl ServiceGate {
+    /// A Service nothing is known about yet: not ready, no reason, no ingress, no endpoint.
+    pub fn not_evaluated(namespace: &str, name: &str) -> Self {
+        Self {
+            namespace: namespace.into(),
+            name: name.into(),
+            ready: false,
+            reason: String::new(),
+            ingress: Vec::new(),
+            ready_endpoints: 0,
+            endpoints: 0,
+            proof: String::new(),
+            needs_cloud_proof: false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct GateReport {
     pub passed: bool,
