@@ -7,27 +7,18 @@
 
 #[path = "common/fixtures.rs"]
 mod fixtures;
+#[path = "common/inputs.rs"]
+mod inputs;
 
+use inputs::{BIN, CANARIES, CLUSTER_CONFIG, CREDS, KUBECONFIG, aws_nowhere};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_bootstrap-agent");
-const CLUSTER_CONFIG: &str = "manifests/cluster-config.yaml";
 const INFRA: &str = "manifests/cluster-infrastructure-02-config.yml";
-const CREDS: &str = "openshift/99_cloud-creds-secret.yaml";
-/// In every fixture's creds secret (the AWS key id, and the secret parts), and the kubeconfig
-/// token: none may ever be printed.
-const CANARIES: [&str; 3] = [
-    "fixture-secret-DO-NOT-LOG",
-    "AKIAFIXTUREEXAMPLE00",
-    "kube-token-DO-NOT-LOG",
-];
-const KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://127.0.0.1:9\"}\nusers:\n- name: u\n  user: {token: kube-token-DO-NOT-LOG}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n";
-const NOWHERE: &str = "http://127.0.0.1:9";
 
 /// Where a case lives while it runs.
 struct Ctx {
@@ -1244,13 +1235,8 @@ fn run_case(case: &Case) -> Outcome {
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", dir.path())
-        .env("BOOTSTRAP_AGENT_LOG", "trace")
-        .env("AWS_ENDPOINT_URL_EC2", NOWHERE)
-        .env("AWS_ENDPOINT_URL_ROUTE_53", NOWHERE)
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env("BOOTSTRAP_AGENT_LOG", "trace");
+    aws_nowhere(&mut cmd);
     for (k, v) in &env {
         cmd.env(k, v);
     }
