@@ -677,29 +677,35 @@ fn unlocked_reserve_reaches_the_configured_endpoint() {
     lock.try_lock().unwrap();
 }
 
-/// `run` on the aws fixture with this kubeconfig, then `extra`.
-fn run_aws(state: &Path, kubeconfig: &Path, extra: &[&str]) -> Ran {
+/// `run` on the aws fixture with the state dir `dir/state` and `kubeconfig` written to
+/// `dir/kubeconfig`, then `extra`.
+fn run_aws(dir: &Path, kubeconfig: &str, extra: &[&str]) -> Ran {
+    let path = dir.join("kubeconfig");
+    fs::write(&path, kubeconfig).unwrap();
     let assets = fixture("aws");
     let flags = [
-        &["--bootstrap-ip", "10.0.0.5", "--kubeconfig", p(kubeconfig)],
+        &["--bootstrap-ip", "10.0.0.5", "--kubeconfig", p(&path)],
         extra,
     ]
     .concat();
-    ran(&mut agent(&on_assets(&["run"], &assets, state, &flags)))
+    ran(&mut agent(&on_assets(
+        &["run"],
+        &assets,
+        &dir.join("state"),
+        &flags,
+    )))
 }
 
 #[test]
 fn run_with_broken_templates_exits_2_before_anything_is_written() {
     let dir = TempDir::new().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    fs::write(&kubeconfig, KUBECONFIG).unwrap();
     let templates = dir.path().join("templates/services/aws");
     fs::create_dir_all(&templates).unwrap();
     fs::write(templates.join("external-lb.yaml"), "{{ no_such_variable }}").unwrap();
     let state = dir.path().join("state");
     let out = run_aws(
-        &state,
-        &kubeconfig,
+        dir.path(),
+        KUBECONFIG,
         &["--templates", p(&dir.path().join("templates"))],
     );
     assert_eq!(out.code, Some(2), "{out:?}");
@@ -716,16 +722,11 @@ fn run_with_broken_templates_exits_2_before_anything_is_written() {
 #[test]
 fn a_malformed_kubeconfig_is_exit_2_and_its_token_is_never_printed() {
     let dir = TempDir::new().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    fs::write(
-        &kubeconfig,
-        KUBECONFIG.replace(
-            "{token: kube-token-DO-NOT-LOG}",
-            "{token: \"kube-token-DO-NOT-LOG",
-        ),
-    )
-    .unwrap();
-    let out = run_aws(&dir.path().join("state"), &kubeconfig, &[]);
+    let unclosed = KUBECONFIG.replace(
+        "{token: kube-token-DO-NOT-LOG}",
+        "{token: \"kube-token-DO-NOT-LOG",
+    );
+    let out = run_aws(dir.path(), &unclosed, &[]);
     assert_eq!(out.code, Some(2), "{out:?}");
     assert!(out.stderr.contains("--kubeconfig"), "{out:?}");
     assert_eq!(out.credential(), None, "{out:?}");
