@@ -69,6 +69,8 @@ impl<P: Cloud> PreflightWorld<P> {
         report
     }
 
+    /// [`PreflightWorld::preflight`] with `flags`; no secret of [`PreflightWorld::never_shown`]
+    /// in its stderr or report.
     pub async fn preflight_with(&mut self, flags: &[&str]) -> (Option<i32>, Value) {
         let kubeconfig = self.kube.kubeconfig_path().display().to_string();
         let mut flags = flags.to_vec();
