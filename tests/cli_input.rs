@@ -108,6 +108,13 @@ impl Ran {
     }
 }
 
+/// Each of `texts` is in `printed`, the stdout or stderr of `out`.
+fn assert_each_in(printed: &str, texts: &[&str], out: &Ran) {
+    for text in texts {
+        assert!(printed.contains(text), "{text}\n{out:?}");
+    }
+}
+
 impl std::fmt::Debug for Ran {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -507,16 +514,18 @@ fn malformed_option_values_and_asset_problems_are_reported_together() {
     ))
     .env("BOOTSTRAP_AGENT_DNS_TTL", "0"));
     assert_eq!(out.code, Some(2), "{out:?}");
-    for line in [
-        "5 problems in the input (nothing was done)",
-        "cluster-config.yaml: data.install-config: controlPlane.replicas: expected a positive integer",
-        "--bootstrap-ip (environment variable BOOTSTRAP_AGENT_BOOTSTRAP_IP): value \"x\" from the command line: expected an IPv4 or IPv6 address",
-        "--step-timeout (environment variable BOOTSTRAP_AGENT_STEP_TIMEOUT): value \"-5s\" from the command line: a negative duration; expected a duration like 30m or 90s",
-        "--dns-ttl (environment variable BOOTSTRAP_AGENT_DNS_TTL): value \"0\" from BOOTSTRAP_AGENT_DNS_TTL: expected",
-        "--output (no environment variable): value \"yml\" from the command line: expected one of text, json, yaml",
-    ] {
-        assert!(out.stderr.contains(line), "{line}\n{out:?}");
-    }
+    assert_each_in(
+        &out.stderr,
+        &[
+            "5 problems in the input (nothing was done)",
+            "cluster-config.yaml: data.install-config: controlPlane.replicas: expected a positive integer",
+            "--bootstrap-ip (environment variable BOOTSTRAP_AGENT_BOOTSTRAP_IP): value \"x\" from the command line: expected an IPv4 or IPv6 address",
+            "--step-timeout (environment variable BOOTSTRAP_AGENT_STEP_TIMEOUT): value \"-5s\" from the command line: a negative duration; expected a duration like 30m or 90s",
+            "--dns-ttl (environment variable BOOTSTRAP_AGENT_DNS_TTL): value \"0\" from BOOTSTRAP_AGENT_DNS_TTL: expected",
+            "--output (no environment variable): value \"yml\" from the command line: expected one of text, json, yaml",
+        ],
+        &out,
+    );
     assert!(!state.exists(), "nothing written");
 }
 
@@ -524,14 +533,16 @@ fn malformed_option_values_and_asset_problems_are_reported_together() {
 fn help_lists_the_possible_values_and_variables_of_checked_options() {
     let out = ran(&mut agent(&["run", "--help"]));
     assert_eq!(out.code, Some(0), "{out:?}");
-    for want in [
-        "all-at-once",
-        "[possible values: on, off]",
-        "[env: BOOTSTRAP_AGENT_DNS_SEEDING=",
-        "[env: BOOTSTRAP_AGENT_GATE_TIMEOUT=",
-    ] {
-        assert!(out.stdout.contains(want), "{want}\n{out:?}");
-    }
+    assert_each_in(
+        &out.stdout,
+        &[
+            "all-at-once",
+            "[possible values: on, off]",
+            "[env: BOOTSTRAP_AGENT_DNS_SEEDING=",
+            "[env: BOOTSTRAP_AGENT_GATE_TIMEOUT=",
+        ],
+        &out,
+    );
 }
 
 #[test]
