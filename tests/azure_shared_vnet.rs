@@ -31,22 +31,39 @@ fn tag_patches(h: &AzureHarness) -> usize {
     h.calls().iter().filter(|c| *c == TAGS).count()
 }
 
-/// `reserve` of `h` with a rival armed: returns how long it took.
-async fn reserve_against(h: &AzureHarness, rival: RivalClaim) -> Duration {
-    h.peers.sim.race_private_claims(vec![rival]);
-    h.peers.reset_counts();
-    let started = Instant::now();
-    h.run(&["reserve"]).await;
-    started.elapsed()
-}
+/// A rival cluster ranked above ours: its resource group and its record's tag.
+const HIGHER: (&str, &str) = ("zzz-rg", "zzz-99999-rsvd-private-ipv4");
+/// A rival cluster ranked below ours.
+const LOWER: (&str, &str) = ("aaa-rg", "aaa-00000-rsvd-private-ipv4");
 
-fn rival(rg: &str, tag: &str, held: bool, yields_after_lists: Option<usize>) -> RivalClaim {
-    RivalClaim {
+/// `reserve` on a fresh world with the rival `(rg, tag)` armed, `held` (else claiming) and
+/// yielding after that many lists (never: `None`): the harness, how long `reserve` took, and
+/// the world after it.
+async fn reserve_against(
+    (rg, tag): (&str, &str),
+    held: bool,
+    yields_after_lists: Option<usize>,
+) -> (AzureHarness, Duration, AzureWorld) {
+    let h = AzureHarness::new("azure").await;
+    h.peers.sim.race_private_claims(vec![RivalClaim {
         rg: rg.into(),
         tag: tag.into(),
         held,
         yields_after_lists,
-    }
+    }]);
+    h.peers.reset_counts();
+    let started = Instant::now();
+    h.run(&["reserve"]).await;
+    let took = started.elapsed();
+    let world = h.world().await;
+    (h, took, world)
+}
+
+/// The agent holds one private IP, not the address it started at.
+fn assert_picked_another(world: &AzureWorld) {
+    let ours = world.private_ips();
+    assert_eq!(ours.len(), 1, "{ours:?}");
+    assert_ne!(ours[0], EXPECTED_PRIVATE_IP, "both never keep one address");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -86,16 +103,10 @@ async fn two_agents_starting_at_once_on_the_same_address_end_with_different_priv
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_lower_ranked_rival_claiming_the_same_address_wins_and_the_agent_picks_again() {
-    let h = AzureHarness::new("azure").await;
-    let took = reserve_against(
-        &h,
-        rival("aaa-rg", "aaa-00000-rsvd-private-ipv4", false, None),
-    )
-    .await;
-    let world = h.world().await;
+    let (h, took, world) = reserve_against(LOWER, false, None).await;
     let ours = tag(&world, CLUSTER_RG, PRIVATE_TAG).unwrap();
     assert_eq!(
-        tag(&world, "aaa-rg", "aaa-00000-rsvd-private-ipv4").as_deref(),
+        tag(&world, LOWER.0, LOWER.1).as_deref(),
         Some(format!("claim:{EXPECTED_PRIVATE_IP}").as_str()),
         "the rival claimed the agent's first pick and keeps its claim"
     );
@@ -112,38 +123,20 @@ async fn a_lower_ranked_rival_claiming_the_same_address_wins_and_the_agent_picks
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_higher_ranked_rival_claim_yields_and_the_agent_keeps_its_address() {
-    let h = AzureHarness::new("azure").await;
-    reserve_against(
-        &h,
-        rival("zzz-rg", "zzz-99999-rsvd-private-ipv4", false, Some(1)),
-    )
-    .await;
-    let world = h.world().await;
+    let (h, _, world) = reserve_against(HIGHER, false, Some(1)).await;
     assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
-    assert_eq!(
-        tag(&world, "zzz-rg", "zzz-99999-rsvd-private-ipv4"),
-        None,
-        "the rival withdrew"
-    );
+    assert_eq!(tag(&world, HIGHER.0, HIGHER.1), None, "the rival withdrew");
     assert_eq!(tag_patches(&h), 2, "claim, keep: {:?}", h.calls());
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rival_already_holding_the_address_wins_at_once_whatever_its_rank() {
-    let h = AzureHarness::new("azure").await;
-    let took = reserve_against(
-        &h,
-        rival("zzz-rg", "zzz-99999-rsvd-private-ipv4", true, None),
-    )
-    .await;
-    let world = h.world().await;
+    let (_, took, world) = reserve_against(HIGHER, true, None).await;
     assert_eq!(
-        tag(&world, "zzz-rg", "zzz-99999-rsvd-private-ipv4").as_deref(),
+        tag(&world, HIGHER.0, HIGHER.1).as_deref(),
         Some(EXPECTED_PRIVATE_IP)
     );
-    let ours = world.private_ips();
-    assert_eq!(ours.len(), 1);
-    assert_ne!(ours[0], EXPECTED_PRIVATE_IP);
+    assert_picked_another(&world);
     assert!(took < Duration::from_secs(8), "no waiting: {took:?}");
 }
 
@@ -151,16 +144,8 @@ async fn a_rival_already_holding_the_address_wins_at_once_whatever_its_rank() {
 /// the address: it never yields. The agent waits for it (10 s), then yields itself.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_higher_ranked_rival_that_never_yields_is_waited_for_then_left_the_address() {
-    let h = AzureHarness::new("azure").await;
-    let took = reserve_against(
-        &h,
-        rival("zzz-rg", "zzz-99999-rsvd-private-ipv4", false, None),
-    )
-    .await;
-    let world = h.world().await;
-    let ours = world.private_ips();
-    assert_eq!(ours.len(), 1);
-    assert_ne!(ours[0], EXPECTED_PRIVATE_IP, "both never keep one address");
+    let (_, took, world) = reserve_against(HIGHER, false, None).await;
+    assert_picked_another(&world);
     assert!(took >= Duration::from_secs(10), "waited first: {took:?}");
 }
 
@@ -191,17 +176,13 @@ async fn sigkill_between_claim_and_keep_resumes_with_the_claim_unless_another_cl
 
     let h = AzureHarness::new("azure").await;
     h.kill_at(&["reserve"], Hold::After(2)).await;
-    h.peers.sim.set_resource_group_tag(
-        "zzz-rg",
-        "zzz-99999-rsvd-private-ipv4",
-        EXPECTED_PRIVATE_IP,
-    );
+    h.peers
+        .sim
+        .set_resource_group_tag(HIGHER.0, HIGHER.1, EXPECTED_PRIVATE_IP);
     h.peers.reset_counts();
     h.run(&["reserve"]).await;
     assert_eq!(tag_patches(&h), 2, "claim, keep: {:?}", h.calls());
-    let ours = h.world().await.private_ips();
-    assert_eq!(ours.len(), 1);
-    assert_ne!(ours[0], EXPECTED_PRIVATE_IP);
+    assert_picked_another(&h.world().await);
 }
 
 /// Every resource group of the subscription is read (the fake pages its list by three), held

@@ -7,27 +7,18 @@
 
 #[path = "common/fixtures.rs"]
 mod fixtures;
+#[path = "common/inputs.rs"]
+mod inputs;
 
+use inputs::{BIN, CANARIES, CLUSTER_CONFIG, CREDS, KUBECONFIG, aws_nowhere};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_bootstrap-agent");
-const CLUSTER_CONFIG: &str = "manifests/cluster-config.yaml";
 const INFRA: &str = "manifests/cluster-infrastructure-02-config.yml";
-const CREDS: &str = "openshift/99_cloud-creds-secret.yaml";
-/// In every fixture's creds secret (the AWS key id, and the secret parts), and the kubeconfig
-/// token: none may ever be printed.
-const CANARIES: [&str; 3] = [
-    "fixture-secret-DO-NOT-LOG",
-    "AKIAFIXTUREEXAMPLE00",
-    "kube-token-DO-NOT-LOG",
-];
-const KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://127.0.0.1:9\"}\nusers:\n- name: u\n  user: {token: kube-token-DO-NOT-LOG}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n";
-const NOWHERE: &str = "http://127.0.0.1:9";
 
 /// Where a case lives while it runs.
 struct Ctx {
@@ -47,10 +38,10 @@ impl Ctx {
     fn s(p: &Path) -> String {
         p.display().to_string()
     }
-    /// `reserve` on the assets: it would lock, journal and call EC2 if the input passed.
-    fn reserve(&self) -> Vec<String> {
+    /// `command` on the assets and state dir, for the bootstrap IP 10.0.1.10.
+    fn command(&self, command: &str) -> Vec<String> {
         args(&[
-            "reserve",
+            command,
             "--assets",
             &Self::s(&self.assets()),
             "--state-dir",
@@ -59,24 +50,43 @@ impl Ctx {
             "10.0.1.10",
         ])
     }
+    /// `reserve` on the assets: it would lock, journal and call EC2 if the input passed.
+    fn reserve(&self) -> Vec<String> {
+        self.command("reserve")
+    }
     /// `run`, with a valid kubeconfig unless the case replaced it.
     fn run(&self, extra: &[&str]) -> Vec<String> {
         if !self.kubeconfig().exists() && fs::symlink_metadata(self.kubeconfig()).is_err() {
             fs::write(self.kubeconfig(), KUBECONFIG).unwrap();
         }
-        let mut a = args(&[
-            "run",
-            "--assets",
-            &Self::s(&self.assets()),
-            "--state-dir",
-            &Self::s(&self.state()),
-            "--bootstrap-ip",
-            "10.0.1.10",
-            "--kubeconfig",
-            &Self::s(&self.kubeconfig()),
-        ]);
+        let mut a = self.command("run");
+        a.extend(args(&["--kubeconfig", &Self::s(&self.kubeconfig())]));
         a.extend(args(extra));
         a
+    }
+    /// Replaces the first `from` in the asset file `file` by `to`.
+    fn edit(&self, file: &str, from: &str, to: &str) {
+        edit(&self.assets().join(file), from, to, false);
+    }
+    /// The manifest dir of `capabilities filter`.
+    fn manifests(&self) -> PathBuf {
+        self.root.join("manifests")
+    }
+    /// Writes the manifest `name` into [`Ctx::manifests`].
+    fn manifest(&self, name: &str, text: &str) {
+        fs::create_dir_all(self.manifests()).unwrap();
+        fs::write(self.manifests().join(name), text).unwrap();
+    }
+    /// `capabilities filter` of [`Ctx::manifests`] into the state dir, which it must not create.
+    fn filter(&self) -> Vec<String> {
+        args(&[
+            "capabilities",
+            "filter",
+            "--manifests",
+            &Self::s(&self.manifests()),
+            "--out",
+            &Self::s(&self.state().join("out")),
+        ])
     }
 }
 
@@ -102,6 +112,21 @@ impl Case {
         self.must_not_say = words.iter().map(|s| s.to_string()).collect();
         self
     }
+}
+
+/// A case on a copy of `fixture` (exit 2, no extra env): `command` breaks what the case is
+/// about and returns the arguments.
+fn fixture_case(
+    name: &str,
+    must_name: &[&str],
+    fixture: &str,
+    command: impl Fn(&Ctx) -> Vec<String> + Send + Sync + 'static,
+) -> Case {
+    let fixture = fixture.to_string();
+    case(name, 2, must_name, move |ctx| {
+        copy_fixture(ctx, &fixture);
+        (command(ctx), Vec::new())
+    })
 }
 
 fn copy_fixture(ctx: &Ctx, fixture: &str) {
@@ -181,127 +206,92 @@ fn case(
 fn corpus() -> Vec<Case> {
     let mut cases = Vec::new();
     // ---- generated: one defect in every fixture ----------------------------------------
-    every_fixture(
-        &mut cases,
-        CLUSTER_CONFIG,
-        "kind: ConfigMap",
-        "kind: Secret",
-        "kind",
-    );
-    every_fixture(
-        &mut cases,
-        CLUSTER_CONFIG,
-        "apiVersion: v1\nkind: ConfigMap",
-        "apiVersion: v2\nkind: ConfigMap",
-        "apiVersion",
-    );
-    every_fixture(
-        &mut cases,
-        INFRA,
-        "kind: Infrastructure",
-        "kind: Deployment",
-        "kind",
-    );
-    every_fixture(
-        &mut cases,
-        INFRA,
-        "apiVersion: config.openshift.io/v1",
-        "apiVersion: apps/v1",
-        "apiVersion",
-    );
-    every_fixture(
-        &mut cases,
-        CLUSTER_CONFIG,
-        "      name: mycluster\n",
-        "      name: \"My_Cluster!.x\"\n",
-        "metadata.name",
-    );
-    every_fixture(
-        &mut cases,
-        CLUSTER_CONFIG,
-        "baseDomain: example.com",
-        "baseDomain: \"exa mple..com/x\"",
-        "baseDomain",
-    );
-    every_fixture(
-        &mut cases,
-        INFRA,
-        "apiServerInternalURI: https://api-int.mycluster.example.com:6443",
-        "apiServerInternalURI: not a url",
-        "status.apiServerInternalURI",
-    );
-    every_fixture(
-        &mut cases,
-        INFRA,
-        "apiServerInternalURI: https://api-int.mycluster.example.com:6443",
-        "apiServerInternalURI: https://api-int.other.example.com:6443",
-        "status.apiServerInternalURI",
-    );
-    every_fixture(
-        &mut cases,
-        INFRA,
-        "infrastructureName: mycluster-7xk2p",
-        "infrastructureName: Bad_Infra!",
-        "status.infrastructureName",
-    );
-    every_fixture(
-        &mut cases,
-        CLUSTER_CONFIG,
-        "      - cidr: 10.0.0.0/16\n",
-        "      - cidr: 10.0.0.0/16\n      - cidr: 10.0.0.0/16\n",
-        "networking.machineNetwork[1].cidr",
-    );
-    every_fixture(
-        &mut cases,
-        CLUSTER_CONFIG,
-        "  install-config: |",
-        "  install-config: [42]\n  was: |",
-        "data.install-config",
-    );
+    for (file, from, to, field) in [
+        (CLUSTER_CONFIG, "kind: ConfigMap", "kind: Secret", "kind"),
+        (
+            CLUSTER_CONFIG,
+            "apiVersion: v1\nkind: ConfigMap",
+            "apiVersion: v2\nkind: ConfigMap",
+            "apiVersion",
+        ),
+        (INFRA, "kind: Infrastructure", "kind: Deployment", "kind"),
+        (
+            INFRA,
+            "apiVersion: config.openshift.io/v1",
+            "apiVersion: apps/v1",
+            "apiVersion",
+        ),
+        (
+            CLUSTER_CONFIG,
+            "      name: mycluster\n",
+            "      name: \"My_Cluster!.x\"\n",
+            "metadata.name",
+        ),
+        (
+            CLUSTER_CONFIG,
+            "baseDomain: example.com",
+            "baseDomain: \"exa mple..com/x\"",
+            "baseDomain",
+        ),
+        (
+            INFRA,
+            "apiServerInternalURI: https://api-int.mycluster.example.com:6443",
+            "apiServerInternalURI: not a url",
+            "status.apiServerInternalURI",
+        ),
+        (
+            INFRA,
+            "apiServerInternalURI: https://api-int.mycluster.example.com:6443",
+            "apiServerInternalURI: https://api-int.other.example.com:6443",
+            "status.apiServerInternalURI",
+        ),
+        (
+            INFRA,
+            "infrastructureName: mycluster-7xk2p",
+            "infrastructureName: Bad_Infra!",
+            "status.infrastructureName",
+        ),
+        (
+            CLUSTER_CONFIG,
+            "      - cidr: 10.0.0.0/16\n",
+            "      - cidr: 10.0.0.0/16\n      - cidr: 10.0.0.0/16\n",
+            "networking.machineNetwork[1].cidr",
+        ),
+        (
+            CLUSTER_CONFIG,
+            "  install-config: |",
+            "  install-config: [42]\n  was: |",
+            "data.install-config",
+        ),
+    ] {
+        every_fixture(&mut cases, file, from, to, field);
+    }
     for fixture in all_fixtures() {
-        let f = fixture.clone();
-        cases.push(case(
-            &format!("{fixture}: oversized cluster-config"),
-            2,
-            &[CLUSTER_CONFIG, "MiB"],
-            move |ctx| {
-                copy_fixture(ctx, &f);
-                // Sparse: refused by its size before a byte is read.
-                fs::OpenOptions::new()
-                    .write(true)
-                    .open(ctx.assets().join(CLUSTER_CONFIG))
-                    .unwrap()
-                    .set_len(64 << 20)
-                    .unwrap();
-                (ctx.reserve(), Vec::new())
-            },
-        ));
-        let f = fixture.clone();
-        cases.push(case(
-            &format!("{fixture}: cluster-config a symlink loop"),
-            2,
-            &[CLUSTER_CONFIG, "(file)"],
-            move |ctx| {
-                copy_fixture(ctx, &f);
-                let p = ctx.assets().join(CLUSTER_CONFIG);
-                fs::remove_file(&p).unwrap();
-                std::os::unix::fs::symlink(&p, &p).unwrap();
-                (ctx.reserve(), Vec::new())
-            },
-        ));
+        for (what, said, make) in [
+            ("oversized cluster-config", "MiB", oversized as Breaker),
+            ("cluster-config a symlink loop", "(file)", symlink_loop),
+        ] {
+            cases.push(fixture_case(
+                &format!("{fixture}: {what}"),
+                &[CLUSTER_CONFIG, said],
+                &fixture,
+                move |ctx| {
+                    broken(ctx, CLUSTER_CONFIG, make);
+                    ctx.reserve()
+                },
+            ));
+        }
         if fixture_text(&fixture, CREDS).is_none() {
             continue;
         }
         for (what, make) in creds_breakers() {
-            let f = fixture.clone();
-            cases.push(case(
+            cases.push(fixture_case(
                 &format!("{fixture}: creds secret {what}"),
-                2,
                 &[CREDS, "(file)"],
+                &fixture,
                 move |ctx| {
-                    copy_fixture(ctx, &f);
-                    make(&ctx.assets().join(CREDS));
-                    (ctx.reserve(), Vec::new())
+                    broken(ctx, CREDS, make);
+                    ctx.reserve()
                 },
             ));
         }
@@ -331,23 +321,39 @@ fn every_fixture_one(
     }
 }
 
+/// Makes, where nothing is yet, a file that is there but cannot be read.
 type Breaker = fn(&Path);
+
+fn symlink_loop(p: &Path) {
+    std::os::unix::fs::symlink(p, p).unwrap();
+}
+
+fn dangling_symlink(p: &Path) {
+    std::os::unix::fs::symlink(p.with_extension("gone"), p).unwrap();
+}
+
+fn directory(p: &Path) {
+    fs::create_dir(p).unwrap();
+}
+
+/// Sparse: refused by its size before a byte is read.
+fn oversized(p: &Path) {
+    fs::File::create(p).unwrap().set_len(64 << 20).unwrap();
+}
+
+/// Replaces the asset file `file` by what `make` makes.
+fn broken(ctx: &Ctx, file: &str, make: Breaker) {
+    let p = ctx.assets().join(file);
+    fs::remove_file(&p).unwrap();
+    make(&p);
+}
 
 /// A creds secret that exists but cannot be read: never "absent", never the ambient identity.
 fn creds_breakers() -> Vec<(&'static str, Breaker)> {
     vec![
-        ("dangling symlink", |p| {
-            fs::remove_file(p).unwrap();
-            std::os::unix::fs::symlink(p.with_extension("gone"), p).unwrap();
-        }),
-        ("symlink loop", |p| {
-            fs::remove_file(p).unwrap();
-            std::os::unix::fs::symlink(p, p).unwrap();
-        }),
-        ("a directory", |p| {
-            fs::remove_file(p).unwrap();
-            fs::create_dir(p).unwrap();
-        }),
+        ("dangling symlink", dangling_symlink),
+        ("symlink loop", symlink_loop),
+        ("a directory", directory),
     ]
 }
 
@@ -581,198 +587,151 @@ fn specific(cases: &mut Vec<Case>) {
     for (fixture, from, to, field) in ics {
         cases.push(edit_case(fixture, ic, from, to, field));
     }
-    cases.push(case(
+    cases.push(fixture_case(
         "aws: publish External without a ControlPlaneExternalLB subnet",
-        2,
         &[ic, "platform.aws.vpc.subnets", "ControlPlaneExternalLB"],
+        "aws",
         |ctx| {
-            copy_fixture(ctx, "aws");
             edit(
                 &ctx.assets().join(IC),
                 "            - type: ControlPlaneExternalLB\n",
                 "",
                 true,
             );
-            (ctx.reserve(), Vec::new())
+            ctx.reserve()
         },
     ));
 
     // The creds secret's fields (values are never quoted).
     let aws_key = "QUtJQUZJWFRVUkVFWEFNUExFMDA=";
-    let creds: Vec<(&str, String, String, &str)> = vec![
+    let creds: Vec<(&str, String, &str, Vec<String>)> = vec![
         (
             "aws",
             format!("aws_access_key_id: {aws_key}"),
-            "aws_access_key_id: \"\"".into(),
             "data.aws_access_key_id",
-        ),
-        (
-            "aws",
-            format!("aws_access_key_id: {aws_key}"),
-            format!("aws_access_key_id: {}", b64("short")),
-            "data.aws_access_key_id",
-        ),
-        (
-            "aws",
-            format!("aws_access_key_id: {aws_key}"),
-            "aws_access_key_id: '%%%'".into(),
-            "data.aws_access_key_id",
-        ),
-        (
-            "aws",
-            format!("aws_access_key_id: {aws_key}"),
-            "aws_access_key_id: [1]".into(),
-            "data.aws_access_key_id",
+            vec![
+                "aws_access_key_id: \"\"".into(),
+                format!("aws_access_key_id: {}", b64("short")),
+                "aws_access_key_id: '%%%'".into(),
+                "aws_access_key_id: [1]".into(),
+            ],
         ),
         (
             "aws",
             "type: Opaque\n".into(),
-            "type: Opaque\nstringData:\n  aws_secret_access_key: 12345\n".into(),
             "stringData.aws_secret_access_key",
+            vec!["type: Opaque\nstringData:\n  aws_secret_access_key: 12345\n".into()],
         ),
         (
             "aws",
             "  aws_secret_access_key:".into(),
-            "  other_key:".into(),
             "data.aws_secret_access_key",
+            vec!["  other_key:".into()],
         ),
         (
             "aws",
             "  aws_secret_access_key: ".into(),
-            "  aws_secret_access_key: \"   \" #".into(),
             "data.aws_secret_access_key",
+            vec!["  aws_secret_access_key: \"   \" #".into()],
         ),
         (
             "azure",
             "azure_tenant_id: MDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAz".into(),
-            "azure_tenant_id: \"\"".into(),
             "data.azure_tenant_id",
-        ),
-        (
-            "azure",
-            "azure_tenant_id: MDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAz".into(),
-            format!("azure_tenant_id: {}", b64("not-a-guid")),
-            "data.azure_tenant_id",
+            vec![
+                "azure_tenant_id: \"\"".into(),
+                format!("azure_tenant_id: {}", b64("not-a-guid")),
+            ],
         ),
         (
             "azure",
             "azure_subscription_id: MDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAx".into(),
-            format!("azure_subscription_id: {}", b64("")),
             "data.azure_subscription_id",
+            vec![format!("azure_subscription_id: {}", b64(""))],
         ),
         (
             "azure",
             "azure_client_id: MDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAy".into(),
-            format!("azure_client_id: {}", b64("0000-0000")),
             "data.azure_client_id",
+            vec![format!("azure_client_id: {}", b64("0000-0000"))],
         ),
         (
             "azure",
             "  azure_client_secret:".into(),
-            "  azure_other:".into(),
             "data.azure_client_secret",
+            vec!["  azure_other:".into()],
         ),
         (
             "gcp",
             "  service_account.json: ".into(),
-            format!("  service_account.json: {} #", b64("not json")),
             "data.service_account.json",
-        ),
-        (
-            "gcp",
-            "  service_account.json: ".into(),
-            format!("  service_account.json: {} #", b64("{}")),
-            "data.service_account.json",
-        ),
-        (
-            "gcp",
-            "  service_account.json: ".into(),
-            format!(
-                "  service_account.json: {} #",
-                b64("{\"type\":\"service_account\"}")
-            ),
-            "data.service_account.json",
-        ),
-        (
-            "gcp",
-            "  service_account.json: ".into(),
-            format!("  service_account.json: {} #", b64("[1,2]")),
-            "data.service_account.json",
+            ["not json", "{}", "{\"type\":\"service_account\"}", "[1,2]"]
+                .map(|json| format!("  service_account.json: {} #", b64(json)))
+                .into(),
         ),
     ];
-    for (fixture, from, to, field) in creds {
-        cases.push(edit_case(fixture, CREDS, &from, &to, field));
+    for (fixture, from, field, tos) in creds {
+        for to in tos {
+            cases.push(edit_case(fixture, CREDS, &from, &to, field));
+        }
     }
 
     // Other asset files.
     cases.push(case("asset dir missing", 2, &["(dir)"], |ctx| {
         (ctx.reserve(), Vec::new())
     }));
-    cases.push(case(
+    cases.push(fixture_case(
         "Infrastructure manifest missing",
-        2,
         &[INFRA, "(file)"],
+        "aws",
         |ctx| {
-            copy_fixture(ctx, "aws");
             fs::remove_file(ctx.assets().join(INFRA)).unwrap();
-            (ctx.reserve(), Vec::new())
+            ctx.reserve()
         },
     ));
-    cases.push(case(
+    cases.push(fixture_case(
         "cluster-config a dangling symlink",
-        2,
         &[ic, "dangling"],
+        "aws",
         |ctx| {
-            copy_fixture(ctx, "aws");
             let p = ctx.assets().join(IC);
             fs::remove_file(&p).unwrap();
             std::os::unix::fs::symlink(ctx.root.join("nowhere"), &p).unwrap();
-            (ctx.reserve(), Vec::new())
+            ctx.reserve()
         },
     ));
-    cases.push(case(
-        "cluster-config empty",
-        2,
-        &[ic, "(document)"],
-        |ctx| {
-            copy_fixture(ctx, "aws");
-            fs::write(ctx.assets().join(IC), "").unwrap();
-            (ctx.reserve(), Vec::new())
-        },
+    for (what, text, said) in [
+        ("empty", &b""[..], "(document)"),
+        ("binary", &[0xff, 0xfe, 0, 1][..], "(file)"),
+    ] {
+        cases.push(fixture_case(
+            &format!("cluster-config {what}"),
+            &[ic, said],
+            "aws",
+            move |ctx| {
+                fs::write(ctx.assets().join(IC), text).unwrap();
+                ctx.reserve()
+            },
+        ));
+    }
+    cases.push(edit_case(
+        "aws-user-dns",
+        "manifests/cluster-dns-02-config.yml",
+        "kind: DNS",
+        "kind: Secret",
+        "kind",
     ));
-    cases.push(case("cluster-config binary", 2, &[ic, "(file)"], |ctx| {
-        copy_fixture(ctx, "aws");
-        fs::write(ctx.assets().join(IC), [0xff, 0xfe, 0, 1]).unwrap();
-        (ctx.reserve(), Vec::new())
-    }));
-    cases.push(case(
-        "DNS manifest of another kind",
-        2,
-        &["cluster-dns-02-config.yml", "kind"],
-        |ctx| {
-            copy_fixture(ctx, "aws-user-dns");
-            edit(
-                &ctx.assets().join("manifests/cluster-dns-02-config.yml"),
-                "kind: DNS",
-                "kind: Secret",
-                false,
-            );
-            (ctx.reserve(), Vec::new())
-        },
-    ));
-    cases.push(case(
+    cases.push(fixture_case(
         "cvo-overrides of another kind (run)",
-        2,
         &["cvo-overrides.yaml", "kind"],
+        "aws",
         |ctx| {
-            copy_fixture(ctx, "aws");
-            edit(
-                &ctx.assets().join("manifests/cvo-overrides.yaml"),
+            ctx.edit(
+                "manifests/cvo-overrides.yaml",
                 "kind: ClusterVersion",
                 "kind: Secret",
-                false,
             );
-            (ctx.run(&[]), Vec::new())
+            ctx.run(&[])
         },
     ));
 
@@ -824,14 +783,11 @@ fn specific(cases: &mut Vec<Case>) {
     }
 
     // Options and their environment variables.
-    cases.push(case(
+    cases.push(fixture_case(
         "--feature-gates ClusterAPI,,",
-        2,
         &["--feature-gates", "BOOTSTRAP_AGENT_FEATURE_GATES", "empty"],
-        |ctx| {
-            copy_fixture(ctx, "aws");
-            (ctx.run(&["--feature-gates", "ClusterAPI,,"]), Vec::new())
-        },
+        "aws",
+        |ctx| ctx.run(&["--feature-gates", "ClusterAPI,,"]),
     ));
     cases.push(case(
         "BOOTSTRAP_AGENT_FEATURE_GATES=,ClusterAPI",
@@ -850,96 +806,88 @@ fn specific(cases: &mut Vec<Case>) {
             )
         },
     ));
-    cases.push(case(
+    cases.push(fixture_case(
         "--feature-set Bogus",
-        2,
         &["--feature-set", "BOOTSTRAP_AGENT_FEATURE_SET"],
-        |ctx| {
-            copy_fixture(ctx, "aws");
-            (ctx.run(&["--feature-set", "Bogus"]), Vec::new())
-        },
+        "aws",
+        |ctx| ctx.run(&["--feature-set", "Bogus"]),
     ));
-    for (flag, env, bad) in [
-        ("--gate-timeout", "BOOTSTRAP_AGENT_GATE_TIMEOUT", "-5s"),
-        ("--gate-timeout", "BOOTSTRAP_AGENT_GATE_TIMEOUT", "soon"),
-        ("--gate-timeout", "BOOTSTRAP_AGENT_GATE_TIMEOUT", "0s"),
-        ("--step-timeout", "BOOTSTRAP_AGENT_STEP_TIMEOUT", "-1m"),
+    // Each bad value given by the flag, then by its variable.
+    let bad_values: [(&str, &str, &[&str]); 10] = [
+        (
+            "--gate-timeout",
+            "BOOTSTRAP_AGENT_GATE_TIMEOUT",
+            &["-5s", "soon", "0s"],
+        ),
         (
             "--step-timeout",
             "BOOTSTRAP_AGENT_STEP_TIMEOUT",
-            "10 parsecs",
+            &["-1m", "10 parsecs"],
         ),
         (
             "--bootstrap-ip",
             "BOOTSTRAP_AGENT_BOOTSTRAP_IP",
-            "10.0.0.300",
+            &["10.0.0.300", "0.0.0.0", "x"],
         ),
-        ("--bootstrap-ip", "BOOTSTRAP_AGENT_BOOTSTRAP_IP", "0.0.0.0"),
-        ("--bootstrap-ip", "BOOTSTRAP_AGENT_BOOTSTRAP_IP", "x"),
-        ("--drain-wait", "BOOTSTRAP_AGENT_DRAIN_WAIT", "forever"),
-        ("--drain-wait", "BOOTSTRAP_AGENT_DRAIN_WAIT", "-3s"),
-        ("--dns-ttl", "BOOTSTRAP_AGENT_DNS_TTL", "0"),
-        ("--dns-ttl", "BOOTSTRAP_AGENT_DNS_TTL", "-5s"),
-        ("--dns-ttl", "BOOTSTRAP_AGENT_DNS_TTL", "1.5s"),
-        ("--dns-seeding", "BOOTSTRAP_AGENT_DNS_SEEDING", "fast"),
-        ("--dns-check", "BOOTSTRAP_AGENT_DNS_CHECK", "dig"),
-        ("--dns", "BOOTSTRAP_AGENT_DNS", "mine"),
-        ("--wire-proof", "BOOTSTRAP_AGENT_WIRE_PROOF", "maybe"),
+        (
+            "--drain-wait",
+            "BOOTSTRAP_AGENT_DRAIN_WAIT",
+            &["forever", "-3s"],
+        ),
+        (
+            "--dns-ttl",
+            "BOOTSTRAP_AGENT_DNS_TTL",
+            &["0", "-5s", "1.5s"],
+        ),
+        ("--dns-seeding", "BOOTSTRAP_AGENT_DNS_SEEDING", &["fast"]),
+        ("--dns-check", "BOOTSTRAP_AGENT_DNS_CHECK", &["dig"]),
+        ("--dns", "BOOTSTRAP_AGENT_DNS", &["mine"]),
+        ("--wire-proof", "BOOTSTRAP_AGENT_WIRE_PROOF", &["maybe"]),
         (
             "--wire-dial-override",
             "BOOTSTRAP_AGENT_WIRE_DIAL_OVERRIDES",
-            "10.0.0.1=x",
+            &["10.0.0.1=x"],
         ),
-    ] {
-        cases.push(case(
-            &format!("{flag} {bad}"),
-            2,
-            &[flag, env, "expected"],
-            move |ctx| {
-                copy_fixture(ctx, "aws");
-                let mut a = ctx.run(&[]);
-                if flag == "--bootstrap-ip" {
-                    let at = a.iter().position(|x| x == flag).unwrap();
-                    a.drain(at..at + 2);
-                }
-                a.extend([flag.to_string(), bad.to_string()]);
-                (a, Vec::new())
-            },
-        ));
-        let from_env = format!("from {env}");
-        cases.push(case(
-            &format!("{env}={bad}"),
-            2,
-            &[flag, env, "expected", &from_env],
-            move |ctx| {
-                copy_fixture(ctx, "aws");
-                let mut a = ctx.run(&[]);
-                let at = a.iter().position(|x| x == "--bootstrap-ip").unwrap();
-                if flag == "--bootstrap-ip" {
-                    a.drain(at..at + 2);
-                }
-                (a, vec![(env.to_string(), bad.to_string())])
-            },
-        ));
+    ];
+    for (flag, env, bads) in bad_values {
+        for &bad in bads {
+            cases.push(fixture_case(
+                &format!("{flag} {bad}"),
+                &[flag, env, "expected"],
+                "aws",
+                move |ctx| {
+                    let mut a = run_but_for(ctx, flag);
+                    a.extend([flag.to_string(), bad.to_string()]);
+                    a
+                },
+            ));
+            let from_env = format!("from {env}");
+            cases.push(case(
+                &format!("{env}={bad}"),
+                2,
+                &[flag, env, "expected", &from_env],
+                move |ctx| {
+                    copy_fixture(ctx, "aws");
+                    (
+                        run_but_for(ctx, flag),
+                        vec![(env.to_string(), bad.to_string())],
+                    )
+                },
+            ));
+        }
     }
     // `--skip-preflight` names a line of this cloud's checklist, from the flag or its variable,
     // checked in the one pass (before: after the lock, naming the flag only).
-    cases.push(case(
+    cases.push(fixture_case(
         "--skip-preflight with another cloud's check",
-        2,
         &[
             "--skip-preflight (environment variable BOOTSTRAP_AGENT_SKIP_PREFLIGHT)",
             "\"quota-elastic-ips\"",
             "no such preflight check on gcp",
             "permissions, quota-addresses",
         ],
-        |ctx| {
-            copy_fixture(ctx, "gcp");
-            (
-                ctx.run(&["--skip-preflight", "quota-elastic-ips"]),
-                Vec::new(),
-            )
-        },
+        "gcp",
+        |ctx| ctx.run(&["--skip-preflight", "quota-elastic-ips"]),
     ));
     cases.push(case(
         "BOOTSTRAP_AGENT_SKIP_PREFLIGHT with a typo, and another problem",
@@ -978,18 +926,17 @@ fn specific(cases: &mut Vec<Case>) {
         ));
     }
     // An option without a variable says so; `status` reads no asset dir but checks it too.
-    cases.push(case(
+    cases.push(fixture_case(
         "--output yml",
-        2,
         &[
             "--output (no environment variable)",
             "expected one of text, json, yaml",
         ],
+        "aws",
         |ctx| {
-            copy_fixture(ctx, "aws");
             let mut a = ctx.reserve();
             a.extend(args(&["--output", "yml"]));
-            (a, Vec::new())
+            a
         },
     ));
     cases.push(case(
@@ -1009,68 +956,52 @@ fn specific(cases: &mut Vec<Case>) {
             )
         },
     ));
-    cases.push(case(
+    cases.push(fixture_case(
         "plan --step levitate",
-        2,
         &["--step", "\"levitate\"", "expected one of"],
+        "aws",
         |ctx| {
-            copy_fixture(ctx, "aws");
-            (
-                args(&[
-                    "plan",
-                    "--offline",
-                    "--assets",
-                    &Ctx::s(&ctx.assets()),
-                    "--state-dir",
-                    &Ctx::s(&ctx.state()),
-                    "--step",
-                    "reserve,levitate",
-                ]),
-                Vec::new(),
-            )
+            let mut a = offline_plan(ctx);
+            a.extend(args(&["--step", "reserve,levitate"]));
+            a
         },
     ));
 
     // Vague messages no more: a wrong type is said with the field and what was expected.
     cases.push(
-        case(
+        fixture_case(
             "creds: stringData key of the wrong type",
-            2,
             &[
                 CREDS,
                 "stringData.aws_secret_access_key",
                 "expected a string, found a number",
             ],
+            "aws",
             |ctx| {
-                copy_fixture(ctx, "aws");
                 // The key moved from data to stringData, with a number for its value.
-                let creds = ctx.assets().join(CREDS);
-                edit(&creds, "  aws_secret_access_key:", "  moved_away:", false);
-                edit(
-                    &creds,
+                ctx.edit(CREDS, "  aws_secret_access_key:", "  moved_away:");
+                ctx.edit(
+                    CREDS,
                     "type: Opaque\n",
                     "type: Opaque\nstringData:\n  aws_secret_access_key: 12345\n",
-                    false,
                 );
-                (ctx.reserve(), Vec::new())
+                ctx.reserve()
             },
         )
         .never_saying(&["missing"]),
     );
     cases.push(
-        case(
+        fixture_case(
             "creds: stringData a list",
-            2,
             &[CREDS, "stringData", "expected a mapping"],
+            "aws",
             |ctx| {
-                copy_fixture(ctx, "aws");
-                edit(
-                    &ctx.assets().join(CREDS),
+                ctx.edit(
+                    CREDS,
                     "type: Opaque\n",
                     "type: Opaque\nstringData:\n- aws_secret_access_key\n",
-                    false,
                 );
-                (ctx.reserve(), Vec::new())
+                ctx.reserve()
             },
         )
         .never_saying(&["missing"]),
@@ -1081,138 +1012,78 @@ fn specific(cases: &mut Vec<Case>) {
             2,
             &["0000_50_x.yaml", "metadata.annotations", "expected a mapping", "found a list"],
             |ctx| {
-                let m = ctx.root.join("manifests");
-                fs::create_dir_all(&m).unwrap();
-                fs::write(
-                    m.join("0000_50_x.yaml"),
+                ctx.manifest(
+                    "0000_50_x.yaml",
                     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: b\n  annotations:\n  - capability.openshift.io/name\n",
-                )
-                .unwrap();
-                let out = ctx.state().join("out");
-                (
-                    args(&["capabilities", "filter", "--manifests", &Ctx::s(&m), "--out", &Ctx::s(&out)]),
-                    Vec::new(),
-                )
+                );
+                (ctx.filter(), Vec::new())
             },
         )
         .never_saying(&["line ", "column"]),
     );
     cases.push(
-        case(
+        fixture_case(
             "--templates: metadata.annotations a list",
-            2,
             &["external-lb.yaml", "metadata.annotations", "expected a mapping", "found a list"],
+            "aws-installer-vpc",
             |ctx| {
-                copy_fixture(ctx, "aws-installer-vpc");
-                let t = ctx.root.join("templates/services/aws");
-                fs::create_dir_all(&t).unwrap();
-                fs::write(
-                    t.join("external-lb.yaml"),
-                    "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n  namespace: y\n  annotations:\n  - service.beta.kubernetes.io/aws-load-balancer-type\nspec: {type: LoadBalancer}\n",
-                )
-                .unwrap();
-                (
-                    ctx.run(&["--templates", &Ctx::s(&ctx.root.join("templates"))]),
-                    Vec::new(),
-                )
+                run_with_external_lb_template(ctx, "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n  namespace: y\n  annotations:\n  - service.beta.kubernetes.io/aws-load-balancer-type\nspec: {type: LoadBalancer}\n")
             },
         )
         .never_saying(&["line ", "column"]),
     );
-    cases.push(case(
-        "--done-file in a missing dir",
-        2,
-        &["--done-file", "BOOTSTRAP_AGENT_DONE_FILE"],
-        |ctx| {
-            copy_fixture(ctx, "aws");
-            let done = ctx.root.join("no/such/dir/done.json");
-            (ctx.run(&["--done-file", &Ctx::s(&done)]), Vec::new())
-        },
-    ));
-    cases.push(case(
-        "--templates dir missing",
-        2,
-        &["templates", "BOOTSTRAP_AGENT_TEMPLATES"],
-        |ctx| {
-            copy_fixture(ctx, "aws");
-            let t = ctx.root.join("no-templates");
-            (ctx.run(&["--templates", &Ctx::s(&t)]), Vec::new())
-        },
-    ));
-    cases.push(case(
+    // Paths given by flag that are not there.
+    for (flag, missing, must_name) in [
+        (
+            "--done-file",
+            "no/such/dir/done.json",
+            ["--done-file", "BOOTSTRAP_AGENT_DONE_FILE"],
+        ),
+        (
+            "--templates",
+            "no-templates",
+            ["templates", "BOOTSTRAP_AGENT_TEMPLATES"],
+        ),
+        ("--registry", "registry.yaml", ["registry.yaml", "(file)"]),
+    ] {
+        cases.push(fixture_case(
+            &format!("{flag} {missing} missing"),
+            &must_name,
+            "aws",
+            move |ctx| ctx.run(&[flag, &Ctx::s(&ctx.root.join(missing))]),
+        ));
+    }
+    cases.push(fixture_case(
         "--templates that do not render (installer-made VPC)",
-        2,
         &["external-lb.yaml"],
-        |ctx| {
-            copy_fixture(ctx, "aws-installer-vpc");
-            let t = ctx.root.join("templates/services/aws");
-            fs::create_dir_all(&t).unwrap();
-            fs::write(t.join("external-lb.yaml"), "{{ no_such_variable }}").unwrap();
-            (
-                ctx.run(&["--templates", &Ctx::s(&ctx.root.join("templates"))]),
-                Vec::new(),
-            )
-        },
-    ));
-    cases.push(case(
-        "--registry missing",
-        2,
-        &["registry.yaml", "(file)"],
-        |ctx| {
-            copy_fixture(ctx, "aws");
-            (
-                ctx.run(&["--registry", &Ctx::s(&ctx.root.join("registry.yaml"))]),
-                Vec::new(),
-            )
-        },
+        "aws-installer-vpc",
+        |ctx| run_with_external_lb_template(ctx, "{{ no_such_variable }}"),
     ));
 
     // Manifest dirs of `capabilities filter`: a link loop is an error, not a skipped file.
     for (what, make) in [
-        (
-            "symlink loop",
-            (|p: &Path| std::os::unix::fs::symlink(p, p).unwrap()) as fn(&Path),
-        ),
-        ("dangling symlink", |p: &Path| {
-            std::os::unix::fs::symlink(p.with_extension("gone"), p).unwrap()
-        }),
-        ("oversized", |p: &Path| {
-            fs::File::create(p).unwrap().set_len(64 << 20).unwrap()
-        }),
+        ("symlink loop", symlink_loop as Breaker),
+        ("dangling symlink", dangling_symlink),
+        ("oversized", oversized),
     ] {
         cases.push(case(
             &format!("capabilities filter: manifest {what}"),
             2,
             &["0000_50_x.yaml", "(file)"],
             move |ctx| {
-                let m = ctx.root.join("manifests");
-                fs::create_dir_all(&m).unwrap();
-                fs::write(
-                    m.join("0000_10_a.yaml"),
+                ctx.manifest(
+                    "0000_10_a.yaml",
                     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: b}\n",
-                )
-                .unwrap();
-                make(&m.join("0000_50_x.yaml"));
-                let out = ctx.state().join("out");
-                (
-                    args(&[
-                        "capabilities",
-                        "filter",
-                        "--manifests",
-                        &Ctx::s(&m),
-                        "--out",
-                        &Ctx::s(&out),
-                    ]),
-                    Vec::new(),
-                )
+                );
+                make(&ctx.manifests().join("0000_50_x.yaml"));
+                (ctx.filter(), Vec::new())
             },
         ));
     }
 
     // Everything at once: every problem is reported, not only the first.
-    cases.push(case(
+    cases.push(fixture_case(
         "all problems at once",
-        2,
         &[
             "baseDomain",
             "metadata.name",
@@ -1221,28 +1092,11 @@ fn specific(cases: &mut Vec<Case>) {
             "BOOTSTRAP_AGENT_FEATURE_GATES",
             "problems in the input",
         ],
+        "aws",
         |ctx| {
-            copy_fixture(ctx, "aws");
-            edit(
-                &ctx.assets().join(IC),
-                "baseDomain: example.com",
-                "baseDomain: \"a b\"",
-                false,
-            );
-            edit(
-                &ctx.assets().join(IC),
-                "      name: mycluster\n",
-                "      name: My_Cluster\n",
-                false,
-            );
-            edit(
-                &ctx.assets().join(CREDS),
-                "aws_access_key_id: QUtJQUZJWFRVUkVFWEFNUExFMDA=",
-                "aws_access_key_id: \"\"",
-                false,
-            );
-            fs::write(ctx.kubeconfig(), "").unwrap();
-            (ctx.run(&["--feature-gates", "ClusterAPI,,"]), Vec::new())
+            break_domain_creds_and_kubeconfig(ctx);
+            ctx.edit(IC, "      name: mycluster\n", "      name: My_Cluster\n");
+            ctx.run(&["--feature-gates", "ClusterAPI,,"])
         },
     ));
 
@@ -1265,21 +1119,12 @@ fn specific(cases: &mut Vec<Case>) {
         ],
         |ctx| {
             copy_fixture(ctx, "aws");
-            let ic = ctx.assets().join(CLUSTER_CONFIG);
-            edit(&ic, "baseDomain: example.com", "baseDomain: \"a b\"", false);
+            break_domain_creds_and_kubeconfig(ctx);
             // Only the loader checks these two.
-            edit(&ic, "      replicas: 3\n    compute", "      replicas: -1\n    compute", false);
-            edit(&ic, "      - Console\n", "      - 7\n", false);
-            edit(
-                &ctx.assets().join(CREDS),
-                "aws_access_key_id: QUtJQUZJWFRVUkVFWEFNUExFMDA=",
-                "aws_access_key_id: \"\"",
-                false,
-            );
-            fs::write(ctx.kubeconfig(), "").unwrap();
-            let mut a = ctx.run(&["--gate-timeout", "-5s", "--dns-ttl", "0", "--dns-seeding", "fast"]);
-            let at = a.iter().position(|x| x == "--bootstrap-ip").unwrap();
-            a.drain(at..at + 2);
+            ctx.edit(IC, "      replicas: 3\n    compute", "      replicas: -1\n    compute");
+            ctx.edit(IC, "      - Console\n", "      - 7\n");
+            let mut a = run_but_for(ctx, "--bootstrap-ip");
+            a.extend(args(&["--gate-timeout", "-5s", "--dns-ttl", "0", "--dns-seeding", "fast"]));
             (a, vec![("BOOTSTRAP_AGENT_BOOTSTRAP_IP".into(), "x".into())])
         },
     ));
@@ -1316,14 +1161,7 @@ fn specific(cases: &mut Vec<Case>) {
                     fs::write(ctx.state().join("journal.json"), bytes).unwrap();
                     let a = match command {
                         "status" => args(&["status", "--state-dir", &Ctx::s(&ctx.state())]),
-                        "plan" => args(&[
-                            "plan",
-                            "--offline",
-                            "--assets",
-                            &Ctx::s(&ctx.assets()),
-                            "--state-dir",
-                            &Ctx::s(&ctx.state()),
-                        ]),
+                        "plan" => offline_plan(ctx),
                         _ => ctx.reserve(),
                     };
                     (a, Vec::new())
@@ -1331,6 +1169,51 @@ fn specific(cases: &mut Vec<Case>) {
             ));
         }
     }
+}
+
+/// `run` without `flag` where [`Ctx::run`] gives it (the bootstrap IP), so that the case's own
+/// value is the only one.
+fn run_but_for(ctx: &Ctx, flag: &str) -> Vec<String> {
+    let mut a = ctx.run(&[]);
+    if let Some(at) = a.iter().position(|x| x == flag) {
+        a.drain(at..at + 2);
+    }
+    a
+}
+
+/// Three inputs broken at once: the base domain, the creds' key id and the kubeconfig.
+fn break_domain_creds_and_kubeconfig(ctx: &Ctx) {
+    ctx.edit(
+        CLUSTER_CONFIG,
+        "baseDomain: example.com",
+        "baseDomain: \"a b\"",
+    );
+    ctx.edit(
+        CREDS,
+        "aws_access_key_id: QUtJQUZJWFRVUkVFWEFNUExFMDA=",
+        "aws_access_key_id: \"\"",
+    );
+    fs::write(ctx.kubeconfig(), "").unwrap();
+}
+
+/// `plan --offline` on the assets and state dir.
+fn offline_plan(ctx: &Ctx) -> Vec<String> {
+    args(&[
+        "plan",
+        "--offline",
+        "--assets",
+        &Ctx::s(&ctx.assets()),
+        "--state-dir",
+        &Ctx::s(&ctx.state()),
+    ])
+}
+
+/// `run --templates` with `text` as the AWS external load balancer's template.
+fn run_with_external_lb_template(ctx: &Ctx, text: &str) -> Vec<String> {
+    let t = ctx.root.join("templates/services/aws");
+    fs::create_dir_all(&t).unwrap();
+    fs::write(t.join("external-lb.yaml"), text).unwrap();
+    ctx.run(&["--templates", &Ctx::s(&ctx.root.join("templates"))])
 }
 
 struct Outcome {
@@ -1352,13 +1235,8 @@ fn run_case(case: &Case) -> Outcome {
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", dir.path())
-        .env("BOOTSTRAP_AGENT_LOG", "trace")
-        .env("AWS_ENDPOINT_URL_EC2", NOWHERE)
-        .env("AWS_ENDPOINT_URL_ROUTE_53", NOWHERE)
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env("BOOTSTRAP_AGENT_LOG", "trace");
+    aws_nowhere(&mut cmd);
     for (k, v) in &env {
         cmd.env(k, v);
     }

@@ -60,6 +60,57 @@ fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// `capabilities <command> <dir_flag> <dir>`, then `flags`.
+fn capabilities<'a>(
+    command: &'a str,
+    dir_flag: &'a str,
+    dir: &'a Path,
+    flags: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec!["capabilities", command, dir_flag, path(dir)];
+    args.extend_from_slice(flags);
+    args
+}
+
+fn validate<'a>(assets: &'a Path, flags: &[&'a str]) -> Vec<&'a str> {
+    capabilities("validate", "--assets", assets, flags)
+}
+
+fn filter<'a>(manifests: &'a Path, flags: &[&'a str]) -> Vec<&'a str> {
+    capabilities("filter", "--manifests", manifests, flags)
+}
+
+fn upgrade<'a>(from: &'a Path, to: &'a Path, flags: &[&'a str]) -> Vec<&'a str> {
+    let mut args = capabilities("upgrade", "--from", from, &["--to", path(to)]);
+    args.extend_from_slice(flags);
+    args
+}
+
+fn apply_args<'a>(assets: &'a Path, kubeconfig: &'a Path, flags: &[&'a str]) -> Vec<&'a str> {
+    let mut args = capabilities(
+        "apply",
+        "--assets",
+        assets,
+        &["--kubeconfig", path(kubeconfig)],
+    );
+    args.extend_from_slice(flags);
+    args
+}
+
+/// `capabilities filter --explain` from the `None` baseline with `flags`: its stdout.
+fn explain(manifests: &Path, flags: &[&str]) -> String {
+    let mut args = filter(manifests, &["--baseline", "None", "--explain"]);
+    args.extend_from_slice(flags);
+    ok(&args)
+}
+
+/// The `--explain` line of the object `demo/<name>`.
+fn explain_line<'a>(out: &'a str, name: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.contains(&format!("ConfigMap demo/{name}\t")))
+        .unwrap_or_else(|| panic!("{name}: {out}"))
+}
+
 fn obj(kind: &str, name: &str, annotations: &[&str]) -> String {
     let mut a = String::new();
     for line in annotations {
@@ -82,12 +133,7 @@ fn manifests(files: &[(&str, String)]) -> TempDir {
 
 #[test]
 fn validate_prints_the_enabled_and_known_sets() {
-    let out = ok(&[
-        "capabilities",
-        "validate",
-        "--assets",
-        path(&fixture("aws")),
-    ]);
+    let out = ok(&validate(&fixture("aws"), &[]));
     assert!(out.contains("baseline: v4.14"), "{out}");
     assert!(out.contains("additional: marketplace, Console"), "{out}");
     assert!(
@@ -95,12 +141,7 @@ fn validate_prints_the_enabled_and_known_sets() {
         "{out}"
     );
     assert!(out.contains("known (17):"), "{out}");
-    let none = ok(&[
-        "capabilities",
-        "validate",
-        "--assets",
-        path(&fixture("none")),
-    ]);
+    let none = ok(&validate(&fixture("none"), &[]));
     assert!(
         none.contains("baseline: vCurrent") && none.contains("enabled (17)"),
         "{none}"
@@ -113,7 +154,7 @@ fn unknown_baseline_set_exits_2_naming_the_value_and_the_valid_sets() {
         "baselineCapabilitySet: v4.14",
         "baselineCapabilitySet: v4.99",
     );
-    let (code, err) = fails(&["capabilities", "validate", "--assets", path(dir.path())]);
+    let (code, err) = fails(&validate(dir.path(), &[]));
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("cluster-config.yaml"), "{err}");
     assert!(err.contains("capabilities.baselineCapabilitySet"), "{err}");
@@ -127,7 +168,7 @@ fn unknown_baseline_set_exits_2_naming_the_value_and_the_valid_sets() {
 #[test]
 fn unknown_additional_capability_exits_2_naming_its_index() {
     let dir = assets_with("      - Console\n", "      - console\n");
-    let (code, err) = fails(&["capabilities", "validate", "--assets", path(dir.path())]);
+    let (code, err) = fails(&validate(dir.path(), &[]));
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("additionalEnabledCapabilities[1]"), "{err}");
     assert!(
@@ -165,38 +206,17 @@ fn a_registry_file_replaces_the_embedded_one() {
         "defaultBaseline: Mini\ndefaultFeatureSet: Default\ncapabilities: [{name: Console}, {name: Foo}]\nsets: {Mini: [Console], Full: [Console, Foo]}\nfeatureSets: {Default: []}\n",
     )
     .unwrap();
-    let out = ok(&[
-        "capabilities",
-        "validate",
-        "--assets",
-        path(&fixture("none")),
-        "--registry",
-        path(&reg),
-    ]);
+    let out = ok(&validate(&fixture("none"), &["--registry", path(&reg)]));
     assert!(
         out.contains("baseline: Mini") && out.contains("enabled (1): Console"),
         "{out}"
     );
     assert!(out.contains("known (2): Console, Foo"), "{out}");
-    let (code, err) = fails(&[
-        "capabilities",
-        "validate",
-        "--assets",
-        path(&fixture("aws")),
-        "--registry",
-        path(&reg),
-    ]);
+    let (code, err) = fails(&validate(&fixture("aws"), &["--registry", path(&reg)]));
     assert_eq!(code, Some(2));
     assert!(err.contains("valid: Full, Mini"), "{err}");
     fs::write(&reg, "sets: [").unwrap();
-    let (code, err) = fails(&[
-        "capabilities",
-        "validate",
-        "--assets",
-        path(&fixture("none")),
-        "--registry",
-        path(&reg),
-    ]);
+    let (code, err) = fails(&validate(&fixture("none"), &["--registry", path(&reg)]));
     assert_eq!(code, Some(2));
     assert!(err.contains("capabilities.yaml"), "{err}");
 }
@@ -278,25 +298,16 @@ fn sample_payload() -> TempDir {
 #[test]
 fn explain_gives_one_line_per_object_with_its_reason() {
     let m = sample_payload();
-    let out = ok(&[
-        "capabilities",
-        "filter",
-        "--baseline",
-        "None",
-        "--additional",
-        "Console",
-        "--manifests",
-        path(m.path()),
-        "--exclude",
-        "internal-openshift-hosted",
-        "--explain",
-    ]);
-    let line = |name: &str| {
-        out.lines()
-            .find(|l| l.contains(&format!("ConfigMap demo/{name}\t")))
-            .unwrap_or_else(|| panic!("{name}: {out}"))
-            .to_string()
-    };
+    let out = explain(
+        m.path(),
+        &[
+            "--additional",
+            "Console",
+            "--exclude",
+            "internal-openshift-hosted",
+        ],
+    );
+    let line = |name: &str| explain_line(&out, name);
     assert!(line("console").ends_with("\tincluded"), "{out}");
     assert!(
         line("console").starts_with("0000_50_console_00_multi.yaml#1\t"),
@@ -321,61 +332,35 @@ fn explain_gives_one_line_per_object_with_its_reason() {
 #[test]
 fn feature_set_and_gates_and_profile_flags_change_the_decision() {
     let m = sample_payload();
-    let out = ok(&[
-        "capabilities",
-        "filter",
-        "--baseline",
-        "None",
-        "--manifests",
-        path(m.path()),
-        "--feature-set",
-        "TechPreviewNoUpgrade",
-        "--profile",
-        "single-node-developer",
-        "--explain",
-    ]);
+    let out = explain(
+        m.path(),
+        &[
+            "--feature-set",
+            "TechPreviewNoUpgrade",
+            "--profile",
+            "single-node-developer",
+        ],
+    );
     assert!(
-        out.lines()
-            .any(|l| l.contains("demo/snc-only\t") && l.ends_with("included")),
+        explain_line(&out, "snc-only").ends_with("included"),
         "{out}"
     );
     assert!(
-        out.lines()
-            .any(|l| l.contains("demo/techpreview\t") && l.contains("not in profile")),
+        explain_line(&out, "techpreview").contains("not in profile"),
         "{out}"
     );
-    let out = ok(&[
-        "capabilities",
-        "filter",
-        "--baseline",
-        "None",
-        "--manifests",
-        path(m.path()),
-        "--feature-gates",
-        "ClusterAPI",
-        "--explain",
-    ]);
-    assert!(
-        out.lines()
-            .any(|l| l.contains("demo/gated\t") && l.ends_with("included")),
-        "{out}"
-    );
+    let out = explain(m.path(), &["--feature-gates", "ClusterAPI"]);
+    assert!(explain_line(&out, "gated").ends_with("included"), "{out}");
 }
 
 #[test]
 fn out_writes_only_included_objects_byte_for_byte() {
     let m = sample_payload();
     let out = tempfile::tempdir().unwrap();
-    ok(&[
-        "capabilities",
-        "filter",
-        "--assets",
-        path(&fixture("aws")),
-        "--manifests",
-        path(m.path()),
-        "--out",
-        path(out.path()),
-    ]);
+    ok(&filter(
+        m.path(),
+        &["--assets", path(&fixture("aws")), "--out", path(out.path())],
+    ));
     // v4.14 + Console: console, insights and core included; Build too.
     let multi = fs::read_to_string(out.path().join("0000_50_console_00_multi.yaml")).unwrap();
     let original = fs::read_to_string(m.path().join("0000_50_console_00_multi.yaml")).unwrap();
@@ -398,16 +383,10 @@ fn out_writes_only_included_objects_byte_for_byte() {
         "Build is in v4.14"
     );
     let none = tempfile::tempdir().unwrap();
-    ok(&[
-        "capabilities",
-        "filter",
-        "--baseline",
-        "None",
-        "--manifests",
-        path(m.path()),
-        "--out",
-        path(none.path()),
-    ]);
+    ok(&filter(
+        m.path(),
+        &["--baseline", "None", "--out", path(none.path())],
+    ));
     assert!(!none.path().join("0000_90_all_excluded.yaml").exists());
 }
 
@@ -430,7 +409,7 @@ fn bad_annotation_values_exit_2_naming_the_manifest() {
                 obj("ConfigMap", "bad", &[&format!("{annotation}: {value}")])
             ),
         )]);
-        let (code, err) = fails(&["capabilities", "filter", "--manifests", path(m.path())]);
+        let (code, err) = fails(&filter(m.path(), &[]));
         assert_eq!(code, Some(2), "{annotation}: {err}");
         assert!(err.contains("0000_10_a_00.yaml"), "{err}");
         assert!(
@@ -446,7 +425,7 @@ fn bad_annotation_values_exit_2_naming_the_manifest() {
             &["release.openshift.io/feature-set: Nope"],
         ),
     )]);
-    let (_, err) = fails(&["capabilities", "filter", "--manifests", path(m.path())]);
+    let (_, err) = fails(&filter(m.path(), &[]));
     assert!(
         err.contains(
             "valid: CustomNoUpgrade, Default, DevPreviewNoUpgrade, OKD, TechPreviewNoUpgrade"
@@ -458,53 +437,34 @@ fn bad_annotation_values_exit_2_naming_the_manifest() {
 #[test]
 fn unknown_flag_values_exit_2() {
     let m = sample_payload();
-    let (code, err) = fails(&[
-        "capabilities",
-        "filter",
-        "--baseline",
-        "v5",
-        "--manifests",
-        path(m.path()),
-    ]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("\"v5\""), "{err}");
-    let (code, err) = fails(&[
-        "capabilities",
-        "filter",
-        "--additional",
-        "Nope",
-        "--manifests",
-        path(m.path()),
-    ]);
-    assert_eq!(code, Some(2), "{err}");
-    let (code, err) = fails(&[
-        "capabilities",
-        "filter",
-        "--feature-set",
-        "Nope",
-        "--manifests",
-        path(m.path()),
-    ]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("--feature-set"), "{err}");
+    for (flag, value, named) in [
+        ("--baseline", "v5", Some("\"v5\"")),
+        ("--additional", "Nope", None),
+        ("--feature-set", "Nope", Some("--feature-set")),
+    ] {
+        let (code, err) = fails(&filter(m.path(), &[flag, value]));
+        assert_eq!(code, Some(2), "{flag} {value}: {err}");
+        if let Some(named) = named {
+            assert!(err.contains(named), "{flag} {value}: {err}");
+        }
+    }
 }
 
 #[test]
 fn a_generated_payload_of_1000_objects_filters_and_round_trips() {
     let dir = tempfile::tempdir().unwrap();
     payload::write(dir.path(), 1000, 7).unwrap();
-    let out = ok(&[
-        "capabilities",
-        "filter",
-        "--baseline",
-        "v4.14",
-        "--manifests",
-        path(dir.path()),
-        "--exclude",
-        "internal-openshift-hosted",
-        "--output",
-        "json",
-    ]);
+    let out = ok(&filter(
+        dir.path(),
+        &[
+            "--baseline",
+            "v4.14",
+            "--exclude",
+            "internal-openshift-hosted",
+            "--output",
+            "json",
+        ],
+    ));
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["objects"].as_array().unwrap().len(), 1000);
     let (i, d, e) = (
@@ -516,25 +476,12 @@ fn a_generated_payload_of_1000_objects_filters_and_round_trips() {
     assert!(i > 400 && e > 100, "a realistic mix: {i} {d} {e}");
     // Everything vCurrent includes survives a second filter unchanged.
     let all = tempfile::tempdir().unwrap();
-    ok(&[
-        "capabilities",
-        "filter",
-        "--manifests",
-        path(dir.path()),
-        "--out",
-        path(all.path()),
-    ]);
+    ok(&filter(dir.path(), &["--out", path(all.path())]));
     let again = tempfile::tempdir().unwrap();
-    let out2 = ok(&[
-        "capabilities",
-        "filter",
-        "--manifests",
-        path(all.path()),
-        "--out",
-        path(again.path()),
-        "--output",
-        "json",
-    ]);
+    let out2 = ok(&filter(
+        all.path(),
+        &["--out", path(again.path()), "--output", "json"],
+    ));
     let v2: Value = serde_json::from_str(&out2).unwrap();
     assert_eq!(v2["excluded"], 0);
     assert_eq!(v2["delete"], 0);
@@ -568,34 +515,13 @@ fn upgrade_keeps_capabilities_of_manifests_applied_before() {
         ]
         .join("---\n"),
     )]);
-    let out = ok(&[
-        "capabilities",
-        "upgrade",
-        "--baseline",
-        "None",
-        "--additional",
-        "Console",
-        "--from",
-        path(old.path()),
-        "--to",
-        path(new.path()),
-    ]);
+    let flags = ["--baseline", "None", "--additional", "Console"];
+    let out = ok(&upgrade(old.path(), new.path(), &flags));
     assert!(out.contains("enabled (2): Console, Insights"), "{out}");
     assert!(out.contains("implicitly enabled: Insights"), "{out}");
     assert!(out.contains("ImplicitlyEnabledCapabilities=True (CapabilitiesImplicitlyEnabled): The following capabilities could not be disabled: Insights"), "{out}");
     assert!(out.contains("1 included, 0 to delete, 1 excluded"), "{out}");
-    let same = ok(&[
-        "capabilities",
-        "upgrade",
-        "--baseline",
-        "None",
-        "--additional",
-        "Console",
-        "--from",
-        path(new.path()),
-        "--to",
-        path(new.path()),
-    ]);
+    let same = ok(&upgrade(new.path(), new.path(), &flags));
     assert!(
         same.contains("ImplicitlyEnabledCapabilities=False (AsExpected)"),
         "{same}"
@@ -647,21 +573,25 @@ fn cvo_status(enabled: &[&str]) -> Value {
     })
 }
 
+/// Creates `version` as the CVO does: with `spec`, and with `status` once the CVO has run.
+fn create_cluster_version(k: &KubeSim, spec: Value, status: Option<Value>) {
+    let mut version = json!({
+        "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+        "metadata": {"name": "version"},
+        "spec": spec,
+    });
+    if let Some(status) = status {
+        version["status"] = status;
+    }
+    k.create(version).unwrap();
+}
+
 async fn apply(k: &KubeSim, assets: &Path) -> String {
     let kc = k.kubeconfig_path().to_path_buf();
     let assets = assets.to_path_buf();
-    tokio::task::spawn_blocking(move || {
-        ok(&[
-            "capabilities",
-            "apply",
-            "--assets",
-            path(&assets),
-            "--kubeconfig",
-            path(&kc),
-        ])
-    })
-    .await
-    .unwrap()
+    tokio::task::spawn_blocking(move || ok(&apply_args(&assets, &kc, &[])))
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -747,14 +677,12 @@ async fn the_strict_server_refuses_a_status_write_without_the_cvo_fields() {
 #[tokio::test(flavor = "multi_thread")]
 async fn with_cvo_status_in_place_apply_patches_spec_only_and_other_fields_survive() {
     let k = sim().await;
-    k.create(json!({
-        "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
-        "metadata": {"name": "version"},
-        "spec": {"channel": "stable-4.18", "clusterID": "0f1e2d3c-0000-4000-8000-000000000001",
-                 "capabilities": {"baselineCapabilitySet": "None"}},
-        "status": cvo_status(&["Console"]),
-    }))
-    .unwrap();
+    create_cluster_version(
+        &k,
+        json!({"channel": "stable-4.18", "clusterID": "0f1e2d3c-0000-4000-8000-000000000001",
+               "capabilities": {"baselineCapabilitySet": "None"}}),
+        Some(cvo_status(&["Console"])),
+    );
     k.clear_request_log();
     let out = apply(&k, &fixture("aws")).await;
     assert!(out.contains("spec.capabilities applied"), "{out}");
@@ -772,15 +700,18 @@ async fn with_cvo_status_in_place_apply_patches_spec_only_and_other_fields_survi
 #[tokio::test(flavor = "multi_thread")]
 async fn day_two_never_takes_away_a_capability_an_admin_added() {
     let k = sim().await;
-    k.create(json!({
-        "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
-        "metadata": {"name": "version"},
-        "spec": {"clusterID": "0f1e2d3c-0000-4000-8000-000000000001",
-                 "capabilities": {"baselineCapabilitySet": "vCurrent",
-                                  "additionalEnabledCapabilities": ["OperatorLifecycleManager", "Console"]}},
-        "status": cvo_status(&["Ingress", "CloudCredential", "Console", "OperatorLifecycleManager"]),
-    }))
-    .unwrap();
+    create_cluster_version(
+        &k,
+        json!({"clusterID": "0f1e2d3c-0000-4000-8000-000000000001",
+               "capabilities": {"baselineCapabilitySet": "vCurrent",
+                                "additionalEnabledCapabilities": ["OperatorLifecycleManager", "Console"]}}),
+        Some(cvo_status(&[
+            "Ingress",
+            "CloudCredential",
+            "Console",
+            "OperatorLifecycleManager",
+        ])),
+    );
     let out = apply(&k, &fixture("aws")).await;
     assert!(out.contains("kept (listed in the live spec; capabilities cannot be uninstalled): OperatorLifecycleManager"), "{out}");
     // Installed by the old baseline, not listed: the CVO keeps them enabled implicitly.
@@ -804,26 +735,15 @@ async fn without_cvo_overrides_apply_waits_for_the_object_and_then_writes_the_sp
     let k = sim().await;
     let kc = k.kubeconfig_path().to_path_buf();
     let dir = assets.path().to_path_buf();
-    let waiting = tokio::task::spawn_blocking(move || {
-        ok(&[
-            "capabilities",
-            "apply",
-            "--assets",
-            path(&dir),
-            "--kubeconfig",
-            path(&kc),
-            "--wait",
-            "60s",
-        ])
-    });
+    let waiting =
+        tokio::task::spawn_blocking(move || ok(&apply_args(&dir, &kc, &["--wait", "60s"])));
     // The CVO's bootstrap pod creates `version`; the agent is watching for it.
     wait_for_request(&k, "watch=true").await;
-    k.create(json!({
-        "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
-        "metadata": {"name": "version"},
-        "spec": {"clusterID": "0f1e2d3c-0000-4000-8000-000000000001"},
-    }))
-    .unwrap();
+    create_cluster_version(
+        &k,
+        json!({"clusterID": "0f1e2d3c-0000-4000-8000-000000000001"}),
+        None,
+    );
     let out = waiting.await.unwrap();
     assert!(out.contains("spec.capabilities applied"), "{out}");
     assert_eq!(
@@ -832,16 +752,11 @@ async fn without_cvo_overrides_apply_waits_for_the_object_and_then_writes_the_sp
     );
 
     let empty = sim().await;
-    let (code, err) = fails(&[
-        "capabilities",
-        "apply",
-        "--assets",
-        path(assets.path()),
-        "--kubeconfig",
-        path(empty.kubeconfig_path()),
-        "--wait",
-        "1s",
-    ]);
+    let (code, err) = fails(&apply_args(
+        assets.path(),
+        empty.kubeconfig_path(),
+        &["--wait", "1s"],
+    ));
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("did not appear within 1s"), "{err}");
 }
@@ -900,18 +815,16 @@ async fn update_deletes_in_the_cvo_run_level_order_and_warns_when_an_object_reap
     ]);
     let state = tempfile::tempdir().unwrap();
     let run = |k: &KubeSim| {
-        let args: Vec<String> = [
-            "capabilities",
-            "upgrade",
-            "--from",
-            path(old.path()),
-            "--to",
-            path(new.path()),
-            "--kubeconfig",
-            path(k.kubeconfig_path()),
-            "--state-dir",
-            path(state.path()),
-        ]
+        let args: Vec<String> = upgrade(
+            old.path(),
+            new.path(),
+            &[
+                "--kubeconfig",
+                path(k.kubeconfig_path()),
+                "--state-dir",
+                path(state.path()),
+            ],
+        )
         .iter()
         .map(|s| s.to_string())
         .collect();
@@ -928,18 +841,15 @@ async fn update_deletes_in_the_cvo_run_level_order_and_warns_when_an_object_reap
     let out = run(&k).await;
     let deletes: Vec<&str> = out.lines().filter(|l| l.starts_with("delete ")).collect();
     assert_eq!(deletes.len(), 3, "{out}");
-    assert!(
-        deletes[0].contains("demo/early") && deletes[0].ends_with("Verified"),
-        "{out}"
-    );
-    assert!(
-        deletes[1].contains("demo/late") && deletes[1].ends_with("Verified"),
-        "{out}"
-    );
-    assert!(
-        deletes[2].contains("never-existed") && deletes[2].ends_with("AlreadyAbsent"),
-        "{out}"
-    );
+    // In run-level order, each with its outcome.
+    let expected = [
+        ("demo/early", "Verified"),
+        ("demo/late", "Verified"),
+        ("never-existed", "AlreadyAbsent"),
+    ];
+    for (line, (object, outcome)) in deletes.iter().zip(expected) {
+        assert!(line.contains(object) && line.ends_with(outcome), "{out}");
+    }
     assert!(out.contains("deletes: 3 requested, 3 verified"), "{out}");
     let order: Vec<String> = mutations(&k)
         .into_iter()
@@ -1056,14 +966,7 @@ async fn a_broken_cvo_overrides_file_is_bad_input_and_nothing_is_written() {
         ),
     ] {
         fs::write(assets.path().join("manifests/cvo-overrides.yaml"), text).unwrap();
-        let (code, err) = fails(&[
-            "capabilities",
-            "apply",
-            "--assets",
-            path(assets.path()),
-            "--kubeconfig",
-            path(k.kubeconfig_path()),
-        ]);
+        let (code, err) = fails(&apply_args(assets.path(), k.kubeconfig_path(), &[]));
         assert_eq!(code, Some(2), "{err}");
         assert!(
             err.contains(&format!("cvo-overrides.yaml: {field}")),

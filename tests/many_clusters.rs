@@ -50,10 +50,9 @@ const OTHER_PUBLIC: &str = "203.0.113.7";
 /// What the peers of a fleet look like after setup.
 struct Setup<C> {
     peers: C,
-    /// The cloud's fixture, ready for the agent (ids swapped in where the peers chose them),
-    /// under the temp dir `_base`.
-    base_assets: std::path::PathBuf,
-    _base: tempfile::TempDir,
+    /// Holds `assets`: the cloud's fixture, ready for the agent (ids swapped in where the
+    /// peers chose them).
+    base: tempfile::TempDir,
     /// One bootstrap host per cluster.
     bootstrap_ips: Vec<&'static str>,
     /// Where each cluster's private records live (zone id or name).
@@ -130,7 +129,7 @@ impl<C: ManyClusters> Fleet<C> {
                 let infra_id = format!("clu{i:02}-7xk2p");
                 let dir = tempfile::tempdir().unwrap();
                 let assets = dir.path().join("assets");
-                fixtures::copy_dir(&setup.base_assets, &assets);
+                fixtures::copy_dir(&setup.base.path().join("assets"), &assets);
                 let private_zone = setup.private_zones[i].clone();
                 rewrite(&assets, &|text| {
                     C::edit_assets(text, &name, &infra_id, &private_zone)
@@ -339,6 +338,30 @@ fn rewrite(dir: &Path, edit: &dyn Fn(String) -> String) {
     }
 }
 
+/// A temp dir holding the fixture `name` as `assets`.
+#[cfg(any(feature = "gcp", feature = "azure"))]
+fn base_with_fixture(name: &str) -> tempfile::TempDir {
+    let base = tempfile::tempdir().unwrap();
+    fixtures::copy_dir(&fixture(name), &base.path().join("assets"));
+    base
+}
+
+/// The two fleet tests of a cloud: each cluster with its own record sets, then all of them
+/// writing one.
+macro_rules! fleet_tests {
+    ($peers:ty, $own:ident, $shared:ident) => {
+        #[tokio::test(flavor = "multi_thread")]
+        async fn $own() {
+            exercise_fleet::<$peers>(false).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread")]
+        async fn $shared() {
+            exercise_fleet::<$peers>(true).await;
+        }
+    };
+}
+
 /// `n` bootstrap hosts' IPs, `first` and the addresses after it.
 fn bootstrap_ips(n: usize, prefix: &str, first: usize) -> Vec<&'static str> {
     (0..n)
@@ -346,12 +369,68 @@ fn bootstrap_ips(n: usize, prefix: &str, first: usize) -> Vec<&'static str> {
         .collect()
 }
 
-/// The IPs of `records` (JSON objects with an `ip`).
-fn ips<'a>(records: impl IntoIterator<Item = &'a Value>) -> BTreeSet<String> {
+/// The IPs of `records` (JSON objects with an `ip`), repeats kept.
+fn ip_list<'a>(records: impl IntoIterator<Item = &'a Value>) -> Vec<String> {
     records
         .into_iter()
         .map(|r| r["ip"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// The IPs of `records` (JSON objects with an `ip`).
+fn ips<'a>(records: impl IntoIterator<Item = &'a Value>) -> BTreeSet<String> {
+    ip_list(records).into_iter().collect()
+}
+
+/// The objects of the array `items` whose `tags` (or labels) mark them `owned` by `cluster`.
+fn owned<'a>(items: &'a Value, tags: &'a str, cluster: &'a str) -> impl Iterator<Item = &'a Value> {
+    items
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(move |item| item[tags][cluster] == "owned")
+}
+
+/// The A record sets of each of `zones`, as `read` gives a zone's record sets.
+#[cfg(any(feature = "gcp", feature = "azure"))]
+fn a_records<S: IntoIterator<Item = String>>(
+    zones: &BTreeSet<String>,
+    read: impl Fn(&str) -> BTreeMap<String, S>,
+) -> BTreeMap<String, Records> {
+    zones
+        .iter()
+        .map(|zone| {
+            let sets = read(zone)
+                .into_iter()
+                .filter(|(name, _)| name.ends_with(" A"))
+                .map(|(name, values)| (name, values.into_iter().collect()))
+                .collect();
+            (zone.clone(), sets)
+        })
+        .collect()
+}
+
+/// The cluster `name` with `infra_id` where the fixture has `mycluster`, in its domain and
+/// metadata only: the network and its subnets stay the one all clusters share.
+#[cfg(any(feature = "gcp", feature = "azure"))]
+fn rename_cluster(text: String, name: &str, infra_id: &str) -> String {
+    text.replace("mycluster-7xk2p", infra_id)
+        .replace(".mycluster.example.com", &format!(".{name}.example.com"))
+        .replace("name: mycluster\n", &format!("name: {name}\n"))
+}
+
+/// A fleet of [`agents`] clusters on `C`, each with its own record sets (`shared_record_set`:
+/// all writing one), through bootstrap and two rounds of teardown.
+async fn exercise_fleet<C: ManyClusters>(shared_record_set: bool) {
+    let label = if shared_record_set {
+        "one shared record set"
+    } else {
+        "own record sets"
+    };
+    Fleet::<C>::new(shared_record_set)
+        .await
+        .exercise(label)
+        .await;
 }
 
 #[cfg(feature = "aws")]
@@ -367,9 +446,8 @@ mod aws {
         async fn setup(n: usize, shared_record_set: bool) -> Setup<Self> {
             let peers = AwsPeers::start().await.unwrap();
             let base = tempfile::tempdir().unwrap();
-            let base_assets = base.path().join("assets");
             let setup = peers
-                .setup_world(&fixture("aws"), &base_assets)
+                .setup_world(&fixture("aws"), &base.path().join("assets"))
                 .await
                 .unwrap();
             let zone_id = |kind: &str| {
@@ -401,8 +479,7 @@ mod aws {
                 .unwrap();
             Setup {
                 peers,
-                base_assets,
-                _base: base,
+                base,
                 bootstrap_ips,
                 private_zones: vec![private_zone; n],
                 public_zone,
@@ -425,25 +502,21 @@ mod aws {
         }
 
         fn held_by(world: &Value, infra_id: &str) -> (BTreeSet<String>, BTreeSet<String>) {
-            let ours = |kind: &str| -> Vec<&Value> {
-                world[kind]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter(|r| r["tags"][format!("kubernetes.io/cluster/{infra_id}")] == "owned")
-                    .filter(|r| r["tags"]["bootstrap-agent.openshift.io/reservation"].is_string())
-                    .collect()
+            let cluster = format!("kubernetes.io/cluster/{infra_id}");
+            let ours = |kind: &str| {
+                ips(owned(&world[kind], "tags", &cluster)
+                    .filter(|r| r["tags"]["bootstrap-agent.openshift.io/reservation"].is_string()))
             };
-            (ips(ours("eips")), ips(ours("enis")))
+            (ours("eips"), ours("enis"))
         }
 
         /// EIPs and ENIs (the bootstrap hosts' too).
         fn all_held(world: &Value) -> Vec<String> {
-            ["eips", "enis"]
-                .iter()
-                .flat_map(|kind| world[*kind].as_array().unwrap())
-                .map(|r| r["ip"].as_str().unwrap().to_string())
-                .collect()
+            ip_list(
+                ["eips", "enis"]
+                    .iter()
+                    .flat_map(|kind| world[*kind].as_array().unwrap()),
+            )
         }
 
         async fn records(&self, zones: &BTreeSet<String>) -> BTreeMap<String, Records> {
@@ -463,22 +536,11 @@ mod aws {
         }
     }
 
-    #[tokio::test(flavor = "multi_thread")]
-    async fn twenty_clusters_in_one_vpc_with_shared_zones_hold_distinct_ips_and_tear_down_only_their_own()
-     {
-        Fleet::<AwsPeers>::new(false)
-            .await
-            .exercise("own record sets")
-            .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread")]
-    async fn twenty_clusters_writing_one_shared_record_set_keep_each_others_values() {
-        Fleet::<AwsPeers>::new(true)
-            .await
-            .exercise("one shared record set")
-            .await;
-    }
+    fleet_tests!(
+        AwsPeers,
+        twenty_clusters_in_one_vpc_with_shared_zones_hold_distinct_ips_and_tear_down_only_their_own,
+        twenty_clusters_writing_one_shared_record_set_keep_each_others_values
+    );
 }
 
 #[cfg(feature = "gcp")]
@@ -513,26 +575,18 @@ mod gcp {
                     });
                 }
             }
-            let peers = GcpPeers::start(options).await.unwrap();
-            let base = tempfile::tempdir().unwrap();
-            let base_assets = base.path().join("assets");
-            fixtures::copy_dir(&fixture("gcp"), &base_assets);
             Setup {
-                peers,
-                base_assets,
-                _base: base,
+                peers: GcpPeers::start(options).await.unwrap(),
+                base: base_with_fixture("gcp"),
                 bootstrap_ips: bootstrap_ips(n, "10.0.0", 5),
                 private_zones,
                 public_zone: PUBLIC_ZONE.to_string(),
             }
         }
 
-        /// The cluster's name in its domain and metadata only: the network and subnetworks
-        /// (`mycluster-network`, ...) are the one all clusters share.
+        /// The network and subnetworks (`mycluster-network`, ...) are the one all share.
         fn edit_assets(text: String, name: &str, infra_id: &str, _private_zone: &str) -> String {
-            text.replace("mycluster-7xk2p", infra_id)
-                .replace(".mycluster.example.com", &format!(".{name}.example.com"))
-                .replace("name: mycluster\n", &format!("name: {name}\n"))
+            rename_cluster(text, name, infra_id)
         }
 
         async fn write_in(&self, zone: &str, fqdn: &str, values: &[&str]) {
@@ -541,59 +595,27 @@ mod gcp {
 
         fn held_by(world: &Value, infra_id: &str) -> (BTreeSet<String>, BTreeSet<String>) {
             let cluster = CLUSTER_LABEL.replace("mycluster-7xk2p", infra_id);
-            let ours = |purpose: &str| -> Vec<&Value> {
-                world["addresses"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter(|a| a["labels"][&cluster] == "owned")
-                    .filter(|a| a["labels"][RESERVATION_LABEL] == purpose)
-                    .collect()
+            let ours = |purpose: &str| {
+                ips(owned(&world["addresses"], "labels", &cluster)
+                    .filter(|a| a["labels"][RESERVATION_LABEL] == purpose))
             };
-            (ips(ours("public-ipv4")), ips(ours("private-ipv4")))
+            (ours("public-ipv4"), ours("private-ipv4"))
         }
 
         fn all_held(world: &Value) -> Vec<String> {
-            world["addresses"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|a| a["ip"].as_str().unwrap().to_string())
-                .collect()
+            ip_list(world["addresses"].as_array().unwrap())
         }
 
         async fn records(&self, zones: &BTreeSet<String>) -> BTreeMap<String, Records> {
-            zones
-                .iter()
-                .map(|zone| {
-                    let sets = self
-                        .fake
-                        .records(zone)
-                        .into_iter()
-                        .filter(|(name, _)| name.ends_with(" A"))
-                        .map(|(name, values)| (name, values.into_iter().collect()))
-                        .collect();
-                    (zone.clone(), sets)
-                })
-                .collect()
+            a_records(zones, |zone| self.fake.records(zone))
         }
     }
 
-    #[tokio::test(flavor = "multi_thread")]
-    async fn twenty_clusters_in_one_gcp_network_hold_distinct_ips_and_tear_down_only_their_own() {
-        Fleet::<GcpPeers>::new(false)
-            .await
-            .exercise("own record sets")
-            .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread")]
-    async fn twenty_gcp_clusters_writing_one_shared_record_set_keep_each_others_values() {
-        Fleet::<GcpPeers>::new(true)
-            .await
-            .exercise("one shared record set")
-            .await;
-    }
+    fleet_tests!(
+        GcpPeers,
+        twenty_clusters_in_one_gcp_network_hold_distinct_ips_and_tear_down_only_their_own,
+        twenty_gcp_clusters_writing_one_shared_record_set_keep_each_others_values
+    );
 }
 
 #[cfg(feature = "azure")]
@@ -627,9 +649,6 @@ mod azure {
         /// private zone (`cluNN.example.com`, or `mycluster.example.com` when all share the name).
         async fn setup(n: usize, shared_record_set: bool) -> Setup<Self> {
             let peers = AzurePeers::start().await.unwrap();
-            let base = tempfile::tempdir().unwrap();
-            let base_assets = base.path().join("assets");
-            fixtures::copy_dir(&fixture("azure"), &base_assets);
             let bootstrap_ips = bootstrap_ips(n, "10.0.1", 10);
             for ip in &bootstrap_ips {
                 peers.sim.mark_in_use(ip.parse().unwrap());
@@ -648,20 +667,17 @@ mod azure {
                 .collect();
             Setup {
                 peers,
-                base_assets,
-                _base: base,
+                base: base_with_fixture("azure"),
                 bootstrap_ips,
                 private_zones,
                 public_zone: PUBLIC_ZONE.to_string(),
             }
         }
 
-        /// The infra id (and so the resource group) and the cluster's name; the vnet
-        /// (`mycluster-vnet`) and its subnets are the one all clusters share.
+        /// The infra id names the resource group too; the vnet (`mycluster-vnet`) and its
+        /// subnets are the one all share.
         fn edit_assets(text: String, name: &str, infra_id: &str, _private_zone: &str) -> String {
-            text.replace("mycluster-7xk2p", infra_id)
-                .replace(".mycluster.example.com", &format!(".{name}.example.com"))
-                .replace("name: mycluster\n", &format!("name: {name}\n"))
+            rename_cluster(text, name, infra_id)
         }
 
         async fn write_in(&self, zone: &str, fqdn: &str, values: &[&str]) {
@@ -673,13 +689,8 @@ mod azure {
 
         fn held_by(world: &Value, infra_id: &str) -> (BTreeSet<String>, BTreeSet<String>) {
             let cluster = format!("kubernetes.io_cluster.{infra_id}");
-            let public: Vec<&Value> = world["public_ips"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|p| p["tags"][&cluster] == "owned")
-                .filter(|p| p["tags"]["bootstrap-agent.openshift.io_reservation"].is_string())
-                .collect();
+            let public = owned(&world["public_ips"], "tags", &cluster)
+                .filter(|p| p["tags"]["bootstrap-agent.openshift.io_reservation"].is_string());
             let prefix = format!("{infra_id}-rsvd-private-");
             let private = world["resource_group_tags"]
                 .as_object()
@@ -694,11 +705,7 @@ mod azure {
 
         /// Public IPs, and every private-IP record of every resource group.
         fn all_held(world: &Value) -> Vec<String> {
-            let public = world["public_ips"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| p["ip"].as_str().unwrap().to_string());
+            let public = ip_list(world["public_ips"].as_array().unwrap());
             let private = world["resource_group_tags"]
                 .as_object()
                 .unwrap()
@@ -706,41 +713,20 @@ mod azure {
                 .flat_map(|tags| tags.as_object().unwrap())
                 .filter(|(name, _)| name.contains("-rsvd-private-"))
                 .map(|(_, value)| private_value(value));
-            public.chain(private).collect()
+            public.into_iter().chain(private).collect()
         }
 
         async fn records(&self, zones: &BTreeSet<String>) -> BTreeMap<String, Records> {
-            zones
-                .iter()
-                .map(|id| {
-                    let (private, rg, zone) = split(id);
-                    let sets = self
-                        .sim
-                        .records_in(private, rg, zone)
-                        .into_iter()
-                        .filter(|(name, _)| name.ends_with(" A"))
-                        .map(|(name, values)| (name, values.into_iter().collect()))
-                        .collect();
-                    (id.clone(), sets)
-                })
-                .collect()
+            a_records(zones, |id| {
+                let (private, rg, zone) = split(id);
+                self.sim.records_in(private, rg, zone)
+            })
         }
     }
 
-    #[tokio::test(flavor = "multi_thread")]
-    async fn twenty_clusters_in_one_azure_vnet_hold_distinct_private_ips_and_tear_down_only_their_own()
-     {
-        Fleet::<AzurePeers>::new(false)
-            .await
-            .exercise("own record sets")
-            .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread")]
-    async fn twenty_azure_clusters_writing_one_shared_public_record_set_keep_each_others_values() {
-        Fleet::<AzurePeers>::new(true)
-            .await
-            .exercise("one shared record set")
-            .await;
-    }
+    fleet_tests!(
+        AzurePeers,
+        twenty_clusters_in_one_azure_vnet_hold_distinct_private_ips_and_tear_down_only_their_own,
+        twenty_azure_clusters_writing_one_shared_public_record_set_keep_each_others_values
+    );
 }

@@ -8,107 +8,49 @@
 mod common;
 
 use bootstrap_sim::AwsPeers;
-use bootstrap_sim::kube::{CloudOptions, Denied, KubeSim, KubeSimOptions};
+use bootstrap_sim::kube::{CloudOptions, Denied, KubeSimOptions};
 use common::aws::*;
+use common::operating::{PreflightWorld, assert_line, line_text};
 use common::*;
-use serde_json::Value;
 
-struct World {
-    h: AwsHarness,
-    kube: KubeSim,
+type World = PreflightWorld<AwsPeers>;
+
+/// moto + ministack, the agent on the main fixture.
+async fn world() -> World {
+    world_with(AwsHarness::new("aws").await, |_| {}).await
 }
 
-impl World {
-    async fn new() -> Self {
-        Self::with(AwsHarness::new("aws").await, |_| {}).await
-    }
-
-    /// The AWS world with a local API server changed by `edit`.
-    async fn with(mut h: AwsHarness, edit: impl FnOnce(&mut KubeSimOptions)) -> Self {
-        let mut opts = KubeSimOptions {
-            cloud: h.peers.lb_cloud(),
-            ..Default::default()
-        };
-        edit(&mut opts);
-        let kube = KubeSim::start(opts).await.unwrap();
-        h.run_flags(kube.kubeconfig_path(), "60s");
-        Self { h, kube }
-    }
-
-    /// `preflight --output json`: (exit code, report).
-    async fn preflight(&mut self, flags: &[&str]) -> (Option<i32>, Value) {
-        let mut args = vec!["preflight", "--output", "json"];
-        args.extend_from_slice(flags);
-        let kubeconfig = self.kube.kubeconfig_path().display().to_string();
-        // `run`'s flags are not `preflight`'s.
-        let run_flags = std::mem::take(&mut self.h.extra);
-        let out = self
-            .h
-            .command(&args)
-            .args(["--kubeconfig", &kubeconfig])
-            .output()
-            .await
-            .unwrap();
-        self.h.extra = run_flags;
-        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!(
-                "{e}: {}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-        (out.status.code(), report)
-    }
-}
-
-fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
-    preflight_line(report, name)
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn preflight_passes_on_a_good_world_shows_the_identity_and_changes_nothing() {
-    let mut w = World::new().await;
-    w.h.peers.reset_counts();
-    let (code, report) = w.preflight(&[]).await;
-    assert_eq!(code, Some(0), "{report}");
-    assert_eq!(report["passed"], true);
-    let credentials = check(&report, "credentials");
-    assert_eq!(credentials["verdict"], "pass");
-    assert!(
-        credentials["reason"].as_str().unwrap().contains("arn:aws:"),
-        "the identity is shown: {credentials}"
-    );
-    for name in [
+/// `h` with a local API server changed by `edit`; preflight checks the cluster too.
+async fn world_with(h: AwsHarness, edit: impl FnOnce(&mut KubeSimOptions)) -> World {
+    let mut options = KubeSimOptions {
+        cloud: h.peers.lb_cloud(),
+        ..Default::default()
+    };
+    edit(&mut options);
+    let aws_lines = &[
+        "credentials",
         "permission-ec2-allocate-address",
         "permission-ec2-create-network-interface",
         "quota-elastic-ips",
         "subnets",
         "private-zone-vpc",
-        "dns-zones",
-        "reservations",
-        "bootstrap-ip",
-        "kube-api",
-        "kube-services-apply",
-        "kube-clusterversion-write",
         "aws-lb-controller",
-    ] {
-        assert_eq!(check(&report, name)["verdict"], "pass", "{name}: {report}");
-    }
-    assert_eq!(
-        check(&report, "permission-ec2-release")["verdict"],
-        "warn",
-        "no dry run without a resource: said, not passed"
-    );
-    assert!(
-        w.h.peers.mutating_calls().is_empty(),
-        "dry runs and reads only: {:?}",
-        w.h.peers.mutating_calls()
-    );
+    ];
+    let mut w = World::with_options(h, options, aws_lines).await;
+    w.with_kubeconfig = true;
+    w
+}
 
-    // Every line's name is one the validation pass knows for AWS (it refuses the others).
-    let names = common::agent::preflight_line_names(&report);
-    let (code, report) = w.preflight(&["--skip-preflight", &names]).await;
-    assert_eq!(code, Some(0), "{report}");
+#[tokio::test(flavor = "multi_thread")]
+async fn preflight_passes_on_a_good_world_shows_the_identity_and_changes_nothing() {
+    let mut w = world().await;
+    // The identity is shown.
+    let report = w
+        .assert_preflight_passes(&[("credentials", &["arn:aws:"])])
+        .await;
+    assert_eq!(report["passed"], true);
+    // No dry run without a resource: said, not passed.
+    assert_line(&report, "permission-ec2-release", "warn", &[]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -116,23 +58,21 @@ async fn a_full_elastic_ip_quota_fails_preflight_and_run_changes_nothing() {
     // Three public subnets want three EIPs; the account allows two.
     let peers = AwsPeers::start_with_eip_limit(2).await.unwrap();
     let h = AwsHarness::with_peers(peers, "aws").await;
-    let mut w = World::with(h, |_| {}).await;
-    let (code, report) = w.preflight(&[]).await;
-    assert_eq!(code, Some(2), "{report}");
-    let quota = check(&report, "quota-elastic-ips");
-    assert_eq!(quota["verdict"], "fail", "{quota}");
-    assert!(
-        quota["reason"]
-            .as_str()
-            .unwrap()
-            .contains("vpc-max-elastic-ips 2")
+    let mut w = world_with(h, |_| {}).await;
+    let report = w.preflight_exits(2).await;
+    assert_line(
+        &report,
+        "quota-elastic-ips",
+        "fail",
+        &["vpc-max-elastic-ips 2"],
     );
-    assert!(quota["fix"].as_str().unwrap().contains("quota"), "{quota}");
+    assert!(
+        line_text(&report, "quota-elastic-ips", "fix").contains("quota"),
+        "{report}"
+    );
 
     w.h.peers.reset_counts();
-    let out = w.h.command(&["run"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = w.stderr_of(&["run"], 2).await;
     assert!(
         stderr.contains("FAIL  quota-elastic-ips"),
         "the checklist: {stderr}"
@@ -149,41 +89,29 @@ async fn a_full_elastic_ip_quota_fails_preflight_and_run_changes_nothing() {
     assert!(!w.h.state.join("journal.json").exists(), "nothing written");
 
     // Skipped, the run goes on, and EC2 (moto_server.py, as EC2) refuses the third EIP.
-    let out =
-        w.h.command(&["run", "--skip-preflight", "quota-elastic-ips"])
-            .output()
-            .await
-            .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let stderr = w
+        .stderr_of(&["run", "--skip-preflight", "quota-elastic-ips"], 1)
+        .await;
     assert!(stderr.contains("skip  quota-elastic-ips"), "{stderr}");
     assert!(stderr.contains("AddressLimitExceeded"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_bootstrap_ip_outside_the_machine_network_or_unknown_skip_name_is_refused() {
-    let mut w = World::new().await;
+    let mut w = world().await;
     w.h.bootstrap_ip = "192.168.77.7";
-    let (code, report) = w.preflight(&[]).await;
-    assert_eq!(code, Some(2), "{report}");
-    let ip = check(&report, "bootstrap-ip");
-    assert_eq!(ip["verdict"], "fail");
-    assert!(
-        ip["reason"]
-            .as_str()
-            .unwrap()
-            .contains("outside the machine network (10.0.0.0/16)"),
-        "{ip}"
+    let report = w.preflight_exits(2).await;
+    assert_line(
+        &report,
+        "bootstrap-ip",
+        "fail",
+        &["outside the machine network (10.0.0.0/16)"],
     );
 
     w.h.extra.clear();
-    let out =
-        w.h.command(&["preflight", "--skip-preflight", "no-such-check"])
-            .output()
-            .await
-            .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = w
+        .stderr_of(&["preflight", "--skip-preflight", "no-such-check"], 2)
+        .await;
     assert!(
         stderr.contains("no such preflight check on aws")
             && stderr.contains("BOOTSTRAP_AGENT_SKIP_PREFLIGHT"),
@@ -193,7 +121,7 @@ async fn a_bootstrap_ip_outside_the_machine_network_or_unknown_skip_name_is_refu
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_kube_checks_fail_without_permission_or_without_the_lb_controller() {
-    let mut w = World::with(AwsHarness::new("aws").await, |o| {
+    let mut w = world_with(AwsHarness::new("aws").await, |o| {
         o.denied = vec![
             Denied::new("patch", "config.openshift.io", "clusterversions"),
             Denied::new("create", "", "services"),
@@ -204,22 +132,20 @@ async fn the_kube_checks_fail_without_permission_or_without_the_lb_controller() 
         };
     })
     .await;
-    let (code, report) = w.preflight(&[]).await;
-    assert_eq!(code, Some(2), "{report}");
-    assert_eq!(check(&report, "kube-api")["verdict"], "pass");
+    let report = w.preflight_exits(2).await;
+    assert_line(&report, "kube-api", "pass", &[]);
     for name in [
         "kube-services-apply",
         "kube-clusterversion-write",
         "aws-lb-controller",
     ] {
-        let c = check(&report, name);
-        assert_eq!(c["verdict"], "fail", "{name}: {c}");
-        assert!(c["fix"].is_string(), "{c}");
+        assert_line(&report, name, "fail", &[]);
+        assert!(!line_text(&report, name, "fix").is_empty(), "{report}");
     }
     // Without a kubeconfig the cluster is "not checked", never a pass.
-    let (code, report, _) = w.h.preflight_json(&[]).await;
-    assert_eq!(code, Some(0), "{report}");
-    assert_eq!(check(&report, "kube-api")["verdict"], "warn");
+    w.with_kubeconfig = false;
+    let report = w.preflight_exits(0).await;
+    assert_line(&report, "kube-api", "warn", &[]);
 }
 
 // ---------------------------------------------------------------- IAM enforced
@@ -257,33 +183,19 @@ async fn assert_run_refused(w: &mut World, failed: &[&str]) {
 /// The fixture's key is no IAM user's: STS refuses the identity, and EC2 every dry run.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unknown_key_fails_credentials_and_the_dry_runs_and_run_changes_nothing() {
-    let mut w = World::new().await;
+    let mut w = world().await;
     enforce_iam(&mut w).await;
-    let (code, report) = w.preflight(&[]).await;
-    assert_eq!(code, Some(2), "{report}");
-    let credentials = check(&report, "credentials");
-    assert_eq!(credentials["verdict"], "fail", "{credentials}");
+    let report = w.preflight_exits(2).await;
+    assert_line(&report, "credentials", "fail", &["InvalidClientTokenId"]);
     assert!(
-        credentials["reason"]
-            .as_str()
-            .unwrap()
-            .contains("InvalidClientTokenId"),
-        "{credentials}"
-    );
-    assert!(
-        credentials["fix"]
-            .as_str()
-            .unwrap()
-            .contains("working AWS credentials"),
-        "{credentials}"
+        line_text(&report, "credentials", "fix").contains("working AWS credentials"),
+        "{report}"
     );
     for name in [
         "permission-ec2-allocate-address",
         "permission-ec2-create-network-interface",
     ] {
-        let c = check(&report, name);
-        assert_eq!(c["verdict"], "fail", "{name}: {c}");
-        assert!(c["reason"].as_str().unwrap().contains("AuthFailure"), "{c}");
+        assert_line(&report, name, "fail", &["AuthFailure"]);
     }
     assert_run_refused(&mut w, &["credentials", "permission-ec2-allocate-address"]).await;
 }
@@ -293,7 +205,7 @@ async fn an_unknown_key_fails_credentials_and_the_dry_runs_and_run_changes_nothi
 /// passes the same lines.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
-    let mut w = World::new().await;
+    let mut w = world().await;
     let reader =
         w.h.peers
             .create_iam_user("reader", &["ec2:Describe*"])
@@ -314,17 +226,8 @@ async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
     enforce_iam(&mut w).await;
 
     use_keys(&w.h, &reader.access_key_id, &reader.secret_access_key);
-    let (code, report) = w.preflight(&[]).await;
-    assert_eq!(code, Some(2), "{report}");
-    let credentials = check(&report, "credentials");
-    assert_eq!(credentials["verdict"], "pass", "{credentials}");
-    assert!(
-        credentials["reason"]
-            .as_str()
-            .unwrap()
-            .contains(&reader.arn),
-        "{credentials}"
-    );
+    let report = w.preflight_exits(2).await;
+    assert_line(&report, "credentials", "pass", &[&reader.arn]);
     for (name, action) in [
         ("permission-ec2-allocate-address", "ec2:AllocateAddress"),
         (
@@ -332,20 +235,13 @@ async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
             "ec2:CreateNetworkInterface",
         ),
     ] {
-        let c = check(&report, name);
-        assert_eq!(c["verdict"], "fail", "{name}: {c}");
-        let reason = c["reason"].as_str().unwrap();
-        assert!(reason.contains("UnauthorizedOperation"), "{c}");
-        assert!(reason.contains(action), "{c}");
+        assert_line(&report, name, "fail", &["UnauthorizedOperation", action]);
         assert!(
-            c["fix"]
-                .as_str()
-                .unwrap()
-                .contains(&format!("allow {action}")),
-            "{c}"
+            line_text(&report, name, "fix").contains(&format!("allow {action}")),
+            "{report}"
         );
     }
-    assert_eq!(check(&report, "quota-elastic-ips")["verdict"], "pass");
+    assert_line(&report, "quota-elastic-ips", "pass", &[]);
     assert_run_refused(
         &mut w,
         &[
@@ -357,13 +253,13 @@ async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
 
     use_keys(&w.h, &installer.access_key_id, &installer.secret_access_key);
     w.h.peers.reset_counts();
-    let (code, report) = w.preflight(&[]).await;
+    let (code, report) = w.preflight().await;
     for name in [
         "credentials",
         "permission-ec2-allocate-address",
         "permission-ec2-create-network-interface",
     ] {
-        assert_eq!(check(&report, name)["verdict"], "pass", "{name}: {report}");
+        assert_line(&report, name, "pass", &[]);
     }
     assert_eq!(code, Some(0), "{report}");
     assert!(
@@ -377,7 +273,7 @@ async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
 /// association cannot be judged without the VPC, and `run` refuses.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_subnet_of_another_vpc_fails_the_subnets_line() {
-    let mut w = World::new().await;
+    let mut w = world().await;
     let elsewhere = w.h.peers.create_subnet_elsewhere().await.unwrap();
     let path = w.h.assets.join("manifests/cluster-config.yaml");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -387,18 +283,9 @@ async fn a_subnet_of_another_vpc_fails_the_subnets_line() {
         .unwrap()
         .to_string();
     std::fs::write(&path, text.replace(&first, &elsewhere)).unwrap();
-    let (code, report) = w.preflight(&[]).await;
-    assert_eq!(code, Some(2), "{report}");
-    let subnets = check(&report, "subnets");
-    assert_eq!(subnets["verdict"], "fail", "{subnets}");
-    assert!(
-        subnets["reason"]
-            .as_str()
-            .unwrap()
-            .contains("the subnets are in 2 VPCs"),
-        "{subnets}"
-    );
-    assert_eq!(check(&report, "private-zone-vpc")["verdict"], "warn");
+    let report = w.preflight_exits(2).await;
+    assert_line(&report, "subnets", "fail", &["the subnets are in 2 VPCs"]);
+    assert_line(&report, "private-zone-vpc", "warn", &[]);
     assert_run_refused(&mut w, &["subnets"]).await;
 }
 
@@ -406,7 +293,7 @@ async fn a_subnet_of_another_vpc_fails_the_subnets_line() {
 /// VPC only: the cluster's machines would not resolve api-int.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_private_zone_of_another_vpc_fails_the_private_zone_vpc_line() {
-    let mut w = World::new().await;
+    let mut w = world().await;
     let zone =
         w.h.peers
             .create_private_zone_tagged("mycluster.example.com", true, &[])
@@ -419,22 +306,16 @@ async fn a_private_zone_of_another_vpc_fails_the_private_zone_vpc_line() {
         ),
     )
     .unwrap();
-    let (code, report) = w.preflight(&[]).await;
-    assert_eq!(code, Some(2), "{report}");
-    let association = check(&report, "private-zone-vpc");
-    assert_eq!(association["verdict"], "fail", "{association}");
-    let reason = association["reason"].as_str().unwrap();
-    assert!(reason.contains(&zone), "{association}");
-    assert!(
-        reason.contains("not with the cluster's vpc-"),
-        "{association}"
+    let report = w.preflight_exits(2).await;
+    assert_line(
+        &report,
+        "private-zone-vpc",
+        "fail",
+        &[&zone, "not with the cluster's vpc-"],
     );
     assert!(
-        association["fix"]
-            .as_str()
-            .unwrap()
-            .contains("AssociateVPCWithHostedZone"),
-        "{association}"
+        line_text(&report, "private-zone-vpc", "fix").contains("AssociateVPCWithHostedZone"),
+        "{report}"
     );
     assert_run_refused(&mut w, &["private-zone-vpc"]).await;
 }
@@ -463,9 +344,7 @@ impl World {
             .position(|a| a == "--gate-timeout")
             .unwrap();
         self.h.extra[at + 1] = "5s".into();
-        let out = self.h.command(&["run"]).output().await.unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(4), "{stderr}");
+        let stderr = self.stderr_of(&["run"], 4).await;
         assert!(
             stderr.contains("proof on the wire did not pass"),
             "{stderr}"
@@ -479,7 +358,7 @@ impl World {
             world.record("private", API_INT)
         );
         let status = self.h.status().await;
-        let wire = status["wire_proof"].as_str().unwrap_or_default();
+        let wire = wire_proof(&status);
         assert!(wire.contains("keeping the bootstrap IP in DNS"), "{status}");
         assert!(wire.contains(why), "{wire}");
         assert_eq!(status["bootstrap_removed"], false);
@@ -500,10 +379,23 @@ async fn impostor() -> std::net::SocketAddr {
     bootstrap_sim::pki::serve_readyz(pki.server).await.unwrap()
 }
 
+/// An address where nothing listens: a port bound, then released.
+fn closed_port() -> std::net::SocketAddr {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap()
+}
+
+/// What `status` (JSON) says of the proof on the wire.
+fn wire_proof(status: &serde_json::Value) -> &str {
+    status["wire_proof"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no wire_proof: {status}"))
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_load_balancer_whose_certificate_does_not_verify_keeps_the_bootstrap_ip() {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-    let mut w = World::new().await;
+    let mut w = world().await;
     w.dial_everything_to(impostor().await);
     w.assert_bootstrap_ip_kept("TLS handshake failed").await;
     // The load balancer serves the cluster's API again: the same run goes on and completes.
@@ -512,13 +404,7 @@ async fn a_load_balancer_whose_certificate_does_not_verify_keeps_the_bootstrap_i
     w.h.run(&["run"]).await;
     let status = w.h.status().await;
     assert_eq!(status["bootstrap_removed"], true, "{status}");
-    assert!(
-        status["wire_proof"]
-            .as_str()
-            .unwrap()
-            .starts_with("passed: "),
-        "{status}"
-    );
+    assert!(wire_proof(&status).starts_with("passed: "), "{status}");
     assert!(
         !w.h.world()
             .await
@@ -529,33 +415,22 @@ async fn a_load_balancer_whose_certificate_does_not_verify_keeps_the_bootstrap_i
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_closed_port_keeps_the_bootstrap_ip() {
-    let mut w = World::new().await;
-    let closed = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap()
-    };
-    w.dial_everything_to(closed);
+    let mut w = world().await;
+    w.dial_everything_to(closed_port());
     w.assert_bootstrap_ip_kept("TCP connect failed").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_wire_proof_can_be_turned_off_and_says_so() {
-    let mut w = World::new().await;
-    let closed = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap()
-    };
-    w.dial_everything_to(closed);
+    let mut w = world().await;
+    w.dial_everything_to(closed_port());
     w.h.extra
         .extend(["--wire-proof".to_string(), "off".to_string()]);
     w.h.run(&["run"]).await;
     let status = w.h.status().await;
     assert_eq!(status["bootstrap_removed"], true);
     assert!(
-        status["wire_proof"]
-            .as_str()
-            .unwrap()
-            .contains("off (--wire-proof off)"),
+        wire_proof(&status).contains("off (--wire-proof off)"),
         "{status}"
     );
 }
@@ -564,7 +439,7 @@ async fn the_wire_proof_can_be_turned_off_and_says_so() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn status_watch_redraws_while_run_runs_and_ends_when_it_is_done() {
-    let w = World::new().await;
+    let w = world().await;
     let watch =
         w.h.command(&["status", "--watch"])
             .stdout(std::process::Stdio::piped())

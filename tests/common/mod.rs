@@ -9,6 +9,7 @@
 
 pub mod agent;
 pub mod cloud;
+pub mod operating;
 pub mod suite;
 pub mod suite_user_dns;
 

@@ -68,22 +68,30 @@ const CAPABILITIES: &[&str] = &[
     "DeploymentConfig",
 ];
 
+/// Adds the annotation `key: value` with probability `percent`/100.
+fn sometimes<'a>(
+    rng: &mut Lcg,
+    percent: u64,
+    annotations: &mut Vec<(&'a str, &'a str)>,
+    key: &'a str,
+    value: &'a str,
+) {
+    if rng.chance(percent) {
+        annotations.push((key, value));
+    }
+}
+
 fn annotations(rng: &mut Lcg) -> String {
     let mut a = Vec::new();
-    if rng.chance(92) {
-        a.push((
+    for (percent, profile) in [
+        (
+            92,
             "include.release.openshift.io/self-managed-high-availability",
-            "\"true\"",
-        ));
-    }
-    if rng.chance(60) {
-        a.push((
-            "include.release.openshift.io/single-node-developer",
-            "\"true\"",
-        ));
-    }
-    if rng.chance(40) {
-        a.push(("include.release.openshift.io/hypershift", "\"true\""));
+        ),
+        (60, "include.release.openshift.io/single-node-developer"),
+        (40, "include.release.openshift.io/hypershift"),
+    ] {
+        sometimes(rng, percent, &mut a, profile, "\"true\"");
     }
     let cap;
     if rng.chance(35) {
@@ -113,21 +121,21 @@ fn annotations(rng: &mut Lcg) -> String {
             rng.pick(&["ClusterAPI", "CompatibilityRequirements,ClusterAPI"]),
         ));
     }
-    if rng.chance(3) {
-        a.push((
-            "exclude.release.openshift.io/internal-openshift-hosted",
-            "\"true\"",
-        ));
-    }
-    if rng.chance(1) {
-        a.push(("release.openshift.io/delete", "\"true\""));
-    }
-    if rng.chance(20) {
-        a.push((
-            "kubernetes.io/description",
-            "\"An object of a generated payload.\"",
-        ));
-    }
+    sometimes(
+        rng,
+        3,
+        &mut a,
+        "exclude.release.openshift.io/internal-openshift-hosted",
+        "\"true\"",
+    );
+    sometimes(rng, 1, &mut a, "release.openshift.io/delete", "\"true\"");
+    sometimes(
+        rng,
+        20,
+        &mut a,
+        "kubernetes.io/description",
+        "\"An object of a generated payload.\"",
+    );
     let mut out = String::new();
     for (k, v) in a {
         out.push_str(&format!("    {k}: {v}\n"));
