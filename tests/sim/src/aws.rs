@@ -406,24 +406,13 @@ impl AwsPeers {
     }
 
     async fn script(&self, args: &[&str]) -> Result<Value> {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/aws_world.py");
-        let out = tokio::process::Command::new(self.venv.join("bin/python"))
-            .arg(script)
-            .args(args)
-            .args(["--ec2", &self.ec2.url(), "--route53", &self.route53.url()])
-            .output()
-            .await
-            .context("cannot run aws_world.py")?;
-        if !out.status.success() {
-            bail!(
-                "aws_world.py {args:?} failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        if out.stdout.is_empty() {
+        let (ec2, route53) = (self.ec2.url(), self.route53.url());
+        let args = [args, &["--ec2", &ec2, "--route53", &route53]].concat();
+        let out = venv::run_script(&self.venv, "aws_world.py", &args).await?;
+        if out.is_empty() {
             return Ok(Value::Null);
         }
-        serde_json::from_slice(&out.stdout).context("aws_world.py printed no JSON")
+        serde_json::from_slice(&out).context("aws_world.py printed no JSON")
     }
 }
 

@@ -6,27 +6,12 @@
 use bootstrap_sim::gcp::{FakeOptions, GcpFake};
 use bootstrap_sim::venv;
 use serde_json::{Value, json};
-use std::path::Path;
 
 async fn oracle() -> Value {
-    let venv = tokio::task::spawn_blocking(venv::ensure)
+    let fake = GcpFake::start(FakeOptions::realistic()).await.unwrap();
+    venv::run_json("gcp_oracle.py", &["--endpoint", &fake.url()])
         .await
         .unwrap()
-        .unwrap();
-    let fake = GcpFake::start(FakeOptions::realistic()).await.unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/gcp_oracle.py");
-    let out = tokio::process::Command::new(venv.join("bin/python"))
-        .arg(script)
-        .args(["--endpoint", &fake.url()])
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "gcp_oracle.py failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn error(code: u16, reason: &str, status: &str) -> Value {
