@@ -76,6 +76,39 @@ fn wildcard(pattern: &str, text: &str) -> bool {
     go(pattern.as_bytes(), text.as_bytes())
 }
 
+/// The `Microsoft.Network` action a call needs (lowercased path below the resource group's
+/// `providers/microsoft.network`), None when unchecked.
+fn network_action(l: &[&str], verb: impl Fn(&str) -> String) -> Option<String> {
+    let action = match l {
+        ["publicipaddresses", ..] => {
+            format!("Microsoft.Network/publicIPAddresses/{}", verb("read"))
+        }
+        ["virtualnetworks", _, "subnets", _] => {
+            "Microsoft.Network/virtualNetworks/subnets/read".to_string()
+        }
+        ["virtualnetworks", _, "checkipaddressavailability"] => {
+            "Microsoft.Network/virtualNetworks/checkIpAddressAvailability/read".to_string()
+        }
+        ["dnszones", _] => format!("Microsoft.Network/dnszones/{}", verb("read")),
+        ["dnszones", _, rtype, _] => format!(
+            "Microsoft.Network/dnszones/{}/{}",
+            rtype.to_ascii_uppercase(),
+            verb("read")
+        ),
+        ["privatednszones", _] => format!("Microsoft.Network/privateDnsZones/{}", verb("read")),
+        ["privatednszones", _, "virtualnetworklinks"] => {
+            "Microsoft.Network/privateDnsZones/virtualNetworkLinks/read".to_string()
+        }
+        ["privatednszones", _, rtype, _] => format!(
+            "Microsoft.Network/privateDnsZones/{}/{}",
+            rtype.to_ascii_uppercase(),
+            verb("read")
+        ),
+        _ => return None,
+    };
+    Some(action)
+}
+
 /// The action a call needs (lowercased path below `subscriptions/{id}`), None when unchecked.
 fn required_action(method: &str, l: &[&str]) -> Option<String> {
     let verb = |read: &str| match method {
@@ -87,58 +120,14 @@ fn required_action(method: &str, l: &[&str]) -> Option<String> {
         ["providers", "microsoft.network", "locations", _, "usages"] => {
             "Microsoft.Network/locations/usages/read".to_string()
         }
+        [
+            "resourcegroups",
+            _,
+            "providers",
+            "microsoft.network",
+            network @ ..,
+        ] => network_action(network, verb)?,
         ["resourcegroups", _, rest @ ..] => match rest {
-            ["providers", "microsoft.authorization", "permissions"] => {
-                "Microsoft.Authorization/permissions/read".to_string()
-            }
-            ["providers", "microsoft.network", "publicipaddresses", ..] => {
-                format!("Microsoft.Network/publicIPAddresses/{}", verb("read"))
-            }
-            [
-                "providers",
-                "microsoft.network",
-                "virtualnetworks",
-                _,
-                "subnets",
-                _,
-            ] => "Microsoft.Network/virtualNetworks/subnets/read".to_string(),
-            [
-                "providers",
-                "microsoft.network",
-                "virtualnetworks",
-                _,
-                "checkipaddressavailability",
-            ] => "Microsoft.Network/virtualNetworks/checkIpAddressAvailability/read".to_string(),
-            ["providers", "microsoft.network", "dnszones", _] => {
-                format!("Microsoft.Network/dnszones/{}", verb("read"))
-            }
-            ["providers", "microsoft.network", "dnszones", _, rtype, _] => format!(
-                "Microsoft.Network/dnszones/{}/{}",
-                rtype.to_ascii_uppercase(),
-                verb("read")
-            ),
-            ["providers", "microsoft.network", "privatednszones", _] => {
-                format!("Microsoft.Network/privateDnsZones/{}", verb("read"))
-            }
-            [
-                "providers",
-                "microsoft.network",
-                "privatednszones",
-                _,
-                "virtualnetworklinks",
-            ] => "Microsoft.Network/privateDnsZones/virtualNetworkLinks/read".to_string(),
-            [
-                "providers",
-                "microsoft.network",
-                "privatednszones",
-                _,
-                rtype,
-                _,
-            ] => format!(
-                "Microsoft.Network/privateDnsZones/{}/{}",
-                rtype.to_ascii_uppercase(),
-                verb("read")
-            ),
             ["providers", "microsoft.resources", "tags", "default"] => {
                 format!("Microsoft.Resources/tags/{}", verb("read"))
             }

@@ -33,7 +33,7 @@ pub use world::{
     INSTALLER_VNET, LOCATION, NETWORK_RG, PRIVATE_ZONE, PUBLIC_ZONE, SUBSCRIPTION, TENANT, VNET,
 };
 
-use crate::proxy::{FaultStats, Faults, Proxy, Service};
+use crate::proxy::{Proxy, Service};
 use anyhow::{Context, Result};
 use arm::{Call, Reply};
 use bytes::Bytes;
@@ -105,6 +105,40 @@ impl Drop for AzureSim {
 
 type Shared = Arc<Mutex<World>>;
 
+/// Accepts connections on `listener`, over TLS when `tls` is given, and answers each request
+/// with `handler(request, world)`.
+fn serve<H, F>(
+    listener: TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    world: Shared,
+    handler: H,
+) -> tokio::task::JoinHandle<()>
+where
+    H: Fn(Request<Incoming>, Shared) -> F + Copy + Send + Sync + 'static,
+    F: Future<Output = Result<Response<Full<Bytes>>, hyper::Error>> + Send + 'static,
+{
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (w, tls) = (world.clone(), tls.clone());
+            tokio::spawn(async move {
+                let service = service_fn(move |req| handler(req, w.clone()));
+                let builder = http1::Builder::new();
+                let _ = match tls {
+                    None => {
+                        builder
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await
+                    }
+                    Some(tls) => match tls.accept(stream).await {
+                        Ok(tls) => builder.serve_connection(TokioIo::new(tls), service).await,
+                        Err(_) => return,
+                    },
+                };
+            });
+        }
+    })
+}
+
 fn lock(world: &Shared) -> std::sync::MutexGuard<'_, World> {
     world.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -128,48 +162,14 @@ impl AzureSim {
         let arm_tls_addr = arm_tls.local_addr()?;
         let (ca_pem, server) = pki()?;
         let acceptor = tokio_rustls::TlsAcceptor::from(server);
-        let w1 = world.clone();
-        let arm_task = tokio::spawn(async move {
-            while let Ok((stream, _)) = arm.accept().await {
-                let w = w1.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req| arm_handler(req, w.clone(), "http"));
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
+        let arm_task = serve(arm, None, world.clone(), |req, w| {
+            arm_handler(req, w, "http")
         });
-        let (w3, tls_acceptor) = (world.clone(), acceptor.clone());
-        let arm_tls_task = tokio::spawn(async move {
-            while let Ok((stream, _)) = arm_tls.accept().await {
-                let (w, acceptor) = (w3.clone(), tls_acceptor.clone());
-                tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(stream).await else {
-                        return;
-                    };
-                    let service = service_fn(move |req| arm_handler(req, w.clone(), "https"));
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(tls), service)
-                        .await;
-                });
-            }
+        let tls = Some(acceptor);
+        let arm_tls_task = serve(arm_tls, tls.clone(), world.clone(), |req, w| {
+            arm_handler(req, w, "https")
         });
-        let w2 = world.clone();
-        let login_task = tokio::spawn(async move {
-            while let Ok((stream, _)) = login.accept().await {
-                let (w, acceptor) = (w2.clone(), acceptor.clone());
-                tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(stream).await else {
-                        return;
-                    };
-                    let service = service_fn(move |req| login_handler(req, w.clone()));
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(tls), service)
-                        .await;
-                });
-            }
-        });
+        let login_task = serve(login, tls, world.clone(), login_handler);
         Ok(Self {
             arm_addr,
             arm_tls_addr,
@@ -602,6 +602,8 @@ pub struct AzurePeers {
     pub ca_file: PathBuf,
 }
 
+crate::proxy::counting_proxies!(AzurePeers: arm_proxy);
+
 impl AzurePeers {
     pub async fn start() -> Result<Self> {
         Self::start_with(AzureSimOptions::default()).await
@@ -654,35 +656,6 @@ impl AzurePeers {
                 self.ca_file.display().to_string(),
             ),
         ]
-    }
-
-    /// Mutating ARM calls (anything but GET) the agent made since the last reset.
-    pub fn mutating_calls(&self) -> Vec<String> {
-        self.arm_proxy.mutating_calls()
-    }
-
-    pub fn reset_counts(&self) {
-        self.arm_proxy.reset();
-    }
-
-    /// Injects `faults` into every call the agent makes (each proxy its own seed, derived
-    /// from `faults.seed`).
-    pub fn inject_faults(&self, faults: &Faults) {
-        self.arm_proxy.inject(Faults {
-            seed: faults.seed.wrapping_add(0),
-            ..faults.clone()
-        });
-    }
-
-    pub fn stop_faults(&self) {
-        self.arm_proxy.stop_faults();
-    }
-
-    /// Requests seen and faults injected, over all proxies, since [`Self::inject_faults`].
-    pub fn fault_stats(&self) -> FaultStats {
-        let mut stats = FaultStats::default();
-        stats.add(&self.arm_proxy.fault_stats());
-        stats
     }
 
     /// What the local API server's load-balancer controller knows of this cloud: the compute
