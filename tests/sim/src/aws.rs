@@ -189,11 +189,7 @@ impl AwsPeers {
 
     /// Another writer sets a private/public record set to exactly `values`.
     pub async fn write_record(&self, zone: &str, name: &str, values: &[&str]) -> Result<()> {
-        let mut args = vec!["write", "--zone", zone, "--name", name];
-        for v in values {
-            args.extend(["--value", v]);
-        }
-        self.script(&args).await.map(|_| ())
+        self.write(["--zone", zone], name, values).await
     }
 
     /// Creates EIPs/ENIs that are not ours (untagged, another cluster's, ours by cluster tag
@@ -266,7 +262,12 @@ impl AwsPeers {
 
     /// Another writer sets a record set of the zone `zone_id` to exactly `values`.
     pub async fn write_record_in(&self, zone_id: &str, name: &str, values: &[&str]) -> Result<()> {
-        let mut args = vec!["write", "--zone-id", zone_id, "--name", name];
+        self.write(["--zone-id", zone_id], name, values).await
+    }
+
+    /// Another writer sets the record set `name` of the zone `zone` (flag and value).
+    async fn write(&self, zone: [&str; 2], name: &str, values: &[&str]) -> Result<()> {
+        let mut args = vec!["write", zone[0], zone[1], "--name", name];
         for v in values {
             args.extend(["--value", v]);
         }

@@ -22,6 +22,21 @@ pub struct RecordSet {
     pub metadata: Value,
 }
 
+impl RecordSet {
+    /// This set of the record `name` (`@`: the apex) of `zone` as the inspections show it:
+    /// `"<fqdn> <TYPE>"` and its values, sorted.
+    pub fn shown(&self, zone: &str, rtype: &str, name: &str) -> (String, Vec<String>) {
+        let fqdn = if name == "@" {
+            zone.to_string()
+        } else {
+            format!("{name}.{zone}")
+        };
+        let mut values: Vec<String> = self.values.iter().map(IpAddr::to_string).collect();
+        values.sort();
+        (format!("{fqdn} {rtype}"), values)
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct DnsZone {
     pub etag: String,
@@ -396,16 +411,7 @@ impl super::AzureSim {
         };
         z.records
             .iter()
-            .map(|((rtype, name), set)| {
-                let fqdn = if name == "@" {
-                    zone.to_string()
-                } else {
-                    format!("{name}.{zone}")
-                };
-                let mut values: Vec<String> = set.values.iter().map(IpAddr::to_string).collect();
-                values.sort();
-                (format!("{fqdn} {rtype}"), values)
-            })
+            .map(|((rtype, name), set)| set.shown(zone, rtype, name))
             .collect()
     }
 }

@@ -279,27 +279,28 @@ impl AzureSim {
 
     /// The compute subnet's range: where the internal load balancer takes its frontend IP.
     pub fn compute_subnet_range(&self) -> Option<crate::kube::Ipv4Cidr> {
-        let w = lock(&self.world);
-        w.vnet
-            .subnets
-            .iter()
-            .find(|s| s.name == COMPUTE_SUBNET || s.name == INSTALLER_COMPUTE_SUBNET)
-            .and_then(|s| {
-                u8::try_from(s.len)
-                    .ok()
-                    .map(|len| crate::kube::Ipv4Cidr::new(s.network, len))
-            })
+        self.compute_subnet(|s| {
+            u8::try_from(s.len)
+                .ok()
+                .map(|len| crate::kube::Ipv4Cidr::new(s.network, len))
+        })
     }
 
     /// The compute subnet's IPv6 prefix, when it is dual stack.
     pub fn compute_subnet_range_ipv6(&self) -> Option<crate::kube::Ipv6Cidr> {
+        self.compute_subnet(|s| {
+            s.ipv6
+                .map(|(net, len)| crate::kube::Ipv6Cidr::new(net, len))
+        })
+    }
+
+    /// `fact` of the compute subnet (by the fixture's name or the installer's).
+    fn compute_subnet<T>(&self, fact: impl FnOnce(&network::Subnet) -> Option<T>) -> Option<T> {
         let w = lock(&self.world);
-        w.vnet
-            .subnets
-            .iter()
+        let mut subnets = w.vnet.subnets.iter();
+        subnets
             .find(|s| s.name == COMPUTE_SUBNET || s.name == INSTALLER_COMPUTE_SUBNET)
-            .and_then(|s| s.ipv6)
-            .map(|(net, len)| crate::kube::Ipv6Cidr::new(net, len))
+            .and_then(fact)
     }
 
     /// What exists now:
@@ -329,15 +330,9 @@ impl AzureSim {
         for ((private, _, zone), z) in &w.zones {
             let vis = if *private { "private" } else { "public" };
             for ((rtype, name), set) in &z.records {
-                let fqdn = if name == "@" {
-                    zone.clone()
-                } else {
-                    format!("{name}.{zone}")
-                };
-                let mut values: Vec<String> = set.values.iter().map(IpAddr::to_string).collect();
-                values.sort();
-                zones[vis][format!("{fqdn} {rtype}")] = json!(values);
-                etags[vis][format!("{fqdn} {rtype}")] = json!(set.etag);
+                let (key, values) = set.shown(zone, rtype, name);
+                zones[vis][&key] = json!(values);
+                etags[vis][&key] = json!(set.etag);
             }
         }
         json!({
@@ -417,12 +412,7 @@ async fn arm_handler(
     let reply = {
         let mut w = lock(&world);
         let cloud = w.cloud;
-        let path: Vec<&str> = parts
-            .uri
-            .path()
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .collect();
+        let path = segments(&parts.uri);
         let refused = |t: &String| {
             w.tokens
                 .get(t)
@@ -509,6 +499,11 @@ fn to_response(reply: Reply) -> Response<Full<Bytes>> {
     response
 }
 
+/// The non-empty segments of the request's path.
+fn segments(uri: &hyper::Uri) -> Vec<&str> {
+    uri.path().split('/').filter(|s| !s.is_empty()).collect()
+}
+
 /// Entra ID's v2 token endpoint, client-credentials grant only.
 async fn login_handler(
     req: Request<Incoming>,
@@ -517,12 +512,7 @@ async fn login_handler(
     let (parts, body) = req.into_parts();
     let body = body.collect().await?.to_bytes();
     let form: BTreeMap<String, String> = url::form_urlencoded::parse(&body).into_owned().collect();
-    let segments: Vec<&str> = parts
-        .uri
-        .path()
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .collect();
+    let segments = segments(&parts.uri);
     let aad = |status: u16, error: &str, description: &str| Reply {
         status,
         headers: Vec::new(),
