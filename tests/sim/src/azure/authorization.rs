@@ -120,15 +120,12 @@ fn required_action(method: &str, l: &[&str]) -> Option<String> {
         ["providers", "microsoft.network", "locations", _, "usages"] => {
             "Microsoft.Network/locations/usages/read".to_string()
         }
-        [
-            "resourcegroups",
-            _,
-            "providers",
-            "microsoft.network",
-            network @ ..,
-        ] => network_action(network, verb)?,
-        ["resourcegroups", _, rest @ ..] => match rest {
-            ["providers", "microsoft.resources", "tags", "default"] => {
+        ["resourcegroups", _, "providers", provider, rest @ ..] => match (*provider, rest) {
+            ("microsoft.authorization", ["permissions"]) => {
+                "Microsoft.Authorization/permissions/read".to_string()
+            }
+            ("microsoft.network", network) => network_action(network, verb)?,
+            ("microsoft.resources", ["tags", "default"]) => {
                 format!("Microsoft.Resources/tags/{}", verb("read"))
             }
             _ => return None,
@@ -281,5 +278,23 @@ mod tests {
             None,
             "operation polls are not checked"
         );
+    }
+
+    #[test]
+    fn permission_reads_and_tag_writes_are_checked_and_other_providers_are_not() {
+        let action = |method, path: &str| {
+            let segments: Vec<&str> = path.split('/').collect();
+            required_action(method, &segments)
+        };
+        let rg = "resourcegroups/rg/providers";
+        let permissions = action("GET", &format!("{rg}/microsoft.authorization/permissions"));
+        assert_eq!(
+            permissions.as_deref(),
+            Some("Microsoft.Authorization/permissions/read")
+        );
+        let tags = action("PUT", &format!("{rg}/microsoft.resources/tags/default"));
+        assert_eq!(tags.as_deref(), Some("Microsoft.Resources/tags/write"));
+        let vm = action("PUT", &format!("{rg}/microsoft.compute/virtualmachines/vm"));
+        assert_eq!(vm, None, "the fake serves no compute: nothing to check");
     }
 }
