@@ -3,7 +3,7 @@
 
 use crate::emulator::Emulator;
 use crate::kube::CloudOptions;
-use crate::proxy::{FaultStats, Faults, Proxy, Service};
+use crate::proxy::{Proxy, Service};
 use crate::venv;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -38,6 +38,8 @@ pub struct AwsPeers {
     pub ec2_proxy: Proxy,
     pub route53_proxy: Proxy,
 }
+
+crate::proxy::counting_proxies!(AwsPeers: ec2_proxy, route53_proxy);
 
 impl AwsPeers {
     pub async fn start() -> Result<Self> {
@@ -133,44 +135,6 @@ impl AwsPeers {
         ]
     }
 
-    /// Mutating calls the agent made through both proxies since the last reset.
-    pub fn mutating_calls(&self) -> Vec<String> {
-        let mut calls = self.ec2_proxy.mutating_calls();
-        calls.extend(self.route53_proxy.mutating_calls());
-        calls
-    }
-
-    pub fn reset_counts(&self) {
-        self.ec2_proxy.reset();
-        self.route53_proxy.reset();
-    }
-
-    /// Injects `faults` into every call the agent makes (each proxy its own seed, derived
-    /// from `faults.seed`).
-    pub fn inject_faults(&self, faults: &Faults) {
-        self.ec2_proxy.inject(Faults {
-            seed: faults.seed.wrapping_add(0),
-            ..faults.clone()
-        });
-        self.route53_proxy.inject(Faults {
-            seed: faults.seed.wrapping_add(1),
-            ..faults.clone()
-        });
-    }
-
-    pub fn stop_faults(&self) {
-        self.ec2_proxy.stop_faults();
-        self.route53_proxy.stop_faults();
-    }
-
-    /// Requests seen and faults injected, over all proxies, since [`Self::inject_faults`].
-    pub fn fault_stats(&self) -> FaultStats {
-        let mut stats = FaultStats::default();
-        stats.add(&self.ec2_proxy.fault_stats());
-        stats.add(&self.route53_proxy.fault_stats());
-        stats
-    }
-
     /// Builds the VPC, subnets and zones and writes the fixture asset dir with real subnet ids
     /// to `out`. Talks to the emulators directly, so the proxies count only the agent.
     pub async fn setup_world(&self, fixture: &Path, out: &Path) -> Result<Value> {
@@ -225,11 +189,7 @@ impl AwsPeers {
 
     /// Another writer sets a private/public record set to exactly `values`.
     pub async fn write_record(&self, zone: &str, name: &str, values: &[&str]) -> Result<()> {
-        let mut args = vec!["write", "--zone", zone, "--name", name];
-        for v in values {
-            args.extend(["--value", v]);
-        }
-        self.script(&args).await.map(|_| ())
+        self.write(["--zone", zone], name, values).await
     }
 
     /// Creates EIPs/ENIs that are not ours (untagged, another cluster's, ours by cluster tag
@@ -249,11 +209,7 @@ impl AwsPeers {
         if let Some(ip) = ip {
             args.extend(["--ip", ip]);
         }
-        let out = self.script(&args).await?;
-        out["id"]
-            .as_str()
-            .map(str::to_string)
-            .context("eni printed no id")
+        self.script_id(&args).await
     }
 
     /// One ENI per IP in `subnet`, each holding its IP (e.g. the bootstrap hosts of several
@@ -276,13 +232,8 @@ impl AwsPeers {
     /// shows its records under `zones_by_id`.
     pub async fn create_zone(&self, name: &str, private: bool) -> Result<String> {
         let kind = if private { "private" } else { "public" };
-        let out = self
-            .script(&["zone", "--name", name, "--zone", kind])
-            .await?;
-        out["id"]
-            .as_str()
-            .map(str::to_string)
-            .context("zone printed no id")
+        self.script_id(&["zone", "--name", name, "--zone", kind])
+            .await
     }
 
     /// Another private hosted zone `name`, in the world's VPC or (`other_vpc`) a new one,
@@ -301,25 +252,22 @@ impl AwsPeers {
         for tag in tags {
             args.extend(["--tag", tag]);
         }
-        let out = self.script(&args).await?;
-        out["id"]
-            .as_str()
-            .map(str::to_string)
-            .context("zone printed no id")
+        self.script_id(&args).await
     }
 
     /// A subnet in a new VPC, not the world's: its id.
     pub async fn create_subnet_elsewhere(&self) -> Result<String> {
-        let out = self.script(&["subnet"]).await?;
-        out["id"]
-            .as_str()
-            .map(str::to_string)
-            .context("subnet printed no id")
+        self.script_id(&["subnet"]).await
     }
 
     /// Another writer sets a record set of the zone `zone_id` to exactly `values`.
     pub async fn write_record_in(&self, zone_id: &str, name: &str, values: &[&str]) -> Result<()> {
-        let mut args = vec!["write", "--zone-id", zone_id, "--name", name];
+        self.write(["--zone-id", zone_id], name, values).await
+    }
+
+    /// Another writer sets the record set `name` of the zone `zone` (flag and value).
+    async fn write(&self, zone: [&str; 2], name: &str, values: &[&str]) -> Result<()> {
+        let mut args = vec!["write", zone[0], zone[1], "--name", name];
         for v in values {
             args.extend(["--value", v]);
         }
@@ -405,25 +353,21 @@ impl AwsPeers {
             .map(|_| ())
     }
 
+    /// [`Self::script`] for a command that prints the `id` of what it made.
+    async fn script_id(&self, args: &[&str]) -> Result<String> {
+        let out = self.script(args).await?;
+        let id = out["id"].as_str().map(str::to_string);
+        id.with_context(|| format!("{} printed no id", args[0]))
+    }
+
     async fn script(&self, args: &[&str]) -> Result<Value> {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/aws_world.py");
-        let out = tokio::process::Command::new(self.venv.join("bin/python"))
-            .arg(script)
-            .args(args)
-            .args(["--ec2", &self.ec2.url(), "--route53", &self.route53.url()])
-            .output()
-            .await
-            .context("cannot run aws_world.py")?;
-        if !out.status.success() {
-            bail!(
-                "aws_world.py {args:?} failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        if out.stdout.is_empty() {
+        let (ec2, route53) = (self.ec2.url(), self.route53.url());
+        let args = [args, &["--ec2", &ec2, "--route53", &route53]].concat();
+        let out = venv::run_script(&self.venv, "aws_world.py", &args).await?;
+        if out.is_empty() {
             return Ok(Value::Null);
         }
-        serde_json::from_slice(&out.stdout).context("aws_world.py printed no JSON")
+        serde_json::from_slice(&out).context("aws_world.py printed no JSON")
     }
 }
 

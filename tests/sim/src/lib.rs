@@ -9,6 +9,7 @@ pub mod gcp;
 pub mod handover;
 pub mod kube;
 pub mod peers;
+pub mod percent;
 pub mod pki;
 pub mod proxy;
 pub mod rng;

@@ -553,6 +553,50 @@ async fn forward(req: Request<Full<Bytes>>, upstream: SocketAddr) -> Result<Resp
     Ok(Response::from_parts(parts, Full::new(body)))
 }
 
+/// The agent-facing counting proxies of a world (`$proxy` fields of `$world`), as one:
+/// the calls, counts and faults over all of them. Each proxy injects faults with its own
+/// seed, `faults.seed` plus its place in the list.
+macro_rules! counting_proxies {
+    ($world:ty: $($proxy:ident),+) => {
+        impl $world {
+            /// Mutating calls the agent made through the proxies since the last reset.
+            pub fn mutating_calls(&self) -> Vec<String> {
+                let proxies = [$(&self.$proxy),+];
+                proxies.iter().flat_map(|p| p.mutating_calls()).collect()
+            }
+
+            pub fn reset_counts(&self) {
+                $(self.$proxy.reset();)+
+            }
+
+            /// Injects `faults` into every call the agent makes.
+            pub fn inject_faults(&self, faults: &$crate::proxy::Faults) {
+                let mut seed = faults.seed;
+                for proxy in [$(&self.$proxy),+] {
+                    proxy.inject($crate::proxy::Faults {
+                        seed,
+                        ..faults.clone()
+                    });
+                    seed = seed.wrapping_add(1);
+                }
+            }
+
+            pub fn stop_faults(&self) {
+                $(self.$proxy.stop_faults();)+
+            }
+
+            /// Requests seen and faults injected, over all proxies, since
+            /// [`Self::inject_faults`].
+            pub fn fault_stats(&self) -> $crate::proxy::FaultStats {
+                let mut stats = $crate::proxy::FaultStats::default();
+                $(stats.add(&self.$proxy.fault_stats());)+
+                stats
+            }
+        }
+    };
+}
+pub(crate) use counting_proxies;
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -4,9 +4,8 @@
 //! ([`crate::AwsPeers::create_named`]).
 
 use crate::venv;
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use serde_json::Value;
-use std::path::Path;
 
 /// A GCP regional address made by the user: `internal` = INTERNAL with `purpose` in
 /// `subnetwork` (a URL path); else EXTERNAL. Its name and IP.
@@ -76,19 +75,6 @@ pub async fn azure_public_ip(
 }
 
 async fn run(args: &[String]) -> Result<Value> {
-    let venv = tokio::task::spawn_blocking(venv::ensure).await??;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/upi_user.py");
-    let out = tokio::process::Command::new(venv.join("bin/python"))
-        .arg(script)
-        .args(args)
-        .output()
-        .await
-        .context("cannot run upi_user.py")?;
-    if !out.status.success() {
-        bail!(
-            "upi_user.py {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    serde_json::from_slice(&out.stdout).context("upi_user.py printed no JSON")
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    venv::run_json("upi_user.py", &args).await
 }

@@ -1,6 +1,7 @@
 //! The Python venv holding the emulators, created under the target dir when missing.
 
 use anyhow::{Context, Result, bail};
+use serde_json::Value;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -62,4 +63,32 @@ fn run(cmd: &mut Command) -> Result<()> {
         bail!("{cmd:?} failed: {status}");
     }
     Ok(())
+}
+
+/// Runs `py/<script>` of this crate with the venv's python and `args`: what it printed, or an
+/// error carrying its stderr.
+pub async fn run_script(venv: &Path, script: &str, args: &[&str]) -> Result<Vec<u8>> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("py")
+        .join(script);
+    let out = tokio::process::Command::new(venv.join("bin/python"))
+        .arg(path)
+        .args(args)
+        .output()
+        .await
+        .with_context(|| format!("cannot run {script}"))?;
+    if !out.status.success() {
+        bail!(
+            "{script} {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(out.stdout)
+}
+
+/// The JSON that `py/<script>` prints for `args`, creating the venv first when missing.
+pub async fn run_json(script: &str, args: &[&str]) -> Result<Value> {
+    let venv = tokio::task::spawn_blocking(ensure).await??;
+    let stdout = run_script(&venv, script, args).await?;
+    serde_json::from_slice(&stdout).with_context(|| format!("{script} printed no JSON"))
 }

@@ -11,7 +11,6 @@
 use bootstrap_sim::Proxy;
 use bootstrap_sim::azure::{AzureSim, AzureSimOptions};
 use serde_json::Value;
-use std::path::Path;
 use std::time::Duration;
 
 async fn oracle(arm: &str, token: &str) -> Value {
@@ -19,24 +18,10 @@ async fn oracle(arm: &str, token: &str) -> Value {
 }
 
 async fn oracle_with(arm: &str, token: &str, extra: &[&str]) -> Value {
-    let venv = tokio::task::spawn_blocking(bootstrap_sim::venv::ensure)
+    let args = [&["--arm", arm, "--token", token][..], extra].concat();
+    bootstrap_sim::venv::run_json("azure_oracle.py", &args)
         .await
         .unwrap()
-        .unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/azure_oracle.py");
-    let out = tokio::process::Command::new(venv.join("bin/python"))
-        .arg(script)
-        .args(["--arm", arm, "--token", token])
-        .args(extra)
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "azure_oracle.py failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]

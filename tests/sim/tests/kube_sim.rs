@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions, PodSet};
+use bootstrap_sim::kube::{CloudOptions, ControllerKnobs, KubeSim, KubeSimOptions, PodSet};
 use bootstrap_sim::venv;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -72,23 +72,7 @@ impl Raw {
     }
 
     async fn call(&self, method: &str, path: &str, content_type: &str, body: &str) -> (u16, Value) {
-        self.call_as(method, path, content_type, body, None).await
-    }
-
-    async fn call_as(
-        &self,
-        method: &str,
-        path: &str,
-        content_type: &str,
-        body: &str,
-        token: Option<&str>,
-    ) -> (u16, Value) {
-        let resp = self.response(method, path, content_type, body, token).await;
-        let code = resp.status().as_u16();
-        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-        let v = serde_json::from_slice(&bytes)
-            .unwrap_or(Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-        (code, v)
+        status_and_body(self.response(method, path, content_type, body, None).await).await
     }
 
     async fn get(&self, path: &str) -> (u16, Value) {
@@ -107,6 +91,42 @@ impl Raw {
 
     async fn patch(&self, path: &str, content_type: &str, body: &str) -> (u16, Value) {
         self.call("PATCH", path, content_type, body).await
+    }
+
+    async fn merge_patch(&self, path: &str, body: &str) -> (u16, Value) {
+        self.patch(path, "application/merge-patch+json", body).await
+    }
+
+    /// Server-side apply of `body` to `path` as `manager` (none: the query names none).
+    async fn apply(
+        &self,
+        path: &str,
+        manager: Option<&str>,
+        force: bool,
+        body: &str,
+    ) -> (u16, Value) {
+        let mut params: Vec<String> = manager
+            .map(|m| format!("fieldManager={m}"))
+            .into_iter()
+            .collect();
+        if force {
+            params.push("force=true".into());
+        }
+        let query = if params.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", params.join("&"))
+        };
+        self.patch(
+            &format!("{path}{query}"),
+            "application/apply-patch+yaml",
+            body,
+        )
+        .await
+    }
+
+    async fn delete(&self, path: &str) -> (u16, Value) {
+        self.call("DELETE", path, "", "").await
     }
 
     async fn watch(&self, path: &str) -> Watch {
@@ -130,6 +150,15 @@ impl Raw {
         });
         Watch { rx }
     }
+}
+
+/// The status code and the body: its JSON, else its text as a JSON string.
+async fn status_and_body(resp: hyper::Response<hyper::body::Incoming>) -> (u16, Value) {
+    let code = resp.status().as_u16();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    let v = serde_json::from_slice(&bytes)
+        .unwrap_or(Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    (code, v)
 }
 
 struct Watch {
@@ -202,6 +231,20 @@ fn quick() -> ControllerKnobs {
     }
 }
 
+/// A watch event's type and its object's name.
+fn type_and_name(e: &Value) -> (&str, &str) {
+    let name = e["object"]["metadata"]["name"].as_str();
+    (e["type"].as_str().unwrap(), name.unwrap())
+}
+
+/// [`quick`], but the Services never get ingress or endpoints on their own.
+fn never_ready() -> ControllerKnobs {
+    ControllerKnobs {
+        never_ready: true,
+        ..quick()
+    }
+}
+
 fn lb(name: &str, annotations: Value) -> Value {
     json!({
         "apiVersion": "v1", "kind": "Service",
@@ -209,6 +252,20 @@ fn lb(name: &str, annotations: Value) -> Value {
         "spec": {"type": "LoadBalancer", "selector": {"app": "api"},
                  "ports": [{"name": "https", "port": 6443, "targetPort": 6443}]}
     })
+}
+
+/// The stored cluster-scoped `config.openshift.io/v1` object `resource/name`.
+fn openshift_config(sim: &KubeSim, resource: &str, name: &str) -> Value {
+    sim.get("config.openshift.io", "v1", resource, None, name)
+        .unwrap()
+}
+
+/// The string at `pointer` in each item of the array `items`.
+fn strings_at<'a>(items: &'a Value, pointer: &str) -> Vec<&'a str> {
+    let strings = items.as_array().unwrap().iter();
+    strings
+        .map(|item| item.pointer(pointer).and_then(Value::as_str).unwrap())
+        .collect()
 }
 
 fn rv(v: &Value) -> u64 {
@@ -246,25 +303,9 @@ fn fields_of<'a>(obj: &'a Value, manager: &str) -> &'a Value {
 }
 
 async fn oracle(sim: &KubeSim, args: &[&str]) -> Value {
-    let venv = tokio::task::spawn_blocking(venv::ensure)
-        .await
-        .unwrap()
-        .unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/kube_oracle.py");
-    let out = tokio::process::Command::new(venv.join("bin/python"))
-        .arg(script)
-        .arg("--kubeconfig")
-        .arg(sim.kubeconfig_path())
-        .args(args)
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "kube_oracle.py {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let kubeconfig = sim.kubeconfig_path().to_str().unwrap().to_string();
+    let args = [&["--kubeconfig", &kubeconfig][..], args].concat();
+    venv::run_json("kube_oracle.py", &args).await.unwrap()
 }
 
 // ---------------------------------------------------------------- raw HTTP tests
@@ -274,9 +315,10 @@ async fn auth_discovery_and_kubeconfig() {
     let sim = sim(quick()).await;
     let raw = Raw::new(&sim);
     for token in [Some(""), Some("wrong")] {
-        let (code, body) = raw
-            .call_as("GET", "/api/v1/namespaces", "", "", token)
+        let resp = raw
+            .response("GET", "/api/v1/namespaces", "", "", token)
             .await;
+        let (code, body) = status_and_body(resp).await;
         assert_eq!(code, 401);
         assert_eq!(
             body,
@@ -287,7 +329,8 @@ async fn auth_discovery_and_kubeconfig() {
     let (code, version) = raw.get("/version").await;
     assert_eq!((code, version["major"].as_str()), (200, Some("1")));
     // system:public-info-viewer: /version and the health endpoints need no token.
-    let (code, version) = raw.call_as("GET", "/version", "", "", Some("")).await;
+    let resp = raw.response("GET", "/version", "", "", Some("")).await;
+    let (code, version) = status_and_body(resp).await;
     assert_eq!((code, version["major"].as_str()), (200, Some("1")));
     let (_, api) = raw.get("/api").await;
     assert_eq!(api["kind"], "APIVersions");
@@ -323,14 +366,8 @@ async fn auth_discovery_and_kubeconfig() {
     assert_eq!(find(&core, "namespaces")["namespaced"], false);
     let (_, groups) = raw.get("/apis").await;
     assert_eq!(groups["kind"], "APIGroupList");
-    let names: Vec<&str> = groups["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g["name"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        names,
+        strings_at(&groups["groups"], "/name"),
         [
             "discovery.k8s.io",
             "config.openshift.io",
@@ -368,25 +405,15 @@ async fn auth_discovery_and_kubeconfig() {
     assert!(kubeconfig.contains(&format!("token: {}", sim.token())));
     let (_, nss) = raw.get("/api/v1/namespaces").await;
     assert_eq!(nss["kind"], "NamespaceList");
-    let names: Vec<&str> = nss["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n["metadata"]["name"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        names,
+        strings_at(&nss["items"], "/metadata/name"),
         ["default", "kube-node-lease", "kube-public", "kube-system"]
     );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn crud_status_bodies_and_generation() {
-    let sim = sim(ControllerKnobs {
-        never_ready: true,
-        ..quick()
-    })
-    .await;
+    let sim = sim(never_ready()).await;
     let raw = Raw::new(&sim);
     let (code, ns) = raw
         .post(
@@ -518,9 +545,8 @@ async fn crud_status_bodies_and_generation() {
 
     // Merge patch and JSON patch.
     let (code, merged) = raw
-        .patch(
+        .merge_patch(
             &format!("{path}/api"),
-            "application/merge-patch+json",
             r#"{"metadata":{"labels":{"x":"y"}}}"#,
         )
         .await;
@@ -541,12 +567,12 @@ async fn crud_status_bodies_and_generation() {
     assert_eq!(code, 415, "{bad}");
 
     // DELETE: Services return the object, ConfigMaps a Status.
-    let (code, gone) = raw.call("DELETE", &format!("{path}/api"), "", "").await;
+    let (code, gone) = raw.delete(&format!("{path}/api")).await;
     assert_eq!((code, &gone["kind"]), (200, &json!("Service")));
     let cms = "/api/v1/namespaces/default/configmaps";
     raw.post(cms, json!({"metadata": {"name": "c"}, "data": {"a": "b"}}))
         .await;
-    let (code, st) = raw.call("DELETE", &format!("{cms}/c"), "", "").await;
+    let (code, st) = raw.delete(&format!("{cms}/c")).await;
     assert_eq!(code, 200);
     assert_eq!(st["kind"], "Status");
     assert_eq!(st["status"], "Success");
@@ -556,11 +582,7 @@ async fn crud_status_bodies_and_generation() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn server_side_apply_raw() {
-    let sim = sim(ControllerKnobs {
-        never_ready: true,
-        ..quick()
-    })
-    .await;
+    let sim = sim(never_ready()).await;
     let raw = Raw::new(&sim);
     let url = "/api/v1/namespaces/default/services/api";
     let yaml = "apiVersion: v1
@@ -578,20 +600,13 @@ spec:
     port: 6443
     targetPort: 6443
 ";
-    let apply = "application/apply-patch+yaml";
-    let (code, missing) = raw.patch(url, apply, yaml).await;
+    let (code, missing) = raw.apply(url, None, false, yaml).await;
     assert_eq!(code, 422);
     assert_eq!(
         missing["message"],
         "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
     );
-    let (code, created) = raw
-        .patch(
-            &format!("{url}?fieldManager=bootstrap-agent&force=true"),
-            apply,
-            yaml,
-        )
-        .await;
+    let (code, created) = raw.apply(url, Some("bootstrap-agent"), true, yaml).await;
     assert_eq!(code, 201, "{created}");
     assert_eq!(
         managers(&created),
@@ -605,21 +620,13 @@ spec:
         json!({"f:metadata": {"f:labels": {"f:app": {}}},
                "f:spec": {"f:ports": {}, "f:selector": {}, "f:type": {}}})
     );
-    let (code, again) = raw
-        .patch(
-            &format!("{url}?fieldManager=bootstrap-agent&force=true"),
-            apply,
-            yaml,
-        )
-        .await;
+    let (code, again) = raw.apply(url, Some("bootstrap-agent"), true, yaml).await;
     assert_eq!(code, 200);
     assert_eq!(rv(&again), rv(&created), "a no-op apply writes nothing");
 
     // Another manager changing our field: conflict, then force moves ownership.
     let other = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"api"},"spec":{"type":"NodePort"}}"#;
-    let (code, conflict) = raw
-        .patch(&format!("{url}?fieldManager=other-manager"), apply, other)
-        .await;
+    let (code, conflict) = raw.apply(url, Some("other-manager"), false, other).await;
     assert_eq!(code, 409, "{conflict}");
     assert_eq!(
         conflict,
@@ -630,13 +637,7 @@ spec:
                                        "message": "conflict with \"bootstrap-agent\"",
                                        "field": ".spec.type"}]}})
     );
-    let (code, forced) = raw
-        .patch(
-            &format!("{url}?fieldManager=other-manager&force=true"),
-            apply,
-            other,
-        )
-        .await;
+    let (code, forced) = raw.apply(url, Some("other-manager"), true, other).await;
     assert_eq!(code, 200, "{forced}");
     assert_eq!(forced["spec"]["type"], "NodePort");
     assert_eq!(
@@ -649,17 +650,14 @@ spec:
     );
 
     // An Update-manager's field conflicts with "<name>" using v1.
-    raw.patch(
+    raw.merge_patch(
         &format!("{url}?fieldManager=kubectl-edit"),
-        "application/merge-patch+json",
         r#"{"spec":{"sessionAffinity":"ClientIP"}}"#,
     )
     .await;
     let both = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"api"},
         "spec":{"type":"LoadBalancer","sessionAffinity":"None"}}"#;
-    let (code, two) = raw
-        .patch(&format!("{url}?fieldManager=bootstrap-agent"), apply, both)
-        .await;
+    let (code, two) = raw.apply(url, Some("bootstrap-agent"), false, both).await;
     assert_eq!(code, 409, "{two}");
     assert_eq!(
         two["message"],
@@ -669,13 +667,7 @@ spec:
     // Omitting fields we applied before removes them (labels), unless others own them.
     let shrink = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"api"},
         "spec":{"selector":{"app":"api"},"ports":[{"name":"https","port":6443,"targetPort":6443}]}}"#;
-    let (code, shrunk) = raw
-        .patch(
-            &format!("{url}?fieldManager=bootstrap-agent"),
-            apply,
-            shrink,
-        )
-        .await;
+    let (code, shrunk) = raw.apply(url, Some("bootstrap-agent"), false, shrink).await;
     assert_eq!(code, 200, "{shrunk}");
     assert_eq!(shrunk["metadata"].get("labels"), None);
     assert_eq!(shrunk["spec"]["type"], "NodePort", "owned by other-manager");
@@ -684,11 +676,7 @@ spec:
     let st = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"api"},
         "spec":{"type":"ExternalName"},"status":{"loadBalancer":{"ingress":[{"hostname":"h"}]}}}"#;
     let (code, status) = raw
-        .patch(
-            &format!("{url}/status?fieldManager=ccm&force=true"),
-            apply,
-            st,
-        )
+        .apply(&format!("{url}/status"), Some("ccm"), true, st)
         .await;
     assert_eq!(code, 200, "{status}");
     assert_eq!(status["spec"]["type"], "NodePort");
@@ -697,11 +685,7 @@ spec:
         "h"
     );
     let (code, main) = raw
-        .patch(
-            &format!("{url}?fieldManager=other-manager&force=true"),
-            apply,
-            r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"api"},"spec":{"type":"NodePort"},"status":{"loadBalancer":{}}}"#,
-        )
+        .apply(url, Some("other-manager"), true, r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"api"},"spec":{"type":"NodePort"},"status":{"loadBalancer":{}}}"#)
         .await;
     assert_eq!(code, 200);
     assert_eq!(
@@ -709,9 +693,10 @@ spec:
         "h"
     );
     let (code, wrong) = raw
-        .patch(
-            &format!("{url}?fieldManager=x"),
-            apply,
+        .apply(
+            url,
+            Some("x"),
+            false,
             r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"api"}}"#,
         )
         .await;
@@ -721,10 +706,7 @@ spec:
 #[tokio::test(flavor = "multi_thread")]
 async fn list_watch_selectors_bookmarks_and_gone() {
     let sim = KubeSim::start(KubeSimOptions {
-        controller: ControllerKnobs {
-            never_ready: true,
-            ..quick()
-        },
+        controller: never_ready(),
         history_limit: 5,
         bookmark_interval: Duration::from_millis(200),
         ..Default::default()
@@ -778,35 +760,17 @@ async fn list_watch_selectors_bookmarks_and_gone() {
         bm["object"],
         json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"resourceVersion": list_rv.to_string()}})
     );
-    raw.patch(
-        &format!("{cms}/b"),
-        "application/merge-patch+json",
-        r#"{"metadata":{"labels":{"tier":"cp"}}}"#,
-    )
-    .await;
+    // Relabelling moves an object into the selector (ADDED) or out of it (DELETED).
+    for (name, tier, seen) in [("b", "cp", "ADDED"), ("a", "x", "DELETED")] {
+        let labels = json!({"metadata": {"labels": {"tier": tier}}}).to_string();
+        raw.merge_patch(&format!("{cms}/{name}"), &labels).await;
+        let e = w.event().await;
+        assert_eq!(type_and_name(&e), (seen, name));
+        assert_eq!(e["object"]["kind"], "ConfigMap");
+    }
+    raw.delete(&format!("{cms}/b")).await;
     let e = w.event().await;
-    assert_eq!(
-        (&e["type"], &e["object"]["metadata"]["name"]),
-        (&json!("ADDED"), &json!("b"))
-    );
-    assert_eq!(e["object"]["kind"], "ConfigMap");
-    raw.patch(
-        &format!("{cms}/a"),
-        "application/merge-patch+json",
-        r#"{"metadata":{"labels":{"tier":"x"}}}"#,
-    )
-    .await;
-    let e = w.event().await;
-    assert_eq!(
-        (&e["type"], &e["object"]["metadata"]["name"]),
-        (&json!("DELETED"), &json!("a"))
-    );
-    raw.call("DELETE", &format!("{cms}/b"), "", "").await;
-    let e = w.event().await;
-    assert_eq!(
-        (&e["type"], &e["object"]["metadata"]["name"]),
-        (&json!("DELETED"), &json!("b"))
-    );
+    assert_eq!(type_and_name(&e), ("DELETED", "b"));
     assert_eq!(rv(&e["object"]), sim.resource_version());
     for t in ["MODIFIED", "MODIFIED", "DELETED"] {
         assert_eq!(all.event().await["type"], t);
@@ -967,7 +931,7 @@ async fn controller_sets_ingress_then_endpoints() {
     );
 
     // Deleting the Service removes its slices (owner references) and Endpoints.
-    raw.call("DELETE", &format!("{svcs}/api-int"), "", "").await;
+    raw.delete(&format!("{svcs}/api-int")).await;
     let gone = slices.event().await;
     assert_eq!(gone["type"], "DELETED");
     assert!(
@@ -978,11 +942,7 @@ async fn controller_sets_ingress_then_endpoints() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn controller_knobs_and_make_ready() {
-    let sim = sim(ControllerKnobs {
-        never_ready: true,
-        ..quick()
-    })
-    .await;
+    let sim = sim(never_ready()).await;
     let raw = Raw::new(&sim);
     let svcs = "/api/v1/namespaces/default/services";
     raw.post(
@@ -1080,10 +1040,10 @@ async fn namespace_deletion_and_finalizers() {
         json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}),
     )
     .await;
-    let (code, held) = raw.call("DELETE", &format!("{cms}/held"), "", "").await;
+    let (code, held) = raw.delete(&format!("{cms}/held")).await;
     assert_eq!(code, 200);
     assert!(held["metadata"]["deletionTimestamp"].is_string());
-    let (code, ns) = raw.call("DELETE", "/api/v1/namespaces/tmp", "", "").await;
+    let (code, ns) = raw.delete("/api/v1/namespaces/tmp").await;
     assert_eq!(code, 200);
     assert_eq!(ns["status"]["phase"], "Terminating");
     assert!(
@@ -1097,9 +1057,8 @@ async fn namespace_deletion_and_finalizers() {
         "configmaps \"new\" is forbidden: unable to create new content in namespace tmp because it is being terminated"
     );
     let (code, _) = raw
-        .patch(
+        .merge_patch(
             &format!("{cms}/held"),
-            "application/merge-patch+json",
             r#"{"metadata":{"finalizers":null}}"#,
         )
         .await;
@@ -1109,9 +1068,7 @@ async fn namespace_deletion_and_finalizers() {
             .is_none()
     );
     assert!(sim.get("", "v1", "namespaces", None, "tmp").is_none());
-    let (code, _) = raw
-        .call("DELETE", "/api/v1/namespaces/default", "", "")
-        .await;
+    let (code, _) = raw.delete("/api/v1/namespaces/default").await;
     assert_eq!(code, 403);
 }
 
@@ -1119,11 +1076,7 @@ async fn namespace_deletion_and_finalizers() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn oracle_crud_and_status_bodies() {
-    let sim = sim(ControllerKnobs {
-        never_ready: true,
-        ..quick()
-    })
-    .await;
+    let sim = sim(never_ready()).await;
     let out = oracle(&sim, &["crud", "--namespace", "oracle"]).await;
     assert_eq!(out["namespace"]["status"]["phase"], "Active");
     assert!(
@@ -1188,11 +1141,7 @@ async fn oracle_crud_and_status_bodies() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn oracle_server_side_apply_and_conflict() {
-    let sim = sim(ControllerKnobs {
-        never_ready: true,
-        ..quick()
-    })
-    .await;
+    let sim = sim(never_ready()).await;
     let out = oracle(&sim, &["apply"]).await;
     let first = &out["first"];
     assert_eq!(first["spec"]["type"], "LoadBalancer");
@@ -1344,15 +1293,7 @@ async fn oracle_dynamic_client_custom_resources() {
     assert_eq!(out["infra_namespaced"], false);
     assert_eq!(out["slices_namespaced"], true);
     assert_eq!(out["version"]["major"], "1");
-    let stored = sim
-        .get(
-            "config.openshift.io",
-            "v1",
-            "clusterversions",
-            None,
-            "version",
-        )
-        .unwrap();
+    let stored = openshift_config(&sim, "clusterversions", "version");
     assert_eq!(
         stored["status"]["capabilities"]["enabledCapabilities"],
         json!(["Ingress"])
@@ -1376,15 +1317,7 @@ async fn seeded_objects_generate_name_and_dry_run() {
     })
     .await
     .unwrap();
-    let infra = sim
-        .get(
-            "config.openshift.io",
-            "v1",
-            "infrastructures",
-            None,
-            "cluster",
-        )
-        .unwrap();
+    let infra = openshift_config(&sim, "infrastructures", "cluster");
     assert_eq!(infra["status"]["infrastructureName"], "demo-x7k2p");
     assert_eq!(infra["metadata"]["generation"], 1);
     assert_eq!(
@@ -1436,6 +1369,21 @@ fn quick_retry() -> ControllerKnobs {
     }
 }
 
+/// A sim whose strict controllers (of `cloud`) retry refusals quickly, with the namespaces
+/// of the API and machine-config-server Services.
+async fn strict_sim(cloud: CloudOptions) -> (KubeSim, Raw) {
+    let sim = KubeSim::start(KubeSimOptions {
+        controller: quick_retry(),
+        cloud,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let raw = Raw::new(&sim);
+    namespaces(&raw, &[API_NS, MCS_NS]).await;
+    (sim, raw)
+}
+
 async fn namespaces(raw: &Raw, names: &[&str]) {
     for name in names {
         let (code, body) = raw
@@ -1460,7 +1408,7 @@ fn service(ns: &str, name: &str, annotations: Value, spec: Value) -> Value {
 }
 
 async fn create(raw: &Raw, svc: Value) {
-    let ns = svc["metadata"]["namespace"].as_str().unwrap().to_string();
+    let (ns, _) = namespace_and_name(&svc);
     let (code, body) = raw
         .post(&format!("/api/v1/namespaces/{ns}/services"), svc)
         .await;
@@ -1469,18 +1417,18 @@ async fn create(raw: &Raw, svc: Value) {
 
 async fn delete_service(raw: &Raw, ns: &str, name: &str) {
     let (code, body) = raw
-        .call(
-            "DELETE",
-            &format!("/api/v1/namespaces/{ns}/services/{name}"),
-            "",
-            "",
-        )
+        .delete(&format!("/api/v1/namespaces/{ns}/services/{name}"))
         .await;
     assert_eq!(code, 200, "{body}");
 }
 
 /// Waits until the Service `ns/name` has an ingress entry; returns it.
 async fn ingress(raw: &Raw, ns: &str, name: &str) -> Value {
+    ingress_list(raw, ns, name).await[0].clone()
+}
+
+/// The whole ingress list, once there is one.
+async fn ingress_list(raw: &Raw, ns: &str, name: &str) -> Value {
     let mut w = raw
         .watch(&format!(
             "/api/v1/namespaces/{ns}/services?watch=true&fieldSelector=metadata.name%3D{name}"
@@ -1489,7 +1437,7 @@ async fn ingress(raw: &Raw, ns: &str, name: &str) -> Value {
     let e = w
         .until(|e| e["object"]["status"]["loadBalancer"]["ingress"].is_array())
         .await;
-    e["object"]["status"]["loadBalancer"]["ingress"][0].clone()
+    e["object"]["status"]["loadBalancer"]["ingress"].clone()
 }
 
 /// Waits for an Event about the Service `ns/name` with `reason`; returns it.
@@ -1501,6 +1449,35 @@ async fn event(raw: &Raw, ns: &str, name: &str, reason: &str) -> Value {
         .until(|e| e["object"]["involvedObject"]["name"] == name && e["object"]["reason"] == reason)
         .await;
     e["object"].clone()
+}
+
+fn namespace_and_name(obj: &Value) -> (String, String) {
+    let metadata = &obj["metadata"];
+    let ns = metadata["namespace"].as_str().unwrap().to_string();
+    (ns, metadata["name"].as_str().unwrap().to_string())
+}
+
+/// Creates the Service `svc`; the Event with `reason` the controller then records about it.
+async fn create_until_event(raw: &Raw, svc: Value, reason: &str) -> Value {
+    let (ns, name) = namespace_and_name(&svc);
+    create(raw, svc).await;
+    event(raw, &ns, &name, reason).await
+}
+
+/// Creates `svc`, which the cloud provider refuses (`case` names the test case): its
+/// SyncLoadBalancerFailed event, whose message names each of `names`; and no ingress.
+async fn refused_sync(sim: &KubeSim, raw: &Raw, case: &str, svc: Value, names: &[&str]) -> Value {
+    let (ns, name) = namespace_and_name(&svc);
+    let refused = create_until_event(raw, svc, "SyncLoadBalancerFailed").await;
+    let message = refused["message"].as_str().unwrap();
+    for wanted in names {
+        assert!(
+            message.contains(wanted),
+            "{case}: {message} names no {wanted}"
+        );
+    }
+    assert_no_ingress(sim, &ns, &name);
+    refused
 }
 
 fn assert_no_ingress(sim: &KubeSim, ns: &str, name: &str) {
@@ -1595,12 +1572,9 @@ async fn endpoints_come_only_from_pods_the_selector_matches() {
 
     // A pod that goes away leaves the endpoints.
     let (code, _) = raw
-        .call(
-            "DELETE",
-            &format!("/api/v1/namespaces/{ns}/pods/kube-apiserver-master-1"),
-            "",
-            "",
-        )
+        .delete(&format!(
+            "/api/v1/namespaces/{ns}/pods/kube-apiserver-master-1"
+        ))
         .await;
     assert_eq!(code, 200);
     let fewer = slices
@@ -1646,6 +1620,23 @@ fn public_nlb(subnets: &[&str], allocations: &[&str]) -> Value {
 const MCS_NS: &str = "openshift-machine-config-operator";
 const API_NS: &str = "openshift-kube-apiserver";
 
+const MCS_LB: &str = "internal-lb-machine-config-server";
+
+/// The old AWS rendering: a machine-config-server NLB on the subnets and private IPs the API
+/// NLB holds. The controller's refusal event.
+async fn second_internal_nlb_refused(raw: &Raw, subnets: &[&str], ips: &[&str]) -> Value {
+    let mcs = service(MCS_NS, MCS_LB, nlb(subnets, ips), mcs_port());
+    create_until_event(raw, mcs, "FailedDeployModel").await
+}
+
+/// The machine-config-server's internal Service on the API's frontend (`annotations`,
+/// `spec`), on its own port.
+fn mcs_on_the_api_frontend(annotations: Value, spec: Value) -> Value {
+    let mut mcs = service(MCS_NS, MCS_LB, annotations, spec);
+    mcs["spec"]["ports"] = mcs_port()["ports"].clone();
+    mcs
+}
+
 fn mcs_port() -> Value {
     json!({"ports": [{"name": "machine-config-server", "port": 22623, "targetPort": 22623}],
            "selector": {"k8s-app": "machine-config-server"}})
@@ -1653,9 +1644,7 @@ fn mcs_port() -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn aws_refuses_a_private_ip_that_another_nlb_holds_until_it_is_free() {
-    let sim = sim(quick_retry()).await;
-    let raw = Raw::new(&sim);
-    namespaces(&raw, &[API_NS, MCS_NS]).await;
+    let (sim, raw) = strict_sim(CloudOptions::default()).await;
     let (subnets, ips) = (["subnet-a", "subnet-b"], ["10.0.4.100", "10.0.5.100"]);
     create(
         &raw,
@@ -1677,23 +1666,7 @@ async fn aws_refuses_a_private_ip_that_another_nlb_holds_until_it_is_free() {
     assert_eq!(ok["type"], "Normal");
 
     // The old AWS rendering: a second internal Service on the same private IPs.
-    create(
-        &raw,
-        service(
-            MCS_NS,
-            "internal-lb-machine-config-server",
-            nlb(&subnets, &ips),
-            mcs_port(),
-        ),
-    )
-    .await;
-    let refused = event(
-        &raw,
-        MCS_NS,
-        "internal-lb-machine-config-server",
-        "FailedDeployModel",
-    )
-    .await;
+    let refused = second_internal_nlb_refused(&raw, &subnets, &ips).await;
     assert_eq!(refused["type"], "Warning");
     assert_eq!(refused["source"]["component"], "service");
     assert_eq!(refused["involvedObject"]["kind"], "Service");
@@ -1704,7 +1677,7 @@ async fn aws_refuses_a_private_ip_that_another_nlb_holds_until_it_is_free() {
             && message.contains("openshift-kube-apiserver/internal-lb"),
         "{message}"
     );
-    assert_no_ingress(&sim, MCS_NS, "internal-lb-machine-config-server");
+    assert_no_ingress(&sim, MCS_NS, MCS_LB);
     // The controller keeps trying: the same event, counted.
     let mut events = raw
         .watch(&format!("/api/v1/namespaces/{MCS_NS}/events?watch=true"))
@@ -1717,7 +1690,7 @@ async fn aws_refuses_a_private_ip_that_another_nlb_holds_until_it_is_free() {
 
     // Once the first NLB is gone, the IPs are free and the retry succeeds.
     delete_service(&raw, API_NS, "internal-lb").await;
-    let healed = ingress(&raw, MCS_NS, "internal-lb-machine-config-server").await;
+    let healed = ingress(&raw, MCS_NS, MCS_LB).await;
     assert!(
         healed["hostname"]
             .as_str()
@@ -1726,12 +1699,12 @@ async fn aws_refuses_a_private_ip_that_another_nlb_holds_until_it_is_free() {
     );
 
     // Models the controller cannot build are refused before any claim.
-    create(
+    let bad = create_until_event(
         &raw,
         service(API_NS, "odd", nlb(&subnets, &ips[..1]), json!({})),
+        "FailedBuildModel",
     )
     .await;
-    let bad = event(&raw, API_NS, "odd", "FailedBuildModel").await;
     assert!(
         bad["message"]
             .as_str()
@@ -1746,6 +1719,30 @@ fn nlb_of(ingress: &Value) -> String {
     let stem = host.split(".elb.").next().unwrap();
     let (name, id) = stem.rsplit_once('-').unwrap();
     format!("ELB net/{name}/{id}")
+}
+
+/// The ENI that the Elastic IP `allocation` is associated with, in the world moto shows.
+fn eni_of_eip<'a>(world: &'a Value, allocation: &str) -> &'a Value {
+    let eips = world["eips"].as_array().unwrap();
+    let eip = eips.iter().find(|e| e["id"] == allocation).unwrap();
+    let enis = world["enis"].as_array().unwrap();
+    enis.iter()
+        .find(|e| e["id"] == eip["eni"])
+        .unwrap_or_else(|| panic!("{eip}"))
+}
+
+/// Creates the internet-facing NLB Service `ns/name` on the EIP `allocations` in `subnets`;
+/// once it has its ingress, the description of its NLB's ENIs.
+async fn public_nlb_of(
+    raw: &Raw,
+    ns: &str,
+    name: &str,
+    subnets: &[&str],
+    allocations: &[&str],
+) -> String {
+    let annotations = public_nlb(subnets, allocations);
+    create(raw, service(ns, name, annotations, json!({}))).await;
+    nlb_of(&ingress(raw, ns, name).await)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1784,21 +1781,13 @@ async fn aws_nlbs_claim_their_addresses_in_moto_and_give_them_back() {
         .await
         .unwrap();
 
-    let sim = KubeSim::start(KubeSimOptions {
-        controller: quick_retry(),
-        cloud: peers.lb_cloud(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let raw = Raw::new(&sim);
-    namespaces(&raw, &[API_NS, MCS_NS]).await;
-    create(
+    let (sim, raw) = strict_sim(peers.lb_cloud()).await;
+    let refused = create_until_event(
         &raw,
         service(API_NS, "internal-lb", nlb(&private, &ips), json!({})),
+        "FailedDeployModel",
     )
     .await;
-    let refused = event(&raw, API_NS, "internal-lb", "FailedDeployModel").await;
     let message = refused["message"].as_str().unwrap();
     assert!(
         message.contains(ips[0]) && message.contains(&holder),
@@ -1828,61 +1817,23 @@ async fn aws_nlbs_claim_their_addresses_in_moto_and_give_them_back() {
     }
 
     // The old two-Service rendering: the second internal NLB on the same IPs is refused.
-    create(
-        &raw,
-        service(
-            MCS_NS,
-            "internal-lb-machine-config-server",
-            nlb(&private, &ips),
-            mcs_port(),
-        ),
-    )
-    .await;
-    let refused = event(
-        &raw,
-        MCS_NS,
-        "internal-lb-machine-config-server",
-        "FailedDeployModel",
-    )
-    .await;
+    let refused = second_internal_nlb_refused(&raw, &private, &ips).await;
     assert!(
         refused["message"]
             .as_str()
             .unwrap()
             .contains("openshift-kube-apiserver/internal-lb")
     );
-    assert_no_ingress(&sim, MCS_NS, "internal-lb-machine-config-server");
+    assert_no_ingress(&sim, MCS_NS, MCS_LB);
 
     // EIPs: each is associated with an ENI of the NLB in its public subnet.
     let (a1, _) = peers.allocate_eip().await.unwrap();
     let (a2, _) = peers.allocate_eip().await.unwrap();
     let public = [s4.as_str(), s5.as_str()];
-    create(
-        &raw,
-        service(
-            API_NS,
-            "external-lb",
-            public_nlb(&public, &[&a1, &a2]),
-            json!({}),
-        ),
-    )
-    .await;
-    let ext = ingress(&raw, API_NS, "external-lb").await;
-    let ext_description = nlb_of(&ext);
+    let ext_description = public_nlb_of(&raw, API_NS, "external-lb", &public, &[&a1, &a2]).await;
     let now = peers.inspect().await.unwrap();
     for (allocation, subnet) in [&a1, &a2].iter().zip(&public) {
-        let eip = now["eips"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["id"] == **allocation)
-            .unwrap();
-        let eni = now["enis"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["id"] == eip["eni"])
-            .unwrap_or_else(|| panic!("{eip}"));
+        let eni = eni_of_eip(&now, allocation);
         assert_eq!(eni["description"], ext_description.as_str());
         assert_eq!(eni["subnet"], *subnet);
     }
@@ -1890,12 +1841,12 @@ async fn aws_nlbs_claim_their_addresses_in_moto_and_give_them_back() {
     let (a3, _) = peers.allocate_eip().await.unwrap();
     let other = peers.create_eni(&s4, None, "a NAT instance").await.unwrap();
     peers.associate(&a3, &other).await.unwrap();
-    create(
+    let refused = create_until_event(
         &raw,
         service(MCS_NS, "taken", public_nlb(&public[..1], &[&a3]), json!({})),
+        "FailedDeployModel",
     )
     .await;
-    let refused = event(&raw, MCS_NS, "taken", "FailedDeployModel").await;
     let message = refused["message"].as_str().unwrap();
     assert!(
         message.contains(&a3) && message.contains(&other) && message.contains("already associated"),
@@ -1905,19 +1856,9 @@ async fn aws_nlbs_claim_their_addresses_in_moto_and_give_them_back() {
     // Deleting the NLBs gives everything back: the MCS Service now gets the private IPs, and
     // a new Service the EIPs.
     delete_service(&raw, API_NS, "internal-lb").await;
-    let mcs = ingress(&raw, MCS_NS, "internal-lb-machine-config-server").await;
+    let mcs = ingress(&raw, MCS_NS, MCS_LB).await;
     delete_service(&raw, API_NS, "external-lb").await;
-    create(
-        &raw,
-        service(
-            MCS_NS,
-            "external-again",
-            public_nlb(&public, &[&a1, &a2]),
-            json!({}),
-        ),
-    )
-    .await;
-    let again = ingress(&raw, MCS_NS, "external-again").await;
+    let again = public_nlb_of(&raw, MCS_NS, "external-again", &public, &[&a1, &a2]).await;
     let now = peers.inspect().await.unwrap();
     for ip in ips {
         let held = enis(&now, ip);
@@ -1934,19 +1875,8 @@ async fn aws_nlbs_claim_their_addresses_in_moto_and_give_them_back() {
         .collect();
     assert!(gone.is_empty(), "deleted NLBs leave no ENI: {gone:?}");
     for allocation in [&a1, &a2] {
-        let eip = now["eips"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["id"] == **allocation)
-            .unwrap();
-        let eni = now["enis"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["id"] == eip["eni"])
-            .unwrap();
-        assert_eq!(eni["description"], nlb_of(&again).as_str());
+        let eni = eni_of_eip(&now, allocation);
+        assert_eq!(eni["description"], again.as_str());
     }
 }
 
@@ -1955,7 +1885,7 @@ async fn internal_frontends_refuse(cloud: &str) {
     let (annotations, options, outside, inside): (fn(&str) -> Value, _, _, _) = match cloud {
         "gcp" => (
             |_ip: &str| json!({"networking.gke.io/load-balancer-type": "Internal"}),
-            bootstrap_sim::kube::CloudOptions {
+            CloudOptions {
                 gcp_compute_subnet: Some("10.0.128.0/17".parse().unwrap()),
                 ..Default::default()
             },
@@ -1967,7 +1897,7 @@ async fn internal_frontends_refuse(cloud: &str) {
                 json!({"service.beta.kubernetes.io/azure-load-balancer-internal": "true",
                        "service.beta.kubernetes.io/azure-load-balancer-ipv4": ip})
             },
-            bootstrap_sim::kube::CloudOptions {
+            CloudOptions {
                 azure_compute_subnet: Some("10.0.1.0/24".parse().unwrap()),
                 ..Default::default()
             },
@@ -1976,30 +1906,16 @@ async fn internal_frontends_refuse(cloud: &str) {
         ),
     };
     let spec = |ip: &str| json!({"loadBalancerIP": ip});
-    let sim = KubeSim::start(KubeSimOptions {
-        controller: quick_retry(),
-        cloud: options,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let raw = Raw::new(&sim);
-    namespaces(&raw, &[API_NS, MCS_NS]).await;
-    create(
-        &raw,
-        service(API_NS, "internal-lb", annotations(outside), spec(outside)),
-    )
-    .await;
-    let refused = event(&raw, API_NS, "internal-lb", "SyncLoadBalancerFailed").await;
+    let (sim, raw) = strict_sim(options).await;
+    let api = service(API_NS, "internal-lb", annotations(outside), spec(outside));
+    let refused = refused_sync(&sim, &raw, cloud, api, &[outside]).await;
     assert_eq!(refused["type"], "Warning");
     assert_eq!(refused["source"]["component"], "service-controller");
     let message = refused["message"].as_str().unwrap();
     assert!(
-        message.starts_with("Error syncing load balancer: failed to ensure load balancer: ")
-            && message.contains(outside),
+        message.starts_with("Error syncing load balancer: failed to ensure load balancer: "),
         "{cloud}: {message}"
     );
-    assert_no_ingress(&sim, API_NS, "internal-lb");
 
     delete_service(&raw, API_NS, "internal-lb").await;
     create(
@@ -2011,31 +1927,19 @@ async fn internal_frontends_refuse(cloud: &str) {
         ingress(&raw, API_NS, "internal-lb").await,
         json!({"ip": inside, "ipMode": "VIP"})
     );
-    let mut mcs = service(
-        MCS_NS,
-        "internal-lb-machine-config-server",
-        annotations(inside),
-        spec(inside),
-    );
-    mcs["spec"]["ports"] = mcs_port()["ports"].clone();
-    create(&raw, mcs).await;
+    create(
+        &raw,
+        mcs_on_the_api_frontend(annotations(inside), spec(inside)),
+    )
+    .await;
     assert_eq!(
-        ingress(&raw, MCS_NS, "internal-lb-machine-config-server").await["ip"],
+        ingress(&raw, MCS_NS, MCS_LB).await["ip"],
         inside,
         "{cloud}: one IP fronts both Services, on distinct ports"
     );
-    create(
-        &raw,
-        service(MCS_NS, "same-port", annotations(inside), spec(inside)),
-    )
-    .await;
-    let clash = event(&raw, MCS_NS, "same-port", "SyncLoadBalancerFailed").await;
-    let message = clash["message"].as_str().unwrap();
-    assert!(
-        message.contains("6443/TCP") && message.contains("openshift-kube-apiserver/internal-lb"),
-        "{cloud}: {message}"
-    );
-    assert_no_ingress(&sim, MCS_NS, "same-port");
+    let same_port = service(MCS_NS, "same-port", annotations(inside), spec(inside));
+    let clash = ["6443/TCP", "openshift-kube-apiserver/internal-lb"];
+    refused_sync(&sim, &raw, cloud, same_port, &clash).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -2048,37 +1952,17 @@ async fn azure_refuses_an_internal_ip_outside_the_compute_subnet_and_a_shared_po
     internal_frontends_refuse("azure").await;
 }
 
-/// The whole ingress list, once there is one.
-async fn ingress_list(raw: &Raw, ns: &str, name: &str) -> Value {
-    let mut w = raw
-        .watch(&format!(
-            "/api/v1/namespaces/{ns}/services?watch=true&fieldSelector=metadata.name%3D{name}"
-        ))
-        .await;
-    let e = w
-        .until(|e| e["object"]["status"]["loadBalancer"]["ingress"].is_array())
-        .await;
-    e["object"]["status"]["loadBalancer"]["ingress"].clone()
-}
-
 /// Azure dual stack: a dual-stack internal Service gets a frontend per family, the IPv6 one
 /// from the compute subnet's IPv6 prefix; an IPv6 outside it is refused; a single-stack
 /// Service ignores its IPv6 annotation, as cloud-provider-azure does.
 #[tokio::test(flavor = "multi_thread")]
 async fn azure_dual_stack_internal_services_get_both_ips_from_the_compute_subnet() {
-    let sim = KubeSim::start(KubeSimOptions {
-        controller: quick_retry(),
-        cloud: bootstrap_sim::kube::CloudOptions {
-            azure_compute_subnet: Some("10.0.1.0/24".parse().unwrap()),
-            azure_compute_subnet_ipv6: Some("fd00:10:0:2::/64".parse().unwrap()),
-            ..Default::default()
-        },
+    let (sim, raw) = strict_sim(CloudOptions {
+        azure_compute_subnet: Some("10.0.1.0/24".parse().unwrap()),
+        azure_compute_subnet_ipv6: Some("fd00:10:0:2::/64".parse().unwrap()),
         ..Default::default()
     })
-    .await
-    .unwrap();
-    let raw = Raw::new(&sim);
-    namespaces(&raw, &[API_NS, MCS_NS]).await;
+    .await;
     let annotations = |v6: &str| {
         json!({"service.beta.kubernetes.io/azure-load-balancer-internal": "true",
                "service.beta.kubernetes.io/azure-load-balancer-ipv4": "10.0.1.253",
@@ -2086,23 +1970,14 @@ async fn azure_dual_stack_internal_services_get_both_ips_from_the_compute_subnet
     };
     let dual = json!({"ipFamilyPolicy": "RequireDualStack", "ipFamilies": ["IPv4", "IPv6"]});
 
-    create(
-        &raw,
-        service(
-            API_NS,
-            "outside",
-            annotations("fd00:10:0:1::9"),
-            dual.clone(),
-        ),
-    )
-    .await;
-    let refused = event(&raw, API_NS, "outside", "SyncLoadBalancerFailed").await;
-    let message = refused["message"].as_str().unwrap();
-    assert!(
-        message.contains("fd00:10:0:1::9") && message.contains("fd00:10:0:2::/64"),
-        "{message}"
+    let outside = service(
+        API_NS,
+        "outside",
+        annotations("fd00:10:0:1::9"),
+        dual.clone(),
     );
-    assert_no_ingress(&sim, API_NS, "outside");
+    let names = ["fd00:10:0:1::9", "fd00:10:0:2::/64"];
+    refused_sync(&sim, &raw, "azure dual stack", outside, &names).await;
     delete_service(&raw, API_NS, "outside").await;
 
     let v6 = "fd00:10:0:2:c5ce:f6a6:3c97:2c8";
@@ -2116,16 +1991,9 @@ async fn azure_dual_stack_internal_services_get_both_ips_from_the_compute_subnet
         json!([{"ip": "10.0.1.253", "ipMode": "VIP"}, {"ip": v6, "ipMode": "VIP"}])
     );
     // The machine-config-server Service shares both frontends on its own port.
-    let mut mcs = service(
-        MCS_NS,
-        "internal-lb-machine-config-server",
-        annotations(v6),
-        dual,
-    );
-    mcs["spec"]["ports"] = mcs_port()["ports"].clone();
-    create(&raw, mcs).await;
+    create(&raw, mcs_on_the_api_frontend(annotations(v6), dual)).await;
     assert_eq!(
-        ingress_list(&raw, MCS_NS, "internal-lb-machine-config-server")
+        ingress_list(&raw, MCS_NS, MCS_LB)
             .await
             .as_array()
             .map(Vec::len),

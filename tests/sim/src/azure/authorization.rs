@@ -76,6 +76,39 @@ fn wildcard(pattern: &str, text: &str) -> bool {
     go(pattern.as_bytes(), text.as_bytes())
 }
 
+/// The `Microsoft.Network` action a call needs (lowercased path below the resource group's
+/// `providers/microsoft.network`), None when unchecked.
+fn network_action(l: &[&str], verb: impl Fn(&str) -> String) -> Option<String> {
+    let action = match l {
+        ["publicipaddresses", ..] => {
+            format!("Microsoft.Network/publicIPAddresses/{}", verb("read"))
+        }
+        ["virtualnetworks", _, "subnets", _] => {
+            "Microsoft.Network/virtualNetworks/subnets/read".to_string()
+        }
+        ["virtualnetworks", _, "checkipaddressavailability"] => {
+            "Microsoft.Network/virtualNetworks/checkIpAddressAvailability/read".to_string()
+        }
+        ["dnszones", _] => format!("Microsoft.Network/dnszones/{}", verb("read")),
+        ["dnszones", _, rtype, _] => format!(
+            "Microsoft.Network/dnszones/{}/{}",
+            rtype.to_ascii_uppercase(),
+            verb("read")
+        ),
+        ["privatednszones", _] => format!("Microsoft.Network/privateDnsZones/{}", verb("read")),
+        ["privatednszones", _, "virtualnetworklinks"] => {
+            "Microsoft.Network/privateDnsZones/virtualNetworkLinks/read".to_string()
+        }
+        ["privatednszones", _, rtype, _] => format!(
+            "Microsoft.Network/privateDnsZones/{}/{}",
+            rtype.to_ascii_uppercase(),
+            verb("read")
+        ),
+        _ => return None,
+    };
+    Some(action)
+}
+
 /// The action a call needs (lowercased path below `subscriptions/{id}`), None when unchecked.
 fn required_action(method: &str, l: &[&str]) -> Option<String> {
     let verb = |read: &str| match method {
@@ -87,59 +120,12 @@ fn required_action(method: &str, l: &[&str]) -> Option<String> {
         ["providers", "microsoft.network", "locations", _, "usages"] => {
             "Microsoft.Network/locations/usages/read".to_string()
         }
-        ["resourcegroups", _, rest @ ..] => match rest {
-            ["providers", "microsoft.authorization", "permissions"] => {
+        ["resourcegroups", _, "providers", provider, rest @ ..] => match (*provider, rest) {
+            ("microsoft.authorization", ["permissions"]) => {
                 "Microsoft.Authorization/permissions/read".to_string()
             }
-            ["providers", "microsoft.network", "publicipaddresses", ..] => {
-                format!("Microsoft.Network/publicIPAddresses/{}", verb("read"))
-            }
-            [
-                "providers",
-                "microsoft.network",
-                "virtualnetworks",
-                _,
-                "subnets",
-                _,
-            ] => "Microsoft.Network/virtualNetworks/subnets/read".to_string(),
-            [
-                "providers",
-                "microsoft.network",
-                "virtualnetworks",
-                _,
-                "checkipaddressavailability",
-            ] => "Microsoft.Network/virtualNetworks/checkIpAddressAvailability/read".to_string(),
-            ["providers", "microsoft.network", "dnszones", _] => {
-                format!("Microsoft.Network/dnszones/{}", verb("read"))
-            }
-            ["providers", "microsoft.network", "dnszones", _, rtype, _] => format!(
-                "Microsoft.Network/dnszones/{}/{}",
-                rtype.to_ascii_uppercase(),
-                verb("read")
-            ),
-            ["providers", "microsoft.network", "privatednszones", _] => {
-                format!("Microsoft.Network/privateDnsZones/{}", verb("read"))
-            }
-            [
-                "providers",
-                "microsoft.network",
-                "privatednszones",
-                _,
-                "virtualnetworklinks",
-            ] => "Microsoft.Network/privateDnsZones/virtualNetworkLinks/read".to_string(),
-            [
-                "providers",
-                "microsoft.network",
-                "privatednszones",
-                _,
-                rtype,
-                _,
-            ] => format!(
-                "Microsoft.Network/privateDnsZones/{}/{}",
-                rtype.to_ascii_uppercase(),
-                verb("read")
-            ),
-            ["providers", "microsoft.resources", "tags", "default"] => {
+            ("microsoft.network", network) => network_action(network, verb)?,
+            ("microsoft.resources", ["tags", "default"]) => {
                 format!("Microsoft.Resources/tags/{}", verb("read"))
             }
             _ => return None,
@@ -292,5 +278,23 @@ mod tests {
             None,
             "operation polls are not checked"
         );
+    }
+
+    #[test]
+    fn permission_reads_and_tag_writes_are_checked_and_other_providers_are_not() {
+        let action = |method, path: &str| {
+            let segments: Vec<&str> = path.split('/').collect();
+            required_action(method, &segments)
+        };
+        let rg = "resourcegroups/rg/providers";
+        let permissions = action("GET", &format!("{rg}/microsoft.authorization/permissions"));
+        assert_eq!(
+            permissions.as_deref(),
+            Some("Microsoft.Authorization/permissions/read")
+        );
+        let tags = action("PUT", &format!("{rg}/microsoft.resources/tags/default"));
+        assert_eq!(tags.as_deref(), Some("Microsoft.Resources/tags/write"));
+        let vm = action("PUT", &format!("{rg}/microsoft.compute/virtualmachines/vm"));
+        assert_eq!(vm, None, "the fake serves no compute: nothing to check");
     }
 }

@@ -22,6 +22,21 @@ pub struct RecordSet {
     pub metadata: Value,
 }
 
+impl RecordSet {
+    /// This set of the record `name` (`@`: the apex) of `zone` as the inspections show it:
+    /// `"<fqdn> <TYPE>"` and its values, sorted.
+    pub fn shown(&self, zone: &str, rtype: &str, name: &str) -> (String, Vec<String>) {
+        let fqdn = if name == "@" {
+            zone.to_string()
+        } else {
+            format!("{name}.{zone}")
+        };
+        let mut values: Vec<String> = self.values.iter().map(IpAddr::to_string).collect();
+        values.sort();
+        (format!("{fqdn} {rtype}"), values)
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct DnsZone {
     pub etag: String,
@@ -57,41 +72,34 @@ impl World {
                 ),
             );
         };
-        let id = format!(
-            "{}/providers/Microsoft.Network/{}/{zone}",
-            rg_id(rg_name),
-            if private {
-                "privateDnsZones"
-            } else {
-                "dnszones"
-            }
-        );
-        let body = if private {
-            json!({
-                "id": id, "name": zone, "type": "Microsoft.Network/privateDnsZones",
-                "etag": z.etag, "location": "global", "tags": {},
-                "properties": {
-                    "maxNumberOfRecordSets": 25000,
-                    "numberOfRecordSets": z.records.len() + 1,
-                    "maxNumberOfVirtualNetworkLinks": 1000,
-                    "numberOfVirtualNetworkLinks": 1,
-                    "maxNumberOfVirtualNetworkLinksWithRegistration": 100,
-                    "numberOfVirtualNetworkLinksWithRegistration": 0,
-                    "provisioningState": "Succeeded",
-                },
-            })
+        let (kind, properties) = if private {
+            let properties = json!({
+                "maxNumberOfRecordSets": 25000,
+                "numberOfRecordSets": z.records.len() + 1,
+                "maxNumberOfVirtualNetworkLinks": 1000,
+                "numberOfVirtualNetworkLinks": 1,
+                "maxNumberOfVirtualNetworkLinksWithRegistration": 100,
+                "numberOfVirtualNetworkLinksWithRegistration": 0,
+                "provisioningState": "Succeeded",
+            });
+            ("privateDnsZones", properties)
         } else {
-            json!({
-                "id": id, "name": zone, "type": "Microsoft.Network/dnszones",
-                "etag": z.etag, "location": "global", "tags": {},
-                "properties": {
-                    "maxNumberOfRecordSets": 10000,
-                    "numberOfRecordSets": z.records.len() + 2,
-                    "nameServers": ["ns1-01.azure-dns.com.", "ns2-01.azure-dns.net.", "ns3-01.azure-dns.org.", "ns4-01.azure-dns.info."],
-                    "zoneType": "Public",
-                },
-            })
+            let properties = json!({
+                "maxNumberOfRecordSets": 10000,
+                "numberOfRecordSets": z.records.len() + 2,
+                "nameServers": ["ns1-01.azure-dns.com.", "ns2-01.azure-dns.net.", "ns3-01.azure-dns.org.", "ns4-01.azure-dns.info."],
+                "zoneType": "Public",
+            });
+            ("dnszones", properties)
         };
+        let id = format!(
+            "{}/providers/Microsoft.Network/{kind}/{zone}",
+            rg_id(rg_name)
+        );
+        let body = json!({
+            "id": id, "name": zone, "type": format!("Microsoft.Network/{kind}"),
+            "etag": z.etag, "location": "global", "tags": {}, "properties": properties,
+        });
         Reply::json(200, body)
     }
 
@@ -403,16 +411,7 @@ impl super::AzureSim {
         };
         z.records
             .iter()
-            .map(|((rtype, name), set)| {
-                let fqdn = if name == "@" {
-                    zone.to_string()
-                } else {
-                    format!("{name}.{zone}")
-                };
-                let mut values: Vec<String> = set.values.iter().map(IpAddr::to_string).collect();
-                values.sort();
-                (format!("{fqdn} {rtype}"), values)
-            })
+            .map(|((rtype, name), set)| set.shown(zone, rtype, name))
             .collect()
     }
 }

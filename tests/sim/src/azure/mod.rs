@@ -33,7 +33,7 @@ pub use world::{
     INSTALLER_VNET, LOCATION, NETWORK_RG, PRIVATE_ZONE, PUBLIC_ZONE, SUBSCRIPTION, TENANT, VNET,
 };
 
-use crate::proxy::{FaultStats, Faults, Proxy, Service};
+use crate::proxy::{Proxy, Service};
 use anyhow::{Context, Result};
 use arm::{Call, Reply};
 use bytes::Bytes;
@@ -105,6 +105,40 @@ impl Drop for AzureSim {
 
 type Shared = Arc<Mutex<World>>;
 
+/// Accepts connections on `listener`, over TLS when `tls` is given, and answers each request
+/// with `handler(request, world)`.
+fn serve<H, F>(
+    listener: TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    world: Shared,
+    handler: H,
+) -> tokio::task::JoinHandle<()>
+where
+    H: Fn(Request<Incoming>, Shared) -> F + Copy + Send + Sync + 'static,
+    F: Future<Output = Result<Response<Full<Bytes>>, hyper::Error>> + Send + 'static,
+{
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (w, tls) = (world.clone(), tls.clone());
+            tokio::spawn(async move {
+                let service = service_fn(move |req| handler(req, w.clone()));
+                let builder = http1::Builder::new();
+                let _ = match tls {
+                    None => {
+                        builder
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await
+                    }
+                    Some(tls) => match tls.accept(stream).await {
+                        Ok(tls) => builder.serve_connection(TokioIo::new(tls), service).await,
+                        Err(_) => return,
+                    },
+                };
+            });
+        }
+    })
+}
+
 fn lock(world: &Shared) -> std::sync::MutexGuard<'_, World> {
     world.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -128,48 +162,14 @@ impl AzureSim {
         let arm_tls_addr = arm_tls.local_addr()?;
         let (ca_pem, server) = pki()?;
         let acceptor = tokio_rustls::TlsAcceptor::from(server);
-        let w1 = world.clone();
-        let arm_task = tokio::spawn(async move {
-            while let Ok((stream, _)) = arm.accept().await {
-                let w = w1.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req| arm_handler(req, w.clone(), "http"));
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
+        let arm_task = serve(arm, None, world.clone(), |req, w| {
+            arm_handler(req, w, "http")
         });
-        let (w3, tls_acceptor) = (world.clone(), acceptor.clone());
-        let arm_tls_task = tokio::spawn(async move {
-            while let Ok((stream, _)) = arm_tls.accept().await {
-                let (w, acceptor) = (w3.clone(), tls_acceptor.clone());
-                tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(stream).await else {
-                        return;
-                    };
-                    let service = service_fn(move |req| arm_handler(req, w.clone(), "https"));
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(tls), service)
-                        .await;
-                });
-            }
+        let tls = Some(acceptor);
+        let arm_tls_task = serve(arm_tls, tls.clone(), world.clone(), |req, w| {
+            arm_handler(req, w, "https")
         });
-        let w2 = world.clone();
-        let login_task = tokio::spawn(async move {
-            while let Ok((stream, _)) = login.accept().await {
-                let (w, acceptor) = (w2.clone(), acceptor.clone());
-                tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(stream).await else {
-                        return;
-                    };
-                    let service = service_fn(move |req| login_handler(req, w.clone()));
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(tls), service)
-                        .await;
-                });
-            }
-        });
+        let login_task = serve(login, tls, world.clone(), login_handler);
         Ok(Self {
             arm_addr,
             arm_tls_addr,
@@ -279,27 +279,28 @@ impl AzureSim {
 
     /// The compute subnet's range: where the internal load balancer takes its frontend IP.
     pub fn compute_subnet_range(&self) -> Option<crate::kube::Ipv4Cidr> {
-        let w = lock(&self.world);
-        w.vnet
-            .subnets
-            .iter()
-            .find(|s| s.name == COMPUTE_SUBNET || s.name == INSTALLER_COMPUTE_SUBNET)
-            .and_then(|s| {
-                u8::try_from(s.len)
-                    .ok()
-                    .map(|len| crate::kube::Ipv4Cidr::new(s.network, len))
-            })
+        self.compute_subnet(|s| {
+            u8::try_from(s.len)
+                .ok()
+                .map(|len| crate::kube::Ipv4Cidr::new(s.network, len))
+        })
     }
 
     /// The compute subnet's IPv6 prefix, when it is dual stack.
     pub fn compute_subnet_range_ipv6(&self) -> Option<crate::kube::Ipv6Cidr> {
+        self.compute_subnet(|s| {
+            s.ipv6
+                .map(|(net, len)| crate::kube::Ipv6Cidr::new(net, len))
+        })
+    }
+
+    /// `fact` of the compute subnet (by the fixture's name or the installer's).
+    fn compute_subnet<T>(&self, fact: impl FnOnce(&network::Subnet) -> Option<T>) -> Option<T> {
         let w = lock(&self.world);
-        w.vnet
-            .subnets
-            .iter()
+        let mut subnets = w.vnet.subnets.iter();
+        subnets
             .find(|s| s.name == COMPUTE_SUBNET || s.name == INSTALLER_COMPUTE_SUBNET)
-            .and_then(|s| s.ipv6)
-            .map(|(net, len)| crate::kube::Ipv6Cidr::new(net, len))
+            .and_then(fact)
     }
 
     /// What exists now:
@@ -329,15 +330,9 @@ impl AzureSim {
         for ((private, _, zone), z) in &w.zones {
             let vis = if *private { "private" } else { "public" };
             for ((rtype, name), set) in &z.records {
-                let fqdn = if name == "@" {
-                    zone.clone()
-                } else {
-                    format!("{name}.{zone}")
-                };
-                let mut values: Vec<String> = set.values.iter().map(IpAddr::to_string).collect();
-                values.sort();
-                zones[vis][format!("{fqdn} {rtype}")] = json!(values);
-                etags[vis][format!("{fqdn} {rtype}")] = json!(set.etag);
+                let (key, values) = set.shown(zone, rtype, name);
+                zones[vis][&key] = json!(values);
+                etags[vis][&key] = json!(set.etag);
             }
         }
         json!({
@@ -417,12 +412,7 @@ async fn arm_handler(
     let reply = {
         let mut w = lock(&world);
         let cloud = w.cloud;
-        let path: Vec<&str> = parts
-            .uri
-            .path()
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .collect();
+        let path = segments(&parts.uri);
         let refused = |t: &String| {
             w.tokens
                 .get(t)
@@ -509,6 +499,11 @@ fn to_response(reply: Reply) -> Response<Full<Bytes>> {
     response
 }
 
+/// The non-empty segments of the request's path.
+fn segments(uri: &hyper::Uri) -> Vec<&str> {
+    uri.path().split('/').filter(|s| !s.is_empty()).collect()
+}
+
 /// Entra ID's v2 token endpoint, client-credentials grant only.
 async fn login_handler(
     req: Request<Incoming>,
@@ -517,12 +512,7 @@ async fn login_handler(
     let (parts, body) = req.into_parts();
     let body = body.collect().await?.to_bytes();
     let form: BTreeMap<String, String> = url::form_urlencoded::parse(&body).into_owned().collect();
-    let segments: Vec<&str> = parts
-        .uri
-        .path()
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .collect();
+    let segments = segments(&parts.uri);
     let aad = |status: u16, error: &str, description: &str| Reply {
         status,
         headers: Vec::new(),
@@ -602,6 +592,8 @@ pub struct AzurePeers {
     pub ca_file: PathBuf,
 }
 
+crate::proxy::counting_proxies!(AzurePeers: arm_proxy);
+
 impl AzurePeers {
     pub async fn start() -> Result<Self> {
         Self::start_with(AzureSimOptions::default()).await
@@ -654,35 +646,6 @@ impl AzurePeers {
                 self.ca_file.display().to_string(),
             ),
         ]
-    }
-
-    /// Mutating ARM calls (anything but GET) the agent made since the last reset.
-    pub fn mutating_calls(&self) -> Vec<String> {
-        self.arm_proxy.mutating_calls()
-    }
-
-    pub fn reset_counts(&self) {
-        self.arm_proxy.reset();
-    }
-
-    /// Injects `faults` into every call the agent makes (each proxy its own seed, derived
-    /// from `faults.seed`).
-    pub fn inject_faults(&self, faults: &Faults) {
-        self.arm_proxy.inject(Faults {
-            seed: faults.seed.wrapping_add(0),
-            ..faults.clone()
-        });
-    }
-
-    pub fn stop_faults(&self) {
-        self.arm_proxy.stop_faults();
-    }
-
-    /// Requests seen and faults injected, over all proxies, since [`Self::inject_faults`].
-    pub fn fault_stats(&self) -> FaultStats {
-        let mut stats = FaultStats::default();
-        stats.add(&self.arm_proxy.fault_stats());
-        stats
     }
 
     /// What the local API server's load-balancer controller knows of this cloud: the compute

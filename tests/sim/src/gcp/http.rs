@@ -122,7 +122,7 @@ async fn handle(
                 segments: path
                     .split('/')
                     .filter(|s| !s.is_empty())
-                    .map(percent_decode)
+                    .map(crate::percent::decode)
                     .collect(),
                 query,
                 body,
@@ -200,44 +200,7 @@ fn parse_query(query: &str) -> BTreeMap<String, String> {
         .filter(|kv| !kv.is_empty())
         .map(|kv| {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-            (percent_decode(k), percent_decode(v))
+            (crate::percent::decode(k), crate::percent::decode(v))
         })
         .collect()
-}
-
-/// Decodes `%XX` and `+` (query strings encode spaces either way).
-pub fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-                match u8::from_str_radix(hex, 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn query_strings_decode() {
-        assert_eq!(percent_decode("a%20b+c%3A%2A"), "a b c:*");
-        assert_eq!(percent_decode("100%"), "100%");
-        assert_eq!(percent_decode("%4"), "%4");
-    }
 }

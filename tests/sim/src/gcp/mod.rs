@@ -30,7 +30,7 @@ mod http;
 mod iam;
 mod reads;
 
-use crate::proxy::{FaultStats, Faults, Proxy, Service};
+use crate::proxy::{Proxy, Service};
 use anyhow::Result;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -507,6 +507,8 @@ pub struct GcpPeers {
     pub dns_proxy: Proxy,
 }
 
+crate::proxy::counting_proxies!(GcpPeers: compute_proxy, dns_proxy);
+
 impl GcpPeers {
     pub async fn start(options: FakeOptions) -> Result<Self> {
         let fake = GcpFake::start(options).await?;
@@ -547,44 +549,6 @@ impl GcpPeers {
             gcp_compute_subnet: self.fake.cloud_config_subnet_range(),
             ..Default::default()
         }
-    }
-
-    /// Mutating calls the agent made through both proxies since the last reset.
-    pub fn mutating_calls(&self) -> Vec<String> {
-        let mut calls = self.compute_proxy.mutating_calls();
-        calls.extend(self.dns_proxy.mutating_calls());
-        calls
-    }
-
-    pub fn reset_counts(&self) {
-        self.compute_proxy.reset();
-        self.dns_proxy.reset();
-    }
-
-    /// Injects `faults` into every call the agent makes (each proxy its own seed, derived
-    /// from `faults.seed`).
-    pub fn inject_faults(&self, faults: &Faults) {
-        self.compute_proxy.inject(Faults {
-            seed: faults.seed.wrapping_add(0),
-            ..faults.clone()
-        });
-        self.dns_proxy.inject(Faults {
-            seed: faults.seed.wrapping_add(1),
-            ..faults.clone()
-        });
-    }
-
-    pub fn stop_faults(&self) {
-        self.compute_proxy.stop_faults();
-        self.dns_proxy.stop_faults();
-    }
-
-    /// Requests seen and faults injected, over all proxies, since [`Self::inject_faults`].
-    pub fn fault_stats(&self) -> FaultStats {
-        let mut stats = FaultStats::default();
-        stats.add(&self.compute_proxy.fault_stats());
-        stats.add(&self.dns_proxy.fault_stats());
-        stats
     }
 
     /// What exists now: `{addresses: [{name, ip, status, addressType, purpose, subnetwork,

@@ -3,6 +3,7 @@
 
 use super::status::ApiError;
 use super::{Shared, discovery, meta, rest};
+use crate::percent;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::{Frame, Incoming, SizeHint};
@@ -82,6 +83,15 @@ pub(super) fn respond(code: u16, body: &Value) -> Response<Body> {
     let mut r = Response::new(Body::Full(Some(Bytes::from(bytes))));
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let h = r.headers_mut();
+    json_headers(h);
+    if let Ok(v) = hyper::header::HeaderValue::from_str(&meta::new_uid()) {
+        h.insert("audit-id", v);
+    }
+    r
+}
+
+/// The headers of every JSON answer, watch streams included.
+pub(super) fn json_headers(h: &mut hyper::HeaderMap) {
     h.insert(
         "content-type",
         hyper::header::HeaderValue::from_static("application/json"),
@@ -90,41 +100,10 @@ pub(super) fn respond(code: u16, body: &Value) -> Response<Body> {
         "cache-control",
         hyper::header::HeaderValue::from_static("no-cache, private"),
     );
-    if let Ok(v) = hyper::header::HeaderValue::from_str(&meta::new_uid()) {
-        h.insert("audit-id", v);
-    }
-    r
 }
 
 pub(super) fn error(e: &ApiError) -> Response<Body> {
     respond(e.code, &e.to_status())
-}
-
-/// Percent-decoding of one query component (`+` is a space).
-fn decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => {
-                match std::str::from_utf8(&b[i + 1..i + 3])
-                    .ok()
-                    .and_then(|h| u8::from_str_radix(h, 16).ok())
-                {
-                    Some(v) => {
-                        out.push(v);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 pub(super) fn is_true(v: &str) -> bool {
@@ -136,8 +115,8 @@ pub fn query_pairs(q: Option<&str>) -> Vec<(String, String)> {
         .split('&')
         .filter(|p| !p.is_empty())
         .map(|p| match p.split_once('=') {
-            Some((k, v)) => (decode(k), decode(v)),
-            None => (decode(p), String::new()),
+            Some((k, v)) => (percent::decode(k), percent::decode(v)),
+            None => (percent::decode(p), String::new()),
         })
         .collect()
 }

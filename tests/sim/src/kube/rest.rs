@@ -5,7 +5,7 @@
 use super::Shared;
 use super::apply::Scope;
 use super::delete::{self, DeleteOpts};
-use super::http::{Body, Req, error, is_true, respond};
+use super::http::{Body, Req, error, is_true, json_headers, respond};
 use super::ops::{self, PatchType, WriteCtx};
 use super::resources::{RESOURCES, find};
 use super::selector::{FieldSelector, LabelSelector};
@@ -119,23 +119,31 @@ fn ctx(r: &Req) -> Result<(String, bool), ApiError> {
 }
 
 fn create(shared: &Shared, res: usize, ns: &str, r: &Req) -> Result<(u16, Value), ApiError> {
-    let body = body_value(r)?;
-    let (manager, dry_run) = ctx(r)?;
-    let wc = WriteCtx {
-        manager: &manager,
-        dry_run,
-    };
-    ops::create(&mut shared.store.lock(), res, ns, body, &wc).map(|v| (201, v))
+    write(r, |body, wc| {
+        ops::create(&mut shared.store.lock(), res, ns, body, wc)
+    })
+    .map(|v| (201, v))
 }
 
 fn update(shared: &Shared, key: &Key, scope: Scope, r: &Req) -> Result<(u16, Value), ApiError> {
+    write(r, |body, wc| {
+        ops::update(&mut shared.store.lock(), key, body, scope, wc)
+    })
+    .map(|v| (200, v))
+}
+
+/// Runs the create or update `op` with the request's body and write context.
+fn write(
+    r: &Req,
+    op: impl FnOnce(Value, &WriteCtx) -> Result<Value, ApiError>,
+) -> Result<Value, ApiError> {
     let body = body_value(r)?;
     let (manager, dry_run) = ctx(r)?;
     let wc = WriteCtx {
         manager: &manager,
         dry_run,
     };
-    ops::update(&mut shared.store.lock(), key, body, scope, &wc).map(|v| (200, v))
+    op(body, &wc)
 }
 
 fn patch(shared: &Shared, key: &Key, scope: Scope, r: &Req) -> Result<(u16, Value), ApiError> {
@@ -337,14 +345,6 @@ fn watch(shared: &Arc<Shared>, res: usize, ns: Option<String>, r: &Req) -> Respo
         shared.shutdown.clone(),
     );
     let mut resp = Response::new(Body::Stream(rx));
-    let h = resp.headers_mut();
-    h.insert(
-        "content-type",
-        hyper::header::HeaderValue::from_static("application/json"),
-    );
-    h.insert(
-        "cache-control",
-        hyper::header::HeaderValue::from_static("no-cache, private"),
-    );
+    json_headers(resp.headers_mut());
     resp
 }

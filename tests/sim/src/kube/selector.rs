@@ -38,24 +38,20 @@ fn terms(s: &str) -> Vec<&str> {
 }
 
 fn key(k: &str) -> Result<String, String> {
-    let k = k.trim();
-    if is_label_key(k) {
-        Ok(k.to_string())
-    } else {
-        Err(format!(
-            "unable to parse requirement: invalid label key {k:?}"
-        ))
-    }
+    checked(k, is_label_key, "invalid label key")
 }
 
 fn value(v: &str) -> Result<String, String> {
-    let v = v.trim();
-    if is_label_value(v) {
-        Ok(v.to_string())
+    checked(v, is_label_value, "invalid label value:")
+}
+
+/// `text` trimmed, if `valid`; else the parser's error, `refusal` and the text.
+fn checked(text: &str, valid: fn(&str) -> bool, refusal: &str) -> Result<String, String> {
+    let text = text.trim();
+    if valid(text) {
+        Ok(text.to_string())
     } else {
-        Err(format!(
-            "unable to parse requirement: invalid label value: {v:?}"
-        ))
+        Err(format!("unable to parse requirement: {refusal} {text:?}"))
     }
 }
 

@@ -122,6 +122,12 @@ fn in_range(ip: &str) -> bool {
     }
 }
 
+/// The string `spec.<key>`, set to `default` when omitted.
+fn str_or_default(spec: &mut serde_json::Map<String, Value>, key: &str, default: &str) -> String {
+    let value = spec.entry(key).or_insert(json!(default));
+    value.as_str().unwrap_or("").to_string()
+}
+
 pub fn defaults(inner: &Inner, key: &Key, old: Option<&Value>, obj: &mut Value) -> Vec<FieldErr> {
     let mut errs = Vec::new();
     let old_spec = old
@@ -130,12 +136,7 @@ pub fn defaults(inner: &Inner, key: &Key, old: Option<&Value>, obj: &mut Value) 
         .unwrap_or(json!({}));
     let (used_ips, used_ports) = allocated(inner, key);
     let spec = meta::obj_mut(obj, &["spec"]);
-    let typ = spec
-        .entry("type")
-        .or_insert(json!("ClusterIP"))
-        .as_str()
-        .unwrap_or("")
-        .to_string();
+    let typ = str_or_default(spec, "type", "ClusterIP");
     spec.entry("sessionAffinity").or_insert(json!("None"));
     if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
         for p in ports.iter_mut().filter_map(Value::as_object_mut) {
@@ -182,12 +183,7 @@ pub fn defaults(inner: &Inner, key: &Key, old: Option<&Value>, obj: &mut Value) 
             }
         }
         (None, _) => {
-            let policy = spec
-                .entry("ipFamilyPolicy")
-                .or_insert(json!("SingleStack"))
-                .as_str()
-                .unwrap_or("")
-                .to_string();
+            let policy = str_or_default(spec, "ipFamilyPolicy", "SingleStack");
             let mut families: Vec<String> = spec
                 .get("ipFamilies")
                 .and_then(Value::as_array)

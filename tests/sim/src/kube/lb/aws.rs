@@ -94,6 +94,31 @@ fn list(svc: &Value, key: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Addresses the Service gives per subnet (`count` of `what`): none, or one per subnet when
+/// the scheme is the one they are for (`allowed`, the `for_scheme` load balancers).
+fn per_subnet(
+    what: &str,
+    count: usize,
+    subnets: usize,
+    allowed: bool,
+    for_scheme: &str,
+) -> Result<(), String> {
+    if count == 0 {
+        return Ok(());
+    }
+    if !allowed {
+        return Err(format!(
+            "{what} can only be set for {for_scheme} load balancers"
+        ));
+    }
+    if count != subnets {
+        return Err(format!(
+            "count of {what} ({count}) and subnets ({subnets}) must match"
+        ));
+    }
+    Ok(())
+}
+
 /// The model, or why it cannot be built (the text after "Failed build model due to").
 pub fn build(svc: &Value) -> Result<Model, String> {
     let internal = match meta::get_str(svc, &["metadata", "annotations", SCHEME]) {
@@ -110,34 +135,22 @@ pub fn build(svc: &Value) -> Result<Model, String> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let eips = list(svc, EIPS);
-    if !private_ips.is_empty() {
-        if !internal {
-            return Err(
-                "private IPv4 addresses can only be set for internal load balancers".into(),
-            );
-        }
-        if private_ips.len() != subnets.len() {
-            return Err(format!(
-                "count of private IPv4 addresses ({}) and subnets ({}) must match",
-                private_ips.len(),
-                subnets.len()
-            ));
-        }
-    }
-    if !eips.is_empty() {
-        if internal {
-            return Err(
-                "EIP allocations can only be set for internet facing load balancers".into(),
-            );
-        }
-        if eips.len() != subnets.len() {
-            return Err(format!(
-                "count of EIP allocations ({}) and subnets ({}) must match",
-                eips.len(),
-                subnets.len()
-            ));
-        }
-    }
+    let subnet_count = subnets.len();
+    let (ip_count, eip_count) = (private_ips.len(), eips.len());
+    per_subnet(
+        "private IPv4 addresses",
+        ip_count,
+        subnet_count,
+        internal,
+        "internal",
+    )?;
+    per_subnet(
+        "EIP allocations",
+        eip_count,
+        subnet_count,
+        !internal,
+        "internet facing",
+    )?;
     let lb_name = lb_name(svc);
     Ok(Model {
         description: format!("ELB net/{lb_name}/{}", lb_id(svc)),
@@ -362,21 +375,16 @@ pub async fn release(ec2: Option<&Ec2>, nlb: &Nlb) {
     let Some(ec2) = ec2 else {
         return;
     };
-    for association in &nlb.associations {
-        let _ = ec2
-            .call(
-                "DisassociateAddress",
-                &[("AssociationId".to_string(), association.clone())],
-            )
-            .await;
-    }
-    for eni in &nlb.enis {
-        let _ = ec2
-            .call(
-                "DeleteNetworkInterface",
-                &[("NetworkInterfaceId".to_string(), eni.clone())],
-            )
-            .await;
+    let disassociations = nlb
+        .associations
+        .iter()
+        .map(|id| ("DisassociateAddress", "AssociationId", id));
+    let deletions = nlb
+        .enis
+        .iter()
+        .map(|id| ("DeleteNetworkInterface", "NetworkInterfaceId", id));
+    for (action, param, id) in disassociations.chain(deletions) {
+        let _ = ec2.call(action, &[(param.to_string(), id.clone())]).await;
     }
 }
 
