@@ -9,7 +9,6 @@
 mod common;
 
 use bootstrap_sim::azure::{AzurePeers, AzureSimOptions};
-use bootstrap_sim::kube::{KubeSim, KubeSimOptions};
 use bootstrap_sim::{Fault, Faults, Hold};
 use common::azure::*;
 use common::*;
@@ -280,12 +279,7 @@ async fn dual_stack_run_reaches_done_with_both_families_on_the_internal_load_bal
     kube.clear_request_log();
     h.run(&["run"]).await;
     assert!(h.calls().is_empty(), "cloud: {:?}", h.calls());
-    let kube_mutations: Vec<_> = kube
-        .request_log()
-        .into_iter()
-        // A SelfSubjectAccessReview (preflight) asks; it creates nothing.
-        .filter(|(m, p)| m != "GET" && !p.contains("selfsubjectaccessreviews"))
-        .collect();
+    let kube_mutations = kube_mutations(&kube);
     assert!(kube_mutations.is_empty(), "kube: {kube_mutations:?}");
 }
 
@@ -295,27 +289,19 @@ async fn dual_stack_run_reaches_done_with_both_families_on_the_internal_load_bal
 #[tokio::test(flavor = "multi_thread")]
 async fn dual_stack_internal_services_without_ip_families_fail_the_gate() {
     let mut h = AzureHarness::new("azure-dualstack").await;
-    let kube = KubeSim::start(KubeSimOptions {
-        cloud: h.peers.lb_cloud(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    h.run_flags(kube.kubeconfig_path(), "3s");
-    let templates = h.templates_with("azure", |name, text| {
-        if name.starts_with("internal-lb") {
-            text.replace(
-                "  ipFamilyPolicy: RequireDualStack\n  ipFamilies: [IPv4, IPv6]\n",
-                "",
-            )
-        } else {
-            text
-        }
-    });
-    h.extra.extend(templates);
-    let out = h.command(&["run"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let _kube = h.local_api_failing_fast().await;
+    let stderr = h
+        .run_into_the_gate_with_templates("azure", |name, text| {
+            if name.starts_with("internal-lb") {
+                text.replace(
+                    "  ipFamilyPolicy: RequireDualStack\n  ipFamilies: [IPv4, IPv6]\n",
+                    "",
+                )
+            } else {
+                text
+            }
+        })
+        .await;
     assert!(
         stderr.contains(&format!(
             "the load balancer holds {EXPECTED_PRIVATE_IP} but DNS points at the reserved {EXPECTED_PRIVATE_IP}, {EXPECTED_PRIVATE_IPV6}"
@@ -325,26 +311,10 @@ async fn dual_stack_internal_services_without_ip_families_fail_the_gate() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn neither_the_client_secret_nor_the_token_is_printed_even_at_trace() {
-    let h = AzureHarness::new("azure").await;
-    // At trace, reqwest, hyper, azure_core and azure_identity all log.
-    h.assert_reserve_never_leaks(&[
-        ("fixture-secret-DO-NOT-LOG", "secret"),
-        ("fake-arm-token", "token"),
-    ])
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     let mut h = AzureHarness::new("azure").await;
-    let kube = KubeSim::start(KubeSimOptions {
-        cloud: h.peers.lb_cloud(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    h.run_flags(kube.kubeconfig_path(), "60s");
+    let cloud = h.peers.lb_cloud();
+    let kube = h.local_api(cloud).await;
     let done = h.done_file();
     h.run(&["run"]).await;
     let check = |status: Value, world: &AzureWorld| {
@@ -353,28 +323,12 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     };
     let status = h.status().await;
     check(status, &h.world().await);
-    let internal = kube
-        .get(
-            "",
-            "v1",
-            "services",
-            Some("openshift-kube-apiserver"),
-            "internal-lb",
-        )
-        .unwrap();
+    let internal = apiserver_service(&kube, "internal-lb");
     assert_eq!(
         internal["metadata"]["annotations"]["service.beta.kubernetes.io/azure-load-balancer-ipv4"],
         EXPECTED_PRIVATE_IP
     );
-    let external = kube
-        .get(
-            "",
-            "v1",
-            "services",
-            Some("openshift-kube-apiserver"),
-            "external-lb",
-        )
-        .unwrap();
+    let external = apiserver_service(&kube, "external-lb");
     assert_eq!(
         external["metadata"]["annotations"]["service.beta.kubernetes.io/azure-load-balancer-ipv4"],
         Value::from(h.world().await.public_ip("IPv4")[0].clone())
@@ -395,12 +349,7 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     kube.clear_request_log();
     h.run(&["run"]).await;
     assert!(h.calls().is_empty(), "cloud: {:?}", h.calls());
-    let kube_mutations: Vec<_> = kube
-        .request_log()
-        .into_iter()
-        // A SelfSubjectAccessReview (preflight) asks; it creates nothing.
-        .filter(|(m, p)| m != "GET" && !p.contains("selfsubjectaccessreviews"))
-        .collect();
+    let kube_mutations = kube_mutations(&kube);
     assert!(kube_mutations.is_empty(), "kube: {kube_mutations:?}");
     let status = h.status().await;
     check(status, &h.world().await);
@@ -409,24 +358,9 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
 #[tokio::test(flavor = "multi_thread")]
 async fn run_resumes_after_sigkill_during_reserve() {
     let mut h = AzureHarness::new("azure").await;
-    let kube = KubeSim::start(KubeSimOptions {
-        cloud: h.peers.lb_cloud(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    h.extra = vec![
-        "--kubeconfig".into(),
-        kube.kubeconfig_path().display().to_string(),
-        "--gate-timeout".into(),
-        "60s".into(),
-        // Not the default one-TTL drain: this test is about resuming, not the drain.
-        "--drain-wait".into(),
-        "0s".into(),
-        // The local API server stands in for every load balancer on the wire.
-        "--wire-dial-override".into(),
-        wire_overrides(kube.kubeconfig_path()),
-    ];
+    // Run flags without the default one-TTL drain: this test is about resuming, not the drain.
+    let cloud = h.peers.lb_cloud();
+    let _kube = h.local_api(cloud).await;
     h.kill_at(&["run"], Hold::After(1)).await;
     h.run(&["run"]).await;
     let status = h.status().await;
@@ -441,13 +375,7 @@ async fn a_wrong_client_secret_fails_without_mutating_and_is_never_echoed() {
     let mut h = AzureHarness::new("azure").await;
     // A copy of the fixture whose creds secret holds a wrong client secret.
     let assets = h.dir.path().join("assets");
-    for sub in ["manifests", "openshift"] {
-        std::fs::create_dir_all(assets.join(sub)).unwrap();
-        for entry in std::fs::read_dir(h.assets.join(sub)).unwrap() {
-            let entry = entry.unwrap();
-            std::fs::copy(entry.path(), assets.join(sub).join(entry.file_name())).unwrap();
-        }
-    }
+    agent::fixtures::copy_dir(&h.assets, &assets);
     let secret = assets.join("openshift/99_cloud-creds-secret.yaml");
     let text = std::fs::read_to_string(&secret).unwrap();
     // base64("wrong-secret-XYZZY-0123456") instead of the fixture's secret.
@@ -457,14 +385,8 @@ async fn a_wrong_client_secret_fails_without_mutating_and_is_never_echoed() {
     );
     std::fs::write(&secret, text).unwrap();
     h.assets = assets;
-    let out = h
-        .command(&["reserve"])
-        .env("BOOTSTRAP_AGENT_LOG", "trace")
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    h.env.push(("BOOTSTRAP_AGENT_LOG".into(), "trace".into()));
+    let (_, stderr) = h.run_exits(&["reserve"], 1).await;
     assert!(
         stderr.contains("AADSTS7000215"),
         "the authority's reason: {stderr}"
@@ -479,25 +401,17 @@ async fn a_wrong_client_secret_fails_without_mutating_and_is_never_echoed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn two_internal_services_on_one_ip_and_port_fail_the_gate() {
     let mut h = AzureHarness::new("azure").await;
-    let kube = KubeSim::start(KubeSimOptions {
-        cloud: h.peers.lb_cloud(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    h.run_flags(kube.kubeconfig_path(), "3s");
+    let kube = h.local_api_failing_fast().await;
     // machine-config-server on the API's port: one frontend IP cannot carry both rules.
-    let templates = h.templates_with("azure", |name, text| {
-        if name == "internal-lb-machine-config-server.yaml" {
-            text.replace("port: 22623", "port: 6443")
-        } else {
-            text
-        }
-    });
-    h.extra.extend(templates);
-    let out = h.command(&["run"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let stderr = h
+        .run_into_the_gate_with_templates("azure", |name, text| {
+            if name == "internal-lb-machine-config-server.yaml" {
+                text.replace("port: 22623", "port: 6443")
+            } else {
+                text
+            }
+        })
+        .await;
     let refused: Vec<Value> = [
         ("openshift-kube-apiserver", "internal-lb"),
         (
@@ -525,6 +439,15 @@ fn installer_network() -> AzureSimOptions {
     }
 }
 
+/// The bootstrap makes exactly the single-stack picture with the single-stack calls (those of
+/// the shared suite), and a second one changes nothing.
+async fn assert_single_stack_bootstrap(h: &AzureHarness) {
+    h.bootstrap().await;
+    h.world().await.assert_seeded(false, &[]);
+    assert_eq!(h.calls(), sorted(AzurePeers::BOOTSTRAP_CALLS));
+    h.assert_bootstrap_converged().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn installer_default_network_is_used_by_its_default_names() {
     let h = AzureHarness::with("azure-default-network", installer_network()).await;
@@ -539,13 +462,7 @@ async fn installer_default_network_is_used_by_its_default_names() {
     }
     // The private IP is the top free address of the installer's compute subnet, found
     // through its vnet in the cluster resource group (the fake knows no other vnet).
-    h.bootstrap().await;
-    h.world().await.assert_seeded(false, &[]);
-    assert_eq!(
-        h.calls(),
-        sorted(&[PIP, TAGS, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API])
-    );
-    h.assert_bootstrap_converged().await;
+    assert_single_stack_bootstrap(&h).await;
 }
 
 // ---- publish Mixed -----------------------------------------------------------------------------
@@ -555,13 +472,7 @@ async fn installer_default_network_is_used_by_its_default_names() {
 #[tokio::test(flavor = "multi_thread")]
 async fn mixed_with_a_public_api_reserves_the_public_ip_and_writes_the_base_domain_record() {
     let h = AzureHarness::with("azure-mixed-api-external", installer_network()).await;
-    h.bootstrap().await;
-    h.world().await.assert_seeded(false, &[]);
-    assert_eq!(
-        h.calls(),
-        sorted(&[PIP, TAGS, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API])
-    );
-    h.assert_bootstrap_converged().await;
+    assert_single_stack_bootstrap(&h).await;
 }
 
 /// apiserver Internal, ingress External: the DNS manifest has a publicZone (for ingress), but
@@ -661,12 +572,8 @@ fn reservations_file(h: &AzureHarness, ip: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_leaves_them() {
     let mut h = AzureHarness::new("azure").await;
-    let kube = KubeSim::start(KubeSimOptions {
-        cloud: h.peers.lb_cloud(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let cloud = h.peers.lb_cloud();
+    let kube = h.local_api(cloud).await;
     let kubeconfig = kube.kubeconfig_path().display().to_string();
     // 1. The user makes the public IP by the seed's name with the official client, and picks
     //    a free private IP of the compute subnet.
@@ -702,28 +609,12 @@ async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_
         .await;
     h.run(&["dns", "teardown"]).await;
 
-    let internal = kube
-        .get(
-            "",
-            "v1",
-            "services",
-            Some("openshift-kube-apiserver"),
-            "internal-lb",
-        )
-        .unwrap();
+    let internal = apiserver_service(&kube, "internal-lb");
     assert_eq!(
         internal["status"]["loadBalancer"]["ingress"][0]["ip"],
         USER_PRIVATE_IP
     );
-    let external = kube
-        .get(
-            "",
-            "v1",
-            "services",
-            Some("openshift-kube-apiserver"),
-            "external-lb",
-        )
-        .unwrap();
+    let external = apiserver_service(&kube, "external-lb");
     assert_eq!(
         external["status"]["loadBalancer"]["ingress"][0]["ip"],
         public_ip.as_str()

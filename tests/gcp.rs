@@ -130,58 +130,11 @@ async fn a_stale_write_is_a_conflict_and_the_shared_edit_keeps_the_rivals_value(
     );
 }
 
-async fn crash_and_resume(dns: bool, hold: Hold) {
-    let h = GcpHarness::new().await;
-    if dns {
-        h.run(&["reserve"]).await;
-        h.kill_at(&["dns", "seed"], true, hold).await;
-    } else {
-        h.kill_at(&["reserve"], false, hold).await;
-    }
-    h.assert_killed_mutation_journaled().await;
-
-    h.bootstrap().await;
-    h.world().await.assert_seeded(&[]);
-    assert_eq!(
-        h.peers.fake.addresses().len(),
-        2,
-        "no duplicate, no leaked address"
-    );
-    h.assert_changes_nothing(BOOTSTRAP, "bootstrap again changes nothing")
-        .await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_before_the_second_address_resumes_without_duplicates() {
-    crash_and_resume(false, Hold::Before(2)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_after_an_address_was_inserted_but_not_journaled_resumes_without_leak() {
-    crash_and_resume(false, Hold::After(1)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_after_the_internal_address_was_inserted_resumes_without_leak() {
-    crash_and_resume(false, Hold::After(2)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_after_a_record_change_resumes_without_duplicate_values() {
-    crash_and_resume(true, Hold::After(1)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_before_a_record_change_resumes() {
-    crash_and_resume(true, Hold::Before(2)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn the_service_account_key_is_never_printed_even_at_trace() {
-    let h = GcpHarness::new().await;
-    h.assert_reserve_never_leaks(&[("fixture-secret-DO-NOT-LOG", "secret")])
-        .await;
-}
+common::suite::sigkill_suite!(GcpPeers;
+    sigkill_before_the_second_address_resumes_without_duplicates: Hold::Before(2),
+    sigkill_after_an_address_was_inserted_but_not_journaled_resumes_without_leak: Hold::After(1),
+    sigkill_after_the_internal_address_was_inserted_resumes_without_leak: Hold::After(2),
+);
 
 // --- `run` end to end ---------------------------------------------------------------------
 
@@ -255,40 +208,32 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
 
     w.kube.clear_request_log();
     w.h.assert_changes_nothing(&[&["run"]], "cloud").await;
-    let kube_mutations: Vec<(String, String)> = w
-        .kube
-        .request_log()
-        .into_iter()
-        // A SelfSubjectAccessReview (preflight) asks; it creates nothing.
-        .filter(|(m, p)| m != "GET" && !p.contains("selfsubjectaccessreviews"))
-        .collect();
+    let kube_mutations = kube_mutations(&w.kube);
     assert!(kube_mutations.is_empty(), "kube: {kube_mutations:?}");
     w.assert_done().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn run_resumes_after_kill_during_reserve() {
-    let w = RunWorld::new().await;
-    w.h.kill_at(&["run"], false, Hold::After(1)).await;
-    w.h.run(&["run"]).await;
-    w.assert_done().await;
+/// One test per `name: dns, hold`: `run` SIGKILLed at `hold` of the DNS (`dns`) or compute
+/// proxy, then run again, reaches done.
+macro_rules! run_resumes_after_kill {
+    ($($name:ident: $dns:expr, $hold:expr;)*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread")]
+            async fn $name() {
+                let w = RunWorld::new().await;
+                w.h.kill_in(&["run"], $dns, $hold).await;
+                w.h.run(&["run"]).await;
+                w.assert_done().await;
+            }
+        )*
+    };
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn run_resumes_after_kill_during_dns_seed() {
-    let w = RunWorld::new().await;
-    w.h.kill_at(&["run"], true, Hold::After(2)).await;
-    w.h.run(&["run"]).await;
-    w.assert_done().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn run_resumes_after_kill_during_bootstrap_removal() {
+run_resumes_after_kill! {
+    run_resumes_after_kill_during_reserve: false, Hold::After(1);
+    run_resumes_after_kill_during_dns_seed: true, Hold::After(2);
     // DNS mutations: 3 seeds, then the removal of the bootstrap IP.
-    let w = RunWorld::new().await;
-    w.h.kill_at(&["run"], true, Hold::Before(4)).await;
-    w.h.run(&["run"]).await;
-    w.assert_done().await;
+    run_resumes_after_kill_during_bootstrap_removal: true, Hold::Before(4);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -309,19 +254,17 @@ async fn plan_names_the_gcp_changes() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_internal_address_outside_the_compute_subnet_fails_the_gate() {
     let mut w = RunWorld::new().await;
-    // As the agent reserved it before: an address of the control-plane subnet.
-    let templates = w.h.templates_with("gcp", |_, text| {
-        text.replace(
-            "loadBalancerIP: \"{{ private_ip.ipv4 }}\"",
-            "loadBalancerIP: \"10.0.0.9\"",
-        )
-    });
     let last = w.h.extra.len() - 1;
     w.h.extra[last] = "3s".into();
-    w.h.extra.extend(templates);
-    let out = w.h.command(&["run"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    // As the agent reserved it before: an address of the control-plane subnet.
+    let stderr =
+        w.h.run_into_the_gate_with_templates("gcp", |_, text| {
+            text.replace(
+                "loadBalancerIP: \"{{ private_ip.ipv4 }}\"",
+                "loadBalancerIP: \"10.0.0.9\"",
+            )
+        })
+        .await;
     assert!(stderr.contains("internal-lb: no ingress yet"), "{stderr}");
     let refused = w
         .kube
@@ -704,6 +647,14 @@ async fn upi_mixed_adopts_what_exists_and_reserves_the_rest_unless_adopt_only() 
     );
 }
 
+/// The user reserves the internal VIP's address by the seed's name: INTERNAL with (purpose,
+/// subnetwork), or EXTERNAL (`None`).
+async fn user_private_address(h: &GcpHarness, internal: Option<(&str, &str)>) {
+    bootstrap_sim::upi::gcp_address(&h.peers.fake, "mycluster-7xk2p-rsvd-private-ipv4", internal)
+        .await
+        .unwrap();
+}
+
 /// Addresses that exist by the seed's names but cannot serve: exit 2 naming the address and
 /// what is wrong, before any change.
 #[tokio::test(flavor = "multi_thread")]
@@ -721,17 +672,9 @@ async fn upi_addresses_that_do_not_fit_are_refused_naming_them() {
             .unwrap()
     );
     // An internal address of the wrong subnetwork (purpose right).
-    bootstrap_sim::upi::gcp_address(
-        &h.peers.fake,
-        "mycluster-7xk2p-rsvd-private-ipv4",
-        Some(("SHARED_LOADBALANCER_VIP", &master)),
-    )
-    .await
-    .unwrap();
+    user_private_address(&h, Some(("SHARED_LOADBALANCER_VIP", &master))).await;
     for command in [&["plan"][..], &["reserve"]] {
-        let out = h.command(command).output().await.unwrap();
-        assert_eq!(out.status.code(), Some(2), "{command:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
+        let (_, err) = h.run_exits(command, 2).await;
         assert!(
             err.contains("address mycluster-7xk2p-rsvd-private-ipv4")
                 && err.contains("compute subnetwork"),
@@ -742,12 +685,8 @@ async fn upi_addresses_that_do_not_fit_are_refused_naming_them() {
 
     // The type: an EXTERNAL address named for the internal VIP.
     let h = GcpHarness::new().await;
-    bootstrap_sim::upi::gcp_address(&h.peers.fake, "mycluster-7xk2p-rsvd-private-ipv4", None)
-        .await
-        .unwrap();
-    let out = h.command(&["plan"]).output().await.unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    user_private_address(&h, None).await;
+    let (_, err) = h.run_exits(&["plan"], 2).await;
     assert!(
         err.contains("is EXTERNAL; the internal API needs an INTERNAL address"),
         "{err}"
@@ -756,16 +695,8 @@ async fn upi_addresses_that_do_not_fit_are_refused_naming_them() {
     // The purpose: an internal address that cannot be shared by two forwarding rules.
     let h = GcpHarness::new().await;
     let subnetwork = compute_subnetwork(&h.peers.fake);
-    bootstrap_sim::upi::gcp_address(
-        &h.peers.fake,
-        "mycluster-7xk2p-rsvd-private-ipv4",
-        Some(("GCE_ENDPOINT", &subnetwork)),
-    )
-    .await
-    .unwrap();
-    let out = h.command(&["plan"]).output().await.unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    user_private_address(&h, Some(("GCE_ENDPOINT", &subnetwork))).await;
+    let (_, err) = h.run_exits(&["plan"], 2).await;
     assert!(
         err.contains("purpose GCE_ENDPOINT") && err.contains("SHARED_LOADBALANCER_VIP"),
         "{err}"

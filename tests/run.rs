@@ -269,17 +269,7 @@ impl World {
 async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     let w = World::new(ControllerKnobs::default()).await;
     // At trace: the whole run must not print a credential (cloud keys, the cluster's token).
-    let out =
-        w.h.command(&["run"])
-            .env("BOOTSTRAP_AGENT_LOG", "trace")
-            .output()
-            .await
-            .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = w.h.run_at_trace(&["run"]).await;
     assert!(String::from_utf8_lossy(&out.stderr).contains("TRACE"));
     w.h.assert_never_leaked(
         &[&out],
@@ -380,7 +370,7 @@ async fn flapping_endpoints_and_dropped_watches_still_pass_the_gate() {
 /// SIGKILL at a step boundary, then `run` again: it ends Done with nothing duplicated or leaked.
 async fn crash_and_resume(route53: bool, hold: Hold) {
     let w = World::new(ControllerKnobs::default()).await;
-    w.h.kill_at(&["run"], route53, hold).await;
+    w.h.kill_in(&["run"], route53, hold).await;
     w.h.run(&["run"]).await;
     w.assert_done().await;
 }

@@ -59,6 +59,21 @@ pub fn signal(kube: &KubeSim) -> Value {
         .clone()
 }
 
+/// The Service `name` of namespace openshift-kube-apiserver.
+pub fn apiserver_service(kube: &KubeSim, name: &str) -> Value {
+    kube.get("", "v1", "services", Some("openshift-kube-apiserver"), name)
+        .unwrap_or_else(|| panic!("openshift-kube-apiserver/{name} missing"))
+}
+
+/// The requests to the local API server that change something, as (method, path).
+pub fn kube_mutations(kube: &KubeSim) -> Vec<(String, String)> {
+    kube.request_log()
+        .into_iter()
+        // A SelfSubjectAccessReview (preflight) asks; it creates nothing.
+        .filter(|(m, p)| m != "GET" && !p.contains("selfsubjectaccessreviews"))
+        .collect()
+}
+
 /// The agent signalled `complete` in the cluster (ConfigMap kube-system/bootstrap-agent),
 /// which it does only after the gate passed and the bootstrap IP left DNS.
 pub fn assert_gate_passed(kube: &KubeSim) {
@@ -147,7 +162,19 @@ impl Agent {
     }
 
     pub async fn run(&self, args: &[&str]) -> Output {
-        let out = self.command(args).output().await.unwrap();
+        Self::succeeds(args, self.command(args)).await
+    }
+
+    /// [`Agent::run`] logging at `trace` (where the SDKs print their whole configuration and
+    /// every identity they sign with), for the tests that no secret is printed.
+    pub async fn run_at_trace(&self, args: &[&str]) -> Output {
+        let mut command = self.command(args);
+        command.env("BOOTSTRAP_AGENT_LOG", "trace");
+        Self::succeeds(args, command).await
+    }
+
+    async fn succeeds(args: &[&str], mut command: tokio::process::Command) -> Output {
+        let out = command.output().await.unwrap();
         assert!(
             out.status.success(),
             "bootstrap-agent {args:?} failed: {}\n{}",
@@ -155,6 +182,14 @@ impl Agent {
             String::from_utf8_lossy(&out.stderr)
         );
         out
+    }
+
+    /// `args` must exit with `code` (its stderr in the failure message): (stdout, stderr).
+    pub async fn run_exits(&self, args: &[&str], code: i32) -> (String, String) {
+        let out = self.command(args).output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        (String::from_utf8_lossy(&out.stdout).to_string(), stderr)
     }
 
     /// `args` under the fault tests' step deadline, successful or not.
@@ -311,18 +346,7 @@ impl Agent {
     pub async fn assert_reserve_never_leaks(&self, secrets: &[(&str, &str)]) {
         let mut outputs = Vec::new();
         for args in [&["reserve"][..], &["dns", "seed"], &["status"]] {
-            let out = self
-                .command(args)
-                .env("BOOTSTRAP_AGENT_LOG", "trace")
-                .output()
-                .await
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            outputs.push(out);
+            outputs.push(self.run_at_trace(args).await);
         }
         assert!(
             String::from_utf8_lossy(&outputs[0].stderr).contains("TRACE"),
@@ -355,14 +379,35 @@ impl Agent {
         &mut self,
         cloud: bootstrap_sim::kube::CloudOptions,
     ) -> bootstrap_sim::kube::KubeSim {
+        self.local_api_with_gate(cloud, "60s").await
+    }
+
+    /// [`Agent::local_api`] with `run`'s gate timeout `gate_timeout`.
+    pub async fn local_api_with_gate(
+        &mut self,
+        cloud: bootstrap_sim::kube::CloudOptions,
+        gate_timeout: &str,
+    ) -> bootstrap_sim::kube::KubeSim {
         let kube = bootstrap_sim::kube::KubeSim::start(bootstrap_sim::kube::KubeSimOptions {
             cloud,
             ..Default::default()
         })
         .await
         .unwrap();
-        self.run_flags(kube.kubeconfig_path(), "60s");
+        self.run_flags(kube.kubeconfig_path(), gate_timeout);
         kube
+    }
+
+    /// `run` with the embedded Service templates of `cloud` edited by `edit` (file name,
+    /// text): it must stop at the gate (exit 4). Its stderr.
+    pub async fn run_into_the_gate_with_templates(
+        &mut self,
+        cloud: &str,
+        edit: impl Fn(&str, String) -> String,
+    ) -> String {
+        let templates = self.templates_with(cloud, edit);
+        self.extra.extend(templates);
+        self.run_exits(&["run"], 4).await.1
     }
 }
 
