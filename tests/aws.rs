@@ -190,9 +190,7 @@ async fn flat_subnet_list_is_classified_by_route_tables_and_reserved_in() {
 async fn installer_vpc_without_tagged_subnets_is_refused_before_anything_is_written() {
     // The fixture names no subnets and nothing in this VPC is tagged for the cluster.
     let (h, _) = AwsHarness::with_layout("aws-installer-vpc", &VpcLayout::Byo).await;
-    let out = h.command(&["reserve"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (_, stderr) = h.run_exits(&["reserve"], 2).await;
     assert!(
         stderr.contains("cluster-config.yaml: data.install-config: platform.aws.vpc.subnets: absent, so the installer made the VPC; but no subnet in us-east-1 has the tag kubernetes.io/cluster/mycluster-7xk2p (owned or shared)"),
         "{stderr}"
@@ -406,10 +404,7 @@ async fn the_other_accounts_zone_is_refused_without_the_assumed_role() {
             "      privateZoneIAMRole: arn:aws:iam::111122223333:role/ocp-shared-vpc-dns\n",
         ),
     ] {
-        let path = h.assets.join(file);
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains(line), "{file}");
-        std::fs::write(&path, text.replace(line, "")).unwrap();
+        h.edit_asset(file, line, "");
     }
     // Every command reads the records first: `reserve` already stops there.
     for args in [&["reserve"][..], &["dns", "seed"]] {
@@ -479,22 +474,12 @@ async fn every_eip_comes_from_the_public_ipv4_pool() {
 #[tokio::test(flavor = "multi_thread")]
 async fn plan_and_preflight_refuse_a_pool_with_too_few_free_addresses() {
     let h = AwsHarness::new("aws-public-ipv4-pool").await;
-    let path = h.assets.join("manifests/cluster-config.yaml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        text.replace(
-            "ipv4pool-ec2-0123456789abcdef0",
-            "ipv4pool-ec2-0fffffffffffffff0",
-        ),
-    )
-    .unwrap();
-    let out = h.command(&["plan"]).output().await.unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+    h.edit_asset(
+        "manifests/cluster-config.yaml",
+        "ipv4pool-ec2-0123456789abcdef0",
+        "ipv4pool-ec2-0fffffffffffffff0",
     );
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (stdout, stderr) = h.run_exits(&["plan"], 2).await;
     assert!(
         stdout.contains("public IPv4 pool ipv4pool-ec2-0fffffffffffffff0: needs 3, has 0 free (of 1): TOO FEW, add 3 address(es) to the pool"),
         "{stdout}"
@@ -536,9 +521,11 @@ async fn an_unknown_or_empty_pool_is_refused_and_nothing_is_allocated() {
         ("ipv4pool-ec2-0fffffffffffffff0", "has no free address"),
     ] {
         let h = AwsHarness::new("aws-public-ipv4-pool").await;
-        let path = h.assets.join("manifests/cluster-config.yaml");
-        let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(&path, text.replace("ipv4pool-ec2-0123456789abcdef0", pool)).unwrap();
+        h.edit_asset(
+            "manifests/cluster-config.yaml",
+            "ipv4pool-ec2-0123456789abcdef0",
+            pool,
+        );
         let out = h.command(&["reserve"]).output().await.unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_ne!(out.status.code(), Some(0), "{pool}: {stderr}");
@@ -555,19 +542,17 @@ async fn an_unknown_or_empty_pool_is_refused_and_nothing_is_allocated() {
 #[tokio::test(flavor = "multi_thread")]
 async fn service_endpoints_are_where_the_ec2_and_route53_clients_go() {
     let mut h = AwsHarness::new("aws").await;
-    let path = h.assets.join("manifests/cluster-config.yaml");
-    let text = std::fs::read_to_string(&path).unwrap();
     let endpoints = format!(
         "        region: us-east-1\n        serviceEndpoints:\n        - name: ec2\n          url: {}\n        - name: route53\n          url: {}\n",
         h.peers.ec2_proxy.url(),
         h.peers.route53_proxy.url()
     );
-    assert!(text.contains("        region: us-east-1\n"));
-    std::fs::write(
-        &path,
-        text.replacen("        region: us-east-1\n", &endpoints, 1),
-    )
-    .unwrap();
+    // The fixture names its region once.
+    h.edit_asset(
+        "manifests/cluster-config.yaml",
+        "        region: us-east-1\n",
+        &endpoints,
+    );
     h.env.retain(|(k, _)| !k.starts_with("AWS_ENDPOINT_URL_"));
     h.env.extend([
         ("AWS_ENDPOINT_URL_EC2".into(), "http://127.0.0.1:9".into()),
@@ -619,10 +604,7 @@ async fn upi_reservations_that_do_not_fit_are_refused_naming_them() {
         .create_named("mycluster-7xk2p-rsvd-private-ipv4", None)
         .await
         .unwrap();
-    for command in [&["plan"][..], &["reserve"]] {
-        let out = h.command(command).output().await.unwrap();
-        assert_eq!(out.status.code(), Some(2), "{command:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
+    for err in h.plan_and_reserve_refusals().await {
         assert!(
             err.contains(&wrong_subnet) && err.contains(&format!("must be in subnet {private}")),
             "{err}"

@@ -213,23 +213,7 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     w.assert_done().await;
 }
 
-/// One test per `name: dns, hold`: `run` SIGKILLed at `hold` of the DNS (`dns`) or compute
-/// proxy, then run again, reaches done.
-macro_rules! run_resumes_after_kill {
-    ($($name:ident: $dns:expr, $hold:expr;)*) => {
-        $(
-            #[tokio::test(flavor = "multi_thread")]
-            async fn $name() {
-                let w = RunWorld::new().await;
-                w.h.kill_in(&["run"], $dns, $hold).await;
-                w.h.run(&["run"]).await;
-                w.assert_done().await;
-            }
-        )*
-    };
-}
-
-run_resumes_after_kill! {
+common::suite::run_resumes_after_kill! { RunWorld::new();
     run_resumes_after_kill_during_reserve: false, Hold::After(1);
     run_resumes_after_kill_during_dns_seed: true, Hold::After(2);
     // DNS mutations: 3 seeds, then the removal of the bootstrap IP.
@@ -254,17 +238,19 @@ async fn plan_names_the_gcp_changes() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_internal_address_outside_the_compute_subnet_fails_the_gate() {
     let mut w = RunWorld::new().await;
+    // As the agent reserved it before: an address of the control-plane subnet.
+    let templates = w.h.templates_with("gcp", |_, text| {
+        text.replace(
+            "loadBalancerIP: \"{{ private_ip.ipv4 }}\"",
+            "loadBalancerIP: \"10.0.0.9\"",
+        )
+    });
     let last = w.h.extra.len() - 1;
     w.h.extra[last] = "3s".into();
-    // As the agent reserved it before: an address of the control-plane subnet.
-    let stderr =
-        w.h.run_into_the_gate_with_templates("gcp", |_, text| {
-            text.replace(
-                "loadBalancerIP: \"{{ private_ip.ipv4 }}\"",
-                "loadBalancerIP: \"10.0.0.9\"",
-            )
-        })
-        .await;
+    w.h.extra.extend(templates);
+    let out = w.h.command(&["run"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
     assert!(stderr.contains("internal-lb: no ingress yet"), "{stderr}");
     let refused = w
         .kube
@@ -279,46 +265,9 @@ async fn an_internal_address_outside_the_compute_subnet_fails_the_gate() {
     );
 }
 
-// ---- installer-default network ---------------------------------------------------------------
+// ---- installer-default network: the shared suite -----------------------------------------------
 
-/// The network the installer makes when the install-config names none.
-fn installer_network() -> FakeOptions {
-    FakeOptions {
-        seed: Seed::installer_network(),
-        ..FakeOptions::realistic()
-    }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn installer_default_network_is_used_by_its_default_names() {
-    let h = GcpHarness::with_fixture("gcp-default-network", installer_network()).await;
-    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
-    for line in [
-        "network mycluster-7xk2p-network: default name (<infra-id>-network)",
-        "control-plane subnet mycluster-7xk2p-master-subnet: default name (<infra-id>-master-subnet)",
-        "compute subnet mycluster-7xk2p-worker-subnet: default name (<infra-id>-worker-subnet)",
-    ] {
-        assert!(plan.contains(line), "{line}\n{plan}");
-    }
-    // The fake knows only the installer's subnetworks, so the internal address came from one.
-    h.bootstrap().await;
-    h.world().await.assert_seeded(&[]);
-    h.assert_bootstrap_converged().await;
-}
-
-/// Control for the test above: the installer's network has none of the bring-your-own names,
-/// so an agent that ignored the defaults would fail there.
-#[tokio::test(flavor = "multi_thread")]
-async fn the_installer_network_refuses_the_bring_your_own_names() {
-    let h = GcpHarness::with_options(installer_network()).await;
-    let out = h.command(&["reserve"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("The referenced subnetwork resource cannot be found"),
-        "{stderr}"
-    );
-}
+common::suite::cloud_suite!(installer_network GcpPeers);
 
 // ---- Shared VPC (networkProjectID) -------------------------------------------------------------
 
@@ -495,14 +444,8 @@ fn compute_subnetwork(fake: &bootstrap_sim::gcp::GcpFake) -> String {
     )
 }
 
-/// Mutating compute calls on addresses (insert, delete, setLabels) the agent made.
-fn address_mutations(h: &GcpHarness) -> Vec<String> {
-    h.peers
-        .mutating_calls()
-        .into_iter()
-        .filter(|c| c.contains("/addresses"))
-        .collect()
-}
+/// What names the compute calls on addresses (insert, delete, setLabels).
+const ADDRESS_CALLS: &[&str] = &["/addresses"];
 
 #[tokio::test(flavor = "multi_thread")]
 async fn upi_by_hand_adopts_the_users_addresses_and_teardown_all_leaves_them() {
@@ -569,37 +512,20 @@ async fn upi_by_hand_adopts_the_users_addresses_and_teardown_all_leaves_them() {
     assert_eq!(world.record("public", API), vec![public_ip.clone()]);
     // The agent made no address, labelled none and released none.
     assert!(world.ours().is_empty(), "{:#}", world.0);
-    assert!(
-        address_mutations(&w.h).is_empty(),
-        "{:?}",
-        address_mutations(&w.h)
-    );
-    let status = String::from_utf8(w.h.run(&["status"]).await.stdout).unwrap();
-    assert_eq!(status.matches("adopted (yours)").count(), 2, "{status}");
+    w.h.assert_no_mutating_call_naming(ADDRESS_CALLS);
 
-    // 4. After a failed install, `teardown --all` leaves the user's addresses, and says so.
-    let out = String::from_utf8(w.h.run(&["teardown", "--all"]).await.stdout).unwrap();
-    assert!(
-        out.contains("leaves the 2 reservation(s) you made in place"),
-        "{out}"
-    );
+    // `status` shows both adopted. 4. After a failed install, `teardown --all` leaves the
+    // user's addresses, and says so.
+    w.h.assert_user_reservations_adopted_and_left(2).await;
     let world = w.h.world().await;
-    let names: Vec<&str> = world
-        .addresses()
-        .iter()
-        .map(|a| a["name"].as_str().unwrap())
-        .collect();
+    let names = string_fields(&world.0["addresses"], "name");
     for name in [
         "mycluster-7xk2p-rsvd-public-ipv4",
         "mycluster-7xk2p-rsvd-private-ipv4",
     ] {
-        assert!(names.contains(&name), "{name} stays: {names:?}");
+        assert!(names.iter().any(|n| n == name), "{name} stays: {names:?}");
     }
-    assert!(
-        address_mutations(&w.h).is_empty(),
-        "{:?}",
-        address_mutations(&w.h)
-    );
+    w.h.assert_no_mutating_call_naming(ADDRESS_CALLS);
     assert!(
         world.record("public", API).is_empty(),
         "our values left DNS"
@@ -626,7 +552,7 @@ async fn upi_mixed_adopts_what_exists_and_reserves_the_rest_unless_adopt_only() 
             && err.contains("private-ipv4 (name mycluster-7xk2p-rsvd-private-ipv4)"),
         "{err}"
     );
-    assert!(address_mutations(&h).is_empty());
+    h.assert_no_mutating_call_naming(ADDRESS_CALLS);
     h.run(&["reserve"]).await;
     let world = h.world().await;
     assert_eq!(
@@ -673,15 +599,14 @@ async fn upi_addresses_that_do_not_fit_are_refused_naming_them() {
     );
     // An internal address of the wrong subnetwork (purpose right).
     user_private_address(&h, Some(("SHARED_LOADBALANCER_VIP", &master))).await;
-    for command in [&["plan"][..], &["reserve"]] {
-        let (_, err) = h.run_exits(command, 2).await;
+    for err in h.plan_and_reserve_refusals().await {
         assert!(
             err.contains("address mycluster-7xk2p-rsvd-private-ipv4")
                 && err.contains("compute subnetwork"),
             "{err}"
         );
     }
-    assert!(address_mutations(&h).is_empty());
+    h.assert_no_mutating_call_naming(ADDRESS_CALLS);
 
     // The type: an EXTERNAL address named for the internal VIP.
     let h = GcpHarness::new().await;

@@ -21,6 +21,37 @@ pub fn strings(value: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The string `field` of each object of the JSON array `array`; missing means empty.
+pub fn string_fields(array: &Value, field: &str) -> Vec<String> {
+    strings(&Value::from(
+        array
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|item| item[field].clone())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default(),
+    ))
+}
+
+/// A `templates_with` edit: `from` replaced by `to` in the files whose name starts with
+/// `prefix`, the others as they are.
+pub fn replace_in(
+    prefix: &'static str,
+    from: &'static str,
+    to: &'static str,
+) -> impl Fn(&str, String) -> String {
+    move |name, text| {
+        if name.starts_with(prefix) {
+            text.replace(from, to)
+        } else {
+            text
+        }
+    }
+}
+
 /// A value another writer put into our records.
 pub const OTHER_WRITER: &str = "192.0.2.9";
 pub const API: &str = "api.mycluster.example.com A";
@@ -63,6 +94,17 @@ pub fn signal(kube: &KubeSim) -> Value {
 pub fn apiserver_service(kube: &KubeSim, name: &str) -> Value {
     kube.get("", "v1", "services", Some("openshift-kube-apiserver"), name)
         .unwrap_or_else(|| panic!("openshift-kube-apiserver/{name} missing"))
+}
+
+/// The ClusterVersion `version`, if it exists.
+pub fn cluster_version(kube: &KubeSim) -> Option<Value> {
+    kube.get(
+        "config.openshift.io",
+        "v1",
+        "clusterversions",
+        None,
+        "version",
+    )
 }
 
 /// The requests to the local API server that change something, as (method, path).
@@ -182,6 +224,35 @@ impl Agent {
             String::from_utf8_lossy(&out.stderr)
         );
         out
+    }
+
+    /// After a by-hand install on the `n` reservations the user made: `status` shows them
+    /// adopted, and `teardown --all` leaves them in place, saying so.
+    pub async fn assert_user_reservations_adopted_and_left(&self, n: usize) {
+        let status = String::from_utf8(self.run(&["status"]).await.stdout).unwrap();
+        assert_eq!(status.matches("adopted (yours)").count(), n, "{status}");
+        let out = String::from_utf8(self.run(&["teardown", "--all"]).await.stdout).unwrap();
+        assert!(
+            out.contains(&format!("leaves the {n} reservation(s) you made in place")),
+            "{out}"
+        );
+    }
+
+    /// Replaces `from` by `to` in the asset `file` (which must hold it).
+    pub fn edit_asset(&self, file: &str, from: &str, to: &str) {
+        let path = self.assets.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file}: {from}");
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+    }
+
+    /// `plan` and `reserve` each refuse (exit 2) before any change: their stderr.
+    pub async fn plan_and_reserve_refusals(&self) -> Vec<String> {
+        let mut refusals = Vec::new();
+        for command in [&["plan"][..], &["reserve"]] {
+            refusals.push(self.run_exits(command, 2).await.1);
+        }
+        refusals
     }
 
     /// `args` must exit with `code` (its stderr in the failure message): (stdout, stderr).
@@ -327,15 +398,9 @@ impl Agent {
 
     /// After a SIGKILL: `status` shows the killed mutation journaled as an intent.
     pub async fn assert_killed_mutation_journaled(&self) {
-        let journal = self.status().await;
-        let states: Vec<&str> = journal["mutations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["state"].as_str().unwrap())
-            .collect();
+        let states = string_fields(&self.status().await["mutations"], "state");
         assert!(
-            states.contains(&"intent"),
+            states.iter().any(|state| state == "intent"),
             "the killed mutation is journaled as an intent: {states:?}"
         );
     }

@@ -2,7 +2,9 @@
 //! against it with the fixture asset dir as is (the fake is seeded to match).
 
 use super::agent::{self, API, API_INT, Agent};
-use super::cloud::{Cloud, CloudWorld, Harness, forward_to_peers, ips_of, ours_in};
+use super::cloud::{
+    Cloud, CloudWorld, Harness, InstallerNetwork, forward_to_peers, ips_of, ours_in,
+};
 use bootstrap_sim::azure::{AzurePeers, AzureSimOptions};
 use bootstrap_sim::{Hold, Proxy};
 use serde_json::Value;
@@ -92,6 +94,28 @@ impl Cloud for AzurePeers {
     /// One proxy carries every ARM call.
     fn dns_and_address_proxies(&self) -> (&Proxy, &Proxy) {
         (&self.arm_proxy, &self.arm_proxy)
+    }
+}
+
+/// The private IP is the top free address of the installer's compute subnet, found through its
+/// vnet in the cluster resource group.
+impl InstallerNetwork for AzurePeers {
+    const DEFAULT_NETWORK_FIXTURE: &'static str = "azure-default-network";
+    const DEFAULT_NAMES: &'static [&'static str] = &[
+        "resource group mycluster-7xk2p-rg: default name (<infra-id>-rg)",
+        "network resource group mycluster-7xk2p-rg: default name (the resource group)",
+        "virtual network mycluster-7xk2p-vnet: default name (<infra-id>-vnet)",
+        "compute subnet mycluster-7xk2p-worker-subnet: default name (<infra-id>-worker-subnet)",
+    ];
+    /// The main fixture's network resource group.
+    const BRING_YOUR_OWN_REFUSAL: &'static str = "network-rg";
+
+    async fn start_on_installer_network(fixture: &str) -> AzureHarness {
+        let options = AzureSimOptions {
+            installer_network: true,
+            ..Default::default()
+        };
+        AzureHarness::with(fixture, options).await
     }
 }
 

@@ -131,6 +131,21 @@ pub fn ips_of(resources: &[&Value]) -> Vec<String> {
     ips
 }
 
+/// A cloud whose installer makes the network, by default names, when the install-config names
+/// none (the fakes then know only the installer's network).
+#[allow(async_fn_in_trait)]
+pub trait InstallerNetwork: Cloud {
+    /// The fixture that names no network.
+    const DEFAULT_NETWORK_FIXTURE: &'static str;
+    /// What `plan` says of each default name it uses.
+    const DEFAULT_NAMES: &'static [&'static str];
+    /// What `reserve` prints when the cloud answers a bring-your-own name on the installer's
+    /// network.
+    const BRING_YOUR_OWN_REFUSAL: &'static str;
+    /// Peers that know only the installer's network, and the agent on `fixture`.
+    async fn start_on_installer_network(fixture: &str) -> Harness<Self>;
+}
+
 /// What exists in one cloud, read the same way on every cloud.
 pub trait CloudWorld {
     /// The peers' own answer, for failure messages.
@@ -218,6 +233,17 @@ impl<P: Cloud> Harness<P> {
         let (dns_proxy, address_proxy) = self.peers.dns_and_address_proxies();
         let proxy = if dns { dns_proxy } else { address_proxy };
         self.agent.kill_at(args, proxy, hold).await;
+    }
+
+    /// No mutating call names any of `markers` (operations or resource paths).
+    pub fn assert_no_mutating_call_naming(&self, markers: &[&str]) {
+        let calls: Vec<String> = self
+            .peers
+            .mutating_calls()
+            .into_iter()
+            .filter(|c| markers.iter().any(|m| c.contains(m)))
+            .collect();
+        assert!(calls.is_empty(), "{calls:?}");
     }
 
     /// `preflight --output json` with `flags`, without the run flags (no kubeconfig: the

@@ -3,9 +3,11 @@
 //! with that fixture's project, region, subnetworks and zones).
 
 use super::agent::{self, API, API_INT, Agent};
-use super::cloud::{Cloud, CloudWorld, Harness, forward_to_peers, ips_of, ours_in};
+use super::cloud::{
+    Cloud, CloudWorld, Harness, InstallerNetwork, forward_to_peers, ips_of, ours_in,
+};
 use bootstrap_sim::Proxy;
-use bootstrap_sim::gcp::{FakeOptions, GcpPeers};
+use bootstrap_sim::gcp::{FakeOptions, GcpPeers, Seed};
 use serde_json::Value;
 
 pub const BOOTSTRAP_IP: &str = "10.0.0.5";
@@ -141,6 +143,25 @@ impl Cloud for GcpPeers {
 
     fn dns_and_address_proxies(&self) -> (&Proxy, &Proxy) {
         (&self.dns_proxy, &self.compute_proxy)
+    }
+}
+
+impl InstallerNetwork for GcpPeers {
+    const DEFAULT_NETWORK_FIXTURE: &'static str = "gcp-default-network";
+    const DEFAULT_NAMES: &'static [&'static str] = &[
+        "network mycluster-7xk2p-network: default name (<infra-id>-network)",
+        "control-plane subnet mycluster-7xk2p-master-subnet: default name (<infra-id>-master-subnet)",
+        "compute subnet mycluster-7xk2p-worker-subnet: default name (<infra-id>-worker-subnet)",
+    ];
+    const BRING_YOUR_OWN_REFUSAL: &'static str =
+        "The referenced subnetwork resource cannot be found";
+
+    async fn start_on_installer_network(fixture: &str) -> GcpHarness {
+        let options = FakeOptions {
+            seed: Seed::installer_network(),
+            ..FakeOptions::realistic()
+        };
+        GcpHarness::with_fixture(fixture, options).await
     }
 }
 

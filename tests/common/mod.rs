@@ -20,4 +20,4 @@ pub mod azure;
 pub mod gcp;
 
 pub use agent::*;
-pub use cloud::{Cloud, CloudWorld, Harness};
+pub use cloud::{Cloud, CloudWorld, Harness, InstallerNetwork};

@@ -4,7 +4,7 @@
 //! plus one line in the macro, and then runs on AWS, GCP and Azure.
 
 use super::agent::{API, API_INT, BOOTSTRAP, OTHER_WRITER, fault_seed};
-use super::cloud::{Cloud, CloudWorld};
+use super::cloud::{Cloud, CloudWorld, InstallerNetwork};
 pub use super::suite_user_dns::*;
 use bootstrap_sim::{Fault, Faults, Hold, Latency};
 
@@ -382,6 +382,29 @@ pub async fn the_fixture_secrets_are_never_printed_even_at_trace<C: Cloud>() {
     h.assert_reserve_never_leaks(C::FIXTURE_SECRETS).await;
 }
 
+/// `plan` says which default names the agent uses on the installer's network; the bootstrap
+/// (its reservations in the installer's subnets, the only ones the fake knows) makes exactly the
+/// planned calls and converges.
+pub async fn installer_default_network_is_used_by_its_default_names<C: InstallerNetwork>() {
+    let h = C::start_on_installer_network(C::DEFAULT_NETWORK_FIXTURE).await;
+    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
+    for line in C::DEFAULT_NAMES {
+        assert!(plan.contains(line), "{line}\n{plan}");
+    }
+    h.bootstrap().await;
+    h.world().await.assert_seeded(&[]);
+    assert_eq!(h.peers.calls(), sorted(C::BOOTSTRAP_CALLS));
+    h.assert_bootstrap_converged().await;
+}
+
+/// Control for the test above: the installer's network has none of the bring-your-own names
+/// of the main fixture, so an agent that ignored the defaults would fail there.
+pub async fn the_installer_network_refuses_the_bring_your_own_names<C: InstallerNetwork>() {
+    let h = C::start_on_installer_network(C::NAME).await;
+    let (_, stderr) = h.run_exits(&["reserve"], 1).await;
+    assert!(stderr.contains(C::BRING_YOUR_OWN_REFUSAL), "{stderr}");
+}
+
 /// SIGKILL at `hold` in the DNS changes of `dns seed` (`in_seed`, after `reserve`) or in the
 /// reservations of `reserve`: the killed mutation is journaled as an intent, and the bootstrap
 /// then completes with the seeded picture, nothing duplicated or leaked, and converges.
@@ -431,8 +454,27 @@ macro_rules! sigkill_suite {
 }
 pub(crate) use sigkill_suite;
 
+/// One test per `name: dns, hold` for `run` end to end: in the world `$world` makes (an
+/// expression, awaited; it has the harness `h` and `assert_done`), `run` SIGKILLed at `hold`
+/// of the DNS (`dns`) or the addresses' proxy, then run again, reaches done.
+macro_rules! run_resumes_after_kill {
+    ($world:expr; $($name:ident: $dns:expr, $hold:expr;)*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread")]
+            async fn $name() {
+                let w = $world.await;
+                w.h.kill_in(&["run"], $dns, $hold).await;
+                w.h.run(&["run"]).await;
+                w.assert_done().await;
+            }
+        )*
+    };
+}
+pub(crate) use run_resumes_after_kill;
+
 /// The shared behaviour tests as `#[tokio::test]`s for the cloud whose peers are `$cloud`
-/// (put `cloud_suite!(AwsPeers);` in the cloud's test file).
+/// (put `cloud_suite!(AwsPeers);` in the cloud's test file); `cloud_suite!(installer_network
+/// GcpPeers)` adds the tests of [`InstallerNetwork`].
 macro_rules! cloud_suite {
     ($cloud:ty) => {
         $crate::common::suite::cloud_suite!(@tests $cloud;
@@ -450,6 +492,12 @@ macro_rules! cloud_suite {
             the_fixture_secrets_are_never_printed_even_at_trace,
             with_dns_wait_the_agent_moves_on_once_a_late_writer_created_the_records,
             with_dns_wait_a_wrong_value_keeps_it_waiting_until_the_deadline,
+        );
+    };
+    (installer_network $cloud:ty) => {
+        $crate::common::suite::cloud_suite!(@tests $cloud;
+            installer_default_network_is_used_by_its_default_names,
+            the_installer_network_refuses_the_bring_your_own_names,
         );
     };
     (@tests $cloud:ty; $($name:ident),* $(,)?) => {
