@@ -177,11 +177,7 @@ impl RunWorld {
         }
         assert_eq!(world.record("public", API), public);
         for (ns, name) in SERVICES {
-            let svc = self
-                .kube
-                .get("", "v1", "services", Some(ns), name)
-                .unwrap_or_else(|| panic!("{ns}/{name} missing"));
-            assert_eq!(svc["spec"]["type"], "LoadBalancer");
+            let svc = load_balancer_service(&self.kube, ns, name);
             let wanted = if name == "external-lb" {
                 &public[0]
             } else {

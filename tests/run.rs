@@ -174,11 +174,7 @@ impl World {
         public.sort();
         assert_eq!(public, world.ips("eips"));
         for (ns, name) in AWS_SERVICES {
-            let svc = self
-                .kube
-                .get("", "v1", "services", Some(ns), name)
-                .unwrap_or_else(|| panic!("{ns}/{name} missing"));
-            assert_eq!(svc["spec"]["type"], "LoadBalancer");
+            let svc = load_balancer_service(&self.kube, ns, name);
             let ingress = &svc["status"]["loadBalancer"]["ingress"];
             assert!(
                 ingress[0]["hostname"]

@@ -90,6 +90,15 @@ pub fn signal(kube: &KubeSim) -> Value {
         .clone()
 }
 
+/// The Service `ns/name`, which must be of type LoadBalancer.
+pub fn load_balancer_service(kube: &KubeSim, ns: &str, name: &str) -> Value {
+    let svc = kube
+        .get("", "v1", "services", Some(ns), name)
+        .unwrap_or_else(|| panic!("{ns}/{name} missing"));
+    assert_eq!(svc["spec"]["type"], "LoadBalancer", "{ns}/{name}");
+    svc
+}
+
 /// The Service `name` of namespace openshift-kube-apiserver.
 pub fn apiserver_service(kube: &KubeSim, name: &str) -> Value {
     kube.get("", "v1", "services", Some("openshift-kube-apiserver"), name)

@@ -97,28 +97,6 @@ impl Cloud for AzurePeers {
     }
 }
 
-/// The private IP is the top free address of the installer's compute subnet, found through its
-/// vnet in the cluster resource group.
-impl InstallerNetwork for AzurePeers {
-    const DEFAULT_NETWORK_FIXTURE: &'static str = "azure-default-network";
-    const DEFAULT_NAMES: &'static [&'static str] = &[
-        "resource group mycluster-7xk2p-rg: default name (<infra-id>-rg)",
-        "network resource group mycluster-7xk2p-rg: default name (the resource group)",
-        "virtual network mycluster-7xk2p-vnet: default name (<infra-id>-vnet)",
-        "compute subnet mycluster-7xk2p-worker-subnet: default name (<infra-id>-worker-subnet)",
-    ];
-    /// The main fixture's network resource group.
-    const BRING_YOUR_OWN_REFUSAL: &'static str = "network-rg";
-
-    async fn start_on_installer_network(fixture: &str) -> AzureHarness {
-        let options = AzureSimOptions {
-            installer_network: true,
-            ..Default::default()
-        };
-        AzureHarness::with(fixture, options).await
-    }
-}
-
 impl CloudWorld for AzureWorld {
     fn raw(&self) -> &Value {
         &self.0
@@ -328,5 +306,26 @@ impl AzureWorld {
         } else {
             assert!(self.record("public", API_AAAA).is_empty());
         }
+    }
+}
+
+/// The private IP is the top free address of the installer's compute subnet, found through its
+/// vnet in the cluster resource group.
+impl InstallerNetwork for AzurePeers {
+    const DEFAULT_NAMES: &'static [&'static str] = &[
+        "resource group mycluster-7xk2p-rg: default name (<infra-id>-rg)",
+        "network resource group mycluster-7xk2p-rg: default name (the resource group)",
+        "virtual network mycluster-7xk2p-vnet: default name (<infra-id>-vnet)",
+        "compute subnet mycluster-7xk2p-worker-subnet: default name (<infra-id>-worker-subnet)",
+    ];
+    /// The main fixture's network resource group.
+    const BRING_YOUR_OWN_REFUSAL: &'static str = "network-rg";
+
+    async fn start_on_installer_network(fixture: &str) -> AzureHarness {
+        let options = AzureSimOptions {
+            installer_network: true,
+            ..Default::default()
+        };
+        AzureHarness::with(fixture, options).await
     }
 }

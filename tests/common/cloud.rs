@@ -135,8 +135,6 @@ pub fn ips_of(resources: &[&Value]) -> Vec<String> {
 /// none (the fakes then know only the installer's network).
 #[allow(async_fn_in_trait)]
 pub trait InstallerNetwork: Cloud {
-    /// The fixture that names no network.
-    const DEFAULT_NETWORK_FIXTURE: &'static str;
     /// What `plan` says of each default name it uses.
     const DEFAULT_NAMES: &'static [&'static str];
     /// What `reserve` prints when the cloud answers a bring-your-own name on the installer's

@@ -146,25 +146,6 @@ impl Cloud for GcpPeers {
     }
 }
 
-impl InstallerNetwork for GcpPeers {
-    const DEFAULT_NETWORK_FIXTURE: &'static str = "gcp-default-network";
-    const DEFAULT_NAMES: &'static [&'static str] = &[
-        "network mycluster-7xk2p-network: default name (<infra-id>-network)",
-        "control-plane subnet mycluster-7xk2p-master-subnet: default name (<infra-id>-master-subnet)",
-        "compute subnet mycluster-7xk2p-worker-subnet: default name (<infra-id>-worker-subnet)",
-    ];
-    const BRING_YOUR_OWN_REFUSAL: &'static str =
-        "The referenced subnetwork resource cannot be found";
-
-    async fn start_on_installer_network(fixture: &str) -> GcpHarness {
-        let options = FakeOptions {
-            seed: Seed::installer_network(),
-            ..FakeOptions::realistic()
-        };
-        GcpHarness::with_fixture(fixture, options).await
-    }
-}
-
 impl CloudWorld for GcpWorld {
     fn raw(&self) -> &Value {
         &self.0
@@ -274,5 +255,23 @@ impl GcpWorld {
             self.ips("public-ipv4"),
             "public api"
         );
+    }
+}
+
+impl InstallerNetwork for GcpPeers {
+    const DEFAULT_NAMES: &'static [&'static str] = &[
+        "network mycluster-7xk2p-network: default name (<infra-id>-network)",
+        "control-plane subnet mycluster-7xk2p-master-subnet: default name (<infra-id>-master-subnet)",
+        "compute subnet mycluster-7xk2p-worker-subnet: default name (<infra-id>-worker-subnet)",
+    ];
+    const BRING_YOUR_OWN_REFUSAL: &'static str =
+        "The referenced subnetwork resource cannot be found";
+
+    async fn start_on_installer_network(fixture: &str) -> GcpHarness {
+        let options = FakeOptions {
+            seed: Seed::installer_network(),
+            ..FakeOptions::realistic()
+        };
+        GcpHarness::with_fixture(fixture, options).await
     }
 }

@@ -386,7 +386,9 @@ pub async fn the_fixture_secrets_are_never_printed_even_at_trace<C: Cloud>() {
 /// (its reservations in the installer's subnets, the only ones the fake knows) makes exactly the
 /// planned calls and converges.
 pub async fn installer_default_network_is_used_by_its_default_names<C: InstallerNetwork>() {
-    let h = C::start_on_installer_network(C::DEFAULT_NETWORK_FIXTURE).await;
+    // The cloud's fixture that names no network.
+    let fixture = format!("{}-default-network", C::NAME);
+    let h = C::start_on_installer_network(&fixture).await;
     let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
     for line in C::DEFAULT_NAMES {
         assert!(plan.contains(line), "{line}\n{plan}");
