@@ -14,56 +14,11 @@ use common::*;
 
 common::suite::cloud_suite!(AwsPeers);
 
-async fn crash_and_resume(route53: bool, hold: Hold) {
-    let h = AwsHarness::new("aws").await;
-    if route53 {
-        h.run(&["reserve"]).await;
-        h.kill_at(&["dns", "seed"], true, hold).await;
-    } else {
-        h.kill_at(&["reserve"], false, hold).await;
-    }
-    h.assert_killed_mutation_journaled().await;
-
-    h.bootstrap().await;
-    h.world().await.assert_seeded(&[]);
-    h.assert_changes_nothing(BOOTSTRAP, "bootstrap again changes nothing")
-        .await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_before_the_second_eip_resumes_without_duplicates() {
-    crash_and_resume(false, Hold::Before(2)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_after_an_eip_was_allocated_but_not_journaled_resumes_without_leak() {
-    crash_and_resume(false, Hold::After(2)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_after_an_eni_was_created_but_not_journaled_resumes_without_leak() {
-    crash_and_resume(false, Hold::After(5)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_after_a_record_change_resumes_without_duplicate_values() {
-    crash_and_resume(true, Hold::After(1)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_before_a_record_change_resumes() {
-    crash_and_resume(true, Hold::Before(2)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn neither_key_of_the_creds_secret_is_printed_even_at_trace() {
-    let h = AwsHarness::new("aws").await;
-    h.assert_reserve_never_leaks(&[
-        ("fixture-secret-DO-NOT-LOG", "secret"),
-        ("AKIAFIXTUREEXAMPLE00", "access key id"),
-    ])
-    .await;
-}
+common::suite::sigkill_suite!(AwsPeers;
+    sigkill_before_the_second_eip_resumes_without_duplicates: Hold::Before(2),
+    sigkill_after_an_eip_was_allocated_but_not_journaled_resumes_without_leak: Hold::After(2),
+    sigkill_after_an_eni_was_created_but_not_journaled_resumes_without_leak: Hold::After(5),
+);
 
 #[tokio::test(flavor = "multi_thread")]
 async fn keys_from_the_sdk_credential_chain_are_never_printed_even_at_trace() {
@@ -90,6 +45,23 @@ async fn keys_from_the_sdk_credential_chain_are_never_printed_even_at_trace() {
 }
 
 // ---- installer-default networks: subnets found in EC2 --------------------------------------
+
+/// `plan` made no mutating call (`why` it only reads); the bootstrap then puts our EIPs in
+/// exactly the `public` subnets and our ENIs in exactly the `private` ones (see
+/// [`assert_reserved_in`]), and a second one changes nothing.
+async fn assert_bootstrap_reserves_in(
+    h: &AwsHarness,
+    why: &str,
+    public: &[String],
+    private: &[String],
+) {
+    assert!(h.peers.mutating_calls().is_empty(), "{why}");
+    h.bootstrap().await;
+    let world = h.world().await;
+    world.assert_seeded(&[]);
+    assert_reserved_in(&world, public, private);
+    h.assert_bootstrap_converged().await;
+}
 
 /// Our EIPs sit in exactly the `public` subnets and our ENIs in exactly the `private` ones,
 /// one each, and every reservation tag names the subnet it is in.
@@ -171,13 +143,7 @@ async fn installer_vpc_subnets_are_discovered_by_tag_and_reserved_in() {
             .iter()
             .all(|v| v["source"]["kind"] == "discovered_by_tag")
     );
-    assert!(h.peers.mutating_calls().is_empty(), "discovery only reads");
-
-    h.bootstrap().await;
-    let world = h.world().await;
-    world.assert_seeded(&[]);
-    assert_reserved_in(&world, &public, &private);
-    h.assert_bootstrap_converged().await;
+    assert_bootstrap_reserves_in(&h, "discovery only reads", &public, &private).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -217,25 +183,14 @@ async fn flat_subnet_list_is_classified_by_route_tables_and_reserved_in() {
         );
         assert!(plan.contains(&line), "{line}\n{plan}");
     }
-    assert!(
-        h.peers.mutating_calls().is_empty(),
-        "classifying only reads"
-    );
-
-    h.bootstrap().await;
-    let world = h.world().await;
-    world.assert_seeded(&[]);
-    assert_reserved_in(&world, &public, &private);
-    h.assert_bootstrap_converged().await;
+    assert_bootstrap_reserves_in(&h, "classifying only reads", &public, &private).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn installer_vpc_without_tagged_subnets_is_refused_before_anything_is_written() {
     // The fixture names no subnets and nothing in this VPC is tagged for the cluster.
     let (h, _) = AwsHarness::with_layout("aws-installer-vpc", &VpcLayout::Byo).await;
-    let out = h.command(&["reserve"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (_, stderr) = h.run_exits(&["reserve"], 2).await;
     assert!(
         stderr.contains("cluster-config.yaml: data.install-config: platform.aws.vpc.subnets: absent, so the installer made the VPC; but no subnet in us-east-1 has the tag kubernetes.io/cluster/mycluster-7xk2p (owned or shared)"),
         "{stderr}"
@@ -324,22 +279,16 @@ async fn user_provisioned_dns_makes_no_route53_call_and_prints_the_records_to_cr
 
 // ---- where the private records go: tags, and another account's zone -------------------------
 
-/// The DNS manifest as the installer writes it for the private zone it makes (tags, no id).
-const TAGGED_DNS_MANIFEST: &str = "apiVersion: config.openshift.io/v1
-kind: DNS
-metadata:
-  creationTimestamp: null
-  name: cluster
-spec:
-  baseDomain: mycluster.example.com
-  platform:
-    type: \"\"
-  privateZone:
-    tags:
-      Name: mycluster-7xk2p-int
-      kubernetes.io/cluster/mycluster-7xk2p: owned
-status: {}
-";
+/// The DNS manifest as the installer writes it for the private zone it makes (tags, no id):
+/// the `aws-public-ipv4-pool` fixture's, without its public zone's id (which names a zone of
+/// that fixture's world).
+fn tagged_dns_manifest() -> String {
+    let path = agent::fixture("aws-public-ipv4-pool").join("manifests/cluster-dns-02-config.yml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let public_zone = "  publicZone:\n    id: Z0FIXTUREPUBLICZONE0\n";
+    assert!(text.contains("  privateZone:\n    tags:\n") && text.contains(public_zone));
+    text.replace(public_zone, "")
+}
 
 fn zone_records<'a>(world: &'a AwsWorld, id: &str) -> &'a Value {
     &world.0["zones_by_id"][id.rsplit('/').next().unwrap()]
@@ -364,7 +313,7 @@ async fn the_installer_private_zone_is_found_by_its_tags_not_its_name() {
 
     std::fs::write(
         h.assets.join("manifests/cluster-dns-02-config.yml"),
-        TAGGED_DNS_MANIFEST,
+        tagged_dns_manifest(),
     )
     .unwrap();
     h.bootstrap().await;
@@ -455,10 +404,7 @@ async fn the_other_accounts_zone_is_refused_without_the_assumed_role() {
             "      privateZoneIAMRole: arn:aws:iam::111122223333:role/ocp-shared-vpc-dns\n",
         ),
     ] {
-        let path = h.assets.join(file);
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains(line), "{file}");
-        std::fs::write(&path, text.replace(line, "")).unwrap();
+        h.edit_asset(file, line, "");
     }
     // Every command reads the records first: `reserve` already stops there.
     for args in [&["reserve"][..], &["dns", "seed"]] {
@@ -528,22 +474,12 @@ async fn every_eip_comes_from_the_public_ipv4_pool() {
 #[tokio::test(flavor = "multi_thread")]
 async fn plan_and_preflight_refuse_a_pool_with_too_few_free_addresses() {
     let h = AwsHarness::new("aws-public-ipv4-pool").await;
-    let path = h.assets.join("manifests/cluster-config.yaml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        text.replace(
-            "ipv4pool-ec2-0123456789abcdef0",
-            "ipv4pool-ec2-0fffffffffffffff0",
-        ),
-    )
-    .unwrap();
-    let out = h.command(&["plan"]).output().await.unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+    h.edit_asset(
+        "manifests/cluster-config.yaml",
+        "ipv4pool-ec2-0123456789abcdef0",
+        "ipv4pool-ec2-0fffffffffffffff0",
     );
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (stdout, stderr) = h.run_exits(&["plan"], 2).await;
     assert!(
         stdout.contains("public IPv4 pool ipv4pool-ec2-0fffffffffffffff0: needs 3, has 0 free (of 1): TOO FEW, add 3 address(es) to the pool"),
         "{stdout}"
@@ -585,9 +521,11 @@ async fn an_unknown_or_empty_pool_is_refused_and_nothing_is_allocated() {
         ("ipv4pool-ec2-0fffffffffffffff0", "has no free address"),
     ] {
         let h = AwsHarness::new("aws-public-ipv4-pool").await;
-        let path = h.assets.join("manifests/cluster-config.yaml");
-        let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(&path, text.replace("ipv4pool-ec2-0123456789abcdef0", pool)).unwrap();
+        h.edit_asset(
+            "manifests/cluster-config.yaml",
+            "ipv4pool-ec2-0123456789abcdef0",
+            pool,
+        );
         let out = h.command(&["reserve"]).output().await.unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_ne!(out.status.code(), Some(0), "{pool}: {stderr}");
@@ -604,19 +542,17 @@ async fn an_unknown_or_empty_pool_is_refused_and_nothing_is_allocated() {
 #[tokio::test(flavor = "multi_thread")]
 async fn service_endpoints_are_where_the_ec2_and_route53_clients_go() {
     let mut h = AwsHarness::new("aws").await;
-    let path = h.assets.join("manifests/cluster-config.yaml");
-    let text = std::fs::read_to_string(&path).unwrap();
     let endpoints = format!(
         "        region: us-east-1\n        serviceEndpoints:\n        - name: ec2\n          url: {}\n        - name: route53\n          url: {}\n",
         h.peers.ec2_proxy.url(),
         h.peers.route53_proxy.url()
     );
-    assert!(text.contains("        region: us-east-1\n"));
-    std::fs::write(
-        &path,
-        text.replacen("        region: us-east-1\n", &endpoints, 1),
-    )
-    .unwrap();
+    // The fixture names its region once.
+    h.edit_asset(
+        "manifests/cluster-config.yaml",
+        "        region: us-east-1\n",
+        &endpoints,
+    );
     h.env.retain(|(k, _)| !k.starts_with("AWS_ENDPOINT_URL_"));
     h.env.extend([
         ("AWS_ENDPOINT_URL_EC2".into(), "http://127.0.0.1:9".into()),
@@ -668,10 +604,7 @@ async fn upi_reservations_that_do_not_fit_are_refused_naming_them() {
         .create_named("mycluster-7xk2p-rsvd-private-ipv4", None)
         .await
         .unwrap();
-    for command in [&["plan"][..], &["reserve"]] {
-        let out = h.command(command).output().await.unwrap();
-        assert_eq!(out.status.code(), Some(2), "{command:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
+    for err in h.plan_and_reserve_refusals().await {
         assert!(
             err.contains(&wrong_subnet) && err.contains(&format!("must be in subnet {private}")),
             "{err}"

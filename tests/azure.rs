@@ -9,7 +9,6 @@
 mod common;
 
 use bootstrap_sim::azure::{AzurePeers, AzureSimOptions};
-use bootstrap_sim::kube::{KubeSim, KubeSimOptions};
 use bootstrap_sim::{Fault, Faults, Hold};
 use common::azure::*;
 use common::*;
@@ -222,9 +221,7 @@ async fn dual_stack_teardown_all_removes_the_ipv6_tag_and_only_our_aaaa_values()
 #[tokio::test(flavor = "multi_thread")]
 async fn dual_stack_on_a_single_stack_subnet_fails_naming_the_subnet() {
     let h = AzureHarness::with("azure-dualstack", AzureSimOptions::default()).await;
-    let out = h.command(&["reserve"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (_, stderr) = h.run_exits(&["reserve"], 1).await;
     assert!(
         stderr.contains("mycluster-worker-subnet") && stderr.contains("no ipv6 prefix"),
         "{stderr}"
@@ -280,14 +277,12 @@ async fn dual_stack_run_reaches_done_with_both_families_on_the_internal_load_bal
     kube.clear_request_log();
     h.run(&["run"]).await;
     assert!(h.calls().is_empty(), "cloud: {:?}", h.calls());
-    let kube_mutations: Vec<_> = kube
-        .request_log()
-        .into_iter()
-        // A SelfSubjectAccessReview (preflight) asks; it creates nothing.
-        .filter(|(m, p)| m != "GET" && !p.contains("selfsubjectaccessreviews"))
-        .collect();
+    let kube_mutations = kube_mutations(&kube);
     assert!(kube_mutations.is_empty(), "kube: {kube_mutations:?}");
 }
+
+/// The lines of the Service templates that ask for both IP families.
+const BOTH_FAMILIES: &str = "  ipFamilyPolicy: RequireDualStack\n  ipFamilies: [IPv4, IPv6]\n";
 
 /// Control for the test above: internal Services that carry the IPv6 annotation but stay
 /// single stack get no IPv6 frontend (cloud-provider-azure follows `spec.ipFamilies`), so the
@@ -295,27 +290,11 @@ async fn dual_stack_run_reaches_done_with_both_families_on_the_internal_load_bal
 #[tokio::test(flavor = "multi_thread")]
 async fn dual_stack_internal_services_without_ip_families_fail_the_gate() {
     let mut h = AzureHarness::new("azure-dualstack").await;
-    let kube = KubeSim::start(KubeSimOptions {
-        cloud: h.peers.lb_cloud(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    h.run_flags(kube.kubeconfig_path(), "3s");
-    let templates = h.templates_with("azure", |name, text| {
-        if name.starts_with("internal-lb") {
-            text.replace(
-                "  ipFamilyPolicy: RequireDualStack\n  ipFamilies: [IPv4, IPv6]\n",
-                "",
-            )
-        } else {
-            text
-        }
-    });
-    h.extra.extend(templates);
-    let out = h.command(&["run"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let _kube = h.local_api_failing_fast().await;
+    let single_stack = replace_in("internal-lb", BOTH_FAMILIES, "");
+    let stderr = h
+        .run_into_the_gate_with_templates("azure", single_stack)
+        .await;
     assert!(
         stderr.contains(&format!(
             "the load balancer holds {EXPECTED_PRIVATE_IP} but DNS points at the reserved {EXPECTED_PRIVATE_IP}, {EXPECTED_PRIVATE_IPV6}"
@@ -325,26 +304,10 @@ async fn dual_stack_internal_services_without_ip_families_fail_the_gate() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn neither_the_client_secret_nor_the_token_is_printed_even_at_trace() {
-    let h = AzureHarness::new("azure").await;
-    // At trace, reqwest, hyper, azure_core and azure_identity all log.
-    h.assert_reserve_never_leaks(&[
-        ("fixture-secret-DO-NOT-LOG", "secret"),
-        ("fake-arm-token", "token"),
-    ])
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     let mut h = AzureHarness::new("azure").await;
-    let kube = KubeSim::start(KubeSimOptions {
-        cloud: h.peers.lb_cloud(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    h.run_flags(kube.kubeconfig_path(), "60s");
+    let cloud = h.peers.lb_cloud();
+    let kube = h.local_api(cloud).await;
     let done = h.done_file();
     h.run(&["run"]).await;
     let check = |status: Value, world: &AzureWorld| {
@@ -353,28 +316,12 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     };
     let status = h.status().await;
     check(status, &h.world().await);
-    let internal = kube
-        .get(
-            "",
-            "v1",
-            "services",
-            Some("openshift-kube-apiserver"),
-            "internal-lb",
-        )
-        .unwrap();
+    let internal = apiserver_service(&kube, "internal-lb");
     assert_eq!(
         internal["metadata"]["annotations"]["service.beta.kubernetes.io/azure-load-balancer-ipv4"],
         EXPECTED_PRIVATE_IP
     );
-    let external = kube
-        .get(
-            "",
-            "v1",
-            "services",
-            Some("openshift-kube-apiserver"),
-            "external-lb",
-        )
-        .unwrap();
+    let external = apiserver_service(&kube, "external-lb");
     assert_eq!(
         external["metadata"]["annotations"]["service.beta.kubernetes.io/azure-load-balancer-ipv4"],
         Value::from(h.world().await.public_ip("IPv4")[0].clone())
@@ -395,12 +342,7 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     kube.clear_request_log();
     h.run(&["run"]).await;
     assert!(h.calls().is_empty(), "cloud: {:?}", h.calls());
-    let kube_mutations: Vec<_> = kube
-        .request_log()
-        .into_iter()
-        // A SelfSubjectAccessReview (preflight) asks; it creates nothing.
-        .filter(|(m, p)| m != "GET" && !p.contains("selfsubjectaccessreviews"))
-        .collect();
+    let kube_mutations = kube_mutations(&kube);
     assert!(kube_mutations.is_empty(), "kube: {kube_mutations:?}");
     let status = h.status().await;
     check(status, &h.world().await);
@@ -409,24 +351,9 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
 #[tokio::test(flavor = "multi_thread")]
 async fn run_resumes_after_sigkill_during_reserve() {
     let mut h = AzureHarness::new("azure").await;
-    let kube = KubeSim::start(KubeSimOptions {
-        cloud: h.peers.lb_cloud(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    h.extra = vec![
-        "--kubeconfig".into(),
-        kube.kubeconfig_path().display().to_string(),
-        "--gate-timeout".into(),
-        "60s".into(),
-        // Not the default one-TTL drain: this test is about resuming, not the drain.
-        "--drain-wait".into(),
-        "0s".into(),
-        // The local API server stands in for every load balancer on the wire.
-        "--wire-dial-override".into(),
-        wire_overrides(kube.kubeconfig_path()),
-    ];
+    // Run flags without the default one-TTL drain: this test is about resuming, not the drain.
+    let cloud = h.peers.lb_cloud();
+    let _kube = h.local_api(cloud).await;
     h.kill_at(&["run"], Hold::After(1)).await;
     h.run(&["run"]).await;
     let status = h.status().await;
@@ -441,30 +368,16 @@ async fn a_wrong_client_secret_fails_without_mutating_and_is_never_echoed() {
     let mut h = AzureHarness::new("azure").await;
     // A copy of the fixture whose creds secret holds a wrong client secret.
     let assets = h.dir.path().join("assets");
-    for sub in ["manifests", "openshift"] {
-        std::fs::create_dir_all(assets.join(sub)).unwrap();
-        for entry in std::fs::read_dir(h.assets.join(sub)).unwrap() {
-            let entry = entry.unwrap();
-            std::fs::copy(entry.path(), assets.join(sub).join(entry.file_name())).unwrap();
-        }
-    }
-    let secret = assets.join("openshift/99_cloud-creds-secret.yaml");
-    let text = std::fs::read_to_string(&secret).unwrap();
+    agent::fixtures::copy_dir(&h.assets, &assets);
+    h.assets = assets;
     // base64("wrong-secret-XYZZY-0123456") instead of the fixture's secret.
-    let text = text.replace(
+    h.edit_asset(
+        "openshift/99_cloud-creds-secret.yaml",
         "Zml4dHVyZS1zZWNyZXQtRE8tTk9ULUxPRw==",
         "d3Jvbmctc2VjcmV0LVhZWlpZLTAxMjM0NTY=",
     );
-    std::fs::write(&secret, text).unwrap();
-    h.assets = assets;
-    let out = h
-        .command(&["reserve"])
-        .env("BOOTSTRAP_AGENT_LOG", "trace")
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    h.env.push(("BOOTSTRAP_AGENT_LOG".into(), "trace".into()));
+    let (_, stderr) = h.run_exits(&["reserve"], 1).await;
     assert!(
         stderr.contains("AADSTS7000215"),
         "the authority's reason: {stderr}"
@@ -479,25 +392,14 @@ async fn a_wrong_client_secret_fails_without_mutating_and_is_never_echoed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn two_internal_services_on_one_ip_and_port_fail_the_gate() {
     let mut h = AzureHarness::new("azure").await;
-    let kube = KubeSim::start(KubeSimOptions {
-        cloud: h.peers.lb_cloud(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    h.run_flags(kube.kubeconfig_path(), "3s");
+    let kube = h.local_api_failing_fast().await;
     // machine-config-server on the API's port: one frontend IP cannot carry both rules.
-    let templates = h.templates_with("azure", |name, text| {
-        if name == "internal-lb-machine-config-server.yaml" {
-            text.replace("port: 22623", "port: 6443")
-        } else {
-            text
-        }
-    });
-    h.extra.extend(templates);
-    let out = h.command(&["run"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let same_port = replace_in(
+        "internal-lb-machine-config-server.yaml",
+        "port: 22623",
+        "port: 6443",
+    );
+    let stderr = h.run_into_the_gate_with_templates("azure", same_port).await;
     let refused: Vec<Value> = [
         ("openshift-kube-apiserver", "internal-lb"),
         (
@@ -518,35 +420,16 @@ async fn two_internal_services_on_one_ip_and_port_fail_the_gate() {
 
 // ---- installer-default network ---------------------------------------------------------------
 
-fn installer_network() -> AzureSimOptions {
-    AzureSimOptions {
-        installer_network: true,
-        ..Default::default()
-    }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn installer_default_network_is_used_by_its_default_names() {
-    let h = AzureHarness::with("azure-default-network", installer_network()).await;
-    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
-    for line in [
-        "resource group mycluster-7xk2p-rg: default name (<infra-id>-rg)",
-        "network resource group mycluster-7xk2p-rg: default name (the resource group)",
-        "virtual network mycluster-7xk2p-vnet: default name (<infra-id>-vnet)",
-        "compute subnet mycluster-7xk2p-worker-subnet: default name (<infra-id>-worker-subnet)",
-    ] {
-        assert!(plan.contains(line), "{line}\n{plan}");
-    }
-    // The private IP is the top free address of the installer's compute subnet, found
-    // through its vnet in the cluster resource group (the fake knows no other vnet).
+/// The bootstrap makes exactly the single-stack picture with the single-stack calls (those of
+/// the shared suite), and a second one changes nothing.
+async fn assert_single_stack_bootstrap(h: &AzureHarness) {
     h.bootstrap().await;
     h.world().await.assert_seeded(false, &[]);
-    assert_eq!(
-        h.calls(),
-        sorted(&[PIP, TAGS, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API])
-    );
+    assert_eq!(h.calls(), sorted(AzurePeers::BOOTSTRAP_CALLS));
     h.assert_bootstrap_converged().await;
 }
+
+common::suite::cloud_suite!(installer_network AzurePeers);
 
 // ---- publish Mixed -----------------------------------------------------------------------------
 
@@ -554,21 +437,15 @@ async fn installer_default_network_is_used_by_its_default_names() {
 /// is reserved and `api` written into the base-domain zone of baseDomainResourceGroupName.
 #[tokio::test(flavor = "multi_thread")]
 async fn mixed_with_a_public_api_reserves_the_public_ip_and_writes_the_base_domain_record() {
-    let h = AzureHarness::with("azure-mixed-api-external", installer_network()).await;
-    h.bootstrap().await;
-    h.world().await.assert_seeded(false, &[]);
-    assert_eq!(
-        h.calls(),
-        sorted(&[PIP, TAGS, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API])
-    );
-    h.assert_bootstrap_converged().await;
+    let h = AzurePeers::start_on_installer_network("azure-mixed-api-external").await;
+    assert_single_stack_bootstrap(&h).await;
 }
 
 /// apiserver Internal, ingress External: the DNS manifest has a publicZone (for ingress), but
 /// no public IP is reserved and no public `api` record written.
 #[tokio::test(flavor = "multi_thread")]
 async fn mixed_with_an_internal_api_reserves_no_public_ip_and_writes_no_public_record() {
-    let h = AzureHarness::with("azure-mixed-api-internal", installer_network()).await;
+    let h = AzurePeers::start_on_installer_network("azure-mixed-api-internal").await;
     h.bootstrap().await;
     assert_eq!(
         h.calls(),
@@ -586,17 +463,6 @@ async fn mixed_with_an_internal_api_reserves_no_public_ip_and_writes_no_public_r
         );
     }
     h.assert_bootstrap_converged().await;
-}
-
-/// Control for the test above: the installer's network has none of the bring-your-own names,
-/// so an agent that ignored the defaults would fail there.
-#[tokio::test(flavor = "multi_thread")]
-async fn the_installer_network_refuses_the_bring_your_own_names() {
-    let h = AzureHarness::with("azure", installer_network()).await;
-    let out = h.command(&["reserve"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("network-rg"), "{stderr}");
 }
 
 // ---- faults: throttling (429 + Retry-After) ---------------------------------------------------
@@ -642,14 +508,9 @@ async fn arm_throttling_is_waited_out_as_retry_after_says() {
 const USER_PUBLIC_IP: &str = "mycluster-7xk2p-rsvd-public-ipv4";
 const USER_PRIVATE_IP: &str = "10.0.1.200";
 
-/// Mutating calls on public IPs and the resource group's tags (where the agent records its own
-/// private IP) that the agent made.
-fn address_calls(h: &AzureHarness) -> Vec<String> {
-    h.calls()
-        .into_iter()
-        .filter(|c| c.contains("publicIPAddresses") || c.contains("tags/default"))
-        .collect()
-}
+/// What names the calls on public IPs and on the resource group's tags (where the agent
+/// records its own private IP).
+const ADDRESS_CALLS: &[&str] = &["publicIPAddresses", "tags/default"];
 
 /// `--reservations` naming the private IP the user chose (Azure has no private-IP resource).
 fn reservations_file(h: &AzureHarness, ip: &str) -> String {
@@ -661,12 +522,8 @@ fn reservations_file(h: &AzureHarness, ip: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_leaves_them() {
     let mut h = AzureHarness::new("azure").await;
-    let kube = KubeSim::start(KubeSimOptions {
-        cloud: h.peers.lb_cloud(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let cloud = h.peers.lb_cloud();
+    let kube = h.local_api(cloud).await;
     let kubeconfig = kube.kubeconfig_path().display().to_string();
     // 1. The user makes the public IP by the seed's name with the official client, and picks
     //    a free private IP of the compute subnet.
@@ -702,28 +559,12 @@ async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_
         .await;
     h.run(&["dns", "teardown"]).await;
 
-    let internal = kube
-        .get(
-            "",
-            "v1",
-            "services",
-            Some("openshift-kube-apiserver"),
-            "internal-lb",
-        )
-        .unwrap();
+    let internal = apiserver_service(&kube, "internal-lb");
     assert_eq!(
         internal["status"]["loadBalancer"]["ingress"][0]["ip"],
         USER_PRIVATE_IP
     );
-    let external = kube
-        .get(
-            "",
-            "v1",
-            "services",
-            Some("openshift-kube-apiserver"),
-            "external-lb",
-        )
-        .unwrap();
+    let external = apiserver_service(&kube, "external-lb");
     assert_eq!(
         external["status"]["loadBalancer"]["ingress"][0]["ip"],
         public_ip.as_str()
@@ -739,7 +580,7 @@ async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_
     // No public IP, tag or private-IP record of the agent's own.
     assert!(world.ours().is_empty(), "{:#}", world.0);
     assert!(world.private_ips().is_empty(), "{:#}", world.0);
-    assert!(address_calls(&h).is_empty(), "{:?}", address_calls(&h));
+    h.assert_no_mutating_call_naming(ADDRESS_CALLS);
 
     // 4. `teardown --all` leaves both, and says so.
     let out = String::from_utf8(h.run(&["teardown", "--all"]).await.stdout).unwrap();
@@ -756,7 +597,7 @@ async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_
         "{:#}",
         world.0
     );
-    assert!(address_calls(&h).is_empty(), "{:?}", address_calls(&h));
+    h.assert_no_mutating_call_naming(ADDRESS_CALLS);
 }
 
 /// Public IPs that exist by the seed's name but cannot serve, and private IPs that are taken,
@@ -795,16 +636,13 @@ async fn upi_reservations_that_do_not_fit_are_refused_naming_them() {
         )
         .await
         .unwrap();
-        for command in [&["plan"][..], &["reserve"]] {
-            let out = h.command(command).output().await.unwrap();
-            assert_eq!(out.status.code(), Some(2), "{command:?}");
-            let err = String::from_utf8_lossy(&out.stderr);
+        for err in h.plan_and_reserve_refusals().await {
             assert!(
                 err.contains(USER_PUBLIC_IP) && err.contains(expected),
                 "{err}"
             );
         }
-        assert!(address_calls(&h).is_empty(), "{:?}", address_calls(&h));
+        h.assert_no_mutating_call_naming(ADDRESS_CALLS);
     }
     let mut h = AzureHarness::new("azure").await;
     h.peers.sim.mark_in_use("10.0.1.201".parse().unwrap());
@@ -829,5 +667,5 @@ async fn upi_reservations_that_do_not_fit_are_refused_naming_them() {
             "{err}"
         );
     }
-    assert!(address_calls(&h).is_empty(), "{:?}", address_calls(&h));
+    h.assert_no_mutating_call_naming(ADDRESS_CALLS);
 }

@@ -130,58 +130,11 @@ async fn a_stale_write_is_a_conflict_and_the_shared_edit_keeps_the_rivals_value(
     );
 }
 
-async fn crash_and_resume(dns: bool, hold: Hold) {
-    let h = GcpHarness::new().await;
-    if dns {
-        h.run(&["reserve"]).await;
-        h.kill_at(&["dns", "seed"], true, hold).await;
-    } else {
-        h.kill_at(&["reserve"], false, hold).await;
-    }
-    h.assert_killed_mutation_journaled().await;
-
-    h.bootstrap().await;
-    h.world().await.assert_seeded(&[]);
-    assert_eq!(
-        h.peers.fake.addresses().len(),
-        2,
-        "no duplicate, no leaked address"
-    );
-    h.assert_changes_nothing(BOOTSTRAP, "bootstrap again changes nothing")
-        .await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_before_the_second_address_resumes_without_duplicates() {
-    crash_and_resume(false, Hold::Before(2)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_after_an_address_was_inserted_but_not_journaled_resumes_without_leak() {
-    crash_and_resume(false, Hold::After(1)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_after_the_internal_address_was_inserted_resumes_without_leak() {
-    crash_and_resume(false, Hold::After(2)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_after_a_record_change_resumes_without_duplicate_values() {
-    crash_and_resume(true, Hold::After(1)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn sigkill_before_a_record_change_resumes() {
-    crash_and_resume(true, Hold::Before(2)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn the_service_account_key_is_never_printed_even_at_trace() {
-    let h = GcpHarness::new().await;
-    h.assert_reserve_never_leaks(&[("fixture-secret-DO-NOT-LOG", "secret")])
-        .await;
-}
+common::suite::sigkill_suite!(GcpPeers;
+    sigkill_before_the_second_address_resumes_without_duplicates: Hold::Before(2),
+    sigkill_after_an_address_was_inserted_but_not_journaled_resumes_without_leak: Hold::After(1),
+    sigkill_after_the_internal_address_was_inserted_resumes_without_leak: Hold::After(2),
+);
 
 // --- `run` end to end ---------------------------------------------------------------------
 
@@ -224,11 +177,7 @@ impl RunWorld {
         }
         assert_eq!(world.record("public", API), public);
         for (ns, name) in SERVICES {
-            let svc = self
-                .kube
-                .get("", "v1", "services", Some(ns), name)
-                .unwrap_or_else(|| panic!("{ns}/{name} missing"));
-            assert_eq!(svc["spec"]["type"], "LoadBalancer");
+            let svc = load_balancer_service(&self.kube, ns, name);
             let wanted = if name == "external-lb" {
                 &public[0]
             } else {
@@ -255,40 +204,16 @@ async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
 
     w.kube.clear_request_log();
     w.h.assert_changes_nothing(&[&["run"]], "cloud").await;
-    let kube_mutations: Vec<(String, String)> = w
-        .kube
-        .request_log()
-        .into_iter()
-        // A SelfSubjectAccessReview (preflight) asks; it creates nothing.
-        .filter(|(m, p)| m != "GET" && !p.contains("selfsubjectaccessreviews"))
-        .collect();
+    let kube_mutations = kube_mutations(&w.kube);
     assert!(kube_mutations.is_empty(), "kube: {kube_mutations:?}");
     w.assert_done().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn run_resumes_after_kill_during_reserve() {
-    let w = RunWorld::new().await;
-    w.h.kill_at(&["run"], false, Hold::After(1)).await;
-    w.h.run(&["run"]).await;
-    w.assert_done().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn run_resumes_after_kill_during_dns_seed() {
-    let w = RunWorld::new().await;
-    w.h.kill_at(&["run"], true, Hold::After(2)).await;
-    w.h.run(&["run"]).await;
-    w.assert_done().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn run_resumes_after_kill_during_bootstrap_removal() {
+common::suite::run_resumes_after_kill! { RunWorld::new();
+    run_resumes_after_kill_during_reserve: false, Hold::After(1);
+    run_resumes_after_kill_during_dns_seed: true, Hold::After(2);
     // DNS mutations: 3 seeds, then the removal of the bootstrap IP.
-    let w = RunWorld::new().await;
-    w.h.kill_at(&["run"], true, Hold::Before(4)).await;
-    w.h.run(&["run"]).await;
-    w.assert_done().await;
+    run_resumes_after_kill_during_bootstrap_removal: true, Hold::Before(4);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -336,46 +261,9 @@ async fn an_internal_address_outside_the_compute_subnet_fails_the_gate() {
     );
 }
 
-// ---- installer-default network ---------------------------------------------------------------
+// ---- installer-default network: the shared suite -----------------------------------------------
 
-/// The network the installer makes when the install-config names none.
-fn installer_network() -> FakeOptions {
-    FakeOptions {
-        seed: Seed::installer_network(),
-        ..FakeOptions::realistic()
-    }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn installer_default_network_is_used_by_its_default_names() {
-    let h = GcpHarness::with_fixture("gcp-default-network", installer_network()).await;
-    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
-    for line in [
-        "network mycluster-7xk2p-network: default name (<infra-id>-network)",
-        "control-plane subnet mycluster-7xk2p-master-subnet: default name (<infra-id>-master-subnet)",
-        "compute subnet mycluster-7xk2p-worker-subnet: default name (<infra-id>-worker-subnet)",
-    ] {
-        assert!(plan.contains(line), "{line}\n{plan}");
-    }
-    // The fake knows only the installer's subnetworks, so the internal address came from one.
-    h.bootstrap().await;
-    h.world().await.assert_seeded(&[]);
-    h.assert_bootstrap_converged().await;
-}
-
-/// Control for the test above: the installer's network has none of the bring-your-own names,
-/// so an agent that ignored the defaults would fail there.
-#[tokio::test(flavor = "multi_thread")]
-async fn the_installer_network_refuses_the_bring_your_own_names() {
-    let h = GcpHarness::with_options(installer_network()).await;
-    let out = h.command(&["reserve"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("The referenced subnetwork resource cannot be found"),
-        "{stderr}"
-    );
-}
+common::suite::cloud_suite!(installer_network GcpPeers);
 
 // ---- Shared VPC (networkProjectID) -------------------------------------------------------------
 
@@ -552,14 +440,8 @@ fn compute_subnetwork(fake: &bootstrap_sim::gcp::GcpFake) -> String {
     )
 }
 
-/// Mutating compute calls on addresses (insert, delete, setLabels) the agent made.
-fn address_mutations(h: &GcpHarness) -> Vec<String> {
-    h.peers
-        .mutating_calls()
-        .into_iter()
-        .filter(|c| c.contains("/addresses"))
-        .collect()
-}
+/// What names the compute calls on addresses (insert, delete, setLabels).
+const ADDRESS_CALLS: &[&str] = &["/addresses"];
 
 #[tokio::test(flavor = "multi_thread")]
 async fn upi_by_hand_adopts_the_users_addresses_and_teardown_all_leaves_them() {
@@ -626,37 +508,20 @@ async fn upi_by_hand_adopts_the_users_addresses_and_teardown_all_leaves_them() {
     assert_eq!(world.record("public", API), vec![public_ip.clone()]);
     // The agent made no address, labelled none and released none.
     assert!(world.ours().is_empty(), "{:#}", world.0);
-    assert!(
-        address_mutations(&w.h).is_empty(),
-        "{:?}",
-        address_mutations(&w.h)
-    );
-    let status = String::from_utf8(w.h.run(&["status"]).await.stdout).unwrap();
-    assert_eq!(status.matches("adopted (yours)").count(), 2, "{status}");
+    w.h.assert_no_mutating_call_naming(ADDRESS_CALLS);
 
-    // 4. After a failed install, `teardown --all` leaves the user's addresses, and says so.
-    let out = String::from_utf8(w.h.run(&["teardown", "--all"]).await.stdout).unwrap();
-    assert!(
-        out.contains("leaves the 2 reservation(s) you made in place"),
-        "{out}"
-    );
+    // `status` shows both adopted. 4. After a failed install, `teardown --all` leaves the
+    // user's addresses, and says so.
+    w.h.assert_user_reservations_adopted_and_left(2).await;
     let world = w.h.world().await;
-    let names: Vec<&str> = world
-        .addresses()
-        .iter()
-        .map(|a| a["name"].as_str().unwrap())
-        .collect();
+    let names = string_fields(&world.0["addresses"], "name");
     for name in [
         "mycluster-7xk2p-rsvd-public-ipv4",
         "mycluster-7xk2p-rsvd-private-ipv4",
     ] {
-        assert!(names.contains(&name), "{name} stays: {names:?}");
+        assert!(names.iter().any(|n| n == name), "{name} stays: {names:?}");
     }
-    assert!(
-        address_mutations(&w.h).is_empty(),
-        "{:?}",
-        address_mutations(&w.h)
-    );
+    w.h.assert_no_mutating_call_naming(ADDRESS_CALLS);
     assert!(
         world.record("public", API).is_empty(),
         "our values left DNS"
@@ -683,7 +548,7 @@ async fn upi_mixed_adopts_what_exists_and_reserves_the_rest_unless_adopt_only() 
             && err.contains("private-ipv4 (name mycluster-7xk2p-rsvd-private-ipv4)"),
         "{err}"
     );
-    assert!(address_mutations(&h).is_empty());
+    h.assert_no_mutating_call_naming(ADDRESS_CALLS);
     h.run(&["reserve"]).await;
     let world = h.world().await;
     assert_eq!(
@@ -704,6 +569,14 @@ async fn upi_mixed_adopts_what_exists_and_reserves_the_rest_unless_adopt_only() 
     );
 }
 
+/// The user reserves the internal VIP's address by the seed's name: INTERNAL with (purpose,
+/// subnetwork), or EXTERNAL (`None`).
+async fn user_private_address(h: &GcpHarness, internal: Option<(&str, &str)>) {
+    bootstrap_sim::upi::gcp_address(&h.peers.fake, "mycluster-7xk2p-rsvd-private-ipv4", internal)
+        .await
+        .unwrap();
+}
+
 /// Addresses that exist by the seed's names but cannot serve: exit 2 naming the address and
 /// what is wrong, before any change.
 #[tokio::test(flavor = "multi_thread")]
@@ -721,33 +594,20 @@ async fn upi_addresses_that_do_not_fit_are_refused_naming_them() {
             .unwrap()
     );
     // An internal address of the wrong subnetwork (purpose right).
-    bootstrap_sim::upi::gcp_address(
-        &h.peers.fake,
-        "mycluster-7xk2p-rsvd-private-ipv4",
-        Some(("SHARED_LOADBALANCER_VIP", &master)),
-    )
-    .await
-    .unwrap();
-    for command in [&["plan"][..], &["reserve"]] {
-        let out = h.command(command).output().await.unwrap();
-        assert_eq!(out.status.code(), Some(2), "{command:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
+    user_private_address(&h, Some(("SHARED_LOADBALANCER_VIP", &master))).await;
+    for err in h.plan_and_reserve_refusals().await {
         assert!(
             err.contains("address mycluster-7xk2p-rsvd-private-ipv4")
                 && err.contains("compute subnetwork"),
             "{err}"
         );
     }
-    assert!(address_mutations(&h).is_empty());
+    h.assert_no_mutating_call_naming(ADDRESS_CALLS);
 
     // The type: an EXTERNAL address named for the internal VIP.
     let h = GcpHarness::new().await;
-    bootstrap_sim::upi::gcp_address(&h.peers.fake, "mycluster-7xk2p-rsvd-private-ipv4", None)
-        .await
-        .unwrap();
-    let out = h.command(&["plan"]).output().await.unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    user_private_address(&h, None).await;
+    let (_, err) = h.run_exits(&["plan"], 2).await;
     assert!(
         err.contains("is EXTERNAL; the internal API needs an INTERNAL address"),
         "{err}"
@@ -756,16 +616,8 @@ async fn upi_addresses_that_do_not_fit_are_refused_naming_them() {
     // The purpose: an internal address that cannot be shared by two forwarding rules.
     let h = GcpHarness::new().await;
     let subnetwork = compute_subnetwork(&h.peers.fake);
-    bootstrap_sim::upi::gcp_address(
-        &h.peers.fake,
-        "mycluster-7xk2p-rsvd-private-ipv4",
-        Some(("GCE_ENDPOINT", &subnetwork)),
-    )
-    .await
-    .unwrap();
-    let out = h.command(&["plan"]).output().await.unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    user_private_address(&h, Some(("GCE_ENDPOINT", &subnetwork))).await;
+    let (_, err) = h.run_exits(&["plan"], 2).await;
     assert!(
         err.contains("purpose GCE_ENDPOINT") && err.contains("SHARED_LOADBALANCER_VIP"),
         "{err}"

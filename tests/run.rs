@@ -14,6 +14,14 @@ use common::*;
 use serde_json::Value;
 use std::time::Duration;
 
+/// Knobs of a cluster whose Services never get ready.
+fn never_ready() -> ControllerKnobs {
+    ControllerKnobs {
+        never_ready: true,
+        ..Default::default()
+    }
+}
+
 struct World {
     h: AwsHarness,
     kube: KubeSim,
@@ -66,6 +74,15 @@ impl World {
         (w, out)
     }
 
+    /// `run` in the world of `fixture` until done: the world and `status`.
+    async fn run_to_done(fixture: &str) -> (Self, Value) {
+        let w = Self::of_fixture(fixture, ControllerKnobs::default(), "60s").await;
+        w.h.run(&["run"]).await;
+        let status = w.status().await;
+        assert_eq!(status["run_step"], "done", "{status:#}");
+        (w, status)
+    }
+
     async fn status(&self) -> Value {
         self.h.status().await
     }
@@ -81,24 +98,11 @@ impl World {
     }
 
     fn internal_lb(&self) -> Value {
-        self.kube
-            .get(
-                "",
-                "v1",
-                "services",
-                Some("openshift-kube-apiserver"),
-                "internal-lb",
-            )
-            .expect("internal-lb")
+        apiserver_service(&self.kube, "internal-lb")
     }
 
     fn kube_mutations(&self) -> Vec<(String, String)> {
-        self.kube
-            .request_log()
-            .into_iter()
-            // A SelfSubjectAccessReview (preflight) asks; it creates nothing.
-            .filter(|(m, p)| m != "GET" && !p.contains("selfsubjectaccessreviews"))
-            .collect()
+        kube_mutations(&self.kube)
     }
 
     /// Step 3: ENIs handed over, EIPs kept, DNS holds only the LB IPs; Services applied and
@@ -123,12 +127,7 @@ impl World {
             "ENIs were handed over to the internal NLB"
         );
         let handed: Vec<String> = {
-            let mut v: Vec<String> = status["handed_over"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| r["ip"].as_str().unwrap().to_string())
-                .collect();
+            let mut v: Vec<String> = string_fields(&status["handed_over"], "ip");
             v.sort();
             v
         };
@@ -175,11 +174,7 @@ impl World {
         public.sort();
         assert_eq!(public, world.ips("eips"));
         for (ns, name) in AWS_SERVICES {
-            let svc = self
-                .kube
-                .get("", "v1", "services", Some(ns), name)
-                .unwrap_or_else(|| panic!("{ns}/{name} missing"));
-            assert_eq!(svc["spec"]["type"], "LoadBalancer");
+            let svc = load_balancer_service(&self.kube, ns, name);
             let ingress = &svc["status"]["loadBalancer"]["ingress"];
             assert!(
                 ingress[0]["hostname"]
@@ -234,16 +229,7 @@ impl World {
         assert_eq!(done["phase"], "complete");
         assert_eq!(done["bootstrapIpRemoved"], true);
         assert_eq!(done["gate"]["passed"], true);
-        let cv = self
-            .kube
-            .get(
-                "config.openshift.io",
-                "v1",
-                "clusterversions",
-                None,
-                "version",
-            )
-            .expect("ClusterVersion version");
+        let cv = cluster_version(&self.kube).expect("ClusterVersion version");
         assert_eq!(
             cv["spec"]["capabilities"],
             serde_json::json!({
@@ -269,17 +255,7 @@ impl World {
 async fn full_run_reaches_done_and_a_rerun_makes_zero_mutating_calls() {
     let w = World::new(ControllerKnobs::default()).await;
     // At trace: the whole run must not print a credential (cloud keys, the cluster's token).
-    let out =
-        w.h.command(&["run"])
-            .env("BOOTSTRAP_AGENT_LOG", "trace")
-            .output()
-            .await
-            .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = w.h.run_at_trace(&["run"]).await;
     assert!(String::from_utf8_lossy(&out.stderr).contains("TRACE"));
     w.h.assert_never_leaked(
         &[&out],
@@ -332,11 +308,7 @@ async fn at_20_percent_cloud_faults_run_reaches_done_with_nothing_leaked_or_dupl
 
 #[tokio::test(flavor = "multi_thread")]
 async fn gate_timeout_exits_4_and_a_later_run_finishes() {
-    let (mut w, out) = World::run_into_gate_timeout(ControllerKnobs {
-        never_ready: true,
-        ..Default::default()
-    })
-    .await;
+    let (mut w, out) = World::run_into_gate_timeout(never_ready()).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("no ingress yet"),
@@ -377,41 +349,17 @@ async fn flapping_endpoints_and_dropped_watches_still_pass_the_gate() {
     assert_eq!(status["gate"]["passed"], true);
 }
 
-/// SIGKILL at a step boundary, then `run` again: it ends Done with nothing duplicated or leaked.
-async fn crash_and_resume(route53: bool, hold: Hold) {
-    let w = World::new(ControllerKnobs::default()).await;
-    w.h.kill_at(&["run"], route53, hold).await;
-    w.h.run(&["run"]).await;
-    w.assert_done().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn resume_after_kill_during_reserve() {
-    crash_and_resume(false, Hold::After(4)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn resume_after_kill_during_dns_seed() {
-    crash_and_resume(true, Hold::After(2)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn resume_after_kill_during_hand_over() {
+// SIGKILL at a step boundary, then `run` again: it ends Done with nothing duplicated or leaked.
+common::suite::run_resumes_after_kill! { World::new(ControllerKnobs::default());
+    resume_after_kill_during_reserve: false, Hold::After(4);
+    resume_after_kill_during_dns_seed: true, Hold::After(2);
     // EC2 mutations: 3 AllocateAddress, 3 CreateNetworkInterface, then the hand-over deletes.
-    crash_and_resume(false, Hold::After(8)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn resume_after_kill_during_bootstrap_removal() {
+    resume_after_kill_during_hand_over: false, Hold::After(8);
     // Route53 mutations: 2 seeds (bootstrap IP only), 3 joins (private api and api-int, the
     // public api), then the removal of the bootstrap IP.
-    crash_and_resume(true, Hold::Before(6)).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn resume_after_kill_during_a_progressive_join() {
+    resume_after_kill_during_bootstrap_removal: true, Hold::Before(6);
     // The 4th Route53 mutation is a join, after the two bootstrap-only seeds.
-    crash_and_resume(true, Hold::Before(4)).await;
+    resume_after_kill_during_a_progressive_join: true, Hold::Before(4);
 }
 
 /// Progressive DNS (the default): while no load balancer serves, the private records hold only
@@ -420,21 +368,10 @@ async fn resume_after_kill_during_a_progressive_join() {
 #[tokio::test(flavor = "multi_thread")]
 async fn progressive_dns_holds_back_ips_no_load_balancer_serves() {
     for (mode, all_at_once) in [("progressive", false), ("all-at-once", true)] {
-        let (w, _) = World::run_into_gate_timeout_with(
-            ControllerKnobs {
-                never_ready: true,
-                ..Default::default()
-            },
-            &["--dns-seeding", mode],
-        )
-        .await;
+        let (w, _) =
+            World::run_into_gate_timeout_with(never_ready(), &["--dns-seeding", mode]).await;
         let world = w.h.world().await;
-        let handed: Vec<String> = w.status().await["handed_over"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["ip"].as_str().unwrap().to_string())
-            .collect();
+        let handed: Vec<String> = string_fields(&w.status().await["handed_over"], "ip");
         for name in [API, API_INT] {
             let mut expected = vec![BOOTSTRAP_IP.to_string()];
             if all_at_once {
@@ -464,11 +401,7 @@ async fn progressive_dns_holds_back_ips_no_load_balancer_serves() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn resume_after_kill_while_waiting_at_the_gate() {
-    let w = World::new(ControllerKnobs {
-        never_ready: true,
-        ..Default::default()
-    })
-    .await;
+    let w = World::new(never_ready()).await;
     let mut child = w.spawn_run();
     // The gate is reached once the Services exist; a watch is then open on them.
     loop {
@@ -492,17 +425,8 @@ async fn resume_after_kill_while_waiting_at_the_gate() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn teardown_all_after_a_failed_gate_removes_the_handed_over_ips_from_dns() {
-    let (mut w, _) = World::run_into_gate_timeout(ControllerKnobs {
-        never_ready: true,
-        ..Default::default()
-    })
-    .await;
-    let handed: Vec<String> = w.status().await["handed_over"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["ip"].as_str().unwrap().to_string())
-        .collect();
+    let (mut w, _) = World::run_into_gate_timeout(never_ready()).await;
+    let handed: Vec<String> = string_fields(&w.status().await["handed_over"], "ip");
     assert_eq!(handed.len(), 3, "the gate is reached after the hand-over");
     let run_flags = std::mem::take(&mut w.h.extra);
     w.h.run(&["teardown", "--all"]).await;
@@ -599,21 +523,16 @@ spec:
 #[tokio::test(flavor = "multi_thread")]
 async fn the_old_rendering_with_two_internal_nlbs_on_the_same_ips_fails_the_gate() {
     let mut w = World::with_gate_timeout(ControllerKnobs::default(), "5s").await;
-    let templates = w.h.templates_with("aws", |name, text| {
-        if name == "internal-lb-machine-config-server.yaml" {
-            TWO_INTERNAL_NLBS.to_string()
-        } else {
-            text
-        }
-    });
-    w.h.extra.extend(templates);
-    let out = w.h.command(&["run"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "the gate never passes: {stderr}"
-    );
+    // The gate never passes.
+    let stderr =
+        w.h.run_into_the_gate_with_templates("aws", |name, text| {
+            if name == "internal-lb-machine-config-server.yaml" {
+                TWO_INTERNAL_NLBS.to_string()
+            } else {
+                text
+            }
+        })
+        .await;
     // One of the two internal NLBs got the IPs; the other was refused, with the Event the AWS
     // Load Balancer Controller records, and has no ingress.
     let internal = [
@@ -651,16 +570,14 @@ async fn the_old_rendering_with_two_internal_nlbs_on_the_same_ips_fails_the_gate
 async fn a_selector_that_matches_no_real_pod_fails_the_gate() {
     let mut w = World::with_gate_timeout(ControllerKnobs::default(), "3s").await;
     // The seed's selector: real kube-apiserver pods are not labelled `app: kube-apiserver`.
-    let templates = w.h.templates_with("aws", |_, text| {
-        text.replace(
-            "    app: openshift-kube-apiserver\n    apiserver: \"true\"\n",
-            "    app: kube-apiserver\n",
-        )
-    });
-    w.h.extra.extend(templates);
-    let out = w.h.command(&["run"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let stderr =
+        w.h.run_into_the_gate_with_templates("aws", |_, text| {
+            text.replace(
+                "    app: openshift-kube-apiserver\n    apiserver: \"true\"\n",
+                "    app: kube-apiserver\n",
+            )
+        })
+        .await;
     assert!(
         stderr.contains("0 of 0 endpoints ready"),
         "no pod matches, so no endpoint: {stderr}"
@@ -721,10 +638,7 @@ async fn services_applied_before_the_hand_over_are_refused_while_the_enis_hold_t
 
 #[tokio::test(flavor = "multi_thread")]
 async fn publish_internal_gates_on_the_one_internal_service() {
-    let w = World::of_fixture("aws-internal", ControllerKnobs::default(), "60s").await;
-    w.h.run(&["run"]).await;
-    let status = w.status().await;
-    assert_eq!(status["run_step"], "done", "{status:#}");
+    let (_w, status) = World::run_to_done("aws-internal").await;
     let services: Vec<(&str, &str)> = status["services"]
         .as_array()
         .unwrap()
@@ -748,10 +662,7 @@ async fn publish_internal_gates_on_the_one_internal_service() {
 /// usual and completes, with not one Route53 call; the journal keeps the records to create.
 #[tokio::test(flavor = "multi_thread")]
 async fn user_provisioned_dns_run_completes_without_a_route53_call() {
-    let w = World::of_fixture("aws-user-dns", ControllerKnobs::default(), "60s").await;
-    w.h.run(&["run"]).await;
-    let status = w.status().await;
-    assert_eq!(status["run_step"], "done", "{status:#}");
+    let (w, status) = World::run_to_done("aws-user-dns").await;
     assert_eq!(status["gate"]["passed"], true);
     assert_eq!(
         status["services"].as_array().unwrap().len(),
@@ -766,12 +677,7 @@ async fn user_provisioned_dns_run_completes_without_a_route53_call() {
         world.ours("enis").is_empty(),
         "handed over to the internal NLB"
     );
-    let mut handed: Vec<String> = status["handed_over"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["ip"].as_str().unwrap().to_string())
-        .collect();
+    let mut handed: Vec<String> = string_fields(&status["handed_over"], "ip");
     handed.push(BOOTSTRAP_IP.to_string());
     handed.sort();
     let api_int = status["user_dns"]
@@ -811,16 +717,7 @@ async fn run_completes_when_the_cvo_has_written_its_status_and_leaves_it_alone()
         }))
         .unwrap();
     w.h.run(&["run"]).await;
-    let cv = w
-        .kube
-        .get(
-            "config.openshift.io",
-            "v1",
-            "clusterversions",
-            None,
-            "version",
-        )
-        .unwrap();
+    let cv = cluster_version(&w.kube).unwrap();
     assert_eq!(cv["status"], status, "the CVO's status is untouched");
     assert_eq!(cv["spec"]["channel"], "stable-4.18");
     assert_eq!(
@@ -900,11 +797,7 @@ async fn a_paused_agent_waits_before_its_next_step_even_after_a_restart() {
 /// the kubeconfig's token. With the cluster unreachable it still writes a bundle and says why.
 #[tokio::test(flavor = "multi_thread")]
 async fn gather_bundles_a_stuck_install_without_any_secret() {
-    let (mut w, _) = World::run_into_gate_timeout(ControllerKnobs {
-        never_ready: true,
-        ..Default::default()
-    })
-    .await;
+    let (mut w, _) = World::run_into_gate_timeout(never_ready()).await;
     let out = w.h.dir.path().join("bundle.tar.gz");
     let kubeconfig = w.kube.kubeconfig_path().display().to_string();
     let run_flags = std::mem::take(&mut w.h.extra);
@@ -1017,25 +910,54 @@ fn subnets(world: &AwsWorld, prefixes: &[&str]) -> Vec<String> {
 const PRIVATE_CIDRS: [&str; 3] = ["10.0.1.", "10.0.2.", "10.0.3."];
 const PUBLIC_CIDRS: [&str; 3] = ["10.0.4.", "10.0.5.", "10.0.6."];
 
-/// EC2 calls that make, release or tag an address or interface.
-fn address_mutations(h: &AwsHarness) -> Vec<String> {
-    h.peers
-        .ec2_proxy
-        .mutating_calls()
-        .into_iter()
-        .filter(|c| {
-            [
-                "AllocateAddress",
-                "ReleaseAddress",
-                "CreateNetworkInterface",
-                "DeleteNetworkInterface",
-                "CreateTags",
-                "DeleteTags",
-            ]
-            .iter()
-            .any(|op| c.contains(op))
-        })
-        .collect()
+/// The EC2 calls that make, release or tag an address or interface.
+const ADDRESS_CALLS: &[&str] = &[
+    "AllocateAddress",
+    "ReleaseAddress",
+    "CreateNetworkInterface",
+    "DeleteNetworkInterface",
+    "CreateTags",
+    "DeleteTags",
+];
+
+/// The user's reservation of `purpose` for each of `subnets` (EIPs for `public-ipv4`, ENIs in
+/// the subnet for `private-ipv4`), named as the seed says: the first with the subnet suffix,
+/// the others without. Their (id, IP).
+async fn user_reservations(
+    h: &AwsHarness,
+    purpose: &str,
+    subnets: &[String],
+) -> Vec<(String, String)> {
+    let mut made = Vec::new();
+    for (i, subnet) in subnets.iter().enumerate() {
+        let plain = format!("mycluster-7xk2p-rsvd-{purpose}");
+        let name = if i == 0 {
+            format!("{plain}-{subnet}")
+        } else {
+            plain
+        };
+        let eni_subnet = (purpose == "private-ipv4").then_some(subnet.as_str());
+        made.push(h.peers.create_named(&name, eni_subnet).await.unwrap());
+    }
+    made
+}
+
+/// The comma-separated annotation `key` of the Service `svc`, sorted.
+fn annotation_list(svc: &Value, key: &str) -> Vec<String> {
+    let mut items: Vec<String> = svc["metadata"]["annotations"][key]
+        .as_str()
+        .unwrap()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    items.sort();
+    items
+}
+
+fn sorted(items: impl Iterator<Item = String>) -> Vec<String> {
+    let mut items: Vec<String> = items.collect();
+    items.sort();
+    items
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1051,24 +973,8 @@ async fn upi_by_hand_adopts_the_users_eips_and_enis_and_teardown_all_leaves_them
     // 1. The user allocates an EIP per public subnet and an ENI per private subnet, named as
     //    the seed says (with boto3): with the subnet suffix, or without it (EIPs then fill the
     //    public subnets in order; an ENI serves the subnet it lies in).
-    let mut eips = Vec::new();
-    for (i, s) in public.iter().enumerate() {
-        let name = if i == 0 {
-            format!("mycluster-7xk2p-rsvd-public-ipv4-{s}")
-        } else {
-            "mycluster-7xk2p-rsvd-public-ipv4".to_string()
-        };
-        eips.push(w.h.peers.create_named(&name, None).await.unwrap());
-    }
-    let mut enis = Vec::new();
-    for (i, s) in private.iter().enumerate() {
-        let name = if i == 0 {
-            format!("mycluster-7xk2p-rsvd-private-ipv4-{s}")
-        } else {
-            "mycluster-7xk2p-rsvd-private-ipv4".to_string()
-        };
-        enis.push(w.h.peers.create_named(&name, Some(s)).await.unwrap());
-    }
+    let eips = user_reservations(&w.h, "public-ipv4", &public).await;
+    let enis = user_reservations(&w.h, "private-ipv4", &private).await;
     w.h.peers.reset_counts();
 
     // 2. `plan` shows all six adopted, reserves nothing, and tells the user to delete the
@@ -1113,27 +1019,22 @@ async fn upi_by_hand_adopts_the_users_eips_and_enis_and_teardown_all_leaves_them
             "external-lb",
         )
         .unwrap();
-    let mut allocations: Vec<&str> = external["metadata"]["annotations"]
-        ["service.beta.kubernetes.io/aws-load-balancer-eip-allocations"]
-        .as_str()
-        .unwrap()
-        .split(',')
-        .collect();
-    allocations.sort();
-    let mut user_allocations: Vec<&str> = eips.iter().map(|(id, _)| id.as_str()).collect();
-    user_allocations.sort();
-    assert_eq!(allocations, user_allocations);
-    let internal = w.internal_lb();
-    let mut claimed: Vec<&str> = internal["metadata"]["annotations"]
-        ["service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses"]
-        .as_str()
-        .unwrap()
-        .split(',')
-        .collect();
-    claimed.sort();
-    let mut user_ips: Vec<&str> = enis.iter().map(|(_, ip)| ip.as_str()).collect();
-    user_ips.sort();
-    assert_eq!(claimed, user_ips);
+    let user_allocations = sorted(eips.iter().map(|(id, _)| id.clone()));
+    assert_eq!(
+        annotation_list(
+            &external,
+            "service.beta.kubernetes.io/aws-load-balancer-eip-allocations"
+        ),
+        user_allocations
+    );
+    let user_ips = sorted(enis.iter().map(|(_, ip)| ip.clone()));
+    assert_eq!(
+        annotation_list(
+            &w.internal_lb(),
+            "service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses"
+        ),
+        user_ips
+    );
     let world = w.h.world().await;
     for name in [API, API_INT] {
         let mut got = world.record("private", name);
@@ -1145,33 +1046,14 @@ async fn upi_by_hand_adopts_the_users_eips_and_enis_and_teardown_all_leaves_them
     }
     // Nothing of the agent's own: no EIP, no ENI, no tag.
     assert!(world.ours("eips").is_empty() && world.ours("enis").is_empty());
-    assert!(
-        address_mutations(&w.h).is_empty(),
-        "{:?}",
-        address_mutations(&w.h)
-    );
-    let status = String::from_utf8(w.h.run(&["status"]).await.stdout).unwrap();
-    assert_eq!(status.matches("adopted (yours)").count(), 6, "{status}");
+    w.h.assert_no_mutating_call_naming(ADDRESS_CALLS);
 
-    // 4. `teardown --all` leaves the user's EIPs, and says so.
-    let out = String::from_utf8(w.h.run(&["teardown", "--all"]).await.stdout).unwrap();
-    assert!(
-        out.contains("leaves the 6 reservation(s) you made in place"),
-        "{out}"
-    );
+    // `status` shows all six adopted. 4. `teardown --all` leaves the user's EIPs, and says so.
+    w.h.assert_user_reservations_adopted_and_left(6).await;
     let world = w.h.world().await;
-    let left: Vec<&str> = world.0["eips"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["id"].as_str().unwrap())
-        .collect();
+    let left = string_fields(&world.0["eips"], "id");
     for id in &user_allocations {
         assert!(left.contains(id), "{id} stays: {left:?}");
     }
-    assert!(
-        address_mutations(&w.h).is_empty(),
-        "{:?}",
-        address_mutations(&w.h)
-    );
+    w.h.assert_no_mutating_call_naming(ADDRESS_CALLS);
 }

@@ -21,6 +21,37 @@ pub fn strings(value: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The string `field` of each object of the JSON array `array`; missing means empty.
+pub fn string_fields(array: &Value, field: &str) -> Vec<String> {
+    strings(&Value::from(
+        array
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|item| item[field].clone())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default(),
+    ))
+}
+
+/// A `templates_with` edit: `from` replaced by `to` in the files whose name starts with
+/// `prefix`, the others as they are.
+pub fn replace_in(
+    prefix: &'static str,
+    from: &'static str,
+    to: &'static str,
+) -> impl Fn(&str, String) -> String {
+    move |name, text| {
+        if name.starts_with(prefix) {
+            text.replace(from, to)
+        } else {
+            text
+        }
+    }
+}
+
 /// A value another writer put into our records.
 pub const OTHER_WRITER: &str = "192.0.2.9";
 pub const API: &str = "api.mycluster.example.com A";
@@ -57,6 +88,41 @@ pub fn signal(kube: &KubeSim) -> Value {
     )
     .expect("the signal ConfigMap")["data"]
         .clone()
+}
+
+/// The Service `ns/name`, which must be of type LoadBalancer.
+pub fn load_balancer_service(kube: &KubeSim, ns: &str, name: &str) -> Value {
+    let svc = kube
+        .get("", "v1", "services", Some(ns), name)
+        .unwrap_or_else(|| panic!("{ns}/{name} missing"));
+    assert_eq!(svc["spec"]["type"], "LoadBalancer", "{ns}/{name}");
+    svc
+}
+
+/// The Service `name` of namespace openshift-kube-apiserver.
+pub fn apiserver_service(kube: &KubeSim, name: &str) -> Value {
+    kube.get("", "v1", "services", Some("openshift-kube-apiserver"), name)
+        .unwrap_or_else(|| panic!("openshift-kube-apiserver/{name} missing"))
+}
+
+/// The ClusterVersion `version`, if it exists.
+pub fn cluster_version(kube: &KubeSim) -> Option<Value> {
+    kube.get(
+        "config.openshift.io",
+        "v1",
+        "clusterversions",
+        None,
+        "version",
+    )
+}
+
+/// The requests to the local API server that change something, as (method, path).
+pub fn kube_mutations(kube: &KubeSim) -> Vec<(String, String)> {
+    kube.request_log()
+        .into_iter()
+        // A SelfSubjectAccessReview (preflight) asks; it creates nothing.
+        .filter(|(m, p)| m != "GET" && !p.contains("selfsubjectaccessreviews"))
+        .collect()
 }
 
 /// The agent signalled `complete` in the cluster (ConfigMap kube-system/bootstrap-agent),
@@ -147,7 +213,19 @@ impl Agent {
     }
 
     pub async fn run(&self, args: &[&str]) -> Output {
-        let out = self.command(args).output().await.unwrap();
+        Self::succeeds(args, self.command(args)).await
+    }
+
+    /// [`Agent::run`] logging at `trace` (where the SDKs print their whole configuration and
+    /// every identity they sign with), for the tests that no secret is printed.
+    pub async fn run_at_trace(&self, args: &[&str]) -> Output {
+        let mut command = self.command(args);
+        command.env("BOOTSTRAP_AGENT_LOG", "trace");
+        Self::succeeds(args, command).await
+    }
+
+    async fn succeeds(args: &[&str], mut command: tokio::process::Command) -> Output {
+        let out = command.output().await.unwrap();
         assert!(
             out.status.success(),
             "bootstrap-agent {args:?} failed: {}\n{}",
@@ -155,6 +233,43 @@ impl Agent {
             String::from_utf8_lossy(&out.stderr)
         );
         out
+    }
+
+    /// After a by-hand install on the `n` reservations the user made: `status` shows them
+    /// adopted, and `teardown --all` leaves them in place, saying so.
+    pub async fn assert_user_reservations_adopted_and_left(&self, n: usize) {
+        let status = String::from_utf8(self.run(&["status"]).await.stdout).unwrap();
+        assert_eq!(status.matches("adopted (yours)").count(), n, "{status}");
+        let out = String::from_utf8(self.run(&["teardown", "--all"]).await.stdout).unwrap();
+        assert!(
+            out.contains(&format!("leaves the {n} reservation(s) you made in place")),
+            "{out}"
+        );
+    }
+
+    /// Replaces `from` by `to` in the asset `file` (which must hold it).
+    pub fn edit_asset(&self, file: &str, from: &str, to: &str) {
+        let path = self.assets.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file}: {from}");
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+    }
+
+    /// `plan` and `reserve` each refuse (exit 2) before any change: their stderr.
+    pub async fn plan_and_reserve_refusals(&self) -> Vec<String> {
+        let mut refusals = Vec::new();
+        for command in [&["plan"][..], &["reserve"]] {
+            refusals.push(self.run_exits(command, 2).await.1);
+        }
+        refusals
+    }
+
+    /// `args` must exit with `code` (its stderr in the failure message): (stdout, stderr).
+    pub async fn run_exits(&self, args: &[&str], code: i32) -> (String, String) {
+        let out = self.command(args).output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        (String::from_utf8_lossy(&out.stdout).to_string(), stderr)
     }
 
     /// `args` under the fault tests' step deadline, successful or not.
@@ -292,15 +407,9 @@ impl Agent {
 
     /// After a SIGKILL: `status` shows the killed mutation journaled as an intent.
     pub async fn assert_killed_mutation_journaled(&self) {
-        let journal = self.status().await;
-        let states: Vec<&str> = journal["mutations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["state"].as_str().unwrap())
-            .collect();
+        let states = string_fields(&self.status().await["mutations"], "state");
         assert!(
-            states.contains(&"intent"),
+            states.iter().any(|state| state == "intent"),
             "the killed mutation is journaled as an intent: {states:?}"
         );
     }
@@ -311,18 +420,7 @@ impl Agent {
     pub async fn assert_reserve_never_leaks(&self, secrets: &[(&str, &str)]) {
         let mut outputs = Vec::new();
         for args in [&["reserve"][..], &["dns", "seed"], &["status"]] {
-            let out = self
-                .command(args)
-                .env("BOOTSTRAP_AGENT_LOG", "trace")
-                .output()
-                .await
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            outputs.push(out);
+            outputs.push(self.run_at_trace(args).await);
         }
         assert!(
             String::from_utf8_lossy(&outputs[0].stderr).contains("TRACE"),
@@ -355,14 +453,35 @@ impl Agent {
         &mut self,
         cloud: bootstrap_sim::kube::CloudOptions,
     ) -> bootstrap_sim::kube::KubeSim {
+        self.local_api_with_gate(cloud, "60s").await
+    }
+
+    /// [`Agent::local_api`] with `run`'s gate timeout `gate_timeout`.
+    pub async fn local_api_with_gate(
+        &mut self,
+        cloud: bootstrap_sim::kube::CloudOptions,
+        gate_timeout: &str,
+    ) -> bootstrap_sim::kube::KubeSim {
         let kube = bootstrap_sim::kube::KubeSim::start(bootstrap_sim::kube::KubeSimOptions {
             cloud,
             ..Default::default()
         })
         .await
         .unwrap();
-        self.run_flags(kube.kubeconfig_path(), "60s");
+        self.run_flags(kube.kubeconfig_path(), gate_timeout);
         kube
+    }
+
+    /// `run` with the embedded Service templates of `cloud` edited by `edit` (file name,
+    /// text): it must stop at the gate (exit 4). Its stderr.
+    pub async fn run_into_the_gate_with_templates(
+        &mut self,
+        cloud: &str,
+        edit: impl Fn(&str, String) -> String,
+    ) -> String {
+        let templates = self.templates_with(cloud, edit);
+        self.extra.extend(templates);
+        self.run_exits(&["run"], 4).await.1
     }
 }
 

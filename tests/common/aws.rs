@@ -2,8 +2,8 @@
 //! with boto3, and the agent run against them on a copy of the fixture with moto's ids.
 
 use super::agent::{self, API, API_INT, Agent};
-use super::cloud::{Cloud, CloudWorld, Harness};
-use bootstrap_sim::{AwsPeers, FaultStats, Faults, Hold, VpcLayout};
+use super::cloud::{Cloud, CloudWorld, Harness, forward_to_peers, ips_of, ours_in};
+use bootstrap_sim::{AwsPeers, Proxy, VpcLayout};
 use serde_json::Value;
 
 pub const BOOTSTRAP_IP: &str = "10.0.1.10";
@@ -41,26 +41,6 @@ impl AwsHarness {
         let agent = Agent::new(dir, assets, BOOTSTRAP_IP, peers.agent_env());
         (Self { peers, agent }, setup)
     }
-
-    /// Starts `args`, waits until the Route53 (or EC2) proxy froze it at `hold`, SIGKILLs it.
-    pub async fn kill_at(&self, args: &[&str], route53: bool, hold: Hold) {
-        let proxy = if route53 {
-            &self.peers.route53_proxy
-        } else {
-            &self.peers.ec2_proxy
-        };
-        self.agent.kill_at(args, proxy, hold).await;
-    }
-}
-
-/// Route53 paths carry zone ids; tests compare the operation only.
-pub fn normalize_call(call: &str) -> String {
-    match call.strip_prefix("POST /2013-04-01/hostedzone/") {
-        Some(rest) if rest.contains("/rrset") => {
-            "POST /2013-04-01/hostedzone/{id}/rrset".to_string()
-        }
-        _ => call.to_string(),
-    }
 }
 
 const RRSET: &str = "POST /2013-04-01/hostedzone/{id}/rrset";
@@ -84,6 +64,11 @@ impl Cloud for AwsPeers {
         RRSET,
     ];
     const DNS_TEARDOWN_CALLS: &'static [&'static str] = &[RRSET, RRSET];
+    /// Both keys of the creds secret.
+    const FIXTURE_SECRETS: &'static [(&'static str, &'static str)] = &[
+        ("fixture-secret-DO-NOT-LOG", "secret"),
+        ("AKIAFIXTUREEXAMPLE00", "access key id"),
+    ];
     /// EC2 calls are named by action only: the check holds trivially; ids are compared by
     /// [`CloudWorld::foreign`].
     const FOREIGN_NAMES: &'static [&'static str] = &[];
@@ -107,37 +92,18 @@ impl Cloud for AwsPeers {
         AwsPeers::create_foreign(self).await.unwrap();
     }
 
-    fn agent_env(&self) -> Vec<(String, String)> {
-        AwsPeers::agent_env(self)
+    forward_to_peers!(AwsPeers);
+
+    /// Route53 paths carry zone ids; tests compare the operation only.
+    fn normalize_call(call: &str) -> String {
+        match call.strip_prefix("POST /2013-04-01/hostedzone/") {
+            Some(rest) if rest.contains("/rrset") => RRSET.to_string(),
+            _ => call.to_string(),
+        }
     }
 
-    fn mutating_calls(&self) -> Vec<String> {
-        AwsPeers::mutating_calls(self)
-    }
-
-    fn calls(&self) -> Vec<String> {
-        let mut calls: Vec<String> = AwsPeers::mutating_calls(self)
-            .iter()
-            .map(|c| normalize_call(c))
-            .collect();
-        calls.sort();
-        calls
-    }
-
-    fn reset_counts(&self) {
-        AwsPeers::reset_counts(self);
-    }
-
-    fn inject_faults(&self, faults: &Faults) {
-        AwsPeers::inject_faults(self, faults);
-    }
-
-    fn stop_faults(&self) {
-        AwsPeers::stop_faults(self);
-    }
-
-    fn fault_stats(&self) -> FaultStats {
-        AwsPeers::fault_stats(self)
+    fn dns_and_address_proxies(&self) -> (&Proxy, &Proxy) {
+        (&self.route53_proxy, &self.ec2_proxy)
     }
 
     /// `status` counts the step's retries by cause: all of them throttling.
@@ -225,23 +191,16 @@ pub struct AwsWorld(pub Value);
 
 impl AwsWorld {
     pub fn ours<'a>(&'a self, kind: &str) -> Vec<&'a Value> {
-        self.0[kind]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|r| r["tags"]["bootstrap-agent.openshift.io/reservation"].is_string())
-            .filter(|r| r["tags"]["kubernetes.io/cluster/mycluster-7xk2p"] == "owned")
-            .collect()
+        ours_in(
+            &self.0[kind],
+            "tags",
+            "bootstrap-agent.openshift.io/reservation",
+            "kubernetes.io/cluster/mycluster-7xk2p",
+        )
     }
 
     pub fn ips(&self, kind: &str) -> Vec<String> {
-        let mut ips: Vec<String> = self
-            .ours(kind)
-            .iter()
-            .map(|r| r["ip"].as_str().unwrap().to_string())
-            .collect();
-        ips.sort();
-        ips
+        ips_of(&self.ours(kind))
     }
 
     pub fn record(&self, zone: &str, name: &str) -> Vec<String> {
@@ -274,15 +233,7 @@ impl AwsWorld {
             6,
             "no two reservations for the same purpose: {keys:?}"
         );
-        let mut private = self.ips("enis");
-        private.push(BOOTSTRAP_IP.to_string());
-        private.extend(extra_private.iter().map(|s| s.to_string()));
-        private.sort();
-        for name in [API, API_INT] {
-            let mut got = self.record("private", name);
-            got.sort();
-            assert_eq!(got, private, "private {name}");
-        }
+        self.assert_private_records(&self.ips("enis"), BOOTSTRAP_IP, extra_private);
         let mut public = self.record("public", API);
         public.sort();
         assert_eq!(public, self.ips("eips"), "public api");

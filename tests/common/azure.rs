@@ -2,9 +2,11 @@
 //! against it with the fixture asset dir as is (the fake is seeded to match).
 
 use super::agent::{self, API, API_INT, Agent};
-use super::cloud::{Cloud, CloudWorld, Harness};
+use super::cloud::{
+    Cloud, CloudWorld, Harness, InstallerNetwork, forward_to_peers, ips_of, ours_in,
+};
 use bootstrap_sim::azure::{AzurePeers, AzureSimOptions};
-use bootstrap_sim::{FaultStats, Faults, Hold};
+use bootstrap_sim::{Hold, Proxy};
 use serde_json::Value;
 
 pub const BOOTSTRAP_IP: &str = "10.0.1.10";
@@ -39,18 +41,6 @@ pub const PUBLIC_API_AAAA: &str =
 pub const PRIVATE_API_AAAA: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/AAAA/api";
 pub const PRIVATE_API_INT_AAAA: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/AAAA/api-int";
 
-/// Mutating calls as `METHOD <path below the subscription>`, sorted.
-fn calls_below_subscription(peers: &AzurePeers) -> Vec<String> {
-    let prefix = "/subscriptions/00000000-0000-0000-0000-000000000001/";
-    let mut calls: Vec<String> = peers
-        .mutating_calls()
-        .iter()
-        .map(|c| c.replacen(prefix, "", 1))
-        .collect();
-    calls.sort();
-    calls
-}
-
 impl Cloud for AzurePeers {
     type World = AzureWorld;
     const NAME: &'static str = "azure";
@@ -61,6 +51,12 @@ impl Cloud for AzurePeers {
     const BOOTSTRAP_CALLS: &'static [&'static str] =
         &[PIP, TAGS, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API];
     const DNS_TEARDOWN_CALLS: &'static [&'static str] = &[PRIVATE_API, PRIVATE_API_INT];
+    /// The client secret and the token the authority gives for it (at trace, reqwest, hyper,
+    /// azure_core and azure_identity all log).
+    const FIXTURE_SECRETS: &'static [(&'static str, &'static str)] = &[
+        ("fixture-secret-DO-NOT-LOG", "secret"),
+        ("fake-arm-token", "token"),
+    ];
     const FOREIGN_NAMES: &'static [&'static str] =
         &["untagged-ip", "other-cluster-ip", "outbound-ip"];
 
@@ -84,32 +80,20 @@ impl Cloud for AzurePeers {
         );
     }
 
-    fn agent_env(&self) -> Vec<(String, String)> {
-        AzurePeers::agent_env(self)
+    forward_to_peers!(AzurePeers);
+
+    /// `METHOD <path below the subscription>`.
+    fn normalize_call(call: &str) -> String {
+        call.replacen(
+            "/subscriptions/00000000-0000-0000-0000-000000000001/",
+            "",
+            1,
+        )
     }
 
-    fn mutating_calls(&self) -> Vec<String> {
-        AzurePeers::mutating_calls(self)
-    }
-
-    fn calls(&self) -> Vec<String> {
-        calls_below_subscription(self)
-    }
-
-    fn reset_counts(&self) {
-        AzurePeers::reset_counts(self);
-    }
-
-    fn inject_faults(&self, faults: &Faults) {
-        AzurePeers::inject_faults(self, faults);
-    }
-
-    fn stop_faults(&self) {
-        AzurePeers::stop_faults(self);
-    }
-
-    fn fault_stats(&self) -> FaultStats {
-        AzurePeers::fault_stats(self)
+    /// One proxy carries every ARM call.
+    fn dns_and_address_proxies(&self) -> (&Proxy, &Proxy) {
+        (&self.arm_proxy, &self.arm_proxy)
     }
 }
 
@@ -130,13 +114,7 @@ impl CloudWorld for AzureWorld {
     }
 
     fn reserved_public(&self) -> Vec<String> {
-        let mut ips: Vec<String> = self
-            .ours()
-            .iter()
-            .map(|r| r["ip"].as_str().unwrap().to_string())
-            .collect();
-        ips.sort();
-        ips
+        ips_of(&self.ours())
     }
 
     fn values(&self, zone: &str, name: &str) -> Vec<String> {
@@ -182,17 +160,19 @@ impl AzureHarness {
     /// `run` against a local API server whose load balancers know this fake's subnets, until
     /// the state machine is done; the API server is returned for further checks.
     pub async fn run_to_done(&mut self) -> bootstrap_sim::kube::KubeSim {
-        let kube = bootstrap_sim::kube::KubeSim::start(bootstrap_sim::kube::KubeSimOptions {
-            cloud: self.peers.lb_cloud(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-        self.run_flags(kube.kubeconfig_path(), "60s");
+        let cloud = self.peers.lb_cloud();
+        let kube = self.local_api(cloud).await;
         self.run(&["run"]).await;
         let status = self.status().await;
         assert_eq!(status["run_step"], "done", "{status:#}");
         kube
+    }
+
+    /// The local API server whose load balancers know this fake's subnets, with a 3 s gate
+    /// for `run`.
+    pub async fn local_api_failing_fast(&mut self) -> bootstrap_sim::kube::KubeSim {
+        let cloud = self.peers.lb_cloud();
+        self.local_api_with_gate(cloud, "3s").await
     }
 
     /// The fake seeded to match the fixture: `azure-dualstack` gets dual-stack subnets.
@@ -224,7 +204,7 @@ impl AzureHarness {
 
     /// Mutating calls as `METHOD <path below the subscription>`, sorted.
     pub fn calls(&self) -> Vec<String> {
-        calls_below_subscription(&self.peers)
+        self.peers.calls()
     }
 }
 
@@ -238,11 +218,7 @@ impl AzureWorld {
 
     /// Public IPs carrying both of our tags.
     pub fn ours(&self) -> Vec<&Value> {
-        self.public_ips()
-            .into_iter()
-            .filter(|r| r["tags"][RESERVATION_TAG].is_string())
-            .filter(|r| r["tags"][CLUSTER_TAG] == "owned")
-            .collect()
+        ours_in(&self.0["public_ips"], "tags", RESERVATION_TAG, CLUSTER_TAG)
     }
 
     pub fn public_ip(&self, version: &str) -> Vec<String> {
@@ -313,14 +289,11 @@ impl AzureWorld {
             };
             assert_eq!(self.record("private", name), expected, "private {name}");
         }
-        let mut private = vec![EXPECTED_PRIVATE_IP.to_string(), BOOTSTRAP_IP.to_string()];
-        private.extend(extra_private.iter().map(|s| s.to_string()));
-        private.sort();
-        for name in [API, API_INT] {
-            let mut got = self.record("private", name);
-            got.sort();
-            assert_eq!(got, private, "private {name}");
-        }
+        self.assert_private_records(
+            &[EXPECTED_PRIVATE_IP.to_string()],
+            BOOTSTRAP_IP,
+            extra_private,
+        );
         assert_eq!(
             self.record("public", API),
             self.public_ip("IPv4"),
@@ -333,5 +306,26 @@ impl AzureWorld {
         } else {
             assert!(self.record("public", API_AAAA).is_empty());
         }
+    }
+}
+
+/// The private IP is the top free address of the installer's compute subnet, found through its
+/// vnet in the cluster resource group.
+impl InstallerNetwork for AzurePeers {
+    const DEFAULT_NAMES: &'static [&'static str] = &[
+        "resource group mycluster-7xk2p-rg: default name (<infra-id>-rg)",
+        "network resource group mycluster-7xk2p-rg: default name (the resource group)",
+        "virtual network mycluster-7xk2p-vnet: default name (<infra-id>-vnet)",
+        "compute subnet mycluster-7xk2p-worker-subnet: default name (<infra-id>-worker-subnet)",
+    ];
+    /// The main fixture's network resource group.
+    const BRING_YOUR_OWN_REFUSAL: &'static str = "network-rg";
+
+    async fn start_on_installer_network(fixture: &str) -> AzureHarness {
+        let options = AzureSimOptions {
+            installer_network: true,
+            ..Default::default()
+        };
+        AzureHarness::with(fixture, options).await
     }
 }

@@ -5,8 +5,8 @@
 //! [`Agent`] binary. The per-cloud files (`aws.rs`, `gcp.rs`, `azure.rs`) implement the trait;
 //! the shared bodies live in `suite.rs`.
 
-use super::agent::{Agent, BOOTSTRAP};
-use bootstrap_sim::{FaultStats, Faults};
+use super::agent::{API, API_INT, Agent, BOOTSTRAP};
+use bootstrap_sim::{FaultStats, Faults, Hold, Proxy};
 use serde_json::Value;
 
 /// A cloud's local peers (emulators or fakes behind counting proxies).
@@ -26,6 +26,9 @@ pub trait Cloud: Sized + Send + Sync + 'static {
     const BOOTSTRAP_CALLS: &'static [&'static str];
     /// `dns teardown`'s mutating calls after a bootstrap.
     const DNS_TEARDOWN_CALLS: &'static [&'static str];
+    /// The secrets of the main fixture (and what the agent makes of them), as (text, what it
+    /// is): none may ever be printed.
+    const FIXTURE_SECRETS: &'static [(&'static str, &'static str)];
     /// Names of what [`Cloud::create_foreign`] makes: no mutating call may name one.
     const FOREIGN_NAMES: &'static [&'static str];
 
@@ -42,12 +45,25 @@ pub trait Cloud: Sized + Send + Sync + 'static {
     fn agent_env(&self) -> Vec<(String, String)>;
     /// Mutating calls since the last reset, as the proxies saw them.
     fn mutating_calls(&self) -> Vec<String>;
-    /// [`Cloud::mutating_calls`] named by operation (ids and generated names left out), sorted.
-    fn calls(&self) -> Vec<String>;
+    /// One mutating call named by its operation (ids and generated names left out).
+    fn normalize_call(call: &str) -> String;
+    /// [`Cloud::mutating_calls`] named by operation, sorted.
+    fn calls(&self) -> Vec<String> {
+        let mut calls: Vec<String> = self
+            .mutating_calls()
+            .iter()
+            .map(|c| Self::normalize_call(c))
+            .collect();
+        calls.sort();
+        calls
+    }
     fn reset_counts(&self);
     fn inject_faults(&self, faults: &Faults);
     fn stop_faults(&self);
     fn fault_stats(&self) -> FaultStats;
+    /// The proxies in front of the cloud's DNS and of its addresses (one and the same where
+    /// one API carries both), where a test freezes the agent.
+    fn dns_and_address_proxies(&self) -> (&Proxy, &Proxy);
     /// After commands under faults: nothing was created twice and cleaned up afterwards (on
     /// AWS: no EIP ever released). Clouds whose creates are idempotent have nothing to check.
     fn assert_nothing_made_twice(&self) {}
@@ -55,6 +71,77 @@ pub trait Cloud: Sized + Send + Sync + 'static {
     /// counts. Only AWS checks it: `status` counts the runner's retries of a stage, and the AWS
     /// SDK's bounded retries (5 attempts, about 3 s) give up well within the 8 s deadline.
     fn assert_throttling_counted(_status: &Value) {}
+}
+
+/// The [`Cloud`] methods that each cloud's peers have under the same name (the counting
+/// proxies and fault injection of `bootstrap_sim`): `forward_to_peers!(AwsPeers);` in the
+/// `impl Cloud`.
+macro_rules! forward_to_peers {
+    ($peers:ty) => {
+        fn agent_env(&self) -> Vec<(String, String)> {
+            <$peers>::agent_env(self)
+        }
+
+        fn mutating_calls(&self) -> Vec<String> {
+            <$peers>::mutating_calls(self)
+        }
+
+        fn reset_counts(&self) {
+            <$peers>::reset_counts(self);
+        }
+
+        fn inject_faults(&self, faults: &bootstrap_sim::Faults) {
+            <$peers>::inject_faults(self, faults);
+        }
+
+        fn stop_faults(&self) {
+            <$peers>::stop_faults(self);
+        }
+
+        fn fault_stats(&self) -> bootstrap_sim::FaultStats {
+            <$peers>::fault_stats(self)
+        }
+    };
+}
+pub(crate) use forward_to_peers;
+
+/// The resources of the JSON array `list` that carry both of our markers in their `markers`
+/// object (tags or labels): a reservation key under `reservation`, and `owned` under `cluster`.
+pub fn ours_in<'a>(
+    list: &'a Value,
+    markers: &str,
+    reservation: &str,
+    cluster: &str,
+) -> Vec<&'a Value> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r[markers][reservation].is_string())
+        .filter(|r| r[markers][cluster] == "owned")
+        .collect()
+}
+
+/// The `ip` of each of `resources`, sorted.
+pub fn ips_of(resources: &[&Value]) -> Vec<String> {
+    let mut ips: Vec<String> = resources
+        .iter()
+        .map(|r| r["ip"].as_str().unwrap().to_string())
+        .collect();
+    ips.sort();
+    ips
+}
+
+/// A cloud whose installer makes the network, by default names, when the install-config names
+/// none (the fakes then know only the installer's network).
+#[allow(async_fn_in_trait)]
+pub trait InstallerNetwork: Cloud {
+    /// What `plan` says of each default name it uses.
+    const DEFAULT_NAMES: &'static [&'static str];
+    /// What `reserve` prints when the cloud answers a bring-your-own name on the installer's
+    /// network.
+    const BRING_YOUR_OWN_REFUSAL: &'static str;
+    /// Peers that know only the installer's network, and the agent on `fixture`.
+    async fn start_on_installer_network(fixture: &str) -> Harness<Self>;
 }
 
 /// What exists in one cloud, read the same way on every cloud.
@@ -76,6 +163,23 @@ pub trait CloudWorld {
     fn assert_seeded(&self, extra_private: &[&str]);
     /// After an interrupted bootstrap: at most the planned reservations of each kind.
     fn assert_at_most_planned(&self);
+
+    /// The private `api` and `api-int` hold exactly `reserved`, the bootstrap IP and
+    /// `extra_private` (another writer's values).
+    fn assert_private_records(
+        &self,
+        reserved: &[String],
+        bootstrap_ip: &str,
+        extra_private: &[&str],
+    ) {
+        let mut expected: Vec<String> = reserved.to_vec();
+        expected.push(bootstrap_ip.to_string());
+        expected.extend(extra_private.iter().map(|s| s.to_string()));
+        expected.sort();
+        for name in [API, API_INT] {
+            assert_eq!(self.values("private", name), expected, "private {name}");
+        }
+    }
 }
 
 /// A cloud's peers and the agent run against them; dereferences to the [`Agent`] (so
@@ -119,6 +223,25 @@ impl<P: Cloud> Harness<P> {
         let calls = self.peers.mutating_calls();
         assert!(calls.is_empty(), "{why}: {calls:?}");
         last.expect("at least one command")
+    }
+
+    /// Starts `args`, waits until the DNS (`dns`) or the addresses' proxy froze it at `hold`,
+    /// SIGKILLs it.
+    pub async fn kill_in(&self, args: &[&str], dns: bool, hold: Hold) {
+        let (dns_proxy, address_proxy) = self.peers.dns_and_address_proxies();
+        let proxy = if dns { dns_proxy } else { address_proxy };
+        self.agent.kill_at(args, proxy, hold).await;
+    }
+
+    /// No mutating call names any of `markers` (operations or resource paths).
+    pub fn assert_no_mutating_call_naming(&self, markers: &[&str]) {
+        let calls: Vec<String> = self
+            .peers
+            .mutating_calls()
+            .into_iter()
+            .filter(|c| markers.iter().any(|m| c.contains(m)))
+            .collect();
+        assert!(calls.is_empty(), "{calls:?}");
     }
 
     /// `preflight --output json` with `flags`, without the run flags (no kubeconfig: the

@@ -3,9 +3,11 @@
 //! with that fixture's project, region, subnetworks and zones).
 
 use super::agent::{self, API, API_INT, Agent};
-use super::cloud::{Cloud, CloudWorld, Harness};
-use bootstrap_sim::gcp::{FakeOptions, GcpPeers};
-use bootstrap_sim::{FaultStats, Faults, Hold};
+use super::cloud::{
+    Cloud, CloudWorld, Harness, InstallerNetwork, forward_to_peers, ips_of, ours_in,
+};
+use bootstrap_sim::Proxy;
+use bootstrap_sim::gcp::{FakeOptions, GcpPeers, Seed};
 use serde_json::Value;
 
 pub const BOOTSTRAP_IP: &str = "10.0.0.5";
@@ -41,32 +43,6 @@ impl GcpHarness {
         );
         Self { peers, agent }
     }
-
-    /// Starts `args`, waits until the DNS (or compute) proxy froze it at `hold`, SIGKILLs it.
-    pub async fn kill_at(&self, args: &[&str], dns: bool, hold: Hold) {
-        let proxy = if dns {
-            &self.peers.dns_proxy
-        } else {
-            &self.peers.compute_proxy
-        };
-        self.agent.kill_at(args, proxy, hold).await;
-    }
-}
-
-/// Operations and zones carry names; tests compare the operation only.
-pub fn normalize_call(call: &str) -> String {
-    if let Some(rest) = call.strip_prefix("POST /dns/v1/projects/example-project/managedZones/")
-        && rest.ends_with("/changes")
-    {
-        return "POST changes".to_string();
-    }
-    match call {
-        "POST /compute/v1/projects/example-project/regions/us-central1/addresses" => {
-            "POST addresses".to_string()
-        }
-        other if other.starts_with("DELETE /compute/v1/") => "DELETE address".to_string(),
-        other => other.to_string(),
-    }
 }
 
 impl Cloud for GcpPeers {
@@ -84,6 +60,9 @@ impl Cloud for GcpPeers {
         "POST changes",
     ];
     const DNS_TEARDOWN_CALLS: &'static [&'static str] = &["POST changes", "POST changes"];
+    /// The service account key.
+    const FIXTURE_SECRETS: &'static [(&'static str, &'static str)] =
+        &[("fixture-secret-DO-NOT-LOG", "secret")];
     const FOREIGN_NAMES: &'static [&'static str] = &[
         "unlabelled",
         "other-cluster-rsvd-public-ipv4",
@@ -144,37 +123,26 @@ impl Cloud for GcpPeers {
         assert_eq!(fake.addresses().len(), 5);
     }
 
-    fn agent_env(&self) -> Vec<(String, String)> {
-        GcpPeers::agent_env(self)
+    forward_to_peers!(GcpPeers);
+
+    /// Operations and zones carry names; tests compare the operation only.
+    fn normalize_call(call: &str) -> String {
+        if let Some(rest) = call.strip_prefix("POST /dns/v1/projects/example-project/managedZones/")
+            && rest.ends_with("/changes")
+        {
+            return "POST changes".to_string();
+        }
+        match call {
+            "POST /compute/v1/projects/example-project/regions/us-central1/addresses" => {
+                "POST addresses".to_string()
+            }
+            other if other.starts_with("DELETE /compute/v1/") => "DELETE address".to_string(),
+            other => other.to_string(),
+        }
     }
 
-    fn mutating_calls(&self) -> Vec<String> {
-        GcpPeers::mutating_calls(self)
-    }
-
-    fn calls(&self) -> Vec<String> {
-        let mut calls: Vec<String> = GcpPeers::mutating_calls(self)
-            .iter()
-            .map(|c| normalize_call(c))
-            .collect();
-        calls.sort();
-        calls
-    }
-
-    fn reset_counts(&self) {
-        GcpPeers::reset_counts(self);
-    }
-
-    fn inject_faults(&self, faults: &Faults) {
-        GcpPeers::inject_faults(self, faults);
-    }
-
-    fn stop_faults(&self) {
-        GcpPeers::stop_faults(self);
-    }
-
-    fn fault_stats(&self) -> FaultStats {
-        GcpPeers::fault_stats(self)
+    fn dns_and_address_proxies(&self) -> (&Proxy, &Proxy) {
+        (&self.dns_proxy, &self.compute_proxy)
     }
 }
 
@@ -230,11 +198,12 @@ impl GcpWorld {
 
     /// Addresses carrying both of our labels.
     pub fn ours(&self) -> Vec<&Value> {
-        self.addresses()
-            .into_iter()
-            .filter(|a| a["labels"][RESERVATION_LABEL].is_string())
-            .filter(|a| a["labels"][CLUSTER_LABEL] == "owned")
-            .collect()
+        ours_in(
+            &self.0["addresses"],
+            "labels",
+            RESERVATION_LABEL,
+            CLUSTER_LABEL,
+        )
     }
 
     pub fn ours_of(&self, purpose: &str) -> Vec<&Value> {
@@ -245,13 +214,7 @@ impl GcpWorld {
     }
 
     pub fn ips(&self, purpose: &str) -> Vec<String> {
-        let mut ips: Vec<String> = self
-            .ours_of(purpose)
-            .iter()
-            .map(|a| a["ip"].as_str().unwrap().to_string())
-            .collect();
-        ips.sort();
-        ips
+        ips_of(&self.ours_of(purpose))
     }
 
     pub fn record(&self, zone: &str, name: &str) -> Vec<String> {
@@ -286,16 +249,29 @@ impl GcpWorld {
             octets.octets()[..2] == [10, 0] && octets.octets()[2] >= 128,
             "from the worker subnet's range 10.0.128.0/17: {private_ip}"
         );
-        let mut expected = vec![private_ip.to_string(), BOOTSTRAP_IP.to_string()];
-        expected.extend(extra_private.iter().map(|s| s.to_string()));
-        expected.sort();
-        for name in [API, API_INT] {
-            assert_eq!(self.record("private", name), expected, "private {name}");
-        }
+        self.assert_private_records(&[private_ip.to_string()], BOOTSTRAP_IP, extra_private);
         assert_eq!(
             self.record("public", API),
             self.ips("public-ipv4"),
             "public api"
         );
+    }
+}
+
+impl InstallerNetwork for GcpPeers {
+    const DEFAULT_NAMES: &'static [&'static str] = &[
+        "network mycluster-7xk2p-network: default name (<infra-id>-network)",
+        "control-plane subnet mycluster-7xk2p-master-subnet: default name (<infra-id>-master-subnet)",
+        "compute subnet mycluster-7xk2p-worker-subnet: default name (<infra-id>-worker-subnet)",
+    ];
+    const BRING_YOUR_OWN_REFUSAL: &'static str =
+        "The referenced subnetwork resource cannot be found";
+
+    async fn start_on_installer_network(fixture: &str) -> GcpHarness {
+        let options = FakeOptions {
+            seed: Seed::installer_network(),
+            ..FakeOptions::realistic()
+        };
+        GcpHarness::with_fixture(fixture, options).await
     }
 }

@@ -21,4 +21,4 @@ pub mod azure;
 pub mod gcp;
 
 pub use agent::*;
-pub use cloud::{Cloud, CloudWorld, Harness};
+pub use cloud::{Cloud, CloudWorld, Harness, InstallerNetwork};

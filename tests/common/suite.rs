@@ -4,9 +4,9 @@
 //! plus one line in the macro, and then runs on AWS, GCP and Azure.
 
 use super::agent::{API, API_INT, BOOTSTRAP, OTHER_WRITER, fault_seed};
-use super::cloud::{Cloud, CloudWorld};
+use super::cloud::{Cloud, CloudWorld, InstallerNetwork};
 pub use super::suite_user_dns::*;
-use bootstrap_sim::{Fault, Faults, Latency};
+use bootstrap_sim::{Fault, Faults, Hold, Latency};
 
 /// The slow network of the fault tests: one request in five waits 20 to 200 ms.
 const SLOW: Latency = Latency {
@@ -375,8 +375,108 @@ pub async fn throttled_past_its_deadline_a_step_stops_resumably_and_a_rerun_comp
     h.world().await.assert_seeded(&[]);
 }
 
+/// `reserve`, `dns seed` and `status` at trace: no secret of the fixture is printed or
+/// journaled.
+pub async fn the_fixture_secrets_are_never_printed_even_at_trace<C: Cloud>() {
+    let h = C::start().await;
+    h.assert_reserve_never_leaks(C::FIXTURE_SECRETS).await;
+}
+
+/// `plan` says which default names the agent uses on the installer's network; the bootstrap
+/// (its reservations in the installer's subnets, the only ones the fake knows) makes exactly the
+/// planned calls and converges.
+pub async fn installer_default_network_is_used_by_its_default_names<C: InstallerNetwork>() {
+    // The cloud's fixture that names no network.
+    let fixture = format!("{}-default-network", C::NAME);
+    let h = C::start_on_installer_network(&fixture).await;
+    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
+    for line in C::DEFAULT_NAMES {
+        assert!(plan.contains(line), "{line}\n{plan}");
+    }
+    h.bootstrap().await;
+    h.world().await.assert_seeded(&[]);
+    assert_eq!(h.peers.calls(), sorted(C::BOOTSTRAP_CALLS));
+    h.assert_bootstrap_converged().await;
+}
+
+/// Control for the test above: the installer's network has none of the bring-your-own names
+/// of the main fixture, so an agent that ignored the defaults would fail there.
+pub async fn the_installer_network_refuses_the_bring_your_own_names<C: InstallerNetwork>() {
+    let h = C::start_on_installer_network(C::NAME).await;
+    let (_, stderr) = h.run_exits(&["reserve"], 1).await;
+    assert!(stderr.contains(C::BRING_YOUR_OWN_REFUSAL), "{stderr}");
+}
+
+/// SIGKILL at `hold` in the DNS changes of `dns seed` (`in_seed`, after `reserve`) or in the
+/// reservations of `reserve`: the killed mutation is journaled as an intent, and the bootstrap
+/// then completes with the seeded picture, nothing duplicated or leaked, and converges.
+pub async fn sigkill_and_resume<C: Cloud>(in_seed: bool, hold: Hold) {
+    let h = C::start().await;
+    let foreign = h.world().await.foreign();
+    if in_seed {
+        h.run(&["reserve"]).await;
+        h.kill_in(&["dns", "seed"], true, hold).await;
+    } else {
+        h.kill_in(&["reserve"], false, hold).await;
+    }
+    h.assert_killed_mutation_journaled().await;
+
+    h.bootstrap().await;
+    let world = h.world().await;
+    world.assert_seeded(&[]);
+    assert_eq!(
+        world.foreign(),
+        foreign,
+        "no duplicate, no leaked reservation: {:#}",
+        world.raw()
+    );
+    h.assert_changes_nothing(BOOTSTRAP, "bootstrap again changes nothing")
+        .await;
+}
+
+/// The SIGKILL tests of a cloud whose DNS and addresses sit behind separate proxies: the two
+/// in `dns seed`, and one `name: hold` test in `reserve` per entry (holds count the cloud's
+/// own address mutations).
+macro_rules! sigkill_suite {
+    ($cloud:ty; $($name:ident: $hold:expr),* $(,)?) => {
+        $crate::common::suite::sigkill_suite!(@test $cloud;
+            sigkill_after_a_record_change_resumes_without_duplicate_values: true, bootstrap_sim::Hold::After(1));
+        $crate::common::suite::sigkill_suite!(@test $cloud;
+            sigkill_before_a_record_change_resumes: true, bootstrap_sim::Hold::Before(2));
+        $(
+            $crate::common::suite::sigkill_suite!(@test $cloud; $name: false, $hold);
+        )*
+    };
+    (@test $cloud:ty; $name:ident: $in_seed:expr, $hold:expr) => {
+        #[tokio::test(flavor = "multi_thread")]
+        async fn $name() {
+            $crate::common::suite::sigkill_and_resume::<$cloud>($in_seed, $hold).await;
+        }
+    };
+}
+pub(crate) use sigkill_suite;
+
+/// One test per `name: dns, hold` for `run` end to end: in the world `$world` makes (an
+/// expression, awaited; it has the harness `h` and `assert_done`), `run` SIGKILLed at `hold`
+/// of the DNS (`dns`) or the addresses' proxy, then run again, reaches done.
+macro_rules! run_resumes_after_kill {
+    ($world:expr; $($name:ident: $dns:expr, $hold:expr;)*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread")]
+            async fn $name() {
+                let w = $world.await;
+                w.h.kill_in(&["run"], $dns, $hold).await;
+                w.h.run(&["run"]).await;
+                w.assert_done().await;
+            }
+        )*
+    };
+}
+pub(crate) use run_resumes_after_kill;
+
 /// The shared behaviour tests as `#[tokio::test]`s for the cloud whose peers are `$cloud`
-/// (put `cloud_suite!(AwsPeers);` in the cloud's test file).
+/// (put `cloud_suite!(AwsPeers);` in the cloud's test file); `cloud_suite!(installer_network
+/// GcpPeers)` adds the tests of [`InstallerNetwork`].
 macro_rules! cloud_suite {
     ($cloud:ty) => {
         $crate::common::suite::cloud_suite!(@tests $cloud;
@@ -391,8 +491,15 @@ macro_rules! cloud_suite {
             at_40_percent_faults_commands_complete_or_stop_resumably_and_never_leak,
             throttled_past_its_deadline_a_step_stops_resumably_and_a_rerun_completes,
             dns_verify_names_a_value_of_ours_that_left_the_zone,
+            the_fixture_secrets_are_never_printed_even_at_trace,
             with_dns_wait_the_agent_moves_on_once_a_late_writer_created_the_records,
             with_dns_wait_a_wrong_value_keeps_it_waiting_until_the_deadline,
+        );
+    };
+    (installer_network $cloud:ty) => {
+        $crate::common::suite::cloud_suite!(@tests $cloud;
+            installer_default_network_is_used_by_its_default_names,
+            the_installer_network_refuses_the_bring_your_own_names,
         );
     };
     (@tests $cloud:ty; $($name:ident),* $(,)?) => {

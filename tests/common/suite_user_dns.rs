@@ -6,7 +6,7 @@
 
 use super::cloud::Cloud;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, Lines};
 
 /// What `dns records --output json` says the zone must hold: (private, fqdn, values).
 async fn records_to_create<C: Cloud>(
@@ -32,7 +32,40 @@ async fn records_to_create<C: Cloud>(
         .collect()
 }
 
-type StdoutLines = tokio::io::Lines<BufReader<tokio::process::ChildStdout>>;
+type StdoutLines = Lines<BufReader<tokio::process::ChildStdout>>;
+
+/// Reads `lines` up to and including the first that contains `needle`: the lines read, and
+/// whether it came (not: the stream ended first).
+async fn read_until<R: AsyncRead + Unpin>(
+    lines: &mut Lines<BufReader<R>>,
+    needle: &str,
+) -> (Vec<String>, bool) {
+    let mut seen = Vec::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let found = line.contains(needle);
+        seen.push(line);
+        if found {
+            return (seen, true);
+        }
+    }
+    (seen, false)
+}
+
+/// The user writes each of `records`, (private, fqdn, values), with the values it `keep`s.
+async fn write_records<C: Cloud>(
+    peers: &C,
+    records: &[(bool, String, Vec<String>)],
+    keep: impl Fn(&str) -> bool,
+) {
+    for (is_private, name, values) in records {
+        let kept: Vec<&str> = values
+            .iter()
+            .map(String::as_str)
+            .filter(|v| keep(v))
+            .collect();
+        peers.write_record(*is_private, name, &kept).await;
+    }
+}
 
 /// Starts `args` and reads its stdout until a line contains `marker` (the agent printed the
 /// records and is waiting); returns the child, the rest of its stdout and the lines read.
@@ -48,13 +81,9 @@ async fn spawn_until<C: Cloud>(
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut seen = Vec::new();
-    while let Some(line) = lines.next_line().await.unwrap() {
-        let done = line.contains(marker);
-        seen.push(line);
-        if done {
-            return (child, lines, seen);
-        }
+    let (seen, printed) = read_until(&mut lines, marker).await;
+    if printed {
+        return (child, lines, seen);
     }
     let out = child.wait_with_output().await.unwrap();
     panic!(
@@ -76,17 +105,11 @@ async fn finish(mut child: tokio::process::Child, mut lines: StdoutLines) -> (Op
 /// Reads the child's stderr until a line contains `needle` (the agent saw that state).
 async fn stderr_until(child: &mut tokio::process::Child, needle: &str) -> Vec<String> {
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = Vec::new();
-    while let Some(line) = lines.next_line().await.unwrap() {
-        let found = line.contains(needle);
-        seen.push(line);
-        if found {
-            // Keep draining so the agent never blocks on a full pipe.
-            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-            return seen;
-        }
-    }
-    panic!("stderr ended before {needle:?}: {seen:?}");
+    let (seen, found) = read_until(&mut lines, needle).await;
+    assert!(found, "stderr ended before {needle:?}: {seen:?}");
+    // Keep draining so the agent never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    seen
 }
 
 /// `dns seed --dns manual --dns-wait`: prints the records, waits while the zone lacks them or
@@ -116,10 +139,7 @@ pub async fn with_dns_wait_the_agent_moves_on_once_a_late_writer_created_the_rec
     h.peers.write_record(true, api_int, &["10.0.9.9"]).await;
     stderr_until(&mut child, "another writer's) 10.0.9.9").await;
     // Then creates every record as printed.
-    for (is_private, name, values) in &records {
-        let values: Vec<&str> = values.iter().map(String::as_str).collect();
-        h.peers.write_record(*is_private, name, &values).await;
-    }
+    write_records(&h.peers, &records, |_| true).await;
     let (code, stdout) = finish(child, stdout).await;
     assert_eq!(code, Some(0), "{stdout}");
     assert!(
@@ -134,14 +154,7 @@ pub async fn with_dns_wait_the_agent_moves_on_once_a_late_writer_created_the_rec
     let teardown = ["dns", "teardown", "--dns", "manual", "--dns-wait"];
     let (mut child, stdout, _) = spawn_until(&h, &teardown, "remove-bootstrap: done").await;
     stderr_until(&mut child, "still answers").await;
-    for (is_private, name, values) in &records {
-        let kept: Vec<&str> = values
-            .iter()
-            .map(String::as_str)
-            .filter(|v| *v != C::BOOTSTRAP_IP)
-            .collect();
-        h.peers.write_record(*is_private, name, &kept).await;
-    }
+    write_records(&h.peers, &records, |v| v != C::BOOTSTRAP_IP).await;
     let (code, stdout) = finish(child, stdout).await;
     assert_eq!(code, Some(0), "{stdout}");
     assert!(wanted.contains(&C::BOOTSTRAP_IP.to_string()));
@@ -191,18 +204,9 @@ pub async fn with_dns_wait_a_wrong_value_keeps_it_waiting_until_the_deadline<C: 
 }
 
 /// Reads `lines` until one contains `needle`.
-async fn line_with(
-    lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStderr>>,
-    needle: &str,
-) {
-    let mut seen = Vec::new();
-    while let Some(line) = lines.next_line().await.unwrap() {
-        if line.contains(needle) {
-            return;
-        }
-        seen.push(line);
-    }
-    panic!("stderr ended before {needle:?}: {seen:#?}");
+async fn line_with(lines: &mut Lines<BufReader<tokio::process::ChildStderr>>, needle: &str) {
+    let (seen, found) = read_until(lines, needle).await;
+    assert!(found, "stderr ended before {needle:?}: {seen:#?}");
 }
 
 /// The A records `status` says the user must hold: (private, fqdn, values).
@@ -239,20 +243,10 @@ pub async fn run_with_dns_wait_waits_for_the_user_at_seed_and_at_removal<C: Clou
     line_with(&mut lines, "waiting for your DNS (seed-dns)").await;
     let records = user_records(&h.status().await);
     assert!(!records.is_empty());
-    for (is_private, name, values) in &records {
-        let values: Vec<&str> = values.iter().map(String::as_str).collect();
-        h.peers.write_record(*is_private, name, &values).await;
-    }
+    write_records(&h.peers, &records, |_| true).await;
     line_with(&mut lines, "waiting for your DNS (remove-bootstrap)").await;
     assert_ne!(h.status().await["run_step"], "done");
-    for (is_private, name, values) in &records {
-        let kept: Vec<&str> = values
-            .iter()
-            .map(String::as_str)
-            .filter(|v| *v != C::BOOTSTRAP_IP)
-            .collect();
-        h.peers.write_record(*is_private, name, &kept).await;
-    }
+    write_records(&h.peers, &records, |v| v != C::BOOTSTRAP_IP).await;
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     let exit = child.wait().await.unwrap();
     assert!(exit.success(), "run: {exit:?}");
