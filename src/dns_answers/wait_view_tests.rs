@@ -2,7 +2,7 @@
 //! scripted view).
 
 use super::*;
-use bootstrap_cloud::RecordSet;
+use bootstrap_cloud::{RecordSet, RecordWrite};
 
 /// A zone provider that holds record sets and counts its zone look-ups (writes refused: the
 /// wait reads only).
@@ -15,10 +15,7 @@ struct Zones {
 impl DnsProvider for Zones {
     async fn find_zone(&self, zone: &ZoneRef) -> Result<Zone, CloudError> {
         self.lookups.lock().unwrap().push(zone.domain.clone());
-        Ok(Zone {
-            reference: zone.clone(),
-            id: format!("zone-{}", zone.domain),
-        })
+        Ok(zone.with_id(format!("zone-{}", zone.domain)))
     }
 
     async fn read(&self, zone: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
@@ -34,14 +31,7 @@ impl DnsProvider for Zones {
             }))
     }
 
-    async fn write(
-        &self,
-        _zone: &Zone,
-        _key: &RecordKey,
-        _current: Option<&RecordSet>,
-        _values: &BTreeSet<IpAddr>,
-        _ttl: u32,
-    ) -> Result<(), CloudError> {
+    async fn write(&self, _: &RecordWrite<'_>) -> Result<(), CloudError> {
         panic!("the wait never writes")
     }
 }
