@@ -118,6 +118,19 @@ impl Server {
         )
     }
 
+    /// The resource group's public IPs, as `ArmClient::list` gathers them from this server.
+    async fn list_public_ips(&self) -> Vec<Value> {
+        let arm = self.client();
+        let url = arm
+            .url(
+                "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/publicIPAddresses",
+                "2024-05-01",
+                &[],
+            )
+            .unwrap();
+        arm.list("ListPublicIps", url).await.unwrap()
+    }
+
     fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
@@ -298,15 +311,7 @@ async fn throttling_waits_as_retry_after_says_then_succeeds() {
         (200, vec![], json!({"value": []})),
     ])
     .await;
-    let arm = server.client();
-    let url = arm
-        .url(
-            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/publicIPAddresses",
-            "2024-05-01",
-            &[],
-        )
-        .unwrap();
-    let items = arm.list("ListPublicIps", url).await.unwrap();
+    let items = server.list_public_ips().await;
     assert!(items.is_empty());
     let seen = server.seen();
     assert_eq!(seen.len(), 2);
@@ -328,15 +333,7 @@ async fn a_list_follows_next_link() {
         (200, vec![], json!({"value": [{"name": "b"}]})),
     ])
     .await;
-    let arm = server.client();
-    let url = arm
-        .url(
-            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/publicIPAddresses",
-            "2024-05-01",
-            &[],
-        )
-        .unwrap();
-    let items = arm.list("ListPublicIps", url).await.unwrap();
+    let items = server.list_public_ips().await;
     let names: Vec<&Value> = items.iter().map(|i| &i["name"]).collect();
     assert_eq!(names, [&json!("a"), &json!("b")]);
     let seen = server.seen();

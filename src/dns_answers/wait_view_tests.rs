@@ -105,11 +105,10 @@ impl Answers for FailingFirst {
 async fn wait_failing_first(kind: ErrorKind) -> (Result<()>, usize) {
     let spec = spec();
     let recorded = reserved(&spec);
-    let records = records_now(&spec, &recorded).len();
     let view = FailingFirst {
         kind,
         failed: StdMutex::new(0),
-        then: Scripted::new(vec![all_of_stage_1()], records),
+        then: Scripted::for_records(&spec, &recorded, vec![all_of_stage_1()]),
     };
     let result = until_answered(
         &spec,
@@ -167,11 +166,12 @@ impl Answers for Timed {
 async fn the_delay_doubles_while_nothing_changes_and_starts_short_again_on_a_change() {
     let spec = spec();
     let recorded = reserved(&spec);
-    let records = records_now(&spec, &recorded).len();
     let nothing: Dns = vec![];
     let wrong: Dns = vec![("api-int", vec![BOOTSTRAP, "10.0.1.99"])];
     let view = Timed {
-        inner: Scripted::new(
+        inner: Scripted::for_records(
+            &spec,
+            &recorded,
             vec![
                 nothing.clone(),
                 nothing.clone(),
@@ -181,7 +181,6 @@ async fn the_delay_doubles_while_nothing_changes_and_starts_short_again_on_a_cha
                 wrong,
                 all_of_stage_1(),
             ],
-            records,
         ),
         rounds: StdMutex::new(Vec::new()),
     };
