@@ -356,4 +356,34 @@ mod tests {
             Some(ips(&[]))
         );
     }
+
+    #[cfg(any(feature = "aws", feature = "gcp"))]
+    #[test]
+    fn only_one_matching_zone_is_found_none_is_not_found_and_two_are_the_users_choice() {
+        let reference = zone().reference;
+        let one = the_one_zone("list", &reference, &["z1"], String::new, |_, _| {
+            String::new()
+        });
+        assert_eq!(one.unwrap(), reference.with_id("z1"));
+        let none = the_one_zone(
+            "list",
+            &reference,
+            &[] as &[&str],
+            || "no zone".to_string(),
+            |_, _| String::new(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (none.kind, none.message.as_str()),
+            (ErrorKind::NotFound, "no zone")
+        );
+        let many = the_one_zone("list", &reference, &["z1", "z2"], String::new, |n, ids| {
+            format!("{n} zones: {ids}")
+        })
+        .unwrap_err();
+        assert_eq!(
+            (many.kind, many.message.as_str()),
+            (ErrorKind::Fatal, "2 zones: z1, z2")
+        );
+    }
 }
