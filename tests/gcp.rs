@@ -82,7 +82,9 @@ async fn a_stale_write_is_a_conflict_and_the_shared_edit_keeps_the_rivals_value(
     // rejected (412 conditionNotMet) as ErrorKind::Conflict; the shared compare-and-swap then
     // re-reads and keeps the rival's value.
     use bootstrap_cloud::gcp::CloudDns;
-    use bootstrap_cloud::{DnsEdit, DnsProvider, ErrorKind, RecordKey, RecordType, ZoneRef};
+    use bootstrap_cloud::{
+        DnsEdit, DnsProvider, ErrorKind, RecordKey, RecordType, RecordWrite, ZoneRef,
+    };
     let h = GcpHarness::new().await;
     let dns = CloudDns::new(&settings(&h)).await.unwrap();
     let zone = dns
@@ -109,10 +111,14 @@ async fn a_stale_write_is_a_conflict_and_the_shared_edit_keeps_the_rivals_value(
         .write_record(PRIVATE_ZONE, &key.name, "A", &["192.0.2.1", OTHER_WRITER])
         .unwrap();
     let ours = [BOOTSTRAP_IP.parse().unwrap()].into_iter().collect();
-    let err = dns
-        .write(&zone, &key, read.as_ref(), &ours, 60)
-        .await
-        .unwrap_err();
+    let stale = RecordWrite {
+        zone: &zone,
+        key: &key,
+        current: read.as_ref(),
+        values: &ours,
+        ttl: 60,
+    };
+    let err = dns.write(&stale).await.unwrap_err();
     assert_eq!(err.kind, ErrorKind::Conflict, "{err}");
     assert!(err.message.contains("Precondition not met"), "{err}");
 

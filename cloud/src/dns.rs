@@ -16,6 +16,18 @@ pub struct DnsEdit {
     pub ttl: u32,
 }
 
+/// One compare-and-swap of a record set, as [`DnsProvider::write`] takes it: replace
+/// `current` (exactly as read; None = absent) by `values` (empty = delete), created with
+/// `ttl`. One value rather than five arguments, so every provider's `write` reads the same.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordWrite<'a> {
+    pub zone: &'a Zone,
+    pub key: &'a RecordKey,
+    pub current: Option<&'a RecordSet>,
+    pub values: &'a BTreeSet<IpAddr>,
+    pub ttl: u32,
+}
+
 /// How often a lost compare-and-swap is retried before giving up. Each retry re-reads, so
 /// this only bounds a writer that keeps racing us.
 const MAX_CONFLICT_RETRIES: u32 = 8;
@@ -40,7 +52,14 @@ pub async fn edit_record_values(
             return Ok(None);
         };
         let ttl = current.as_ref().map_or(edit.ttl, |c| c.ttl);
-        match dns.write(zone, key, current.as_ref(), &wanted, ttl).await {
+        let write = RecordWrite {
+            zone,
+            key,
+            current: current.as_ref(),
+            values: &wanted,
+            ttl,
+        };
+        match dns.write(&write).await {
             Ok(()) => return Ok(Some(wanted)),
             Err(e) if e.kind == ErrorKind::Conflict && attempt < MAX_CONFLICT_RETRIES => {
                 attempt += 1;
@@ -74,6 +93,46 @@ pub fn parse_values<'a>(
         .collect()
 }
 
+/// The one zone among `matches` (the ids of the provider's zones that fit `zone`): none is
+/// NotFound, more than one is fatal, since which of them to write is the user's choice.
+/// `many` words the error from the count and the ids joined.
+#[cfg(any(feature = "aws", feature = "gcp"))]
+pub(crate) fn the_one_zone<S: AsRef<str>>(
+    operation: &str,
+    zone: &crate::ZoneRef,
+    matches: &[S],
+    none: impl FnOnce() -> String,
+    many: impl FnOnce(usize, String) -> String,
+) -> Result<Zone, CloudError> {
+    match matches {
+        [id] => Ok(zone.with_id(id.as_ref())),
+        [] => Err(CloudError::new(ErrorKind::NotFound, operation, none())),
+        all => {
+            let ids: Vec<&str> = all.iter().map(AsRef::as_ref).collect();
+            Err(CloudError::fatal(
+                operation,
+                many(all.len(), ids.join(", ")),
+            ))
+        }
+    }
+}
+
+/// A record set as read from a cloud that compares values instead of a version token
+/// (Route53, Cloud DNS): the values parsed by [`parse_values`], with no version.
+#[cfg(any(feature = "aws", feature = "gcp"))]
+pub(crate) fn set_compared_by_value<'a>(
+    operation: &str,
+    key: &RecordKey,
+    values: impl IntoIterator<Item = &'a str>,
+    ttl: u32,
+) -> Result<RecordSet, CloudError> {
+    Ok(RecordSet {
+        ttl,
+        values: parse_values(operation, key, values)?,
+        version: None,
+    })
+}
+
 /// The values the record set should hold after the edit, or None if it already does.
 pub fn next_values(current: Option<&RecordSet>, edit: &DnsEdit) -> Option<BTreeSet<IpAddr>> {
     let before = current.map(|c| c.values.clone()).unwrap_or_default();
@@ -101,6 +160,27 @@ mod tests {
         write_times: Mutex<Vec<tokio::time::Instant>>,
     }
 
+    impl RacyDns {
+        fn new(set: Option<RecordSet>, rival_writes: impl IntoIterator<Item = IpAddr>) -> Self {
+            RacyDns {
+                set: Mutex::new(set),
+                rival_writes: Mutex::new(rival_writes.into_iter().collect()),
+                writes: Mutex::new(0),
+                write_times: Mutex::new(Vec::new()),
+            }
+        }
+    }
+
+    /// The edit both race tests make: add our 10.0.0.5 (TTL 60 if the set is created).
+    async fn add_ours(dns: &RacyDns) -> Result<Option<BTreeSet<IpAddr>>, CloudError> {
+        let edit = DnsEdit {
+            add: ips(&["10.0.0.5"]),
+            ttl: 60,
+            ..Default::default()
+        };
+        edit_record_values(dns, &zone(), &key(), &edit).await
+    }
+
     #[async_trait]
     impl DnsProvider for RacyDns {
         async fn find_zone(&self, _: &ZoneRef) -> Result<Zone, CloudError> {
@@ -120,30 +200,23 @@ mod tests {
             }
             Ok(current)
         }
-        async fn write(
-            &self,
-            _: &Zone,
-            _: &RecordKey,
-            current: Option<&RecordSet>,
-            values: &BTreeSet<IpAddr>,
-            ttl: u32,
-        ) -> Result<(), CloudError> {
+        async fn write(&self, write: &RecordWrite<'_>) -> Result<(), CloudError> {
             *self.writes.lock().unwrap() += 1;
             self.write_times
                 .lock()
                 .unwrap()
                 .push(tokio::time::Instant::now());
             let mut set = self.set.lock().unwrap();
-            if set.as_ref() != current {
+            if set.as_ref() != write.current {
                 return Err(CloudError::new(
                     ErrorKind::Conflict,
                     "write",
                     "values do not match",
                 ));
             }
-            *set = (!values.is_empty()).then(|| RecordSet {
-                ttl,
-                values: values.clone(),
+            *set = (!write.values.is_empty()).then(|| RecordSet {
+                ttl: write.ttl,
+                values: write.values.clone(),
                 version: None,
             });
             Ok(())
@@ -171,24 +244,13 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn lost_race_is_retried_and_keeps_the_rivals_values() {
-        let dns = RacyDns {
-            set: Mutex::new(Some(RecordSet {
-                ttl: 300,
-                values: ips(&["192.0.2.1"]),
-                version: None,
-            })),
-            rival_writes: Mutex::new(ips(&["192.0.2.2", "192.0.2.3"]).into_iter().collect()),
-            writes: Mutex::new(0),
-            write_times: Mutex::new(Vec::new()),
+        let held = RecordSet {
+            ttl: 300,
+            values: ips(&["192.0.2.1"]),
+            version: None,
         };
-        let edit = DnsEdit {
-            add: ips(&["10.0.0.5"]),
-            ttl: 60,
-            ..Default::default()
-        };
-        edit_record_values(&dns, &zone(), &key(), &edit)
-            .await
-            .unwrap();
+        let dns = RacyDns::new(Some(held), ips(&["192.0.2.2", "192.0.2.3"]));
+        add_ours(&dns).await.unwrap();
         let final_set = dns.set.lock().unwrap().clone().unwrap();
         assert_eq!(
             final_set.values,
@@ -200,20 +262,8 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_writer_that_never_stops_racing_is_an_error_not_a_loop() {
-        let dns = RacyDns {
-            set: Mutex::new(None),
-            rival_writes: Mutex::new((0..50u8).map(|i| IpAddr::from([192, 0, 2, i])).collect()),
-            writes: Mutex::new(0),
-            write_times: Mutex::new(Vec::new()),
-        };
-        let edit = DnsEdit {
-            add: ips(&["10.0.0.5"]),
-            ttl: 60,
-            ..Default::default()
-        };
-        let err = edit_record_values(&dns, &zone(), &key(), &edit)
-            .await
-            .unwrap_err();
+        let dns = RacyDns::new(None, (0..50u8).map(|i| IpAddr::from([192, 0, 2, i])));
+        let err = add_ours(&dns).await.unwrap_err();
         assert_eq!(err.kind, ErrorKind::Conflict);
         assert_eq!(*dns.writes.lock().unwrap(), MAX_CONFLICT_RETRIES + 1);
         // Every retry waited: exponential with jitter, within [ceiling / 2, ceiling].
@@ -304,6 +354,36 @@ mod tests {
         assert_eq!(
             next_values(Some(&set(&["10.0.0.5"])), &edit),
             Some(ips(&[]))
+        );
+    }
+
+    #[cfg(any(feature = "aws", feature = "gcp"))]
+    #[test]
+    fn only_one_matching_zone_is_found_none_is_not_found_and_two_are_the_users_choice() {
+        let reference = zone().reference;
+        let one = the_one_zone("list", &reference, &["z1"], String::new, |_, _| {
+            String::new()
+        });
+        assert_eq!(one.unwrap(), reference.with_id("z1"));
+        let none = the_one_zone(
+            "list",
+            &reference,
+            &[] as &[&str],
+            || "no zone".to_string(),
+            |_, _| String::new(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (none.kind, none.message.as_str()),
+            (ErrorKind::NotFound, "no zone")
+        );
+        let many = the_one_zone("list", &reference, &["z1", "z2"], String::new, |n, ids| {
+            format!("{n} zones: {ids}")
+        })
+        .unwrap_err();
+        assert_eq!(
+            (many.kind, many.message.as_str()),
+            (ErrorKind::Fatal, "2 zones: z1, z2")
         );
     }
 }

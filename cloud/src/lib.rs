@@ -25,7 +25,7 @@ pub mod azure;
 #[cfg(feature = "gcp")]
 pub mod gcp;
 
-pub use dns::{DnsEdit, edit_record_values, parse_values};
+pub use dns::{DnsEdit, RecordWrite, edit_record_values, parse_values};
 pub use error::{CloudError, ErrorKind};
 pub use types::*;
 
@@ -91,14 +91,8 @@ pub trait DnsProvider: Send + Sync {
     /// The current record set, or None when it does not exist.
     async fn read(&self, zone: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError>;
 
-    /// Replaces `current` (exactly as read; None = absent) by `values` (empty = delete) in one
-    /// atomic call. Fails with `ErrorKind::Conflict` when the record changed since it was read.
-    async fn write(
-        &self,
-        zone: &Zone,
-        key: &RecordKey,
-        current: Option<&RecordSet>,
-        values: &std::collections::BTreeSet<std::net::IpAddr>,
-        ttl: u32,
-    ) -> Result<(), CloudError>;
+    /// Replaces `write.current` (exactly as read; None = absent) by `write.values` (empty =
+    /// delete) in one atomic call. Fails with `ErrorKind::Conflict` when the record changed
+    /// since it was read.
+    async fn write(&self, write: &RecordWrite<'_>) -> Result<(), CloudError>;
 }

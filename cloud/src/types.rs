@@ -211,6 +211,21 @@ pub struct ZoneRef {
     pub tags: std::collections::BTreeMap<String, String>,
 }
 
+impl ZoneRef {
+    /// The zone with provider id `id`.
+    pub fn with_id(&self, id: impl Into<String>) -> Zone {
+        Zone {
+            reference: self.clone(),
+            id: id.into(),
+        }
+    }
+
+    /// The zone as the user named it by id, when they did: used as is, no look-up.
+    pub fn named(&self) -> Option<Zone> {
+        self.id.as_ref().map(|id| self.with_id(id))
+    }
+}
+
 impl fmt::Display for ZoneRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let vis = if self.private { "private" } else { "public" };

@@ -5,35 +5,19 @@
 #![cfg(feature = "azure")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use azure_core::credentials::{AccessToken, TokenCredential, TokenRequestOptions};
 use bootstrap_cloud::ErrorKind;
 use bootstrap_cloud::azure::arm::ArmClient;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
+#[path = "../src/azure/wire_test_support.rs"]
+mod wire_test_support;
+use wire_test_support::{Request, StaticToken, read_request};
 
 const TOKEN: &str = "wire-test-token";
-
-/// A credential that always hands out [`TOKEN`].
-#[derive(Debug)]
-struct StaticToken;
-
-#[async_trait::async_trait]
-impl TokenCredential for StaticToken {
-    async fn get_token(
-        &self,
-        _scopes: &[&str],
-        _options: Option<TokenRequestOptions<'_>>,
-    ) -> azure_core::Result<AccessToken> {
-        Ok(AccessToken::new(
-            TOKEN.to_string(),
-            azure_core::time::OffsetDateTime::now_utc() + azure_core::time::Duration::hours(1),
-        ))
-    }
-}
 
 /// One request as the server saw it.
 #[derive(Debug, Clone)]
@@ -73,7 +57,7 @@ impl Server {
                     let mut read = BufReader::new(read);
                     // Keep-alive: one request after the other on this connection.
                     while let Some(request) = read_request(&mut read).await {
-                        seen.lock().unwrap().push(request);
+                        seen.lock().unwrap().push(request.into());
                         let next = script.lock().unwrap().next();
                         let (status, headers, body) = next.unwrap_or((
                             500,
@@ -113,9 +97,22 @@ impl Server {
         ArmClient::new(
             reqwest::Client::builder().build().unwrap(),
             url::Url::parse(&format!("{}/", self.origin)).unwrap(),
-            Arc::new(StaticToken),
+            Arc::new(StaticToken(TOKEN)),
             "https://management.azure.com/.default".into(),
         )
+    }
+
+    /// The resource group's public IPs, as `ArmClient::list` gathers them from this server.
+    async fn list_public_ips(&self) -> Vec<Value> {
+        let arm = self.client();
+        let url = arm
+            .url(
+                "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/publicIPAddresses",
+                "2024-05-01",
+                &[],
+            )
+            .unwrap();
+        arm.list("ListPublicIps", url).await.unwrap()
     }
 
     fn seen(&self) -> Vec<Seen> {
@@ -123,42 +120,22 @@ impl Server {
     }
 }
 
-async fn read_request<R: tokio::io::AsyncBufRead + Unpin>(read: &mut R) -> Option<Seen> {
-    let mut line = String::new();
-    if read.read_line(&mut line).await.ok()? == 0 {
-        return None;
-    }
-    let mut parts = line.split_whitespace();
-    let (method, target) = (parts.next()?.to_string(), parts.next()?.to_string());
-    let mut headers = Vec::new();
-    loop {
-        let mut header = String::new();
-        read.read_line(&mut header).await.ok()?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
+/// The request as the server saw it, and when.
+impl From<Request> for Seen {
+    fn from(request: Request) -> Self {
+        Seen {
+            authorization: request
+                .headers
+                .iter()
+                .find(|(n, _)| n == "authorization")
+                .map(|(_, v)| v.clone()),
+            method: request.method,
+            target: request.target,
+            headers: request.headers,
+            body: request.body,
+            at: Instant::now(),
         }
-        let (name, value) = header.split_once(':')?;
-        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
     }
-    let length: usize = headers
-        .iter()
-        .find(|(n, _)| n == "content-length")
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    read.read_exact(&mut body).await.ok()?;
-    Some(Seen {
-        method,
-        target,
-        authorization: headers
-            .iter()
-            .find(|(n, _)| n == "authorization")
-            .map(|(_, v)| v.clone()),
-        headers,
-        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-        at: Instant::now(),
-    })
 }
 
 const PIP: &str =
@@ -298,15 +275,7 @@ async fn throttling_waits_as_retry_after_says_then_succeeds() {
         (200, vec![], json!({"value": []})),
     ])
     .await;
-    let arm = server.client();
-    let url = arm
-        .url(
-            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/publicIPAddresses",
-            "2024-05-01",
-            &[],
-        )
-        .unwrap();
-    let items = arm.list("ListPublicIps", url).await.unwrap();
+    let items = server.list_public_ips().await;
     assert!(items.is_empty());
     let seen = server.seen();
     assert_eq!(seen.len(), 2);
@@ -328,15 +297,7 @@ async fn a_list_follows_next_link() {
         (200, vec![], json!({"value": [{"name": "b"}]})),
     ])
     .await;
-    let arm = server.client();
-    let url = arm
-        .url(
-            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/publicIPAddresses",
-            "2024-05-01",
-            &[],
-        )
-        .unwrap();
-    let items = arm.list("ListPublicIps", url).await.unwrap();
+    let items = server.list_public_ips().await;
     let names: Vec<&Value> = items.iter().map(|i| &i["name"]).collect();
     assert_eq!(names, [&json!("a"), &json!("b")]);
     let seen = server.seen();

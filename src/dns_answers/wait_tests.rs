@@ -33,6 +33,11 @@ impl Scripted {
         }
     }
 
+    /// A script for the records `spec` asks for now (one read round = one read per record).
+    fn for_records(spec: &ClusterSpec, recorded: &JournalState, states: Vec<Dns>) -> Self {
+        Self::new(states, records_now(spec, recorded).len())
+    }
+
     fn rounds(&self) -> usize {
         *self.reads.lock().unwrap() / self.records
     }
@@ -88,15 +93,15 @@ async fn wait(
 async fn the_wait_moves_on_once_a_late_writer_created_every_record() {
     let spec = spec();
     let recorded = reserved(&spec);
-    let records = records_now(&spec, &recorded).len();
     // Nothing, then a wrong value, then the records as printed.
-    let view = Scripted::new(
+    let view = Scripted::for_records(
+        &spec,
+        &recorded,
         vec![
             vec![],
             vec![("api-int", vec![BOOTSTRAP, "10.0.1.99"])],
             all_of_stage_1(),
         ],
-        records,
     );
     let (result, lines) = wait(&spec, &recorded, &view, Duration::from_secs(3600)).await;
     result.unwrap();
@@ -121,13 +126,13 @@ async fn the_wait_moves_on_once_a_late_writer_created_every_record() {
 async fn a_wrong_value_keeps_it_waiting_until_the_deadline_ends_it_with_what_is_missing() {
     let spec = spec();
     let recorded = reserved(&spec);
-    let records = records_now(&spec, &recorded).len();
-    let mut view = Scripted::new(
+    let mut view = Scripted::for_records(
+        &spec,
+        &recorded,
         vec![vec![
             ("api", vec![PUBLIC, BOOTSTRAP, PRIVATE]),
             ("api-int", vec![BOOTSTRAP, "10.0.1.99"]),
         ]],
-        records,
     );
     // After the wrong answer the next read never returns: the deadline, not a count of
     // reads, ends the wait.
@@ -148,13 +153,13 @@ async fn after_the_bootstrap_ip_was_removed_it_waits_until_the_bootstrap_ip_is_g
     let spec = spec();
     let mut recorded = reserved(&spec);
     recorded.bootstrap_removed = true;
-    let records = records_now(&spec, &recorded).len();
-    let view = Scripted::new(
+    let view = Scripted::for_records(
+        &spec,
+        &recorded,
         vec![
             all_of_stage_1(),
             vec![("api", vec![PUBLIC, PRIVATE]), ("api-int", vec![PRIVATE])],
         ],
-        records,
     );
     let (result, lines) = wait(&spec, &recorded, &view, Duration::from_secs(3600)).await;
     result.unwrap();
@@ -169,8 +174,7 @@ async fn after_the_bootstrap_ip_was_removed_it_waits_until_the_bootstrap_ip_is_g
 async fn records_answered_at_once_mean_no_waiting_and_no_status_line() {
     let spec = spec();
     let recorded = reserved(&spec);
-    let records = records_now(&spec, &recorded).len();
-    let view = Scripted::new(vec![all_of_stage_1()], records);
+    let view = Scripted::for_records(&spec, &recorded, vec![all_of_stage_1()]);
     let (result, lines) = wait(&spec, &recorded, &view, Duration::from_secs(3600)).await;
     result.unwrap();
     assert_eq!(view.rounds(), 1);

@@ -2,7 +2,7 @@
 //! scripted view).
 
 use super::*;
-use bootstrap_cloud::RecordSet;
+use bootstrap_cloud::{RecordSet, RecordWrite};
 
 /// A zone provider that holds record sets and counts its zone look-ups (writes refused: the
 /// wait reads only).
@@ -15,10 +15,7 @@ struct Zones {
 impl DnsProvider for Zones {
     async fn find_zone(&self, zone: &ZoneRef) -> Result<Zone, CloudError> {
         self.lookups.lock().unwrap().push(zone.domain.clone());
-        Ok(Zone {
-            reference: zone.clone(),
-            id: format!("zone-{}", zone.domain),
-        })
+        Ok(zone.with_id(format!("zone-{}", zone.domain)))
     }
 
     async fn read(&self, zone: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
@@ -34,14 +31,7 @@ impl DnsProvider for Zones {
             }))
     }
 
-    async fn write(
-        &self,
-        _zone: &Zone,
-        _key: &RecordKey,
-        _current: Option<&RecordSet>,
-        _values: &BTreeSet<IpAddr>,
-        _ttl: u32,
-    ) -> Result<(), CloudError> {
+    async fn write(&self, _: &RecordWrite<'_>) -> Result<(), CloudError> {
         panic!("the wait never writes")
     }
 }
@@ -115,11 +105,10 @@ impl Answers for FailingFirst {
 async fn wait_failing_first(kind: ErrorKind) -> (Result<()>, usize) {
     let spec = spec();
     let recorded = reserved(&spec);
-    let records = records_now(&spec, &recorded).len();
     let view = FailingFirst {
         kind,
         failed: StdMutex::new(0),
-        then: Scripted::new(vec![all_of_stage_1()], records),
+        then: Scripted::for_records(&spec, &recorded, vec![all_of_stage_1()]),
     };
     let result = until_answered(
         &spec,
@@ -177,11 +166,12 @@ impl Answers for Timed {
 async fn the_delay_doubles_while_nothing_changes_and_starts_short_again_on_a_change() {
     let spec = spec();
     let recorded = reserved(&spec);
-    let records = records_now(&spec, &recorded).len();
     let nothing: Dns = vec![];
     let wrong: Dns = vec![("api-int", vec![BOOTSTRAP, "10.0.1.99"])];
     let view = Timed {
-        inner: Scripted::new(
+        inner: Scripted::for_records(
+            &spec,
+            &recorded,
             vec![
                 nothing.clone(),
                 nothing.clone(),
@@ -191,7 +181,6 @@ async fn the_delay_doubles_while_nothing_changes_and_starts_short_again_on_a_cha
                 wrong,
                 all_of_stage_1(),
             ],
-            records,
         ),
         rounds: StdMutex::new(Vec::new()),
     };

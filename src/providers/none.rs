@@ -5,11 +5,9 @@
 
 use async_trait::async_trait;
 use bootstrap_cloud::{
-    AddressProvider, CloudError, DnsProvider, RecordKey, RecordSet, Reservation, ReserveRequest,
-    Zone, ZoneRef,
+    AddressProvider, CloudError, DnsProvider, RecordKey, RecordSet, RecordWrite, Reservation,
+    ReserveRequest, Zone, ZoneRef,
 };
-use std::collections::BTreeSet;
-use std::net::IpAddr;
 
 pub struct NoCloud;
 
@@ -38,24 +36,14 @@ impl AddressProvider for NoCloud {
 #[async_trait]
 impl DnsProvider for NoCloud {
     async fn find_zone(&self, zone: &ZoneRef) -> Result<Zone, CloudError> {
-        Ok(Zone {
-            reference: zone.clone(),
-            id: String::new(),
-        })
+        Ok(zone.with_id(String::new()))
     }
 
     async fn read(&self, _: &Zone, _: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
         Ok(None)
     }
 
-    async fn write(
-        &self,
-        _: &Zone,
-        _: &RecordKey,
-        _: Option<&RecordSet>,
-        _: &BTreeSet<IpAddr>,
-        _: u32,
-    ) -> Result<(), CloudError> {
+    async fn write(&self, _: &RecordWrite<'_>) -> Result<(), CloudError> {
         Err(refused("dns write"))
     }
 }
@@ -63,6 +51,7 @@ impl DnsProvider for NoCloud {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     #[tokio::test]
     async fn nothing_exists_and_every_write_is_refused() {
@@ -78,9 +67,15 @@ mod tests {
             rtype: bootstrap_cloud::RecordType::A,
         };
         assert_eq!(NoCloud.read(&found, &key).await.unwrap(), None);
-        let write = NoCloud
-            .write(&found, &key, None, &BTreeSet::new(), 60)
-            .await;
-        assert!(!write.unwrap_err().is_transient());
+        let no_values = BTreeSet::new();
+        let write = RecordWrite {
+            zone: &found,
+            key: &key,
+            current: None,
+            values: &no_values,
+            ttl: 60,
+        };
+        let refused = NoCloud.write(&write).await;
+        assert!(!refused.unwrap_err().is_transient());
     }
 }

@@ -103,23 +103,20 @@ fn a_resource_that_cannot_serve_its_purpose_is_named_with_the_reason() {
         attached,
     ];
     let bad = misfits(&match_queries(INFRA, &queries(), &found));
-    assert_eq!(bad.len(), 4, "{bad:?}");
-    assert!(
-        bad[0].contains("eni-1") && bad[0].contains("must be in subnet prv-a"),
-        "{bad:?}"
-    );
-    assert!(
-        bad[1].contains("eni-2") && bad[1].contains("public subnet pub-a"),
-        "{bad:?}"
-    );
-    assert!(
-        bad[2].contains("eni-3") && bad[2].contains("is an elastic IP"),
-        "{bad:?}"
-    );
-    assert!(
-        bad[3].contains("eni-9") && bad[3].contains("attached to instance i-1"),
-        "{bad:?}"
-    );
+    // Each misfit, in order: the ENI named, and what is wrong with it.
+    let expected = [
+        ("eni-1", "must be in subnet prv-a"),
+        ("eni-2", "public subnet pub-a"),
+        ("eni-3", "is an elastic IP"),
+        ("eni-9", "attached to instance i-1"),
+    ];
+    assert_eq!(bad.len(), expected.len(), "{bad:?}");
+    for (line, (eni, problem)) in bad.iter().zip(expected) {
+        assert!(
+            line.contains(eni) && line.contains(problem),
+            "{eni}: {bad:?}"
+        );
+    }
 }
 
 #[test]

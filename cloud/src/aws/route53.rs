@@ -3,7 +3,10 @@
 //! meanwhile, which is our compare-and-swap. After a write we wait until the change is INSYNC.
 
 use super::{RedactingCredentials, classify};
-use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, RecordType, Zone, ZoneRef};
+use crate::{
+    CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, RecordType, RecordWrite, Zone,
+    ZoneRef,
+};
 use async_trait::async_trait;
 use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_sdk_route53::Client;
@@ -161,11 +164,8 @@ fn change(action: ChangeAction, set: ResourceRecordSet) -> Result<Change, CloudE
 #[async_trait]
 impl DnsProvider for Route53Dns {
     async fn find_zone(&self, zone: &ZoneRef) -> Result<Zone, CloudError> {
-        if let Some(id) = &zone.id {
-            return Ok(Zone {
-                reference: zone.clone(),
-                id: id.clone(),
-            });
+        if let Some(named) = zone.named() {
+            return Ok(named);
         }
         let client = self.client_for(zone);
         let out = client
@@ -196,26 +196,18 @@ impl DnsProvider for Route53Dns {
             let tags: Vec<String> = zone.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
             format!(" tagged {}", tags.join(", "))
         };
-        match matches.as_slice() {
-            [id] => Ok(Zone {
-                reference: zone.clone(),
-                id: id.to_string(),
-            }),
-            [] => Err(CloudError::new(
-                ErrorKind::NotFound,
-                "ListHostedZonesByName",
-                format!("no {zone}{tagged} in Route53"),
-            )),
-            many => Err(CloudError::fatal(
-                "ListHostedZonesByName",
+        crate::dns::the_one_zone(
+            "ListHostedZonesByName",
+            zone,
+            &matches,
+            || format!("no {zone}{tagged} in Route53"),
+            |count, ids| {
                 format!(
-                    "{} hosted zones match {zone}{tagged} ({}); name the zone in the install-config \
-                     (platform.aws.hostedZone)",
-                    many.len(),
-                    many.join(", ")
-                ),
-            )),
-        }
+                    "{count} hosted zones match {zone}{tagged} ({ids}); name the zone in the \
+                     install-config (platform.aws.hostedZone)"
+                )
+            },
+        )
     }
 
     async fn read(&self, zone: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
@@ -243,44 +235,30 @@ impl DnsProvider for Route53Dns {
                 ),
             ));
         }
-        let values = crate::parse_values(
-            "ListResourceRecordSets",
-            key,
-            set.resource_records().iter().map(|r| r.value()),
-        )?;
         let ttl = set.ttl().and_then(|t| u32::try_from(t).ok()).unwrap_or(60);
-        Ok(Some(RecordSet {
-            ttl,
-            values,
-            version: None,
-        }))
+        let values = set.resource_records().iter().map(|r| r.value());
+        crate::dns::set_compared_by_value("ListResourceRecordSets", key, values, ttl).map(Some)
     }
 
-    async fn write(
-        &self,
-        zone: &Zone,
-        key: &RecordKey,
-        current: Option<&RecordSet>,
-        values: &BTreeSet<IpAddr>,
-        ttl: u32,
-    ) -> Result<(), CloudError> {
+    async fn write(&self, write: &RecordWrite<'_>) -> Result<(), CloudError> {
         let mut batch = ChangeBatch::builder().comment("bootstrap-agent");
-        if let Some(old) = current {
+        if let Some(old) = write.current {
             batch = batch.changes(change(
                 ChangeAction::Delete,
-                record_set(key, old.ttl, &old.values)?,
+                record_set(write.key, old.ttl, &old.values)?,
             )?);
         }
-        if !values.is_empty() {
-            batch = batch.changes(change(ChangeAction::Create, record_set(key, ttl, values)?)?);
+        if !write.values.is_empty() {
+            let created = record_set(write.key, write.ttl, write.values)?;
+            batch = batch.changes(change(ChangeAction::Create, created)?);
         }
         let batch = batch
             .build()
             .map_err(|e| CloudError::fatal("ChangeResourceRecordSets", e.to_string()))?;
-        let client = self.client_for(&zone.reference);
+        let client = self.client_for(&write.zone.reference);
         let out = client
             .change_resource_record_sets()
-            .hosted_zone_id(&zone.id)
+            .hosted_zone_id(&write.zone.id)
             .change_batch(batch)
             .send()
             .await

@@ -28,6 +28,15 @@ use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
 
+/// One call as `send` was asked to make it; each attempt sends it again.
+struct ArmCall<'a> {
+    operation: &'a str,
+    method: Method,
+    url: Url,
+    headers: &'a [(&'a str, &'a str)],
+    body: Option<&'a Value>,
+}
+
 /// A response with its JSON body (Null when empty).
 #[derive(Debug)]
 pub struct ArmResponse {
@@ -134,11 +143,16 @@ impl ArmClient {
         // The one per-call policy: ARM's Retry-After when it throttles (429), else backoff
         // with jitter; a wait that does not fit the call's budget is the step's to make.
         let policy = crate::retry::PER_CALL;
+        let call = ArmCall {
+            operation,
+            method,
+            url,
+            headers,
+            body,
+        };
         let (mut attempt, mut waited) = (1, Duration::ZERO);
         loop {
-            let result = self
-                .send_once(operation, method.clone(), url.clone(), headers, body)
-                .await;
+            let result = self.send_once(&call).await;
             let delay = match &result {
                 Err(e) if e.kind == ErrorKind::Transient => {
                     policy.next_delay(attempt, e.retry_after, waited)
@@ -155,14 +169,9 @@ impl ArmClient {
         }
     }
 
-    async fn send_once(
-        &self,
-        operation: &str,
-        method: Method,
-        url: Url,
-        headers: &[(&str, &str)],
-        body: Option<&Value>,
-    ) -> Result<ArmResponse, CloudError> {
+    async fn send_once(&self, call: &ArmCall<'_>) -> Result<ArmResponse, CloudError> {
+        let (operation, headers, body) = (call.operation, call.headers, call.body);
+        let (method, url) = (&call.method, &call.url);
         let token = self.token(operation).await?;
         let mut map = HeaderMap::new();
         for (k, v) in headers {
@@ -254,6 +263,30 @@ impl ArmClient {
         Ok(out)
     }
 
+    /// Reads the operation status at `url` until `ended` says the operation ended (true) or
+    /// failed (its error); each read waits as the previous answer's Retry-After asks, the
+    /// first as `first`'s, within `poll`'s budget.
+    async fn poll_operation(
+        &self,
+        operation: &str,
+        poll: &mut Poll,
+        url: Url,
+        first: &ArmResponse,
+        ended: impl Fn(&ArmResponse) -> Result<bool, CloudError>,
+    ) -> Result<(), CloudError> {
+        let mut asked = retry_after(first);
+        loop {
+            poll.wait(Some(asked)).await?;
+            let status = self
+                .send(operation, Method::GET, url.clone(), &[], None)
+                .await?;
+            if ended(&status)? {
+                return Ok(());
+            }
+            asked = retry_after(&status);
+        }
+    }
+
     /// PUT or DELETE that may be long-running: sends it, follows the operation to its end and,
     /// for PUT, returns the resource as it is afterwards (None after a DELETE).
     pub async fn long_running(
@@ -277,20 +310,14 @@ impl ArmClient {
             let url = Url::parse(&async_op).map_err(|e| {
                 CloudError::fatal(operation, format!("bad Azure-AsyncOperation: {e}"))
             })?;
-            let mut asked = retry_after(&first);
-            loop {
-                poll.wait(Some(asked)).await?;
-                let status = self
-                    .send(operation, Method::GET, url.clone(), &[], None)
-                    .await?;
+            self.poll_operation(operation, &mut poll, url, &first, |status| {
                 match status.body["status"].as_str().unwrap_or("InProgress") {
-                    "Succeeded" => break,
-                    "Failed" | "Canceled" => {
-                        return Err(classify(operation, StatusCode::OK, &status.body));
-                    }
-                    _ => asked = retry_after(&status),
+                    "Succeeded" => Ok(true),
+                    "Failed" | "Canceled" => Err(classify(operation, StatusCode::OK, &status.body)),
+                    _ => Ok(false),
                 }
-            }
+            })
+            .await?;
         } else if let Some(location) = first
             .header("location")
             .filter(|_| first.status == StatusCode::ACCEPTED)
@@ -298,17 +325,10 @@ impl ArmClient {
         {
             let url = Url::parse(&location)
                 .map_err(|e| CloudError::fatal(operation, format!("bad Location: {e}")))?;
-            let mut asked = retry_after(&first);
-            loop {
-                poll.wait(Some(asked)).await?;
-                let status = self
-                    .send(operation, Method::GET, url.clone(), &[], None)
-                    .await?;
-                if status.status != StatusCode::ACCEPTED {
-                    break;
-                }
-                asked = retry_after(&status);
-            }
+            self.poll_operation(operation, &mut poll, url, &first, |status| {
+                Ok(status.status != StatusCode::ACCEPTED)
+            })
+            .await?;
         }
         if method == Method::DELETE {
             return Ok(None);

@@ -7,12 +7,13 @@
 
 use super::arm::ArmClient;
 use super::{AzureSettings, DNS_API, PRIVATE_DNS_API, rg_path};
-use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, RecordType, Zone, ZoneRef};
+use crate::{
+    CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, RecordType, RecordWrite, Zone,
+    ZoneRef,
+};
 use async_trait::async_trait;
 use reqwest::Method;
 use serde_json::{Value, json};
-use std::collections::BTreeSet;
-use std::net::IpAddr;
 use std::sync::Arc;
 
 pub struct AzureDns {
@@ -113,10 +114,7 @@ impl DnsProvider for AzureDns {
                     format!("{zone} is a legacy private Azure DNS zone; expected a public zone"),
                 ))
             }
-            Some(_) => Ok(Zone {
-                reference: zone.clone(),
-                id: path,
-            }),
+            Some(_) => Ok(zone.with_id(path)),
             None => Err(CloudError::new(
                 ErrorKind::NotFound,
                 op,
@@ -162,14 +160,14 @@ impl DnsProvider for AzureDns {
         }))
     }
 
-    async fn write(
-        &self,
-        zone: &Zone,
-        key: &RecordKey,
-        current: Option<&RecordSet>,
-        values: &BTreeSet<IpAddr>,
-        ttl: u32,
-    ) -> Result<(), CloudError> {
+    async fn write(&self, write: &RecordWrite<'_>) -> Result<(), CloudError> {
+        let RecordWrite {
+            zone,
+            key,
+            current,
+            values,
+            ttl,
+        } = *write;
         let f = flavor(&zone.reference);
         let url = self.arm.url(&self.record_path(zone, key)?, f.api, &[])?;
         let etag = current.and_then(|c| c.version.clone());

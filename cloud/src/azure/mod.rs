@@ -41,6 +41,8 @@ pub mod environment;
 mod preflight;
 mod private_ip;
 mod subnet;
+#[cfg(test)]
+mod wire_test_support;
 
 pub use addresses::AzureAddresses;
 pub use dns::AzureDns;

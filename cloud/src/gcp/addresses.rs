@@ -11,6 +11,7 @@ use crate::{IpFamily, Scope};
 use async_trait::async_trait;
 use google_cloud_compute_v1::client::Addresses;
 use google_cloud_compute_v1::model::{Address, Operation, address, operation};
+use google_cloud_gax::error::Error as GaxError;
 use google_cloud_gax::options::RequestOptionsBuilder;
 use google_cloud_gax::paginator::ItemPaginator;
 use std::net::IpAddr;
@@ -54,9 +55,14 @@ impl GceAddresses {
             && a.labels.contains_key(RESERVATION_LABEL)
     }
 
-    /// Polls the regional operation until DONE (bounded: `poll::OPERATION_BUDGET`), then
-    /// turns an operation error into ours.
-    async fn wait(&self, what: &str, mut op: Operation) -> Result<Operation, CloudError> {
+    /// The end of a regional operation as sent: the send's error, or, once the operation is
+    /// DONE (polled, bounded: `poll::OPERATION_BUDGET`), its error turned into ours.
+    async fn until_done(
+        &self,
+        what: &str,
+        sent: Result<Operation, GaxError>,
+    ) -> Result<(), CloudError> {
+        let mut op = sent.map_err(|e| classify(what, e))?;
         let mut poll = crate::poll::Poll::new(
             what,
             crate::poll::OPERATION_BUDGET,
@@ -67,7 +73,7 @@ impl GceAddresses {
             if op.status == Some(operation::Status::Done) {
                 return match &op.error {
                     Some(error) if !error.errors.is_empty() => Err(operation_error(what, &op)),
-                    _ => Ok(op),
+                    _ => Ok(()),
                 };
             }
             let name = op.name.clone().ok_or_else(|| {
@@ -216,13 +222,8 @@ impl AddressProvider for GceAddresses {
             .set_body(body)
             .with_idempotency(super::IDEMPOTENT)
             .send()
-            .await
-            .map_err(|e| classify("addresses.insert", e));
-        let outcome = match sent {
-            Ok(op) => self.wait("addresses.insert", op).await.map(|_| ()),
-            Err(e) => Err(e),
-        };
-        match outcome {
+            .await;
+        match self.until_done("addresses.insert", sent).await {
             Ok(()) => {}
             // The name exists: ours from a lost earlier attempt is fine, anything else is not.
             Err(e) if e.kind == ErrorKind::Conflict => {
@@ -297,13 +298,8 @@ impl AddressProvider for GceAddresses {
             .set_address(&reservation.id)
             .with_idempotency(super::IDEMPOTENT)
             .send()
-            .await
-            .map_err(|e| classify("addresses.delete", e));
-        let result = match sent {
-            Ok(op) => self.wait("addresses.delete", op).await.map(|_| ()),
-            Err(e) => Err(e),
-        };
-        match result {
+            .await;
+        match self.until_done("addresses.delete", sent).await {
             // Already gone (a crash after the call, before the journal): done.
             Err(e) if e.kind == ErrorKind::NotFound => Ok(()),
             other => other,

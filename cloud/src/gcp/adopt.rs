@@ -122,42 +122,54 @@ mod tests {
 
     #[test]
     fn wrong_type_purpose_subnetwork_or_region_is_named() {
-        let q = query("private-ipv4");
-        let p = problem(check(
-            &internal().set_purpose(address::Purpose::GceEndpoint),
-            &q,
-            "us-central1",
-            SUBNET,
-        ));
-        assert!(
-            p.contains("c-1-rsvd-private-ipv4") && p.contains("SHARED_LOADBALANCER_VIP"),
-            "{p}"
-        );
-        let p = problem(check(
-            &internal()
-                .set_subnetwork("projects/p/regions/us-central1/subnetworks/c-1-master-subnet"),
-            &q,
-            "us-central1",
-            SUBNET,
-        ));
-        assert!(
-            p.contains("c-1-master-subnet") && p.contains("compute subnetwork"),
-            "{p}"
-        );
-        let p = problem(check(&internal(), &q, "europe-west1", SUBNET));
-        assert!(p.contains("region europe-west1"), "{p}");
-        let p = problem(check(
-            &internal(),
-            &query("public-ipv4"),
-            "us-central1",
-            SUBNET,
-        ));
-        assert!(p.contains("INTERNAL") && p.contains("EXTERNAL"), "{p}");
         let external = Address::new()
             .set_name("c-1-rsvd-private-ipv4")
             .set_address("203.0.113.5")
             .set_address_type(address::AddressType::External);
-        let p = problem(check(&external, &q, "us-central1", SUBNET));
-        assert!(p.contains("needs an INTERNAL address"), "{p}");
+        let moved = "projects/p/regions/us-central1/subnetworks/c-1-master-subnet";
+        // (case, the address found, the query's purpose, the region, what the problem names)
+        let cases = [
+            (
+                "wrong purpose",
+                internal().set_purpose(address::Purpose::GceEndpoint),
+                "private-ipv4",
+                "us-central1",
+                &["c-1-rsvd-private-ipv4", "SHARED_LOADBALANCER_VIP"][..],
+            ),
+            (
+                "wrong subnetwork",
+                internal().set_subnetwork(moved),
+                "private-ipv4",
+                "us-central1",
+                &["c-1-master-subnet", "compute subnetwork"],
+            ),
+            (
+                "wrong region",
+                internal(),
+                "private-ipv4",
+                "europe-west1",
+                &["region europe-west1"],
+            ),
+            (
+                "internal for a public query",
+                internal(),
+                "public-ipv4",
+                "us-central1",
+                &["INTERNAL", "EXTERNAL"],
+            ),
+            (
+                "external for a private query",
+                external,
+                "private-ipv4",
+                "us-central1",
+                &["needs an INTERNAL address"],
+            ),
+        ];
+        for (case, found, purpose, region, named) in cases {
+            let p = problem(check(&found, &query(purpose), region, SUBNET));
+            for part in named {
+                assert!(p.contains(part), "{case}: {part:?} not in {p}");
+            }
+        }
     }
 }

@@ -6,7 +6,7 @@
 //! shared compare-and-swap in `crate::dns` re-reads and retries.
 
 use super::{GcpSettings, classify};
-use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, Zone, ZoneRef};
+use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, RecordWrite, Zone, ZoneRef};
 use async_trait::async_trait;
 use google_cloud_dns_v1::client::{Changes, ManagedZones, ResourceRecordSets};
 use google_cloud_dns_v1::model::{Change, ResourceRecordSet, change, managed_zone};
@@ -112,11 +112,8 @@ fn rrset(key: &RecordKey, ttl: u32, values: &BTreeSet<IpAddr>) -> ResourceRecord
 #[async_trait]
 impl DnsProvider for CloudDns {
     async fn find_zone(&self, zone: &ZoneRef) -> Result<Zone, CloudError> {
-        if let Some(id) = &zone.id {
-            return Ok(Zone {
-                reference: zone.clone(),
-                id: id.clone(),
-            });
+        if let Some(named) = zone.named() {
+            return Ok(named);
         }
         let mut items = self
             .zones
@@ -136,25 +133,13 @@ impl DnsProvider for CloudDns {
                 matches.extend(z.name.clone());
             }
         }
-        match matches.as_slice() {
-            [name] => Ok(Zone {
-                reference: zone.clone(),
-                id: name.clone(),
-            }),
-            [] => Err(CloudError::new(
-                ErrorKind::NotFound,
-                "managedZones.list",
-                format!("no {zone} in Cloud DNS project {}", self.project),
-            )),
-            many => Err(CloudError::fatal(
-                "managedZones.list",
-                format!(
-                    "{} managed zones match {zone} ({})",
-                    many.len(),
-                    many.join(", ")
-                ),
-            )),
-        }
+        crate::dns::the_one_zone(
+            "managedZones.list",
+            zone,
+            &matches,
+            || format!("no {zone} in Cloud DNS project {}", self.project),
+            |count, ids| format!("{count} managed zones match {zone} ({ids})"),
+        )
     }
 
     async fn read(&self, zone: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
@@ -191,35 +176,20 @@ impl DnsProvider for CloudDns {
                 ),
             ));
         }
-        let values = crate::parse_values(
-            "resourceRecordSets.list",
-            key,
-            set.rrdatas.iter().map(String::as_str),
-        )?;
         let ttl = set.ttl.and_then(|t| u32::try_from(t).ok()).unwrap_or(300);
-        Ok(Some(RecordSet {
-            ttl,
-            values,
-            version: None,
-        }))
+        let values = set.rrdatas.iter().map(String::as_str);
+        crate::dns::set_compared_by_value("resourceRecordSets.list", key, values, ttl).map(Some)
     }
 
-    async fn write(
-        &self,
-        zone: &Zone,
-        key: &RecordKey,
-        current: Option<&RecordSet>,
-        values: &BTreeSet<IpAddr>,
-        ttl: u32,
-    ) -> Result<(), CloudError> {
+    async fn write(&self, write: &RecordWrite<'_>) -> Result<(), CloudError> {
         let mut body = Change::new();
-        if let Some(old) = current {
-            body = body.set_deletions([rrset(key, old.ttl, &old.values)]);
+        if let Some(old) = write.current {
+            body = body.set_deletions([rrset(write.key, old.ttl, &old.values)]);
         }
-        if !values.is_empty() {
-            body = body.set_additions([rrset(key, ttl, values)]);
+        if !write.values.is_empty() {
+            body = body.set_additions([rrset(write.key, write.ttl, write.values)]);
         }
-        let (project, name) = self.locate(zone);
+        let (project, name) = self.locate(write.zone);
         let created = self
             .changes
             .create()
@@ -237,7 +207,7 @@ impl DnsProvider for CloudDns {
                 }
                 err
             })?;
-        self.wait_done(zone, created).await
+        self.wait_done(write.zone, created).await
     }
 }
 

@@ -49,6 +49,22 @@ fn groups(entries: &[(&str, &str, &str)]) -> Groups {
     groups
 }
 
+/// A world in which, as our claim of `x` is written, another agent's tag `tag` = `value`
+/// shows in resource group `group`.
+fn when_we_claim(x: Ipv4Addr, group: &'static str, tag: &'static str, value: String) -> World {
+    World {
+        react: Some(Box::new(move |event, groups| {
+            if *event == Event::TagWrite("Merge".into(), TAG.into(), format!("claim:{x}")) {
+                groups
+                    .entry(group.into())
+                    .or_default()
+                    .insert(tag.into(), value.clone());
+            }
+        })),
+        ..World::default()
+    }
+}
+
 fn write(op: &str, value: impl ToString) -> (String, String) {
     (op.to_string(), value.to_string())
 }
@@ -79,18 +95,13 @@ async fn the_pick_skips_what_other_clusters_record_and_what_azure_calls_taken_th
 #[tokio::test]
 async fn a_holder_that_shows_with_our_claim_wins_and_the_pick_starts_again() {
     let x = candidate(0, 0);
-    let fake = Fake::start(World {
-        // Another agent kept x, having read before our claim was written.
-        react: Some(Box::new(move |event, groups| {
-            if *event == Event::TagWrite("Merge".into(), TAG.into(), format!("claim:{x}")) {
-                groups
-                    .entry("a-rg".into())
-                    .or_default()
-                    .insert("a-1-rsvd-private-ipv4".into(), x.to_string());
-            }
-        })),
-        ..World::default()
-    })
+    // Another agent kept x, having read before our claim was written.
+    let fake = Fake::start(when_we_claim(
+        x,
+        "a-rg",
+        "a-1-rsvd-private-ipv4",
+        x.to_string(),
+    ))
     .await;
     let kept = fake.settle().await.unwrap();
     assert_ne!(kept, x);
@@ -139,18 +150,8 @@ async fn a_claim_waits_for_a_higher_ranked_claim_to_yield_then_keeps_the_address
 #[tokio::test]
 async fn a_higher_ranked_claim_that_stays_past_the_settle_wait_wins() {
     let x = candidate(0, 0);
-    let fake = Fake::start(World {
-        react: Some(Box::new(move |event, groups| {
-            if *event == Event::TagWrite("Merge".into(), TAG.into(), format!("claim:{x}")) {
-                groups
-                    .entry("z-rg".into())
-                    .or_default()
-                    .insert("z-1-rsvd-private-ipv4".into(), format!("claim:{x}"));
-            }
-        })),
-        ..World::default()
-    })
-    .await;
+    let claim = format!("claim:{x}");
+    let fake = Fake::start(when_we_claim(x, "z-rg", "z-1-rsvd-private-ipv4", claim)).await;
     let started = Instant::now();
     let kept = fake
         .settle_within(SETTLE_WAIT + Duration::from_secs(10))

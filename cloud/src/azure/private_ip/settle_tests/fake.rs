@@ -4,32 +4,15 @@
 
 use super::super::*;
 use crate::azure::arm::ArmClient;
-use azure_core::credentials::{AccessToken, TokenCredential, TokenRequestOptions};
+use crate::azure::wire_test_support::{StaticToken, read_request};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
 pub(super) const TAG: &str = "m-1-rsvd-private-ipv4";
 pub(super) const RG: &str = "m-rg";
-
-#[derive(Debug)]
-pub(super) struct StaticToken;
-
-#[async_trait::async_trait]
-impl TokenCredential for StaticToken {
-    async fn get_token(
-        &self,
-        _scopes: &[&str],
-        _options: Option<TokenRequestOptions<'_>>,
-    ) -> azure_core::Result<AccessToken> {
-        Ok(AccessToken::new(
-            "settle-test-token".to_string(),
-            azure_core::time::OffsetDateTime::now_utc() + azure_core::time::Duration::hours(1),
-        ))
-    }
-}
 
 /// Resource group -> its tags.
 pub(super) type Groups = BTreeMap<String, BTreeMap<String, String>>;
@@ -153,8 +136,12 @@ impl Fake {
                 tokio::spawn(async move {
                     let (read, mut write) = stream.into_split();
                     let mut read = BufReader::new(read);
-                    while let Some((method, target, body)) = read_request(&mut read).await {
-                        let (status, body) = world.lock().unwrap().answer(&method, &target, &body);
+                    while let Some(request) = read_request(&mut read).await {
+                        let (status, body) = world.lock().unwrap().answer(
+                            &request.method,
+                            &request.target,
+                            &request.body,
+                        );
                         let body = body.to_string();
                         let head = format!(
                             "HTTP/1.1 {status} X\r\ncontent-length: {}\r\ncontent-type: application/json\r\n\r\n",
@@ -173,7 +160,7 @@ impl Fake {
         let arm = ArmClient::new(
             reqwest::Client::builder().build().unwrap(),
             url::Url::parse(&origin).unwrap(),
-            Arc::new(StaticToken),
+            Arc::new(StaticToken("settle-test-token")),
             "https://management.azure.com/.default".into(),
         );
         Self {
@@ -210,35 +197,4 @@ impl Fake {
             .await
             .expect("settling ended in time")
     }
-}
-
-pub(super) async fn read_request<R: tokio::io::AsyncBufRead + Unpin>(
-    read: &mut R,
-) -> Option<(String, String, Value)> {
-    let mut line = String::new();
-    if read.read_line(&mut line).await.ok()? == 0 {
-        return None;
-    }
-    let mut parts = line.split_whitespace();
-    let (method, target) = (parts.next()?.to_string(), parts.next()?.to_string());
-    let mut length = 0;
-    loop {
-        let mut header = String::new();
-        read.read_line(&mut header).await.ok()?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        let (name, value) = header.split_once(':')?;
-        if name.trim().eq_ignore_ascii_case("content-length") {
-            length = value.trim().parse().ok()?;
-        }
-    }
-    let mut body = vec![0; length];
-    read.read_exact(&mut body).await.ok()?;
-    Some((
-        method,
-        target,
-        serde_json::from_slice(&body).unwrap_or(Value::Null),
-    ))
 }
