@@ -1,8 +1,10 @@
-//! The one way to wait for a long-running cloud operation (a GCP operation, an ARM
-//! asynchronous operation or provisioning state): look again after a growing delay, or after
-//! what the service asked for (`Retry-After`), and give up as *transient* once the operation's
-//! budget is spent, so the runner's stage retry and the step deadline outside decide what
-//! happens next. Every poll loop in this crate goes through `Poll::wait`.
+//! The one way to wait for a long-running cloud operation (a GCP operation, a Cloud DNS or
+//! Route53 change, an ARM asynchronous operation or provisioning state): look again after a
+//! growing delay, or after what the service asked for (`Retry-After`), and give up as
+//! *transient* once the operation's budget is spent, so the runner's stage retry and the step
+//! deadline outside decide what happens next. Every such loop in this crate goes through
+//! `Poll::wait`. The one other wait, the Azure private-IP settle, waits on other clusters for
+//! a fixed time at least and then yields the address (not an error), so it keeps its own loop.
 
 use crate::{CloudError, ErrorKind};
 use std::time::Duration;

@@ -3,9 +3,9 @@
 //! meanwhile, which is our compare-and-swap. After a write we wait until the change is INSYNC.
 
 use super::{RedactingCredentials, classify};
+use crate::poll::{OPERATION_BUDGET, Poll};
 use crate::{
-    CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, RecordType, RecordWrite, Zone,
-    ZoneRef,
+    CloudError, DnsProvider, RecordKey, RecordSet, RecordType, RecordWrite, Zone, ZoneRef,
 };
 use async_trait::async_trait;
 use aws_credential_types::provider::SharedCredentialsProvider;
@@ -96,8 +96,13 @@ impl Route53Dns {
 
     async fn wait_insync(client: &Client, change_id: &str) -> Result<(), CloudError> {
         // Route53 offers no watch; GetChange with backoff is the documented way.
-        let mut delay = Duration::from_millis(100);
-        for _ in 0..40 {
+        let mut poll = Poll::new(
+            "GetChange",
+            OPERATION_BUDGET,
+            Duration::from_millis(100),
+            Duration::from_secs(5),
+        );
+        loop {
             let out = client
                 .get_change()
                 .id(change_id)
@@ -107,14 +112,8 @@ impl Route53Dns {
             if out.change_info().map(|c| c.status()) == Some(&ChangeStatus::Insync) {
                 return Ok(());
             }
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_secs(5));
+            poll.wait(None).await?;
         }
-        Err(CloudError::new(
-            ErrorKind::Transient,
-            "GetChange",
-            format!("change {change_id} not INSYNC yet"),
-        ))
     }
 }
 

@@ -6,6 +6,7 @@ use super::arm::ArmClient;
 use super::claims::Recorded;
 use super::subnet::{derived_ipv6, parse_v4_prefix, parse_v6_prefix};
 use super::{AzureSettings, NETWORK_API, RESERVATION_TAG, TAGS_API, cluster_tag, rg_path};
+use crate::poll::{OPERATION_BUDGET, Poll};
 use crate::{
     AddressProvider, CloudError, ErrorKind, IpFamily, Reservation, ReservationKey, ReserveRequest,
     Scope,
@@ -68,12 +69,16 @@ impl AzureAddresses {
         resource: &Value,
     ) -> Result<Option<Reservation>, CloudError> {
         let mut resource = resource.clone();
-        let mut delay = Duration::from_millis(250);
-        for _ in 0..40 {
+        let mut poll = Poll::new(
+            "GetPublicIPAddress",
+            OPERATION_BUDGET,
+            Duration::from_millis(250),
+            Duration::from_secs(5),
+        );
+        loop {
             match resource["properties"]["provisioningState"].as_str() {
                 Some("Updating" | "Creating") => {
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_secs(5));
+                    poll.wait(None).await?;
                     let Some(id) = resource["id"].as_str() else {
                         return Ok(None);
                     };

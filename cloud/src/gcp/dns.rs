@@ -6,6 +6,7 @@
 //! shared compare-and-swap in `crate::dns` re-reads and retries.
 
 use super::{GcpSettings, classify};
+use crate::poll::{OPERATION_BUDGET, Poll};
 use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, RecordWrite, Zone, ZoneRef};
 use async_trait::async_trait;
 use google_cloud_dns_v1::client::{Changes, ManagedZones, ResourceRecordSets};
@@ -53,8 +54,13 @@ impl CloudDns {
 
     /// Changes are usually applied at once; a pending one is polled with GET until done.
     async fn wait_done(&self, zone: &Zone, mut done: Change) -> Result<(), CloudError> {
-        let mut delay = Duration::from_millis(100);
-        for _ in 0..40 {
+        let mut poll = Poll::new(
+            "changes.get",
+            OPERATION_BUDGET,
+            Duration::from_millis(100),
+            Duration::from_secs(5),
+        );
+        loop {
             if done.status != Some(change::Status::Pending) {
                 return Ok(());
             }
@@ -62,8 +68,7 @@ impl CloudDns {
                 .id
                 .clone()
                 .ok_or_else(|| CloudError::fatal("changes.get", "pending change without an id"))?;
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_secs(5));
+            poll.wait(None).await?;
             let (project, name) = self.locate(zone);
             done = self
                 .changes
@@ -75,11 +80,6 @@ impl CloudDns {
                 .await
                 .map_err(|e| classify("changes.get", e))?;
         }
-        Err(CloudError::new(
-            ErrorKind::Transient,
-            "changes.get",
-            "change still pending",
-        ))
     }
 }
 
