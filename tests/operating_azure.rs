@@ -60,7 +60,9 @@ async fn azure_preflight_passes_on_a_good_world_shows_the_identity_and_changes_n
                 "Microsoft.Resources/tags/write",
                 "Microsoft.Network/virtualNetworks/checkIpAddressAvailability/read",
                 "Microsoft.Network/privateDnsZones/A/write",
-                "on dns-rg: Microsoft.Network/dnszones/A/write",
+                "Microsoft.Network/publicIPAddresses/read",
+                "Microsoft.Network/privateDnsZones/A/delete",
+                "on dns-rg: Microsoft.Network/dnszones/A/read, Microsoft.Network/dnszones/A/write, Microsoft.Network/dnszones/A/delete",
             ],
         ),
         (

@@ -171,13 +171,18 @@ pub struct Needs {
     /// Every subnet the reservations go into (AWS subnet ids; GCP/Azure take theirs from the
     /// provider settings).
     pub subnets: Vec<String>,
-    /// The private zone the agent writes, as found (None: DNS is the user's, or not found).
-    pub private_zone: Option<Zone>,
     /// The scope of every address the plan holds, reserved already or not: the agent may
     /// create, relabel and delete each kind (a cloud asks the permissions for those).
     pub address_scopes: BTreeSet<Scope>,
     /// Every zone the agent writes, as found (empty: DNS is the user's, or none was found).
     pub zones: Vec<Zone>,
+}
+
+impl Needs {
+    /// The private zone the agent writes, as found (None: DNS is the user's, or not found).
+    pub fn private_zone(&self) -> Option<&Zone> {
+        self.zones.iter().find(|z| z.reference.private)
+    }
 }
 
 /// The cloud-specific part of preflight.

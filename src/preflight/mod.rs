@@ -318,7 +318,6 @@ async fn reservations(
 /// What is still to be created, for the cloud's quota and subnet checks.
 fn needs(spec: &ClusterSpec, ours: &[Reservation], zones: Vec<Zone>) -> Needs {
     let mut needs = Needs {
-        private_zone: zones.iter().find(|z| z.reference.private).cloned(),
         zones,
         ..Needs::default()
     };

@@ -362,7 +362,7 @@ impl Preflight for AwsPreflight {
         let (subnets, vpc) = self.subnets(needs).await;
         checks.push(subnets);
         checks.push(
-            self.zone_association(needs.private_zone.as_ref(), vpc.as_deref())
+            self.zone_association(needs.private_zone(), vpc.as_deref())
                 .await,
         );
         checks

@@ -54,7 +54,7 @@ impl AzureAddresses {
     }
 
     /// The prefix of the private tag names: `<infra-id>-rsvd-`.
-    fn private_tag_prefix(&self) -> String {
+    pub(super) fn private_tag_prefix(&self) -> String {
         format!("{}-rsvd-", self.settings.infra_id)
     }
 

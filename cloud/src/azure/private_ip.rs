@@ -135,7 +135,7 @@ impl AzureAddresses {
 
     /// Whether `record` is one of this cluster's (on its resource group, named for its infra id).
     pub(super) fn is_own(&self, record: &Record) -> bool {
-        let prefix = format!("{}-rsvd-", self.settings.infra_id).to_ascii_lowercase();
+        let prefix = self.private_tag_prefix().to_ascii_lowercase();
         record
             .rg
             .eq_ignore_ascii_case(&self.settings.resource_group)
@@ -268,4 +268,4 @@ impl AzureAddresses {
 }
 
 #[cfg(test)]
-mod settle_tests;
+pub(crate) mod settle_tests;

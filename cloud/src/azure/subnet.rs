@@ -158,5 +158,15 @@ mod tests {
         );
         assert_eq!(parse_v4_prefix("10.0.1.0/30"), None);
         assert_eq!(parse_v4_prefix("nope"), None);
+        assert_eq!(parse_v4_prefix("fd00::/64"), None);
+    }
+
+    #[test]
+    fn prefixes_are_read_from_either_field() {
+        let one = serde_json::json!({"properties": {"addressPrefix": "10.0.1.0/24"}});
+        assert_eq!(prefixes(&one), vec!["10.0.1.0/24"]);
+        let two =
+            serde_json::json!({"properties": {"addressPrefixes": ["10.0.1.0/24", "fd00::/64"]}});
+        assert_eq!(prefixes(&two), vec!["10.0.1.0/24", "fd00::/64"]);
     }
 }

@@ -329,7 +329,7 @@ impl Preflight for GcpPreflight {
             self.permissions(needs).await,
             self.quota(needs).await,
             self.subnets().await,
-            self.zone_network(needs.private_zone.as_ref()).await,
+            self.zone_network(needs.private_zone()).await,
         ]
     }
 }

@@ -182,7 +182,9 @@ impl AzurePreflight {
             };
             let prefixes = super::subnet::prefixes(&subnet);
             if name == compute {
-                compute_prefix = prefixes.iter().find_map(|p| parse_v4_prefix(p));
+                compute_prefix = prefixes
+                    .iter()
+                    .find_map(|p| super::subnet::parse_v4_prefix(p));
             }
             found.push(format!("{name} {}", prefixes.join(" ")));
         }
@@ -319,15 +321,6 @@ impl AzurePreflight {
     }
 }
 
-/// `a.b.c.d/len` (IPv4, at most /29: Azure's smallest subnet) -> (network, len).
-fn parse_v4_prefix(prefix: &str) -> Option<(Ipv4Addr, u32)> {
-    let (ip, len) = prefix.split_once('/')?;
-    let ip: Ipv4Addr = ip.parse().ok()?;
-    let len: u32 = len.parse().ok().filter(|l| *l <= 29)?;
-    let mask = u32::MAX.checked_shl(32 - len).unwrap_or(0);
-    Some((Ipv4Addr::from(u32::from(ip) & mask), len))
-}
-
 #[async_trait]
 impl Preflight for AzurePreflight {
     async fn checks(&self, needs: &Needs) -> Vec<Check> {
@@ -336,27 +329,7 @@ impl Preflight for AzurePreflight {
             permissions::check(&self.arm, &self.settings, &self.targets).await,
             self.quota(needs).await,
             self.subnets(needs).await,
-            self.private_zone_vnet(needs.private_zone.as_ref()).await,
+            self.private_zone_vnet(needs.private_zone()).await,
         ]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn prefixes_are_read_from_either_field() {
-        let one = json!({"properties": {"addressPrefix": "10.0.1.0/24"}});
-        assert_eq!(super::super::subnet::prefixes(&one), vec!["10.0.1.0/24"]);
-        let two = json!({"properties": {"addressPrefixes": ["10.0.1.0/24", "fd00::/64"]}});
-        assert_eq!(super::super::subnet::prefixes(&two).len(), 2);
-        assert_eq!(
-            parse_v4_prefix("10.0.1.9/24"),
-            Some((Ipv4Addr::new(10, 0, 1, 0), 24))
-        );
-        assert_eq!(parse_v4_prefix("10.0.1.0/30"), None);
-        assert_eq!(parse_v4_prefix("fd00::/64"), None);
     }
 }

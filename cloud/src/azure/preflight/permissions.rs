@@ -16,6 +16,9 @@ use serde_json::Value;
 
 pub const AUTHORIZATION_API: &str = "2022-04-01";
 const NAME: &str = "permissions";
+/// A record set is read (compare), written (PUT with its ETag) and deleted when the bootstrap
+/// IP's removal empties it.
+const RECORD_VERBS: [&str; 3] = ["read", "write", "delete"];
 
 /// The actions the agent needs, per resource group (in the order they are first named).
 pub fn wanted(settings: &AzureSettings, targets: &AzureTargets) -> Vec<(String, Vec<String>)> {
@@ -29,11 +32,15 @@ pub fn wanted(settings: &AzureSettings, targets: &AzureTargets) -> Vec<(String, 
         None => wanted.push((rg.to_string(), vec![action])),
     };
     let cluster = &settings.resource_group;
+    // Every call `run` makes, reads included: a role with the writes alone would pass here and
+    // then be refused at the first GET (observe) or at the delete that empties a record set.
     if targets.public_ips {
+        add(cluster, "Microsoft.Network/publicIPAddresses/read".into());
         add(cluster, "Microsoft.Network/publicIPAddresses/write".into());
         add(cluster, "Microsoft.Network/publicIPAddresses/delete".into());
     }
     if targets.private_ips {
+        add(cluster, "Microsoft.Resources/tags/read".into());
         add(cluster, "Microsoft.Resources/tags/write".into());
         let network = &settings.network_resource_group;
         add(
@@ -46,16 +53,20 @@ pub fn wanted(settings: &AzureSettings, targets: &AzureTargets) -> Vec<(String, 
         );
     }
     for rtype in &targets.public_record_types {
-        add(
-            &settings.base_domain_resource_group,
-            format!("Microsoft.Network/dnszones/{rtype}/write"),
-        );
+        for verb in RECORD_VERBS {
+            add(
+                &settings.base_domain_resource_group,
+                format!("Microsoft.Network/dnszones/{rtype}/{verb}"),
+            );
+        }
     }
     for rtype in &targets.private_record_types {
-        add(
-            cluster,
-            format!("Microsoft.Network/privateDnsZones/{rtype}/write"),
-        );
+        for verb in RECORD_VERBS {
+            add(
+                cluster,
+                format!("Microsoft.Network/privateDnsZones/{rtype}/{verb}"),
+            );
+        }
     }
     wanted
 }
@@ -189,6 +200,52 @@ mod tests {
     use super::*;
     use crate::preflight::Verdict;
     use serde_json::json;
+
+    /// Every call `run` makes on Azure needs its action here, reads and deletes included.
+    #[test]
+    fn the_wanted_actions_cover_every_call_of_run() {
+        let settings = crate::azure::private_ip::settle_tests::settings();
+        let targets = AzureTargets {
+            control_plane_subnet: "master".into(),
+            public_ips: true,
+            private_ips: true,
+            public_record_types: vec![crate::RecordType::A],
+            private_record_types: vec![crate::RecordType::A],
+        };
+        let wanted = wanted(&settings, &targets);
+        let on = |rg: &str| {
+            wanted
+                .iter()
+                .find(|(known, _)| known == rg)
+                .map(|(_, actions)| actions.clone())
+                .unwrap_or_default()
+        };
+        let network = "Microsoft.Network";
+        assert_eq!(
+            on(&settings.resource_group),
+            [
+                format!("{network}/publicIPAddresses/read"),
+                format!("{network}/publicIPAddresses/write"),
+                format!("{network}/publicIPAddresses/delete"),
+                "Microsoft.Resources/tags/read".into(),
+                "Microsoft.Resources/tags/write".into(),
+                format!("{network}/privateDnsZones/A/read"),
+                format!("{network}/privateDnsZones/A/write"),
+                format!("{network}/privateDnsZones/A/delete"),
+            ]
+        );
+        assert_eq!(
+            on("dns-rg"),
+            ["read", "write", "delete"].map(|v| format!("{network}/dnszones/A/{v}"))
+        );
+        assert_eq!(
+            on("net-rg"),
+            [
+                format!("{network}/virtualNetworks/subnets/read"),
+                format!("{network}/virtualNetworks/checkIpAddressAvailability/read"),
+            ]
+        );
+    }
 
     #[test]
     fn wildcards_match_as_azure_rbac_matches_them() {

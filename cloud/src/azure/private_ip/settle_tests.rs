@@ -10,7 +10,7 @@ use crate::azure::claims::CLAIM;
 use crate::azure::{AzureSettings, ClientSecret};
 use fake::{Event, Fake, Groups, RG, TAG, World};
 
-fn settings() -> AzureSettings {
+pub(crate) fn settings() -> AzureSettings {
     AzureSettings {
         subscription_id: "sub".into(),
         infra_id: "m-1".into(),
