@@ -224,6 +224,10 @@ async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
             .await
             .unwrap();
     enforce_iam(&mut w).await;
+    w.never_shown.extend([
+        reader.secret_access_key.clone(),
+        installer.secret_access_key.clone(),
+    ]);
 
     use_keys(&w.h, &reader.access_key_id, &reader.secret_access_key);
     let report = w.preflight_exits(2).await;

@@ -36,7 +36,7 @@ async fn world_on(fixture: &str, options: AzureSimOptions) -> World {
     let h = AzureHarness::with(fixture, options).await;
     let cloud = h.peers.lb_cloud();
     let mut w = World::new(h, cloud, &LINES).await;
-    w.never_shown.push(CLIENT_SECRET);
+    w.never_shown.push(CLIENT_SECRET.into());
     w
 }
 
