@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bootstrap_sim::Proxy;
-use bootstrap_sim::azure::{AzureSim, AzureSimOptions};
+use bootstrap_sim::azure::{AzureSim, AzureSimOptions, RoleAssignment};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -182,7 +182,7 @@ async fn a_dual_stack_subnet_reports_both_prefixes_to_the_official_client() {
 /// and a PUT beyond the region's Standard public IP limit 400 PublicIPCountLimitReached.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_official_client_meets_rbac_and_quota_refusals() {
-    use bootstrap_sim::azure::{PublicIpQuota, RoleAssignment};
+    use bootstrap_sim::azure::PublicIpQuota;
     let sim = AzureSim::start(AzureSimOptions::default()).await.unwrap();
     let token = sim.issue_token();
     sim.set_roles(vec![RoleAssignment::custom(None, &["*/read"])]);
@@ -301,4 +301,38 @@ async fn resource_groups_are_listed_with_their_tags_and_paged() {
     .await;
     assert_eq!(status, 400);
     assert_eq!(body["error"]["code"], "MissingApiVersionParameter");
+}
+
+/// ARM filters ResourceGroups_List by the caller's roles: a role on two groups lists those two
+/// and no other cluster's group (nor its tags), with no error.
+#[tokio::test(flavor = "multi_thread")]
+async fn resource_groups_listed_are_the_ones_the_roles_may_read() {
+    let sim = AzureSim::start(AzureSimOptions::default()).await.unwrap();
+    sim.set_resource_group_tag("other-rg", "other-x-rsvd-private-ipv4", "claim:10.0.1.9");
+    sim.set_roles(vec![
+        RoleAssignment::custom(Some("dns-rg"), &["*"]),
+        RoleAssignment::custom(Some("mycluster-7xk2p-rg"), &["*/read"]),
+        RoleAssignment::custom(Some("other-rg"), &["Microsoft.Network/*"]),
+    ]);
+    let token = sim.issue_token();
+    let sub = bootstrap_sim::azure::SUBSCRIPTION;
+    let list = format!("/subscriptions/{sub}/resourcegroups?api-version=2021-04-01");
+    let (status, page) = arm_get(&sim, &token, &list).await;
+    assert_eq!(status, 200, "{page}");
+    let mut names: Vec<&str> = page["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["dns-rg", "mycluster-7xk2p-rg"], "{page}");
+
+    sim.set_roles(vec![RoleAssignment::custom(None, &["*/read"])]);
+    let (_, page) = arm_get(&sim, &token, &list).await;
+    assert_eq!(
+        page["value"].as_array().unwrap().len(),
+        3,
+        "first page of four"
+    );
 }

@@ -136,7 +136,7 @@ fn required_action(method: &str, l: &[&str]) -> Option<String> {
 }
 
 impl World {
-    fn allowed(&self, rg: Option<&str>, action: &str) -> bool {
+    pub(super) fn allowed(&self, rg: Option<&str>, action: &str) -> bool {
         self.roles.iter().any(|r| r.covers(rg) && r.allows(action))
     }
 

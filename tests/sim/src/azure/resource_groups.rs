@@ -33,6 +33,9 @@ pub(super) struct ActiveRival {
     lists_left: Option<usize>,
 }
 
+/// What reading a resource group (and seeing it listed) takes.
+const GROUP_READ: &str = "Microsoft.Resources/subscriptions/resourceGroups/read";
+
 impl World {
     pub(super) fn list_resource_groups(&mut self, call: &Call) -> Reply {
         // The agent reads the whole list; what the fake does not implement it refuses rather
@@ -59,9 +62,12 @@ impl World {
             );
         }
         self.rival_lists_seen();
+        // ARM lists only the groups the caller may read: a role scoped to some groups sees
+        // those alone (no error), one on the subscription sees them all.
         let all: Vec<Value> = self
             .resource_groups
             .iter()
+            .filter(|(name, _)| self.allowed(Some(name), GROUP_READ))
             .map(|(name, tags)| {
                 let mut group = json!({
                     "id": rg_id(name), "name": name, "type": "Microsoft.Resources/resourceGroups",
