@@ -33,6 +33,12 @@ impl Poll {
         }
     }
 
+    /// A change a cloud applies on its own (a DNS change, a resource's provisioning): the
+    /// operation budget, the first wait `first`, doubling up to 5 s.
+    pub fn change(operation: &str, first: Duration) -> Self {
+        Self::new(operation, OPERATION_BUDGET, first, Duration::from_secs(5))
+    }
+
     /// Waits before the next look: `asked` (the service's `Retry-After`) when given, else the
     /// growing delay; always within `[first, max]`. Fails (transient) instead of waiting past
     /// the budget.

@@ -3,7 +3,7 @@
 //! meanwhile, which is our compare-and-swap. After a write we wait until the change is INSYNC.
 
 use super::{RedactingCredentials, classify};
-use crate::poll::{OPERATION_BUDGET, Poll};
+use crate::poll::Poll;
 use crate::{
     CloudError, DnsProvider, RecordKey, RecordSet, RecordType, RecordWrite, Zone, ZoneRef,
 };
@@ -96,12 +96,7 @@ impl Route53Dns {
 
     async fn wait_insync(client: &Client, change_id: &str) -> Result<(), CloudError> {
         // Route53 offers no watch; GetChange with backoff is the documented way.
-        let mut poll = Poll::new(
-            "GetChange",
-            OPERATION_BUDGET,
-            Duration::from_millis(100),
-            Duration::from_secs(5),
-        );
+        let mut poll = Poll::change("GetChange", Duration::from_millis(100));
         loop {
             let out = client
                 .get_change()

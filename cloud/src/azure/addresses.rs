@@ -6,7 +6,7 @@ use super::arm::ArmClient;
 use super::claims::Recorded;
 use super::subnet::{derived_ipv6, parse_v4_prefix, parse_v6_prefix};
 use super::{AzureSettings, NETWORK_API, RESERVATION_TAG, TAGS_API, cluster_tag, rg_path};
-use crate::poll::{OPERATION_BUDGET, Poll};
+use crate::poll::Poll;
 use crate::{
     AddressProvider, CloudError, ErrorKind, IpFamily, Reservation, ReservationKey, ReserveRequest,
     Scope,
@@ -69,12 +69,7 @@ impl AzureAddresses {
         resource: &Value,
     ) -> Result<Option<Reservation>, CloudError> {
         let mut resource = resource.clone();
-        let mut poll = Poll::new(
-            "GetPublicIPAddress",
-            OPERATION_BUDGET,
-            Duration::from_millis(250),
-            Duration::from_secs(5),
-        );
+        let mut poll = Poll::change("GetPublicIPAddress", Duration::from_millis(250));
         loop {
             match resource["properties"]["provisioningState"].as_str() {
                 Some("Updating" | "Creating") => {

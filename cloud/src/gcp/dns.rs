@@ -6,7 +6,7 @@
 //! shared compare-and-swap in `crate::dns` re-reads and retries.
 
 use super::{GcpSettings, classify};
-use crate::poll::{OPERATION_BUDGET, Poll};
+use crate::poll::Poll;
 use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, RecordWrite, Zone, ZoneRef};
 use async_trait::async_trait;
 use google_cloud_dns_v1::client::{Changes, ManagedZones, ResourceRecordSets};
@@ -54,12 +54,7 @@ impl CloudDns {
 
     /// Changes are usually applied at once; a pending one is polled with GET until done.
     async fn wait_done(&self, zone: &Zone, mut done: Change) -> Result<(), CloudError> {
-        let mut poll = Poll::new(
-            "changes.get",
-            OPERATION_BUDGET,
-            Duration::from_millis(100),
-            Duration::from_secs(5),
-        );
+        let mut poll = Poll::change("changes.get", Duration::from_millis(100));
         loop {
             if done.status != Some(change::Status::Pending) {
                 return Ok(());
