@@ -1,4 +1,4 @@
-//! Exit codes, documented in the README, mapped from the error chain. At the top of the house,
+//! Exit codes, documented in docs/operating.md, mapped from the error chain. At the top of the house,
 //! next to `main`: it knows the error types of every layer, and no layer knows it.
 
 use crate::error::{InputError, LockedError};

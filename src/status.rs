@@ -94,7 +94,7 @@ fn render(state_dir: &Path, output: Output) -> Result<(String, bool)> {
         /// The journal as it is, plus what only the state dir knows.
         #[derive(serde::Serialize)]
         struct View<'a> {
-            /// Bumped when a field changes meaning or goes away (README: "status --output json").
+            /// Bumped when a field changes meaning or goes away (docs/operating.md "Status": the schema table).
             status_schema: u32,
             #[serde(flatten)]
             state: &'a journal::JournalState,

@@ -503,7 +503,7 @@ async fn arm_throttling_is_waited_out_as_retry_after_says() {
     assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
 }
 
-// ---- UPI, by hand: the README runbook, played by the user ---------------------------------------
+// ---- UPI, by hand: the docs/upi.md runbook, played by the user ---------------------------------------
 
 const USER_PUBLIC_IP: &str = "mycluster-7xk2p-rsvd-public-ipv4";
 const USER_PRIVATE_IP: &str = "10.0.1.200";

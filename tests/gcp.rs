@@ -435,7 +435,7 @@ async fn the_dns_projects_zone_asked_for_under_the_service_project_is_not_found(
     assert_eq!(dns.read(&located, &key).await.unwrap(), None);
 }
 
-// ---- UPI, by hand: the README runbook, played by the user ---------------------------------------
+// ---- UPI, by hand: the docs/upi.md runbook, played by the user ---------------------------------------
 
 /// The compute subnetwork's URL path, where the user reserves the internal VIP.
 fn compute_subnetwork(fake: &bootstrap_sim::gcp::GcpFake) -> String {

@@ -9,7 +9,7 @@ use bootstrap_sim::handover::{self, Options, Report, clients::Policy};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// A short TTL keeps the test short; the figures in the README use the default 30 s.
+/// A short TTL keeps the test short; the figures in docs/design.md use the default 30 s.
 const TTL: Duration = Duration::from_secs(5);
 
 fn options(cloud: &str, seeding: &str, work: &tempfile::TempDir) -> Options {

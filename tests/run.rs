@@ -886,7 +886,7 @@ fn unpack(bundle: &std::path::Path) -> std::collections::BTreeMap<String, String
     files
 }
 
-// ---- UPI, by hand: the README runbook, played by the user ---------------------------------------
+// ---- UPI, by hand: the docs/upi.md runbook, played by the user ---------------------------------------
 
 /// The world's subnet ids whose CIDR starts with each prefix (setup lays out the fixture's
 /// private subnets as 10.0.1-3.0/24 and its public ones as 10.0.4-6.0/24).

@@ -1,6 +1,6 @@
 //! The one per-call retry policy ([`PER_CALL`]) and the backoff with jitter it uses.
 //!
-//! Retries happen in three layers, each with its own job (README "Retries"):
+//! Retries happen in three layers, each with its own job (docs/design.md "Retries"):
 //! - **per call** ([`PER_CALL`]): a transient failure (throttling, 5xx, a lost connection) of
 //!   one API call is retried a few times, honouring `Retry-After`, within a total budget of
 //!   waiting per call. Every client takes its settings from here: the AWS SDK's

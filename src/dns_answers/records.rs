@@ -12,7 +12,7 @@ use serde::Serialize;
 use std::fmt::Write as _;
 use std::net::IpAddr;
 
-/// What `dns records --output json` prints (schema in README "User-managed DNS").
+/// What `dns records --output json` prints (schema in docs/inputs.md "User-managed DNS").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RecordsNow {
     /// `user`: you create and change them; `agent`: the agent writes them into the cloud's zones.

@@ -77,7 +77,7 @@ pub(super) fn notes(spec: &ClusterSpec) -> Vec<String> {
         Platform::Azure(azure) => notes.extend(azure_cloud_note(azure, &spec.base_domain)),
         _ => {}
     }
-    // Per cloud, what dual stack gets (README "Reservations per cloud" has the sources).
+    // Per cloud, what dual stack gets (docs/clouds.md "Dual stack per cloud" has the sources).
     if spec.ip_families.contains(&bootstrap_cloud::IpFamily::Ipv6) {
         match &spec.platform {
             Platform::Gcp(_) => notes.push(

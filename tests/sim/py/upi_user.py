@@ -1,5 +1,5 @@
 """The user of a UPI install, with the official clients: creates the load balancers' addresses
-by the seed's names before the agent runs, as the README's "UPI, by hand" says, and prints
+by the seed's names before the agent runs, as docs/upi.md ("UPI, by hand") says, and prints
 what the cloud made of them as JSON.
 
   gcp-address  --endpoint E --project P --region R --name N --type EXTERNAL|INTERNAL
