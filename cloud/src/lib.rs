@@ -52,6 +52,17 @@ pub trait AddressProvider: Send + Sync {
     /// Releases one reservation that `observe` returned (so it is ours).
     async fn release(&self, reservation: &Reservation) -> Result<(), CloudError>;
 
+    /// What uses one of our reservations now such that the cloud refuses to release it (a
+    /// load balancer's interface, forwarding rule or frontend), in words; None: nothing, or
+    /// the reservation is gone. `teardown --all` waits on it before each release: EC2 refuses
+    /// to release an associated Elastic IP (`InvalidIPAddress.InUse`), GCE to delete an
+    /// address with users (`resourceInUseByAnotherResource`), Azure a public IP a frontend
+    /// uses (`PublicIPAddressCannotBeDeleted`). Reads only.
+    async fn in_use_by(&self, reservation: &Reservation) -> Result<Option<String>, CloudError> {
+        let _ = reservation;
+        Ok(None)
+    }
+
     /// Reservations the user made for the cluster (UPI), found by the seed's names or as
     /// `--reservations` names them, each checked against what its purpose needs. Never ours:
     /// anything carrying our ownership tags is left to `observe`. None found: empty.

@@ -53,10 +53,10 @@ pub enum DnsCommand {
 pub async fn command(command: DnsCommand) -> Result<()> {
     match command {
         DnsCommand::Seed { common, wait } => {
-            super::steps(&common, &[Step::SeedDns], Some(&wait)).await
+            super::steps(&common, &[Step::SeedDns], Some(&wait), None).await
         }
         DnsCommand::Teardown { common, wait } => {
-            super::steps(&common, &[Step::RemoveBootstrap], Some(&wait)).await
+            super::steps(&common, &[Step::RemoveBootstrap], Some(&wait), None).await
         }
         DnsCommand::Verify { common, dns_check } => verify(&common, dns_check).await,
         DnsCommand::Records { common } => records(&common).await,

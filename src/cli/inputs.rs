@@ -25,6 +25,17 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
             registry: Some(registry),
             ..assets(common)
         },
+        Command::Teardown {
+            common,
+            all: true,
+            kubeconfig: Some(kubeconfig),
+            templates,
+        } => Inputs {
+            kubeconfig: Some(kubeconfig.as_path()),
+            renders: true,
+            templates: templates.as_deref(),
+            ..assets(common)
+        },
         Command::Reserve { common }
         | Command::PublishLbIps { common }
         | Command::Teardown { common, .. }

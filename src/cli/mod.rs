@@ -134,6 +134,16 @@ pub enum Command {
         /// Also remove our reserved IPs from DNS and release every owned reservation.
         #[arg(long)]
         all: bool,
+        /// With --all: the cluster whose Services (ours: rendered by the agent, with its
+        /// labels) are deleted first, so their load balancers let go of the reserved
+        /// addresses. Without it, an address a load balancer still holds is waited for
+        /// (bounded by --step-timeout), as no cloud releases an address in use.
+        /// (Ignored without --all; the unit's environment file sets it for every command.)
+        #[arg(long, env = "BOOTSTRAP_AGENT_KUBECONFIG")]
+        kubeconfig: Option<std::path::PathBuf>,
+        /// Directory overriding the embedded templates (the Services that were applied).
+        #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
+        templates: Option<std::path::PathBuf>,
     },
     /// Show steps, reservations, records and the last error from the journal.
     Status {
@@ -180,13 +190,24 @@ pub async fn run(cli: Cli) -> Result<()> {
             let templates = templates.as_deref();
             plan::command(&common, offline, &step, templates, &registry, dns_seeding).await
         }
-        Command::Reserve { common } => steps(&common, &[Step::Reserve], None).await,
+        Command::Reserve { common } => steps(&common, &[Step::Reserve], None, None).await,
         Command::PublishLbIps { common } => crate::cluster_hosted::command(&common).await,
         Command::Dns { command } => dns::command(command).await,
-        Command::Teardown { common, all: false } => {
-            steps(&common, &[Step::RemoveBootstrap], None).await
+        Command::Teardown {
+            common, all: false, ..
+        } => steps(&common, &[Step::RemoveBootstrap], None, None).await,
+        Command::Teardown {
+            common,
+            all: true,
+            kubeconfig,
+            templates,
+        } => {
+            let cluster = kubeconfig.map(|kubeconfig| KubeArgs {
+                kubeconfig,
+                templates,
+            });
+            steps(&common, &[Step::TeardownAll], None, cluster.as_ref()).await
         }
-        Command::Teardown { common, all: true } => steps(&common, &[Step::TeardownAll], None).await,
         Command::Status {
             state,
             output,
@@ -219,11 +240,13 @@ pub async fn run(cli: Cli) -> Result<()> {
 }
 
 /// Runs `steps`; with `--dns-wait` (user-managed DNS), after each DNS step waits until the
-/// records it printed answer.
+/// records it printed answer. `cluster`: the cluster the steps may change (`teardown --all`
+/// deletes our Services there).
 pub(crate) async fn steps(
     common: &Common,
     steps: &[Step],
     wait: Option<&DnsWaitArgs>,
+    cluster: Option<&KubeArgs>,
 ) -> Result<()> {
     let (mut ctx, check) = Context::open_checked(
         common,
@@ -237,9 +260,22 @@ pub(crate) async fn steps(
         |_| Ok(()),
     )
     .await?;
+    let client = match cluster {
+        Some(c) => Some(crate::cluster::client(&c.kubeconfig).await?),
+        None => None,
+    };
+    let kube = client.as_ref().map(|client| crate::runner::Kubernetes {
+        client,
+        capabilities: None,
+        overrides: None,
+        templates: cluster.and_then(|c| c.templates.as_deref()),
+        wait: common.step_timeout,
+    });
     let mut reports: Vec<StepReport> = Vec::new();
     for step in steps {
-        let report = ctx.runner().run(*step).await?;
+        let mut runner = ctx.runner();
+        runner.kube = kube.as_ref();
+        let report = runner.run(*step).await?;
         if common.output == Output::Text {
             // Before any wait: the records to create are what the user acts on.
             print!("{}", report.plan.to_text(&report.after));

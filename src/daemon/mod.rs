@@ -103,7 +103,7 @@ pub async fn run(
                 };
                 let kube = kube.as_ref().map(|client| Kubernetes {
                     client,
-                    capabilities: &settings.capabilities,
+                    capabilities: Some(&settings.capabilities),
                     overrides: settings.cvo_overrides.as_ref(),
                     templates: settings.templates.as_deref(),
                     wait: settings.step_timeout,

@@ -13,6 +13,33 @@ pub struct KubeWants {
     /// None: not known to this command (no capability registry at hand).
     pub capabilities: Option<Capabilities>,
     pub services: Vec<WantedService>,
+    /// `teardown --all`: the rendered Services the cluster holds now carrying our labels
+    /// (`render::is_ours`), as looked up; None: the cluster was not asked (`plan`), so every
+    /// rendered Service is planned for deletion, if it exists and is ours.
+    pub ours_live: Option<Vec<LiveService>>,
+}
+
+/// A Service of ours as the cluster holds it now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LiveService {
+    pub namespace: String,
+    pub name: String,
+    /// The uid the lookup saw: the deletion is conditional on it, so a Service re-created
+    /// meanwhile (by someone else) is never deleted.
+    pub uid: String,
+}
+
+/// One Service `teardown --all` deletes: ours (rendered from our templates, carrying our
+/// labels), so that its load balancer lets go of the reserved addresses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DoomedService {
+    pub namespace: String,
+    pub name: String,
+    /// `services/<cloud>/<file>`.
+    pub template: String,
+    /// None in a plan made without asking the cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
 }
 
 /// ClusterVersion `version` `spec.capabilities`, as the install-config selects it.
@@ -43,6 +70,37 @@ pub(super) fn set_capabilities(wants: &KubeWants) -> Vec<Change> {
         .iter()
         .map(|c| Change::SetCapabilities {
             capabilities: c.clone(),
+        })
+        .collect()
+}
+
+/// `teardown --all`, first: delete each Service we render that the cluster holds with our
+/// labels (every one we render, when the cluster was not asked), so that the load balancers
+/// let go of the reserved addresses before they are released. A template that deletes its
+/// Service (`release.openshift.io/delete`) has nothing to tear down.
+pub(super) fn delete_services(wants: &KubeWants) -> Vec<Change> {
+    wants
+        .services
+        .iter()
+        .filter(|s| !s.delete)
+        .filter_map(|s| {
+            let uid = match &wants.ours_live {
+                None => None,
+                Some(live) => Some(
+                    live.iter()
+                        .find(|l| l.namespace == s.namespace && l.name == s.name)?
+                        .uid
+                        .clone(),
+                ),
+            };
+            Some(Change::DeleteService {
+                service: DoomedService {
+                    namespace: s.namespace.clone(),
+                    name: s.name.clone(),
+                    template: s.template.clone(),
+                    uid,
+                },
+            })
         })
         .collect()
 }

@@ -11,7 +11,7 @@ mod text;
 
 pub use cloud::{bootstrap_ip_conflict, records_of_interest};
 pub use desired::{DEFAULT_TTL, WantedRecord, WantedReservation, reservation_name};
-pub use kube::{Capabilities, KubeWants, WantedService};
+pub use kube::{Capabilities, DoomedService, KubeWants, LiveService, WantedService};
 pub use observed::{Observed, ObservedRecord};
 pub use pool::PoolNeed;
 
@@ -76,6 +76,11 @@ pub enum Change {
     ApplyService {
         service: WantedService,
     },
+    /// `teardown --all`: delete one of our Services, so its load balancer lets go of the
+    /// reserved addresses.
+    DeleteService {
+        service: DoomedService,
+    },
 }
 
 impl Change {
@@ -83,7 +88,9 @@ impl Change {
     pub fn is_kubernetes(&self) -> bool {
         matches!(
             self,
-            Change::SetCapabilities { .. } | Change::ApplyService { .. }
+            Change::SetCapabilities { .. }
+                | Change::ApplyService { .. }
+                | Change::DeleteService { .. }
         )
     }
 }
@@ -104,7 +111,8 @@ pub enum Step {
     ApplyServices,
     /// Remove only the bootstrap IP from the private records (stage 3).
     RemoveBootstrap,
-    /// Failed install: remove all our DNS values, then release every owned reservation.
+    /// Failed install: delete our Services (with a kubeconfig), remove all our DNS values,
+    /// then release every owned reservation once the cloud lets go of it.
     TeardownAll,
 }
 
@@ -241,7 +249,11 @@ impl Plan {
                 Step::HandOver => hand_over(spec, observed),
                 Step::ApplyServices => kube::apply_services(kube),
                 Step::RemoveBootstrap => remove_bootstrap(spec, observed),
-                Step::TeardownAll => teardown_all(spec, observed),
+                Step::TeardownAll => {
+                    let mut changes = kube::delete_services(kube);
+                    changes.extend(teardown_all(spec, observed));
+                    changes
+                }
             });
         }
         plan.public_ipv4_pool = PoolNeed::of(observed, &plan.changes);
@@ -259,6 +271,12 @@ impl Plan {
             && cloud_dns(spec)
         {
             plan.notes.push(format!("remove-bootstrap: once the gate passed, {ip} is removed from the private records seeded above"));
+        }
+        if stages.contains(&Step::TeardownAll)
+            && kube.ours_live.is_none()
+            && kube.services.iter().any(|s| !s.delete)
+        {
+            plan.notes.push("teardown-all: each Service above is deleted only if the cluster holds it with the agent's labels; each address is released once the cloud lets go of it (its load balancer deleted)".into());
         }
         if stages.contains(&Step::SetCapabilities) && kube.capabilities.is_none() {
             plan.notes.push(

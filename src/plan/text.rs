@@ -124,6 +124,11 @@ impl Plan {
                     capabilities.baseline,
                     capabilities.additional.join(",")
                 ),
+                Change::DeleteService { service } => writeln!(
+                    out,
+                    "  - service {}/{} (ours, from {}): deleted so its load balancer lets go of the addresses",
+                    service.namespace, service.name, service.template
+                ),
                 Change::ApplyService { service } if service.delete => writeln!(
                     out,
                     "  - service {}/{} (deleted, as {} asks)",

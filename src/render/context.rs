@@ -1,6 +1,5 @@
 //! What a template sees: the cluster's names and, per scope and family, the reserved address.
 
-use super::INFRA_LABEL;
 use crate::assets::ClusterSpec;
 use bootstrap_cloud::{IpFamily, Reservation, Scope};
 use serde::Serialize;
@@ -66,13 +65,7 @@ pub(super) fn context(spec: &ClusterSpec, reservations: &[Reservation]) -> Templ
         cluster_domain: spec.cluster_domain(),
         publish_external: spec.publish.public_api(),
         dual_stack: spec.ip_families.len() > 1,
-        labels: BTreeMap::from([
-            (
-                "app.kubernetes.io/managed-by".to_string(),
-                "bootstrap-agent".to_string(),
-            ),
-            (INFRA_LABEL.to_string(), spec.infra_id.clone()),
-        ]),
+        labels: super::our_labels(&spec.infra_id),
         public_ip: by_family(&public),
         private_ip: by_family(&private),
         public,

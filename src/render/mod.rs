@@ -28,6 +28,28 @@ pub const SERVICE_TEMPLATES: [&str; 3] = [
 /// Label on everything the agent applies.
 pub const INFRA_LABEL: &str = "bootstrap-agent.openshift.io/infra-id";
 
+/// The labels on everything the agent applies for the cluster `infra_id`.
+pub fn our_labels(infra_id: &str) -> std::collections::BTreeMap<String, String> {
+    std::collections::BTreeMap::from([
+        (
+            "app.kubernetes.io/managed-by".to_string(),
+            "bootstrap-agent".to_string(),
+        ),
+        (INFRA_LABEL.to_string(), infra_id.to_string()),
+    ])
+}
+
+/// Whether an object carrying `labels` is the agent's, for the cluster `infra_id`: the one
+/// ownership check of what the agent deletes in the cluster (`teardown --all`).
+pub fn is_ours(
+    labels: Option<&std::collections::BTreeMap<String, String>>,
+    infra_id: &str,
+) -> bool {
+    our_labels(infra_id)
+        .iter()
+        .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
+}
+
 macro_rules! embedded {
     ($cloud:literal) => {
         [

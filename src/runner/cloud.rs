@@ -1,12 +1,18 @@
 //! The cloud's steps: reserve, seed DNS, hand over, remove the bootstrap IP, tear down.
+//!
+//! `teardown --all` with the cluster at hand first deletes our Services (their load
+//! balancers hold the reserved addresses, and no cloud releases an address in use), then
+//! removes our DNS values, then releases each reservation once the cloud lets go of it
+//! ([`wait_until_let_go`]).
 
 use super::observe::{Observation, observe};
 use super::{Runner, StepReport};
 use crate::journal::RecordValues;
-use crate::plan::{Change, Observed, Plan, Step, Value};
+use crate::plan::{Change, DoomedService, KubeWants, Observed, Plan, Step, Value};
 use crate::providers::Providers;
-use anyhow::{Result, bail};
-use bootstrap_cloud::{CloudError, DnsEdit, Zone, ZoneRef, edit_record_values};
+use anyhow::{Context, Result, bail};
+use bootstrap_cloud::poll::Poll;
+use bootstrap_cloud::{CloudError, DnsEdit, Reservation, Zone, ZoneRef, edit_record_values};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
@@ -25,7 +31,19 @@ impl Runner<'_> {
             crate::adopt::require_complete(self.spec, &observed)?;
         }
         let spec = crate::bootstrap_ip::for_stage(self.spec, step, &self.journal.state, &observed)?;
-        let plan = Plan::calculate(&spec, &observed, &[step], self.journal.state.generation);
+        let kube = match (step, self.kube) {
+            (Step::TeardownAll, Some(kube)) => {
+                super::kube::teardown_wants(kube, self.spec, &observed).await?
+            }
+            _ => KubeWants::default(),
+        };
+        let plan = Plan::calculate_with(
+            &spec,
+            &observed,
+            &kube,
+            &[step],
+            self.journal.state.generation,
+        );
         self.journal.state.reservations = observed.reservations.clone();
         self.journal.state.adopted = observed.adopted.clone();
         if step == Step::TeardownAll && !plan.is_empty() {
@@ -38,6 +56,16 @@ impl Runner<'_> {
         tracing::info!(step = step.name(), changes = plan.changes.len(), "planned");
         let mut mutations = 0;
         for change in &plan.changes {
+            match change {
+                Change::DeleteService { service } => {
+                    mutations += u32::from(self.delete_service(step, service).await?);
+                    continue;
+                }
+                Change::ReleaseAddress { reservation, .. } if step == Step::TeardownAll => {
+                    wait_until_let_go(self.providers, reservation).await?;
+                }
+                _ => {}
+            }
             self.apply(step, self.providers, &zones, &mut observed, change)
                 .await?;
             mutations += 1;
@@ -138,7 +166,9 @@ impl Runner<'_> {
                 };
                 self.edit(providers, zones, zone, record, &edit).await
             }
-            Change::SetCapabilities { .. } | Change::ApplyService { .. } => Err(CloudError::fatal(
+            Change::SetCapabilities { .. }
+            | Change::ApplyService { .. }
+            | Change::DeleteService { .. } => Err(CloudError::fatal(
                 "plan",
                 "a change of the cluster was planned in a cloud step",
             )),
@@ -148,6 +178,30 @@ impl Runner<'_> {
             Err(e) => {
                 self.journal.outcome(seq, Err(e.to_string()))?;
                 Err(e.into())
+            }
+        }
+    }
+
+    /// Deletes one of our Services, journaled before and after; whether it deleted.
+    async fn delete_service(&mut self, step: Step, service: &DoomedService) -> Result<bool> {
+        let kube = self
+            .kube
+            .context("deleting a Service needs the cluster (--kubeconfig)")?;
+        let seq = self.journal.intent(
+            step.name(),
+            &Change::DeleteService {
+                service: service.clone(),
+            },
+        )?;
+        match super::kube::delete_service(kube, service).await {
+            Ok((deleted, value)) => {
+                self.journal.outcome(seq, Ok(value))?;
+                Ok(deleted)
+            }
+            Err(e) => {
+                self.journal
+                    .outcome(seq, Err(crate::error::render_chain(&e)))?;
+                Err(e)
             }
         }
     }
@@ -191,6 +245,37 @@ impl Runner<'_> {
         }
         Ok(serde_json::json!({ "values": written }))
     }
+}
+
+/// Waits until nothing the cloud refuses a release for uses `reservation` (its load balancer
+/// is gone), looking again after a growing delay (`poll`), saying on STATUS= what it waits
+/// for. Past the operation budget: a transient error, so the step's retries look again, all
+/// under the step deadline.
+async fn wait_until_let_go(
+    providers: &Providers,
+    reservation: &Reservation,
+) -> Result<(), CloudError> {
+    let operation = format!("wait for the cloud to let go of {}", reservation.ip);
+    let mut poll = Poll::change(&operation, std::time::Duration::from_millis(250));
+    while let Some(user) = providers.addresses.in_use_by(reservation).await? {
+        let line = format!(
+            "teardown-all: waiting for the cloud to let go of {} {} ({}): {user}",
+            reservation.key, reservation.ip, reservation.id
+        );
+        crate::daemon::notify_status(&line);
+        tracing::info!("{line}");
+        poll.wait(None).await.map_err(|e| {
+            CloudError::new(
+                e.kind,
+                &operation,
+                format!(
+                    "{} ({}) is still {user}; its load balancer must go first (`teardown --all --kubeconfig` deletes our Services)",
+                    reservation.ip, reservation.id
+                ),
+            )
+        })?;
+    }
+    Ok(())
 }
 
 fn resolve(observed: &Observed, values: &[Value]) -> Result<Vec<IpAddr>, CloudError> {

@@ -8,10 +8,16 @@ use crate::assets::ClusterSpec;
 use crate::capabilities::cluster_version::{self, CvoOverrides};
 use crate::capabilities::selection::Selection;
 use crate::cluster::apply::{self, Outcome};
-use crate::plan::{Capabilities, Change, KubeWants, Observed, Plan, Step, Value, WantedService};
+use crate::plan::{
+    Capabilities, Change, DoomedService, KubeWants, LiveService, Observed, Plan, Step, Value,
+    WantedService,
+};
 use crate::render::{self, Rendered, ServiceClaim};
 use anyhow::{Context, Result, bail};
 use bootstrap_cloud::{IpFamily, Reservation};
+use k8s_openapi::api::core::v1::Service;
+use kube::Api;
+use kube::api::{DeleteParams, Preconditions};
 use std::net::IpAddr;
 use std::path::Path;
 use std::time::Duration;
@@ -19,7 +25,8 @@ use std::time::Duration;
 /// The cluster and what `run` wants of it.
 pub struct Kubernetes<'a> {
     pub client: &'a kube::Client,
-    pub capabilities: &'a Selection,
+    /// None: a command that writes no capability (`teardown --all`, which deletes Services).
+    pub capabilities: Option<&'a Selection>,
     /// The installer's `manifests/cvo-overrides.yaml`, when present: ClusterVersion is created
     /// from it when it does not exist yet.
     pub overrides: Option<&'a CvoOverrides>,
@@ -87,8 +94,75 @@ pub fn kube_wants(
             additional: s.additional.clone(),
         }),
         services,
+        ours_live: None,
     };
     Ok((wants, rendered))
+}
+
+/// `teardown --all`: what it wants of the cluster, the rendered Services it holds with our
+/// labels looked up (GET each; one without our labels, or absent, is left alone).
+pub(super) async fn teardown_wants(
+    kube: &Kubernetes<'_>,
+    spec: &ClusterSpec,
+    observed: &Observed,
+) -> Result<KubeWants> {
+    let (mut wants, _) = kube_wants(spec, observed, None, kube.templates)?;
+    let mut live = Vec::new();
+    for s in wants.services.iter().filter(|s| !s.delete) {
+        let api: Api<Service> = Api::namespaced(kube.client.clone(), &s.namespace);
+        let found = api
+            .get_opt(&s.name)
+            .await
+            .with_context(|| format!("cannot read Service {}/{}", s.namespace, s.name))?;
+        let Some(found) = found else { continue };
+        if !render::is_ours(found.metadata.labels.as_ref(), &spec.infra_id) {
+            tracing::warn!(namespace = %s.namespace, name = %s.name, "a Service of this name exists without the agent's labels: not ours, left in place");
+            continue;
+        }
+        live.push(LiveService {
+            namespace: s.namespace.clone(),
+            name: s.name.clone(),
+            uid: found.metadata.uid.unwrap_or_default(),
+        });
+    }
+    wants.ours_live = Some(live);
+    Ok(wants)
+}
+
+/// Deletes one of our Services, only if it is still the one the lookup found (uid
+/// precondition); whether it deleted, and what it found.
+pub(super) async fn delete_service(
+    kube: &Kubernetes<'_>,
+    service: &DoomedService,
+) -> Result<(bool, serde_json::Value)> {
+    let api: Api<Service> = Api::namespaced(kube.client.clone(), &service.namespace);
+    let params = DeleteParams {
+        preconditions: service.uid.clone().map(|uid| Preconditions {
+            uid: Some(uid),
+            resource_version: None,
+        }),
+        ..Default::default()
+    };
+    let outcome = match api.delete(&service.name, &params).await {
+        Ok(_) => "deleted",
+        // Gone already (a resume after a crash), or re-created by someone else since the
+        // lookup (the precondition failed): not ours to delete.
+        Err(kube::Error::Api(e)) if e.code == 404 => "already-absent",
+        Err(kube::Error::Api(e)) if e.code == 409 => "replaced-not-ours",
+        Err(e) => {
+            return Err(e).with_context(|| {
+                format!(
+                    "cannot delete Service {}/{}",
+                    service.namespace, service.name
+                )
+            });
+        }
+    };
+    tracing::info!(namespace = %service.namespace, name = %service.name, outcome, "service");
+    Ok((
+        outcome == "deleted",
+        serde_json::json!({ "outcome": outcome }),
+    ))
 }
 
 impl Runner<'_> {
@@ -102,8 +176,7 @@ impl Runner<'_> {
             adopted: self.journal.state.adopted.clone(),
             ..Default::default()
         };
-        let (wants, rendered) =
-            kube_wants(self.spec, &known, Some(kube.capabilities), kube.templates)?;
+        let (wants, rendered) = kube_wants(self.spec, &known, kube.capabilities, kube.templates)?;
         if step == Step::ApplyServices {
             let missing = known.missing_reservations(self.spec);
             if !missing.is_empty() {
@@ -160,8 +233,11 @@ impl Runner<'_> {
 
 /// Writes `spec.capabilities`; whether it wrote, and what it found.
 async fn set_capabilities(kube: &Kubernetes<'_>) -> Result<(bool, serde_json::Value)> {
+    let selection = kube
+        .capabilities
+        .context("set-capabilities needs the capability selection (a `run`)")?;
     let request = cluster_version::Request {
-        selection: kube.capabilities,
+        selection,
         overrides: kube.overrides,
         wait: kube.wait,
     };
@@ -170,7 +246,7 @@ async fn set_capabilities(kube: &Kubernetes<'_>) -> Result<(bool, serde_json::Va
     })
     .await?;
     tracing::info!(
-        baseline = %kube.capabilities.baseline,
+        baseline = %selection.baseline,
         additional = %applied.additional.join(","),
         kept = %crate::capabilities::list(&applied.kept),
         mutations = applied.mutations,
@@ -251,6 +327,85 @@ mod tests {
             assert!(actual.contains("  + service "), "{actual}");
             crate::golden::assert_golden(&format!("tests/golden/plan/run/{fixture}.txt"), &actual);
         }
+    }
+
+    /// The plan of `teardown --all` for `fixture`, its reservations as made, the cluster's
+    /// Services as `live` says (None: not asked).
+    fn plan_of_teardown(fixture: &str, live: Option<Vec<LiveService>>) -> Plan {
+        let assets = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/assets")
+            .join(fixture);
+        let spec = crate::assets::load(&assets).unwrap();
+        let observed = Observed {
+            reservations: stand_ins(&spec, &Observed::default()),
+            ..Default::default()
+        };
+        let (mut wants, _) = kube_wants(&spec, &observed, None, None).unwrap();
+        wants.ours_live = live;
+        Plan::calculate_with(&spec, &observed, &wants, &[Step::TeardownAll], 1)
+    }
+
+    #[test]
+    fn golden_plan_of_teardown_all_deletes_our_services_before_any_release() {
+        for fixture in ["aws", "gcp", "azure"] {
+            let plan = plan_of_teardown(fixture, None);
+            let kinds: Vec<bool> = plan
+                .changes
+                .iter()
+                .map(|c| matches!(c, Change::DeleteService { .. }))
+                .collect();
+            let services = kinds.iter().filter(|k| **k).count();
+            assert!(services >= 2, "{fixture}: {plan:?}");
+            assert!(
+                kinds[..services].iter().all(|k| *k),
+                "{fixture}: the Services go first: {plan:?}"
+            );
+            assert!(
+                plan.changes
+                    .iter()
+                    .any(|c| matches!(c, Change::ReleaseAddress { .. })),
+                "{fixture}: {plan:?}"
+            );
+            let text = plan.to_text(&Observed::default());
+            crate::golden::assert_golden(
+                &format!("tests/golden/plan/teardown/{fixture}.txt"),
+                &text,
+            );
+        }
+    }
+
+    #[test]
+    fn teardown_deletes_only_the_services_the_cluster_holds_with_our_labels() {
+        let ours = LiveService {
+            namespace: "openshift-kube-apiserver".into(),
+            name: "internal-lb".into(),
+            uid: "uid-1".into(),
+        };
+        let plan = plan_of_teardown("gcp", Some(vec![ours]));
+        let deleted: Vec<(String, Option<String>)> = plan
+            .changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::DeleteService { service } => Some((
+                    format!("{}/{}", service.namespace, service.name),
+                    service.uid.clone(),
+                )),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            deleted,
+            [(
+                "openshift-kube-apiserver/internal-lb".to_string(),
+                Some("uid-1".to_string())
+            )],
+            "the others are absent or not ours; the deletion is bound to the uid seen"
+        );
+        let none = plan_of_teardown("gcp", Some(Vec::new()));
+        assert!(
+            !none.changes.iter().any(|c| c.is_kubernetes()),
+            "nothing of ours in the cluster: nothing deleted there"
+        );
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub trait Cloud: Sized + Send + Sync + 'static {
     /// The proxies in front of the cloud's DNS and of its addresses (one and the same where
     /// one API carries both), where a test freezes the agent.
     fn dns_and_address_proxies(&self) -> (&Proxy, &Proxy);
+    /// What the local API server's load-balancer controllers know of this cloud (they claim
+    /// and use its addresses as the real ones do).
+    fn lb_cloud(&self) -> bootstrap_sim::kube::CloudOptions;
     /// After commands under faults: nothing was created twice and cleaned up afterwards (on
     /// AWS: no EIP ever released). Clouds whose creates are idempotent have nothing to check.
     fn assert_nothing_made_twice(&self) {}
@@ -100,6 +103,10 @@ macro_rules! forward_to_peers {
 
         fn fault_stats(&self) -> bootstrap_sim::FaultStats {
             <$peers>::fault_stats(self)
+        }
+
+        fn lb_cloud(&self) -> bootstrap_sim::kube::CloudOptions {
+            <$peers>::lb_cloud(self)
         }
     };
 }

@@ -4,8 +4,9 @@
 //! plus one line in the macro, and then runs on AWS, GCP and Azure.
 
 use super::agent::{API, API_INT, BOOTSTRAP, OTHER_WRITER, fault_seed};
-use super::cloud::{Cloud, CloudWorld, InstallerNetwork};
+use super::cloud::{Cloud, CloudWorld, Harness, InstallerNetwork};
 pub use super::suite_user_dns::*;
+use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
 use bootstrap_sim::{Fault, Faults, Hold, Latency};
 
 /// The slow network of the fault tests: one request in five waits 20 to 200 ms.
@@ -170,6 +171,174 @@ pub async fn teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched<C: 
     // A new install on the same state dir starts a new token generation and works.
     h.bootstrap().await;
     h.world().await.assert_seeded(&[]);
+}
+
+/// The LoadBalancer Services of ours in the local API server (the agent's labels), as
+/// `namespace/name`, sorted.
+fn our_services(kube: &KubeSim) -> Vec<String> {
+    sorted(
+        kube.list("", "v1", "services", None)
+            .iter()
+            .filter(|s| {
+                s["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "bootstrap-agent"
+            })
+            .map(|s| {
+                format!(
+                    "{}/{}",
+                    s["metadata"]["namespace"].as_str().unwrap(),
+                    s["metadata"]["name"].as_str().unwrap()
+                )
+            }),
+    )
+}
+
+/// Another owner's LoadBalancer Service beside ours (no labels of ours): `teardown --all`
+/// must leave it.
+fn foreign_service() -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "someone-elses-lb", "namespace": "openshift-kube-apiserver",
+                     "labels": {"app.kubernetes.io/managed-by": "someone-else"}},
+        "spec": {"type": "LoadBalancer", "selector": {"app": "nothing"},
+                 "ports": [{"name": "https", "port": 8443, "targetPort": 8443}]}
+    })
+}
+
+/// `run` whose gate times out while the load balancers are up (ingress, the cloud's addresses
+/// in use by them, endpoints never ready): exit 4. The local API server.
+async fn run_into_gate_timeout_with_load_balancers_up<C: Cloud>(h: &mut Harness<C>) -> KubeSim {
+    let kube = KubeSim::start(KubeSimOptions {
+        controller: ControllerKnobs {
+            ingress_without_endpoints: true,
+            ..Default::default()
+        },
+        cloud: h.peers.lb_cloud(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    h.run_flags(kube.kubeconfig_path(), "3s");
+    let (_, stderr) = h.run_exits(&["run"], 4).await;
+    let ours = our_services(&kube);
+    assert!(!ours.is_empty(), "{stderr}");
+    for svc in &ours {
+        let (ns, name) = svc.split_once('/').unwrap();
+        let got = kube.get("", "v1", "services", Some(ns), name).unwrap();
+        assert!(
+            got["status"]["loadBalancer"]["ingress"][0].is_object(),
+            "{svc}: its load balancer is up: {got}"
+        );
+    }
+    kube.create(foreign_service()).unwrap();
+    // `teardown --all` takes the kubeconfig, not the flags of `run`.
+    h.extra = vec![
+        "--kubeconfig".into(),
+        kube.kubeconfig_path().display().to_string(),
+    ];
+    kube
+}
+
+/// After a gate timeout with the load balancers up (each holding our reserved addresses,
+/// which no cloud releases while in use), `teardown --all` deletes our Services, waits until
+/// the cloud lets go of the addresses, and releases everything ours: no reservation, no DNS
+/// value of ours left; another owner's Service and reservations untouched. Again, it changes
+/// nothing.
+pub async fn teardown_all_after_a_gate_timeout_with_the_load_balancers_up_releases_everything_ours<
+    C: Cloud,
+>() {
+    let mut h = C::start().await;
+    h.peers.create_foreign().await;
+    let foreign = h.world().await.foreign();
+    let kube = run_into_gate_timeout_with_load_balancers_up(&mut h).await;
+    let deleted = our_services(&kube);
+
+    let out = h.run(&["teardown", "--all"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for svc in &deleted {
+        assert!(
+            stdout.contains(&format!("- service {svc} (ours")),
+            "{svc}: {stdout}"
+        );
+    }
+    assert!(
+        stderr.contains("waiting for the cloud to let go of"),
+        "the load balancers held the addresses a while after their Services went: {stderr}"
+    );
+    assert!(our_services(&kube).is_empty(), "our Services are deleted");
+    assert!(
+        kube.get(
+            "",
+            "v1",
+            "services",
+            Some("openshift-kube-apiserver"),
+            "someone-elses-lb"
+        )
+        .is_some(),
+        "another owner's Service stays"
+    );
+    let world = h.world().await;
+    assert_eq!(world.our_count(), 0, "ours released: {:#}", world.raw());
+    assert!(world.reserved_private().is_empty() && world.reserved_public().is_empty());
+    assert_eq!(world.foreign(), foreign, "what is not ours is untouched");
+    for (zone, name) in [("private", API), ("private", API_INT), ("public", API)] {
+        assert!(world.values(zone, name).is_empty(), "{zone} {name}");
+    }
+    for call in h.peers.mutating_calls() {
+        for other in C::FOREIGN_NAMES {
+            assert!(!call.contains(other), "touched a foreign resource: {call}");
+        }
+    }
+    kube.clear_request_log();
+    h.assert_changes_nothing(
+        &[&["teardown", "--all"]],
+        "teardown --all again changes nothing",
+    )
+    .await;
+    assert!(
+        super::agent::kube_mutations(&kube).is_empty(),
+        "nor the cluster: {:?}",
+        super::agent::kube_mutations(&kube)
+    );
+}
+
+/// `teardown --all` SIGKILLed while it waits for the cloud to let go of the addresses (our
+/// Services already deleted): run again, it finds the deletions done, waits, and releases
+/// everything ours, nothing leaked.
+pub async fn teardown_all_killed_while_waiting_for_the_load_balancers_resumes<C: Cloud>() {
+    let mut h = C::start().await;
+    let foreign = h.world().await.foreign();
+    let kube = run_into_gate_timeout_with_load_balancers_up(&mut h).await;
+    let mut child = h
+        .command(&["teardown", "--all"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Our Services gone: the agent is past their deletion, and the load balancers still hold
+    // the addresses for the controllers' release delay (1 s).
+    while !our_services(&kube).is_empty() {
+        tokio::select! {
+            status = child.wait() => panic!("teardown --all exited early: {status:?}"),
+            _ = tokio::time::sleep(std::time::Duration::from_millis(10)) => {}
+        }
+    }
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    assert!(
+        h.world().await.our_count() > 0,
+        "killed before everything was released"
+    );
+    h.run(&["teardown", "--all"]).await;
+    let world = h.world().await;
+    assert_eq!(world.our_count(), 0, "ours released: {:#}", world.raw());
+    assert_eq!(
+        world.foreign(),
+        foreign,
+        "nothing else touched, nothing leaked"
+    );
+    h.assert_changes_nothing(&[&["teardown", "--all"]], "then nothing is left to do")
+        .await;
 }
 
 /// After `dns teardown`, `dns seed` never puts the bootstrap IP back (and changes nothing).
@@ -485,6 +654,8 @@ macro_rules! cloud_suite {
             another_writers_value_survives_seed_and_teardown,
             dns_teardown_removes_only_the_bootstrap_ip,
             teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched,
+            teardown_all_after_a_gate_timeout_with_the_load_balancers_up_releases_everything_ours,
+            teardown_all_killed_while_waiting_for_the_load_balancers_resumes,
             seeding_after_stage_3_never_puts_the_bootstrap_ip_back,
             seeding_a_different_bootstrap_ip_than_the_seeded_one_is_refused,
             at_20_percent_faults_bootstrap_and_teardown_complete_with_nothing_leaked_or_duplicated,

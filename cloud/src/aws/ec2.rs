@@ -304,6 +304,36 @@ impl AddressProvider for Ec2Addresses {
         }
     }
 
+    /// An Elastic IP that is associated (an NLB's interface holds it): ReleaseAddress refuses
+    /// it with `InvalidIPAddress.InUse` (EC2 API reference, ReleaseAddress), and the
+    /// association of a load balancer's interface is ELB's to undo, when the NLB goes. The
+    /// placeholder interfaces of the private IPs are ours and attached to nothing.
+    async fn in_use_by(&self, reservation: &Reservation) -> Result<Option<String>, CloudError> {
+        if reservation.key.scope != Scope::Public {
+            return Ok(None);
+        }
+        let out = match self
+            .client
+            .describe_addresses()
+            .allocation_ids(&reservation.id)
+            .send()
+            .await
+            .map_err(|e| classify("DescribeAddresses", e))
+        {
+            Ok(out) => out,
+            Err(e) if e.kind == crate::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        Ok(out.addresses().first().and_then(|a| {
+            let association = a.association_id()?;
+            let holder = a
+                .network_interface_id()
+                .or(a.instance_id())
+                .unwrap_or("another resource");
+            Some(format!("associated with {holder} ({association})"))
+        }))
+    }
+
     /// The user's own EIPs and ENIs, by `Name` tag or id (see `adopt`). Reads only.
     async fn find_user_made(
         &self,

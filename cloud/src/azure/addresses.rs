@@ -421,6 +421,23 @@ impl AddressProvider for AzureAddresses {
         Ok(found)
     }
 
+    /// A public IP a load balancer frontend uses names it in `properties.ipConfiguration`,
+    /// and its DELETE is refused (`PublicIPAddressCannotBeDeleted`, 400) until
+    /// cloud-provider-azure removed the frontend. A private IP is only our resource group's
+    /// tag: nothing refuses its release.
+    async fn in_use_by(&self, reservation: &Reservation) -> Result<Option<String>, CloudError> {
+        if reservation.key.scope != Scope::Public {
+            return Ok(None);
+        }
+        let url = self.arm.url(&reservation.id, NETWORK_API, &[])?;
+        let Some(resource) = self.arm.get_optional("GetPublicIPAddress", url).await? else {
+            return Ok(None);
+        };
+        Ok(resource["properties"]["ipConfiguration"]["id"]
+            .as_str()
+            .map(|frontend| format!("used by {frontend}")))
+    }
+
     async fn release(&self, reservation: &Reservation) -> Result<(), CloudError> {
         let result = match reservation.key.scope {
             Scope::Public => {

@@ -287,6 +287,18 @@ impl AddressProvider for GceAddresses {
         Ok(found)
     }
 
+    /// An address a forwarding rule uses lists it in `users` (status `IN_USE`), and
+    /// addresses.delete refuses it with `resourceInUseByAnotherResource`; the service
+    /// controller deletes the rule when the Service goes.
+    async fn in_use_by(&self, reservation: &Reservation) -> Result<Option<String>, CloudError> {
+        let address = match self.get(&reservation.id).await {
+            Ok(a) => a,
+            Err(e) if e.kind == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        Ok((!address.users.is_empty()).then(|| format!("used by {}", address.users.join(", "))))
+    }
+
     async fn release(&self, reservation: &Reservation) -> Result<(), CloudError> {
         // No requestId: a delete is idempotent by itself (404 = already gone), and a reused id
         // could return the operation of an earlier address with the same name.

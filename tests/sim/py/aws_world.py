@@ -256,6 +256,11 @@ def eip(a):
     json.dump({"id": out["AllocationId"], "ip": out["PublicIp"]}, sys.stdout)
 
 
+def release_eip(a):
+    ec2, _ = clients(a)
+    ec2.release_address(AllocationId=a.allocation)
+
+
 def associate(a):
     ec2, _ = clients(a)
     ec2.associate_address(AllocationId=a.allocation, NetworkInterfaceId=a.eni)
@@ -293,7 +298,7 @@ def enforce_iam(a):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("command", choices=["setup", "inspect", "write", "foreign", "eni", "delete-eni", "eip", "associate", "zone",
-                                      "subnet", "iam-user", "enforce-iam"])
+                                      "subnet", "release-eip", "iam-user", "enforce-iam"])
     p.add_argument("--ec2", required=True)
     p.add_argument("--route53", required=True)
     p.add_argument("--fixture")
@@ -320,6 +325,7 @@ def main():
     a = p.parse_args()
     {"setup": setup, "inspect": inspect, "write": write, "foreign": foreign, "eni": eni,
      "delete-eni": delete_eni, "eip": eip, "associate": associate, "zone": zone,
+     "release-eip": release_eip,
      "subnet": subnet, "iam-user": iam_user, "enforce-iam": enforce_iam}[a.command](a)
 
 

@@ -240,6 +240,21 @@ def refusal_checks(net):
     }
 
 
+def in_use_checks(net, name):
+    """A public IP a load balancer frontend uses: what the official client reads of it, its
+    delete refused, and the address still there afterwards."""
+    before = net.public_ip_addresses.get(RG, name)
+    out = {
+        "ip_configuration": before.ip_configuration.id if before.ip_configuration else None,
+        "delete": failure(lambda: net.public_ip_addresses.begin_delete(RG, name, **FAST).result()),
+    }
+    try:
+        out["after"] = net.public_ip_addresses.get(RG, name).provisioning_state
+    except HttpResponseError as e:
+        out["after"] = e.status_code
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--arm", required=True)
@@ -248,8 +263,12 @@ def main():
                         help="only read the dual-stack compute subnet")
     parser.add_argument("--refusal", action="store_true",
                         help="only try to create one public IP (and read a subnet)")
+    parser.add_argument("--in-use", help="only: the public IP NAME a frontend uses")
     args = parser.parse_args()
     net, dns, pdns = clients(args.arm, args.token)
+    if args.in_use:
+        json.dump(in_use_checks(net, args.in_use), sys.stdout, indent=1, sort_keys=True)
+        return
     if args.dual_stack:
         json.dump(dual_stack_checks(net), sys.stdout, indent=1, sort_keys=True)
         return

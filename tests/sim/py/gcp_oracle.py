@@ -40,10 +40,19 @@ def wait_done(compute, op):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--endpoint", required=True)
+    ap.add_argument("--in-use", help="only: the address NAME, which a forwarding rule uses")
     a = ap.parse_args()
     creds = AnonymousCredentials()
     compute = build("compute", "v1", static_discovery=True, credentials=creds,
                     client_options={"api_endpoint": a.endpoint + "/compute/v1/"})
+    if a.in_use:
+        # An address in use: its status and users, the delete refused, the address kept.
+        get = lambda: compute.addresses().get(project=P, region=R, address=a.in_use).execute()
+        before = get()
+        json.dump({"status": before["status"], "users": before.get("users", []),
+                   "delete": error_of(compute.addresses().delete(project=P, region=R, address=a.in_use)),
+                   "after": get()["status"]}, sys.stdout)
+        return
     dns = build("dns", "v1", static_discovery=True, credentials=creds,
                 client_options={"api_endpoint": a.endpoint + "/"})
     out = {}

@@ -63,6 +63,51 @@ def _create_network_interface(self, *args, **kwargs):
 enis.random_private_ip = _free_private_ip
 enis.NetworkInterfaceBackend.create_network_interface = _create_network_interface
 
+# What holds an address, as EC2 refuses it (moto lets it all go silently):
+#
+# - ReleaseAddress of an Elastic IP that is associated (to an instance or an interface, e.g.
+#   a network load balancer's node) fails with InvalidIPAddress.InUse; the address stays,
+#   associated (EC2 API reference, ReleaseAddress: "[Nondefault VPC] You must disassociate
+#   the Elastic IP address before you can release it. Otherwise, Amazon EC2 returns an error
+#   (InvalidIPAddress.InUse)"). moto disassociates and releases.
+# - An interface Elastic Load Balancing makes for a load balancer node is requester-managed
+#   (RequesterManaged true, RequesterId amazon-elb, InterfaceType network_load_balancer): no
+#   one but ELB may delete it, DeleteNetworkInterface fails with InvalidNetworkInterface.InUse
+#   ("You can't delete a network interface that is in use", EC2 user guide, delete_eni; the
+#   message as EC2 writes it: "Interface: [eni-...] in use."). ELB deletes it itself when the
+#   load balancer goes. Here ELB is the local API server's simulated load-balancer controller,
+#   which says so on each request (header X-Sim-Requester: amazon-elb); every interface it
+#   creates is requester-managed, and only it may delete one.
+ELB = "amazon-elb"
+_requester = threading.local()
+
+
+def _requester_id():
+    return getattr(_requester, "id", None)
+
+
+def _create_as_requester(self, *args, **kwargs):
+    eni = _create_network_interface(self, *args, **kwargs)
+    if _requester_id() == ELB:
+        eni.requester_managed = True
+        eni.requester_id = ELB
+        eni.interface_type = "network_load_balancer"
+    return eni
+
+
+_moto_delete_eni = enis.NetworkInterfaceBackend.delete_network_interface
+
+
+def _delete_network_interface(self, eni_id):
+    eni = self.enis.get(eni_id)
+    if eni is not None and eni.requester_managed and _requester_id() != eni.requester_id:
+        raise EC2ClientError("InvalidNetworkInterface.InUse", f"Interface: [{eni_id}] in use.")
+    return _moto_delete_eni(self, eni_id)
+
+
+enis.NetworkInterfaceBackend.create_network_interface = _create_as_requester
+enis.NetworkInterfaceBackend.delete_network_interface = _delete_network_interface
+
 # Elastic IPs: moto draws from 127.0.0.0/8 at random; two allocations could collide (rarely,
 # but twenty agents make sixty). A drawn address already allocated is drawn again.
 _eip_lock = threading.Lock()
@@ -94,6 +139,19 @@ def _allocate_address(self, *args, **kwargs):
 
 eips.random_ip = _free_public_ip
 eips.ElasticAddressBackend.allocate_address = _allocate_address
+
+_moto_release = eips.ElasticAddressBackend.release_address
+
+
+def _release_address(self, address=None, allocation_id=None):
+    found = self.address_by_ip([address]) if address else self.address_by_allocation([allocation_id])
+    eip = found[0]
+    if eip.association_id or eip.eni is not None or eip.instance is not None:
+        raise EC2ClientError("InvalidIPAddress.InUse", f"Address {eip.public_ip} is in use.")
+    return _moto_release(self, address=address, allocation_id=allocation_id)
+
+
+eips.ElasticAddressBackend.release_address = _release_address
 
 _moto_describe_account_attributes = account_attributes.AccountAttributes.describe_account_attributes
 
@@ -170,6 +228,23 @@ def _describe_public_ipv4_pools(self):
 
 EC2Response.allocate_address = _allocate_address_response
 EC2Response.describe_public_ipv4_pools = _describe_public_ipv4_pools
+
+
+def _as_requester(method):
+    """Runs `method` knowing who asks (the X-Sim-Requester header; see ELB above)."""
+
+    def wrapped(self):
+        _requester.id = self.headers.get("X-Sim-Requester")
+        try:
+            return method(self)
+        finally:
+            _requester.id = None
+
+    return wrapped
+
+
+EC2Response.create_network_interface = _as_requester(EC2Response.create_network_interface)
+EC2Response.delete_network_interface = _as_requester(EC2Response.delete_network_interface)
 
 # IAM enforcement (moto's, off until `POST /moto-api/reset-auth` with a count, as
 # AwsPeers::enforce_iam does): moto then checks each request's signature against the IAM

@@ -313,6 +313,13 @@ impl AwsPeers {
         }
     }
 
+    /// Releases the EIP `allocation` with boto3, as its owner would.
+    pub async fn release_eip(&self, allocation: &str) -> Result<()> {
+        self.script(&["release-eip", "--allocation", allocation])
+            .await
+            .map(|_| ())
+    }
+
     pub async fn associate(&self, allocation: &str, eni: &str) -> Result<()> {
         self.script(&["associate", "--allocation", allocation, "--eni", eni])
             .await

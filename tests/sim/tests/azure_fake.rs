@@ -336,3 +336,33 @@ async fn resource_groups_listed_are_the_ones_the_roles_may_read() {
         "first page of four"
     );
 }
+
+/// A public IP a load balancer frontend uses (the local API server's service controller marks
+/// it so) shows the frontend in `ipConfiguration`, and its DELETE is refused with 400
+/// `PublicIPAddressCannotBeDeleted`, as the official client hears it; the address stays.
+/// Once the frontend is gone, it can be deleted.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_public_ip_a_frontend_uses_cannot_be_deleted() {
+    let sim = AzureSim::start(AzureSimOptions::default()).await.unwrap();
+    sim.create_foreign();
+    let token = sim.issue_token();
+    let world = sim.inspect();
+    let pip = &world["public_ips"][0];
+    let (name, ip) = (pip["name"].as_str().unwrap(), pip["ip"].as_str().unwrap());
+    let ip: std::net::IpAddr = ip.parse().unwrap();
+    let book = sim.address_book();
+    book.0.attach(ip, "a0123456789abcdef0123456789abcde");
+    let r = oracle_with(&sim.arm_url(), &token, &["--in-use", name]).await;
+    assert_eq!(
+        r["ip_configuration"],
+        "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/loadBalancers/mycluster-7xk2p/frontendIPConfigurations/a0123456789abcdef0123456789abcde",
+        "{r}"
+    );
+    assert_eq!(r["delete"]["status"], 400, "{r}");
+    assert_eq!(r["delete"]["code"], "PublicIPAddressCannotBeDeleted", "{r}");
+    assert_eq!(r["after"], "Succeeded", "the address stays: {r}");
+    book.0.detach(ip, "a0123456789abcdef0123456789abcde");
+    let r = oracle_with(&sim.arm_url(), &token, &["--in-use", name]).await;
+    assert_eq!(r["ip_configuration"], Value::Null, "{r}");
+    assert_eq!(r["delete"]["status"], "no error", "{r}");
+}

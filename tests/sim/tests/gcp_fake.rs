@@ -147,3 +147,44 @@ async fn the_official_python_client_sees_the_fake_as_compute_cloud_dns_and_resou
         assert_eq!(o[case], error(code, reason, status), "{case}");
     }
 }
+
+/// An address a forwarding rule uses (the local API server's service controller marks it so)
+/// shows the rule in `users`, is `IN_USE`, and addresses.delete is refused with
+/// `resourceInUseByAnotherResource` (400), as the official client hears it; the address stays.
+/// Once the rule is gone, the address is `RESERVED` again.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_address_a_forwarding_rule_uses_cannot_be_deleted() {
+    let fake = GcpFake::start(FakeOptions::realistic()).await.unwrap();
+    let address = fake.create_address("in-use", false, &[]).unwrap();
+    let ip: std::net::IpAddr = address["address"].as_str().unwrap().parse().unwrap();
+    let book = fake.address_book();
+    book.0.attach(ip, "a0123456789abcdef0123456789abcde");
+    let o = venv::run_json(
+        "gcp_oracle.py",
+        &["--endpoint", &fake.url(), "--in-use", "in-use"],
+    )
+    .await
+    .unwrap();
+    assert_eq!(o["status"], "IN_USE", "{o}");
+    assert_eq!(
+        o["users"],
+        json!([
+            "https://www.googleapis.com/compute/v1/projects/example-project/regions/us-central1/forwardingRules/a0123456789abcdef0123456789abcde"
+        ]),
+        "{o}"
+    );
+    assert_eq!(
+        o["delete"],
+        error(400, "resourceInUseByAnotherResource", "INVALID_ARGUMENT"),
+        "{o}"
+    );
+    assert_eq!(o["after"], "IN_USE", "the address stays: {o}");
+    book.0.detach(ip, "a0123456789abcdef0123456789abcde");
+    let now: Vec<Value> = fake
+        .addresses()
+        .into_iter()
+        .filter(|a| a["name"] == "in-use")
+        .collect();
+    assert_eq!(now[0]["status"], "RESERVED");
+    assert!(now[0].get("users").is_none(), "{}", now[0]);
+}

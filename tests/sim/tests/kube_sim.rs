@@ -1880,6 +1880,89 @@ async fn aws_nlbs_claim_their_addresses_in_moto_and_give_them_back() {
     }
 }
 
+/// EC2 as boto3 hears it from moto_server.py: an Elastic IP an NLB's interface holds is not
+/// released (`InvalidIPAddress.InUse`), and that interface, ELB's (requester-managed), is not
+/// deleted by anyone else (`InvalidNetworkInterface.InUse`). Deleting the Service deletes the
+/// NLB, which lets go of both only after the controller's release delay; then the release
+/// succeeds.
+#[tokio::test(flavor = "multi_thread")]
+async fn aws_an_eip_an_nlb_holds_is_released_only_once_the_nlb_let_go() {
+    let peers = bootstrap_sim::AwsPeers::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/assets/aws");
+    peers
+        .setup_world(&fixture, &dir.path().join("assets"))
+        .await
+        .unwrap();
+    let world = peers.inspect().await.unwrap();
+    let public = world["subnets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["cidr"] == "10.0.4.0/24")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let delay = Duration::from_secs(3);
+    let (_sim, raw) = strict_sim(CloudOptions {
+        release_delay: delay,
+        ..peers.lb_cloud()
+    })
+    .await;
+    let (allocation, _) = peers.allocate_eip().await.unwrap();
+    public_nlb_of(&raw, API_NS, "external-lb", &[&public], &[&allocation]).await;
+    let now = peers.inspect().await.unwrap();
+    let eni = eni_of_eip(&now, &allocation)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let refused = format!("{:#}", peers.release_eip(&allocation).await.unwrap_err());
+    assert!(refused.contains("InvalidIPAddress.InUse"), "{refused}");
+    let refused = format!("{:#}", peers.delete_eni(&eni).await.unwrap_err());
+    assert!(
+        refused.contains("InvalidNetworkInterface.InUse"),
+        "{refused}"
+    );
+
+    let deleted = std::time::Instant::now();
+    delete_service(&raw, API_NS, "external-lb").await;
+    let refused = format!("{:#}", peers.release_eip(&allocation).await.unwrap_err());
+    assert!(
+        refused.contains("InvalidIPAddress.InUse"),
+        "the NLB still holds it right after its Service went: {refused}"
+    );
+    loop {
+        match peers.release_eip(&allocation).await {
+            Ok(()) => break,
+            Err(e) if deleted.elapsed() < delay + Duration::from_secs(20) => {
+                assert!(format!("{e:#}").contains("InUse"), "{e:#}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("never let go: {e:#}"),
+        }
+    }
+    assert!(deleted.elapsed() >= delay, "released before the NLB let go");
+    let now = peers.inspect().await.unwrap();
+    assert!(
+        now["eips"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["id"] != allocation.as_str()),
+        "{now}"
+    );
+    assert!(
+        now["enis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["id"] != eni.as_str()),
+        "ELB deleted its interface: {now}"
+    );
+}
+
 /// GCP and Azure: internal frontends from the compute subnet, shared by distinct ports only.
 async fn internal_frontends_refuse(cloud: &str) {
     let (annotations, options, outside, inside): (fn(&str) -> Value, _, _, _) = match cloud {

@@ -95,6 +95,26 @@ pub struct AzureSim {
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
+impl AzureSim {
+    /// The fake's public IPs as the simulated service controller uses them: a frontend on
+    /// one shows in its `ipConfiguration`, and it cannot be deleted then (see `public_ip`).
+    pub fn address_book(&self) -> crate::kube::AddressBook {
+        crate::kube::AddressBook(Arc::new(PublicIpUsers(self.world.clone())))
+    }
+}
+
+struct PublicIpUsers(Shared);
+
+impl crate::kube::AddressUsers for PublicIpUsers {
+    fn attach(&self, ip: IpAddr, lb: &str) {
+        lock(&self.0).use_public_ip(ip, lb, true);
+    }
+
+    fn detach(&self, ip: IpAddr, lb: &str) {
+        lock(&self.0).use_public_ip(ip, lb, false);
+    }
+}
+
 impl Drop for AzureSim {
     fn drop(&mut self) {
         for t in &self.tasks {
@@ -381,6 +401,7 @@ impl AzureSim {
                     state: "Succeeded".into(),
                     etag: format!("W/\"{}\"", uuid::Uuid::new_v4()),
                     guid: uuid::Uuid::new_v4().to_string(),
+                    ip_configuration: None,
                 },
             );
         }
@@ -654,6 +675,7 @@ impl AzurePeers {
         crate::kube::CloudOptions {
             azure_compute_subnet: self.sim.compute_subnet_range(),
             azure_compute_subnet_ipv6: self.sim.compute_subnet_range_ipv6(),
+            addresses: Some(self.sim.address_book()),
             ..Default::default()
         }
     }

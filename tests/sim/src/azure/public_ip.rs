@@ -2,6 +2,15 @@
 //! `Azure-AsyncOperation` (+ `Location` on DELETE) and `Retry-After`; `provisioningState`
 //! Updating -> Succeeded or Deleting -> gone after a configurable delay; the address is
 //! assigned when provisioning succeeds; GET; list by resource group with `nextLink` paging.
+//!
+//! A public IP a load balancer frontend uses shows it in `properties.ipConfiguration.id`
+//! (set by the local API server's simulated service controller, see [`World::use_public_ip`])
+//! and cannot be deleted: DELETE answers 400 `PublicIPAddressCannotBeDeleted`, "Public IP
+//! address ... can not be deleted since it is still allocated to resource ...", as Network
+//! Resource Provider answers it (the code is in Azure's error code lists, e.g. AKS's
+//! `PublicIPAddressCannotBeDeleted`; the message as clients log it, e.g. terraform and packer
+//! issues quoting `network.PublicIPAddressesClient#Delete: ... StatusCode=400`). ARM checks it
+//! before starting the long-running delete: nothing changes.
 
 use super::arm::{Call, Reply};
 use super::world::{SUBSCRIPTION, World, rg_id, uuid};
@@ -22,6 +31,8 @@ pub struct PublicIp {
     pub state: String,
     pub etag: String,
     pub guid: String,
+    /// The id of the load balancer frontend using the address, if any.
+    pub ip_configuration: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -84,6 +95,27 @@ impl World {
         }
     }
 
+    /// The load balancer `lb`'s frontend uses (`attach`) or no longer uses the public IP
+    /// holding `ip`, if there is one. The frontend's id is the one cloud-provider-azure gives
+    /// it: `frontendIPConfigurations/<lb>` of the cluster's load balancer, named after the
+    /// infra id, in the cluster's resource group.
+    pub fn use_public_ip(&mut self, ip: IpAddr, lb: &str, attach: bool) {
+        self.tick();
+        let frontend = format!(
+            "{}/providers/Microsoft.Network/loadBalancers/{}/frontendIPConfigurations/{lb}",
+            rg_id(super::world::CLUSTER_RG),
+            super::world::CLUSTER_RG.trim_end_matches("-rg")
+        );
+        let Some(pip) = self.public_ips.values_mut().find(|p| p.ip == Some(ip)) else {
+            return;
+        };
+        if attach {
+            pip.ip_configuration = Some(frontend);
+        } else if pip.ip_configuration.as_deref() == Some(frontend.as_str()) {
+            pip.ip_configuration = None;
+        }
+    }
+
     fn start_operation(&mut self, target: &str, delete: bool) -> String {
         let id = uuid();
         self.operations.insert(
@@ -111,6 +143,9 @@ impl World {
         });
         if let Some(ip) = pip.ip {
             props["ipAddress"] = json!(ip.to_string());
+        }
+        if let Some(frontend) = &pip.ip_configuration {
+            props["ipConfiguration"] = json!({"id": frontend});
         }
         json!({
             "name": pip.name,
@@ -276,6 +311,7 @@ impl World {
                     state: "Updating".into(),
                     etag: format!("W/\"{}\"", uuid()),
                     guid: existing.as_ref().map_or_else(uuid, |e| e.guid.clone()),
+                    ip_configuration: existing.as_ref().and_then(|e| e.ip_configuration.clone()),
                 };
                 self.public_ips.insert(key.clone(), pip.clone());
                 let op = self.start_operation(&key, false);
@@ -291,6 +327,16 @@ impl World {
                 let Some(pip) = self.public_ips.get_mut(&key) else {
                     return Reply::empty(204);
                 };
+                if let Some(frontend) = &pip.ip_configuration {
+                    return Reply::error(
+                        400,
+                        "PublicIPAddressCannotBeDeleted",
+                        format!(
+                            "Public IP address {} can not be deleted since it is still allocated to resource {frontend}. In order to delete the public IP, disassociate/detach the Public IP address from the resource.",
+                            pip_id(&pip.rg, &pip.name)
+                        ),
+                    );
+                }
                 pip.state = "Deleting".into();
                 let location = pip.location.clone();
                 let op = self.start_operation(&key, true);

@@ -493,6 +493,69 @@ impl GcpFake {
     }
 }
 
+impl GcpFake {
+    /// The fake's addresses as the simulated service controller uses them: a forwarding rule
+    /// on an address lists itself in the address's `users`, and the address is `IN_USE`
+    /// (compute.v1 Address: `users[]`, "The URLs of the resources that are using this
+    /// address", `status` RESERVING / RESERVED / IN_USE). An address with users cannot be
+    /// deleted (`compute::delete`: `resourceInUseByAnotherResource`).
+    pub fn address_book(&self) -> crate::kube::AddressBook {
+        crate::kube::AddressBook(Arc::new(AddressUsers(self.world.clone())))
+    }
+}
+
+struct AddressUsers(Arc<Mutex<World>>);
+
+impl AddressUsers {
+    /// Edits the users of the address holding `ip` (none: nothing to do).
+    fn edit(&self, ip: std::net::IpAddr, lb: &str, attach: bool) {
+        let mut w = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        w.tick();
+        let rule = format!(
+            "https://www.googleapis.com/compute/v1/projects/{}/regions/{}/forwardingRules/{lb}",
+            w.seed().project,
+            w.seed().region
+        );
+        let ip = ip.to_string();
+        let Some(address) = w
+            .addresses
+            .values_mut()
+            .find(|a| a["address"] == ip.as_str())
+        else {
+            return;
+        };
+        let mut users: Vec<Value> = address["users"].as_array().cloned().unwrap_or_default();
+        users.retain(|u| u != rule.as_str());
+        if attach {
+            users.push(json!(rule));
+        }
+        address["status"] = json!(if users.is_empty() {
+            "RESERVED"
+        } else {
+            "IN_USE"
+        });
+        match address.as_object_mut() {
+            Some(fields) if users.is_empty() => {
+                fields.remove("users");
+            }
+            Some(fields) => {
+                fields.insert("users".into(), json!(users));
+            }
+            None => {}
+        }
+    }
+}
+
+impl crate::kube::AddressUsers for AddressUsers {
+    fn attach(&self, ip: std::net::IpAddr, lb: &str) {
+        self.edit(ip, lb, true);
+    }
+
+    fn detach(&self, ip: std::net::IpAddr, lb: &str) {
+        self.edit(ip, lb, false);
+    }
+}
+
 impl Drop for GcpFake {
     fn drop(&mut self) {
         self.task.abort();
@@ -547,6 +610,7 @@ impl GcpPeers {
     pub fn lb_cloud(&self) -> crate::kube::CloudOptions {
         crate::kube::CloudOptions {
             gcp_compute_subnet: self.fake.cloud_config_subnet_range(),
+            addresses: Some(self.fake.address_book()),
             ..Default::default()
         }
     }

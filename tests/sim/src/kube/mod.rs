@@ -73,7 +73,7 @@ use tokio::task::JoinHandle;
 
 pub use access::Denied;
 pub use kubelet::PodSet;
-pub use lb::{CloudOptions, Ipv4Cidr, Ipv6Cidr};
+pub use lb::{AddressBook, AddressUsers, CloudOptions, Ipv4Cidr, Ipv6Cidr, lb_resource_name};
 pub use tls::SERVER_NAMES;
 
 /// How the simulated service controller behaves. Can be changed at runtime

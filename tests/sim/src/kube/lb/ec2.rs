@@ -2,7 +2,9 @@
 //! addresses in moto: form-encoded POSTs (`Action=...&Version=2016-11-15`) over plain HTTP,
 //! XML answers read into a small element tree. moto does not check signatures; the
 //! `Authorization` header only carries the region in its credential scope, which moto uses to
-//! pick the regional backend.
+//! pick the regional backend. Every call says it comes from Elastic Load Balancing
+//! (`X-Sim-Requester: amazon-elb`), which moto_server.py needs to let it delete its own
+//! requester-managed interfaces.
 
 use anyhow::{Context, Result, anyhow, bail};
 use bytes::Bytes;
@@ -154,6 +156,9 @@ impl Ec2 {
                 "authorization",
                 format!("AWS4-HMAC-SHA256 Credential={scope}, SignedHeaders=host, Signature=0"),
             )
+            // The simulated controller plays Elastic Load Balancing: the interfaces it makes
+            // are requester-managed, and only it may delete them (moto_server.py).
+            .header("x-sim-requester", "amazon-elb")
             .body(Full::new(Bytes::from(body)))?;
         let response = sender.send_request(request).await?;
         let status = response.status();

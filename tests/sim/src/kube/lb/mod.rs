@@ -18,6 +18,13 @@
 //!
 //! Every claim goes through one async mutex, so two Services never race for an address, and
 //! each Service's claims are remembered so that a change or a deletion gives them back.
+//!
+//! A deleted Service's load balancer lets go of its addresses only after
+//! [`CloudOptions::release_delay`], as the real ones do: ELB deletes an NLB's interfaces (and
+//! with them its Elastic IP associations) some time after the load balancer itself, and a GCE
+//! forwarding rule or an Azure frontend is deleted by the service controller's next sync. Until
+//! then the cloud refuses to release the address (moto_server.py for EC2; the GCP and Azure
+//! fakes through [`AddressUsers`], which this module tells who uses which address).
 
 mod aws;
 mod cidr;
@@ -34,6 +41,8 @@ use anyhow::Result;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr};
+use std::sync::Arc;
+use std::time::Duration;
 
 const AZURE_IPV4: &str = "service.beta.kubernetes.io/azure-load-balancer-ipv4";
 const AZURE_IPV6: &str = "service.beta.kubernetes.io/azure-load-balancer-ipv6";
@@ -69,6 +78,42 @@ pub struct CloudOptions {
     /// and it serves `aws-load-balancer-type: external` Services). Without it such a Service
     /// stays without ingress, as on a cluster without the controller.
     pub aws_lb_controller: bool,
+    /// GCP / Azure: the cloud's address resources, told which load balancer uses which of
+    /// them (a GCE address's `users`, an Azure public IP's `ipConfiguration`), so that the
+    /// cloud refuses to delete an address in use as the real one does.
+    pub addresses: Option<AddressBook>,
+    /// How long after its Service is deleted a load balancer still holds its addresses.
+    pub release_delay: Duration,
+}
+
+/// What a cloud fake records of the load balancers using its addresses. `lb` is the load
+/// balancer's name as its controller makes it (see [`lb_resource_name`]); an IP of no address
+/// resource of the fake (an Azure private IP, say) is ignored.
+pub trait AddressUsers: Send + Sync {
+    /// The load balancer `lb` now uses `ip`.
+    fn attach(&self, ip: IpAddr, lb: &str);
+    /// The load balancer `lb` no longer uses `ip`.
+    fn detach(&self, ip: IpAddr, lb: &str);
+}
+
+/// A shared [`AddressUsers`].
+#[derive(Clone)]
+pub struct AddressBook(pub Arc<dyn AddressUsers>);
+
+impl std::fmt::Debug for AddressBook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AddressBook")
+    }
+}
+
+/// The name the GCE and Azure cloud providers give a Service's load balancer resources (the
+/// forwarding rule, the frontend IP configuration): `a` and the Service's uid without dashes,
+/// at most 32 characters (`cloudprovider.DefaultLoadBalancerName` in k8s.io/cloud-provider
+/// `cloud.go`, which both providers call).
+pub fn lb_resource_name(svc: &Value) -> String {
+    let mut name: String = format!("a{}", meta::uid(svc).replace('-', ""));
+    name.truncate(32);
+    name
 }
 
 impl Default for CloudOptions {
@@ -80,6 +125,8 @@ impl Default for CloudOptions {
             azure_compute_subnet: None,
             azure_compute_subnet_ipv6: None,
             aws_lb_controller: true,
+            addresses: None,
+            release_delay: Duration::from_secs(1),
         }
     }
 }
@@ -92,6 +139,10 @@ enum Kind {
     GcpInternal,
     AzureInternal,
     Other,
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn annotation<'a>(svc: &'a Value, key: &str) -> Option<&'a str> {
@@ -228,6 +279,9 @@ pub struct LoadBalancers {
     cloud: CloudOptions,
     ec2: Option<ec2::Ec2>,
     held: tokio::sync::Mutex<HashMap<Id, Holding>>,
+    /// The addresses each Service's load balancer uses in [`CloudOptions::addresses`]: its
+    /// uid, its load balancer's name, the IPs.
+    used: std::sync::Mutex<HashMap<Id, (String, String, Vec<IpAddr>)>>,
 }
 
 fn report(
@@ -273,6 +327,7 @@ impl LoadBalancers {
             cloud,
             ec2,
             held: tokio::sync::Mutex::new(HashMap::new()),
+            used: std::sync::Mutex::new(HashMap::new()),
         })
     }
 
@@ -437,19 +492,21 @@ impl LoadBalancers {
                         }
                     }
                     held.insert(
-                        id,
+                        id.clone(),
                         Holding {
                             uid,
                             held: Held::Frontends(wanted),
                         },
                     );
                 }
+                self.uses(&id, &svc);
                 Outcome::Provisioned(vec![ensuring, ensured()])
             }
             Kind::AwsInTree | Kind::Other => {
                 if let Some(old) = held.remove(&id) {
                     self.give_back(&old.held).await;
                 }
+                self.uses(&id, &svc);
                 Outcome::Provisioned(vec![ensuring(), ensured()])
             }
         }
@@ -479,15 +536,61 @@ impl LoadBalancers {
     }
 
     /// Gives back everything the Service `ns/name` with `uid` held (it was deleted or is no
-    /// longer a LoadBalancer). A Service re-created under that name keeps what it holds.
+    /// longer a LoadBalancer), [`CloudOptions::release_delay`] later. A Service re-created
+    /// under that name keeps what it holds.
     pub async fn release(&self, ns: &str, name: &str, uid: &str) {
         let id = (ns.to_string(), name.to_string());
-        let mut held = self.held.lock().await;
-        if held.get(&id).is_some_and(|h| h.uid == uid)
-            && let Some(gone) = held.remove(&id)
-        {
+        let gone = {
+            let mut held = self.held.lock().await;
+            if held.get(&id).is_some_and(|h| h.uid == uid) {
+                held.remove(&id)
+            } else {
+                None
+            }
+        };
+        let used = {
+            let mut used = lock(&self.used);
+            if used.get(&id).is_some_and(|(u, _, _)| u == uid) {
+                used.remove(&id)
+            } else {
+                None
+            }
+        };
+        if gone.is_none() && used.is_none() {
+            return;
+        }
+        tokio::time::sleep(self.cloud.release_delay).await;
+        if let Some(gone) = gone {
             self.give_back(&gone.held).await;
         }
+        if let (Some((_, lb, ips)), Some(book)) = (used, &self.cloud.addresses) {
+            for ip in ips {
+                book.0.detach(ip, &lb);
+            }
+        }
+    }
+
+    /// Records (in the cloud's address book, when there is one) that the Service's load
+    /// balancer uses the addresses it asks for, and no longer the ones it used before.
+    fn uses(&self, id: &Id, svc: &Value) {
+        let Some(book) = &self.cloud.addresses else {
+            return;
+        };
+        let ips: Vec<IpAddr> = requested_ips(svc)
+            .iter()
+            .filter_map(|ip| ip.parse().ok())
+            .collect();
+        let lb = lb_resource_name(svc);
+        let mut used = lock(&self.used);
+        if let Some((_, old_lb, old)) = used.get(id) {
+            for ip in old.iter().filter(|ip| *old_lb != lb || !ips.contains(ip)) {
+                book.0.detach(*ip, old_lb);
+            }
+        }
+        for ip in &ips {
+            book.0.attach(*ip, &lb);
+        }
+        used.insert(id.clone(), (meta::uid(svc).to_string(), lb, ips));
     }
 
     async fn give_back(&self, held: &Held) {
