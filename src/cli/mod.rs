@@ -37,6 +37,14 @@ pub struct Cli {
     pub malformed_options: Vec<crate::error::InputError>,
 }
 
+/// The whole command line as clap sees it: the one source of `--help`, and of the man pages
+/// and shell completions (`cargo run -p xtask -- gen-docs`) and the docs check
+/// (`tests/docs.rs`). The same with or without cloud features: none of them changes an
+/// argument.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 impl Cli {
     /// Parses the command line and environment; a malformed option value does not stop the
     /// parse but is kept for the one pass (`validate::check`), which refuses the command with
