@@ -252,6 +252,28 @@ pub async fn teardown_all_after_a_gate_timeout_with_the_load_balancers_up_releas
     let kube = run_into_gate_timeout_with_load_balancers_up(&mut h).await;
     let deleted = our_services(&kube);
 
+    // Without the cluster, nothing deletes the load balancers: it waits, saying for what,
+    // until the step deadline, and releases nothing in use.
+    let with_cluster = std::mem::take(&mut h.extra);
+    let (_, stderr) = h
+        .run_exits(&["teardown", "--all", "--step-timeout", "3s"], 1)
+        .await;
+    assert!(
+        stderr.contains("waiting for the cloud to let go of")
+            && stderr.contains("did not finish within 3s"),
+        "{stderr}"
+    );
+    assert!(
+        h.world().await.our_count() > 0,
+        "nothing in use is released"
+    );
+    assert_eq!(
+        our_services(&kube),
+        deleted,
+        "no Service deleted without the cluster"
+    );
+    h.extra = with_cluster;
+
     let out = h.run(&["teardown", "--all"]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
