@@ -253,7 +253,17 @@ pub(crate) fn new_address(w: &mut World, body: &Value) -> Result<Value, ApiError
                     "Invalid value for field 'resource.subnetwork'. An EXTERNAL address cannot have a subnetwork",
                 ));
             }
-            out["networkTier"] = json!(body["networkTier"].as_str().unwrap_or("PREMIUM"));
+            // Without `networkTier` GCE takes the project's default tier.
+            let tier = match body["networkTier"].as_str() {
+                Some(t @ ("PREMIUM" | "STANDARD")) => t.to_string(),
+                Some(other) => {
+                    return Err(ApiError::invalid(format!(
+                        "Invalid value for field 'resource.networkTier': '{other}'."
+                    )));
+                }
+                None => seed.default_network_tier.clone(),
+            };
+            out["networkTier"] = json!(tier);
             let (lo, hi) = range(seed.external_pool.0, seed.external_pool.1);
             (lo + 1, hi - 1)
         }
