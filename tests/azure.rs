@@ -600,6 +600,59 @@ async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_
     h.assert_no_mutating_call_naming(ADDRESS_CALLS);
 }
 
+/// The user's public IP lives in another resource group: cloud-provider-azure finds it only
+/// in the group `azure-load-balancer-resource-group` names (else it looks in the cluster's:
+/// "cannot find public IP with IP address ... in resource group ..."). The agent renders the
+/// annotation, and the local controller, which looks where the real one looks, serves it.
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_public_ip_of_another_resource_group_is_named_on_the_external_service() {
+    const SHARED_RG: &str = "shared-ips-rg";
+    let mut h = AzureHarness::new("azure").await;
+    let cloud = h.peers.lb_cloud();
+    let kube = h.local_api(cloud).await;
+    let kubeconfig = kube.kubeconfig_path().display().to_string();
+    h.peers.sim.create_cluster_resource_group(SHARED_RG, None);
+    let public = bootstrap_sim::upi::azure_public_ip(
+        &h.peers.sim,
+        SHARED_RG,
+        "shared-api-ip",
+        bootstrap_sim::azure::LOCATION,
+        "Standard",
+        "Static",
+    )
+    .await
+    .unwrap();
+    let public_ip = public["ip"].as_str().unwrap().to_string();
+    let id = format!(
+        "/subscriptions/{}/resourceGroups/{SHARED_RG}/providers/Microsoft.Network/publicIPAddresses/shared-api-ip",
+        bootstrap_sim::azure::SUBSCRIPTION
+    );
+    let path = h.dir.path().join("reservations.yaml");
+    std::fs::write(
+        &path,
+        format!("public-ipv4: {{id: {id}}}\nprivate-ipv4: {{ip: {USER_PRIVATE_IP}}}\n"),
+    )
+    .unwrap();
+    h.extra = vec!["--reservations".into(), path.display().to_string()];
+
+    let rendered = String::from_utf8(h.run(&["render"]).await.stdout).unwrap();
+    assert!(
+        rendered.contains(&format!(
+            "service.beta.kubernetes.io/azure-load-balancer-resource-group: {SHARED_RG}"
+        )),
+        "{rendered}"
+    );
+    h.run(&["dns", "seed"]).await;
+    h.run(&["apply", "--kubeconfig", &kubeconfig]).await;
+    h.run(&["wait", "--kubeconfig", &kubeconfig, "--gate-timeout", "60s"])
+        .await;
+    let external = apiserver_service(&kube, "external-lb");
+    assert_eq!(
+        external["status"]["loadBalancer"]["ingress"][0]["ip"],
+        public_ip.as_str()
+    );
+}
+
 /// Public IPs that exist by the seed's name but cannot serve, and private IPs that are taken,
 /// recorded by another cluster or outside the compute subnet: exit 2 naming them, nothing
 /// changed.
