@@ -88,10 +88,13 @@ pub struct Seed {
     pub default_network_tier: String,
     /// The cluster's VM instances (see [`InstanceSeed`]).
     pub instances: Vec<InstanceSeed>,
-    /// Zonal unmanaged instance groups: (zone, name, member instance names). The installer's
-    /// are `<infra-id>-master-<zone>` with the control-plane machines of the zone.
-    pub instance_groups: Vec<(String, String, Vec<String>)>,
+    /// Zonal unmanaged instance groups. The installer's are `<infra-id>-master-<zone>` with
+    /// the control-plane machines of the zone.
+    pub instance_groups: Vec<InstanceGroupSeed>,
 }
+
+/// A zonal instance group: (zone, name, member instance names).
+pub type InstanceGroupSeed = (String, String, Vec<String>);
 
 /// A VM of the cluster, as the cloud provider sees a node: its name, zone and the
 /// subnetwork of its primary interface.
@@ -120,7 +123,7 @@ pub fn installer_machines(
     region: &str,
     control_plane_subnet: &str,
     compute_subnet: &str,
-) -> (Vec<InstanceSeed>, Vec<(String, String, Vec<String>)>) {
+) -> (Vec<InstanceSeed>, Vec<InstanceGroupSeed>) {
     let mut instances = Vec::new();
     let mut groups = Vec::new();
     for (i, zone) in region_zones(region).into_iter().enumerate() {
