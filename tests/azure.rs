@@ -519,25 +519,37 @@ fn reservations_file(h: &AzureHarness, ip: &str) -> String {
     path.display().to_string()
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_leaves_them() {
+/// The Azure fake on the main fixture and the local API server that knows it: (harness, API
+/// server, kubeconfig path), for the by-hand commands.
+async fn by_hand_world() -> (AzureHarness, bootstrap_sim::kube::KubeSim, String) {
     let mut h = AzureHarness::new("azure").await;
     let cloud = h.peers.lb_cloud();
     let kube = h.local_api(cloud).await;
     let kubeconfig = kube.kubeconfig_path().display().to_string();
-    // 1. The user makes the public IP by the seed's name with the official client, and picks
-    //    a free private IP of the compute subnet.
+    (h, kube, kubeconfig)
+}
+
+/// A Standard static public IP the user made in `rg` with the official client: its address.
+async fn user_public_ip(h: &AzureHarness, rg: &str, name: &str) -> String {
     let public = bootstrap_sim::upi::azure_public_ip(
         &h.peers.sim,
-        bootstrap_sim::azure::CLUSTER_RG,
-        USER_PUBLIC_IP,
+        rg,
+        name,
         bootstrap_sim::azure::LOCATION,
         "Standard",
         "Static",
     )
     .await
     .unwrap();
-    let public_ip = public["ip"].as_str().unwrap().to_string();
+    public["ip"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_leaves_them() {
+    let (mut h, kube, kubeconfig) = by_hand_world().await;
+    // 1. The user makes the public IP by the seed's name with the official client, and picks
+    //    a free private IP of the compute subnet.
+    let public_ip = user_public_ip(&h, bootstrap_sim::azure::CLUSTER_RG, USER_PUBLIC_IP).await;
     let file = reservations_file(&h, USER_PRIVATE_IP);
     h.extra = vec!["--reservations".into(), file];
     h.peers.reset_counts();
@@ -607,22 +619,9 @@ async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_
 #[tokio::test(flavor = "multi_thread")]
 async fn upi_public_ip_of_another_resource_group_is_named_on_the_external_service() {
     const SHARED_RG: &str = "shared-ips-rg";
-    let mut h = AzureHarness::new("azure").await;
-    let cloud = h.peers.lb_cloud();
-    let kube = h.local_api(cloud).await;
-    let kubeconfig = kube.kubeconfig_path().display().to_string();
+    let (mut h, kube, kubeconfig) = by_hand_world().await;
     h.peers.sim.create_cluster_resource_group(SHARED_RG, None);
-    let public = bootstrap_sim::upi::azure_public_ip(
-        &h.peers.sim,
-        SHARED_RG,
-        "shared-api-ip",
-        bootstrap_sim::azure::LOCATION,
-        "Standard",
-        "Static",
-    )
-    .await
-    .unwrap();
-    let public_ip = public["ip"].as_str().unwrap().to_string();
+    let public_ip = user_public_ip(&h, SHARED_RG, "shared-api-ip").await;
     let id = format!(
         "/subscriptions/{}/resourceGroups/{SHARED_RG}/providers/Microsoft.Network/publicIPAddresses/shared-api-ip",
         bootstrap_sim::azure::SUBSCRIPTION

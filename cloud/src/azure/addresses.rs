@@ -170,8 +170,13 @@ impl AzureAddresses {
         })
     }
 
-    fn resource_group_path(&self) -> String {
-        rg_path(&self.settings, &self.settings.resource_group)
+    /// The cluster resource group itself (`ResourceGroups_Get` / `_Update`).
+    fn resource_group_url(&self) -> Result<url::Url, CloudError> {
+        self.arm.url(
+            &rg_path(&self.settings, &self.settings.resource_group),
+            self.settings.api.resources,
+            &[],
+        )
     }
 
     /// The cluster resource group's tags: the Tags API at its scope, or (Azure Stack Hub, which
@@ -186,11 +191,7 @@ impl AzureAddresses {
                     .map(|b| b["properties"]["tags"].clone())
             }
             None => {
-                let url = self.arm.url(
-                    &self.resource_group_path(),
-                    self.settings.api.resources,
-                    &[],
-                )?;
+                let url = self.resource_group_url()?;
                 self.arm
                     .get_optional("GetResourceGroup", url)
                     .await?
@@ -256,11 +257,7 @@ impl AzureAddresses {
                 ));
             }
         }
-        let url = self.arm.url(
-            &self.resource_group_path(),
-            self.settings.api.resources,
-            &[],
-        )?;
+        let url = self.resource_group_url()?;
         self.arm
             .send(OP, Method::PATCH, url, &[], Some(&json!({"tags": tags})))
             .await

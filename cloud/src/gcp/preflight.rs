@@ -18,6 +18,7 @@ use crate::preflight::{Check, Needs, Preflight, Quota, quota_check};
 use crate::{CloudError, Zone};
 use async_trait::async_trait;
 use google_cloud_compute_v1::client::{InstanceGroups, Projects, Regions, Subnetworks};
+use google_cloud_compute_v1::model::Region;
 use google_cloud_compute_v1::model::quota::Metric;
 use google_cloud_dns_v1::client::ManagedZones;
 
@@ -118,28 +119,32 @@ impl GcpPreflight {
         permissions::verdict(&asked, &answers)
     }
 
+    /// The region (`regions.get`: quotas, zones), or the line `name` failing for it.
+    async fn region(&self, name: &str) -> Result<Region, Check> {
+        self.regions
+            .get()
+            .set_project(&self.project)
+            .set_region(&self.region)
+            .send()
+            .await
+            .map_err(|e| {
+                Check::from_error(
+                    name,
+                    &classify("regions.get", e),
+                    "allow compute.regions.get",
+                )
+            })
+    }
+
     async fn quota(&self, needs: &Needs) -> Check {
         const NAME: &str = "quota-addresses";
         let private: u32 = needs.private_addresses.values().sum();
         if needs.public_addresses == 0 && private == 0 {
             return Check::pass(NAME, "no address to reserve");
         }
-        let region = match self
-            .regions
-            .get()
-            .set_project(&self.project)
-            .set_region(&self.region)
-            .send()
-            .await
-        {
+        let region = match self.region(NAME).await {
             Ok(region) => region,
-            Err(e) => {
-                return Check::from_error(
-                    NAME,
-                    &classify("regions.get", e),
-                    "allow compute.regions.get",
-                );
-            }
+            Err(failed) => return failed,
         };
         let quotas: Vec<(Metric, f64, f64)> = region
             .quotas
@@ -237,22 +242,9 @@ impl GcpPreflight {
             infra = self.infra_id,
             project = self.project
         );
-        let region = match self
-            .regions
-            .get()
-            .set_project(&self.project)
-            .set_region(&self.region)
-            .send()
-            .await
-        {
+        let region = match self.region(NAME).await {
             Ok(region) => region,
-            Err(e) => {
-                return Check::from_error(
-                    NAME,
-                    &classify("regions.get", e),
-                    "allow compute.regions.get",
-                );
-            }
+            Err(failed) => return failed,
         };
         let zones: Vec<&str> = region
             .zones

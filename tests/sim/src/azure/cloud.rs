@@ -336,85 +336,55 @@ mod tests {
                 .refuse_provider(&pip, Some("2024-05-01"))
                 .is_none()
         );
-        let zone = [
-            "subscriptions",
-            "s",
-            "resourceGroups",
-            "rg",
-            "providers",
-            "Microsoft.Network",
-            "dnszones",
-            "example.com",
-            "A",
-            "api",
+        // (path, api-version, refused on Stack)
+        let cases: [(&str, &str, bool); 10] = [
+            (
+                "rg/providers/Microsoft.Network/dnszones/example.com/A/api",
+                "2018-05-01",
+                true,
+            ),
+            (
+                "rg/providers/Microsoft.Network/dnszones/example.com/A/api",
+                "2016-04-01",
+                false,
+            ),
+            (
+                "rg/providers/Microsoft.Resources/tags/default",
+                "2021-04-01",
+                true,
+            ),
+            // No version serves the Tags API on Stack.
+            (
+                "rg/providers/Microsoft.Resources/tags/default",
+                "2018-05-01",
+                true,
+            ),
+            ("", "2021-04-01", true),
+            ("", "2018-05-01", false),
+            (
+                "rg/providers/Microsoft.Authorization/permissions",
+                "2022-04-01",
+                true,
+            ),
+            (
+                "rg/providers/Microsoft.Authorization/permissions",
+                "2015-07-01",
+                false,
+            ),
+            ("-", "2022-12-01", true),
+            ("-", "2018-05-01", false),
         ];
-        assert!(
-            SimCloud::Stack
-                .refuse_provider(&zone, Some("2018-05-01"))
-                .is_some()
-        );
-        assert!(
-            SimCloud::Stack
-                .refuse_provider(&zone, Some("2016-04-01"))
-                .is_none()
-        );
-        let tags = [
-            "subscriptions",
-            "s",
-            "resourceGroups",
-            "rg",
-            "providers",
-            "Microsoft.Resources",
-            "tags",
-            "default",
-        ];
-        assert!(
-            SimCloud::Stack
-                .refuse_provider(&tags, Some("2021-04-01"))
-                .is_some()
-        );
-        assert!(
-            SimCloud::Stack
-                .refuse_provider(&tags, Some("2018-05-01"))
-                .is_some(),
-            "no version serves the Tags API on Stack"
-        );
-        let groups = ["subscriptions", "s", "resourcegroups"];
-        assert!(
-            SimCloud::Stack
-                .refuse_provider(&groups, Some("2021-04-01"))
-                .is_some()
-        );
-        assert!(
-            SimCloud::Stack
-                .refuse_provider(&groups, Some("2018-05-01"))
-                .is_none()
-        );
-        let subscription = ["subscriptions", "s"];
-        assert!(
-            SimCloud::Stack
-                .refuse_provider(&subscription, Some("2022-12-01"))
-                .is_some()
-        );
-        let permissions = [
-            "subscriptions",
-            "s",
-            "resourceGroups",
-            "rg",
-            "providers",
-            "Microsoft.Authorization",
-            "permissions",
-        ];
-        assert!(
-            SimCloud::Stack
-                .refuse_provider(&permissions, Some("2022-04-01"))
-                .is_some()
-        );
-        assert!(
-            SimCloud::Stack
-                .refuse_provider(&permissions, Some("2015-07-01"))
-                .is_none()
-        );
+        for (rest, version, refused) in cases {
+            // "-": the subscription itself; "": its resource groups; else under group `rg`.
+            let path = match rest {
+                "-" => "subscriptions/s".to_string(),
+                "" => "subscriptions/s/resourcegroups".to_string(),
+                rest => format!("subscriptions/s/resourceGroups/{rest}"),
+            };
+            let segments: Vec<&str> = path.split('/').collect();
+            let answer = SimCloud::Stack.refuse_provider(&segments, Some(version));
+            assert_eq!(answer.is_some(), refused, "{path} at {version}");
+        }
     }
 
     #[test]

@@ -6,8 +6,7 @@
 //! `candidateExternalInstanceGroups`), preflight to see that they are there.
 
 use super::compute::BASE;
-use super::filter::Filter;
-use super::http::{ApiError, Reply, Req};
+use super::http::{ApiError, Reply, Req, list_page};
 use super::{World, region_zones};
 use serde_json::{Value, json};
 
@@ -71,41 +70,19 @@ pub(crate) fn members(w: &World, zone: &str, name: &str) -> Vec<String> {
 
 fn list(w: &World, req: &Req, project: &str, zone: &str) -> Reply {
     check_zone(w, project, zone)?;
-    let filter = Filter::parse(req.param("filter").unwrap_or("")).map_err(ApiError::invalid)?;
-    let max = match req.param("maxResults") {
-        Some(m) => m
-            .parse::<usize>()
-            .ok()
-            .filter(|m| (1..=500).contains(m))
-            .ok_or_else(|| {
-                ApiError::invalid(format!(
-                    "Invalid value for field 'maxResults': '{m}'. Must be less than or equal to 500"
-                ))
-            })?,
-        None => 500,
-    };
-    let start = match req.param("pageToken") {
-        Some(t) => t.parse::<usize>().map_err(|_| {
-            ApiError::invalid(format!("Invalid value for field 'pageToken': '{t}'."))
-        })?,
-        None => 0,
-    };
+    let (filter, start, max) = req.list_params()?;
     let matching: Vec<Value> = in_zone(w, zone)
         .into_iter()
         .filter(|g| filter.matches(g))
         .collect();
-    let page: Vec<Value> = matching.iter().skip(start).take(max).cloned().collect();
     let path = format!("projects/{project}/zones/{zone}/instanceGroups");
-    let mut out = json!({
-        "kind": "compute#instanceGroupList",
-        "id": path,
-        "items": page,
-        "selfLink": format!("{BASE}/{path}"),
-    });
-    if start + max < matching.len() {
-        out["nextPageToken"] = json!((start + max).to_string());
-    }
-    Ok(out)
+    Ok(list_page(
+        "compute#instanceGroupList",
+        &path,
+        &matching,
+        start,
+        max,
+    ))
 }
 
 fn get(w: &World, project: &str, zone: &str, name: &str) -> Reply {
