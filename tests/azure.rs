@@ -519,25 +519,37 @@ fn reservations_file(h: &AzureHarness, ip: &str) -> String {
     path.display().to_string()
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_leaves_them() {
+/// The Azure fake on the main fixture and the local API server that knows it: (harness, API
+/// server, kubeconfig path), for the by-hand commands.
+async fn by_hand_world() -> (AzureHarness, bootstrap_sim::kube::KubeSim, String) {
     let mut h = AzureHarness::new("azure").await;
     let cloud = h.peers.lb_cloud();
     let kube = h.local_api(cloud).await;
     let kubeconfig = kube.kubeconfig_path().display().to_string();
-    // 1. The user makes the public IP by the seed's name with the official client, and picks
-    //    a free private IP of the compute subnet.
+    (h, kube, kubeconfig)
+}
+
+/// A Standard static public IP the user made in `rg` with the official client: its address.
+async fn user_public_ip(h: &AzureHarness, rg: &str, name: &str) -> String {
     let public = bootstrap_sim::upi::azure_public_ip(
         &h.peers.sim,
-        bootstrap_sim::azure::CLUSTER_RG,
-        USER_PUBLIC_IP,
+        rg,
+        name,
         bootstrap_sim::azure::LOCATION,
         "Standard",
         "Static",
     )
     .await
     .unwrap();
-    let public_ip = public["ip"].as_str().unwrap().to_string();
+    public["ip"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_leaves_them() {
+    let (mut h, kube, kubeconfig) = by_hand_world().await;
+    // 1. The user makes the public IP by the seed's name with the official client, and picks
+    //    a free private IP of the compute subnet.
+    let public_ip = user_public_ip(&h, bootstrap_sim::azure::CLUSTER_RG, USER_PUBLIC_IP).await;
     let file = reservations_file(&h, USER_PRIVATE_IP);
     h.extra = vec!["--reservations".into(), file];
     h.peers.reset_counts();
@@ -598,6 +610,46 @@ async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_
         world.0
     );
     h.assert_no_mutating_call_naming(ADDRESS_CALLS);
+}
+
+/// The user's public IP lives in another resource group: cloud-provider-azure finds it only
+/// in the group `azure-load-balancer-resource-group` names (else it looks in the cluster's:
+/// "cannot find public IP with IP address ... in resource group ..."). The agent renders the
+/// annotation, and the local controller, which looks where the real one looks, serves it.
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_public_ip_of_another_resource_group_is_named_on_the_external_service() {
+    const SHARED_RG: &str = "shared-ips-rg";
+    let (mut h, kube, kubeconfig) = by_hand_world().await;
+    h.peers.sim.create_cluster_resource_group(SHARED_RG, None);
+    let public_ip = user_public_ip(&h, SHARED_RG, "shared-api-ip").await;
+    let id = format!(
+        "/subscriptions/{}/resourceGroups/{SHARED_RG}/providers/Microsoft.Network/publicIPAddresses/shared-api-ip",
+        bootstrap_sim::azure::SUBSCRIPTION
+    );
+    let path = h.dir.path().join("reservations.yaml");
+    std::fs::write(
+        &path,
+        format!("public-ipv4: {{id: {id}}}\nprivate-ipv4: {{ip: {USER_PRIVATE_IP}}}\n"),
+    )
+    .unwrap();
+    h.extra = vec!["--reservations".into(), path.display().to_string()];
+
+    let rendered = String::from_utf8(h.run(&["render"]).await.stdout).unwrap();
+    assert!(
+        rendered.contains(&format!(
+            "service.beta.kubernetes.io/azure-load-balancer-resource-group: {SHARED_RG}"
+        )),
+        "{rendered}"
+    );
+    h.run(&["dns", "seed"]).await;
+    h.run(&["apply", "--kubeconfig", &kubeconfig]).await;
+    h.run(&["wait", "--kubeconfig", &kubeconfig, "--gate-timeout", "60s"])
+        .await;
+    let external = apiserver_service(&kube, "external-lb");
+    assert_eq!(
+        external["status"]["loadBalancer"]["ingress"][0]["ip"],
+        public_ip.as_str()
+    );
 }
 
 /// Public IPs that exist by the seed's name but cannot serve, and private IPs that are taken,

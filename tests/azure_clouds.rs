@@ -85,6 +85,28 @@ async fn stack_seeds_every_record_into_the_base_domain_zone() {
     assert_eq!(private, &serde_json::json!({}), "no private record");
 }
 
+/// Azure Stack Hub serves only its profiles' api-versions (Network 2018-11-01, DNS 2016-04-01,
+/// Resources 2018-05-01, Authorization 2015-07-01; the fake refuses any other with
+/// `NoRegisteredProviderFound`, as the stamp does) and has no Tags API: the whole `run`,
+/// preflight included, reaches done with the private IP recorded on the cluster's resource
+/// group by a resource-group update, and a second `plan` changes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn stack_run_reaches_done_with_the_stamps_api_versions() {
+    let mut h = derived("azure-stack", SimCloud::Stack).await;
+    let _kube = h.run_to_done().await;
+    let world = h.world().await;
+    assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
+    assert_eq!(world.public_ip("IPv4").len(), 1, "{:#}", world.0);
+    let run_flags = std::mem::take(&mut h.agent.extra);
+    let plan = h.run(&["plan"]).await;
+    assert!(
+        String::from_utf8_lossy(&plan.stdout).contains("no changes"),
+        "{}",
+        String::from_utf8_lossy(&plan.stdout)
+    );
+    h.agent.extra = run_flags;
+}
+
 /// The vnet lives in `networkResourceGroupName`, apart from the cluster's group: the free IP
 /// is found there, the public IP and the private-IP record stay in the cluster's group.
 #[tokio::test(flavor = "multi_thread")]

@@ -628,6 +628,24 @@ async fn upi_addresses_that_do_not_fit_are_refused_naming_them() {
         err.contains("purpose GCE_ENDPOINT") && err.contains("SHARED_LOADBALANCER_VIP"),
         "{err}"
     );
+
+    // The network tier: the external Service is Premium (no `cloud.google.com/network-tier`),
+    // and the cloud provider refuses a static address of the Standard tier.
+    let h = GcpHarness::new().await;
+    let name = "mycluster-7xk2p-rsvd-public-ipv4";
+    bootstrap_sim::upi::gcp_address(&h.peers.fake, name, None)
+        .await
+        .unwrap();
+    h.peers.fake.set_network_tier(name, "STANDARD");
+    for err in h.plan_and_reserve_refusals().await {
+        assert!(
+            err.contains(&format!("address {name}"))
+                && err.contains("network tier STANDARD")
+                && err.contains("PREMIUM"),
+            "{err}"
+        );
+    }
+    h.assert_no_mutating_call_naming(ADDRESS_CALLS);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -575,6 +575,18 @@ mod gcp {
                     });
                 }
             }
+            // Each cluster's installer made its per-zone instance groups (preflight's
+            // `instance-groups` line looks for them).
+            for i in 0..n {
+                let seed = &options.seed;
+                let (_, groups) = bootstrap_sim::gcp::installer_machines(
+                    &format!("clu{i:02}-7xk2p"),
+                    &seed.region,
+                    &seed.subnetworks[0].name,
+                    &seed.subnetworks[1].name,
+                );
+                options.seed.instance_groups.extend(groups);
+            }
             Setup {
                 peers: GcpPeers::start(options).await.unwrap(),
                 base: base_with_fixture("gcp"),

@@ -1,6 +1,6 @@
 //! Preflight on GCP (the compute.v1 + dns.v1 + Resource Manager fake, the local API server):
 //! each GCP line (`credentials`, `permissions`, `quota-addresses`, `subnets`,
-//! `private-zone-network`) failing for its own reason, and `run` refusing with no mutating call.
+//! `instance-groups`, `private-zone-network`) failing for its own reason, and `run` refusing with no mutating call.
 #![cfg(feature = "gcp")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -24,11 +24,12 @@ async fn world_on(fixture: &str, options: FakeOptions) -> World {
 }
 
 /// The GCP lines.
-const LINES: [&str; 5] = [
+const LINES: [&str; 6] = [
     "credentials",
     "permissions",
     "quota-addresses",
     "subnets",
+    "instance-groups",
     "private-zone-network",
 ];
 
@@ -55,7 +56,26 @@ async fn gcp_preflight_passes_on_a_good_world_shows_the_project_and_changes_noth
         ),
         ("subnets", &["mycluster-worker-subnet 10.0.128.0/17"]),
         ("permissions", &["held (projects example-project)"]),
+        (
+            "instance-groups",
+            &["mycluster-7xk2p-master-us-central1-a, mycluster-7xk2p-master-us-central1-b"],
+        ),
     ])
+    .await;
+}
+
+/// OpenShift's cloud provider builds the internal load balancers on the installer's
+/// per-zone instance groups: without any, preflight fails naming the group it looked for, and
+/// `run` changes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn missing_installer_instance_groups_fail_instance_groups() {
+    let mut options = FakeOptions::realistic();
+    options.seed.instance_groups.clear();
+    let mut w = world(options).await;
+    w.assert_refused_for(
+        "instance-groups",
+        &["mycluster-7xk2p-master-us-central1-a", "wrongSubnetwork"],
+    )
     .await;
 }
 

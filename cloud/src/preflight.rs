@@ -149,6 +149,7 @@ pub const GCP_CHECKS: &[&str] = &[
     "permissions",
     "quota-addresses",
     "subnets",
+    "instance-groups",
     "private-zone-network",
 ];
 /// Every line Azure's preflight shows.

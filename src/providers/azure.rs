@@ -62,6 +62,7 @@ pub async fn providers(spec: &ClusterSpec, platform: &AzureSpec) -> Result<Provi
         arm_endpoint: endpoints.resource_manager.clone(),
         authority_host: endpoints.authority_host.clone(),
         token_scope: endpoints.scope(),
+        api: azure::ApiVersions::for_cloud(&platform.cloud),
     };
     let arm = azure::connect(&settings, http)?;
     let targets = targets(spec, platform);

@@ -1,6 +1,6 @@
 //! What a template sees: the cluster's names and, per scope and family, the reserved address.
 
-use crate::assets::ClusterSpec;
+use crate::assets::{ClusterSpec, Platform};
 use bootstrap_cloud::{IpFamily, Reservation, Scope};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -32,6 +32,48 @@ pub(super) struct TemplateContext {
     /// The first public/private address per family (Azure, GCP: there is one).
     public_ip: ByFamily,
     private_ip: ByFamily,
+    /// Azure: the resource group of the public IPs when it is not the cluster's (an adopted
+    /// public IP of another group). cloud-provider-azure looks for a Service's public IP in
+    /// the cluster's resource group unless `azure-load-balancer-resource-group` names another
+    /// (kubernetes-sigs/cloud-provider-azure `pkg/provider/azure_loadbalancer.go`,
+    /// `getPublicIPAddressResourceGroup`, `findMatchedPIPByLoadBalancerIP`).
+    public_ip_resource_group: Option<String>,
+    /// The IPv4 CIDRs of `networking.machineNetwork` (empty when the install-config lists
+    /// none). IPv4 only: they restrict IPv4 load balancers (a GCE firewall rule takes one
+    /// family).
+    machine_networks_ipv4: Vec<String>,
+}
+
+/// The resource group an ARM resource id names (`/subscriptions/<s>/resourceGroups/<rg>/...`).
+pub(super) fn resource_group_of(id: &str) -> Option<&str> {
+    let mut parts = id.split('/').filter(|p| !p.is_empty());
+    while let Some(part) = parts.next() {
+        if part.eq_ignore_ascii_case("resourceGroups") {
+            return parts.next();
+        }
+    }
+    None
+}
+
+/// Azure: the resource groups of the public IPs other than the cluster's, each once
+/// (case-insensitive, as ARM compares them).
+pub(super) fn foreign_public_ip_groups(
+    spec: &ClusterSpec,
+    reservations: &[Reservation],
+) -> Vec<String> {
+    let Platform::Azure(azure) = &spec.platform else {
+        return Vec::new();
+    };
+    let mut groups: Vec<String> = Vec::new();
+    for r in reservations.iter().filter(|r| r.key.scope == Scope::Public) {
+        if let Some(rg) = resource_group_of(&r.id)
+            && !rg.eq_ignore_ascii_case(&azure.resource_group)
+            && !groups.iter().any(|g| g.eq_ignore_ascii_case(rg))
+        {
+            groups.push(rg.to_string());
+        }
+    }
+    groups
 }
 
 pub(super) fn context(spec: &ClusterSpec, reservations: &[Reservation]) -> TemplateContext {
@@ -68,6 +110,15 @@ pub(super) fn context(spec: &ClusterSpec, reservations: &[Reservation]) -> Templ
         labels: super::our_labels(&spec.infra_id),
         public_ip: by_family(&public),
         private_ip: by_family(&private),
+        public_ip_resource_group: foreign_public_ip_groups(spec, reservations)
+            .into_iter()
+            .next(),
+        machine_networks_ipv4: spec
+            .machine_networks
+            .iter()
+            .filter(|c| c.network.is_ipv4())
+            .map(ToString::to_string)
+            .collect(),
         public,
         private,
     }

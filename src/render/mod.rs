@@ -96,6 +96,12 @@ pub fn services(
         Platform::Gcp(_) => ("gcp", GCP),
         Platform::None => return Ok(Vec::new()),
     };
+    // cloud-provider-azure looks for all of a Service's public IPs in one resource group.
+    if let [first, second, ..] = context::foreign_public_ip_groups(spec, reservations).as_slice() {
+        anyhow::bail!(
+            "the public IPs are in resource groups {first} and {second}: the external Service names one (service.beta.kubernetes.io/azure-load-balancer-resource-group), where cloud-provider-azure looks for all of them; use public IPs of one resource group"
+        );
+    }
     let ctx = context(spec, reservations);
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);

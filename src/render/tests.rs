@@ -404,3 +404,94 @@ fn a_list_where_the_annotations_mapping_belongs_is_named_by_its_path() {
         "metadata.annotations: expected a mapping of names to string values, found a list",
     );
 }
+
+/// cloud-provider-azure looks for a Service's public IP in the cluster's resource group
+/// unless `azure-load-balancer-resource-group` names another: an adopted public IP of another
+/// group renders that annotation, one of the cluster's group does not.
+#[test]
+fn azure_public_ip_of_another_resource_group_is_named_on_the_external_service() {
+    const RG: &str = "service.beta.kubernetes.io/azure-load-balancer-resource-group";
+    let spec = fixture("azure");
+    let Platform::Azure(azure) = &spec.platform else {
+        panic!("azure fixture");
+    };
+    let cluster_rg = azure.resource_group.clone();
+    let with_public_in = |rg: &str| -> Vec<Reservation> {
+        reservations(&spec)
+            .into_iter()
+            .map(|mut r| {
+                if r.key.scope == Scope::Public {
+                    r.id = format!(
+                        "/subscriptions/s/resourceGroups/{rg}/providers/Microsoft.Network/publicIPAddresses/{}",
+                        r.name
+                    );
+                }
+                r
+            })
+            .collect()
+    };
+    let external = |res: &[Reservation]| {
+        services(&spec, res, None)
+            .unwrap()
+            .into_iter()
+            .find(|r| r.template == "services/azure/external-lb.yaml")
+            .unwrap()
+            .service
+    };
+    let elsewhere = external(&with_public_in("shared-ips-rg"));
+    assert_eq!(
+        elsewhere.metadata.annotations.as_ref().unwrap()[RG],
+        "shared-ips-rg"
+    );
+    for same in [cluster_rg.clone(), cluster_rg.to_ascii_uppercase()] {
+        let svc = external(&with_public_in(&same));
+        assert!(
+            !svc.metadata.annotations.as_ref().unwrap().contains_key(RG),
+            "the cluster's own group ({same}) needs no annotation"
+        );
+    }
+    // Two public IPs (dual stack) in two other groups: the Service can name only one.
+    let spec = fixture("azure-dualstack");
+    let mut res = reservations(&spec);
+    for (i, r) in res
+        .iter_mut()
+        .filter(|r| r.key.scope == Scope::Public)
+        .enumerate()
+    {
+        r.id = format!(
+            "/subscriptions/s/resourceGroups/rg-{i}/providers/Microsoft.Network/publicIPAddresses/{}",
+            r.name
+        );
+    }
+    let err = services(&spec, &res, None).unwrap_err().to_string();
+    assert!(err.contains("rg-0") && err.contains("rg-1"), "{err}");
+}
+
+/// GCP: the cloud provider's firewall rule for an internal Service allows its
+/// `loadBalancerSourceRanges`, 0.0.0.0/0 when unset. The machine-config server serves ignition
+/// (secrets): only the machine network may reach 22623, as the installer's firewall allows
+/// only the cluster's machines; the API Service stays open as the installer's (public) is.
+#[test]
+fn gcp_machine_config_server_is_open_to_the_machine_network_only() {
+    // The `loadBalancerSourceRanges` of the Service named `name`, rendered for `fixture_name`.
+    let ranges = |fixture_name: &str, name: &str| {
+        let spec = fixture(fixture_name);
+        services(&spec, &reservations(&spec), None)
+            .unwrap()
+            .into_iter()
+            .find(|r| r.service.metadata.name.as_deref() == Some(name))
+            .unwrap()
+            .service
+            .spec
+            .unwrap()
+            .load_balancer_source_ranges
+    };
+    const MCS: &str = "internal-lb-machine-config-server";
+    assert_eq!(ranges("gcp", MCS), Some(vec!["10.0.0.0/16".to_string()]));
+    assert_eq!(ranges("gcp", "internal-lb"), None);
+    // Dual stack: the IPv4 ranges only (the internal load balancer is IPv4).
+    assert_eq!(
+        ranges("gcp-dualstack", MCS),
+        Some(vec!["10.0.0.0/16".to_string()])
+    );
+}

@@ -5,7 +5,7 @@
 use super::arm::ArmClient;
 use super::claims::Recorded;
 use super::subnet::{derived_ipv6, parse_v4_prefix, parse_v6_prefix};
-use super::{AzureSettings, NETWORK_API, RESERVATION_TAG, TAGS_API, cluster_tag, rg_path};
+use super::{AzureSettings, RESERVATION_TAG, cluster_tag, rg_path};
 use crate::poll::Poll;
 use crate::{
     AddressProvider, CloudError, ErrorKind, IpFamily, Reservation, ReservationKey, ReserveRequest,
@@ -77,7 +77,7 @@ impl AzureAddresses {
                     let Some(id) = resource["id"].as_str() else {
                         return Ok(None);
                     };
-                    let url = self.arm.url(id, NETWORK_API, &[])?;
+                    let url = self.arm.url(id, self.settings.api.network, &[])?;
                     match self.arm.get_optional("GetPublicIPAddress", url).await? {
                         Some(r) => resource = r,
                         None => return Ok(None),
@@ -116,7 +116,7 @@ impl AzureAddresses {
 
     async fn reserve_public(&self, request: &ReserveRequest) -> Result<Reservation, CloudError> {
         let path = format!("{}/{}", self.public_ips_path(), request.name);
-        let url = self.arm.url(&path, NETWORK_API, &[])?;
+        let url = self.arm.url(&path, self.settings.api.network, &[])?;
         // The name is the idempotency key (PUT is create-or-update). Never take over a public
         // IP of that name that is not ours.
         if let Some(existing) = self
@@ -170,29 +170,96 @@ impl AzureAddresses {
         })
     }
 
+    /// The cluster resource group itself (`ResourceGroups_Get` / `_Update`).
+    fn resource_group_url(&self) -> Result<url::Url, CloudError> {
+        self.arm.url(
+            &rg_path(&self.settings, &self.settings.resource_group),
+            self.settings.api.resources,
+            &[],
+        )
+    }
+
+    /// The cluster resource group's tags: the Tags API at its scope, or (Azure Stack Hub, which
+    /// has no Tags API) the group itself (`ResourceGroups_Get`).
     pub(super) async fn rg_tags(&self) -> Result<serde_json::Map<String, Value>, CloudError> {
-        let url = self.arm.url(&self.tags_path(), TAGS_API, &[])?;
-        let body = self.arm.get_optional("GetTagsAtScope", url).await?;
+        let body = match self.settings.api.tags {
+            Some(api) => {
+                let url = self.arm.url(&self.tags_path(), api, &[])?;
+                self.arm
+                    .get_optional("GetTagsAtScope", url)
+                    .await?
+                    .map(|b| b["properties"]["tags"].clone())
+            }
+            None => {
+                let url = self.resource_group_url()?;
+                self.arm
+                    .get_optional("GetResourceGroup", url)
+                    .await?
+                    .map(|b| b["tags"].clone())
+            }
+        };
         Ok(body
-            .and_then(|b| b["properties"]["tags"].as_object().cloned())
+            .and_then(|tags| tags.as_object().cloned())
             .unwrap_or_default())
     }
 
     /// One tag of the cluster resource group: `Merge` (sets it, never touching other tags) or
     /// `Delete` (removes it only while it still has exactly this value).
+    ///
+    /// With the Tags API that is one `PATCH .../tags/default` of that tag alone. Azure Stack
+    /// Hub has no Tags API (Resources 2018-05-01): there the group's tags are read and the
+    /// whole map is written back with `ResourceGroups_Update` (`PATCH` of the group, whose
+    /// `tags` replaces the group's). Resource groups carry no ETag, so a tag another writer
+    /// sets between the read and the write is lost: on Stack the private-IP record is not safe
+    /// against a concurrent writer of the same group's tags.
     pub(super) async fn patch_tag(
         &self,
         operation: &str,
         name: &str,
         value: &str,
     ) -> Result<(), CloudError> {
-        let url = self.arm.url(&self.tags_path(), TAGS_API, &[])?;
+        let Some(api) = self.settings.api.tags else {
+            return self.rewrite_rg_tags(operation, name, value).await;
+        };
+        let url = self.arm.url(&self.tags_path(), api, &[])?;
         let body = json!({
             "operation": operation,
             "properties": {"tags": {name: value}},
         });
         self.arm
             .long_running("UpdateTagsAtScope", Method::PATCH, url, Some(&body))
+            .await
+            .map(|_| ())
+    }
+
+    /// `patch_tag` without the Tags API: read the group's tags, change the one, write them all.
+    async fn rewrite_rg_tags(
+        &self,
+        operation: &str,
+        name: &str,
+        value: &str,
+    ) -> Result<(), CloudError> {
+        const OP: &str = "UpdateResourceGroup";
+        let mut tags = self.rg_tags().await?;
+        match operation {
+            "Merge" if tags.get(name).and_then(Value::as_str) == Some(value) => return Ok(()),
+            "Merge" => {
+                tags.insert(name.to_string(), json!(value));
+            }
+            "Delete" if tags.get(name).and_then(Value::as_str) == Some(value) => {
+                tags.remove(name);
+            }
+            "Delete" => return Ok(()),
+            other => {
+                return Err(CloudError::fatal(
+                    OP,
+                    format!("unknown tag operation {other}"),
+                ));
+            }
+        }
+        let url = self.resource_group_url()?;
+        self.arm
+            .send(OP, Method::PATCH, url, &[], Some(&json!({"tags": tags})))
             .await
             .map(|_| ())
     }
@@ -223,7 +290,7 @@ impl AzureAddresses {
                 problem: "is not a public IP resource id (…/providers/Microsoft.Network/publicIPAddresses/<name>)".into(),
             }));
         }
-        let url = self.arm.url(path, NETWORK_API, &[])?;
+        let url = self.arm.url(path, self.settings.api.network, &[])?;
         Ok(
             match self.arm.get_optional("GetPublicIPAddress", url).await? {
                 Some(resource) if !self.is_ours(&resource) => Some(super::adopt::check_public(
@@ -272,7 +339,7 @@ impl AzureAddresses {
         {
             let url = self.arm.url(
                 &format!("{}/CheckIPAddressAvailability", self.vnet_path()),
-                NETWORK_API,
+                self.settings.api.network,
                 &[("ipAddress", &ip.to_string())],
             )?;
             let answer = self
@@ -312,7 +379,9 @@ impl AzureAddresses {
 #[async_trait]
 impl AddressProvider for AzureAddresses {
     async fn observe(&self) -> Result<Vec<Reservation>, CloudError> {
-        let url = self.arm.url(&self.public_ips_path(), NETWORK_API, &[])?;
+        let url = self
+            .arm
+            .url(&self.public_ips_path(), self.settings.api.network, &[])?;
         let mut found = Vec::new();
         for resource in self.arm.list("ListPublicIPAddresses", url).await? {
             if self.is_ours(&resource)
@@ -441,7 +510,9 @@ impl AddressProvider for AzureAddresses {
     async fn release(&self, reservation: &Reservation) -> Result<(), CloudError> {
         let result = match reservation.key.scope {
             Scope::Public => {
-                let url = self.arm.url(&reservation.id, NETWORK_API, &[])?;
+                let url = self
+                    .arm
+                    .url(&reservation.id, self.settings.api.network, &[])?;
                 self.arm
                     .long_running("DeletePublicIPAddress", Method::DELETE, url, None)
                     .await

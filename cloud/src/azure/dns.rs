@@ -1,12 +1,13 @@
-//! Azure DNS (public zone, `Microsoft.Network/dnsZones`, api 2018-05-01) and Azure Private DNS
-//! (`Microsoft.Network/privateDnsZones`, api 2020-06-01) record sets. The compare-and-swap is
+//! Azure DNS (public zone, `Microsoft.Network/dnsZones`, api 2018-05-01; 2016-04-01 on Azure
+//! Stack Hub) and Azure Private DNS (`Microsoft.Network/privateDnsZones`, api 2020-06-01) record
+//! sets. The compare-and-swap is
 //! the record set's ETag: an update or delete sends `If-Match: <etag as read>`, a create sends
 //! `If-None-Match: *`; a rival write in between makes the service answer 412
 //! PreconditionFailed, which maps to `ErrorKind::Conflict` so the shared edit re-reads and
 //! retries. Record-set writes are synchronous in both APIs.
 
 use super::arm::ArmClient;
-use super::{AzureSettings, DNS_API, PRIVATE_DNS_API, rg_path};
+use super::{AzureSettings, rg_path};
 use crate::{
     CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, RecordType, RecordWrite, Zone,
     ZoneRef,
@@ -24,7 +25,6 @@ pub struct AzureDns {
 /// Where a zone lives and how its API spells things.
 struct Flavor {
     provider: &'static str,
-    api: &'static str,
     ttl: &'static str,
     a: &'static str,
     aaaa: &'static str,
@@ -32,7 +32,6 @@ struct Flavor {
 
 const PUBLIC: Flavor = Flavor {
     provider: "dnsZones",
-    api: DNS_API,
     ttl: "TTL",
     a: "ARecords",
     aaaa: "AAAARecords",
@@ -40,7 +39,6 @@ const PUBLIC: Flavor = Flavor {
 
 const PRIVATE: Flavor = Flavor {
     provider: "privateDnsZones",
-    api: PRIVATE_DNS_API,
     ttl: "ttl",
     a: "aRecords",
     aaaa: "aaaaRecords",
@@ -55,6 +53,15 @@ impl AzureDns {
         Self {
             arm,
             settings: settings.clone(),
+        }
+    }
+
+    /// The zone's api-version on this cloud (see `ApiVersions`).
+    fn api(&self, zone: &ZoneRef) -> &'static str {
+        if zone.private {
+            self.settings.api.private_dns
+        } else {
+            self.settings.api.dns
         }
     }
 
@@ -106,7 +113,7 @@ impl DnsProvider for AzureDns {
         } else {
             "GetZone"
         };
-        let url = self.arm.url(&path, flavor(zone).api, &[])?;
+        let url = self.arm.url(&path, self.api(zone), &[])?;
         match self.arm.get_optional(op, url).await? {
             Some(found) if !zone.private && found["properties"]["zoneType"] == "Private" => {
                 Err(CloudError::fatal(
@@ -125,7 +132,11 @@ impl DnsProvider for AzureDns {
 
     async fn read(&self, zone: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
         let f = flavor(&zone.reference);
-        let url = self.arm.url(&self.record_path(zone, key)?, f.api, &[])?;
+        let url = self.arm.url(
+            &self.record_path(zone, key)?,
+            self.api(&zone.reference),
+            &[],
+        )?;
         let Some(set) = self.arm.get_optional("GetRecordSet", url).await? else {
             return Ok(None);
         };
@@ -169,7 +180,11 @@ impl DnsProvider for AzureDns {
             ttl,
         } = *write;
         let f = flavor(&zone.reference);
-        let url = self.arm.url(&self.record_path(zone, key)?, f.api, &[])?;
+        let url = self.arm.url(
+            &self.record_path(zone, key)?,
+            self.api(&zone.reference),
+            &[],
+        )?;
         let etag = current.and_then(|c| c.version.clone());
         let condition: (&str, String) = match (current, &etag) {
             (Some(_), Some(etag)) => ("If-Match", etag.clone()),

@@ -67,12 +67,63 @@ pub fn cluster_tag(infra_id: &str) -> String {
 /// Tag naming the reservation's purpose (its `ReservationKey` text form).
 pub const RESERVATION_TAG: &str = "bootstrap-agent.openshift.io_reservation";
 
-pub const NETWORK_API: &str = "2024-05-01";
-pub const DNS_API: &str = "2018-05-01";
-pub const PRIVATE_DNS_API: &str = "2020-06-01";
-pub const TAGS_API: &str = "2021-04-01";
-/// `ResourceGroups_List` (Microsoft.Resources), where the other clusters' private IPs are read.
-pub const RESOURCE_GROUPS_API: &str = "2021-04-01";
+/// The `api-version` of each Azure API the agent calls. Azure Stack Hub serves older versions
+/// only and refuses any other (`NoRegisteredProviderFound`), so each cloud has its set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApiVersions {
+    /// Microsoft.Network: public IPs, subnets, CheckIPAddressAvailability, usages.
+    pub network: &'static str,
+    /// Microsoft.Network/dnsZones (public DNS).
+    pub dns: &'static str,
+    /// Microsoft.Network/privateDnsZones (none on Stack).
+    pub private_dns: &'static str,
+    /// Microsoft.Resources: resource groups (`ResourceGroups_List`, `_Get`, `_Update`).
+    pub resources: &'static str,
+    /// `GET /subscriptions/{id}`.
+    pub subscriptions: &'static str,
+    /// Microsoft.Authorization `permissions`.
+    pub authorization: &'static str,
+    /// `Microsoft.Resources/tags/default` at a scope (the Tags API, with PATCH `Merge` /
+    /// `Delete`). None where it does not exist: the private-IP tag is then written with a
+    /// `ResourceGroups_Update` of the group's whole tag map (see `addresses`).
+    pub tags: Option<&'static str>,
+}
+
+impl ApiVersions {
+    /// Azure's public, US Government and China clouds.
+    pub const AZURE: Self = Self {
+        network: "2024-05-01",
+        dns: "2018-05-01",
+        private_dns: "2020-06-01",
+        resources: "2021-04-01",
+        subscriptions: "2022-12-01",
+        authorization: "2022-04-01",
+        tags: Some("2021-04-01"),
+    };
+
+    /// Azure Stack Hub, whose API profiles stop at Network 2018-11-01 (profile
+    /// 2020-09-01-hybrid), DNS 2016-04-01, Resources 2018-05-01 (resource groups,
+    /// subscriptions, tag names) and Authorization permissions 2015-07-01
+    /// (MicrosoftDocs/azure-stack-docs
+    /// `azure-stack/user/azure-stack-profiles-azure-resource-manager-versions.md`). The Tags
+    /// API at a scope came with Resources 2019-10-01, so Stack has none.
+    pub const STACK: Self = Self {
+        network: "2018-11-01",
+        dns: "2016-04-01",
+        private_dns: "2020-06-01",
+        resources: "2018-05-01",
+        subscriptions: "2018-05-01",
+        authorization: "2015-07-01",
+        tags: None,
+    };
+
+    pub fn for_cloud(cloud: &crate::azure_cloud::AzureCloud) -> Self {
+        match cloud {
+            crate::azure_cloud::AzureCloud::AzureStackCloud { .. } => Self::STACK,
+            _ => Self::AZURE,
+        }
+    }
+}
 
 pub const CA_FILE_ENV: &str = "BOOTSTRAP_AGENT_AZURE_CA_FILE";
 pub const RESOLVE_ENV: &str = "BOOTSTRAP_AGENT_AZURE_RESOLVE";
@@ -114,6 +165,8 @@ pub struct AzureSettings {
     pub authority_host: String,
     /// OAuth2 scope of ARM tokens: `<the cloud's ARM audience>/.default`.
     pub token_scope: String,
+    /// The cloud's api-versions.
+    pub api: ApiVersions,
 }
 
 /// The ARM client both providers share.

@@ -35,7 +35,6 @@
 use super::addresses::AzureAddresses;
 use super::claims::{Record, Recorded, Verdict, candidates, records_of, verdict};
 use super::subnet::{parse_v4_prefix, prefixes};
-use super::{NETWORK_API, RESOURCE_GROUPS_API};
 use crate::{CloudError, ErrorKind, IpFamily};
 use reqwest::Method;
 use std::collections::BTreeSet;
@@ -60,7 +59,7 @@ impl AzureAddresses {
                 self.vnet_path(),
                 self.settings.compute_subnet
             ),
-            NETWORK_API,
+            self.settings.api.network,
             &[],
         )?;
         let subnet = self
@@ -114,7 +113,7 @@ impl AzureAddresses {
                 "subscriptions/{}/resourcegroups",
                 self.settings.subscription_id
             ),
-            RESOURCE_GROUPS_API,
+            self.settings.api.resources,
             &[],
         )?;
         let groups = self.arm.list(op, url).await.map_err(|e| {
@@ -240,7 +239,7 @@ impl AzureAddresses {
         {
             let url = self.arm.url(
                 &check_url,
-                NETWORK_API,
+                self.settings.api.network,
                 &[("ipAddress", &candidate.to_string())],
             )?;
             let answer = self.arm.send(op, Method::GET, url, &[], None).await?.body;

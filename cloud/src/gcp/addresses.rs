@@ -207,7 +207,12 @@ impl AddressProvider for GceAddresses {
                 ),
             ]);
         body = match request.key.scope {
-            Scope::Public => body.set_address_type(address::AddressType::External),
+            // PREMIUM said outright: without it GCE takes the project's default tier, and the
+            // cloud provider refuses a Service address whose tier is not the Service's
+            // (Premium, as the Services carry no `cloud.google.com/network-tier`).
+            Scope::Public => body
+                .set_address_type(address::AddressType::External)
+                .set_network_tier(address::NetworkTier::Premium),
             Scope::Private => body
                 .set_address_type(address::AddressType::Internal)
                 .set_purpose(address::Purpose::SharedLoadbalancerVip)

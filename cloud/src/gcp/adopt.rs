@@ -46,6 +46,20 @@ pub(super) fn check(
                     kind.name().unwrap_or("of another type")
                 ));
             }
+            // The external Service carries no `cloud.google.com/network-tier`, so the cloud
+            // provider wants a PREMIUM address and refuses another tier
+            // (openshift/cloud-provider-gcp `providers/gce/gce_loadbalancer_external.go`,
+            // `verifyUserRequestedIP`: "belongs to the Standard network tier; expected Premium").
+            if let Some(tier) = a
+                .network_tier
+                .as_ref()
+                .filter(|t| **t != address::NetworkTier::Premium)
+            {
+                return misfit(format!(
+                    "has network tier {}; the external API Service needs a PREMIUM address (the cloud provider refuses another tier: SyncLoadBalancerFailed); reserve one with --network-tier=PREMIUM",
+                    tier.name().unwrap_or("other than PREMIUM")
+                ));
+            }
         }
         Scope::Private => {
             if kind != address::AddressType::Internal {
@@ -121,6 +135,21 @@ mod tests {
     }
 
     #[test]
+    fn an_external_address_fits_the_public_api_in_the_premium_tier_or_unsaid() {
+        let external = Address::new()
+            .set_name("c-1-rsvd-public-ipv4")
+            .set_address("203.0.113.5")
+            .set_address_type(address::AddressType::External);
+        for found in [
+            external.clone(),
+            external.set_network_tier(address::NetworkTier::Premium),
+        ] {
+            let made = check(&found, &query("public-ipv4"), "us-central1", SUBNET);
+            assert!(matches!(made, UserMade::Fits(_)), "{made:?}");
+        }
+    }
+
+    #[test]
     fn wrong_type_purpose_subnetwork_or_region_is_named() {
         let external = Address::new()
             .set_name("c-1-rsvd-private-ipv4")
@@ -159,10 +188,17 @@ mod tests {
             ),
             (
                 "external for a private query",
-                external,
+                external.clone(),
                 "private-ipv4",
                 "us-central1",
                 &["needs an INTERNAL address"],
+            ),
+            (
+                "a STANDARD-tier address for the public API",
+                external.set_network_tier(address::NetworkTier::Standard),
+                "public-ipv4",
+                "us-central1",
+                &["c-1-rsvd-private-ipv4", "network tier STANDARD", "PREMIUM"],
             ),
         ];
         for (case, found, purpose, region, named) in cases {

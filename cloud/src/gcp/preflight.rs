@@ -3,7 +3,10 @@
 //! `STATIC_ADDRESSES` for the external address, `INTERNAL_ADDRESSES` for the internal one,
 //! `limit - usage`), whether the subnetworks exist in the region under the project that holds
 //! the network (a Shared VPC's host project) and belong to the cluster's network, and whether
-//! the private managed zone is visible to that network (`privateVisibilityConfig.networks`).
+//! the private managed zone is visible to that network (`privateVisibilityConfig.networks`),
+//! and whether the installer's per-zone instance groups `<infra-id>-master-<zone>` exist,
+//! which OpenShift's cloud provider reuses for the internal load balancers (see
+//! [`GcpPreflight::instance_groups`]).
 //!
 //! Permissions are asked with Cloud Resource Manager's `projects.testIamPermissions`, per
 //! project (see `permissions`).
@@ -14,7 +17,8 @@ use super::{GcpCredentials, GcpSettings, classify};
 use crate::preflight::{Check, Needs, Preflight, Quota, quota_check};
 use crate::{CloudError, Zone};
 use async_trait::async_trait;
-use google_cloud_compute_v1::client::{Projects, Regions, Subnetworks};
+use google_cloud_compute_v1::client::{InstanceGroups, Projects, Regions, Subnetworks};
+use google_cloud_compute_v1::model::Region;
 use google_cloud_compute_v1::model::quota::Metric;
 use google_cloud_dns_v1::client::ManagedZones;
 
@@ -30,12 +34,14 @@ pub struct GcpPreflight {
     projects: Projects,
     regions: Regions,
     subnetworks: Subnetworks,
+    instance_groups: InstanceGroups,
     zones: ManagedZones,
     resource_manager: ResourceManager,
     project: String,
     region: String,
     network_project: String,
     network: GcpNetwork,
+    infra_id: String,
     /// Who the calls run as, for display: never the key.
     identity: String,
 }
@@ -47,6 +53,7 @@ impl GcpPreflight {
             projects: build_client!(Projects, settings, compute, "compute"),
             regions: build_client!(Regions, settings, compute, "compute"),
             subnetworks: build_client!(Subnetworks, settings, compute, "compute"),
+            instance_groups: build_client!(InstanceGroups, settings, compute, "compute"),
             zones: build_client!(
                 ManagedZones,
                 settings,
@@ -61,6 +68,7 @@ impl GcpPreflight {
                 .clone()
                 .unwrap_or_else(|| settings.project.clone()),
             network,
+            infra_id: settings.infra_id.clone(),
             identity: identity(settings),
         })
     }
@@ -111,28 +119,32 @@ impl GcpPreflight {
         permissions::verdict(&asked, &answers)
     }
 
+    /// The region (`regions.get`: quotas, zones), or the line `name` failing for it.
+    async fn region(&self, name: &str) -> Result<Region, Check> {
+        self.regions
+            .get()
+            .set_project(&self.project)
+            .set_region(&self.region)
+            .send()
+            .await
+            .map_err(|e| {
+                Check::from_error(
+                    name,
+                    &classify("regions.get", e),
+                    "allow compute.regions.get",
+                )
+            })
+    }
+
     async fn quota(&self, needs: &Needs) -> Check {
         const NAME: &str = "quota-addresses";
         let private: u32 = needs.private_addresses.values().sum();
         if needs.public_addresses == 0 && private == 0 {
             return Check::pass(NAME, "no address to reserve");
         }
-        let region = match self
-            .regions
-            .get()
-            .set_project(&self.project)
-            .set_region(&self.region)
-            .send()
-            .await
-        {
+        let region = match self.region(NAME).await {
             Ok(region) => region,
-            Err(e) => {
-                return Check::from_error(
-                    NAME,
-                    &classify("regions.get", e),
-                    "allow compute.regions.get",
-                );
-            }
+            Err(failed) => return failed,
         };
         let quotas: Vec<(Metric, f64, f64)> = region
             .quotas
@@ -200,6 +212,74 @@ impl GcpPreflight {
                 found.join(", ")
             ),
         )
+    }
+
+    /// The installer's instance groups. OpenShift's cloud provider builds an internal load
+    /// balancer's backends from the instance groups whose names start with its cloud config's
+    /// `external-instance-groups-prefix` (the infra id: openshift/installer
+    /// `pkg/asset/manifests/gcp/cloudproviderconfig.go`), and puts the zone's other nodes in a
+    /// group of its own (openshift/cloud-provider-gcp `providers/gce/
+    /// gce_loadbalancer_internal_openshift.go`). The installer makes `<infra-id>-master-<zone>`
+    /// per control-plane zone (CAPG `createOrGetInstanceGroups`, name from `InstanceGroupSpec`
+    /// with the tag `master` of `pkg/asset/manifests/gcp/cluster.go`) and CAPG adds each
+    /// control-plane machine to its zone's group. Without them the control-plane machines
+    /// and the workers of a zone (two subnetworks) land in the provider's one group, which GCE
+    /// refuses (`wrongSubnetwork`), and no forwarding rule is made.
+    ///
+    /// Checked, not made: the groups and their members are the installer's (CAPG creates them
+    /// with the cluster's infrastructure, before the bootstrap host, and fills them as it
+    /// creates the machines; it deletes them on destroy). Making them here would need
+    /// `compute.instanceGroups.create` and `compute.instances.use` and would race CAPG's own
+    /// create-or-get and membership of machines the agent never sees.
+    ///
+    /// The install-config's control-plane zones are not read here: every zone of the region
+    /// (`regions.get` `zones`) is listed (`instanceGroups.list`, filter on the exact name);
+    /// none found fails, and the zones without one are named.
+    async fn instance_groups(&self) -> Check {
+        const NAME: &str = "instance-groups";
+        let fix = format!(
+            "the installer creates an instance group {infra}-master-<zone> per control-plane zone (CAPG, with the cluster's infrastructure); if they are gone, recreate them with the zone's control-plane machine: gcloud compute instance-groups unmanaged create {infra}-master-<zone> --zone <zone> --project {project}, then add-instances; the cloud provider reuses groups named {infra}* (external-instance-groups-prefix)",
+            infra = self.infra_id,
+            project = self.project
+        );
+        let region = match self.region(NAME).await {
+            Ok(region) => region,
+            Err(failed) => return failed,
+        };
+        let zones: Vec<&str> = region
+            .zones
+            .iter()
+            .filter_map(|url| url.rsplit('/').next())
+            .collect();
+        let (mut found, mut missing) = (Vec::new(), Vec::new());
+        for zone in &zones {
+            let name = format!("{}-master-{zone}", self.infra_id);
+            let listed = self
+                .instance_groups
+                .list()
+                .set_project(&self.project)
+                .set_zone(*zone)
+                .set_filter(format!("name = \"{name}\""))
+                .send()
+                .await;
+            match listed {
+                Ok(list) if list.items.iter().any(|g| g.name.as_deref() == Some(&name)) => {
+                    found.push(name)
+                }
+                Ok(_) => missing.push(name),
+                Err(e) => {
+                    return Check::from_error(
+                        NAME,
+                        &classify("instanceGroups.list", e),
+                        format!(
+                            "allow compute.instanceGroups.list on project {}",
+                            self.project
+                        ),
+                    );
+                }
+            }
+        }
+        instance_groups_verdict(&self.region, &found, &missing, fix)
     }
 
     /// A network URL (full or relative) names the cluster's network in its project.
@@ -287,6 +367,37 @@ fn identity(settings: &GcpSettings) -> String {
     }
 }
 
+/// PURE: which of the region's zones have the installer's instance group.
+fn instance_groups_verdict(
+    region: &str,
+    found: &[String],
+    missing: &[String],
+    fix: String,
+) -> Check {
+    const NAME: &str = "instance-groups";
+    if found.is_empty() {
+        return Check::fail(
+            NAME,
+            format!(
+                "no instance group {} in any zone of {region}: the cloud provider would put the control-plane machines and the workers of a zone into one group of its own, which GCE refuses (wrongSubnetwork), and the internal load balancers would never get a forwarding rule",
+                missing.join(", ")
+            ),
+            fix,
+        );
+    }
+    let mut reason = format!(
+        "{} (the cloud provider reuses them for the internal load balancers)",
+        found.join(", ")
+    );
+    if !missing.is_empty() {
+        reason.push_str(&format!(
+            "; none in the other zones of {region} ({}): no control-plane machine may go there",
+            missing.join(", ")
+        ));
+    }
+    Check::pass(NAME, reason)
+}
+
 /// PURE: the region's quotas against what is still to reserve: `STATIC_ADDRESSES` covers
 /// regional external static addresses, `INTERNAL_ADDRESSES` regional internal ones.
 fn quota_verdict(region: &str, quotas: &[(Metric, f64, f64)], public: u32, private: u32) -> Check {
@@ -329,6 +440,7 @@ impl Preflight for GcpPreflight {
             self.permissions(needs).await,
             self.quota(needs).await,
             self.subnets().await,
+            self.instance_groups().await,
             self.zone_network(needs.private_zone()).await,
         ]
     }
@@ -360,6 +472,27 @@ mod tests {
         let unknown = quota_verdict("r", &[], 1, 0);
         assert_eq!(unknown.verdict, Verdict::Warn);
         assert_eq!(quota_verdict("r", &[], 0, 0).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn instance_groups_fail_only_when_no_zone_has_one() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let none = instance_groups_verdict(
+            "r",
+            &[],
+            &names(&["c-master-r-a", "c-master-r-b"]),
+            "fix".into(),
+        );
+        assert_eq!(none.verdict, Verdict::Fail, "{none:?}");
+        assert!(none.reason.contains("c-master-r-a") && none.reason.contains("wrongSubnetwork"));
+        let some = instance_groups_verdict(
+            "r",
+            &names(&["c-master-r-a"]),
+            &names(&["c-master-r-b"]),
+            "fix".into(),
+        );
+        assert_eq!(some.verdict, Verdict::Pass, "{some:?}");
+        assert!(some.reason.contains("c-master-r-b"), "{some:?}");
     }
 
     #[test]

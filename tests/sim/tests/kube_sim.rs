@@ -2035,6 +2035,128 @@ async fn azure_refuses_an_internal_ip_outside_the_compute_subnet_and_a_shared_po
     internal_frontends_refuse("azure").await;
 }
 
+/// A strict sim whose GCP controllers read `fake` (instance groups, addresses).
+async fn gcp_sim(fake: &bootstrap_sim::gcp::GcpFake) -> (KubeSim, Raw) {
+    strict_sim(CloudOptions {
+        gcp_compute_subnet: fake.cloud_config_subnet_range(),
+        gcp: Some(fake.lb_view()),
+        ..Default::default()
+    })
+    .await
+}
+
+/// OpenShift's GCE provider builds an internal load balancer on the installer's per-zone
+/// instance groups (`<infra-id>-master-<zone>`, reused by the cloud config's
+/// `external-instance-groups-prefix`). With them the Service is served; without them the
+/// control-plane machines and the workers of a zone go into one group of the provider's own,
+/// which GCE refuses (`wrongSubnetwork`); groups of another name holding the control-plane
+/// machines make GCE refuse a second load-balanced group
+/// (`INSTANCE_IN_MULTIPLE_LOAD_BALANCED_IGS`). Either way no forwarding rule, no ingress.
+#[tokio::test(flavor = "multi_thread")]
+async fn gcp_internal_load_balancer_needs_the_installers_instance_groups() {
+    use bootstrap_sim::gcp::{FakeOptions, GcpFake};
+    let annotations = json!({"networking.gke.io/load-balancer-type": "Internal"});
+    let spec = json!({"loadBalancerIP": "10.0.128.9"});
+
+    let fake = GcpFake::start(FakeOptions::default()).await.unwrap();
+    let (_sim, raw) = gcp_sim(&fake).await;
+    create(
+        &raw,
+        service(API_NS, "internal-lb", annotations.clone(), spec.clone()),
+    )
+    .await;
+    assert_eq!(
+        ingress(&raw, API_NS, "internal-lb").await["ip"],
+        "10.0.128.9"
+    );
+
+    let fake = GcpFake::start(FakeOptions::default()).await.unwrap();
+    fake.remove_instance_groups(&[]);
+    let (sim, raw) = gcp_sim(&fake).await;
+    let svc = service(API_NS, "internal-lb", annotations.clone(), spec.clone());
+    let names = [
+        "wrongSubnetwork",
+        "mycluster-master-subnet",
+        "mycluster-worker-subnet",
+        "k8s-ig--",
+    ];
+    refused_sync(&sim, &raw, "no instance groups", svc, &names).await;
+
+    let mut options = FakeOptions::default();
+    for (_, name, _) in &mut options.seed.instance_groups {
+        *name = name.replace("mycluster-7xk2p-", "legacy-");
+    }
+    let fake = GcpFake::start(options).await.unwrap();
+    let (sim, raw) = gcp_sim(&fake).await;
+    let svc = service(API_NS, "internal-lb", annotations, spec);
+    let names = [
+        "INSTANCE_IN_MULTIPLE_LOAD_BALANCED_IGS",
+        "legacy-master-us-central1-",
+    ];
+    refused_sync(&sim, &raw, "groups of another name", svc, &names).await;
+}
+
+/// The GCE provider's `verifyUserRequestedIP`: a static address is taken only in the
+/// Service's network tier (Premium unless `cloud.google.com/network-tier` says Standard), and
+/// an address that is not a static one of the region not at all.
+#[tokio::test(flavor = "multi_thread")]
+async fn gcp_external_load_balancer_refuses_an_address_of_another_network_tier() {
+    use bootstrap_sim::gcp::{FakeOptions, GcpFake};
+    let fake = GcpFake::start(FakeOptions::default()).await.unwrap();
+    let address = fake.create_address("user-api", false, &[]).unwrap();
+    let ip = address["address"].as_str().unwrap().to_string();
+    fake.set_network_tier("user-api", "STANDARD");
+    let (sim, raw) = gcp_sim(&fake).await;
+    let spec = json!({"loadBalancerIP": ip});
+    let premium = service(API_NS, "external-lb", json!({}), spec.clone());
+    let names = [ip.as_str(), "Standard network tier; expected Premium"];
+    refused_sync(&sim, &raw, "standard address", premium, &names).await;
+    delete_service(&raw, API_NS, "external-lb").await;
+
+    let standard = json!({"cloud.google.com/network-tier": "Standard"});
+    create(&raw, service(API_NS, "external-lb", standard, spec)).await;
+    assert_eq!(
+        ingress(&raw, API_NS, "external-lb").await["ip"],
+        ip.as_str()
+    );
+
+    let not_static = service(
+        API_NS,
+        "other",
+        json!({}),
+        json!({"loadBalancerIP": "198.51.100.200"}),
+    );
+    let names = ["198.51.100.200", "neither static nor assigned to the LB"];
+    refused_sync(&sim, &raw, "not static", not_static, &names).await;
+}
+
+/// cloud-provider-azure looks for a public Service's IP among the public IPs of the cluster's
+/// resource group, or of the group `azure-load-balancer-resource-group` names.
+#[tokio::test(flavor = "multi_thread")]
+async fn azure_public_load_balancer_finds_a_public_ip_only_in_the_named_resource_group() {
+    use bootstrap_sim::azure::{AzureSim, AzureSimOptions, CLUSTER_RG};
+    let azure = AzureSim::start(AzureSimOptions::default()).await.unwrap();
+    azure.create_user_public_ip("shared-ips-rg", "user-api", "52.1.2.3".parse().unwrap());
+    let (sim, raw) = strict_sim(CloudOptions {
+        azure: Some(azure.lb_view()),
+        ..Default::default()
+    })
+    .await;
+    let ipv4 = "service.beta.kubernetes.io/azure-load-balancer-ipv4";
+    let rg = "service.beta.kubernetes.io/azure-load-balancer-resource-group";
+    let unnamed = service(API_NS, "external-lb", json!({ipv4: "52.1.2.3"}), json!({}));
+    let names = [
+        "cannot find public IP with IP address 52.1.2.3",
+        &format!("in resource group {CLUSTER_RG}"),
+    ];
+    refused_sync(&sim, &raw, "the cluster's group", unnamed, &names).await;
+    delete_service(&raw, API_NS, "external-lb").await;
+
+    let named = json!({ipv4: "52.1.2.3", rg: "shared-ips-rg"});
+    create(&raw, service(API_NS, "external-lb", named, json!({}))).await;
+    assert_eq!(ingress(&raw, API_NS, "external-lb").await["ip"], "52.1.2.3");
+}
+
 /// Azure dual stack: a dual-stack internal Service gets a frontend per family, the IPv6 one
 /// from the compute subnet's IPv6 prefix; an IPv6 outside it is refused; a single-stack
 /// Service ignores its IPv6 annotation, as cloud-provider-azure does.

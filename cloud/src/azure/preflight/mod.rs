@@ -1,7 +1,7 @@
 //! Azure preflight, reads only (ARM has no dry run):
 //!
 //! - `credentials`: a token is obtained and the subscription can be read (`GET
-//!   /subscriptions/{id}`, 2022-12-01): its display name and state, and who asks (client id and
+//!   /subscriptions/{id}`, 2022-12-01; 2018-05-01 on Azure Stack Hub): its display name and state, and who asks (client id and
 //!   tenant; never the secret).
 //! - `permissions`: the caller's own effective actions per resource group (see [`permissions`]).
 //! - `quota-public-ips`: the region's network usages (`GET /subscriptions/{s}/providers/
@@ -19,7 +19,7 @@ mod permissions;
 mod quota;
 
 use super::arm::ArmClient;
-use super::{AzureSettings, NETWORK_API, PRIVATE_DNS_API, rg_path};
+use super::{AzureSettings, rg_path};
 use crate::preflight::{Check, Needs, Preflight};
 use crate::{CloudError, ErrorKind, RecordType, Zone};
 use async_trait::async_trait;
@@ -28,8 +28,6 @@ use reqwest::Method;
 use serde_json::Value;
 use std::net::Ipv4Addr;
 use std::sync::Arc;
-
-pub const SUBSCRIPTIONS_API: &str = "2022-12-01";
 
 /// What the agent will create and write, from the install-config (beyond [`AzureSettings`]).
 #[derive(Debug, Clone, Default)]
@@ -83,7 +81,7 @@ impl AzurePreflight {
             .get(
                 "GetSubscription",
                 &format!("subscriptions/{id}"),
-                SUBSCRIPTIONS_API,
+                self.settings.api.subscriptions,
             )
             .await
         {
@@ -129,7 +127,7 @@ impl AzurePreflight {
             "subscriptions/{}/providers/Microsoft.Network/locations/{}/usages",
             self.settings.subscription_id, self.settings.region
         );
-        let usages = match self.arm.url(&path, NETWORK_API, &[]) {
+        let usages = match self.arm.url(&path, self.settings.api.network, &[]) {
             Ok(url) => self.arm.list("ListUsages", url).await,
             Err(e) => Err(e),
         };
@@ -167,7 +165,10 @@ impl AzurePreflight {
         let mut compute_prefix = None;
         for name in names {
             let path = format!("{}/subnets/{name}", self.vnet_path());
-            let subnet = match self.get("GetSubnet", &path, NETWORK_API).await {
+            let subnet = match self
+                .get("GetSubnet", &path, self.settings.api.network)
+                .await
+            {
                 Ok(s) => s,
                 Err(e) if e.kind == ErrorKind::NotFound => {
                     return Check::fail(
@@ -204,7 +205,7 @@ impl AzurePreflight {
         let top = Ipv4Addr::from(u32::from(network) + (1u32 << (32 - len)) - 2);
         let url = match self.arm.url(
             &format!("{}/CheckIPAddressAvailability", self.vnet_path()),
-            NETWORK_API,
+            self.settings.api.network,
             &[("ipAddress", &top.to_string())],
         ) {
             Ok(url) => url,
@@ -261,7 +262,7 @@ impl AzurePreflight {
         let vnet_id = format!("/{}", self.vnet_path());
         let links = match self.arm.url(
             &format!("{}/virtualNetworkLinks", zone.id),
-            PRIVATE_DNS_API,
+            self.settings.api.private_dns,
             &[],
         ) {
             Ok(url) => self.arm.list("ListVirtualNetworkLinks", url).await,

@@ -1,6 +1,6 @@
 //! The `permissions` line. Azure has no dry run, but ARM tells a caller its own effective
 //! permissions at a scope: `GET {resourceGroupId}/providers/Microsoft.Authorization/permissions`
-//! (Permissions_ListForResourceGroup, 2022-04-01) answers one `{actions, notActions, ...}` entry
+//! (Permissions_ListForResourceGroup, 2022-04-01; 2015-07-01 on Azure Stack Hub) answers one `{actions, notActions, ...}` entry
 //! per role assignment that covers the group. An action is allowed when some entry's `actions`
 //! match it and the same entry's `notActions` do not (a role's NotActions only subtract from
 //! that role; another role may grant the action again). Patterns match case-insensitively and
@@ -14,7 +14,6 @@ use crate::CloudError;
 use crate::preflight::Check;
 use serde_json::Value;
 
-pub const AUTHORIZATION_API: &str = "2022-04-01";
 const NAME: &str = "permissions";
 /// A record set is read (compare), written (PUT with its ETag) and deleted when the bootstrap
 /// IP's removal empties it.
@@ -40,8 +39,20 @@ pub fn wanted(settings: &AzureSettings, targets: &AzureTargets) -> Vec<(String, 
         add(cluster, "Microsoft.Network/publicIPAddresses/delete".into());
     }
     if targets.private_ips {
-        add(cluster, "Microsoft.Resources/tags/read".into());
-        add(cluster, "Microsoft.Resources/tags/write".into());
+        if settings.api.tags.is_some() {
+            add(cluster, "Microsoft.Resources/tags/read".into());
+            add(cluster, "Microsoft.Resources/tags/write".into());
+        } else {
+            // Azure Stack Hub: no Tags API; the group itself is read and updated.
+            add(
+                cluster,
+                "Microsoft.Resources/subscriptions/resourceGroups/read".into(),
+            );
+            add(
+                cluster,
+                "Microsoft.Resources/subscriptions/resourceGroups/write".into(),
+            );
+        }
         let network = &settings.network_resource_group;
         add(
             network,
@@ -171,7 +182,7 @@ pub async fn check(arm: &ArmClient, settings: &AzureSettings, targets: &AzureTar
             "{}/providers/Microsoft.Authorization/permissions",
             rg_path(settings, &rg)
         );
-        let entries = match arm.url(&path, AUTHORIZATION_API, &[]) {
+        let entries = match arm.url(&path, settings.api.authorization, &[]) {
             Ok(url) => arm.list("ListPermissions", url).await,
             Err(e) => Err(e),
         };

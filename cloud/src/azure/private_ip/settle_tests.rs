@@ -28,6 +28,7 @@ pub(crate) fn settings() -> AzureSettings {
         arm_endpoint: String::new(),
         authority_host: String::new(),
         token_scope: String::new(),
+        api: crate::azure::ApiVersions::AZURE,
     }
 }
 

@@ -166,6 +166,7 @@ impl World {
                 let rg_name = s[3];
                 let orig = &s[4..];
                 match (call.method, rest) {
+                    ("GET" | "PATCH", []) => self.resource_group(call, rg),
                     ("GET", ["providers", "microsoft.authorization", "permissions"]) => {
                         self.permissions(rg)
                     }

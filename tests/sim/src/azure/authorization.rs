@@ -120,6 +120,10 @@ fn required_action(method: &str, l: &[&str]) -> Option<String> {
         ["providers", "microsoft.network", "locations", _, "usages"] => {
             "Microsoft.Network/locations/usages/read".to_string()
         }
+        ["resourcegroups", _] => format!(
+            "Microsoft.Resources/subscriptions/resourceGroups/{}",
+            verb("read")
+        ),
         ["resourcegroups", _, "providers", provider, rest @ ..] => match (*provider, rest) {
             ("microsoft.authorization", ["permissions"]) => {
                 "Microsoft.Authorization/permissions/read".to_string()

@@ -8,7 +8,10 @@
 //! derived another cloud's endpoints is refused here as it would be there.
 //!
 //! Azure Stack Hub also answers `GET /metadata/endpoints` (no token) with its authority and
-//! audience, and has no Azure Private DNS (`privateDnsZones` is not a provider there).
+//! audience, has no Azure Private DNS (`privateDnsZones` is not a provider there) and serves
+//! only the api-versions of its profiles (see [`stack_api_versions`]): any other is refused
+//! as ARM refuses an api-version a provider does not register, 400
+//! `NoRegisteredProviderFound`.
 
 use super::arm::Reply;
 use serde_json::json;
@@ -136,18 +139,75 @@ impl SimCloud {
         })
     }
 
-    /// Azure Stack Hub has no Azure Private DNS resource provider.
-    pub fn refuse_provider(self, segments: &[&str]) -> Option<Reply> {
+    /// Azure Stack Hub has no Azure Private DNS resource provider, and serves a provider's
+    /// types only at the api-versions its profiles list.
+    pub fn refuse_provider(self, segments: &[&str], api_version: Option<&str>) -> Option<Reply> {
+        if self != SimCloud::Stack {
+            return None;
+        }
         let private_dns = segments
             .iter()
             .any(|s| s.eq_ignore_ascii_case("privateDnsZones"));
-        (self == SimCloud::Stack && private_dns).then(|| {
-            Reply::error(
+        if private_dns {
+            return Some(Reply::error(
                 400,
                 "NoRegisteredProviderFound",
                 "No registered resource provider found for location 'local' and type 'privateDnsZones'.",
+            ));
+        }
+        let (kind, supported) = stack_api_versions(segments)?;
+        let version = api_version.unwrap_or_default();
+        if supported.contains(&version) {
+            return None;
+        }
+        let message = if supported.is_empty() {
+            format!(
+                "No registered resource provider found for location 'local' and API version '{version}' for type '{kind}'."
             )
-        })
+        } else {
+            format!(
+                "No registered resource provider found for location 'local' and API version '{version}' for type '{kind}'. The supported api-versions are '{}'. The supported locations are 'local'.",
+                supported.join(", ")
+            )
+        };
+        Some(Reply::error(400, "NoRegisteredProviderFound", message))
+    }
+}
+
+/// The resource type a Stack ARM path names and the api-versions the stamp serves for it
+/// (the 2019-03-01-hybrid and 2020-09-01-hybrid profiles: Network up to 2018-11-01, DNS
+/// 2016-04-01, Resources up to 2018-05-01, Authorization permissions 2015-07-01; no Tags API
+/// at a scope: MicrosoftDocs/azure-stack-docs
+/// `azure-stack/user/azure-stack-profiles-azure-resource-manager-versions.md`). None: a path
+/// the fake does not classify (left to the router).
+pub fn stack_api_versions(segments: &[&str]) -> Option<(String, &'static [&'static str])> {
+    const NETWORK: &[&str] = &["2015-06-15", "2017-10-01", "2018-11-01"];
+    const DNS: &[&str] = &["2016-04-01"];
+    const RESOURCES: &[&str] = &["2016-06-01", "2018-05-01"];
+    const AUTHORIZATION: &[&str] = &["2015-07-01"];
+    let lower: Vec<String> = segments.iter().map(|s| s.to_ascii_lowercase()).collect();
+    let l: Vec<&str> = lower.iter().map(String::as_str).collect();
+    let provider_at = l.iter().rposition(|s| *s == "providers");
+    match provider_at.map(|i| (l.get(i + 1).copied(), l.get(i + 2).copied())) {
+        Some((Some("microsoft.network"), Some("dnszones"))) => Some(("dnszones".into(), DNS)),
+        Some((Some("microsoft.network"), kind)) => {
+            Some((format!("Microsoft.Network/{}", kind.unwrap_or("")), NETWORK))
+        }
+        Some((Some("microsoft.authorization"), kind)) => Some((
+            format!("Microsoft.Authorization/{}", kind.unwrap_or("")),
+            AUTHORIZATION,
+        )),
+        // The Tags API at a scope came with Resources 2019-10-01: no version serves it here.
+        Some((Some("microsoft.resources"), Some("tags"))) => Some(("tags".into(), &[])),
+        Some(_) => None,
+        // `/subscriptions/{id}`, `/subscriptions/{id}/resourcegroups[/{rg}]`.
+        None => match l.as_slice() {
+            ["subscriptions", _] => Some(("subscriptions".into(), RESOURCES)),
+            ["subscriptions", _, "resourcegroups", ..] => {
+                Some(("resourceGroups".into(), RESOURCES))
+            }
+            _ => None,
+        },
     }
 }
 
@@ -223,20 +283,108 @@ mod tests {
         assert_eq!(meta["authentication"]["audiences"][0], STACK_AUDIENCE);
         assert!(
             SimCloud::Stack
-                .refuse_provider(&[
-                    "subscriptions",
-                    "s",
-                    "providers",
-                    "Microsoft.Network",
-                    "privateDnsZones"
-                ])
+                .refuse_provider(
+                    &[
+                        "subscriptions",
+                        "s",
+                        "providers",
+                        "Microsoft.Network",
+                        "privateDnsZones"
+                    ],
+                    Some("2020-06-01")
+                )
                 .is_some()
         );
         assert!(
             SimCloud::Public
-                .refuse_provider(&["privateDnsZones"])
+                .refuse_provider(&["privateDnsZones"], Some("2020-06-01"))
                 .is_none()
         );
+    }
+
+    /// Stack serves each provider only at its profiles' versions; the public cloud any.
+    #[test]
+    fn stack_refuses_api_versions_its_profiles_do_not_list() {
+        let pip = [
+            "subscriptions",
+            "s",
+            "resourceGroups",
+            "rg",
+            "providers",
+            "Microsoft.Network",
+            "publicIPAddresses",
+            "ip",
+        ];
+        let refused = SimCloud::Stack
+            .refuse_provider(&pip, Some("2024-05-01"))
+            .unwrap();
+        assert_eq!(refused.status, 400);
+        let body = refused.body.unwrap();
+        assert_eq!(body["error"]["code"], "NoRegisteredProviderFound");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("'2024-05-01'") && message.contains("2018-11-01"),
+            "{message}"
+        );
+        assert!(
+            SimCloud::Stack
+                .refuse_provider(&pip, Some("2018-11-01"))
+                .is_none()
+        );
+        assert!(
+            SimCloud::Public
+                .refuse_provider(&pip, Some("2024-05-01"))
+                .is_none()
+        );
+        // (path, api-version, refused on Stack)
+        let cases: [(&str, &str, bool); 10] = [
+            (
+                "rg/providers/Microsoft.Network/dnszones/example.com/A/api",
+                "2018-05-01",
+                true,
+            ),
+            (
+                "rg/providers/Microsoft.Network/dnszones/example.com/A/api",
+                "2016-04-01",
+                false,
+            ),
+            (
+                "rg/providers/Microsoft.Resources/tags/default",
+                "2021-04-01",
+                true,
+            ),
+            // No version serves the Tags API on Stack.
+            (
+                "rg/providers/Microsoft.Resources/tags/default",
+                "2018-05-01",
+                true,
+            ),
+            ("", "2021-04-01", true),
+            ("", "2018-05-01", false),
+            (
+                "rg/providers/Microsoft.Authorization/permissions",
+                "2022-04-01",
+                true,
+            ),
+            (
+                "rg/providers/Microsoft.Authorization/permissions",
+                "2015-07-01",
+                false,
+            ),
+            ("-", "2022-12-01", true),
+            ("-", "2018-05-01", false),
+        ];
+        for (rest, version, refused) in cases {
+            // "-": the subscription itself; "": its resource groups; else under group `rg`.
+            let path = match rest {
+                "-" => "subscriptions/s".to_string(),
+                "" => "subscriptions/s/resourcegroups".to_string(),
+                rest => format!("subscriptions/s/resourceGroups/{rest}"),
+            };
+            let segments: Vec<&str> = path.split('/').collect();
+            let answer = SimCloud::Stack.refuse_provider(&segments, Some(version));
+            assert_eq!(answer.is_some(), refused, "{path} at {version}");
+        }
     }
 
     #[test]

@@ -323,6 +323,37 @@ impl AzureSim {
             .and_then(fact)
     }
 
+    /// What the simulated Azure load-balancer controller reads of this fake.
+    pub fn lb_view(&self) -> AzureLbView {
+        AzureLbView {
+            world: self.world.clone(),
+        }
+    }
+
+    /// A Standard static public IPv4 `name` with address `ip` in resource group `rg` (created
+    /// when missing), made by the user: no tags.
+    pub fn create_user_public_ip(&self, rg: &str, name: &str, ip: Ipv4Addr) {
+        let mut w = lock(&self.world);
+        w.add_resource_group(rg);
+        let key = pip_id(rg, name).to_ascii_lowercase();
+        w.public_ips.insert(
+            key,
+            PublicIp {
+                rg: rg.into(),
+                name: name.into(),
+                location: LOCATION.into(),
+                sku: "Standard".into(),
+                version: "IPv4".into(),
+                allocation: "Static".into(),
+                tags: Map::new(),
+                ip: Some(IpAddr::V4(ip)),
+                state: "Succeeded".into(),
+                etag: format!("W/\"{}\"", uuid::Uuid::new_v4()),
+                guid: uuid::Uuid::new_v4().to_string(),
+            },
+        );
+    }
+
     /// What exists now:
     /// `{public_ips: [{name, id, ip, version, sku, state, tags}], resource_group_tags: {rg:
     /// {..}}, zones: {public|private: {"<fqdn> <TYPE>": [values]}}, etags: {...}}`.
@@ -411,6 +442,38 @@ impl AzureSim {
     }
 }
 
+/// The fake as cloud-provider-azure reads it: the cloud config's `resourceGroup` (the
+/// cluster's) and the addresses of each resource group's public IPs (`ListPIP`). Reads the
+/// world directly, so nothing shows in the proxy's counts.
+#[derive(Clone)]
+pub struct AzureLbView {
+    world: Shared,
+}
+
+impl std::fmt::Debug for AzureLbView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AzureLbView")
+    }
+}
+
+impl AzureLbView {
+    /// The cloud config's `resourceGroup`.
+    pub fn cluster_resource_group(&self) -> String {
+        CLUSTER_RG.to_string()
+    }
+
+    /// The addresses of the public IPs in resource group `rg` (ARM names are case-insensitive).
+    pub fn public_ips_in(&self, rg: &str) -> Vec<String> {
+        let mut w = lock(&self.world);
+        w.tick();
+        w.public_ips
+            .values()
+            .filter(|p| p.rg.eq_ignore_ascii_case(rg))
+            .filter_map(|p| p.ip.map(|ip| ip.to_string()))
+            .collect()
+    }
+}
+
 async fn arm_handler(
     req: Request<Incoming>,
     world: Shared,
@@ -434,11 +497,15 @@ async fn arm_handler(
         let mut w = lock(&world);
         let cloud = w.cloud;
         let path = segments(&parts.uri);
+        let api_version: Option<String> =
+            url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
+                .find(|(k, _)| k == "api-version")
+                .map(|(_, v)| v.into_owned());
         let refused = |t: &String| {
             w.tokens
                 .get(t)
                 .and_then(|info| cloud.refuse(info))
-                .or_else(|| cloud.refuse_provider(&path))
+                .or_else(|| cloud.refuse_provider(&path, api_version.as_deref()))
         };
         match token {
             _ if parts.method == hyper::Method::GET && path == ["metadata", "endpoints"] => cloud
@@ -676,6 +743,7 @@ impl AzurePeers {
             azure_compute_subnet: self.sim.compute_subnet_range(),
             azure_compute_subnet_ipv6: self.sim.compute_subnet_range_ipv6(),
             addresses: Some(self.sim.address_book()),
+            azure: Some(self.sim.lb_view()),
             ..Default::default()
         }
     }

@@ -4,6 +4,11 @@
 //! (`$skiptoken`). `$filter` (tag name and value) and `$top` are not implemented: the fake
 //! refuses them (400) rather than answer as if it had applied them.
 //!
+//! `ResourceGroups_Get` and `ResourceGroups_Update` (`GET` / `PATCH
+//! /subscriptions/{sub}/resourcegroups/{rg}`): an update's `tags` replaces the group's whole
+//! tag map (ARM's resource-group PATCH; a group has no ETag). Azure Stack Hub, without the
+//! Tags API, records the private IP this way.
+//!
 //! Also the rival claimer tests arm ([`RivalClaim`]): when the agent claims a private IP, another
 //! cluster claims the same address in the same instant, as two agents racing would.
 
@@ -68,22 +73,64 @@ impl World {
             .resource_groups
             .iter()
             .filter(|(name, _)| self.allowed(Some(name), GROUP_READ))
-            .map(|(name, tags)| {
-                let mut group = json!({
-                    "id": rg_id(name), "name": name, "type": "Microsoft.Resources/resourceGroups",
-                    "location": LOCATION, "properties": {"provisioningState": "Succeeded"},
-                });
-                if !tags.is_empty() {
-                    group["tags"] = json!(tags);
-                }
-                group
-            })
+            .map(|(name, tags)| Self::group_view(name, tags))
             .collect();
         self.paged(
             call,
             &all,
             &format!("/subscriptions/{SUBSCRIPTION}/resourcegroups"),
         )
+    }
+
+    fn group_view(name: &str, tags: &serde_json::Map<String, Value>) -> Value {
+        let mut group = json!({
+            "id": rg_id(name), "name": name, "type": "Microsoft.Resources/resourceGroups",
+            "location": LOCATION, "properties": {"provisioningState": "Succeeded"},
+        });
+        if !tags.is_empty() {
+            group["tags"] = json!(tags);
+        }
+        group
+    }
+
+    /// `GET` or `PATCH` of the resource group `rg` (lower case; it exists).
+    pub(super) fn resource_group(&mut self, call: &Call, rg: &str) -> Reply {
+        if call.method == "PATCH" {
+            let body = match call.json() {
+                Ok(b) => b,
+                Err(r) => return r,
+            };
+            if let Some(given) = body.get("tags") {
+                let Some(given) = given.as_object() else {
+                    return Reply::error(400, "InvalidRequestContent", "tags must be an object.");
+                };
+                if let Some(name) = given
+                    .iter()
+                    .find(|(n, v)| n.chars().any(|c| "<>%&\\?/".contains(c)) || !v.is_string())
+                    .map(|(n, _)| n)
+                {
+                    return Reply::error(
+                        400,
+                        "InvalidTagNameCharacters",
+                        format!(
+                            "The tag names '{name}' have reserved characters '<,>,%,&,\\,?,/' or control characters."
+                        ),
+                    );
+                }
+                let before = self.resource_groups.get(rg).cloned().unwrap_or_default();
+                let new_values: Vec<String> = given
+                    .iter()
+                    .filter(|(n, v)| before.get(*n) != Some(*v))
+                    .filter_map(|(_, v)| v.as_str().map(str::to_string))
+                    .collect();
+                self.resource_groups.insert(rg.to_string(), given.clone());
+                for value in &new_values {
+                    self.rival_claims(value);
+                }
+            }
+        }
+        let tags = self.resource_groups.get(rg).cloned().unwrap_or_default();
+        Reply::json(200, Self::group_view(rg, &tags))
     }
 
     /// A resource group of the subscription, empty (no tags) when new.

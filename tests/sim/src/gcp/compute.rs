@@ -1,7 +1,6 @@
 //! compute.v1 `addresses` and `regionOperations` for the seeded project and region.
 
-use super::filter::Filter;
-use super::http::{ApiError, Reply, Req};
+use super::http::{ApiError, Reply, Req, list_page};
 use super::{Effect, Operation, SubnetSeed, World, now_rfc3339};
 use hyper::Method;
 use serde_json::{Value, json};
@@ -67,48 +66,21 @@ fn address_not_found(w: &World, name: &str) -> ApiError {
 }
 
 fn list(w: &mut World, req: &Req) -> Reply {
-    let filter = Filter::parse(req.param("filter").unwrap_or("")).map_err(ApiError::invalid)?;
-    let max = match req.param("maxResults") {
-        Some(m) => m
-            .parse::<usize>()
-            .ok()
-            .filter(|m| *m <= 500)
-            .ok_or_else(|| {
-                ApiError::invalid(format!(
-                    "Invalid value for field 'maxResults': '{m}'. Must be less than or equal to 500"
-                ))
-            })?,
-        None => 500,
-    };
-    let start = match req.param("pageToken") {
-        Some(t) => t.parse::<usize>().map_err(|_| {
-            ApiError::invalid(format!("Invalid value for field 'pageToken': '{t}'."))
-        })?,
-        None => 0,
-    };
+    let (filter, start, max) = req.list_params()?;
     let matching: Vec<Value> = w
         .addresses
         .values()
         .filter(|a| filter.matches(a))
         .cloned()
         .collect();
-    let page: Vec<Value> = matching
-        .iter()
-        .skip(start)
-        .take(max.max(1))
-        .cloned()
-        .collect();
-    let rp = region_path(w);
-    let mut out = json!({
-        "kind": "compute#addressList",
-        "id": format!("{rp}/addresses"),
-        "items": page,
-        "selfLink": format!("{BASE}/{rp}/addresses"),
-    });
-    if start + max.max(1) < matching.len() {
-        out["nextPageToken"] = json!((start + max.max(1)).to_string());
-    }
-    Ok(out)
+    let path = format!("{}/addresses", region_path(w));
+    Ok(list_page(
+        "compute#addressList",
+        &path,
+        &matching,
+        start,
+        max,
+    ))
 }
 
 fn get(w: &World, name: &str) -> Reply {
@@ -253,7 +225,17 @@ pub(crate) fn new_address(w: &mut World, body: &Value) -> Result<Value, ApiError
                     "Invalid value for field 'resource.subnetwork'. An EXTERNAL address cannot have a subnetwork",
                 ));
             }
-            out["networkTier"] = json!(body["networkTier"].as_str().unwrap_or("PREMIUM"));
+            // Without `networkTier` GCE takes the project's default tier.
+            let tier = match body["networkTier"].as_str() {
+                Some(t @ ("PREMIUM" | "STANDARD")) => t.to_string(),
+                Some(other) => {
+                    return Err(ApiError::invalid(format!(
+                        "Invalid value for field 'resource.networkTier': '{other}'."
+                    )));
+                }
+                None => seed.default_network_tier.clone(),
+            };
+            out["networkTier"] = json!(tier);
             let (lo, hi) = range(seed.external_pool.0, seed.external_pool.1);
             (lo + 1, hi - 1)
         }

@@ -79,6 +79,48 @@ impl Req {
             .map(String::as_str)
             .filter(|v| !v.is_empty())
     }
+
+    /// A compute list's `filter`, and its page: (first item, items per page) from `pageToken`
+    /// and `maxResults` (at most 500, the default).
+    pub fn list_params(&self) -> Result<(super::Filter, usize, usize), ApiError> {
+        let filter =
+            super::Filter::parse(self.param("filter").unwrap_or("")).map_err(ApiError::invalid)?;
+        let max = match self.param("maxResults") {
+            Some(m) => m
+                .parse::<usize>()
+                .ok()
+                .filter(|m| *m <= 500)
+                .ok_or_else(|| {
+                    ApiError::invalid(format!(
+                        "Invalid value for field 'maxResults': '{m}'. Must be less than or equal to 500"
+                    ))
+                })?,
+            None => 500,
+        };
+        let start = match self.param("pageToken") {
+            Some(t) => t.parse::<usize>().map_err(|_| {
+                ApiError::invalid(format!("Invalid value for field 'pageToken': '{t}'."))
+            })?,
+            None => 0,
+        };
+        Ok((filter, start, max.max(1)))
+    }
+}
+
+/// One page of a compute list: `kind`, `id` (the collection's path), `items`, `selfLink`, and
+/// `nextPageToken` while more remain.
+pub fn list_page(kind: &str, path: &str, matching: &[Value], start: usize, max: usize) -> Value {
+    let page: Vec<Value> = matching.iter().skip(start).take(max).cloned().collect();
+    let mut out = json!({
+        "kind": kind,
+        "id": path,
+        "items": page,
+        "selfLink": format!("{}/{path}", super::compute::BASE),
+    });
+    if start + max < matching.len() {
+        out["nextPageToken"] = json!((start + max).to_string());
+    }
+    out
 }
 
 pub async fn serve(listener: TcpListener, world: Arc<Mutex<World>>) {

@@ -28,6 +28,7 @@ mod dns;
 mod filter;
 mod http;
 mod iam;
+mod instance_groups;
 mod reads;
 
 use crate::proxy::{Proxy, Service};
@@ -78,6 +79,73 @@ pub struct Seed {
     pub cloud_config_subnetwork: String,
     /// The region's address quotas (`regions.get` `quotas`).
     pub quotas: AddressQuotas,
+    /// The cluster's infra id: the cloud config's `node-instance-prefix` and
+    /// `external-instance-groups-prefix` (openshift/installer
+    /// `pkg/asset/manifests/gcp/cloudproviderconfig.go` sets both to it).
+    pub infra_id: String,
+    /// The project's default network tier (`projects.get` `defaultNetworkTier`): the tier of
+    /// an EXTERNAL address inserted without `networkTier`.
+    pub default_network_tier: String,
+    /// The cluster's VM instances (see [`InstanceSeed`]).
+    pub instances: Vec<InstanceSeed>,
+    /// Zonal unmanaged instance groups. The installer's are `<infra-id>-master-<zone>` with
+    /// the control-plane machines of the zone.
+    pub instance_groups: Vec<InstanceGroupSeed>,
+}
+
+/// A zonal instance group: (zone, name, member instance names).
+pub type InstanceGroupSeed = (String, String, Vec<String>);
+
+/// A VM of the cluster, as the cloud provider sees a node: its name, zone and the
+/// subnetwork of its primary interface.
+#[derive(Debug, Clone)]
+pub struct InstanceSeed {
+    pub name: String,
+    pub zone: String,
+    pub subnetwork: String,
+}
+
+/// The zones of a region the fake answers (`regions.get` `zones`): `<region>-a`, `-b`, `-c`.
+pub fn region_zones(region: &str) -> Vec<String> {
+    ["a", "b", "c"]
+        .iter()
+        .map(|z| format!("{region}-{z}"))
+        .collect()
+}
+
+/// Three control-plane machines (one per zone, in `control_plane_subnet`) and a worker per
+/// zone (in `compute_subnet`), and the installer's per-zone instance groups
+/// `<infra_id>-master-<zone>` holding each zone's control-plane machine (CAPG
+/// `cloud/scope/cluster.go` `InstanceGroupSpec`: `<name>-<tag>-<zone>`, the installer setting
+/// the tag to `master` in `pkg/asset/manifests/gcp/cluster.go`).
+pub fn installer_machines(
+    infra_id: &str,
+    region: &str,
+    control_plane_subnet: &str,
+    compute_subnet: &str,
+) -> (Vec<InstanceSeed>, Vec<InstanceGroupSeed>) {
+    let mut instances = Vec::new();
+    let mut groups = Vec::new();
+    for (i, zone) in region_zones(region).into_iter().enumerate() {
+        let master = format!("{infra_id}-master-{i}");
+        let suffix = zone.rsplit('-').next().unwrap_or("a");
+        instances.push(InstanceSeed {
+            name: master.clone(),
+            zone: zone.clone(),
+            subnetwork: control_plane_subnet.into(),
+        });
+        instances.push(InstanceSeed {
+            name: format!("{infra_id}-worker-{suffix}-x7k2p"),
+            zone: zone.clone(),
+            subnetwork: compute_subnet.into(),
+        });
+        groups.push((
+            zone.clone(),
+            format!("{infra_id}-master-{zone}"),
+            vec![master],
+        ));
+    }
+    (instances, groups)
 }
 
 /// A region's address quota limits; usage is what the fake holds.
@@ -115,6 +183,12 @@ impl Default for Seed {
             private,
             project: None,
         };
+        let (instances, instance_groups) = installer_machines(
+            "mycluster-7xk2p",
+            "us-central1",
+            "mycluster-master-subnet",
+            "mycluster-worker-subnet",
+        );
         Self {
             project: "example-project".into(),
             region: "us-central1".into(),
@@ -140,6 +214,10 @@ impl Default for Seed {
             external_pool: (Ipv4Addr::new(198, 51, 100, 0), 24),
             cloud_config_subnetwork: "mycluster-worker-subnet".into(),
             quotas: AddressQuotas::default(),
+            infra_id: "mycluster-7xk2p".into(),
+            default_network_tier: "PREMIUM".into(),
+            instances,
+            instance_groups,
         }
     }
 }
@@ -164,6 +242,23 @@ impl Seed {
             network,
             ..defaults
         }
+        .with_installer_machines()
+    }
+
+    /// [`installer_machines`] in this seed's control-plane (first) and compute (second)
+    /// subnetworks.
+    fn with_installer_machines(mut self) -> Self {
+        let name = |i: usize| {
+            self.subnetworks
+                .get(i)
+                .map(|s| s.name.clone())
+                .unwrap_or_default()
+        };
+        let (instances, groups) =
+            installer_machines(&self.infra_id, &self.region, &name(0), &name(1));
+        self.instances = instances;
+        self.instance_groups = groups;
+        self
     }
 }
 
@@ -191,6 +286,7 @@ impl Seed {
             cloud_config_subnetwork: "ocp-compute".into(),
             ..defaults
         }
+        .with_installer_machines()
     }
 
     /// Shared VPC with the private zone in a third project (fixture
@@ -556,6 +652,94 @@ impl crate::kube::AddressUsers for AddressUsers {
     }
 }
 
+impl GcpFake {
+    /// Drops the seed's instance groups of `zones` (all zones when empty), as a cluster whose
+    /// installer made none.
+    pub fn remove_instance_groups(&self, zones: &[&str]) {
+        self.lock()
+            .options
+            .seed
+            .instance_groups
+            .retain(|(z, _, _)| !zones.is_empty() && !zones.contains(&z.as_str()));
+    }
+
+    /// Sets the network tier of the address `name` (`PREMIUM` or `STANDARD`), as a user who
+    /// reserved it in the other tier.
+    pub fn set_network_tier(&self, name: &str, tier: &str) {
+        if let Some(a) = self.lock().addresses.get_mut(name) {
+            a["networkTier"] = json!(tier);
+        }
+    }
+
+    /// What the simulated GCE load-balancer controller reads of this fake.
+    pub fn lb_view(&self) -> GcpLbView {
+        GcpLbView {
+            world: self.world.clone(),
+        }
+    }
+}
+
+/// The fake as the cloud provider in the simulated service controller reads it: the cloud
+/// config's prefix, the nodes per zone, the zones' instance groups and the region's addresses.
+/// Reads the world directly (the same functions the REST answers use), so nothing shows in
+/// the request log or the proxies' counts.
+#[derive(Clone)]
+pub struct GcpLbView {
+    world: Arc<Mutex<World>>,
+}
+
+impl std::fmt::Debug for GcpLbView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GcpLbView")
+    }
+}
+
+impl GcpLbView {
+    fn lock(&self) -> std::sync::MutexGuard<'_, World> {
+        self.world.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// (project, region, the cloud config's `external-instance-groups-prefix` = infra id).
+    pub fn cloud_config(&self) -> (String, String, String) {
+        let w = self.lock();
+        let seed = w.seed();
+        (
+            seed.project.clone(),
+            seed.region.clone(),
+            seed.infra_id.clone(),
+        )
+    }
+
+    /// The nodes (instances) of the cluster.
+    pub fn instances(&self) -> Vec<InstanceSeed> {
+        self.lock().seed().instances.clone()
+    }
+
+    /// The instance groups of `zone` whose name starts with `prefix` (the cloud provider's
+    /// `ListInstanceGroupsWithPrefix`), each with its member instance names.
+    pub fn groups_with_prefix(&self, zone: &str, prefix: &str) -> Vec<(String, Vec<String>)> {
+        let w = self.lock();
+        instance_groups::in_zone(&w, zone)
+            .iter()
+            .filter_map(|g| g["name"].as_str())
+            .filter(|name| name.starts_with(prefix))
+            .map(|name| (name.to_string(), instance_groups::members(&w, zone, name)))
+            .collect()
+    }
+
+    /// Every instance group of `zone` with its members.
+    pub fn groups(&self, zone: &str) -> Vec<(String, Vec<String>)> {
+        self.groups_with_prefix(zone, "")
+    }
+
+    /// The region's address holding `ip` (`GetRegionAddressByIP`), as the API shows it.
+    pub fn address_by_ip(&self, ip: &str) -> Option<Value> {
+        let mut w = self.lock();
+        w.tick();
+        w.addresses.values().find(|a| a["address"] == ip).cloned()
+    }
+}
+
 impl Drop for GcpFake {
     fn drop(&mut self) {
         self.task.abort();
@@ -606,11 +790,13 @@ impl GcpPeers {
     }
 
     /// What the local API server's load-balancer controller knows of this cloud: the range of
-    /// the cloud-config subnetwork internal forwarding rules must take their address from.
+    /// the cloud-config subnetwork internal forwarding rules must take their address from, and
+    /// the fake itself (instance groups, addresses; see `kube::lb::gce`).
     pub fn lb_cloud(&self) -> crate::kube::CloudOptions {
         crate::kube::CloudOptions {
             gcp_compute_subnet: self.fake.cloud_config_subnet_range(),
             addresses: Some(self.fake.address_book()),
+            gcp: Some(self.fake.lb_view()),
             ..Default::default()
         }
     }

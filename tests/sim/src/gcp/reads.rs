@@ -1,6 +1,7 @@
 //! compute.v1 reads that preflight makes: `projects.get`, `regions.get` (with the region's
 //! address `quotas`, their usage counted from the addresses the fake holds) and
-//! `subnetworks.get` (under the project that holds the subnetwork: a Shared VPC's host).
+//! `subnetworks.get` (under the project that holds the subnetwork: a Shared VPC's host), and
+//! zonal `instanceGroups` (see `instance_groups`).
 //!
 //! A permission named in [`super::FakeOptions::denied`] is refused as GCE refuses a caller
 //! without it: 403 `forbidden`, "Required '<permission>' permission for '<resource>'".
@@ -15,6 +16,9 @@ use serde_json::json;
 pub fn route(w: &World, req: &Req, rest: &[&str]) -> Option<Reply> {
     if req.method != Method::GET {
         return None;
+    }
+    if let Some(reply) = super::instance_groups::route(w, req, rest) {
+        return Some(reply);
     }
     Some(match rest {
         [project] => project_get(w, project),
@@ -63,7 +67,7 @@ fn project_get(w: &World, project: &str) -> Reply {
         "name": project,
         "creationTimestamp": "2024-01-01T00:00:00.000-07:00",
         "defaultServiceAccount": "123456789-compute@developer.gserviceaccount.com",
-        "defaultNetworkTier": "PREMIUM",
+        "defaultNetworkTier": w.seed().default_network_tier,
         "xpnProjectStatus": "UNSPECIFIED_XPN_PROJECT_STATUS",
         "selfLink": format!("{BASE}/projects/{project}"),
     }))
@@ -94,9 +98,9 @@ fn region_get(w: &World, project: &str, region: &str) -> Reply {
     };
     let quota = |metric: &str, limit: u32, usage: usize| json!({"metric": metric, "limit": f64::from(limit), "usage": usage as f64});
     let (external, internal) = (count("EXTERNAL"), count("INTERNAL"));
-    let zones: Vec<String> = ["a", "b", "c"]
+    let zones: Vec<String> = super::region_zones(region)
         .iter()
-        .map(|z| format!("{BASE}/projects/{project}/zones/{region}-{z}"))
+        .map(|z| format!("{BASE}/projects/{project}/zones/{z}"))
         .collect();
     Ok(json!({
         "kind": "compute#region",
@@ -146,7 +150,7 @@ fn subnetwork_get(w: &World, project: &str, region: &str, name: &str) -> Reply {
 }
 
 /// GCE ids are decimal uint64 strings; a stable one per name keeps answers repeatable.
-fn stable_id(text: &str) -> String {
+pub(crate) fn stable_id(text: &str) -> String {
     let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });

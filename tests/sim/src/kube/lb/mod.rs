@@ -7,7 +7,9 @@
 //! | --- | --- | --- | --- |
 //! | `aws-load-balancer-type: external` | AWS Load Balancer Controller (`service`) | NLB hostname only | see `aws`: `FailedBuildModel`, `FailedDeployModel` |
 //! | other `aws-load-balancer-*` | in-tree AWS provider (`service-controller`) | ELB hostname | never |
-//! | GCP / Azure internal | service controller + cloud provider | the IP per family | see `frontends`: `SyncLoadBalancerFailed` |
+//! | GCP / Azure internal | service controller + cloud provider | the IP per family | see `frontends`, and on GCP `gce` (the installer's instance groups): `SyncLoadBalancerFailed` |
+//! | GCP other (with the fake known) | service controller + GCE provider | the requested IP | see `gce`: a static address of another network tier, `SyncLoadBalancerFailed` |
+//! | Azure other (with the fake known) | service controller + Azure provider | the IP per family | see `azure`: no such public IP in the cluster's or the annotated resource group, `SyncLoadBalancerFailed` |
 //! | anything else | service controller | the requested IP per family, else a hostname | never |
 //!
 //! "Per family": cloud-provider-azure makes one frontend per family in `spec.ipFamilies` and
@@ -27,9 +29,11 @@
 //! fakes through [`AddressUsers`], which this module tells who uses which address).
 
 mod aws;
+mod azure;
 mod cidr;
 pub(crate) mod ec2;
 mod frontends;
+mod gce;
 
 pub use cidr::{Ipv4Cidr, Ipv6Cidr};
 
@@ -84,6 +88,15 @@ pub struct CloudOptions {
     pub addresses: Option<AddressBook>,
     /// How long after its Service is deleted a load balancer still holds its addresses.
     pub release_delay: Duration,
+    /// GCP: the fake itself, read as the cloud provider reads the cloud (instance groups,
+    /// addresses; see `gce`). When set, an internal Service needs the installer's instance
+    /// groups and any other Service is a GCE external load balancer whose requested IP must be
+    /// of its network tier.
+    pub gcp: Option<crate::gcp::GcpLbView>,
+    /// Azure: the fake's public IPs as cloud-provider-azure finds them (see `azure`). When
+    /// set, a Service that is not internal is an Azure public load balancer whose address
+    /// must be a public IP of the cluster's resource group or of the annotated one.
+    pub azure: Option<crate::azure::AzureLbView>,
 }
 
 /// What a cloud fake records of the load balancers using its addresses. `lb` is the load
@@ -127,6 +140,8 @@ impl Default for CloudOptions {
             aws_lb_controller: true,
             addresses: None,
             release_delay: Duration::from_secs(1),
+            gcp: None,
+            azure: None,
         }
     }
 }
@@ -295,6 +310,31 @@ fn report(
         typ,
         reason,
         message,
+    }
+}
+
+/// The service controller's refusal: `Ensuring`, then `SyncLoadBalancerFailed` with the
+/// cloud provider's error.
+fn sync_failed(why: String) -> Outcome {
+    Outcome::Refused(vec![
+        ensuring(),
+        report(
+            SERVICE_CONTROLLER,
+            EventType::Warning,
+            "SyncLoadBalancerFailed",
+            format!("Error syncing load balancer: failed to ensure load balancer: {why}"),
+        ),
+    ])
+}
+
+/// What the cloud provider checks of the cloud before it builds the load balancer of a
+/// Service of `kind` (the GCP and Azure ones, when the fake is known).
+fn cloud_checks(cloud: &CloudOptions, kind: Kind, svc: &Value) -> Result<(), String> {
+    match (kind, &cloud.gcp, &cloud.azure) {
+        (Kind::GcpInternal, Some(gcp), _) => gce::ensure_internal_instance_groups(gcp),
+        (Kind::Other, Some(gcp), _) => gce::verify_user_requested_ip(gcp, svc),
+        (Kind::Other, None, Some(azure)) => azure::find_public_ips(azure, svc),
+        _ => Ok(()),
     }
 }
 
@@ -474,6 +514,9 @@ impl LoadBalancers {
                     Ok(w) => w,
                     Err(why) => return refused(why),
                 };
+                if let Err(why) = cloud_checks(&self.cloud, kind(&svc), &svc) {
+                    return refused(why);
+                }
                 if let Some(old) = held.remove(&id) {
                     self.give_back(&old.held).await;
                 }
@@ -505,6 +548,9 @@ impl LoadBalancers {
             Kind::AwsInTree | Kind::Other => {
                 if let Some(old) = held.remove(&id) {
                     self.give_back(&old.held).await;
+                }
+                if let Err(why) = cloud_checks(&self.cloud, kind(&svc), &svc) {
+                    return sync_failed(why);
                 }
                 self.uses(&id, &svc);
                 Outcome::Provisioned(vec![ensuring(), ensured()])
