@@ -350,6 +350,7 @@ impl AzureSim {
                 state: "Succeeded".into(),
                 etag: format!("W/\"{}\"", uuid::Uuid::new_v4()),
                 guid: uuid::Uuid::new_v4().to_string(),
+                ip_configuration: None,
             },
         );
     }
