@@ -141,18 +141,13 @@ pub async fn dns_teardown_removes_only_the_bootstrap_ip<C: Cloud>() {
     );
 }
 
-/// `teardown --all` releases everything of ours and touches nothing else; again it changes
-/// nothing; a new install on the same state dir works.
-pub async fn teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched<C: Cloud>() {
-    let h = C::start().await;
-    h.peers.create_foreign().await;
-    let foreign = h.world().await.foreign();
-    h.bootstrap().await;
-    h.run(&["teardown", "--all"]).await;
+/// After `teardown --all`: no reservation and no DNS value of ours left, what is not ours as
+/// it was (`foreign`), and no mutating call named a foreign resource.
+async fn assert_all_ours_released<C: Cloud>(h: &Harness<C>, foreign: &serde_json::Value) {
     let world = h.world().await;
     assert_eq!(world.our_count(), 0, "ours released: {:#}", world.raw());
     assert!(world.reserved_private().is_empty() && world.reserved_public().is_empty());
-    assert_eq!(world.foreign(), foreign, "what is not ours is untouched");
+    assert_eq!(world.foreign(), *foreign, "what is not ours is untouched");
     for (zone, name) in [("private", API), ("private", API_INT), ("public", API)] {
         assert!(world.values(zone, name).is_empty(), "{zone} {name}");
     }
@@ -161,6 +156,17 @@ pub async fn teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched<C: 
             assert!(!call.contains(other), "touched a foreign resource: {call}");
         }
     }
+}
+
+/// `teardown --all` releases everything of ours and touches nothing else; again it changes
+/// nothing; a new install on the same state dir works.
+pub async fn teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched<C: Cloud>() {
+    let h = C::start().await;
+    h.peers.create_foreign().await;
+    let foreign = h.world().await.foreign();
+    h.bootstrap().await;
+    h.run(&["teardown", "--all"]).await;
+    assert_all_ours_released(&h, &foreign).await;
 
     h.assert_changes_nothing(
         &[&["teardown", "--all"]],
@@ -299,18 +305,7 @@ pub async fn teardown_all_after_a_gate_timeout_with_the_load_balancers_up_releas
         .is_some(),
         "another owner's Service stays"
     );
-    let world = h.world().await;
-    assert_eq!(world.our_count(), 0, "ours released: {:#}", world.raw());
-    assert!(world.reserved_private().is_empty() && world.reserved_public().is_empty());
-    assert_eq!(world.foreign(), foreign, "what is not ours is untouched");
-    for (zone, name) in [("private", API), ("private", API_INT), ("public", API)] {
-        assert!(world.values(zone, name).is_empty(), "{zone} {name}");
-    }
-    for call in h.peers.mutating_calls() {
-        for other in C::FOREIGN_NAMES {
-            assert!(!call.contains(other), "touched a foreign resource: {call}");
-        }
-    }
+    assert_all_ours_released(&h, &foreign).await;
     kube.clear_request_log();
     h.assert_changes_nothing(
         &[&["teardown", "--all"]],

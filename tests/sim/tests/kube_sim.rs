@@ -1745,8 +1745,8 @@ async fn public_nlb_of(
     nlb_of(&ingress(raw, ns, name).await)
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn aws_nlbs_claim_their_addresses_in_moto_and_give_them_back() {
+/// moto with the AWS fixture's world (its asset dir in the temp dir): what exists.
+async fn aws_world() -> (bootstrap_sim::AwsPeers, tempfile::TempDir, Value) {
     let peers = bootstrap_sim::AwsPeers::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/assets/aws");
@@ -1755,6 +1755,12 @@ async fn aws_nlbs_claim_their_addresses_in_moto_and_give_them_back() {
         .await
         .unwrap();
     let world = peers.inspect().await.unwrap();
+    (peers, dir, world)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn aws_nlbs_claim_their_addresses_in_moto_and_give_them_back() {
+    let (peers, _dir, world) = aws_world().await;
     let subnet = |cidr: &str| -> String {
         world["subnets"]
             .as_array()
@@ -1887,14 +1893,7 @@ async fn aws_nlbs_claim_their_addresses_in_moto_and_give_them_back() {
 /// succeeds.
 #[tokio::test(flavor = "multi_thread")]
 async fn aws_an_eip_an_nlb_holds_is_released_only_once_the_nlb_let_go() {
-    let peers = bootstrap_sim::AwsPeers::start().await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/assets/aws");
-    peers
-        .setup_world(&fixture, &dir.path().join("assets"))
-        .await
-        .unwrap();
-    let world = peers.inspect().await.unwrap();
+    let (peers, _dir, world) = aws_world().await;
     let public = world["subnets"]
         .as_array()
         .unwrap()
@@ -1928,11 +1927,8 @@ async fn aws_an_eip_an_nlb_holds_is_released_only_once_the_nlb_let_go() {
 
     let deleted = std::time::Instant::now();
     delete_service(&raw, API_NS, "external-lb").await;
-    let refused = format!("{:#}", peers.release_eip(&allocation).await.unwrap_err());
-    assert!(
-        refused.contains("InvalidIPAddress.InUse"),
-        "the NLB still holds it right after its Service went: {refused}"
-    );
+    // Refused (InUse) until the NLB let go; a boto3 call may itself outlast the delay on a
+    // loaded machine, so what is asserted is when the release first succeeds.
     loop {
         match peers.release_eip(&allocation).await {
             Ok(()) => break,

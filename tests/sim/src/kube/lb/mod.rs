@@ -294,9 +294,17 @@ pub struct LoadBalancers {
     cloud: CloudOptions,
     ec2: Option<ec2::Ec2>,
     held: tokio::sync::Mutex<HashMap<Id, Holding>>,
-    /// The addresses each Service's load balancer uses in [`CloudOptions::addresses`]: its
-    /// uid, its load balancer's name, the IPs.
-    used: std::sync::Mutex<HashMap<Id, (String, String, Vec<IpAddr>)>>,
+    /// The addresses each Service's load balancer uses in [`CloudOptions::addresses`].
+    used: std::sync::Mutex<HashMap<Id, Used>>,
+}
+
+/// What one Service's load balancer uses in the cloud's address book.
+struct Used {
+    /// The Service's uid.
+    uid: String,
+    /// The load balancer's name ([`lb_resource_name`]).
+    lb: String,
+    ips: Vec<IpAddr>,
 }
 
 fn report(
@@ -596,7 +604,7 @@ impl LoadBalancers {
         };
         let used = {
             let mut used = lock(&self.used);
-            if used.get(&id).is_some_and(|(u, _, _)| u == uid) {
+            if used.get(&id).is_some_and(|u| u.uid == uid) {
                 used.remove(&id)
             } else {
                 None
@@ -609,9 +617,9 @@ impl LoadBalancers {
         if let Some(gone) = gone {
             self.give_back(&gone.held).await;
         }
-        if let (Some((_, lb, ips)), Some(book)) = (used, &self.cloud.addresses) {
-            for ip in ips {
-                book.0.detach(ip, &lb);
+        if let (Some(used), Some(book)) = (used, &self.cloud.addresses) {
+            for ip in used.ips {
+                book.0.detach(ip, &used.lb);
             }
         }
     }
@@ -628,15 +636,20 @@ impl LoadBalancers {
             .collect();
         let lb = lb_resource_name(svc);
         let mut used = lock(&self.used);
-        if let Some((_, old_lb, old)) = used.get(id) {
-            for ip in old.iter().filter(|ip| *old_lb != lb || !ips.contains(ip)) {
-                book.0.detach(*ip, old_lb);
+        if let Some(old) = used.get(id) {
+            for ip in old
+                .ips
+                .iter()
+                .filter(|ip| old.lb != lb || !ips.contains(ip))
+            {
+                book.0.detach(*ip, &old.lb);
             }
         }
         for ip in &ips {
             book.0.attach(*ip, &lb);
         }
-        used.insert(id.clone(), (meta::uid(svc).to_string(), lb, ips));
+        let uid = meta::uid(svc).to_string();
+        used.insert(id.clone(), Used { uid, lb, ips });
     }
 
     async fn give_back(&self, held: &Held) {
