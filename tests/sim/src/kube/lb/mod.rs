@@ -200,7 +200,7 @@ fn elb_hostname(svc: &Value, region: &str) -> String {
 /// What a Service holds.
 #[derive(Clone, Debug)]
 enum Held {
-    Nlb(aws::Nlb),
+    Nlb(Box<aws::Nlb>),
     /// One frontend per family the Service asks for.
     Frontends(Vec<frontends::Frontend>),
 }
@@ -378,7 +378,7 @@ impl LoadBalancers {
                 let others: Vec<&aws::Nlb> = held
                     .values()
                     .filter_map(|h| match &h.held {
-                        Held::Nlb(n) => Some(n),
+                        Held::Nlb(n) => Some(n.as_ref()),
                         Held::Frontends(_) => None,
                     })
                     .collect();
@@ -388,7 +388,7 @@ impl LoadBalancers {
                             id,
                             Holding {
                                 uid,
-                                held: Held::Nlb(nlb),
+                                held: Held::Nlb(Box::new(nlb)),
                             },
                         );
                         Outcome::Provisioned(vec![done])
