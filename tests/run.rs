@@ -1057,3 +1057,153 @@ async fn upi_by_hand_adopts_the_users_eips_and_enis_and_teardown_all_leaves_them
     }
     w.h.assert_no_mutating_call_naming(ADDRESS_CALLS);
 }
+
+// ---- zones: the installer's VPC with the control plane in one zone --------------------------
+
+/// The control-plane machines of `aws-installer-vpc-one-zone-masters`: all in the private
+/// subnet of us-east-1a (10.0.1.0/24 in the installer layout), as the install-config's
+/// `controlPlane.platform.aws.zones: [us-east-1a]` places them.
+const MASTERS: [&str; 3] = ["10.0.1.101", "10.0.1.102", "10.0.1.103"];
+
+/// The installer's VPC (subnets in us-east-1a, -1b and -1c: the compute zones) with the
+/// control plane in us-east-1a only: the masters' ENIs exist in moto, the local API server's
+/// kube-apiserver pods run on their IPs, `reserve` has run, and the proof on the wire dials
+/// each reserved IP through its own front door (an NLB node: it forwards only while the NLB
+/// serves that IP on that port). `run` waits `gate_timeout` at the gate.
+async fn one_zone_control_plane(gate_timeout: &str) -> (World, Vec<String>) {
+    let (mut h, setup) = AwsHarness::with_layout(
+        "aws-installer-vpc-one-zone-masters",
+        &bootstrap_sim::VpcLayout::Installer,
+    )
+    .await;
+    let private_subnets = strings(&setup["layout"]["private"]);
+    assert_eq!(private_subnets.len(), 3, "{setup}");
+    h.peers
+        .create_enis(&private_subnets[0], &MASTERS, "control-plane machine")
+        .await
+        .unwrap();
+    let kube = KubeSim::start(KubeSimOptions {
+        cloud: h.peers.lb_cloud(),
+        node_ips: MASTERS.iter().map(|ip| ip.parse().unwrap()).collect(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    h.run(&["reserve"]).await;
+    let world = h.world().await;
+    let mut ips = world.reserved_private();
+    ips.extend(world.reserved_public());
+    assert_eq!(ips.len(), 6, "one IP per private and per public subnet");
+    let mut doors = Vec::new();
+    for ip in &ips {
+        for port in [6443, 22623] {
+            let door = kube.front_door(ip.parse().unwrap(), port).await.unwrap();
+            doors.push(format!("{ip}:{port}={door}"));
+        }
+    }
+    h.run_flags(kube.kubeconfig_path(), gate_timeout);
+    // Before `--gate-timeout`, which tests replace by position: per-IP dials win over `*`.
+    let at = h.extra.len() - 2;
+    h.extra.splice(
+        at..at,
+        ["--wire-dial-override".to_string(), doors.join(",")],
+    );
+    (World { h, kube }, ips)
+}
+
+/// In the installer's VPC the private and public subnets of the compute-only zones hold
+/// reserved IPs too. With cross-zone load balancing on (the templates), their NLB nodes
+/// forward to the control plane in us-east-1a: `run` completes and every IP passed the proof.
+#[tokio::test(flavor = "multi_thread")]
+async fn control_plane_in_one_zone_of_three_completes_with_cross_zone_load_balancing() {
+    let (w, ips) = one_zone_control_plane("60s").await;
+    w.h.run(&["run"]).await;
+    let status = w.status().await;
+    assert_eq!(status["run_step"], "done", "{status:#}");
+    let proof = status["wire_proof"].as_str().unwrap_or_default();
+    assert!(proof.starts_with("passed"), "{status:#}");
+    for ip in &ips {
+        assert!(
+            proof.contains(&format!("{ip}:6443 TLS verified")),
+            "{ip}: {proof}"
+        );
+    }
+    for svc in ["external-lb", "internal-lb"] {
+        let svc = apiserver_service(&w.kube, svc);
+        assert_eq!(
+            svc["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-attributes"],
+            "load_balancing.cross_zone.enabled=true"
+        );
+    }
+    assert_eq!(
+        w.kube.serving_ips().await.len(),
+        6,
+        "every reserved IP serves"
+    );
+}
+
+/// The old templates, without cross-zone load balancing: the NLB nodes of us-east-1b and
+/// -1c have no target in their zone and drop the traffic of their IPs, so the proof on the
+/// wire never passes for them and `run` stops at the gate (exit 4), keeping the bootstrap IP
+/// in DNS; the IPs of us-east-1a serve.
+#[tokio::test(flavor = "multi_thread")]
+async fn control_plane_in_one_zone_of_three_never_passes_the_proof_without_cross_zone() {
+    let (mut w, ips) = one_zone_control_plane("15s").await;
+    let stderr =
+        w.h.run_into_the_gate_with_templates("aws", |_, text| {
+            text.lines()
+                .filter(|l| !l.contains("aws-load-balancer-attributes"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .await;
+    assert!(
+        stderr.contains("proof on the wire did not pass"),
+        "{stderr}"
+    );
+    // The zone of each reserved IP: a private IP by its subnet (us-east-1a is 10.0.1.0/24),
+    // an EIP by the subnet of the NLB interface it is associated with.
+    let world = w.h.world().await;
+    let enis = world.0["enis"].as_array().unwrap();
+    let public_a = enis
+        .iter()
+        .find(|e| {
+            e["ip"]
+                .as_str()
+                .is_some_and(|ip| ip.starts_with("10.0.11."))
+        })
+        .map(|e| e["subnet"].as_str().unwrap().to_string());
+    let in_zone_a = |ip: &str| {
+        ip.starts_with("10.0.1.")
+            || world.0["eips"].as_array().unwrap().iter().any(|eip| {
+                eip["ip"] == ip
+                    && enis.iter().any(|e| {
+                        e["id"] == eip["eni"]
+                            && e["subnet"].as_str().map(str::to_string) == public_a
+                    })
+            })
+    };
+    let serving = w.kube.serving_ips().await;
+    let zone_a: Vec<&String> = ips.iter().filter(|ip| in_zone_a(ip)).collect();
+    assert_eq!(
+        zone_a.len(),
+        2,
+        "one private IP and one EIP in us-east-1a: {:#}",
+        world.0
+    );
+    for ip in &ips {
+        let parsed: std::net::IpAddr = ip.parse().unwrap();
+        assert_eq!(
+            serving.contains(&parsed),
+            in_zone_a(ip),
+            "{ip} serves only in us-east-1a"
+        );
+        assert_eq!(
+            stderr.contains(&format!("{ip}:6443 (dialled as")),
+            !in_zone_a(ip),
+            "{ip}: the proof fails exactly for the IPs of the zones without a master: {stderr}"
+        );
+    }
+    let status = w.status().await;
+    assert_ne!(status["run_step"], "done", "{status:#}");
+}

@@ -25,6 +25,12 @@ pub(super) struct TemplateContext {
     cluster_domain: String,
     publish_external: bool,
     dual_stack: bool,
+    /// The install-config's IPv4 machine networks (`networking.machineNetwork`), as CIDRs with
+    /// the host bits cleared; the installer's default 10.0.0.0/16 when it lists none. IPv4 only:
+    /// they restrict IPv4 load balancers (an EC2 security group rule, a GCE firewall rule take
+    /// one family). The source ranges of the AWS internal NLB and of the GCP machine-config
+    /// server (templates/services/{aws/internal-lb,gcp/internal-lb-machine-config-server}.yaml).
+    machine_networks_ipv4: Vec<String>,
     labels: BTreeMap<String, String>,
     /// Reserved public addresses, sorted by subnet (AWS: one per public subnet).
     public: Vec<Address>,
@@ -38,10 +44,6 @@ pub(super) struct TemplateContext {
     /// (kubernetes-sigs/cloud-provider-azure `pkg/provider/azure_loadbalancer.go`,
     /// `getPublicIPAddressResourceGroup`, `findMatchedPIPByLoadBalancerIP`).
     public_ip_resource_group: Option<String>,
-    /// The IPv4 CIDRs of `networking.machineNetwork` (empty when the install-config lists
-    /// none). IPv4 only: they restrict IPv4 load balancers (a GCE firewall rule takes one
-    /// family).
-    machine_networks_ipv4: Vec<String>,
 }
 
 /// The resource group an ARM resource id names (`/subscriptions/<s>/resourceGroups/<rg>/...`).
@@ -107,19 +109,45 @@ pub(super) fn context(spec: &ClusterSpec, reservations: &[Reservation]) -> Templ
         cluster_domain: spec.cluster_domain(),
         publish_external: spec.publish.public_api(),
         dual_stack: spec.ip_families.len() > 1,
+        machine_networks_ipv4: machine_networks_ipv4(spec),
         labels: super::our_labels(&spec.infra_id),
         public_ip: by_family(&public),
         private_ip: by_family(&private),
         public_ip_resource_group: foreign_public_ip_groups(spec, reservations)
             .into_iter()
             .next(),
-        machine_networks_ipv4: spec
-            .machine_networks
-            .iter()
-            .filter(|c| c.network.is_ipv4())
-            .map(ToString::to_string)
-            .collect(),
         public,
         private,
     }
+}
+
+/// The installer writes `networking.machineNetwork` after applying its default, 10.0.0.0/16
+/// (openshift/installer pkg/types/defaults/installconfig.go), so an install-config without one
+/// stands for that default.
+const INSTALLER_DEFAULT_MACHINE_NETWORK: &str = "10.0.0.0/16";
+
+/// The IPv4 machine networks as `a.b.c.d/len`, host bits cleared (EC2 takes only a network
+/// address in a security group rule), each once.
+fn machine_networks_ipv4(spec: &ClusterSpec) -> Vec<String> {
+    if spec.machine_networks.is_empty() {
+        return vec![INSTALLER_DEFAULT_MACHINE_NETWORK.to_string()];
+    }
+    let mut out: Vec<String> = Vec::new();
+    for cidr in &spec.machine_networks {
+        let std::net::IpAddr::V4(network) = cidr.network else {
+            continue;
+        };
+        let mask = u32::MAX
+            .checked_shl(32 - u32::from(cidr.prefix))
+            .unwrap_or(0);
+        let text = format!(
+            "{}/{}",
+            std::net::Ipv4Addr::from(u32::from(network) & mask),
+            cidr.prefix
+        );
+        if !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    out
 }

@@ -58,7 +58,7 @@ fn ec2_facts(name: &str) -> Vec<bootstrap_cloud::subnets::SubnetFacts> {
     };
     let zones = ["us-east-1a", "us-east-1b", "us-east-1c"];
     match name {
-        "aws-installer-vpc" => {
+        "aws-installer-vpc" | "aws-installer-vpc-one-zone-masters" => {
             let owned = ("kubernetes.io/cluster/mycluster-7xk2p", "owned");
             let mut found = Vec::new();
             for (i, zone) in zones.iter().enumerate() {

@@ -2253,3 +2253,126 @@ async fn self_subject_access_reviews_answer_for_the_user_and_refuse_an_empty_spe
         .await;
     assert_eq!(code, 422, "{answer}");
 }
+
+/// The NLB settings of the AWS templates, as the AWS Load Balancer Controller takes them: a
+/// malformed attribute map is a model it cannot build (`FailedBuildModel`), an attribute ELB
+/// does not know on an NLB is refused when deployed (`FailedDeployModel`); neither gets an
+/// ingress.
+#[tokio::test(flavor = "multi_thread")]
+async fn aws_nlb_settings_are_refused_as_the_controller_and_elb_refuse_them() {
+    let (sim, raw) = strict_sim(CloudOptions::default()).await;
+    let with = |name: &str, ip: &str, key: &str, value: &str| {
+        let mut annotations = nlb(&["subnet-a"], &[ip]);
+        annotations[format!("service.beta.kubernetes.io/{key}")] = json!(value);
+        service(API_NS, name, annotations, json!({}))
+    };
+    let malformed = create_until_event(
+        &raw,
+        with(
+            "malformed",
+            "10.0.4.100",
+            "aws-load-balancer-attributes",
+            "load_balancing.cross_zone.enabled",
+        ),
+        "FailedBuildModel",
+    )
+    .await;
+    assert!(
+        malformed["message"].as_str().unwrap().contains(
+            "failed to parse stringMap annotation, service.beta.kubernetes.io/aws-load-balancer-attributes"
+        ),
+        "{malformed}"
+    );
+    assert_no_ingress(&sim, API_NS, "malformed");
+    let unknown = create_until_event(
+        &raw,
+        with(
+            "unknown",
+            "10.0.4.101",
+            "aws-load-balancer-attributes",
+            "idle_timeout.timeout_seconds=60",
+        ),
+        "FailedDeployModel",
+    )
+    .await;
+    assert!(
+        unknown["message"]
+            .as_str()
+            .unwrap()
+            .contains("attribute key 'idle_timeout.timeout_seconds' is not recognized"),
+        "{unknown}"
+    );
+    assert_no_ingress(&sim, API_NS, "unknown");
+    let bad_check = create_until_event(
+        &raw,
+        with(
+            "bad-check",
+            "10.0.4.102",
+            "aws-load-balancer-healthcheck-protocol",
+            "SSL",
+        ),
+        "FailedBuildModel",
+    )
+    .await;
+    assert!(
+        bad_check["message"]
+            .as_str()
+            .unwrap()
+            .contains("unsupported health check protocol SSL")
+    );
+}
+
+/// Whether a TLS handshake with the API server completes through `door` within 3 s (an NLB
+/// that drops the traffic leaves it hanging).
+async fn handshake_through(raw: &Raw, door: std::net::SocketAddr) -> bool {
+    let tcp = tokio::net::TcpStream::connect(door).await.unwrap();
+    let name = ServerName::try_from("127.0.0.1").unwrap();
+    matches!(
+        tokio::time::timeout(Duration::from_secs(3), raw.connector.connect(name, tcp)).await,
+        Ok(Ok(_))
+    )
+}
+
+/// The internal NLB's managed security group opens its listeners to its source ranges only:
+/// from the machine network a client reaches 22623 and 6443 through the NLB's IP, from
+/// elsewhere its traffic is dropped on both ports (the ranges are per Service, not per
+/// listener).
+#[tokio::test(flavor = "multi_thread")]
+async fn aws_internal_nlb_admits_only_its_source_ranges_on_every_listener() {
+    let (sim, raw) = strict_sim(CloudOptions::default()).await;
+    let mut svc = service(
+        API_NS,
+        "internal-lb",
+        nlb(&["subnet-a"], &["10.0.4.100"]),
+        json!({"loadBalancerSourceRanges": ["10.0.0.0/16"]}),
+    );
+    svc["spec"]["ports"] = json!([
+        {"name": "https", "port": 6443, "targetPort": 6443},
+        {"name": "machine-config-server", "port": 22623, "targetPort": 22623}
+    ]);
+    create(&raw, svc).await;
+    let ip: std::net::IpAddr = "10.0.4.100".parse().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !sim.serving_ips().await.contains(&ip) {
+        assert!(Instant::now() < deadline, "the NLB never served {ip}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for port in [6443, 22623] {
+        let inside = sim
+            .front_door_from(ip, port, Some("10.0.1.10".parse().unwrap()))
+            .await
+            .unwrap();
+        let outside = sim
+            .front_door_from(ip, port, Some("192.168.7.7".parse().unwrap()))
+            .await
+            .unwrap();
+        assert!(
+            handshake_through(&raw, inside).await,
+            "{port} from the machine network"
+        );
+        assert!(
+            !handshake_through(&raw, outside).await,
+            "{port} from elsewhere"
+        );
+    }
+}

@@ -57,6 +57,8 @@ struct Ctx {
     /// `make_ready` calls for Services that do not exist yet.
     pending: Mutex<HashSet<Id>>,
     pods: Vec<PodSet>,
+    /// The control-plane nodes' IPs (see `kubelet::node_ip`).
+    node_ips: Vec<std::net::Ipv4Addr>,
 }
 
 pub struct Controller {
@@ -71,6 +73,7 @@ impl Controller {
         knobs: ControllerKnobs,
         cloud: CloudOptions,
         pods: Vec<PodSet>,
+        node_ips: Vec<std::net::Ipv4Addr>,
     ) -> Result<Self> {
         let ctx = Arc::new(Ctx {
             shared,
@@ -78,8 +81,14 @@ impl Controller {
             published: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashSet::new()),
             pods,
+            node_ips,
         });
-        kubelet::sync(&mut ctx.shared.store.lock(), &ctx.pods, knobs.endpoints);
+        kubelet::sync(
+            &mut ctx.shared.store.lock(),
+            &ctx.pods,
+            knobs.endpoints,
+            &ctx.node_ips,
+        );
         let (tx, rx) = watch::channel(knobs);
         let main = tokio::spawn(run(ctx.clone(), rx.clone()));
         let dropper = tokio::spawn(drop_watches(ctx.shared.clone(), rx));
@@ -227,7 +236,7 @@ async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
             e = namespaces.recv() => match e {
                 Some(_) => {
                     let nodes = knobs.borrow().endpoints;
-                    kubelet::sync(&mut ctx.shared.store.lock(), &ctx.pods, nodes);
+                    kubelet::sync(&mut ctx.shared.store.lock(), &ctx.pods, nodes, &ctx.node_ips);
                 }
                 None => break,
             },
@@ -236,7 +245,7 @@ async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
                     break;
                 }
                 let k = knobs.borrow_and_update().clone();
-                kubelet::sync(&mut ctx.shared.store.lock(), &ctx.pods, k.endpoints);
+                kubelet::sync(&mut ctx.shared.store.lock(), &ctx.pods, k.endpoints, &ctx.node_ips);
                 let services: Vec<_> = ctx.shared.store.lock().list(SERVICES, None);
                 running.clear();
                 for (_, svc) in services {

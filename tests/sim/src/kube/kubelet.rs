@@ -1,7 +1,8 @@
 //! The simulated control-plane nodes `master-0..N` (N = `ControllerKnobs::endpoints`) and the
 //! pods they run, so that Services get endpoints only when their selector matches real pods.
 //!
-//! Each [`PodSet`] runs one pod per node, host-networked (pod IP = node IP `10.0.0.<i+1>`),
+//! Each [`PodSet`] runs one pod per node, host-networked (pod IP = node IP: the i-th of
+//! `KubeSimOptions::node_ips`, else `10.0.0.<i+1>`),
 //! Running and Ready, as soon as its namespace exists (the kubelet cannot create pods in a
 //! namespace that does not exist or is terminating). The default sets are OpenShift's:
 //! the kube-apiserver static pods in `openshift-kube-apiserver` (`app:
@@ -103,8 +104,11 @@ pub fn node_name(i: usize) -> String {
     format!("master-{i}")
 }
 
-pub fn node_ip(i: usize) -> String {
-    format!("10.0.0.{}", i + 1)
+/// Node `i`'s IP: the i-th of `ips` (the world's control-plane machines, e.g. all in one
+/// zone), else `10.0.0.<i+1>`.
+pub fn node_ip(i: usize, ips: &[std::net::Ipv4Addr]) -> String {
+    ips.get(i)
+        .map_or_else(|| format!("10.0.0.{}", i + 1), ToString::to_string)
 }
 
 fn node_index(pod: &Value) -> Option<usize> {
@@ -122,7 +126,7 @@ fn namespace_active(inner: &Inner, ns: &str) -> bool {
 
 /// Makes the pods match `nodes` nodes: creates what is missing in active namespaces and deletes
 /// the pods of nodes that are gone. Cheap when nothing changes (no writes).
-pub fn sync(inner: &mut Inner, sets: &[PodSet], nodes: usize) {
+pub fn sync(inner: &mut Inner, sets: &[PodSet], nodes: usize, node_ips: &[std::net::Ipv4Addr]) {
     for set in sets {
         if !namespace_active(inner, &set.namespace) {
             continue;
@@ -138,13 +142,13 @@ pub fn sync(inner: &mut Inner, sets: &[PodSet], nodes: usize) {
         }
         for node in 0..nodes {
             if !existing.iter().any(|(_, i)| *i == node) {
-                run_pod(inner, set, node);
+                run_pod(inner, set, node, node_ips);
             }
         }
     }
 }
 
-fn run_pod(inner: &mut Inner, set: &PodSet, node: usize) {
+fn run_pod(inner: &mut Inner, set: &PodSet, node: usize, node_ips: &[std::net::Ipv4Addr]) {
     let name = set.pod_name(node);
     let ports: Vec<Value> = set
         .ports
@@ -169,7 +173,7 @@ fn run_pod(inner: &mut Inner, set: &PodSet, node: usize) {
     let Ok(created) = ops::create(inner, PODS, &set.namespace, pod, &ctx) else {
         return;
     };
-    let ip = node_ip(node);
+    let ip = node_ip(node, node_ips);
     let now = meta::now();
     let conditions: Vec<Value> = ["Initialized", "Ready", "ContainersReady", "PodScheduled"]
         .iter()

@@ -14,10 +14,17 @@
 //! does: per private IP an ENI in its subnet with that `PrivateIpAddress`, per EIP an ENI in
 //! the matching public subnet with the allocation associated to it; every ENI's Description
 //! is `ELB net/<lb-name>/<lb-id>`. Release deletes them (disassociating first).
+//!
+//! The NLB's other settings (attributes, target groups, health check, source ranges) are
+//! built and checked as `nlb_config` says. Where it serves: with moto, the NLB learns the
+//! zone of each of its addresses and of every subnet of its VPC, and an address serves a
+//! listener only when a healthy target is in its zone or cross-zone load balancing is on
+//! (`nlb_config::Zones::serves`).
 
 use super::super::meta;
 use super::Ipv4Cidr;
 use super::ec2::{self, Ec2, Element};
+use super::nlb_config::{self, Zones};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -80,6 +87,8 @@ pub struct Model {
     pub subnets: Vec<String>,
     pub private_ips: Vec<Ipv4Addr>,
     pub eips: Vec<String>,
+    /// Attributes, listeners, health check and source ranges.
+    pub config: nlb_config::Config,
 }
 
 fn list(svc: &Value, key: &str) -> Vec<String> {
@@ -151,8 +160,10 @@ pub fn build(svc: &Value) -> Result<Model, String> {
         !internal,
         "internet facing",
     )?;
+    let config = nlb_config::build(svc)?;
     let lb_name = lb_name(svc);
     Ok(Model {
+        config,
         description: format!("ELB net/{lb_name}/{}", lb_id(svc)),
         lb_name,
         internal,
@@ -172,6 +183,17 @@ pub struct Nlb {
     associations: Vec<String>,
     /// The public IPs of the associated EIPs (what clients of a public NLB connect to).
     pub public_ips: Vec<Ipv4Addr>,
+    /// The zones of its addresses and of its VPC's subnets (empty without moto).
+    pub zones: Zones,
+}
+
+impl Nlb {
+    /// Whether `address` (a private IP or an EIP's public IP of this NLB) forwards listener
+    /// `port` to one of the healthy `targets`.
+    pub fn serves(&self, address: Ipv4Addr, port: u16, targets: &[Ipv4Addr]) -> bool {
+        self.zones
+            .serves(&self.model.config, address, port, targets)
+    }
 }
 
 fn in_use_by_another(
@@ -209,17 +231,20 @@ pub async fn deploy(
             return Err(why);
         }
     }
+    nlb_config::check_in_cloud(&model.config)?;
     let mut nlb = Nlb {
         model: model.clone(),
         holder: holder.to_string(),
         enis: Vec::new(),
         associations: Vec::new(),
         public_ips: Vec::new(),
+        zones: Zones::default(),
     };
     let Some(ec2) = ec2 else {
         return Ok(nlb);
     };
     nlb.public_ips = check_in_ec2(ec2, model).await?;
+    nlb.zones = zones(ec2, model, &nlb.public_ips).await?;
     if let Err(why) = claim_in_ec2(ec2, model, &mut nlb).await {
         release(Some(ec2), &nlb).await;
         return Err(why);
@@ -249,6 +274,58 @@ async fn subnet_cidrs(ec2: &Ec2, model: &Model) -> Result<BTreeMap<String, Ipv4C
             Some((id.to_string(), s.text_of("cidrBlock")?.parse().ok()?))
         })
         .collect())
+}
+
+/// The zone of each of the NLB's addresses (a private IP or EIP is in the zone of the subnet it
+/// is mapped to), and every subnet of the VPC with its zone.
+async fn zones(ec2: &Ec2, model: &Model, public_ips: &[Ipv4Addr]) -> Result<Zones, String> {
+    let ids: Vec<&str> = model.subnets.iter().map(String::as_str).collect();
+    let root = ec2
+        .call("DescribeSubnets", &ec2::list_params("SubnetId", &ids))
+        .await
+        .map_err(text)?;
+    let own: BTreeMap<String, (String, String)> = root
+        .items("subnetSet")
+        .iter()
+        .filter_map(|s| {
+            Some((
+                s.text_of("subnetId")?.to_string(),
+                (
+                    s.text_of("availabilityZone")?.to_string(),
+                    s.text_of("vpcId")?.to_string(),
+                ),
+            ))
+        })
+        .collect();
+    let mut zones = Zones::default();
+    let mapped = model
+        .private_ips
+        .iter()
+        .zip(&model.subnets)
+        .chain(public_ips.iter().zip(&model.subnets));
+    for (ip, subnet) in mapped {
+        if let Some((zone, _)) = own.get(subnet) {
+            zones.addresses.insert(*ip, zone.clone());
+        }
+    }
+    let Some((_, vpc)) = own.values().next() else {
+        return Ok(zones);
+    };
+    let root = ec2
+        .call("DescribeSubnets", &ec2::filter("vpc-id", vpc))
+        .await
+        .map_err(text)?;
+    zones.subnets = root
+        .items("subnetSet")
+        .iter()
+        .filter_map(|s| {
+            Some((
+                s.text_of("cidrBlock")?.parse().ok()?,
+                s.text_of("availabilityZone")?.to_string(),
+            ))
+        })
+        .collect();
+    Ok(zones)
 }
 
 /// The cloud's objections: a private IP outside its subnet or held by an ENI; an EIP that is

@@ -5,7 +5,7 @@
 //!
 //! | Service | controller | ingress | refused when |
 //! | --- | --- | --- | --- |
-//! | `aws-load-balancer-type: external` | AWS Load Balancer Controller (`service`) | NLB hostname only | see `aws`: `FailedBuildModel`, `FailedDeployModel` |
+//! | `aws-load-balancer-type: external` | AWS Load Balancer Controller (`service`) | NLB hostname only | see `aws` and `nlb_config`: `FailedBuildModel`, `FailedDeployModel` |
 //! | other `aws-load-balancer-*` | in-tree AWS provider (`service-controller`) | ELB hostname | never |
 //! | GCP / Azure internal | service controller + cloud provider | the IP per family | see `frontends`, and on GCP `gce` (the installer's instance groups): `SyncLoadBalancerFailed` |
 //! | GCP other (with the fake known) | service controller + GCE provider | the requested IP | see `gce`: a static address of another network tier, `SyncLoadBalancerFailed` |
@@ -34,6 +34,7 @@ mod cidr;
 pub(crate) mod ec2;
 mod frontends;
 mod gce;
+mod nlb_config;
 
 pub use cidr::{Ipv4Cidr, Ipv6Cidr};
 
@@ -47,6 +48,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Arc;
 use std::time::Duration;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 const AZURE_IPV4: &str = "service.beta.kubernetes.io/azure-load-balancer-ipv4";
 const AZURE_IPV6: &str = "service.beta.kubernetes.io/azure-load-balancer-ipv6";
@@ -265,7 +267,7 @@ fn elb_hostname(svc: &Value, region: &str) -> String {
 /// What a Service holds.
 #[derive(Clone, Debug)]
 enum Held {
-    Nlb(aws::Nlb),
+    Nlb(Box<aws::Nlb>),
     /// One frontend per family the Service asks for.
     Frontends(Vec<frontends::Frontend>),
 }
@@ -480,7 +482,7 @@ impl LoadBalancers {
                 let others: Vec<&aws::Nlb> = held
                     .values()
                     .filter_map(|h| match &h.held {
-                        Held::Nlb(n) => Some(n),
+                        Held::Nlb(n) => Some(n.as_ref()),
                         Held::Frontends(_) => None,
                     })
                     .collect();
@@ -490,7 +492,7 @@ impl LoadBalancers {
                             id,
                             Holding {
                                 uid,
-                                held: Held::Nlb(nlb),
+                                held: Held::Nlb(Box::new(nlb)),
                             },
                         );
                         Outcome::Provisioned(vec![done])
@@ -566,27 +568,45 @@ impl LoadBalancers {
         }
     }
 
-    /// The IPs each Service's load balancer holds now (`namespace`, `name`, IPs): an NLB's
-    /// private IPs and its EIPs' public IPs, a frontend's IP.
-    pub async fn held_ips(&self) -> Vec<(String, String, Vec<IpAddr>)> {
-        self.held
-            .lock()
-            .await
-            .iter()
-            .map(|((ns, name), h)| {
-                let ips = match &h.held {
-                    Held::Nlb(nlb) => nlb
-                        .model
-                        .private_ips
-                        .iter()
-                        .chain(&nlb.public_ips)
-                        .map(|ip| IpAddr::V4(*ip))
-                        .collect(),
-                    Held::Frontends(f) => f.iter().map(|f| f.ip).collect(),
+    /// Of what the Service `ns/name` holds, the IPs that serve listener `port` (None: every
+    /// listener) to its healthy `targets`, for a client at `source` when given: an NLB's
+    /// addresses as its zones and its security group's source ranges allow (see
+    /// `nlb_config`), every frontend IP (a regional internal load balancer forwards to a
+    /// backend in any zone).
+    pub async fn serving(
+        &self,
+        ns: &str,
+        name: &str,
+        targets: &[Ipv4Addr],
+        port: Option<u16>,
+        source: Option<Ipv4Addr>,
+    ) -> Vec<IpAddr> {
+        let held = self.held.lock().await;
+        let Some(holding) = held.get(&(ns.to_string(), name.to_string())) else {
+            return Vec::new();
+        };
+        match &holding.held {
+            Held::Nlb(nlb) => {
+                let ports: Vec<u16> = match port {
+                    Some(p) => vec![p],
+                    None => nlb.model.config.listeners.iter().map(|l| l.port).collect(),
                 };
-                (ns.clone(), name.clone(), ips)
-            })
-            .collect()
+                nlb.model
+                    .private_ips
+                    .iter()
+                    .chain(&nlb.public_ips)
+                    .filter(|a| {
+                        ports.iter().all(|p| {
+                            nlb.serves(**a, *p, targets)
+                                && source.is_none_or(|s| nlb.model.config.admits(*p, s))
+                        })
+                    })
+                    .map(|a| IpAddr::V4(*a))
+                    .collect()
+            }
+            Held::Frontends(f) if !targets.is_empty() => f.iter().map(|f| f.ip).collect(),
+            Held::Frontends(_) => Vec::new(),
+        }
     }
 
     /// Gives back everything the Service `ns/name` with `uid` held (it was deleted or is no

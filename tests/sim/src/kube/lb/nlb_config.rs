@@ -1,0 +1,763 @@
+//! What the AWS Load Balancer Controller makes of a Service's NLB settings, and what ELB and
+//! EC2 then accept: load-balancer attributes, target-group attributes, the health check, the
+//! managed security group's source ranges, and the zones the NLB forwards between.
+//!
+//! Sources (kubernetes-sigs/aws-load-balancer-controller): `pkg/annotations/parser.go`
+//! (string maps, booleans, int32s), `pkg/service/model_build_load_balancer.go`
+//! (`getLoadBalancerAttributes`, the legacy cross-zone annotation),
+//! `pkg/service/model_build_target_group.go` (target-group attributes, base and per port;
+//! the health check, one per Service; `preserve_client_ip.enabled` must be a bool),
+//! `pkg/service/model_build_managed_sg.go` (`buildCIDRsFromSourceRanges`: the source ranges
+//! open every listener port, 0.0.0.0/0 without any, no IPv6 range on an IPv4 NLB), and the
+//! controller's defaults in `pkg/service/model_builder.go` (TCP health check on the traffic
+//! port, interval 10 s, timeout 10 s, thresholds 3). What ELB and EC2 refuse comes from the
+//! ELB API reference (`LoadBalancerAttribute`, `TargetGroupAttribute`, `CreateTargetGroup`
+//! ranges) and EC2's `AuthorizeSecurityGroupIngress`; the wording of those refusals is ours.
+//!
+//! Build errors are the controller's words (after "Failed build model due to"), deploy errors
+//! the cloud's (after "Failed deploy model due to").
+
+use super::super::meta;
+use super::Ipv4Cidr;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+
+const PREFIX: &str = "service.beta.kubernetes.io/";
+const ATTRIBUTES: &str = "aws-load-balancer-attributes";
+const CROSS_ZONE_LEGACY: &str = "aws-load-balancer-cross-zone-load-balancing-enabled";
+const TG_ATTRIBUTES: &str = "aws-load-balancer-target-group-attributes";
+const HC_PROTOCOL: &str = "aws-load-balancer-healthcheck-protocol";
+const HC_PORT: &str = "aws-load-balancer-healthcheck-port";
+const HC_PATH: &str = "aws-load-balancer-healthcheck-path";
+const HC_INTERVAL: &str = "aws-load-balancer-healthcheck-interval";
+const HC_TIMEOUT: &str = "aws-load-balancer-healthcheck-timeout";
+const HC_HEALTHY: &str = "aws-load-balancer-healthcheck-healthy-threshold";
+const HC_UNHEALTHY: &str = "aws-load-balancer-healthcheck-unhealthy-threshold";
+const SOURCE_RANGES: &str = "load-balancer-source-ranges";
+const TARGET_TYPE: &str = "aws-load-balancer-nlb-target-type";
+pub const CROSS_ZONE: &str = "load_balancing.cross_zone.enabled";
+const ROUTING_POLICY: &str = "dns_record.client_routing_policy";
+const PRESERVE_CLIENT_IP: &str = "preserve_client_ip.enabled";
+
+/// The attributes ELB takes on a Network Load Balancer, and whether each is a boolean.
+const NLB_ATTRIBUTES: &[(&str, bool)] = &[
+    ("deletion_protection.enabled", true),
+    (CROSS_ZONE, true),
+    ("access_logs.s3.enabled", true),
+    ("access_logs.s3.bucket", false),
+    ("access_logs.s3.prefix", false),
+    ("ipv6.deny_all_igw_traffic", true),
+    (ROUTING_POLICY, false),
+    ("zonal_shift.config.enabled", true),
+    ("secondary_ips.auto_assigned.per_subnet", false),
+];
+
+/// The attributes ELB takes on a TCP target group, and whether each is a boolean (the
+/// cross-zone one also takes `use_load_balancer_configuration`, its default).
+const TCP_TG_ATTRIBUTES: &[(&str, bool)] = &[
+    ("deregistration_delay.timeout_seconds", false),
+    ("deregistration_delay.connection_termination.enabled", true),
+    (PRESERVE_CLIENT_IP, true),
+    ("proxy_protocol_v2.enabled", true),
+    ("stickiness.enabled", true),
+    ("stickiness.type", false),
+    (CROSS_ZONE, false),
+    (
+        "target_health_state.unhealthy.connection_termination.enabled",
+        true,
+    ),
+    (
+        "target_health_state.unhealthy.draining_interval_seconds",
+        false,
+    ),
+    (
+        "target_group_health.dns_failover.minimum_healthy_targets.count",
+        false,
+    ),
+    (
+        "target_group_health.dns_failover.minimum_healthy_targets.percentage",
+        false,
+    ),
+    (
+        "target_group_health.unhealthy_state_routing.minimum_healthy_targets.count",
+        false,
+    ),
+    (
+        "target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage",
+        false,
+    ),
+];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HcPort {
+    TrafficPort,
+    Port(u16),
+}
+
+/// The target groups' health check (one per Service).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HealthCheck {
+    /// `TCP`, `HTTP` or `HTTPS`.
+    pub protocol: String,
+    pub port: HcPort,
+    /// None for TCP.
+    pub path: Option<String>,
+    pub interval: i64,
+    pub timeout: i64,
+    pub healthy: i64,
+    pub unhealthy: i64,
+}
+
+/// One listener and its target group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listener {
+    pub port: u16,
+    /// The target-group attributes the controller sends (base, then this port's).
+    pub attributes: BTreeMap<String, String>,
+}
+
+/// The NLB settings of a Service, as the controller builds them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// `ip` or `instance`.
+    pub target_type: String,
+    pub attributes: BTreeMap<String, String>,
+    pub listeners: Vec<Listener>,
+    pub health_check: HealthCheck,
+    /// The managed security group's ranges (each opens every listener port).
+    pub source_ranges: Vec<String>,
+}
+
+fn annotation<'a>(svc: &'a Value, suffix: &str) -> Option<&'a str> {
+    meta::get_str(
+        svc,
+        &["metadata", "annotations", &format!("{PREFIX}{suffix}")],
+    )
+}
+
+/// Go's `strconv.ParseBool`.
+fn go_bool(raw: &str) -> Result<bool, String> {
+    match raw {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
+        _ => Err(format!(
+            "strconv.ParseBool: parsing {raw:?}: invalid syntax"
+        )),
+    }
+}
+
+/// `key=value` pairs separated by commas, a backslash escaping the next character; a comma
+/// ends a pair only when what follows holds a `=`. Any pair without `=` or with an empty key
+/// is refused, as the controller's `ParseStringMapAnnotation` does.
+fn string_map(svc: &Value, suffix: &str) -> Result<Option<BTreeMap<String, String>>, String> {
+    let Some(raw) = annotation(svc, suffix) else {
+        return Ok(None);
+    };
+    let malformed = || format!("failed to parse stringMap annotation, {PREFIX}{suffix}: {raw}");
+    let mut pairs: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut chars = raw.chars().peekable();
+    let mut rest_at = 0;
+    while let Some(c) = chars.next() {
+        rest_at += c.len_utf8();
+        match c {
+            '\\' if chars.peek().is_some() => {
+                if let Some(next) = chars.next() {
+                    rest_at += next.len_utf8();
+                    current.push(next);
+                }
+            }
+            ',' => {
+                let rest = raw[rest_at..].trim();
+                if rest.contains('=') {
+                    pairs.push(current.trim().to_string());
+                    current.clear();
+                } else if !rest.is_empty() {
+                    pairs.push(current.trim().to_string());
+                    pairs.push(rest.to_string());
+                    current.clear();
+                    break;
+                } else {
+                    current.push(c);
+                }
+            }
+            c => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        pairs.push(current.trim().to_string());
+    }
+    let mut map = BTreeMap::new();
+    for pair in pairs {
+        let (key, value) = pair.split_once('=').ok_or_else(malformed)?;
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(malformed());
+        }
+        map.insert(key.to_string(), value.trim().to_string());
+    }
+    Ok(Some(map))
+}
+
+fn int32(svc: &Value, suffix: &str, default: i64) -> Result<i64, String> {
+    let Some(raw) = annotation(svc, suffix) else {
+        return Ok(default);
+    };
+    let why = match raw.parse::<i64>() {
+        Ok(n) if i32::try_from(n).is_ok() => return Ok(n),
+        Ok(_) => "value out of range",
+        Err(_) => "invalid syntax",
+    };
+    Err(format!(
+        "failed to parse int32 annotation, {PREFIX}{suffix}: {raw}: strconv.ParseInt: parsing {raw:?}: {why}"
+    ))
+}
+
+fn service_ports(svc: &Value) -> Vec<&Value> {
+    meta::get(svc, &["spec", "ports"])
+        .and_then(Value::as_array)
+        .map(|p| p.iter().collect())
+        .unwrap_or_default()
+}
+
+fn health_check(svc: &Value, target_type: &str) -> Result<HealthCheck, String> {
+    let raw_protocol = annotation(svc, HC_PROTOCOL).unwrap_or("TCP");
+    let protocol = match raw_protocol.to_ascii_uppercase().as_str() {
+        p @ ("TCP" | "HTTP" | "HTTPS") => p.to_string(),
+        _ => return Err(format!("unsupported health check protocol {raw_protocol}")),
+    };
+    let port = match annotation(svc, HC_PORT).unwrap_or("traffic-port") {
+        "traffic-port" => HcPort::TrafficPort,
+        raw => match raw.parse::<i64>() {
+            Ok(n) => HcPort::Port(u16::try_from(n).unwrap_or(0)),
+            Err(_) => {
+                // A port name: the Service port of that name, whose targetPort must be a
+                // number for IP targets.
+                let named = service_ports(svc)
+                    .into_iter()
+                    .find(|p| p.get("name").and_then(Value::as_str) == Some(raw))
+                    .ok_or_else(|| {
+                        format!(
+                            "failed to resolve healthCheckPort: unable to find port {raw} on service {}/{}",
+                            meta::namespace(svc),
+                            meta::name(svc)
+                        )
+                    })?;
+                let number = if target_type == "ip" {
+                    named.get("targetPort").and_then(Value::as_i64).ok_or(
+                        "cannot use named healthCheckPort for IP TargetType when service's targetPort is a named port",
+                    )?
+                } else {
+                    named.get("nodePort").and_then(Value::as_i64).unwrap_or(0)
+                };
+                HcPort::Port(u16::try_from(number).unwrap_or(0))
+            }
+        },
+    };
+    let path = (protocol != "TCP").then(|| annotation(svc, HC_PATH).unwrap_or("/").to_string());
+    Ok(HealthCheck {
+        protocol,
+        port,
+        path,
+        interval: int32(svc, HC_INTERVAL, 10)?,
+        timeout: int32(svc, HC_TIMEOUT, 10)?,
+        healthy: int32(svc, HC_HEALTHY, 3)?,
+        unhealthy: int32(svc, HC_UNHEALTHY, 3)?,
+    })
+}
+
+/// `spec.loadBalancerSourceRanges`, else the annotation; an IPv6 range is refused (our NLBs
+/// are IPv4); none: 0.0.0.0/0.
+fn source_ranges(svc: &Value) -> Result<Vec<String>, String> {
+    let mut ranges: Vec<String> = meta::get(svc, &["spec", "loadBalancerSourceRanges"])
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    if ranges.is_empty()
+        && let Some(raw) = annotation(svc, SOURCE_RANGES)
+    {
+        ranges = raw
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+    }
+    if let Some(v6) = ranges.iter().find(|r| r.contains(':')) {
+        return Err(format!("unsupported v6 cidr {v6} when lb is not dualstack"));
+    }
+    if ranges.is_empty() {
+        ranges.push("0.0.0.0/0".into());
+    }
+    Ok(ranges)
+}
+
+/// The Service's NLB settings, or the controller's reason to refuse them.
+pub fn build(svc: &Value) -> Result<Config, String> {
+    let target_type = match annotation(svc, TARGET_TYPE) {
+        Some("ip") => "ip",
+        _ => "instance",
+    }
+    .to_string();
+    let mut attributes = string_map(svc, ATTRIBUTES)?.unwrap_or_default();
+    if let Some(policy) = attributes.get(ROUTING_POLICY)
+        && ![
+            "availability_zone_affinity",
+            "partial_availability_zone_affinity",
+            "any_availability_zone",
+        ]
+        .contains(&policy.as_str())
+    {
+        return Err(format!(
+            "invalid {ROUTING_POLICY} set in annotation {ATTRIBUTES}: got '{policy}' expected one of ['any_availability_zone', 'partial_availability_zone_affinity', 'availability_zone_affinity']"
+        ));
+    }
+    if let Some(raw) = annotation(svc, CROSS_ZONE_LEGACY) {
+        let on = go_bool(raw).map_err(|e| {
+            format!("failed to parse bool annotation, {PREFIX}{CROSS_ZONE_LEGACY}: {raw}: {e}")
+        })?;
+        // The attributes annotation wins over the legacy one.
+        attributes
+            .entry(CROSS_ZONE.to_string())
+            .or_insert_with(|| on.to_string());
+    }
+    let base = string_map(svc, TG_ATTRIBUTES)?.unwrap_or_default();
+    let mut listeners = Vec::new();
+    for port in service_ports(svc) {
+        let number = port.get("port").and_then(Value::as_i64).unwrap_or(0);
+        let mut attrs = base.clone();
+        let own = string_map(svc, &format!("{TG_ATTRIBUTES}.{number}"))?.unwrap_or_default();
+        for (k, v) in own.into_iter().filter(|(_, v)| !v.is_empty()) {
+            attrs.insert(k, v);
+        }
+        if let Some(v) = attrs.get(PRESERVE_CLIENT_IP) {
+            go_bool(v)
+                .map_err(|e| format!("failed to parse attribute {PRESERVE_CLIENT_IP}={v}: {e}"))?;
+        }
+        listeners.push(Listener {
+            port: u16::try_from(number).unwrap_or(0),
+            attributes: attrs,
+        });
+    }
+    Ok(Config {
+        health_check: health_check(svc, &target_type)?,
+        target_type,
+        attributes,
+        listeners,
+        source_ranges: source_ranges(svc)?,
+    })
+}
+
+fn check_attributes(
+    what: &str,
+    known: &[(&str, bool)],
+    attributes: &BTreeMap<String, String>,
+    extra: impl Fn(&str, &str) -> Option<String>,
+) -> Result<(), String> {
+    for (key, value) in attributes {
+        let Some((_, boolean)) = known.iter().find(|(k, _)| k == key) else {
+            return Err(format!(
+                "ValidationError: {what} attribute key '{key}' is not recognized"
+            ));
+        };
+        if *boolean && value != "true" && value != "false" {
+            return Err(format!(
+                "ValidationError: {what} attribute '{key}' must be true or false, not '{value}'"
+            ));
+        }
+        if let Some(why) = extra(key, value) {
+            return Err(format!("ValidationError: {why}"));
+        }
+    }
+    Ok(())
+}
+
+fn in_range(what: &str, value: i64, range: std::ops::RangeInclusive<i64>) -> Result<(), String> {
+    if range.contains(&value) {
+        return Ok(());
+    }
+    Err(format!(
+        "ValidationError: health check {what} must be between {} and {}, not {value}",
+        range.start(),
+        range.end()
+    ))
+}
+
+/// What ELB and EC2 refuse of the settings when the controller creates the NLB, its target
+/// groups and its security group.
+pub fn check_in_cloud(config: &Config) -> Result<(), String> {
+    check_attributes(
+        "load balancer",
+        NLB_ATTRIBUTES,
+        &config.attributes,
+        |_, _| None,
+    )?;
+    for listener in &config.listeners {
+        check_attributes(
+            "target group",
+            TCP_TG_ATTRIBUTES,
+            &listener.attributes,
+            |key, value| match key {
+                CROSS_ZONE
+                    if !["true", "false", "use_load_balancer_configuration"].contains(&value) =>
+                {
+                    Some(format!(
+                        "target group attribute '{key}' must be true, false or use_load_balancer_configuration, not '{value}'"
+                    ))
+                }
+                "deregistration_delay.timeout_seconds"
+                    if !value.parse::<u32>().is_ok_and(|n| n <= 3600) =>
+                {
+                    Some(format!("'{key}' must be 0 to 3600 seconds, not '{value}'"))
+                }
+                _ => None,
+            },
+        )?;
+    }
+    let hc = &config.health_check;
+    in_range("interval", hc.interval, 5..=300)?;
+    in_range("timeout", hc.timeout, 2..=120)?;
+    in_range("healthy threshold", hc.healthy, 2..=10)?;
+    in_range("unhealthy threshold", hc.unhealthy, 2..=10)?;
+    if hc.port == HcPort::Port(0) {
+        return Err("ValidationError: health check port must be 1 to 65535".into());
+    }
+    if let Some(path) = &hc.path
+        && (!path.starts_with('/') || path.len() > 1024)
+    {
+        return Err(format!(
+            "ValidationError: health check path '{path}' must begin with '/' and be at most 1024 characters"
+        ));
+    }
+    for range in &config.source_ranges {
+        if range.parse::<Ipv4Cidr>().is_err() {
+            return Err(format!(
+                "InvalidParameterValue: CIDR block {range} is malformed"
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Config {
+    /// Whether the NLB forwards across zones for the target group of `port`: the target
+    /// group's own attribute when `true` or `false`, else the load balancer's (off by
+    /// default on an NLB).
+    pub fn cross_zone(&self, port: u16) -> bool {
+        let own = self
+            .listeners
+            .iter()
+            .find(|l| l.port == port)
+            .and_then(|l| l.attributes.get(CROSS_ZONE))
+            .map(String::as_str);
+        match own {
+            Some("true") => true,
+            Some("false") => false,
+            _ => self.attributes.get(CROSS_ZONE).is_some_and(|v| v == "true"),
+        }
+    }
+
+    /// Whether the managed security group lets `source` reach listener `port`.
+    pub fn admits(&self, port: u16, source: Ipv4Addr) -> bool {
+        self.listeners.iter().any(|l| l.port == port)
+            && self
+                .source_ranges
+                .iter()
+                .filter_map(|r| r.parse::<Ipv4Cidr>().ok())
+                .any(|r| r.contains(source))
+    }
+}
+
+/// Where an NLB's addresses and its targets are: each NLB address's zone, and every subnet
+/// of the VPC with its zone (to place the targets, as ELB places an IP target by the subnet
+/// that holds it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Zones {
+    pub addresses: BTreeMap<Ipv4Addr, String>,
+    pub subnets: Vec<(Ipv4Cidr, String)>,
+}
+
+impl Zones {
+    /// The zone of a target; None when no subnet of the VPC holds it (ELB then registers
+    /// it for every zone, "all").
+    fn of_target(&self, target: Ipv4Addr) -> Option<&str> {
+        self.subnets
+            .iter()
+            .find(|(cidr, _)| cidr.contains(target))
+            .map(|(_, zone)| zone.as_str())
+    }
+
+    /// Whether the NLB node holding `address` forwards traffic on `port` to one of the
+    /// healthy `targets`: with cross-zone on, to any; off, only to one in its own zone (or
+    /// one registered for every zone). An address whose zone is unknown serves when any
+    /// target is healthy.
+    pub fn serves(
+        &self,
+        config: &Config,
+        address: Ipv4Addr,
+        port: u16,
+        targets: &[Ipv4Addr],
+    ) -> bool {
+        if targets.is_empty() {
+            return false;
+        }
+        let Some(zone) = self.addresses.get(&address) else {
+            return true;
+        };
+        config.cross_zone(port)
+            || targets
+                .iter()
+                .any(|t| self.of_target(*t).is_none_or(|z| z == zone))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn svc(annotations: Value, spec: Value) -> Value {
+        let mut annotated = serde_json::Map::new();
+        for (k, v) in annotations.as_object().unwrap() {
+            annotated.insert(format!("{PREFIX}{k}"), v.clone());
+        }
+        let mut spec = spec;
+        spec["ports"] = json!([
+            {"name": "https", "port": 6443, "targetPort": 6443, "protocol": "TCP"},
+            {"name": "machine-config-server", "port": 22623, "targetPort": 22623, "protocol": "TCP"}
+        ]);
+        json!({"metadata": {"name": "internal-lb", "namespace": "openshift-kube-apiserver",
+                            "annotations": annotated},
+               "spec": spec})
+    }
+
+    fn built(annotations: Value) -> Result<Config, String> {
+        build(&svc(annotations, json!({})))
+    }
+
+    fn deployed(annotations: Value) -> Result<Config, String> {
+        let config = built(annotations)?;
+        check_in_cloud(&config).map(|()| config)
+    }
+
+    /// The templates' settings are taken as they are.
+    #[test]
+    fn the_installers_settings_build_and_deploy() {
+        let config = deployed(json!({
+            TARGET_TYPE: "ip",
+            ATTRIBUTES: "load_balancing.cross_zone.enabled=true",
+            TG_ATTRIBUTES: "preserve_client_ip.enabled=false",
+            HC_PROTOCOL: "HTTPS", HC_PORT: "6443", HC_PATH: "/readyz", HC_INTERVAL: "10",
+            HC_TIMEOUT: "10", HC_HEALTHY: "2", HC_UNHEALTHY: "2",
+        }))
+        .unwrap();
+        assert!(config.cross_zone(6443) && config.cross_zone(22623));
+        assert_eq!(
+            config.health_check,
+            HealthCheck {
+                protocol: "HTTPS".into(),
+                port: HcPort::Port(6443),
+                path: Some("/readyz".into()),
+                interval: 10,
+                timeout: 10,
+                healthy: 2,
+                unhealthy: 2,
+            }
+        );
+        assert_eq!(config.listeners.len(), 2);
+        assert!(
+            config
+                .listeners
+                .iter()
+                .all(|l| l.attributes[PRESERVE_CLIENT_IP] == "false")
+        );
+        // The controller's defaults: TCP on the traffic port, no cross-zone, open to all.
+        let plain = deployed(json!({})).unwrap();
+        assert_eq!(plain.health_check.protocol, "TCP");
+        assert_eq!(plain.health_check.port, HcPort::TrafficPort);
+        assert_eq!(plain.health_check.path, None);
+        assert_eq!(
+            (plain.health_check.healthy, plain.health_check.unhealthy),
+            (3, 3)
+        );
+        assert!(!plain.cross_zone(6443));
+        assert_eq!(plain.source_ranges, ["0.0.0.0/0"]);
+    }
+
+    /// As the controller's parsers refuse (FailedBuildModel).
+    #[test]
+    fn malformed_settings_are_refused_as_the_controller_parses_them() {
+        let err = |a: Value| built(a).unwrap_err();
+        assert!(
+            err(json!({ATTRIBUTES: "load_balancing.cross_zone.enabled"}))
+                .starts_with("failed to parse stringMap annotation, service.beta.kubernetes.io/aws-load-balancer-attributes")
+        );
+        assert!(err(json!({ATTRIBUTES: "=true"})).contains("failed to parse stringMap"));
+        assert!(
+            err(json!({ATTRIBUTES: "a=b, c"})).contains("failed to parse stringMap"),
+            "a trailing part without '=' is refused"
+        );
+        assert!(
+            err(json!({ATTRIBUTES: "dns_record.client_routing_policy=nearest"}))
+                .contains("invalid dns_record.client_routing_policy")
+        );
+        assert!(
+            err(json!({TG_ATTRIBUTES: "preserve_client_ip.enabled=nope"}))
+                .contains("failed to parse attribute preserve_client_ip.enabled=nope")
+        );
+        assert!(
+            err(json!({"aws-load-balancer-target-group-attributes.22623": "preserve_client_ip.enabled=maybe"}))
+                .contains("preserve_client_ip.enabled=maybe"),
+            "per-port target-group attributes are parsed too"
+        );
+        assert!(err(json!({HC_PROTOCOL: "SSL"})).contains("unsupported health check protocol SSL"));
+        assert!(err(json!({HC_INTERVAL: "ten"})).contains("failed to parse int32 annotation"));
+        assert!(err(json!({HC_HEALTHY: "99999999999"})).contains("value out of range"));
+        assert!(err(json!({HC_PORT: "metrics"})).contains(
+            "unable to find port metrics on service openshift-kube-apiserver/internal-lb"
+        ));
+        assert!(err(json!({CROSS_ZONE_LEGACY: "yes"})).contains("failed to parse bool annotation"));
+        let v6 = build(&svc(
+            json!({}),
+            json!({"loadBalancerSourceRanges": ["fd00::/48"]}),
+        ))
+        .unwrap_err();
+        assert!(v6.contains("unsupported v6 cidr fd00::/48"), "{v6}");
+        // Accepted forms: Go booleans, a case-insensitive protocol, a named port.
+        let ok = built(
+            json!({TG_ATTRIBUTES: "preserve_client_ip.enabled=False", TARGET_TYPE: "ip",
+                              HC_PROTOCOL: "https", HC_PORT: "https"}),
+        )
+        .unwrap();
+        assert_eq!(ok.health_check.protocol, "HTTPS");
+        assert_eq!(ok.health_check.port, HcPort::Port(6443));
+        assert_eq!(ok.health_check.path.as_deref(), Some("/"));
+        let escaped = built(
+            json!({ATTRIBUTES: r"access_logs.s3.prefix=a\,b,deletion_protection.enabled=false"}),
+        )
+        .unwrap();
+        assert_eq!(escaped.attributes["access_logs.s3.prefix"], "a,b");
+    }
+
+    /// What passes the controller but ELB or EC2 refuse (FailedDeployModel).
+    #[test]
+    fn the_cloud_refuses_unknown_attributes_and_out_of_range_checks() {
+        let err = |a: Value| deployed(a).unwrap_err();
+        assert!(
+            err(json!({ATTRIBUTES: "idle_timeout.timeout_seconds=60"})).contains(
+                "load balancer attribute key 'idle_timeout.timeout_seconds' is not recognized"
+            ),
+            "an ALB attribute on an NLB"
+        );
+        assert!(
+            err(json!({ATTRIBUTES: "load_balancing.cross_zone.enabled=yes"}))
+                .contains("must be true or false")
+        );
+        assert!(
+            err(json!({TG_ATTRIBUTES: "load_balancing.algorithm.type=round_robin"})).contains(
+                "target group attribute key 'load_balancing.algorithm.type' is not recognized"
+            )
+        );
+        assert!(
+            err(json!({TG_ATTRIBUTES: "load_balancing.cross_zone.enabled=maybe"}))
+                .contains("use_load_balancer_configuration")
+        );
+        assert!(
+            err(json!({TG_ATTRIBUTES: "preserve_client_ip.enabled=1"}))
+                .contains("must be true or false"),
+            "the controller takes Go's booleans, ELB only true and false"
+        );
+        assert!(err(json!({HC_INTERVAL: "1"})).contains("interval must be between 5 and 300"));
+        assert!(
+            err(json!({HC_HEALTHY: "1"})).contains("healthy threshold must be between 2 and 10")
+        );
+        assert!(
+            err(json!({HC_PROTOCOL: "HTTPS", HC_PATH: "readyz"})).contains("must begin with '/'")
+        );
+        assert!(err(json!({HC_PORT: "70000"})).contains("port must be 1 to 65535"));
+        let bad_range = check_in_cloud(
+            &build(&svc(
+                json!({}),
+                json!({"loadBalancerSourceRanges": ["10.0.0.0/33"]}),
+            ))
+            .unwrap(),
+        )
+        .unwrap_err();
+        assert!(
+            bad_range.contains("CIDR block 10.0.0.0/33 is malformed"),
+            "{bad_range}"
+        );
+    }
+
+    /// The managed security group opens every listener to every source range: a range for
+    /// 22623 is a range for 6443 too.
+    #[test]
+    fn source_ranges_apply_to_every_listener() {
+        let config = build(&svc(
+            json!({}),
+            json!({"loadBalancerSourceRanges": ["10.0.0.0/16"]}),
+        ))
+        .unwrap();
+        let ip = |s: &str| s.parse::<Ipv4Addr>().unwrap();
+        for port in [6443, 22623] {
+            assert!(config.admits(port, ip("10.0.1.10")), "{port}");
+            assert!(!config.admits(port, ip("192.168.1.10")), "{port}");
+        }
+        assert!(!config.admits(443, ip("10.0.1.10")), "no such listener");
+        let annotated = build(&svc(json!({SOURCE_RANGES: "192.168.0.0/24"}), json!({}))).unwrap();
+        assert!(annotated.admits(6443, ip("192.168.0.9")));
+        assert!(
+            build(&svc(json!({}), json!({})))
+                .unwrap()
+                .admits(22623, ip("198.51.100.7"))
+        );
+    }
+
+    /// An NLB node forwards only to targets of its own zone unless cross-zone is on (for the
+    /// target group); a target outside every subnet counts for every zone.
+    #[test]
+    fn a_zone_without_a_target_serves_only_across_zones() {
+        let ip = |s: &str| s.parse::<Ipv4Addr>().unwrap();
+        let zones = Zones {
+            addresses: [
+                (ip("10.0.1.200"), "us-east-1a".to_string()),
+                (ip("10.0.2.200"), "us-east-1b".to_string()),
+            ]
+            .into(),
+            subnets: vec![
+                ("10.0.1.0/24".parse().unwrap(), "us-east-1a".to_string()),
+                ("10.0.2.0/24".parse().unwrap(), "us-east-1b".to_string()),
+            ],
+        };
+        let masters = [ip("10.0.1.101"), ip("10.0.1.102")];
+        let off = built(json!({})).unwrap();
+        let on = built(json!({ATTRIBUTES: "load_balancing.cross_zone.enabled=true"})).unwrap();
+        assert!(zones.serves(&off, ip("10.0.1.200"), 6443, &masters));
+        assert!(!zones.serves(&off, ip("10.0.2.200"), 6443, &masters));
+        assert!(zones.serves(&on, ip("10.0.2.200"), 6443, &masters));
+        assert!(
+            !zones.serves(&on, ip("10.0.2.200"), 6443, &[]),
+            "no healthy target"
+        );
+        // The target group's own attribute overrides the load balancer's.
+        let tg_off = built(json!({ATTRIBUTES: "load_balancing.cross_zone.enabled=true",
+                                  "aws-load-balancer-target-group-attributes.22623": "load_balancing.cross_zone.enabled=false"}))
+        .unwrap();
+        assert!(zones.serves(&tg_off, ip("10.0.2.200"), 6443, &masters));
+        assert!(!zones.serves(&tg_off, ip("10.0.2.200"), 22623, &masters));
+        assert!(
+            zones.serves(&off, ip("10.0.2.200"), 6443, &[ip("10.0.9.1")]),
+            "a target in no subnet is registered for every zone"
+        );
+        assert!(
+            zones.serves(&off, ip("10.0.3.200"), 6443, &masters),
+            "an address of unknown zone"
+        );
+    }
+}
