@@ -31,6 +31,7 @@ async fn world_with(h: AwsHarness, edit: impl FnOnce(&mut KubeSimOptions)) -> Wo
         "credentials",
         "permission-ec2-allocate-address",
         "permission-ec2-create-network-interface",
+        "permission-route53-change-record-sets",
         "quota-elastic-ips",
         "subnets",
         "private-zone-vpc",
@@ -201,14 +202,28 @@ async fn an_unknown_key_fails_credentials_and_the_dry_runs_and_run_changes_nothi
 }
 
 /// A user whose policy lacks ec2:AllocateAddress and ec2:CreateNetworkInterface: the dry runs
-/// answer UnauthorizedOperation, as EC2 does, and `run` refuses. A user whose policy has them
-/// passes the same lines.
+/// answer UnauthorizedOperation, as EC2 does, and `run` refuses. One that has them but not
+/// ec2:CreateTags fails too: the dry runs tag on create as the real calls do, and EC2 then
+/// authorizes ec2:CreateTags as well (the local moto does so too, see moto_server.py). A user
+/// whose policy has all three passes the same lines.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
     let mut w = world().await;
     let reader =
         w.h.peers
             .create_iam_user("reader", &["ec2:Describe*"])
+            .await
+            .unwrap();
+    let untagged =
+        w.h.peers
+            .create_iam_user(
+                "untagged",
+                &[
+                    "ec2:Describe*",
+                    "ec2:AllocateAddress",
+                    "ec2:CreateNetworkInterface",
+                ],
+            )
             .await
             .unwrap();
     let installer =
@@ -219,6 +234,7 @@ async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
                     "ec2:Describe*",
                     "ec2:AllocateAddress",
                     "ec2:CreateNetworkInterface",
+                    "ec2:CreateTags",
                 ],
             )
             .await
@@ -226,8 +242,37 @@ async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
     enforce_iam(&mut w).await;
     w.never_shown.extend([
         reader.secret_access_key.clone(),
+        untagged.secret_access_key.clone(),
         installer.secret_access_key.clone(),
     ]);
+
+    // Allowed to create, not to tag: the tagged dry runs fail on ec2:CreateTags, so `run`
+    // refuses before `reserve` would fail on it.
+    use_keys(&w.h, &untagged.access_key_id, &untagged.secret_access_key);
+    let report = w.preflight_exits(2).await;
+    for name in [
+        "permission-ec2-allocate-address",
+        "permission-ec2-create-network-interface",
+    ] {
+        assert_line(
+            &report,
+            name,
+            "fail",
+            &["UnauthorizedOperation", "ec2:CreateTags"],
+        );
+        assert!(
+            line_text(&report, name, "fix").contains("ec2:CreateTags"),
+            "{report}"
+        );
+    }
+    assert_run_refused(
+        &mut w,
+        &[
+            "permission-ec2-allocate-address",
+            "permission-ec2-create-network-interface",
+        ],
+    )
+    .await;
 
     use_keys(&w.h, &reader.access_key_id, &reader.secret_access_key);
     let report = w.preflight_exits(2).await;
@@ -467,4 +512,72 @@ async fn status_watch_redraws_while_run_runs_and_ends_when_it_is_done() {
         text.rfind("run: at Done") > text.find("cluster mycluster-7xk2p"),
         "{text}"
     );
+}
+
+/// Without a creds secret the agent uses the SDK's default chain; on the bootstrap host that
+/// is the instance's role, which the installer grants none of the agent's mutations. Here an
+/// IAM user's keys in the environment stand in for that role: preflight names the case on the
+/// identity line and in every missing permission's fix.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_creds_secret_preflight_names_the_instance_role() {
+    let mut w = world().await;
+    let role =
+        w.h.peers
+            .create_iam_user("bootstrap-role", &["ec2:Describe*", "ec2:CreateTags"])
+            .await
+            .unwrap();
+    enforce_iam(&mut w).await;
+    w.never_shown.push(role.secret_access_key.clone());
+    std::fs::remove_file(w.h.assets.join("openshift/99_cloud-creds-secret.yaml")).unwrap();
+    w.h.env.extend([
+        ("AWS_ACCESS_KEY_ID".to_string(), role.access_key_id.clone()),
+        (
+            "AWS_SECRET_ACCESS_KEY".to_string(),
+            role.secret_access_key.clone(),
+        ),
+    ]);
+    let report = w.preflight_exits(2).await;
+    assert_line(
+        &report,
+        "credentials",
+        "pass",
+        &[&role.arn, "no creds secret", "the instance's role"],
+    );
+    for name in [
+        "permission-ec2-allocate-address",
+        "permission-ec2-create-network-interface",
+    ] {
+        assert_line(&report, name, "fail", &["UnauthorizedOperation"]);
+        let fix = line_text(&report, name, "fix");
+        assert!(
+            fix.contains("the instance's role") && fix.contains("creds secret"),
+            "{fix}"
+        );
+    }
+}
+
+/// Route53 cannot dry-run: preflight proves route53:ChangeResourceRecordSets with a DELETE of
+/// a record that does not exist, which Route53 (here ministack) refuses whole after
+/// authorizing it. Nothing changes: both zones hold exactly what they held.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_route53_write_permission_is_proven_by_a_change_that_cannot_apply() {
+    let mut w = world().await;
+    let before = w.h.world().await.0["zones_by_id"].clone();
+    let report = w.preflight_exits(0).await;
+    assert_line(
+        &report,
+        "permission-route53-change-record-sets",
+        "pass",
+        &["InvalidChangeBatch", "nothing changed"],
+    );
+    assert_eq!(w.h.world().await.0["zones_by_id"], before);
+    let posts: Vec<String> =
+        w.h.peers
+            .route53_proxy
+            .calls()
+            .into_iter()
+            .filter(|c| c.action.starts_with("POST"))
+            .map(|c| c.action)
+            .collect();
+    assert_eq!(posts.len(), 2, "one probe per zone: {posts:?}");
 }

@@ -51,6 +51,24 @@ impl World {
         Self { h, kube }
     }
 
+    /// The AWS world of `fixture` and a local API server started with the options `edit`
+    /// makes of the usual ones.
+    async fn with_kube_options(
+        fixture: &str,
+        gate_timeout: &str,
+        edit: impl FnOnce(&mut KubeSimOptions),
+    ) -> Self {
+        let mut h = AwsHarness::new(fixture).await;
+        let mut options = KubeSimOptions {
+            cloud: h.peers.lb_cloud(),
+            ..Default::default()
+        };
+        edit(&mut options);
+        let kube = KubeSim::start(options).await.unwrap();
+        h.run_flags(kube.kubeconfig_path(), gate_timeout);
+        Self { h, kube }
+    }
+
     /// `run` with a 2 s gate deadline against a cluster whose Services never get ready: it must
     /// stop at the gate with exit 4 (after the hand-over).
     async fn run_into_gate_timeout(knobs: ControllerKnobs) -> (Self, std::process::Output) {
@@ -1206,4 +1224,253 @@ async fn control_plane_in_one_zone_of_three_never_passes_the_proof_without_cross
     }
     let status = w.status().await;
     assert_ne!(status["run_step"], "done", "{status:#}");
+}
+
+/// The subnet of the world whose CIDR holds `ip`: (id, CIDR).
+fn subnet_of(world: &AwsWorld, ip: &str) -> (String, String) {
+    let ip: std::net::Ipv4Addr = ip.parse().unwrap();
+    world.0["subnets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|s| {
+            let cidr = s["cidr"].as_str()?;
+            let (net, len) = cidr.split_once('/')?;
+            let (net, len): (std::net::Ipv4Addr, u32) = (net.parse().ok()?, len.parse().ok()?);
+            let mask = u32::MAX.checked_shl(32 - len).unwrap_or(0);
+            (u32::from(ip) & mask == u32::from(net) & mask)
+                .then(|| (s["id"].as_str().unwrap().to_string(), cidr.to_string()))
+        })
+        .unwrap_or_else(|| panic!("no subnet holds {ip}: {:#}", world.0["subnets"]))
+}
+
+/// Issue 23, point 4: the gate's EC2 proof is scoped to the cluster's VPC and to the Service's
+/// own NLB. Here the local controller's NLB takes nothing in EC2 (it is not told moto's
+/// endpoint), so nothing of ours ever holds the handed-over IPs. Then a VPC of the same CIDR
+/// (a shared account) holds two of them on interfaces described exactly as the Service's own
+/// NLB's would be, and another NLB's interface holds the third in our VPC: none of that is
+/// proof, and the gate says why per IP. (Before, any `ELB ` interface holding the IP anywhere
+/// in the account passed the gate.)
+#[tokio::test(flavor = "multi_thread")]
+async fn an_eni_of_another_vpc_or_of_another_nlb_is_no_proof_that_the_nlb_holds_the_ip() {
+    let mut w = World::with_kube_options("aws-internal", "3s", |o| {
+        o.cloud.aws_ec2_endpoint = None;
+    })
+    .await;
+    let out = w.h.command(&["run"]).output().await.unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut handed: Vec<String> = string_fields(&w.status().await["handed_over"], "ip");
+    handed.sort();
+    assert_eq!(handed.len(), 3, "the gate is reached after the hand-over");
+    let hostname = w.internal_lb()["status"]["loadBalancer"]["ingress"][0]["hostname"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // `<name>-<id>.elb.<region>.amazonaws.com` -> `ELB net/<name>/<id>`.
+    let label = hostname.split('.').next().unwrap();
+    let (name, id) = label.rsplit_once('-').unwrap();
+    let own_description = format!("ELB net/{name}/{id}");
+
+    let world = w.h.world().await;
+    for ip in &handed[..2] {
+        let (_, cidr) = subnet_of(&world, ip);
+        let elsewhere = w.h.peers.create_subnet_in_another_vpc(&cidr).await.unwrap();
+        w.h.peers
+            .create_eni(&elsewhere, Some(ip), &own_description)
+            .await
+            .unwrap();
+    }
+    let (ours, _) = subnet_of(&world, &handed[2]);
+    w.h.peers
+        .create_eni(
+            &ours,
+            Some(&handed[2]),
+            "ELB net/k8s-another-nlb/0123456789abcdef",
+        )
+        .await
+        .unwrap();
+
+    w.h.extra = vec![
+        "--kubeconfig".into(),
+        w.kube.kubeconfig_path().display().to_string(),
+    ];
+    let out =
+        w.h.command(&["wait", "--gate-timeout", "3s"])
+            .output()
+            .await
+            .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "not proof, so no pass: {stderr}"
+    );
+    for ip in &handed[..2] {
+        assert!(
+            stderr.contains(&format!("{ip} is held by nothing yet")),
+            "the other VPC's interface is not looked at: {stderr}"
+        );
+    }
+    assert!(
+        stderr.contains(&format!(
+            "{} is held by eni-",
+            handed[2]
+        )) && stderr.contains(&format!(
+            "(\"ELB net/k8s-another-nlb/0123456789abcdef\"), another load balancer than {hostname}"
+        )),
+        "another NLB's interface is not this Service's: {stderr}"
+    );
+}
+
+/// Where a test reads what `run` tells systemd: a datagram socket as NOTIFY_SOCKET, read all
+/// the time as systemd does (a full queue would block the sender).
+struct NotifySocket {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+    lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl NotifySocket {
+    fn bind() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notify.sock");
+        let socket = tokio::net::UnixDatagram::bind(&path).unwrap();
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        let reader = tokio::spawn(async move {
+            let mut buf = vec![0u8; 64 * 1024];
+            while let Ok(n) = socket.recv(&mut buf).await {
+                let datagram = String::from_utf8_lossy(&buf[..n]).into_owned();
+                sink.lock().unwrap().extend(
+                    datagram
+                        .lines()
+                        .filter_map(|l| l.strip_prefix("STATUS="))
+                        .map(str::to_string),
+                );
+            }
+        });
+        Self {
+            _dir: dir,
+            path,
+            lines,
+            reader,
+        }
+    }
+
+    /// The first STATUS= line containing `text`, once one came (within `within`).
+    async fn status_containing(&self, text: &str, within: Duration) -> String {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let Some(line) = self.lines.lock().unwrap().iter().find(|l| l.contains(text)) {
+                return line.clone();
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no STATUS= with {text:?} in {:#?}",
+                self.lines.lock().unwrap()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for NotifySocket {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+/// Issue 23, point 5: the AWS Load Balancer Controller is installed (its CRD exists) but does
+/// not serve yet (its Deployment has no available replica, its webhook no ready endpoint).
+/// `run` waits before the hand-over, says so in STATUS=, frees no ENI meanwhile; once the
+/// controller serves, it hands over and completes.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_hand_over_waits_until_the_aws_lb_controller_serves_and_says_so() {
+    let w = World::with_kube_options("aws", "60s", |o| o.aws_lb_controller_down = true).await;
+    let notify = NotifySocket::bind();
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("run.stderr");
+    let mut child =
+        w.h.command(&["run"])
+            .env("NOTIFY_SOCKET", &notify.path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+    let stderr = || std::fs::read_to_string(&log).unwrap_or_default();
+    let line = notify
+        .status_containing(
+            "waits for the AWS Load Balancer Controller",
+            Duration::from_secs(60),
+        )
+        .await;
+    for said in [
+        "kube-system/aws-load-balancer-controller: Deployment 0/2 available",
+        "webhook Service aws-load-balancer-webhook-service has no ready endpoint",
+        "aws-load-balancer-operator/aws-load-balancer-controller-cluster: no Deployment",
+    ] {
+        assert!(line.contains(said), "{said:?} in {line}");
+    }
+    // A while later: still waiting, every ENI still holds its IP, no Service applied.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "run waits for the controller"
+    );
+    let deleted: Vec<_> =
+        w.h.peers
+            .ec2_proxy
+            .calls()
+            .into_iter()
+            .filter(|c| c.action == "DeleteNetworkInterface")
+            .collect();
+    assert!(deleted.is_empty(), "no ENI released: {deleted:?}");
+    assert_eq!(w.h.world().await.ours("enis").len(), 3);
+    assert_eq!(w.status().await["run_step"], "hand-over");
+    assert!(
+        w.kube
+            .get(
+                "",
+                "v1",
+                "services",
+                Some("openshift-kube-apiserver"),
+                "internal-lb"
+            )
+            .is_none()
+    );
+
+    w.kube.set_aws_lb_controller_serving(true).unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(120), child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("run finishes once the controller serves: {}", stderr()))
+        .unwrap();
+    assert!(status.success(), "{status:?}: {}", stderr());
+    w.assert_done().await;
+}
+
+/// The controller never serves: `run` stops before the hand-over with exit 4, saying what it
+/// waited for, and nothing was handed over.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_controller_that_never_serves_stops_run_before_the_hand_over() {
+    let w = World::with_kube_options("aws", "2s", |o| o.aws_lb_controller_down = true).await;
+    let out = w.h.command(&["run"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("the AWS Load Balancer Controller did not serve within 2s")
+            && stderr.contains("no private IP was handed over"),
+        "{stderr}"
+    );
+    assert_eq!(w.h.world().await.ours("enis").len(), 3);
+    assert!(
+        w.status().await["handed_over"]
+            .as_array()
+            .is_none_or(Vec::is_empty)
+    );
 }

@@ -138,6 +138,7 @@ pub const AWS_CHECKS: &[&str] = &[
     "permission-ec2-allocate-address",
     "permission-ec2-create-network-interface",
     "permission-ec2-release",
+    "permission-route53-change-record-sets",
     "quota-elastic-ips",
     "public-ipv4-pool",
     "subnets",
@@ -177,6 +178,9 @@ pub struct Needs {
     pub address_scopes: BTreeSet<Scope>,
     /// Every zone the agent writes, as found (empty: DNS is the user's, or none was found).
     pub zones: Vec<Zone>,
+    /// The reservations still to make (key and name), in plan order: a cloud that tags on
+    /// create asks its dry runs with the very tags the first real call of each scope sends.
+    pub to_reserve: Vec<(crate::ReservationKey, String)>,
 }
 
 impl Needs {

@@ -17,6 +17,36 @@ impl Holder {
     pub fn is_load_balancer(&self) -> bool {
         self.description.starts_with("ELB ")
     }
+
+    /// An interface of the very NLB whose DNS name is `hostname`: ELB names an NLB
+    /// `<name>-<id>.elb.<region>.amazonaws.com` and describes each of its interfaces
+    /// `ELB net/<name>/<id>` (the tail of its ARN `loadbalancer/net/<name>/<id>`). Any other
+    /// `ELB ` interface is another load balancer's, which does not serve this Service.
+    pub fn is_interface_of(&self, hostname: &str) -> bool {
+        nlb_interface_description(hostname).is_some_and(|d| d == self.description)
+    }
+}
+
+/// PURE: the description ELB gives the interfaces of the NLB whose DNS name is `hostname`
+/// (`<name>-<id>.elb.<region>.amazonaws.com`, or `internal-<name>-<id>...`: the prefix some
+/// internal load balancers carry, and which no load balancer name may start with); None for a
+/// name not of that shape. Sources: the ELB guide's "DNS name" of a Network Load Balancer
+/// (`name-id.elb.region.amazonaws.com`) and the requester-managed interfaces it creates,
+/// described `ELB net/<name>/<id>` (public tooling finds an NLB's interfaces that way, e.g.
+/// a DescribeNetworkInterfaces `description` filter `ELB net/<name>/*`; the sim's controller,
+/// tests/sim/src/kube/lb/aws.rs, names them so).
+pub fn nlb_interface_description(hostname: &str) -> Option<String> {
+    let (label, rest) = hostname.split_once('.')?;
+    if !rest.starts_with("elb.") {
+        return None;
+    }
+    let label = label.strip_prefix("internal-").unwrap_or(label);
+    let (name, id) = label.rsplit_once('-')?;
+    let hex = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_hexdigit());
+    if name.is_empty() || !hex(id) {
+        return None;
+    }
+    Some(format!("ELB net/{name}/{id}"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

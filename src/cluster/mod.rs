@@ -3,6 +3,7 @@
 
 pub mod apply;
 pub mod gate;
+pub mod lb_controller;
 pub mod wire;
 
 use anyhow::{Context, Result};

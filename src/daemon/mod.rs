@@ -97,6 +97,23 @@ pub async fn run(
                 if state == State::SeedDns {
                     progressive::choose(journal, settings.dns_seeding)?;
                 }
+                if state == State::HandOver
+                    && hand_over_needs_the_controller(spec, journal, settings)?
+                {
+                    let kube = connect(&mut client, &settings.kubeconfig).await?;
+                    let proof = cluster::lb_controller::wait_serving(
+                        kube,
+                        &cluster::lb_controller::LOCATIONS,
+                        settings.gate_timeout,
+                        |line| {
+                            tracing::info!("{line}");
+                            notify_status(line);
+                        },
+                    )
+                    .await?;
+                    tracing::info!(%proof, "the AWS Load Balancer Controller serves: handing over");
+                    notify_status(state.status_line());
+                }
                 let kube = match step.is_kubernetes() {
                     true => Some(connect(&mut client, &settings.kubeconfig).await?.clone()),
                     false => None,
@@ -150,6 +167,30 @@ pub async fn run(
         }
         machine.step_done()?;
     }
+}
+
+/// Whether the hand-over must first see the AWS Load Balancer Controller serve: there are
+/// private IPs left to hand over (AWS ENIs), and a Service that claims them is one only that
+/// controller serves (`aws-load-balancer-type: external`).
+fn hand_over_needs_the_controller(
+    spec: &ClusterSpec,
+    journal: &Journal,
+    settings: &RunSettings,
+) -> Result<bool> {
+    let private_left = journal
+        .state
+        .reservations
+        .iter()
+        .any(|r| r.key.scope == bootstrap_cloud::Scope::Private);
+    if !private_left || !matches!(spec.platform, crate::assets::Platform::Aws(_)) {
+        return Ok(false);
+    }
+    let observed = crate::plan::Observed::default();
+    let reservations = crate::runner::stand_ins(spec, &observed);
+    let rendered = crate::render::services(spec, &reservations, settings.templates.as_deref())?;
+    Ok(rendered.iter().any(|r| {
+        crate::render::ServiceClaim::for_service(&r.service, vec![]).needs_aws_lb_controller
+    }))
 }
 
 async fn connect<'a>(

@@ -2,7 +2,9 @@
 //! server-side apply its Services and write ClusterVersion spec (SelfSubjectAccessReview,
 //! which answers for the kubeconfig's own user); on AWS, where the Services are
 //! `aws-load-balancer-type: external`, the AWS Load Balancer Controller is installed (its
-//! `targetgroupbindings.elbv2.k8s.aws` CRD exists).
+//! `targetgroupbindings.elbv2.k8s.aws` CRD exists) and serves (its Deployment available, its
+//! webhook Service with a ready endpoint: see `cluster::lb_controller`; installed but not
+//! serving only warns, because `run` waits for it before the hand-over).
 //!
 //! During an install the agent may start before the bootstrap API server answers: an API that
 //! does not answer only warns (`run` connects later, at SetCapabilities).
@@ -186,10 +188,21 @@ async fn lb_controller(client: &kube::Client) -> Check {
     const NAME: &str = "aws-lb-controller";
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     match tokio::time::timeout(CALL_TIMEOUT, api.get_opt(AWS_LB_CONTROLLER_CRD)).await {
-        Ok(Ok(Some(_))) => Check::pass(
-            NAME,
-            format!("the AWS Load Balancer Controller is installed (CRD {AWS_LB_CONTROLLER_CRD})"),
-        ),
+        Ok(Ok(Some(_))) => match serving_now(client).await {
+            Ok(proof) => Check::pass(
+                NAME,
+                format!(
+                    "the AWS Load Balancer Controller is installed (CRD {AWS_LB_CONTROLLER_CRD}) and serves: {proof}"
+                ),
+            ),
+            Err(why) => Check::warn(
+                NAME,
+                format!(
+                    "the AWS Load Balancer Controller is installed (CRD {AWS_LB_CONTROLLER_CRD}) but does not serve yet ({why}); `run` waits for it before handing over the private IPs"
+                ),
+                None,
+            ),
+        },
         Ok(Ok(None)) => Check::fail(
             NAME,
             format!(
@@ -200,4 +213,45 @@ async fn lb_controller(client: &kube::Client) -> Check {
         Ok(Err(e)) => Check::warn(NAME, format!("could not read CRDs: {e}"), None),
         Err(_) => Check::warn(NAME, format!("no answer within {CALL_TIMEOUT:?}"), None),
     }
+}
+
+/// Whether the controller serves now, at any of its known locations (one read each of its
+/// Deployment and its webhook's EndpointSlices): Ok(how it is known) or Err(what is missing).
+async fn serving_now(client: &kube::Client) -> Result<String, String> {
+    use crate::cluster::lb_controller::{LOCATIONS, judge};
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    use kube::api::ListParams;
+    let mut missing = Vec::new();
+    for at in &LOCATIONS {
+        let deployments: Api<Deployment> = Api::namespaced(client.clone(), at.namespace);
+        let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), at.namespace);
+        let selector = format!(
+            "{}={}",
+            crate::cluster::gate::SERVICE_NAME_LABEL,
+            at.webhook_service
+        );
+        let read = async {
+            let deployment = deployments.get_opt(at.deployment).await?;
+            let slices = slices
+                .list(&ListParams::default().labels(&selector))
+                .await?;
+            Ok::<_, kube::Error>((deployment, slices.items))
+        };
+        match tokio::time::timeout(CALL_TIMEOUT, read).await {
+            Ok(Ok((deployment, slices))) => {
+                let slices: Vec<&EndpointSlice> = slices.iter().collect();
+                match judge(at, deployment.as_ref(), &slices) {
+                    Ok(proof) => return Ok(proof),
+                    Err(why) => missing.push(why),
+                }
+            }
+            Ok(Err(e)) => missing.push(format!("{}: cannot read: {e}", at.namespace)),
+            Err(_) => missing.push(format!(
+                "{}: no answer within {CALL_TIMEOUT:?}",
+                at.namespace
+            )),
+        }
+    }
+    Err(missing.join("; "))
 }

@@ -326,6 +326,9 @@ fn needs(spec: &ClusterSpec, ours: &[Reservation], zones: Vec<Zone>) -> Needs {
         if ours.iter().any(|r| r.key == wanted.key) {
             continue;
         }
+        needs
+            .to_reserve
+            .push((wanted.key.clone(), wanted.name.clone()));
         match wanted.key.scope {
             bootstrap_cloud::Scope::Public => needs.public_addresses += 1,
             bootstrap_cloud::Scope::Private => {

@@ -30,7 +30,7 @@ pub async fn providers(spec: &ClusterSpec, platform: &AwsSpec) -> Result<(Provid
     let route53_config = aws::with_endpoint(&config, endpoint("route53"));
     let ec2_config = aws::with_endpoint(&config, endpoint("ec2"));
     let sts_config = aws::with_endpoint(&config, endpoint("sts"));
-    let addresses = aws::Ec2Addresses::new(&ec2_config, &settings);
+    let mut addresses = aws::Ec2Addresses::new(&ec2_config, &settings);
     let subnets = match &platform.subnets {
         AwsSubnets::Known { .. } => platform.subnets.clone(),
         AwsSubnets::Pending(lookup) => {
@@ -40,6 +40,12 @@ pub async fn providers(spec: &ClusterSpec, platform: &AwsSpec) -> Result<(Provid
             subnets
         }
     };
+    if let AwsSubnets::Known { subnets: known, .. } = &subnets {
+        let mut ids: Vec<String> = known.iter().map(|s| s.id.clone()).collect();
+        ids.sort();
+        ids.dedup();
+        addresses.set_cluster_subnets(ids);
+    }
     let dns = match &spec.zones.private_zone_role {
         Some(role) => {
             tracing::info!(
@@ -57,8 +63,8 @@ pub async fn providers(spec: &ClusterSpec, platform: &AwsSpec) -> Result<(Provid
             &ec2_config,
             &route53_config,
             &sts_config,
+            &settings,
             spec.zones.private_zone_role.is_some(),
-            settings.public_ipv4_pool.clone(),
         ))),
     };
     Ok((providers, subnets))

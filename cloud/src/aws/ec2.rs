@@ -18,6 +18,11 @@ pub struct Ec2Addresses {
     infra_id: String,
     /// `publicIpv4Pool`: every EIP comes from this BYO-IP pool, never from Amazon's.
     public_ipv4_pool: Option<String>,
+    /// The cluster's subnets once settled (see [`Ec2Addresses::set_cluster_subnets`]): their
+    /// VPC scopes who may hold a reserved IP.
+    cluster_subnets: Vec<String>,
+    /// The VPC(s) of `cluster_subnets`, read once (DescribeSubnets).
+    vpcs: std::sync::OnceLock<Vec<String>>,
 }
 
 impl Ec2Addresses {
@@ -26,7 +31,55 @@ impl Ec2Addresses {
             client: Client::new(config),
             infra_id: settings.infra_id.clone(),
             public_ipv4_pool: settings.public_ipv4_pool.clone(),
+            cluster_subnets: Vec::new(),
+            vpcs: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The cluster's subnets (public and private), once the install-config's or EC2's answer
+    /// settled them. A private IP is unique only within a VPC (shared accounts reuse
+    /// 10.0.0.0/16 in many), so the gate's proof of who holds a reserved IP looks in their VPC
+    /// only.
+    pub fn set_cluster_subnets(&mut self, ids: Vec<String>) {
+        self.cluster_subnets = ids;
+    }
+
+    /// The VPC(s) of the cluster's subnets (one, as preflight checks), read once.
+    async fn cluster_vpcs(&self) -> Result<Vec<String>, CloudError> {
+        if let Some(vpcs) = self.vpcs.get() {
+            return Ok(vpcs.clone());
+        }
+        if self.cluster_subnets.is_empty() {
+            return Err(CloudError::fatal(
+                "DescribeSubnets",
+                "the cluster's subnets are not known, so neither is its VPC",
+            ));
+        }
+        let out = self
+            .client
+            .describe_subnets()
+            .set_subnet_ids(Some(self.cluster_subnets.clone()))
+            .send()
+            .await
+            .map_err(|e| classify("DescribeSubnets", e))?;
+        let mut vpcs: Vec<String> = out
+            .subnets()
+            .iter()
+            .filter_map(|s| s.vpc_id().map(str::to_string))
+            .collect();
+        vpcs.sort();
+        vpcs.dedup();
+        if vpcs.is_empty() {
+            return Err(CloudError::new(
+                crate::ErrorKind::NotFound,
+                "DescribeSubnets",
+                format!(
+                    "no VPC for the cluster's subnets {}",
+                    self.cluster_subnets.join(", ")
+                ),
+            ));
+        }
+        Ok(self.vpcs.get_or_init(|| vpcs).clone())
     }
 
     /// Refuses before allocating when the pool has no free address: the installer's provider
@@ -64,13 +117,25 @@ impl Ec2Addresses {
     }
 
     fn tags(&self, resource: ResourceType, request: &ReserveRequest) -> TagSpecification {
-        TagSpecification::builder()
-            .resource_type(resource)
-            .tags(tag("Name", &request.name))
-            .tags(tag(&cluster_tag(&self.infra_id), "owned"))
-            .tags(tag(RESERVATION_TAG, &request.key.to_string()))
-            .build()
+        reservation_tags(&self.infra_id, resource, &request.name, &request.key)
     }
+}
+
+/// The tags a reservation is created with (tag on create): `Name`, the owned cluster tag and
+/// the reservation key. Preflight's dry runs send the same, because EC2 authorizes
+/// `ec2:CreateTags` as well when a create call carries tags.
+pub(super) fn reservation_tags(
+    infra_id: &str,
+    resource: ResourceType,
+    name: &str,
+    key: &ReservationKey,
+) -> TagSpecification {
+    TagSpecification::builder()
+        .resource_type(resource)
+        .tags(tag("Name", name))
+        .tags(tag(&cluster_tag(infra_id), "owned"))
+        .tags(tag(RESERVATION_TAG, &key.to_string()))
+        .build()
 }
 
 /// A BYO-IP pool's addresses as EC2 counts them. A pool EC2 does not know is its error
@@ -343,8 +408,10 @@ impl AddressProvider for Ec2Addresses {
     }
 
     /// Elastic IPs: DescribeAddresses by public IP gives the associated interface. Private
-    /// IPs: DescribeNetworkInterfaces by `addresses.private-ip-address`. Two reads in all,
-    /// plus one for the interfaces behind associated EIPs.
+    /// IPs: DescribeNetworkInterfaces by `addresses.private-ip-address` in the cluster's VPC
+    /// (`vpc-id`): the same private IP in another VPC is another network's. Two reads in all,
+    /// plus one for the interfaces behind associated EIPs (also only in that VPC), plus the
+    /// VPC itself the first time.
     async fn holders(
         &self,
         ips: &[IpAddr],
@@ -360,6 +427,10 @@ impl Ec2Addresses {
             return Ok(held);
         }
         let values: Vec<String> = ips.iter().map(IpAddr::to_string).collect();
+        let vpc_filter = Filter::builder()
+            .name("vpc-id")
+            .set_values(Some(self.cluster_vpcs().await?))
+            .build();
         let eips = self
             .client
             .describe_addresses()
@@ -391,6 +462,7 @@ impl Ec2Addresses {
                     .set_values(Some(values))
                     .build(),
             )
+            .filters(vpc_filter.clone())
             .into_paginator()
             .send();
         while let Some(page) = pages.next().await {
@@ -415,6 +487,7 @@ impl Ec2Addresses {
                 .client
                 .describe_network_interfaces()
                 .set_network_interface_ids(Some(behind_eips.keys().cloned().collect()))
+                .filters(vpc_filter)
                 .send()
                 .await
                 .map_err(|e| classify("DescribeNetworkInterfaces", e))?;

@@ -21,7 +21,9 @@ fn ip_list(ips: &BTreeSet<IpAddr>) -> String {
 }
 
 /// PURE: does a load balancer hold exactly the claimed IPs? Ok(how it is known) or Err(why
-/// not). `holders` is the cloud's answer for a hostname-only ingress (None: not asked yet).
+/// not). `holders` is the cloud's answer for a hostname-only ingress (None: not asked yet):
+/// each claimed IP must be held by an interface of the NLB the ingress hostname names, not
+/// by any other load balancer.
 pub fn prove_claims(
     claims: &[IpAddr],
     ingress_ips: &[IpAddr],
@@ -54,7 +56,14 @@ pub fn prove_claims(
     let mut proofs = Vec::new();
     for ip in &claimed {
         match holders.get(ip) {
-            Some(h) if h.is_load_balancer() => proofs.push(format!("{ip} by {}", h.id)),
+            // An interface of this Service's own NLB: the one its ingress hostname names.
+            Some(h) if ingress_hostnames.iter().any(|n| h.is_interface_of(n)) => {
+                proofs.push(format!("{ip} by {}", h.id))
+            }
+            Some(h) if h.is_load_balancer() => problems.push(format!(
+                "{ip} is held by {} ({:?}), another load balancer than {host}",
+                h.id, h.description
+            )),
             Some(h) => problems.push(format!(
                 "{ip} is held by {} ({:?}), not a load balancer",
                 h.id, h.description

@@ -102,7 +102,10 @@ fn an_ingress_with_an_extra_or_a_missing_ip_is_not_ready() {
 #[test]
 fn a_hostname_ingress_needs_the_cloud_to_show_a_load_balancer_holding_every_claim() {
     let t = target(&["10.0.1.5", "10.0.2.5"]);
-    let svc = service(&[("internal-lb-1.elb.us-east-1.amazonaws.com", false)]);
+    let svc = service(&[(
+        "k8s-openshif-internal-5d1b75f4f1-0123456789abcdef.elb.us-east-1.amazonaws.com",
+        false,
+    )]);
     let unasked = gate(&t, &svc, None);
     assert!(!unasked.ready && unasked.needs_cloud_proof, "{unasked:?}");
     assert!(
@@ -113,7 +116,7 @@ fn a_hostname_ingress_needs_the_cloud_to_show_a_load_balancer_holding_every_clai
 
     let elb = |id: &str| Holder {
         id: id.into(),
-        description: format!("ELB net/k8s-internal/{id}"),
+        description: "ELB net/k8s-openshif-internal-5d1b75f4f1/0123456789abcdef".into(),
     };
     let placeholder = Holder {
         id: "eni-ours".into(),
@@ -139,6 +142,23 @@ fn a_hostname_ingress_needs_the_cloud_to_show_a_load_balancer_holding_every_clai
         g.reason
     );
 
+    // Another NLB's interface (same IP in the same VPC is impossible, but a stale or
+    // foreign NLB may hold a claimed IP): not this Service's load balancer.
+    let other_nlb = Holder {
+        id: "eni-other".into(),
+        description: "ELB net/k8s-other-lb/fedcba9876543210".into(),
+    };
+    let foreign = BTreeMap::from([(ip("10.0.1.5"), elb("eni-1")), (ip("10.0.2.5"), other_nlb)]);
+    let g = gate(&t, &svc, Some(&foreign));
+    assert!(!g.ready, "{g:?}");
+    assert!(
+        g.reason.contains(
+            "10.0.2.5 is held by eni-other (\"ELB net/k8s-other-lb/fedcba9876543210\"), another load balancer than k8s-openshif-internal-5d1b75f4f1-0123456789abcdef.elb.us-east-1.amazonaws.com"
+        ),
+        "{}",
+        g.reason
+    );
+
     let all = BTreeMap::from([
         (ip("10.0.1.5"), elb("eni-1")),
         (ip("10.0.2.5"), elb("eni-2")),
@@ -152,6 +172,28 @@ fn a_hostname_ingress_needs_the_cloud_to_show_a_load_balancer_holding_every_clai
         "{}",
         g.proof
     );
+}
+
+#[test]
+fn an_nlb_hostname_names_the_description_of_its_interfaces() {
+    use bootstrap_cloud::nlb_interface_description as d;
+    assert_eq!(
+        d("k8s-openshif-internal-5d1b75f4f1-0123456789abcdef.elb.us-east-1.amazonaws.com")
+            .as_deref(),
+        Some("ELB net/k8s-openshif-internal-5d1b75f4f1/0123456789abcdef")
+    );
+    assert_eq!(
+        d("internal-my-nlb-0123456789abcdef.elb.eu-west-1.amazonaws.com").as_deref(),
+        Some("ELB net/my-nlb/0123456789abcdef")
+    );
+    for not_an_nlb in [
+        "lb.example.com",
+        "nohyphen.elb.us-east-1.amazonaws.com",
+        "name-nothex.elb.us-east-1.amazonaws.com",
+        "-0123.elb.us-east-1.amazonaws.com",
+    ] {
+        assert_eq!(d(not_an_nlb), None, "{not_an_nlb}");
+    }
 }
 
 #[test]

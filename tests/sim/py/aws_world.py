@@ -21,7 +21,8 @@ the agent's work with someone else's eyes).
   delete-eni  delete the ENI --id
   eip      allocate an untagged EIP, print {"id", "ip"}; with --name, tagged Name=<name>
   associate   associate the EIP --allocation with the ENI --eni
-  subnet   create a subnet in a new VPC (not the world's), print {"id", "vpc"}
+  subnet   create a subnet in a new VPC (not the world's), print {"id", "vpc"}; with --cidr,
+           that range in a VPC of the /16 around it (the world's own range, in another VPC)
   iam-user create IAM user --name in moto with an inline policy allowing each --allow action
            (e.g. ec2:AllocateAddress) on every resource, and an access key; print
            {"arn", "access_key_id", "secret_access_key"}
@@ -35,7 +36,8 @@ that private zone made in account A (ministack scopes Route53 by the caller's ac
 12-digit access key is that account, an AssumeRole session its role's account), and its id
 replaces the fixture's in the copy. `inspect` shows A's zones under `zones_by_id` too.
 """
-import argparse, json, os, re, shutil, sys
+import argparse
+import ipaddress, json, os, re, shutil, sys
 import boto3
 
 REGION = "us-east-1"
@@ -267,9 +269,13 @@ def associate(a):
 
 
 def subnet(a):
+    """A subnet in a new VPC: 10.2.1.0/24, or --cidr (its VPC then the /16 around it: shared
+    accounts reuse 10.0.0.0/16 in many VPCs)."""
     ec2, _ = clients(a)
-    vpc = ec2.create_vpc(CidrBlock="10.2.0.0/16")["Vpc"]["VpcId"]
-    sub = ec2.create_subnet(VpcId=vpc, CidrBlock="10.2.1.0/24", AvailabilityZone=AZS[0])
+    cidr = a.cidr or "10.2.1.0/24"
+    vpc_cidr = str(ipaddress.ip_network(cidr).supernet(new_prefix=16))
+    vpc = ec2.create_vpc(CidrBlock=vpc_cidr)["Vpc"]["VpcId"]
+    sub = ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone=AZS[0])
     json.dump({"id": sub["Subnet"]["SubnetId"], "vpc": vpc}, sys.stdout)
 
 
@@ -316,6 +322,7 @@ def main():
     p.add_argument("--name")
     p.add_argument("--value", action="append", default=[])
     p.add_argument("--subnet")
+    p.add_argument("--cidr", help="subnet: its CIDR")
     p.add_argument("--ip", action="append")
     p.add_argument("--description", default="")
     p.add_argument("--id")

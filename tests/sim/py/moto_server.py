@@ -14,6 +14,9 @@ and AllocateAddress beyond it fails with AddressLimitExceeded (moto reports 5 an
 nothing). The limit is MOTO_VPC_MAX_ELASTIC_IPS, default 100: AWS's default is 5, but one
 world here holds twenty clusters' addresses (a raised quota, as such accounts have).
 
+With IAM enforcement on, a create call that tags on create also needs ec2:CreateTags, as on
+EC2 (see the end of this file).
+
 Usage: python moto_server.py [moto_server arguments...]
 """
 import ipaddress
@@ -309,6 +312,29 @@ def _raise_signature_does_not_match(self):
 access_control.IAMRequest._raise_access_denied = _raise_access_denied
 access_control.IAMRequest._raise_invalid_access_key = _raise_invalid_access_key
 access_control.IAMRequest._raise_signature_does_not_match = _raise_signature_does_not_match
+
+# Tag on create: an EC2 call that creates a resource with TagSpecifications needs
+# ec2:CreateTags as well, and EC2 checks it for a DryRun too (EC2 user guide, "Grant
+# permission to tag Amazon EC2 resources during creation": "If tags are specified in the
+# resource-creating action, Amazon performs additional authorization on the ec2:CreateTags
+# action"). moto checks the one action only, so a policy without ec2:CreateTags would pass
+# here and fail on EC2.
+_moto_check_action_permitted = access_control.IAMRequest.check_action_permitted
+
+
+def _check_action_permitted(self, resource):
+    _moto_check_action_permitted(self, resource)
+    tags_on_create = any(str(key).startswith("TagSpecification.") for key in (self._data or {}))
+    if self._service == "ec2" and tags_on_create and self._action != "ec2:CreateTags":
+        creating = self._action
+        self._action = "ec2:CreateTags"
+        try:
+            _moto_check_action_permitted(self, resource)
+        finally:
+            self._action = creating
+
+
+access_control.IAMRequest.check_action_permitted = _check_action_permitted
 
 if __name__ == "__main__":
     sys.argv[0] = "moto_server"

@@ -260,6 +260,12 @@ impl AwsPeers {
         self.script_id(&["subnet"]).await
     }
 
+    /// A subnet of CIDR `cidr` in a new VPC (the /16 around it), e.g. the same range as one
+    /// of the world's, as shared accounts have: its id.
+    pub async fn create_subnet_in_another_vpc(&self, cidr: &str) -> Result<String> {
+        self.script_id(&["subnet", "--cidr", cidr]).await
+    }
+
     /// Another writer sets a record set of the zone `zone_id` to exactly `values`.
     pub async fn write_record_in(&self, zone_id: &str, name: &str, values: &[&str]) -> Result<()> {
         self.write(["--zone-id", zone_id], name, values).await

@@ -295,8 +295,12 @@ async fn provision(ctx: &Arc<Ctx>, ns: &str, name: &str, knobs: &ControllerKnobs
     if has_ingress(&svc, ctx.lbs.cloud()) && ctx.lbs.is_provisioned(&svc).await {
         return;
     }
-    // No controller serves it (the AWS Load Balancer Controller is not installed).
-    if !lb::served(&svc, ctx.lbs.cloud()) {
+    // No controller serves it (the AWS Load Balancer Controller is not installed, or does not
+    // run: its Deployment has no available replica).
+    if !lb::served(&svc, ctx.lbs.cloud())
+        || (lb::needs_aws_lb_controller(&svc)
+            && !super::aws_controller::serving(&ctx.shared.store.lock()))
+    {
         return;
     }
     tokio::time::sleep(knobs.ingress_delay).await;

@@ -11,7 +11,8 @@
 //!   (+status), events;
 //!   discovery.k8s.io/v1 endpointslices; config.openshift.io/v1 clusterversions and
 //!   infrastructures (cluster-scoped, +status); apiextensions.k8s.io/v1
-//!   customresourcedefinitions (holding the two CRDs).
+//!   customresourcedefinitions (holding the two CRDs); apps/v1 deployments (+status; the AWS
+//!   Load Balancer Controller's, see `aws_controller`).
 //! - Objects: uid, a global resourceVersion counter, generation (bumped on changes outside
 //!   metadata/status), creationTimestamp, Service defaults and allocation (see `service`),
 //!   namespace defaults; kind/apiVersion on objects and watch events; `XList` kinds with the
@@ -41,6 +42,7 @@
 
 mod access;
 mod apply;
+mod aws_controller;
 mod controller;
 mod delete;
 mod discovery;
@@ -136,6 +138,10 @@ pub struct KubeSimOptions {
     /// What the token's user may not do (SelfSubjectAccessReview answers; the sim enforces no
     /// RBAC on other requests).
     pub denied: Vec<Denied>,
+    /// AWS: the AWS Load Balancer Controller is installed (`cloud.aws_lb_controller`) but does
+    /// not serve yet: its Deployment has no available replica and its webhook no ready
+    /// endpoint ([`KubeSim::set_aws_lb_controller_serving`] brings it up).
+    pub aws_lb_controller_down: bool,
 }
 
 impl Default for KubeSimOptions {
@@ -150,6 +156,7 @@ impl Default for KubeSimOptions {
             control_plane_pods: PodSet::openshift(),
             node_ips: Vec::new(),
             denied: Vec::new(),
+            aws_lb_controller_down: false,
         }
     }
 }
@@ -222,6 +229,7 @@ impl KubeSim {
         let mut objects = opts.objects.clone();
         if opts.cloud.aws_lb_controller {
             objects.push(lb::aws_lb_controller_crd());
+            objects.extend(aws_controller::objects(!opts.aws_lb_controller_down));
         }
         seed(&shared, &objects)?;
         let acceptor = tokio_rustls::TlsAcceptor::from(pki.server);
@@ -270,6 +278,15 @@ impl KubeSim {
 
     pub fn set_knobs(&self, knobs: ControllerKnobs) {
         self.controller.set_knobs(knobs);
+    }
+
+    /// Brings the AWS Load Balancer Controller up (its Deployment available, its webhook's
+    /// endpoint ready) or down; the controllers then go over every Service again, as the real
+    /// controller reconciles all of them when it starts.
+    pub fn set_aws_lb_controller_serving(&self, serving: bool) -> Result<()> {
+        aws_controller::set_serving(&mut self.shared.store.lock(), serving)?;
+        self.controller.set_knobs(self.controller.knobs());
+        Ok(())
     }
 
     /// Makes this Service's ingress and ready endpoints true now (or as soon as the Service

@@ -67,6 +67,8 @@ pub const ENDPOINTSLICES: usize = 4;
 pub const PODS: usize = 8;
 /// Events of the simulated load-balancer controllers (see `events`).
 pub const EVENTS: usize = 9;
+/// Deployments (the AWS Load Balancer Controller's, see `aws_controller`).
+pub const DEPLOYMENTS: usize = 10;
 
 /// What a type has unless its entry in [`RESOURCES`] says otherwise: namespaced core/v1,
 /// DNS-1123 subdomain names, no `/status`, no generation, DELETE answers with a `Status`.
@@ -187,6 +189,18 @@ pub static RESOURCES: &[Resource] = &[
         short_names: &["ev"],
         ..DEFAULTS
     },
+    Resource {
+        group: "apps",
+        plural: "deployments",
+        singular: "deployment",
+        kind: "Deployment",
+        status: true,
+        short_names: &["deploy"],
+        categories: ALL,
+        returns_deleted_object: true,
+        generation: true,
+        ..DEFAULTS
+    },
 ];
 
 pub fn find(group: &str, version: &str, plural: &str) -> Option<usize> {
@@ -219,6 +233,7 @@ mod tests {
             (ENDPOINTSLICES, "endpointslices"),
             (PODS, "pods"),
             (EVENTS, "events"),
+            (DEPLOYMENTS, "deployments"),
         ] {
             assert_eq!(RESOURCES[idx].plural, plural);
         }

@@ -228,6 +228,12 @@ pub fn aws_lb_controller_crd() -> Value {
     })
 }
 
+/// Whether only the AWS Load Balancer Controller serves the Service
+/// (`aws-load-balancer-type: external`).
+pub fn needs_aws_lb_controller(svc: &Value) -> bool {
+    kind(svc) == Kind::AwsLoadBalancerController
+}
+
 /// Whether a controller serves the Service at all (the AWS Load Balancer Controller only
 /// when installed).
 pub fn served(svc: &Value, cloud: &CloudOptions) -> bool {
