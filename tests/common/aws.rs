@@ -88,6 +88,13 @@ impl Cloud for AwsPeers {
             .unwrap();
     }
 
+    async fn write_cname(&self, private: bool, fqdn: &str, target: &str) {
+        let zone = if private { "private" } else { "public" };
+        AwsPeers::write_cname(self, zone, fqdn, target)
+            .await
+            .unwrap();
+    }
+
     async fn create_foreign(&self) {
         AwsPeers::create_foreign(self).await.unwrap();
     }

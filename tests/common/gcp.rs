@@ -84,6 +84,13 @@ impl Cloud for GcpPeers {
         self.fake.write_record(zone, fqdn, "A", values).unwrap();
     }
 
+    async fn write_cname(&self, private: bool, fqdn: &str, target: &str) {
+        let zone = if private { PRIVATE_ZONE } else { PUBLIC_ZONE };
+        self.fake
+            .write_record(zone, fqdn, "CNAME", &[&format!("{target}.")])
+            .unwrap();
+    }
+
     /// Not ours: unlabelled, another cluster's, ours by cluster label only (like the
     /// installer's own addresses), a reservation label without the cluster label, and a
     /// cluster label `shared` rather than `owned`.
