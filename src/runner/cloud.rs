@@ -52,7 +52,7 @@ impl Runner<'_> {
                 mutations += u32::try_from(phase.len()).unwrap_or(u32::MAX);
                 rest = after;
             } else {
-                self.apply(step, self.providers, &zones, &mut observed, change)
+                self.apply(step, self.providers, &mut observed, change)
                     .await?;
                 mutations += 1;
                 rest = &rest[1..];
@@ -89,7 +89,6 @@ impl Runner<'_> {
         &mut self,
         step: Step,
         providers: &Providers,
-        zones: &BTreeMap<ZoneRef, Zone>,
         observed: &mut Observed,
         change: &Change,
     ) -> Result<()> {

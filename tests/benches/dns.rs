@@ -145,13 +145,20 @@ async fn main() {
     );
     let (waits, waited, changes) = critical_waits(&peers.route53_proxy.timed_calls());
     let readiness = INGRESS + ENDPOINTS;
-    let overhead = wall.saturating_sub(readiness + waited);
+    // Propagation proper: the time Route53 holds each change on the path PENDING. What the
+    // agent waited beyond it is its polling lag (it looks again with backoff, at most 5 s
+    // apart), part of its overhead.
+    let propagated = propagation * u32::try_from(waits).unwrap_or(u32::MAX);
+    let lag = waited.saturating_sub(propagated);
+    let overhead = wall.saturating_sub(readiness + propagated);
     println!(
         "dns run ({agent}): propagation {propagation:?}, LB readiness {readiness:?}, drain 0s"
     );
     println!(
         "  wall {wall:.3?}; {changes} Route53 changes; critical path: {waits} propagation \
-         wait(s), {waited:.3?}; agent overhead (wall - readiness - propagation - drain) \
-         {overhead:.3?}"
+         wait(s) ({propagated:?} of propagation, {waited:.3?} waited: polling lag \
+         {lag:.3?}); agent overhead (wall - readiness - propagation - drain) {overhead:.3?}, \
+         of which polling lag {lag:.3?}, the rest {:.3?}",
+        overhead.saturating_sub(lag)
     );
 }

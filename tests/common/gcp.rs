@@ -55,11 +55,11 @@ impl Cloud for GcpPeers {
     const BOOTSTRAP_CALLS: &'static [&'static str] = &[
         "POST addresses",
         "POST addresses",
-        "POST changes",
+        // One Change per zone: public `api`; private `api` + `api-int`.
         "POST changes",
         "POST changes",
     ];
-    const DNS_TEARDOWN_CALLS: &'static [&'static str] = &["POST changes", "POST changes"];
+    const DNS_TEARDOWN_CALLS: &'static [&'static str] = &["POST changes"];
     /// The service account key.
     const FIXTURE_SECRETS: &'static [(&'static str, &'static str)] =
         &[("fixture-secret-DO-NOT-LOG", "secret")];

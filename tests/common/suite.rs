@@ -126,7 +126,7 @@ pub async fn dns_teardown_removes_only_the_bootstrap_ip<C: Cloud>() {
     assert_eq!(
         h.peers.calls(),
         sorted(C::DNS_TEARDOWN_CALLS),
-        "one change per private record"
+        "one change for the private records (Azure: one request per record set)"
     );
     h.assert_changes_nothing(
         &[&["dns", "teardown"], &["teardown"]],
