@@ -721,7 +721,8 @@ async fn a_pending_change_is_polled_with_backoff_until_insync_and_zones_wait_at_
         assert!(last - times[0] >= propagation / 2, "{id} waited: {times:?}");
         let gaps: Vec<_> = times.windows(2).map(|w| w[1] - w[0]).collect();
         assert!(
-            gaps.last().is_some_and(|g| *g >= std::time::Duration::from_millis(700)),
+            gaps.last()
+                .is_some_and(|g| *g >= std::time::Duration::from_millis(700)),
             "{id}: the gaps grow: {gaps:?}"
         );
     }

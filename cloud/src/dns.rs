@@ -407,7 +407,10 @@ mod tests {
             if let Some(i) = rivals.iter().position(|(k, _)| k == key) {
                 let (_, ip) = rivals.remove(i);
                 let mut sets = self.sets.lock().unwrap();
-                sets.entry(key.clone()).or_insert_with(|| set(&[])).values.insert(ip);
+                sets.entry(key.clone())
+                    .or_insert_with(|| set(&[]))
+                    .values
+                    .insert(ip);
             }
             Ok(current)
         }
@@ -511,12 +514,18 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_lost_race_on_one_set_retries_the_whole_batch_after_rereading_all_of_it() {
-        let dns = AtomicZone::with(&[("api", &["10.0.0.9", "192.0.2.9"]), ("api-int", &["10.0.0.9"])]);
+        let dns = AtomicZone::with(&[
+            ("api", &["10.0.0.9", "192.0.2.9"]),
+            ("api-int", &["10.0.0.9"]),
+        ]);
         dns.rivals
             .lock()
             .unwrap()
             .push((named("api-int"), "192.0.2.7".parse().unwrap()));
-        let edits = edits(&[("api", removing(&["10.0.0.9"])), ("api-int", removing(&["10.0.0.9"]))]);
+        let edits = edits(&[
+            ("api", removing(&["10.0.0.9"])),
+            ("api-int", removing(&["10.0.0.9"])),
+        ]);
         edit_zone(&dns, &zone(), &edits, &BTreeMap::new())
             .await
             .unwrap();
@@ -540,7 +549,11 @@ mod tests {
         let fresh = BTreeMap::from([(named("api"), Some(set(&["192.0.2.9"])))]);
         let one = edits(&[("api", adding(&["10.0.0.5"]))]);
         edit_zone(&dns, &zone(), &one, &fresh).await.unwrap();
-        assert_eq!(*dns.reads.lock().unwrap(), 0, "the observation was the read");
+        assert_eq!(
+            *dns.reads.lock().unwrap(),
+            0,
+            "the observation was the read"
+        );
         assert_eq!(dns.values("api"), Some(ips(&["10.0.0.5", "192.0.2.9"])));
 
         // Stale: the set holds more than the caller saw. The write loses, the retry reads.

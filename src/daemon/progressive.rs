@@ -155,7 +155,10 @@ pub(super) async fn gate(
         let _ = serves.send(serving_ips(&targets, services));
     });
     tokio::pin!(gate);
-    let claimed: BTreeSet<IpAddr> = targets.iter().flat_map(|t| t.claims.iter().copied()).collect();
+    let claimed: BTreeSet<IpAddr> = targets
+        .iter()
+        .flat_map(|t| t.claims.iter().copied())
+        .collect();
     // Served IPs not joined yet, and when to join them (see JOIN_SETTLE).
     let mut pending: Option<(BTreeSet<IpAddr>, tokio::time::Instant)> = None;
     let report = loop {
@@ -183,7 +186,13 @@ pub(super) async fn gate(
             () = settled => {}
         }
         if let Some((ips, _)) = pending.take() {
-            let ips = crate::cluster::wire::joinable(settings.wire.as_ref(), &targets, ips, journal.state.serving.as_ref()).await;
+            let ips = crate::cluster::wire::joinable(
+                settings.wire.as_ref(),
+                &targets,
+                ips,
+                journal.state.serving.as_ref(),
+            )
+            .await;
             join_dns(spec, journal, providers, settings, ips, false).await?;
         }
     };

@@ -204,7 +204,10 @@ impl Runner<'_> {
                     };
                     self.journal.outcome(*seq, Err(e.to_string()))?;
                     // The one to report: one retrying would not help, before a transient one.
-                    if failed.as_ref().is_none_or(|f| f.is_transient() && !e.is_transient()) {
+                    if failed
+                        .as_ref()
+                        .is_none_or(|f| f.is_transient() && !e.is_transient())
+                    {
                         failed = Some(e);
                     }
                 }

@@ -237,7 +237,10 @@ impl bootstrap_cloud::DnsProvider for SharedZones {
         writes: &[bootstrap_cloud::RecordWrite<'_>],
     ) -> Result<(), CloudError> {
         let zone = writes[0].zone.id.clone();
-        assert!(writes.iter().all(|w| w.zone.id == zone), "one zone per write");
+        assert!(
+            writes.iter().all(|w| w.zone.id == zone),
+            "one zone per write"
+        );
         self.0.writes.lock().unwrap().push((
             zone.clone(),
             writes.iter().map(|w| w.key.to_string()).collect(),

@@ -304,7 +304,9 @@ fn cname_or(err: CloudError, writes: &[RecordWrite<'_>]) -> CloudError {
         .find(|w| Some(normalize(&w.key.name)) == named)
         .or(writes.first());
     match write {
-        Some(w) => crate::dns::cname_in_the_way(&err.operation, &w.zone.reference, w.key, &err.message),
+        Some(w) => {
+            crate::dns::cname_in_the_way(&err.operation, &w.zone.reference, w.key, &err.message)
+        }
         None => err,
     }
 }

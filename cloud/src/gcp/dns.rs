@@ -236,7 +236,9 @@ fn cname_or(err: CloudError, added: &[&RecordWrite<'_>]) -> CloudError {
         .and_then(|(_, rest)| rest.split(']').next())
         .and_then(|n| n.parse::<usize>().ok());
     match index.and_then(|i| added.get(i)).or(added.first()) {
-        Some(w) => crate::dns::cname_in_the_way(&err.operation, &w.zone.reference, w.key, &err.message),
+        Some(w) => {
+            crate::dns::cname_in_the_way(&err.operation, &w.zone.reference, w.key, &err.message)
+        }
         None => err,
     }
 }

@@ -317,7 +317,11 @@ impl Proxy {
     /// path from it).
     pub fn timed_calls(&self) -> Vec<(std::time::Instant, Call)> {
         let s = self.lock();
-        s.times.iter().copied().zip(s.calls.iter().cloned()).collect()
+        s.times
+            .iter()
+            .copied()
+            .zip(s.calls.iter().cloned())
+            .collect()
     }
 
     pub fn mutating_calls(&self) -> Vec<String> {
@@ -798,9 +802,24 @@ mod tests {
     async fn the_rate_limit_throttles_past_the_burst_with_each_services_own_answer() {
         let (up, seen) = upstream().await;
         let cases = [
-            (Service::Route53, 400, "<Code>Throttling</Code><Message>Rate exceeded</Message>", None),
-            (Service::Google, 429, "\"reason\":\"rateLimitExceeded\"", None),
-            (Service::Arm, 429, "SubscriptionRequestsThrottled", Some("1")),
+            (
+                Service::Route53,
+                400,
+                "<Code>Throttling</Code><Message>Rate exceeded</Message>",
+                None,
+            ),
+            (
+                Service::Google,
+                429,
+                "\"reason\":\"rateLimitExceeded\"",
+                None,
+            ),
+            (
+                Service::Arm,
+                429,
+                "SubscriptionRequestsThrottled",
+                Some("1"),
+            ),
         ];
         for (service, status, body, retry_after) in cases {
             let proxy = Proxy::start(up, service).await.unwrap();
