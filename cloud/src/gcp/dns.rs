@@ -209,7 +209,13 @@ impl DnsProvider for CloudDns {
             .send()
             .await
             .map_err(|e| {
+                let reason = super::reason(&e);
                 let mut err = classify("changes.create", e);
+                if reason.as_deref() == Some(CNAME_CONFLICT)
+                    && !err.message.contains(CNAME_CONFLICT)
+                {
+                    err.message = format!("{CNAME_CONFLICT}: {}", err.message);
+                }
                 // A 404 naming a deletion means the set we read is gone: someone changed it.
                 if err.kind == ErrorKind::NotFound && err.message.contains("deletions") {
                     err.kind = ErrorKind::Conflict;
@@ -220,6 +226,8 @@ impl DnsProvider for CloudDns {
     }
 }
 
+const CNAME_CONFLICT: &str = "cnameResourceRecordSetConflict";
+
 /// Cloud DNS's refusal of an address record where a CNAME is: reason
 /// `cnameResourceRecordSetConflict`, "The resource record set 'entity.change.additions[N]' is
 /// invalid because the DNS name ... may have either one CNAME resource record set or resource
@@ -227,7 +235,11 @@ impl DnsProvider for CloudDns {
 /// reported as such for the addition it names, whatever the HTTP status (a 409 must not pass
 /// for a lost compare-and-swap).
 fn cname_or(err: CloudError, added: &[&RecordWrite<'_>]) -> CloudError {
-    if !err.message.contains("cnameResourceRecordSetConflict") {
+    let cname = err.message.contains(CNAME_CONFLICT)
+        || err
+            .message
+            .contains("CNAME resource record set or resource record sets of other types");
+    if !cname {
         return err;
     }
     let index = err
