@@ -107,14 +107,15 @@ async fn a_transient_error_while_verifying_a_reserve_is_retried_and_the_duplicat
     };
     let state = tempfile::tempdir().unwrap();
     let mut journal = Journal::open(state.path()).unwrap();
-    let mut runner = Runner {
-        spec: &spec,
-        journal: &mut journal,
-        providers: &providers,
-        kube: None,
-        step_timeout: Duration::from_secs(60),
-    };
-    let report = runner.run(Step::Reserve).await.unwrap();
+    let report = run_step(
+        &spec,
+        &providers,
+        &mut journal,
+        Duration::from_secs(60),
+        Step::Reserve,
+    )
+    .await
+    .unwrap();
 
     let held = flaky.held.lock().unwrap().clone();
     let keys: BTreeSet<String> = held.iter().map(|r| r.key.to_string()).collect();
@@ -291,24 +292,18 @@ fn reserved(spec: &crate::assets::ClusterSpec) -> Vec<Reservation> {
 async fn the_seed_writes_each_zone_once_and_journals_each_write_as_one_mutation() {
     let spec = aws_spec();
     let zones = Arc::new(Zones::default());
-    let providers = Providers {
-        addresses: Box::new(Throttled {
-            held: reserved(&spec),
-            throttled: Mutex::new(0),
-        }),
-        dns: Box::new(SharedZones(zones.clone())),
-        preflight: None,
-    };
+    let providers = throttled_providers(&spec, 0, zones.clone());
     let state = tempfile::tempdir().unwrap();
     let mut journal = Journal::open(state.path()).unwrap();
-    let mut runner = Runner {
-        spec: &spec,
-        journal: &mut journal,
-        providers: &providers,
-        kube: None,
-        step_timeout: Duration::from_secs(60),
-    };
-    let report = runner.run(Step::SeedDns).await.unwrap();
+    let report = run_step(
+        &spec,
+        &providers,
+        &mut journal,
+        Duration::from_secs(60),
+        Step::SeedDns,
+    )
+    .await
+    .unwrap();
     assert_eq!(report.plan.changes.len(), 3, "planned per record set");
     let mut writes = zones.writes.lock().unwrap().clone();
     writes.sort();
@@ -356,14 +351,15 @@ async fn the_seed_writes_each_zone_once_and_journals_each_write_as_one_mutation(
     assert_eq!(journal.state.records.len(), 3);
 
     // Done: the rerun writes nothing.
-    let mut runner = Runner {
-        spec: &spec,
-        journal: &mut journal,
-        providers: &providers,
-        kube: None,
-        step_timeout: Duration::from_secs(60),
-    };
-    let again = runner.run(Step::SeedDns).await.unwrap();
+    let again = run_step(
+        &spec,
+        &providers,
+        &mut journal,
+        Duration::from_secs(60),
+        Step::SeedDns,
+    )
+    .await
+    .unwrap();
     assert_eq!(again.mutations, 0);
     assert_eq!(zones.writes.lock().unwrap().len(), 2);
 }
@@ -374,26 +370,19 @@ async fn the_seed_writes_each_zone_once_and_journals_each_write_as_one_mutation(
 #[tokio::test(start_paused = true)]
 async fn a_throttled_step_is_retried_past_the_retry_count_within_its_deadline() {
     let spec = aws_spec();
-    let held = reserved(&spec);
-    let providers = Providers {
-        addresses: Box::new(Throttled {
-            held,
-            throttled: Mutex::new(9),
-        }),
-        dns: Box::new(SharedZones(Arc::default())),
-        preflight: None,
-    };
+    let providers = throttled_providers(&spec, 9, Arc::default());
     let state = tempfile::tempdir().unwrap();
     let mut journal = Journal::open(state.path()).unwrap();
-    let mut runner = Runner {
-        spec: &spec,
-        journal: &mut journal,
-        providers: &providers,
-        kube: None,
-        step_timeout: Duration::from_secs(600),
-    };
     let started = tokio::time::Instant::now();
-    runner.run(Step::SeedDns).await.unwrap();
+    run_step(
+        &spec,
+        &providers,
+        &mut journal,
+        Duration::from_secs(600),
+        Step::SeedDns,
+    )
+    .await
+    .unwrap();
     let waited = started.elapsed();
     assert_eq!(
         journal.state.steps["seed-dns"].retries,
@@ -406,23 +395,53 @@ async fn a_throttled_step_is_retried_past_the_retry_count_within_its_deadline() 
     );
 
     // With a deadline, the same throttling ends the step (resumably) instead.
-    let providers = Providers {
-        addresses: Box::new(Throttled {
-            held: reserved(&spec),
-            throttled: Mutex::new(u32::MAX),
-        }),
-        dns: Box::new(SharedZones(Arc::default())),
-        preflight: None,
-    };
+    let providers = throttled_providers(&spec, u32::MAX, Arc::default());
     let state = tempfile::tempdir().unwrap();
     let mut journal = Journal::open(state.path()).unwrap();
-    let mut runner = Runner {
-        spec: &spec,
-        journal: &mut journal,
-        providers: &providers,
-        kube: None,
-        step_timeout: Duration::from_secs(120),
-    };
-    let err = runner.run(Step::SeedDns).await.unwrap_err();
+    let err = run_step(
+        &spec,
+        &providers,
+        &mut journal,
+        Duration::from_secs(120),
+        Step::SeedDns,
+    )
+    .await
+    .unwrap_err();
     assert!(err.to_string().contains("did not finish within"), "{err:#}");
+}
+
+/// Runs `step` as the daemon does, with the step deadline `step_timeout`.
+async fn run_step(
+    spec: &crate::assets::ClusterSpec,
+    providers: &Providers,
+    journal: &mut Journal,
+    step_timeout: Duration,
+    step: Step,
+) -> Result<StepReport> {
+    Runner {
+        spec,
+        journal,
+        providers,
+        kube: None,
+        step_timeout,
+    }
+    .run(step)
+    .await
+}
+
+/// Providers over `spec`'s reservations whose `observe` is throttled `throttled` times, and
+/// the DNS `zones`.
+fn throttled_providers(
+    spec: &crate::assets::ClusterSpec,
+    throttled: u32,
+    zones: Arc<Zones>,
+) -> Providers {
+    Providers {
+        addresses: Box::new(Throttled {
+            held: reserved(spec),
+            throttled: Mutex::new(throttled),
+        }),
+        dns: Box::new(SharedZones(zones)),
+        preflight: None,
+    }
 }
