@@ -649,3 +649,85 @@ async fn dns_manual_is_the_user_managed_mode_and_makes_no_route53_call() {
     assert_eq!(plan["user_dns"]["because"], "--dns manual", "{plan:#}");
     assert_eq!(plan["user_dns"]["records"].as_array().unwrap().len(), 3);
 }
+
+/// The Route53 peer (ministack through tests/sim/py/ministack_server.py) refuses an address
+/// record next to a CNAME, and a CNAME next to an address record, as Route53 does
+/// (InvalidChangeBatch; ministack alone accepts both).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_route53_peer_refuses_a_cname_and_an_address_record_at_one_name() {
+    let h = AwsHarness::new("aws").await;
+    let (cname, a) = ("www.mycluster.example.com", "other.mycluster.example.com");
+    h.peers
+        .write_cname("private", cname, "elsewhere.example.net")
+        .await
+        .unwrap();
+    let err = h
+        .peers
+        .write_record("private", cname, &["192.0.2.1"])
+        .await
+        .unwrap_err();
+    assert!(
+        format!("{err:#}").contains("conflicting RRSet of type CNAME with the same DNS name"),
+        "{err:#}"
+    );
+    h.peers
+        .write_record("private", a, &["192.0.2.1"])
+        .await
+        .unwrap();
+    let err = h
+        .peers
+        .write_cname("private", a, "elsewhere.example.net")
+        .await
+        .unwrap_err();
+    assert!(
+        format!("{err:#}").contains("conflicts with other records with the same DNS name"),
+        "{err:#}"
+    );
+}
+
+/// Route53 holds a change PENDING until it has propagated (here 3 s): `dns seed` waits for
+/// it, polling each change with growing gaps (not every 100 ms), and the two zones' changes
+/// wait at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pending_change_is_polled_with_backoff_until_insync_and_zones_wait_at_once() {
+    let propagation = std::time::Duration::from_secs(3);
+    let peers = AwsPeers::start_with_propagation(propagation).await.unwrap();
+    let h = AwsHarness::with_peers(peers, "aws").await;
+    h.run(&["reserve"]).await;
+    h.peers.route53_proxy.reset();
+    let started = std::time::Instant::now();
+    h.run(&["dns", "seed"]).await;
+    let took = started.elapsed();
+    assert!(took >= propagation, "{took:?}");
+    let calls = h.peers.route53_proxy.timed_calls();
+    let mut polls: std::collections::BTreeMap<&str, Vec<std::time::Instant>> = Default::default();
+    let mut posts = Vec::new();
+    for (at, call) in &calls {
+        if let Some(id) = call.action.strip_prefix("GET /2013-04-01/change/") {
+            polls.entry(id).or_default().push(*at);
+        } else if call.mutating {
+            posts.push(*at);
+        }
+    }
+    assert_eq!(posts.len(), 2, "one change per zone: {calls:?}");
+    assert_eq!(polls.len(), 2, "{calls:?}");
+    for (id, times) in &polls {
+        assert!(
+            times.len() <= 8,
+            "{id}: {} looks in {propagation:?}, not every 100 ms",
+            times.len()
+        );
+        let last = *times.last().unwrap();
+        assert!(last - times[0] >= propagation / 2, "{id} waited: {times:?}");
+        let gaps: Vec<_> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(
+            gaps.last()
+                .is_some_and(|g| *g >= std::time::Duration::from_millis(700)),
+            "{id}: the gaps grow: {gaps:?}"
+        );
+    }
+    // Both changes were waiting at the same time: the second was made before the first was
+    // done.
+    assert!(posts[1] < polls.values().map(|t| *t.last().unwrap()).min().unwrap());
+    h.world().await.assert_seeded(&[]);
+}

@@ -296,7 +296,8 @@ async fn shared_vpc_reserves_in_the_service_project_from_the_host_projects_subne
     );
     h.bootstrap().await;
     let mut expected = vec!["POST addresses"; 2];
-    expected.extend(["POST changes"; 3]);
+    // One Change per zone (public `api`; private `api` + `api-int`).
+    expected.extend(["POST changes"; 2]);
     assert_eq!(
         calls(&h),
         expected,

@@ -2,8 +2,8 @@
 //! retry on conflict. Every provider only supplies `read` and an atomic `write`, so the rule
 //! "touch only our values" is implemented once for all clouds.
 
-use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, Zone};
-use std::collections::BTreeSet;
+use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, Zone, ZoneRef};
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -37,39 +37,123 @@ const MAX_CONFLICT_RETRIES: u32 = 8;
 /// Route53 (which rate-limits change batches per account) that turns into throttling.
 const CONFLICT_BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(3));
 
-/// Applies `edit` to one record set. Returns the record set as it was before our write and
-/// the values written, or None when nothing needed changing (zero mutating calls).
+/// The edits of one zone's record sets that one phase makes together (the seed, the joins
+/// of one gate pass, the removal): written as one change per zone.
+pub type ZoneEdit = BTreeMap<RecordKey, DnsEdit>;
+
+/// Applies `edit` to one record set. Returns the values written, or None when nothing
+/// needed changing (zero mutating calls).
 pub async fn edit_record_values(
     dns: &dyn DnsProvider,
     zone: &Zone,
     key: &RecordKey,
     edit: &DnsEdit,
 ) -> Result<Option<BTreeSet<IpAddr>>, CloudError> {
+    let edits = ZoneEdit::from([(key.clone(), edit.clone())]);
+    Ok(edit_zone(dns, zone, &edits, &BTreeMap::new())
+        .await?
+        .remove(key))
+}
+
+/// Applies every edit of `edits` to the record sets of `zone` in one write
+/// ([`DnsProvider::write_zone`]): read them all, compute each one's values, and write those
+/// that change, each replacing exactly what was read. A lost compare-and-swap re-reads them
+/// all and writes again (with backoff), so a rival's values are kept. Returns the values
+/// written per record set (none: zero mutating calls).
+///
+/// `known`: record sets as the caller just read them (the step's observation); the first
+/// attempt starts from them instead of reading again (under a per-account rate limit every
+/// request counts). Stale is safe: the write then fails its compare-and-swap, and the retry
+/// reads.
+pub async fn edit_zone(
+    dns: &dyn DnsProvider,
+    zone: &Zone,
+    edits: &ZoneEdit,
+    known: &BTreeMap<RecordKey, Option<RecordSet>>,
+) -> Result<BTreeMap<RecordKey, BTreeSet<IpAddr>>, CloudError> {
     let mut attempt = 0;
     loop {
-        let current = dns.read(zone, key).await?;
-        let Some(wanted) = next_values(current.as_ref(), edit) else {
-            return Ok(None);
-        };
-        let ttl = current.as_ref().map_or(edit.ttl, |c| c.ttl);
-        let write = RecordWrite {
-            zone,
-            key,
-            current: current.as_ref(),
-            values: &wanted,
-            ttl,
-        };
-        match dns.write(&write).await {
-            Ok(()) => return Ok(Some(wanted)),
+        let read = futures::future::join_all(edits.keys().map(|key| async move {
+            match known.get(key) {
+                Some(set) if attempt == 0 => Ok(set.clone()),
+                _ => dns.read(zone, key).await,
+            }
+        }))
+        .await;
+        let current: Vec<Option<RecordSet>> = read.into_iter().collect::<Result<_, _>>()?;
+        let mut wanted = BTreeMap::new();
+        for ((key, edit), current) in edits.iter().zip(&current) {
+            if let Some(values) = next_values(current.as_ref(), edit) {
+                let ttl = current.as_ref().map_or(edit.ttl, |c| c.ttl);
+                wanted.insert(key, (current.as_ref(), values, ttl));
+            }
+        }
+        if wanted.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let writes: Vec<RecordWrite<'_>> = wanted
+            .iter()
+            .map(|(key, (current, values, ttl))| RecordWrite {
+                zone,
+                key,
+                current: *current,
+                values,
+                ttl: *ttl,
+            })
+            .collect();
+        match dns.write_zone(&writes).await {
+            Ok(()) => {
+                return Ok(wanted
+                    .into_iter()
+                    .map(|(key, (_, values, _))| (key.clone(), values))
+                    .collect());
+            }
             Err(e) if e.kind == ErrorKind::Conflict && attempt < MAX_CONFLICT_RETRIES => {
                 attempt += 1;
                 let delay = crate::retry::backoff(attempt, CONFLICT_BACKOFF.0, CONFLICT_BACKOFF.1);
-                tracing::info!(record = %key, attempt, ?delay, "record set changed under us, re-reading");
+                let records: Vec<String> = wanted.keys().map(ToString::to_string).collect();
+                tracing::info!(records = ?records, zone = %zone.reference, attempt, ?delay, "record sets changed under us, re-reading");
                 tokio::time::sleep(delay).await;
             }
             Err(e) => return Err(e),
         }
     }
+}
+
+/// The one error to report of writes made at once: anything that is not a lost
+/// compare-and-swap first (retrying would not help it), else a conflict, else success.
+pub(crate) fn worst(results: Vec<Result<(), CloudError>>) -> Result<(), CloudError> {
+    let mut conflict = None;
+    for result in results {
+        match result {
+            Ok(()) => {}
+            Err(e) if e.kind == ErrorKind::Conflict => conflict = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    conflict.map_or(Ok(()), Err)
+}
+
+/// A CNAME holds the name where our address record goes: the cloud refuses the record
+/// (Route53 InvalidChangeBatch "...conflicting RRSet of type CNAME...", Cloud DNS
+/// `cnameResourceRecordSetConflict`, Azure 409 "...a CNAME record with the same name already
+/// exists..."). Not a lost compare-and-swap: fatal, naming the record and the CNAME, since
+/// only the zone's owner can decide which of the two goes.
+pub fn cname_in_the_way(
+    operation: &str,
+    zone: &ZoneRef,
+    key: &RecordKey,
+    said: &str,
+) -> CloudError {
+    CloudError::fatal(
+        operation,
+        format!(
+            "{key} cannot be written in {zone}: a CNAME record {} exists there, and DNS allows \
+             no other record next to a CNAME; remove the CNAME (or use a name without one) and \
+             run again ({said})",
+            key.name
+        ),
+    )
 }
 
 /// Parses the values of a record set as read; a value that is not an IP (someone put a name
@@ -278,6 +362,249 @@ mod tests {
                 "retry {attempt} waited {waited:?}, expected up to {ceiling:?}"
             );
         }
+    }
+
+    /// A zone whose `write_zone` is one atomic change (Route53, Cloud DNS): every record set
+    /// of the batch must be exactly as read, else nothing is written. A rival writer adds
+    /// its value to a record set right after one of our reads of it.
+    #[derive(Default)]
+    struct AtomicZone {
+        sets: Mutex<BTreeMap<RecordKey, RecordSet>>,
+        /// (record, value) a rival adds after our next read of that record.
+        rivals: Mutex<Vec<(RecordKey, IpAddr)>>,
+        reads: Mutex<u32>,
+        /// The records of each write_zone call, in order.
+        batches: Mutex<Vec<Vec<String>>>,
+    }
+
+    impl AtomicZone {
+        fn with(sets: &[(&str, &[&str])]) -> Self {
+            let zone = AtomicZone::default();
+            for (name, values) in sets {
+                zone.sets.lock().unwrap().insert(named(name), set(values));
+            }
+            zone
+        }
+
+        fn values(&self, name: &str) -> Option<BTreeSet<IpAddr>> {
+            self.sets
+                .lock()
+                .unwrap()
+                .get(&named(name))
+                .map(|s| s.values.clone())
+        }
+    }
+
+    #[async_trait]
+    impl DnsProvider for AtomicZone {
+        async fn find_zone(&self, _: &ZoneRef) -> Result<Zone, CloudError> {
+            unreachable!()
+        }
+        async fn read(&self, _: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
+            *self.reads.lock().unwrap() += 1;
+            let current = self.sets.lock().unwrap().get(key).cloned();
+            let mut rivals = self.rivals.lock().unwrap();
+            if let Some(i) = rivals.iter().position(|(k, _)| k == key) {
+                let (_, ip) = rivals.remove(i);
+                let mut sets = self.sets.lock().unwrap();
+                sets.entry(key.clone())
+                    .or_insert_with(|| set(&[]))
+                    .values
+                    .insert(ip);
+            }
+            Ok(current)
+        }
+        async fn write(&self, write: &RecordWrite<'_>) -> Result<(), CloudError> {
+            self.write_zone(std::slice::from_ref(write)).await
+        }
+        async fn write_zone(&self, writes: &[RecordWrite<'_>]) -> Result<(), CloudError> {
+            self.batches
+                .lock()
+                .unwrap()
+                .push(writes.iter().map(|w| w.key.name.clone()).collect());
+            let mut sets = self.sets.lock().unwrap();
+            if writes.iter().any(|w| sets.get(w.key) != w.current) {
+                return Err(CloudError::new(ErrorKind::Conflict, "batch", "changed"));
+            }
+            for w in writes {
+                if w.values.is_empty() {
+                    sets.remove(w.key);
+                } else {
+                    let new = RecordSet {
+                        ttl: w.ttl,
+                        values: w.values.clone(),
+                        version: None,
+                    };
+                    sets.insert(w.key.clone(), new);
+                }
+            }
+            Ok(())
+        }
+    }
+
+    fn named(name: &str) -> RecordKey {
+        RecordKey {
+            name: name.into(),
+            rtype: RecordType::A,
+        }
+    }
+
+    fn adding(values: &[&str]) -> DnsEdit {
+        DnsEdit {
+            add: ips(values),
+            ttl: 30,
+            ..Default::default()
+        }
+    }
+
+    fn removing(values: &[&str]) -> DnsEdit {
+        DnsEdit {
+            remove: ips(values),
+            ..Default::default()
+        }
+    }
+
+    fn edits(list: &[(&str, DnsEdit)]) -> ZoneEdit {
+        list.iter()
+            .map(|(name, edit)| (named(name), edit.clone()))
+            .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_record_sets_that_change_go_in_one_write_and_the_rest_in_none() {
+        let dns = AtomicZone::with(&[("api", &["192.0.2.9"]), ("done", &["10.0.0.5"])]);
+        let edits = edits(&[
+            ("api", adding(&["10.0.0.5"])),
+            ("api-int", adding(&["10.0.0.5"])),
+            ("done", adding(&["10.0.0.5"])),
+        ]);
+        let written = edit_zone(&dns, &zone(), &edits, &BTreeMap::new())
+            .await
+            .unwrap();
+        assert_eq!(
+            *dns.batches.lock().unwrap(),
+            vec![vec!["api".to_string(), "api-int".to_string()]],
+            "one write, holding only the sets that change"
+        );
+        assert_eq!(
+            written,
+            BTreeMap::from([
+                (named("api"), ips(&["10.0.0.5", "192.0.2.9"])),
+                (named("api-int"), ips(&["10.0.0.5"])),
+            ])
+        );
+        assert_eq!(dns.values("api"), Some(ips(&["10.0.0.5", "192.0.2.9"])));
+        assert_eq!(
+            dns.sets.lock().unwrap()[&named("api")].ttl,
+            60,
+            "an existing set keeps its TTL"
+        );
+        assert_eq!(
+            dns.sets.lock().unwrap()[&named("api-int")].ttl,
+            30,
+            "a new set gets the edit's TTL"
+        );
+        // Done: reads only, no write.
+        let again = edit_zone(&dns, &zone(), &edits, &BTreeMap::new())
+            .await
+            .unwrap();
+        assert!(again.is_empty());
+        assert_eq!(dns.batches.lock().unwrap().len(), 1, "no second write");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lost_race_on_one_set_retries_the_whole_batch_after_rereading_all_of_it() {
+        let dns = AtomicZone::with(&[
+            ("api", &["10.0.0.9", "192.0.2.9"]),
+            ("api-int", &["10.0.0.9"]),
+        ]);
+        dns.rivals
+            .lock()
+            .unwrap()
+            .push((named("api-int"), "192.0.2.7".parse().unwrap()));
+        let edits = edits(&[
+            ("api", removing(&["10.0.0.9"])),
+            ("api-int", removing(&["10.0.0.9"])),
+        ]);
+        edit_zone(&dns, &zone(), &edits, &BTreeMap::new())
+            .await
+            .unwrap();
+        assert_eq!(
+            dns.batches.lock().unwrap().len(),
+            2,
+            "the first batch lost (nothing of it written), the second won"
+        );
+        assert_eq!(*dns.reads.lock().unwrap(), 4, "both sets read twice");
+        assert_eq!(dns.values("api"), Some(ips(&["192.0.2.9"])));
+        assert_eq!(
+            dns.values("api-int"),
+            Some(ips(&["192.0.2.7"])),
+            "the rival's value is kept, ours gone"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn known_sets_spare_the_first_read_and_a_stale_one_costs_a_retry() {
+        let dns = AtomicZone::with(&[("api", &["192.0.2.9"])]);
+        let fresh = BTreeMap::from([(named("api"), Some(set(&["192.0.2.9"])))]);
+        let one = edits(&[("api", adding(&["10.0.0.5"]))]);
+        edit_zone(&dns, &zone(), &one, &fresh).await.unwrap();
+        assert_eq!(
+            *dns.reads.lock().unwrap(),
+            0,
+            "the observation was the read"
+        );
+        assert_eq!(dns.values("api"), Some(ips(&["10.0.0.5", "192.0.2.9"])));
+
+        // Stale: the set holds more than the caller saw. The write loses, the retry reads.
+        let stale = BTreeMap::from([(named("api"), Some(set(&["192.0.2.9"])))]);
+        let two = edits(&[("api", adding(&["10.0.0.6"]))]);
+        edit_zone(&dns, &zone(), &two, &stale).await.unwrap();
+        assert_eq!(*dns.reads.lock().unwrap(), 1);
+        assert_eq!(dns.batches.lock().unwrap().len(), 3);
+        assert_eq!(
+            dns.values("api"),
+            Some(ips(&["10.0.0.5", "10.0.0.6", "192.0.2.9"])),
+            "nothing lost to the stale observation"
+        );
+    }
+
+    #[test]
+    fn of_writes_made_at_once_the_error_that_retrying_cannot_fix_is_reported() {
+        let conflict = || Err(CloudError::new(ErrorKind::Conflict, "w", "changed"));
+        let fatal = || Err(CloudError::fatal("w", "refused"));
+        assert!(worst(vec![Ok(()), Ok(())]).is_ok());
+        assert!(worst(Vec::new()).is_ok());
+        assert_eq!(
+            worst(vec![Ok(()), conflict()]).unwrap_err().kind,
+            ErrorKind::Conflict
+        );
+        for order in [vec![conflict(), fatal()], vec![fatal(), conflict()]] {
+            assert_eq!(worst(order).unwrap_err().kind, ErrorKind::Fatal);
+        }
+    }
+
+    #[test]
+    fn a_cname_in_the_way_is_fatal_and_names_the_record_and_the_cname() {
+        let err = cname_in_the_way("op", &zone().reference, &named("api.d"), "said so");
+        assert_eq!(err.kind, ErrorKind::Fatal);
+        assert!(
+            err.message.contains("api.d A cannot be written")
+                && err.message.contains("a CNAME record api.d exists")
+                && err.message.contains("said so"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_zone_without_batches_writes_its_sets_at_once_and_reports_the_worst() {
+        // RacyDns has no write_zone of its own: the default writes each set.
+        let dns = RacyDns::new(None, []);
+        let edits = ZoneEdit::from([(key(), adding(&["10.0.0.5"]))]);
+        edit_zone(&dns, &zone(), &edits, &BTreeMap::new())
+            .await
+            .unwrap();
+        assert_eq!(*dns.writes.lock().unwrap(), 1);
     }
 
     fn ips(list: &[&str]) -> BTreeSet<IpAddr> {

@@ -25,7 +25,7 @@ pub mod azure;
 #[cfg(feature = "gcp")]
 pub mod gcp;
 
-pub use dns::{DnsEdit, RecordWrite, edit_record_values, parse_values};
+pub use dns::{DnsEdit, RecordWrite, ZoneEdit, edit_record_values, edit_zone, parse_values};
 pub use error::{CloudError, ErrorKind};
 pub use types::*;
 
@@ -106,4 +106,15 @@ pub trait DnsProvider: Send + Sync {
     /// delete) in one atomic call. Fails with `ErrorKind::Conflict` when the record changed
     /// since it was read.
     async fn write(&self, write: &RecordWrite<'_>) -> Result<(), CloudError>;
+
+    /// Writes every record set of `writes` (all of one zone) as one change where the cloud
+    /// has one (a Route53 ChangeBatch, a Cloud DNS Change: all applied or none, one wait for
+    /// it to propagate), failing with `ErrorKind::Conflict` when any of them changed since it
+    /// was read. Without one (Azure: a record set per request) they are written at once, each
+    /// with its own compare-and-swap; a conflict then may leave the others written, which the
+    /// re-read of the shared edit sees.
+    async fn write_zone(&self, writes: &[RecordWrite<'_>]) -> Result<(), CloudError> {
+        let results = futures::future::join_all(writes.iter().map(|w| self.write(w))).await;
+        dns::worst(results)
+    }
 }

@@ -108,6 +108,12 @@ pub(super) async fn join_dns(
     Ok(())
 }
 
+/// How long the gate gathers served IPs before they join DNS, unless all claimed IPs serve
+/// sooner. Services applied together come up moments apart, and each join waits until its
+/// changes propagated (Route53 "generally within 60 seconds"): one join for all of them is
+/// one wait on the critical path instead of one per Service (issue 27).
+const JOIN_SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Progressive DNS: before the seed, journal which mode this `run` seeds in. The served IPs
 /// are kept across restarts; switching to all-at-once lets every IP join now.
 pub(super) fn choose(journal: &mut Journal, seeding: DnsSeeding) -> Result<()> {
@@ -149,13 +155,45 @@ pub(super) async fn gate(
         let _ = serves.send(serving_ips(&targets, services));
     });
     tokio::pin!(gate);
+    let claimed: BTreeSet<IpAddr> = targets
+        .iter()
+        .flat_map(|t| t.claims.iter().copied())
+        .collect();
+    // Served IPs not joined yet, and when to join them (see JOIN_SETTLE).
+    let mut pending: Option<(BTreeSet<IpAddr>, tokio::time::Instant)> = None;
     let report = loop {
+        let settle_at = pending.as_ref().map(|p| p.1);
+        let settled = async move {
+            match settle_at {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             outcome = &mut gate => break outcome?,
             Some(ips) = served.recv() => {
-                let ips = crate::cluster::wire::joinable(settings.wire.as_ref(), &targets, ips, journal.state.serving.as_ref()).await;
-                join_dns(spec, journal, providers, settings, ips, false).await?;
+                let joined = journal.state.serving.clone().unwrap_or_default();
+                if ips.is_subset(&joined) {
+                    continue;
+                }
+                let at = pending.as_ref().map_or_else(|| tokio::time::Instant::now() + JOIN_SETTLE, |p| p.1);
+                let all_served = ips.is_superset(&claimed);
+                pending = Some((ips, at));
+                if !all_served {
+                    continue;
+                }
             }
+            () = settled => {}
+        }
+        if let Some((ips, _)) = pending.take() {
+            let ips = crate::cluster::wire::joinable(
+                settings.wire.as_ref(),
+                &targets,
+                ips,
+                journal.state.serving.as_ref(),
+            )
+            .await;
+            join_dns(spec, journal, providers, settings, ips, false).await?;
         }
     };
     // The last evaluation may have made the last IPs joinable; and whatever a crash

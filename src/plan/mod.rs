@@ -1,6 +1,7 @@
 //! PURE planning: (ClusterSpec, Observed) -> Plan. No I/O here, so every decision the agent
 //! makes can be printed before it is carried out and golden-tested (external-dns's idea).
 
+mod batch;
 mod cloud;
 mod desired;
 mod kube;
@@ -9,6 +10,7 @@ mod observed;
 mod pool;
 mod text;
 
+pub use batch::batched;
 pub use cloud::{bootstrap_ip_conflict, records_of_interest};
 pub use desired::{DEFAULT_TTL, WantedRecord, WantedReservation, reservation_name};
 pub use kube::{Capabilities, DoomedService, KubeWants, LiveService, WantedService};
@@ -66,6 +68,14 @@ pub enum Change {
         zone: ZoneRef,
         record: RecordKey,
         values: Vec<Value>,
+    },
+    /// The record changes of one zone that one phase makes, as one write (a Route53
+    /// ChangeBatch, a Cloud DNS Change): `records` are its `AddRecordValues` and
+    /// `RemoveRecordValues`. The planner plans per record set; [`batched`] groups them for
+    /// the runner, which journals each batch as one mutation.
+    EditZone {
+        zone: ZoneRef,
+        records: Vec<Change>,
     },
     /// Write the capability selection into ClusterVersion `version` (before anything the
     /// selection filters is applied).

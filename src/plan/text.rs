@@ -118,6 +118,11 @@ impl Plan {
                     "  - dns {zone}: {record} remove {}",
                     join(values.iter().map(|v| resolved(v, observed)))
                 ),
+                Change::EditZone { zone, records } => writeln!(
+                    out,
+                    "  ~ dns {zone}: one change of {} record set(s)",
+                    records.len()
+                ),
                 Change::SetCapabilities { capabilities } => writeln!(
                     out,
                     "  ~ capabilities ClusterVersion version: baseline {}, additional [{}]",

@@ -12,7 +12,9 @@ use crate::plan::{Change, DoomedService, KubeWants, Observed, Plan, Step, Value}
 use crate::providers::Providers;
 use anyhow::{Context, Result, bail};
 use bootstrap_cloud::poll::Poll;
-use bootstrap_cloud::{CloudError, DnsEdit, Reservation, Zone, ZoneRef, edit_record_values};
+use bootstrap_cloud::{
+    CloudError, DnsEdit, RecordKey, Reservation, Zone, ZoneEdit, ZoneRef, edit_zone,
+};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
@@ -55,20 +57,37 @@ impl Runner<'_> {
         self.journal.save()?;
         tracing::info!(step = step.name(), changes = plan.changes.len(), "planned");
         let mut mutations = 0;
-        for change in &plan.changes {
-            match change {
-                Change::DeleteService { service } => {
-                    mutations += u32::from(self.delete_service(step, service).await?);
-                    continue;
+        // Each zone's record changes go in one write, the zones' writes at once.
+        let batched = crate::plan::batched(&plan.changes);
+        let mut rest = batched.as_slice();
+        while let Some(change) = rest.first() {
+            let zones_at_once = rest
+                .iter()
+                .take_while(|c| matches!(c, Change::EditZone { .. }))
+                .count();
+            if zones_at_once > 0 {
+                let (phase, after) = rest.split_at(zones_at_once);
+                self.apply_zones(step, self.providers, &zones, &observed, phase)
+                    .await?;
+                mutations += u32::try_from(phase.len()).unwrap_or(u32::MAX);
+                rest = after;
+            } else {
+                rest = &rest[1..];
+                match change {
+                    Change::DeleteService { service } => {
+                        mutations += u32::from(self.delete_service(step, service).await?);
+                        continue;
+                    }
+                    // The cloud refuses to release what a load balancer still uses.
+                    Change::ReleaseAddress { reservation, .. } if step == Step::TeardownAll => {
+                        wait_until_let_go(self.providers, reservation).await?;
+                    }
+                    _ => {}
                 }
-                Change::ReleaseAddress { reservation, .. } if step == Step::TeardownAll => {
-                    wait_until_let_go(self.providers, reservation).await?;
-                }
-                _ => {}
+                self.apply(step, self.providers, &mut observed, change)
+                    .await?;
+                mutations += 1;
             }
-            self.apply(step, self.providers, &zones, &mut observed, change)
-                .await?;
-            mutations += 1;
         }
         match step {
             Step::SeedDns if !self.journal.state.bootstrap_removed => {
@@ -101,7 +120,6 @@ impl Runner<'_> {
         &mut self,
         step: Step,
         providers: &Providers,
-        zones: &BTreeMap<ZoneRef, Zone>,
         observed: &mut Observed,
         change: &Change,
     ) -> Result<()> {
@@ -139,33 +157,12 @@ impl Runner<'_> {
                     serde_json::json!({ "released": reservation.id, "ip": reservation.ip })
                 })
             }
-            Change::AddRecordValues {
-                zone,
-                record,
-                values,
-                ttl,
-            } => {
-                let add = resolve(observed, values)?;
-                let edit = DnsEdit {
-                    add: add.iter().copied().collect(),
-                    remove: Default::default(),
-                    ttl: *ttl,
-                };
-                self.edit(providers, zones, zone, record, &edit).await
-            }
-            Change::RemoveRecordValues {
-                zone,
-                record,
-                values,
-            } => {
-                let remove = resolve(observed, values)?;
-                let edit = DnsEdit {
-                    add: Default::default(),
-                    remove: remove.iter().copied().collect(),
-                    ttl: 0,
-                };
-                self.edit(providers, zones, zone, record, &edit).await
-            }
+            Change::AddRecordValues { .. }
+            | Change::RemoveRecordValues { .. }
+            | Change::EditZone { .. } => Err(CloudError::fatal(
+                "plan",
+                "a record change outside a zone's batch (plan::batched makes them)",
+            )),
             Change::SetCapabilities { .. }
             | Change::ApplyService { .. }
             | Change::DeleteService { .. } => Err(CloudError::fatal(
@@ -206,20 +203,81 @@ impl Runner<'_> {
         }
     }
 
-    async fn edit(
+    /// One phase's zone batches: each journaled (intent) first, then written at once, one
+    /// write per zone, then each outcome journaled. A zone that failed fails the step (the
+    /// step's retry re-observes: the zones that were written find nothing left to do).
+    async fn apply_zones(
         &mut self,
+        step: Step,
         providers: &Providers,
         zones: &BTreeMap<ZoneRef, Zone>,
-        zone_ref: &ZoneRef,
-        record: &bootstrap_cloud::RecordKey,
-        edit: &DnsEdit,
-    ) -> Result<serde_json::Value, CloudError> {
-        let zone = zones
-            .get(zone_ref)
-            .ok_or_else(|| CloudError::fatal("dns", format!("{zone_ref} was not observed")))?;
-        let written = edit_record_values(providers.dns.as_ref(), zone, record, edit).await?;
-        tracing::info!(record = %record, zone = %zone_ref, written = ?written, "record set edited");
-        // Remember our values in this record set for `status`.
+        observed: &Observed,
+        batches: &[Change],
+    ) -> Result<()> {
+        let mut jobs = Vec::new();
+        for batch in batches {
+            let Change::EditZone { zone, records } = batch else {
+                bail!("a change that is not a zone's batch among them");
+            };
+            let seq = self.journal.intent(step.name(), batch)?;
+            jobs.push((seq, zone, zone_edit(observed, records)));
+        }
+        let dns = providers.dns.as_ref();
+        let writes = jobs.iter().map(|(_, zone_ref, edits)| async move {
+            let edits = edits.as_ref().map_err(Clone::clone)?;
+            let zone = zones
+                .get(*zone_ref)
+                .ok_or_else(|| CloudError::fatal("dns", format!("{zone_ref} was not observed")))?;
+            // The step's observation is the first attempt's read.
+            let known: BTreeMap<_, _> = observed
+                .records
+                .iter()
+                .filter(|r| &r.zone == *zone_ref && edits.contains_key(&r.key))
+                .map(|r| (r.key.clone(), r.current.clone()))
+                .collect();
+            edit_zone(dns, zone, edits, &known).await
+        });
+        let results = futures::future::join_all(writes).await;
+        let mut failed: Option<CloudError> = None;
+        for ((seq, zone_ref, edits), result) in jobs.iter().zip(results) {
+            match (result, edits) {
+                (Ok(written), Ok(edits)) => {
+                    tracing::info!(zone = %zone_ref, records = edits.len(), written = written.len(), "zone's record sets edited");
+                    for (record, edit) in edits {
+                        self.remember(zone_ref, record, edit);
+                    }
+                    let written: BTreeMap<String, _> = written
+                        .into_iter()
+                        .map(|(key, values)| (key.to_string(), values))
+                        .collect();
+                    self.journal
+                        .outcome(*seq, Ok(serde_json::json!({ "values": written })))?;
+                }
+                (result, edits) => {
+                    let e = match (result, edits) {
+                        (Err(e), _) => e,
+                        (_, Err(e)) => e.clone(),
+                        (Ok(_), Ok(_)) => continue,
+                    };
+                    self.journal.outcome(*seq, Err(e.to_string()))?;
+                    // The one to report: one retrying would not help, before a transient one.
+                    if failed
+                        .as_ref()
+                        .is_none_or(|f| f.is_transient() && !e.is_transient())
+                    {
+                        failed = Some(e);
+                    }
+                }
+            }
+        }
+        match failed {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+
+    /// Remembers our values in one record set for `status`.
+    fn remember(&mut self, zone_ref: &ZoneRef, record: &RecordKey, edit: &DnsEdit) {
         let (zone_name, record_name) = (zone_ref.to_string(), record.to_string());
         let entry = self
             .journal
@@ -243,7 +301,6 @@ impl Runner<'_> {
             Some(i) => self.journal.state.records[i] = values,
             None => self.journal.state.records.push(values),
         }
-        Ok(serde_json::json!({ "values": written }))
     }
 }
 
@@ -276,6 +333,37 @@ async fn wait_until_let_go(
         })?;
     }
     Ok(())
+}
+
+/// The edits of one zone's batch, its values resolved; a record changed twice in it (added
+/// to and removed from) gets both in one edit.
+fn zone_edit(observed: &Observed, records: &[Change]) -> Result<ZoneEdit, CloudError> {
+    let mut edits = ZoneEdit::new();
+    for change in records {
+        match change {
+            Change::AddRecordValues {
+                record,
+                values,
+                ttl,
+                ..
+            } => {
+                let edit = edits.entry(record.clone()).or_default();
+                edit.add.extend(resolve(observed, values)?);
+                edit.ttl = *ttl;
+            }
+            Change::RemoveRecordValues { record, values, .. } => {
+                let edit = edits.entry(record.clone()).or_default();
+                edit.remove.extend(resolve(observed, values)?);
+            }
+            other => {
+                return Err(CloudError::fatal(
+                    "plan",
+                    format!("not a record change in a zone's batch: {other:?}"),
+                ));
+            }
+        }
+    }
+    Ok(edits)
 }
 
 fn resolve(observed: &Observed, values: &[Value]) -> Result<Vec<IpAddr>, CloudError> {

@@ -74,6 +74,8 @@ impl Runner<'_> {
             .with_jitter()
             .with_max_times(5)
             .build();
+        // Retries of throttled passes so far (they have their own backoff, and no count).
+        let mut throttled = 0;
         // The first pass that changed something; its plan is what the step did.
         let mut done: Option<StepReport> = None;
         let mut changing_passes = 0;
@@ -111,13 +113,28 @@ impl Runner<'_> {
                     });
                 }
                 Err(e) if is_transient(&e) => {
-                    let Some(delay) = delays.next() else {
+                    let cause = retry_cause(&e);
+                    // Throttled: the service asks us to slow down, not to give up. Under a
+                    // per-account rate limit shared with other installs (Route53: 5 requests
+                    // per second per account) that can outlast any count of retries, so these
+                    // are bounded by the step deadline alone, backing off up to 30 s.
+                    let next = if cause == "throttled" {
+                        throttled += 1;
+                        Some(bootstrap_cloud::retry::backoff(
+                            throttled,
+                            THROTTLED_BACKOFF.0,
+                            THROTTLED_BACKOFF.1,
+                        ))
+                    } else {
+                        delays.next()
+                    };
+                    let Some(delay) = next else {
                         return Err(e);
                     };
                     // A service that said how long to wait (Retry-After) is waited for at least
                     // that long.
                     let delay = retry_after(&e).map_or(delay, |wait| delay.max(wait));
-                    self.journal.record_retry(step.name(), retry_cause(&e))?;
+                    self.journal.record_retry(step.name(), cause)?;
                     tracing::warn!(step = step.name(), error = %crate::error::render_chain(&e), ?delay, "transient failure, retrying");
                     tokio::time::sleep(delay).await;
                 }
@@ -134,6 +151,10 @@ impl Runner<'_> {
         }
     }
 }
+
+/// The backoff of a step retried because the service throttled it: from 1 s, doubling, at
+/// most 30 s, with jitter so throttled installs of one account come back apart.
+const THROTTLED_BACKOFF: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(30));
 
 /// How many verifying passes of `reserve` may still change something (release a duplicate
 /// of a lost answer, redo what a fault undid) before the step gives up rather than loop.

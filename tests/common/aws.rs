@@ -51,7 +51,7 @@ impl Cloud for AwsPeers {
     const BOOTSTRAP_IP: &'static str = BOOTSTRAP_IP;
     const OTHER_BOOTSTRAP_IP: &'static str = "10.0.1.99";
     const PLANNED_CHANGES: usize = 9;
-    /// 3 EIPs, 3 ENIs, 3 record-set changes.
+    /// 3 EIPs, 3 ENIs, one change batch per zone (public `api`; private `api` + `api-int`).
     const BOOTSTRAP_CALLS: &'static [&'static str] = &[
         "AllocateAddress",
         "AllocateAddress",
@@ -61,9 +61,9 @@ impl Cloud for AwsPeers {
         "CreateNetworkInterface",
         RRSET,
         RRSET,
-        RRSET,
     ];
-    const DNS_TEARDOWN_CALLS: &'static [&'static str] = &[RRSET, RRSET];
+    /// One batch: the private `api` and `api-int`.
+    const DNS_TEARDOWN_CALLS: &'static [&'static str] = &[RRSET];
     /// Both keys of the creds secret.
     const FIXTURE_SECRETS: &'static [(&'static str, &'static str)] = &[
         ("fixture-secret-DO-NOT-LOG", "secret"),
@@ -84,6 +84,13 @@ impl Cloud for AwsPeers {
     async fn write_record(&self, private: bool, fqdn: &str, values: &[&str]) {
         let zone = if private { "private" } else { "public" };
         AwsPeers::write_record(self, zone, fqdn, values)
+            .await
+            .unwrap();
+    }
+
+    async fn write_cname(&self, private: bool, fqdn: &str, target: &str) {
+        let zone = if private { "private" } else { "public" };
+        AwsPeers::write_cname(self, zone, fqdn, target)
             .await
             .unwrap();
     }

@@ -72,6 +72,10 @@ impl Cloud for AzurePeers {
         self.sim.write_record(private, fqdn, values).unwrap();
     }
 
+    async fn write_cname(&self, private: bool, fqdn: &str, target: &str) {
+        self.sim.write_cname(private, fqdn, target).unwrap();
+    }
+
     async fn create_foreign(&self) {
         self.sim.create_foreign();
         assert_eq!(

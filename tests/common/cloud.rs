@@ -39,6 +39,9 @@ pub trait Cloud: Sized + Send + Sync + 'static {
     /// Another writer sets the A record set `fqdn` of the cluster's private (or the public)
     /// zone to exactly `values`.
     async fn write_record(&self, private: bool, fqdn: &str, values: &[&str]);
+    /// Another writer creates the CNAME record set `fqdn` -> `target` in the cluster's
+    /// private (or the public) zone.
+    async fn write_cname(&self, private: bool, fqdn: &str, target: &str);
     /// Reservations that are not ours: untagged, another cluster's, ours by cluster tag only.
     async fn create_foreign(&self);
     /// The agent's environment: the peers' endpoints and no ambient credentials.

@@ -55,11 +55,11 @@ impl Cloud for GcpPeers {
     const BOOTSTRAP_CALLS: &'static [&'static str] = &[
         "POST addresses",
         "POST addresses",
-        "POST changes",
+        // One Change per zone: public `api`; private `api` + `api-int`.
         "POST changes",
         "POST changes",
     ];
-    const DNS_TEARDOWN_CALLS: &'static [&'static str] = &["POST changes", "POST changes"];
+    const DNS_TEARDOWN_CALLS: &'static [&'static str] = &["POST changes"];
     /// The service account key.
     const FIXTURE_SECRETS: &'static [(&'static str, &'static str)] =
         &[("fixture-secret-DO-NOT-LOG", "secret")];
@@ -82,6 +82,13 @@ impl Cloud for GcpPeers {
     async fn write_record(&self, private: bool, fqdn: &str, values: &[&str]) {
         let zone = if private { PRIVATE_ZONE } else { PUBLIC_ZONE };
         self.fake.write_record(zone, fqdn, "A", values).unwrap();
+    }
+
+    async fn write_cname(&self, private: bool, fqdn: &str, target: &str) {
+        let zone = if private { PRIVATE_ZONE } else { PUBLIC_ZONE };
+        self.fake
+            .write_record(zone, fqdn, "CNAME", &[&format!("{target}.")])
+            .unwrap();
     }
 
     /// Not ours: unlabelled, another cluster's, ours by cluster label only (like the

@@ -206,12 +206,14 @@ where
         SdkError::ServiceError(_) => match err.code() {
             Some(code) if code.contains("NotFound") => ErrorKind::NotFound,
             // A lost compare-and-swap: the set we read is gone or changed, or one was created
-            // meanwhile. Other InvalidChangeBatch causes (a CNAME there, a bad value) are fatal.
+            // meanwhile. Other InvalidChangeBatch causes (a CNAME there, a bad value) are fatal;
+            // a CNAME's "conflicting RRSet ... already exists" too.
             Some("InvalidChangeBatch")
                 if err.message().is_some_and(|m| {
-                    m.contains("not found")
-                        || m.contains("do not match")
-                        || m.contains("already exists")
+                    !m.contains("conflicting RRSet")
+                        && (m.contains("not found")
+                            || m.contains("do not match")
+                            || m.contains("already exists"))
                 }) =>
             {
                 ErrorKind::Conflict

@@ -235,33 +235,78 @@ impl DnsProvider for Route53Dns {
     }
 
     async fn write(&self, write: &RecordWrite<'_>) -> Result<(), CloudError> {
+        self.write_zone(std::slice::from_ref(write)).await
+    }
+
+    /// One ChangeBatch for the zone: per record set, DELETE it exactly as read and CREATE it
+    /// anew. Route53 applies the batch whole or not at all, so one rival write anywhere in it
+    /// rejects all of it (a conflict: the shared edit re-reads and retries the batch), and
+    /// one GetChange wait covers every record set in it.
+    async fn write_zone(&self, writes: &[RecordWrite<'_>]) -> Result<(), CloudError> {
+        let Some(first) = writes.first() else {
+            return Ok(());
+        };
         let mut batch = ChangeBatch::builder().comment("bootstrap-agent");
-        if let Some(old) = write.current {
-            batch = batch.changes(change(
-                ChangeAction::Delete,
-                record_set(write.key, old.ttl, &old.values)?,
-            )?);
+        let mut any = false;
+        for write in writes {
+            if let Some(old) = write.current {
+                batch = batch.changes(change(
+                    ChangeAction::Delete,
+                    record_set(write.key, old.ttl, &old.values)?,
+                )?);
+                any = true;
+            }
+            if !write.values.is_empty() {
+                let created = record_set(write.key, write.ttl, write.values)?;
+                batch = batch.changes(change(ChangeAction::Create, created)?);
+                any = true;
+            }
         }
-        if !write.values.is_empty() {
-            let created = record_set(write.key, write.ttl, write.values)?;
-            batch = batch.changes(change(ChangeAction::Create, created)?);
+        if !any {
+            return Ok(());
         }
         let batch = batch
             .build()
             .map_err(|e| CloudError::fatal("ChangeResourceRecordSets", e.to_string()))?;
-        let client = self.client_for(&write.zone.reference);
+        let zone = first.zone;
+        let client = self.client_for(&zone.reference);
         let out = client
             .change_resource_record_sets()
-            .hosted_zone_id(&write.zone.id)
+            .hosted_zone_id(&zone.id)
             .change_batch(batch)
             .send()
             .await
-            .map_err(|e| classify("ChangeResourceRecordSets", e))?;
+            .map_err(|e| cname_or(classify("ChangeResourceRecordSets", e), writes))?;
         match out.change_info() {
             Some(info) if *info.status() != ChangeStatus::Insync => {
                 Self::wait_insync(client, info.id()).await
             }
             _ => Ok(()),
         }
+    }
+}
+
+/// Route53's refusal of an address record where a CNAME is ("RRSet of type A with DNS name
+/// api.example.com. is not permitted because a conflicting RRSet of type CNAME with the same
+/// DNS name already exists in zone example.com.", as quoted in presslabs/zinc#178 and
+/// RJPearson94/terraform-aws-open-next#24) reported as such, for the record it names.
+fn cname_or(err: CloudError, writes: &[RecordWrite<'_>]) -> CloudError {
+    if !(err.message.contains("conflicting RRSet of type") && err.message.contains("CNAME")) {
+        return err;
+    }
+    let named = err
+        .message
+        .split_once("with DNS name ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .map(normalize);
+    let write = writes
+        .iter()
+        .find(|w| Some(normalize(&w.key.name)) == named)
+        .or(writes.first());
+    match write {
+        Some(w) => {
+            crate::dns::cname_in_the_way(&err.operation, &w.zone.reference, w.key, &err.message)
+        }
+        None => err,
     }
 }

@@ -236,5 +236,16 @@ impl DnsProvider for AzureDns {
             )
             .await
             .map(|_| ())
+            .map_err(|e| {
+                // Azure DNS refuses an address record next to a CNAME: 409 `Conflict`, "The
+                // record could not be created because a CNAME record with the same name
+                // already exists in this zone." (kubernetes-sigs/external-dns#5358,
+                // CannotCreateRecordDueToCNameNamingRestriction).
+                if e.message.starts_with("Conflict") && e.message.contains("CNAME") {
+                    crate::dns::cname_in_the_way(&e.operation, &zone.reference, key, &e.message)
+                } else {
+                    e
+                }
+            })
     }
 }

@@ -177,14 +177,28 @@ impl DnsProvider for CloudDns {
     }
 
     async fn write(&self, write: &RecordWrite<'_>) -> Result<(), CloudError> {
-        let mut body = Change::new();
-        if let Some(old) = write.current {
-            body = body.set_deletions([rrset(write.key, old.ttl, &old.values)]);
+        self.write_zone(std::slice::from_ref(write)).await
+    }
+
+    /// One Change for the zone: `deletions` hold every record set exactly as read,
+    /// `additions` the new ones. Cloud DNS applies it whole or not at all; one wait for it.
+    async fn write_zone(&self, writes: &[RecordWrite<'_>]) -> Result<(), CloudError> {
+        let Some(first) = writes.first() else {
+            return Ok(());
+        };
+        let deletions: Vec<ResourceRecordSet> = writes
+            .iter()
+            .filter_map(|w| w.current.map(|old| rrset(w.key, old.ttl, &old.values)))
+            .collect();
+        let added: Vec<&RecordWrite<'_>> = writes.iter().filter(|w| !w.values.is_empty()).collect();
+        if deletions.is_empty() && added.is_empty() {
+            return Ok(());
         }
-        if !write.values.is_empty() {
-            body = body.set_additions([rrset(write.key, write.ttl, write.values)]);
-        }
-        let (project, name) = self.locate(write.zone);
+        let additions = added.iter().map(|w| rrset(w.key, w.ttl, w.values));
+        let body = Change::new()
+            .set_deletions(deletions)
+            .set_additions(additions);
+        let (project, name) = self.locate(first.zone);
         let created = self
             .changes
             .create()
@@ -195,14 +209,49 @@ impl DnsProvider for CloudDns {
             .send()
             .await
             .map_err(|e| {
+                let reason = super::reason(&e);
                 let mut err = classify("changes.create", e);
+                if reason.as_deref() == Some(CNAME_CONFLICT)
+                    && !err.message.contains(CNAME_CONFLICT)
+                {
+                    err.message = format!("{CNAME_CONFLICT}: {}", err.message);
+                }
                 // A 404 naming a deletion means the set we read is gone: someone changed it.
                 if err.kind == ErrorKind::NotFound && err.message.contains("deletions") {
                     err.kind = ErrorKind::Conflict;
                 }
-                err
+                cname_or(err, &added)
             })?;
-        self.wait_done(write.zone, created).await
+        self.wait_done(first.zone, created).await
+    }
+}
+
+const CNAME_CONFLICT: &str = "cnameResourceRecordSetConflict";
+
+/// Cloud DNS's refusal of an address record where a CNAME is: reason
+/// `cnameResourceRecordSetConflict`, "The resource record set 'entity.change.additions[N]' is
+/// invalid because the DNS name ... may have either one CNAME resource record set or resource
+/// record sets of other types, but not both." (cloud.google.com/dns/docs/error-messages),
+/// reported as such for the addition it names, whatever the HTTP status (a 409 must not pass
+/// for a lost compare-and-swap).
+fn cname_or(err: CloudError, added: &[&RecordWrite<'_>]) -> CloudError {
+    let cname = err.message.contains(CNAME_CONFLICT)
+        || err
+            .message
+            .contains("CNAME resource record set or resource record sets of other types");
+    if !cname {
+        return err;
+    }
+    let index = err
+        .message
+        .split_once("additions[")
+        .and_then(|(_, rest)| rest.split(']').next())
+        .and_then(|n| n.parse::<usize>().ok());
+    match index.and_then(|i| added.get(i)).or(added.first()) {
+        Some(w) => {
+            crate::dns::cname_in_the_way(&err.operation, &w.zone.reference, w.key, &err.message)
+        }
+        None => err,
     }
 }
 

@@ -196,7 +196,7 @@ def inspect(a):
 def write(a):
     _, r53 = clients(a)
     zone = a.zone_id or next(z["Id"] for z in r53.list_hosted_zones()["HostedZones"] if z["Config"]["PrivateZone"] == (a.zone == "private"))
-    rrset = {"Name": a.name, "Type": "A", "TTL": 60, "ResourceRecords": [{"Value": v} for v in a.value]}
+    rrset = {"Name": a.name, "Type": a.type, "TTL": 60, "ResourceRecords": [{"Value": v} for v in a.value]}
     r53.change_resource_record_sets(HostedZoneId=zone, ChangeBatch={"Changes": [{"Action": "UPSERT", "ResourceRecordSet": rrset}]})
 
 
@@ -321,6 +321,7 @@ def main():
     p.add_argument("--other-vpc", action="store_true", help="zone --zone private: in a new VPC")
     p.add_argument("--name")
     p.add_argument("--value", action="append", default=[])
+    p.add_argument("--type", default="A", help="record type, for write")
     p.add_argument("--subnet")
     p.add_argument("--cidr", help="subnet: its CIDR")
     p.add_argument("--ip", action="append")

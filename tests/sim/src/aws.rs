@@ -51,11 +51,25 @@ impl AwsPeers {
         Self::start_with(&[("MOTO_VPC_MAX_ELASTIC_IPS", &limit.to_string())]).await
     }
 
+    /// An account whose Route53 changes stay PENDING for `propagation` (real Route53:
+    /// "generally within 60 seconds") before they are INSYNC.
+    pub async fn start_with_propagation(propagation: std::time::Duration) -> Result<Self> {
+        let ms = propagation.as_millis().to_string();
+        Self::start_with_envs(&[], &[("MINISTACK_CHANGE_PROPAGATION_MS", &ms)]).await
+    }
+
     async fn start_with(moto_env: &[(&str, &str)]) -> Result<Self> {
+        Self::start_with_envs(moto_env, &[]).await
+    }
+
+    async fn start_with_envs(
+        moto_env: &[(&str, &str)],
+        ministack_env: &[(&str, &str)],
+    ) -> Result<Self> {
         let venv = tokio::task::spawn_blocking(venv::ensure).await??;
         let (ec2, route53) = tokio::try_join!(
             Emulator::moto_with(&venv, moto_env),
-            Emulator::ministack(&venv)
+            Emulator::ministack_with(&venv, ministack_env)
         )?;
         let ec2_proxy = Proxy::start(ec2.addr, Service::Ec2).await?;
         let route53_proxy = Proxy::start(route53.addr, Service::Route53).await?;
@@ -185,6 +199,16 @@ impl AwsPeers {
     /// [values]}}, zones_by_id: {id: {"name TYPE": [values]}}}` (`zones`: the world's two).
     pub async fn inspect(&self) -> Result<Value> {
         self.script(&["inspect"]).await
+    }
+
+    /// Another writer creates the CNAME record set `name` -> `target` in the private or
+    /// public zone (`zone`).
+    pub async fn write_cname(&self, zone: &str, name: &str, target: &str) -> Result<()> {
+        self.script(&[
+            "write", "--zone", zone, "--name", name, "--type", "CNAME", "--value", target,
+        ])
+        .await
+        .map(|_| ())
     }
 
     /// Another writer sets a private/public record set to exactly `values`.

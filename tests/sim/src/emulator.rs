@@ -36,11 +36,20 @@ impl Emulator {
         Self::start("moto", cmd, port, "/moto-api/").await
     }
 
-    /// ministack for Route53 (exact-match DELETEs, like real Route53). Its IoT listener would
-    /// bind 0.0.0.0:8883; it is switched off.
+    /// ministack for Route53 (exact-match DELETEs, like real Route53), through
+    /// `py/ministack_server.py`: a CNAME and another type never share a name, as Route53
+    /// refuses. Its IoT listener would bind 0.0.0.0:8883; it is switched off.
     pub async fn ministack(venv: &Path) -> Result<Self> {
+        Self::ministack_with(venv, &[]).await
+    }
+
+    /// [`Emulator::ministack`] with settings of `py/ministack_server.py` in its environment
+    /// (e.g. `MINISTACK_CHANGE_PROPAGATION_MS`: how long a change stays PENDING).
+    pub async fn ministack_with(venv: &Path, env: &[(&str, &str)]) -> Result<Self> {
         let port = free_port()?;
-        let mut cmd = Command::new(venv.join("bin/ministack"));
+        let mut cmd = Command::new(venv.join("bin/python"));
+        cmd.envs(env.iter().copied());
+        cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("py/ministack_server.py"));
         cmd.env("BIND_HOST", "127.0.0.1")
             .env("GATEWAY_PORT", port.to_string())
             .env("IOT_MTLS_ENABLED", "0");

@@ -17,4 +17,4 @@ pub mod upi;
 pub mod venv;
 
 pub use aws::{AwsPeers, IamUser, VpcLayout};
-pub use proxy::{Fault, FaultStats, Faults, Hold, Latency, Proxy, Service};
+pub use proxy::{Fault, FaultStats, Faults, Hold, Latency, Proxy, RateLimit, Service};

@@ -113,6 +113,56 @@ impl Faults {
     }
 }
 
+/// A service's request rate limit per account, as a token bucket: `per_second` tokens
+/// added per second up to `burst`; a request takes one, and without one it is answered with
+/// the service's own throttling error (Route53: "five requests per second per AWS account",
+/// GetChange included, docs.aws.amazon.com/Route53/latest/DeveloperGuide/DNSLimitations.html
+/// "Limits on API requests"; answered 400 `Throttling` "Rate exceeded"). The emulator never
+/// sees a throttled request. One proxy is one account.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateLimit {
+    pub per_second: f64,
+    pub burst: f64,
+}
+
+impl RateLimit {
+    /// Route53's: 5 requests per second per account.
+    pub const ROUTE53: RateLimit = RateLimit {
+        per_second: 5.0,
+        burst: 5.0,
+    };
+}
+
+struct Bucket {
+    limit: RateLimit,
+    tokens: f64,
+    last: std::time::Instant,
+}
+
+impl Bucket {
+    fn new(limit: RateLimit) -> Self {
+        Self {
+            limit,
+            tokens: limit.burst,
+            last: std::time::Instant::now(),
+        }
+    }
+
+    /// Takes a token if there is one.
+    fn take(&mut self) -> bool {
+        let now = std::time::Instant::now();
+        let refill = (now - self.last).as_secs_f64() * self.limit.per_second;
+        self.tokens = (self.tokens + refill).min(self.limit.burst);
+        self.last = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
 /// How many requests the proxy saw and how many of them it spoiled, by fault.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FaultStats {
@@ -203,10 +253,17 @@ pub enum Hold {
 #[derive(Default)]
 struct State {
     calls: Vec<Call>,
+    /// When each of `calls` came.
+    times: Vec<std::time::Instant>,
     hold: Option<Hold>,
     held: bool,
     injector: Option<Injector>,
     stats: FaultStats,
+    bucket: Option<Bucket>,
+    /// Requests answered with the throttling error because the bucket was empty.
+    rate_limited: usize,
+    /// Requests let through the bucket.
+    admitted: usize,
 }
 
 pub struct Proxy {
@@ -256,6 +313,17 @@ impl Proxy {
         self.lock().calls.clone()
     }
 
+    /// Every call since the last reset with the moment it came (benches draw the critical
+    /// path from it).
+    pub fn timed_calls(&self) -> Vec<(std::time::Instant, Call)> {
+        let s = self.lock();
+        s.times
+            .iter()
+            .copied()
+            .zip(s.calls.iter().cloned())
+            .collect()
+    }
+
     pub fn mutating_calls(&self) -> Vec<String> {
         self.lock()
             .calls
@@ -268,6 +336,7 @@ impl Proxy {
     pub fn reset(&self) {
         let mut s = self.lock();
         s.calls.clear();
+        s.times.clear();
         s.hold = None;
         s.held = false;
     }
@@ -288,6 +357,21 @@ impl Proxy {
     /// Requests seen and faults injected since the last [`Proxy::inject`].
     pub fn fault_stats(&self) -> FaultStats {
         self.lock().stats.clone()
+    }
+
+    /// Limits the request rate as `limit` says from now on (None: no limit); the counts start
+    /// afresh.
+    pub fn rate_limit(&self, limit: Option<RateLimit>) {
+        let mut s = self.lock();
+        s.bucket = limit.map(Bucket::new);
+        s.rate_limited = 0;
+        s.admitted = 0;
+    }
+
+    /// Since the last [`Proxy::rate_limit`]: (requests let through, requests throttled).
+    pub fn rate_limit_counts(&self) -> (usize, usize) {
+        let s = self.lock();
+        (s.admitted, s.rate_limited)
     }
 
     pub fn hold(&self, hold: Hold) {
@@ -361,12 +445,23 @@ async fn handle(
     let (hold, fault, delay) = {
         let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
         s.calls.push(call.clone());
+        s.times.push(std::time::Instant::now());
         let nth = s.calls.iter().filter(|c| c.mutating).count();
         let hold = match s.hold {
             Some(h @ (Hold::Before(n) | Hold::After(n))) if call.mutating && n == nth => Some(h),
             _ => None,
         };
-        let fault = s.injector.as_mut().and_then(Injector::decide);
+        let mut fault = s.injector.as_mut().and_then(Injector::decide);
+        if fault.is_none()
+            && let Some(bucket) = s.bucket.as_mut()
+        {
+            if bucket.take() {
+                s.admitted += 1;
+            } else {
+                s.rate_limited += 1;
+                fault = Some((Fault::Throttle, 0));
+            }
+        }
         let delay = s.injector.as_mut().and_then(Injector::delay);
         if s.injector.is_some() {
             s.stats.requests += 1;
@@ -704,6 +799,59 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(verdicts(None), verdicts(Some(latency)));
+    }
+
+    /// One proxy is one account: past its burst, requests come faster than the rate allows
+    /// are answered with the service's own throttling error and never reach the emulator;
+    /// the bucket refills at the rate.
+    #[tokio::test]
+    async fn the_rate_limit_throttles_past_the_burst_with_each_services_own_answer() {
+        let (up, seen) = upstream().await;
+        let cases = [
+            (
+                Service::Route53,
+                400,
+                "<Code>Throttling</Code><Message>Rate exceeded</Message>",
+                None,
+            ),
+            (
+                Service::Google,
+                429,
+                "\"reason\":\"rateLimitExceeded\"",
+                None,
+            ),
+            (
+                Service::Arm,
+                429,
+                "SubscriptionRequestsThrottled",
+                Some("1"),
+            ),
+        ];
+        for (service, status, body, retry_after) in cases {
+            let proxy = Proxy::start(up, service).await.unwrap();
+            let limit = RateLimit {
+                per_second: 5.0,
+                burst: 3.0,
+            };
+            proxy.rate_limit(Some(limit));
+            let before = seen.load(Ordering::SeqCst);
+            for _ in 0..3 {
+                assert_eq!(send(&proxy, "GET", "").await.unwrap().0, 200, "{service:?}");
+            }
+            let (got, text, after) = send(&proxy, "GET", "").await.unwrap();
+            assert_eq!(got, status, "{service:?}: {text}");
+            assert!(text.contains(body), "{service:?}: {text}");
+            assert_eq!(after.as_deref(), retry_after, "{service:?}");
+            assert_eq!(seen.load(Ordering::SeqCst) - before, 3, "{service:?}");
+            assert_eq!(proxy.rate_limit_counts(), (3, 1));
+            // One token back after 1/5 s.
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            assert_eq!(send(&proxy, "GET", "").await.unwrap().0, 200, "{service:?}");
+            proxy.rate_limit(None);
+            for _ in 0..10 {
+                assert_eq!(send(&proxy, "GET", "").await.unwrap().0, 200);
+            }
+        }
     }
 
     #[tokio::test]

@@ -44,6 +44,10 @@ pub struct DnsZone {
     pub records: BTreeMap<(String, String), RecordSet>,
     /// Private zones: (link name, linked vnet's resource id).
     pub links: Vec<(String, String)>,
+    /// CNAME record sets: relative name lowercased -> target. Written by
+    /// [`super::AzureSim::write_cname`] only (the agent never writes one); no A/AAAA set can
+    /// be created next to one.
+    pub cnames: BTreeMap<String, String>,
 }
 
 impl World {
@@ -273,6 +277,16 @@ impl World {
                 if if_none_match.as_deref() == Some("*") && existing.is_some() {
                     return precondition_failed("If-None-Match");
                 }
+                // Azure DNS refuses an address record set where a CNAME is (RFC 1034 3.6.2):
+                // 409 `Conflict` (kubernetes-sigs/external-dns#5358,
+                // CannotCreateRecordDueToCNameNamingRestriction).
+                if existing.is_none() && z.cnames.contains_key(name) {
+                    return Reply::error(
+                        409,
+                        "Conflict",
+                        "The record could not be created because a CNAME record with the same name already exists in this zone.",
+                    );
+                }
                 if call.method == "PATCH" && existing.is_none() {
                     return Reply::error(
                         404,
@@ -397,6 +411,30 @@ impl super::AzureSim {
                 },
             );
         }
+        Ok(())
+    }
+
+    /// Another writer creates a CNAME record set `fqdn` -> `target` in the cluster's private
+    /// zone (`private`) or the public one.
+    pub fn write_cname(&self, private: bool, fqdn: &str, target: &str) -> Result<()> {
+        let (rg, zone) = if private {
+            (CLUSTER_RG, PRIVATE_ZONE)
+        } else {
+            (DNS_RG, PUBLIC_ZONE)
+        };
+        let mut w = lock(&self.world);
+        let name = fqdn
+            .strip_suffix(&format!(".{zone}"))
+            .context("name not in zone")?
+            .to_ascii_lowercase();
+        let z = w
+            .zones
+            .get_mut(&(private, rg.to_ascii_lowercase(), zone.to_string()))
+            .context("zone")?;
+        if z.records.keys().any(|(_, n)| *n == name) {
+            anyhow::bail!("{fqdn} holds other record sets: a CNAME cannot go next to them");
+        }
+        z.cnames.insert(name, target.to_string());
         Ok(())
     }
 

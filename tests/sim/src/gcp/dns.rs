@@ -266,6 +266,23 @@ fn create_change(w: &mut World, req: &Req, project: &str, zone: &str) -> Reply {
                 ),
             ));
         }
+        // A name holds one CNAME or sets of other types, never both
+        // (cloud.google.com/dns/docs/error-messages, `cnameResourceRecordSetConflict`).
+        let clash = if key.1 == "CNAME" {
+            next.keys().any(|(n, t)| *n == key.0 && t != "CNAME")
+        } else {
+            next.contains_key(&(key.0.clone(), "CNAME".to_string()))
+        };
+        if clash {
+            return Err(ApiError::new(
+                409,
+                "cnameResourceRecordSetConflict",
+                format!(
+                    "The resource record set '{field}' is invalid because the DNS name '{}' may have either one CNAME resource record set or resource record sets of other types, but not both.",
+                    key.0
+                ),
+            ));
+        }
         let stored = json!({
             "kind": "dns#resourceRecordSet",
             "name": key.0,
