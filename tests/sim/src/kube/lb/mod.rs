@@ -45,10 +45,9 @@ use super::store::{Key, Store};
 use anyhow::Result;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 use std::time::Duration;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 const AZURE_IPV4: &str = "service.beta.kubernetes.io/azure-load-balancer-ipv4";
 const AZURE_IPV6: &str = "service.beta.kubernetes.io/azure-load-balancer-ipv6";
