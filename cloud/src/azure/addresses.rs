@@ -498,7 +498,9 @@ impl AddressProvider for AzureAddresses {
         if reservation.key.scope != Scope::Public {
             return Ok(None);
         }
-        let url = self.arm.url(&reservation.id, self.settings.api.network, &[])?;
+        let url = self
+            .arm
+            .url(&reservation.id, self.settings.api.network, &[])?;
         let Some(resource) = self.arm.get_optional("GetPublicIPAddress", url).await? else {
             return Ok(None);
         };
