@@ -24,11 +24,12 @@
 //! EndpointSlices (by `kubernetes.io/service-name`), re-judged on every event.
 
 use super::gate::SERVICE_NAME_LABEL;
-use futures::{StreamExt, stream::BoxStream};
+use super::watch;
+use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::Store;
+use kube::runtime::watcher;
 use kube::{Api, Resource};
 use std::time::Duration;
 
@@ -143,29 +144,6 @@ impl Watched {
         let slices: Vec<&EndpointSlice> = slices.iter().map(|s| s.as_ref()).collect();
         judge(&self.at, deployment.map(|d| d.as_ref()), &slices)
     }
-}
-
-/// A reflector's store and its stream, each item saying whether the store now holds the whole
-/// initial list (`InitDone`): before that an empty store means "not listed yet", not "absent".
-fn watch<K>(
-    api: Api<K>,
-    config: watcher::Config,
-) -> (Store<K>, BoxStream<'static, Result<bool, watcher::Error>>)
-where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-{
-    let (reader, writer) = reflector::store();
-    let stream = reflector::reflector(writer, watcher(api, config))
-        .default_backoff()
-        .map(|event| event.map(|e| matches!(e, watcher::Event::InitDone)))
-        .boxed();
-    (reader, stream)
 }
 
 /// Waits until the controller serves at one of `locations`, calling `progress` with the

@@ -90,3 +90,31 @@ pub async fn publish_signal(
     })?;
     Ok(())
 }
+
+/// A reflector's store and its stream, each item saying whether the store now holds the whole
+/// initial list (`InitDone`): before that an empty store means "not listed yet", not "absent".
+pub(crate) fn watch<K>(
+    api: kube::Api<K>,
+    config: kube::runtime::watcher::Config,
+) -> (
+    kube::runtime::reflector::Store<K>,
+    futures::stream::BoxStream<'static, Result<bool, kube::runtime::watcher::Error>>,
+)
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    use futures::StreamExt;
+    use kube::runtime::{WatchStreamExt, reflector, watcher};
+    let (reader, writer) = reflector::store();
+    let stream = reflector::reflector(writer, watcher::watcher(api, config))
+        .default_backoff()
+        .map(|event| event.map(|e| matches!(e, watcher::Event::InitDone)))
+        .boxed();
+    (reader, stream)
+}

@@ -3,13 +3,14 @@
 
 use super::evaluate::{evaluate, with_controller_hint};
 use super::{SERVICE_NAME_LABEL, ServiceGate};
+use crate::cluster::watch;
 use crate::render::ServiceClaim;
 use bootstrap_cloud::{AddressProvider, Holder};
-use futures::{StreamExt, stream::BoxStream};
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Endpoints, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::Store;
+use kube::runtime::watcher;
 use kube::{Api, Resource};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -65,27 +66,6 @@ impl Stores {
             })
             .collect()
     }
-}
-
-fn watch<K>(
-    api: Api<K>,
-    config: watcher::Config,
-) -> (Store<K>, BoxStream<'static, Result<(), watcher::Error>>)
-where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-{
-    let (reader, writer) = reflector::store();
-    let stream = reflector::reflector(writer, watcher(api, config))
-        .default_backoff()
-        .map(|event| event.map(|_| ()))
-        .boxed();
-    (reader, stream)
 }
 
 /// Waits until every target is Ready, calling `progress` whenever a Service's state changes.
@@ -147,7 +127,7 @@ pub async fn run_gate(
                     tracing::warn!(error = %e, "watch interrupted; kube-runtime re-lists with backoff");
                     continue;
                 }
-                Some(Ok(())) => {}
+                Some(Ok(_)) => {}
             },
             _ = sleep_until(ask_at), if ask_at.is_some() => {
                 let claims: Vec<IpAddr> = last
