@@ -541,12 +541,14 @@ mod aws {
         }
     }
 
-    /// Clusters of the rate-limited fleet: 100, or `RATE_LIMITED_CLUSTERS=n` (2 to 200).
+    /// Clusters of the rate-limited fleet: 25 in the suite (100 agent processes on CI's 2 cores
+    /// take over 10 minutes and starve each other's clocks), or `RATE_LIMITED_CLUSTERS=n` (2 to
+    /// 200; issue 27's measurement is `RATE_LIMITED_CLUSTERS=100`).
     fn rate_limited_agents() -> usize {
         std::env::var("RATE_LIMITED_CLUSTERS")
             .ok()
             .and_then(|n| n.parse().ok())
-            .unwrap_or(100)
+            .unwrap_or(25)
             .clamp(2, 200)
     }
 
