@@ -1072,7 +1072,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__teardown)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --all --help"
+            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --all --kubeconfig --templates --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1108,6 +1108,14 @@ _bootstrap__agent() {
                     ;;
                 --dns)
                     COMPREPLY=($(compgen -W "auto manual" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --templates)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
