@@ -373,11 +373,12 @@ common::suite::run_resumes_after_kill! { World::new(ControllerKnobs::default());
     resume_after_kill_during_dns_seed: true, Hold::After(2);
     // EC2 mutations: 3 AllocateAddress, 3 CreateNetworkInterface, then the hand-over deletes.
     resume_after_kill_during_hand_over: false, Hold::After(8);
-    // Route53 mutations: 2 seeds (bootstrap IP only), 3 joins (private api and api-int, the
-    // public api), then the removal of the bootstrap IP.
-    resume_after_kill_during_bootstrap_removal: true, Hold::Before(6);
-    // The 4th Route53 mutation is a join, after the two bootstrap-only seeds.
-    resume_after_kill_during_a_progressive_join: true, Hold::Before(4);
+    // Route53 mutations, one change per zone per phase: the seed (private zone: api and api-int,
+    // bootstrap IP only), the joins (the private zone's api and api-int, the public zone's api,
+    // at once), then the removal of the bootstrap IP.
+    resume_after_kill_during_bootstrap_removal: true, Hold::Before(4);
+    // The 2nd Route53 mutation is a join, after the bootstrap-only seed.
+    resume_after_kill_during_a_progressive_join: true, Hold::Before(2);
 }
 
 /// Progressive DNS (the default): while no load balancer serves, the private records hold only
