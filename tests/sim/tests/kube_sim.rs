@@ -371,7 +371,9 @@ async fn auth_discovery_and_kubeconfig() {
         [
             "discovery.k8s.io",
             "config.openshift.io",
-            "apiextensions.k8s.io"
+            "apiextensions.k8s.io",
+            // Deployments: the AWS Load Balancer Controller's, which the hand-over waits on.
+            "apps"
         ]
     );
     assert_eq!(
@@ -1105,7 +1107,13 @@ async fn oracle_crud_and_status_bodies() {
     assert_eq!(sel["metadata.name=other"], json!(["other"]));
     assert_eq!(
         out["all_namespaces"],
-        json!(["default/kubernetes", "oracle/api", "oracle/other"])
+        // The AWS world runs the AWS Load Balancer Controller's webhook Service.
+        json!([
+            "default/kubernetes",
+            "kube-system/aws-load-balancer-webhook-service",
+            "oracle/api",
+            "oracle/other"
+        ])
     );
     assert_eq!(out["already_exists"]["status"], 409);
     assert_eq!(
