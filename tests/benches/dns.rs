@@ -1,17 +1,21 @@
-//! `cargo bench --features aws --bench dns`: the whole `run` (moto + ministack + the local API
-//! server) with Route53 changes PENDING for `DNS_BENCH_PROPAGATION` (default 30 s; real
-//! Route53: "generally within 60 seconds") and every load balancer ready 2 s after its
+//! `cargo bench --features aws,gcp --bench dns`: the whole `run` on each cloud's local peers
+//! (moto + ministack on AWS, the GCP fake; the local API server) with DNS changes held pending
+//! for `DNS_BENCH_PROPAGATION` (default 30 s; real Route53: "generally within 60 seconds";
+//! Cloud DNS changes go `pending` -> `done` too) and every load balancer ready 2 s after its
 //! Service, drain off. Prints the critical path: how many propagation waits `run` sat through
 //! one after the other (changes whose waits overlap, zones written at once, count as one), the
 //! time they took, and the agent's own time (wall minus LB readiness minus propagation minus
 //! drain). Goal (issue 27): at most one wait per phase (seed, joins of one gate pass,
-//! removal), so 3 on AWS; agent overhead at most 0.5 s in a release build.
+//! removal), so 3 on AWS and GCP; agent overhead at most 0.5 s in a release build. Azure DNS
+//! has no change to wait for (a record-set PUT answers once applied): with `azure` built in it
+//! is measured too, with 0 waits.
 //!
-//! `DNS_BENCH_AGENT=/path/to/bootstrap-agent` times another build of the agent (e.g. the
-//! one before batching) in the same world.
+//! `DNS_BENCH_CLOUDS=aws,gcp` picks the clouds (default: every cloud built in).
+//! `DNS_BENCH_AGENT=/path/to/bootstrap-agent` times another build of the agent (e.g. a release
+//! build, or the one before batching) in the same world.
 
-use bootstrap_sim::AwsPeers;
 use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
+use bootstrap_sim::peers::Peers;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -38,19 +42,38 @@ fn humantime_secs(s: &str) -> Option<Duration> {
         .map(Duration::from_secs_f64)
 }
 
-/// The propagation waits as the Route53 proxy saw them: per change, from its
-/// ChangeResourceRecordSets to the last GetChange of it (the agent stops asking once INSYNC).
+/// A DNS change submitted: Route53's ChangeResourceRecordSets (`POST .../rrset`), Cloud DNS's
+/// `changes.create` (`POST .../managedZones/<zone>/changes`), an Azure record set written or
+/// deleted (`PUT|DELETE .../dnsZones|privateDnsZones/<zone>/A/<name>`).
+fn is_change(action: &str) -> bool {
+    let lower = action.to_ascii_lowercase();
+    let azure_record_set = (lower.starts_with("put ") || lower.starts_with("delete "))
+        && (lower.contains("/dnszones/") || lower.contains("/privatednszones/"))
+        && lower.matches('/').count() > 9;
+    azure_record_set
+        || action.starts_with("POST ")
+            && (action.ends_with("/rrset") || action.ends_with("/changes"))
+}
+
+/// A look at one change: Route53's GetChange (`GET /2013-04-01/change/<id>`), Cloud DNS's
+/// `changes.get` (`GET .../changes/<id>`).
+fn is_change_poll(action: &str) -> bool {
+    action.starts_with("GET ") && (action.contains("/change/") || action.contains("/changes/"))
+}
+
+/// The propagation waits as the DNS proxy saw them: per change, from its submission to the
+/// last look at it (the agent stops asking once it is done).
 /// Overlapping waits are merged: the critical path's (count, total time).
 fn critical_waits(calls: &[(Instant, bootstrap_sim::proxy::Call)]) -> (usize, Duration, usize) {
     let mut changes = 0;
     let mut polls: std::collections::BTreeMap<String, (Instant, Instant)> = Default::default();
     let mut posts: Vec<Instant> = Vec::new();
     for (at, call) in calls {
-        if call.action.starts_with("POST ") && call.action.contains("/rrset") {
+        if is_change(&call.action) {
             changes += 1;
             posts.push(*at);
-        } else if let Some(id) = call.action.strip_prefix("GET /2013-04-01/change/") {
-            let entry = polls.entry(id.to_string()).or_insert((*at, *at));
+        } else if is_change_poll(&call.action) {
+            let entry = polls.entry(call.action.clone()).or_insert((*at, *at));
             entry.1 = *at;
         }
     }
@@ -90,20 +113,41 @@ fn wire_overrides(kubeconfig: &Path) -> String {
     format!("*:6443={api},*:22623={api}")
 }
 
+fn clouds() -> Vec<String> {
+    if let Ok(list) = std::env::var("DNS_BENCH_CLOUDS") {
+        return list.split(',').map(|c| c.trim().to_string()).collect();
+    }
+    [
+        ("aws", cfg!(feature = "aws")),
+        ("gcp", cfg!(feature = "gcp")),
+        ("azure", cfg!(feature = "azure")),
+    ]
+    .into_iter()
+    .filter(|(_, built)| *built)
+    .map(|(cloud, _)| cloud.to_string())
+    .collect()
+}
+
 #[tokio::main]
 async fn main() {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    for cloud in clouds() {
+        bench(&cloud).await;
+    }
+}
+
+async fn bench(cloud: &str) {
     let propagation = propagation();
-    let peers = AwsPeers::start_with_propagation(propagation)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let assets = dir.path().join("assets");
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/assets/aws");
-    peers
-        .setup_world(&fixture, &assets)
+    let (peers, assets) = Peers::start_with_propagation(cloud, dir.path(), Some(propagation))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{cloud}: {e}"));
+    // Azure DNS applies a record-set PUT before it answers: nothing propagates after.
+    let propagation = if cloud == "azure" {
+        Duration::ZERO
+    } else {
+        propagation
+    };
     let kube = KubeSim::start(KubeSimOptions {
         controller: ControllerKnobs {
             ingress_delay: INGRESS,
@@ -134,28 +178,28 @@ async fn main() {
         .args(["--gate-timeout", "20m"])
         .envs(peers.agent_env())
         .kill_on_drop(true);
-    peers.route53_proxy.reset();
+    peers.dns_proxy().reset();
     let started = Instant::now();
     let out = cmd.output().await.unwrap_or_else(|e| panic!("{e}"));
     let wall = started.elapsed();
     assert!(
         out.status.success(),
-        "run failed: {}",
+        "{cloud}: run failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let (waits, waited, changes) = critical_waits(&peers.route53_proxy.timed_calls());
+    let (waits, waited, changes) = critical_waits(&peers.dns_proxy().timed_calls());
     let readiness = INGRESS + ENDPOINTS;
-    // Propagation proper: the time Route53 holds each change on the path PENDING. What the
-    // agent waited beyond it is its polling lag (it looks again with backoff, at most 5 s
-    // apart), part of its overhead.
+    // Propagation proper: the time the DNS service holds each change on the path pending.
+    // What the agent waited beyond it is its polling lag (it looks again with backoff, at
+    // most 5 s apart), part of its overhead.
     let propagated = propagation * u32::try_from(waits).unwrap_or(u32::MAX);
     let lag = waited.saturating_sub(propagated);
     let overhead = wall.saturating_sub(readiness + propagated);
     println!(
-        "dns run ({agent}): propagation {propagation:?}, LB readiness {readiness:?}, drain 0s"
+        "dns run on {cloud} ({agent}): propagation {propagation:?}, LB readiness {readiness:?}, drain 0s"
     );
     println!(
-        "  wall {wall:.3?}; {changes} Route53 changes; critical path: {waits} propagation \
+        "  wall {wall:.3?}; {changes} DNS changes; critical path: {waits} propagation \
          wait(s) ({propagated:?} of propagation, {waited:.3?} waited: polling lag \
          {lag:.3?}); agent overhead (wall - readiness - propagation - drain) {overhead:.3?}, \
          of which polling lag {lag:.3?}, the rest {:.3?}",

@@ -2,10 +2,12 @@
 //! next to the local Kubernetes API server.
 
 use crate::kube::CloudOptions;
+use crate::proxy::Proxy;
 use crate::{AwsPeers, azure::AzurePeers, gcp::GcpPeers};
 use anyhow::{Result, bail};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 pub enum Peers {
     /// With the world's zone ids (`{"public": id, "private": id}`).
@@ -26,18 +28,48 @@ impl Peers {
     /// them: on AWS the example assets rewritten with moto's subnet ids under `work`, else the
     /// example assets as they are (the fakes are seeded to match them).
     pub async fn start(cloud: &str, work: &Path) -> Result<(Peers, PathBuf)> {
+        Self::start_with_propagation(cloud, work, None).await
+    }
+
+    /// As [`Peers::start`], with every DNS change held before it is done for `propagation`
+    /// (None: each peer's own default): Route53 answers `PENDING` then `INSYNC`, Cloud DNS
+    /// `pending` then `done`. Azure DNS has no change to wait for (a record-set PUT answers once
+    /// it is applied), so there it changes nothing.
+    pub async fn start_with_propagation(
+        cloud: &str,
+        work: &Path,
+        propagation: Option<Duration>,
+    ) -> Result<(Peers, PathBuf)> {
         let fixture = fixture(cloud);
         Ok(match cloud {
             "aws" => {
-                let peers = AwsPeers::start().await?;
+                let peers = match propagation {
+                    Some(p) => AwsPeers::start_with_propagation(p).await?,
+                    None => AwsPeers::start().await?,
+                };
                 let assets = work.join("assets");
                 let world = peers.setup_world(&fixture, &assets).await?;
                 (Peers::Aws(peers, world["zones"].clone()), assets)
             }
-            "gcp" => (Peers::Gcp(crate::gcp::demo_peers().await?), fixture),
+            "gcp" => {
+                let mut options = crate::gcp::FakeOptions::realistic();
+                if let Some(p) = propagation {
+                    options.change_delay = p;
+                }
+                (Peers::Gcp(GcpPeers::start(options).await?), fixture)
+            }
             "azure" => (Peers::Azure(crate::azure::demo_peers().await?), fixture),
             other => bail!("unknown cloud {other:?}: expected aws, gcp or azure"),
         })
+    }
+
+    /// The counting proxy in front of the cloud's DNS API (on Azure, ARM as a whole).
+    pub fn dns_proxy(&self) -> &Proxy {
+        match self {
+            Peers::Aws(p, _) => &p.route53_proxy,
+            Peers::Gcp(p) => &p.dns_proxy,
+            Peers::Azure(p) => &p.arm_proxy,
+        }
     }
 
     pub fn agent_env(&self) -> Vec<(String, String)> {

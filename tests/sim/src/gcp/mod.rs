@@ -837,11 +837,3 @@ impl GcpPeers {
         })
     }
 }
-
-/// For the README demo: the fake (with realistic delays) behind its two proxies. Point the
-/// agent at it with [`GcpPeers::agent_env`] and the `tests/fixtures/assets/gcp` asset dir
-/// (unchanged: the fake is seeded with its project, region, subnetworks and zones), and show
-/// the result with [`GcpPeers::inspect`].
-pub async fn demo_peers() -> Result<GcpPeers> {
-    GcpPeers::start(FakeOptions::realistic()).await
-}
