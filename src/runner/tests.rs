@@ -105,17 +105,9 @@ async fn a_transient_error_while_verifying_a_reserve_is_retried_and_the_duplicat
         dns: Box::new(crate::providers::NoCloud),
         preflight: None,
     };
-    let state = tempfile::tempdir().unwrap();
-    let mut journal = Journal::open(state.path()).unwrap();
-    let report = run_step(
-        &spec,
-        &providers,
-        &mut journal,
-        Duration::from_secs(60),
-        Step::Reserve,
-    )
-    .await
-    .unwrap();
+    let (result, journal, _state) =
+        run_fresh(&spec, &providers, Duration::from_secs(60), Step::Reserve).await;
+    let report = result.unwrap();
 
     let held = flaky.held.lock().unwrap().clone();
     let keys: BTreeSet<String> = held.iter().map(|r| r.key.to_string()).collect();
@@ -293,17 +285,9 @@ async fn the_seed_writes_each_zone_once_and_journals_each_write_as_one_mutation(
     let spec = aws_spec();
     let zones = Arc::new(Zones::default());
     let providers = throttled_providers(&spec, 0, zones.clone());
-    let state = tempfile::tempdir().unwrap();
-    let mut journal = Journal::open(state.path()).unwrap();
-    let report = run_step(
-        &spec,
-        &providers,
-        &mut journal,
-        Duration::from_secs(60),
-        Step::SeedDns,
-    )
-    .await
-    .unwrap();
+    let (result, mut journal, _state) =
+        run_fresh(&spec, &providers, Duration::from_secs(60), Step::SeedDns).await;
+    let report = result.unwrap();
     assert_eq!(report.plan.changes.len(), 3, "planned per record set");
     let mut writes = zones.writes.lock().unwrap().clone();
     writes.sort();
@@ -371,18 +355,10 @@ async fn the_seed_writes_each_zone_once_and_journals_each_write_as_one_mutation(
 async fn a_throttled_step_is_retried_past_the_retry_count_within_its_deadline() {
     let spec = aws_spec();
     let providers = throttled_providers(&spec, 9, Arc::default());
-    let state = tempfile::tempdir().unwrap();
-    let mut journal = Journal::open(state.path()).unwrap();
     let started = tokio::time::Instant::now();
-    run_step(
-        &spec,
-        &providers,
-        &mut journal,
-        Duration::from_secs(600),
-        Step::SeedDns,
-    )
-    .await
-    .unwrap();
+    let (result, journal, _state) =
+        run_fresh(&spec, &providers, Duration::from_secs(600), Step::SeedDns).await;
+    result.unwrap();
     let waited = started.elapsed();
     assert_eq!(
         journal.state.steps["seed-dns"].retries,
@@ -396,18 +372,24 @@ async fn a_throttled_step_is_retried_past_the_retry_count_within_its_deadline() 
 
     // With a deadline, the same throttling ends the step (resumably) instead.
     let providers = throttled_providers(&spec, u32::MAX, Arc::default());
+    let (result, journal, _state) =
+        run_fresh(&spec, &providers, Duration::from_secs(120), Step::SeedDns).await;
+    let err = result.unwrap_err();
+    assert!(err.to_string().contains("did not finish within"), "{err:#}");
+}
+
+/// Runs `step` as [`run_step`] does on a fresh state dir: its result, the journal after, and
+/// the dir (kept while the journal is read).
+async fn run_fresh(
+    spec: &crate::assets::ClusterSpec,
+    providers: &Providers,
+    step_timeout: Duration,
+    step: Step,
+) -> (Result<StepReport>, Journal, tempfile::TempDir) {
     let state = tempfile::tempdir().unwrap();
     let mut journal = Journal::open(state.path()).unwrap();
-    let err = run_step(
-        &spec,
-        &providers,
-        &mut journal,
-        Duration::from_secs(120),
-        Step::SeedDns,
-    )
-    .await
-    .unwrap_err();
-    assert!(err.to_string().contains("did not finish within"), "{err:#}");
+    let result = run_step(spec, providers, &mut journal, step_timeout, step).await;
+    (result, journal, state)
 }
 
 /// Runs `step` as the daemon does, with the step deadline `step_timeout`.

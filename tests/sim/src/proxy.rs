@@ -131,6 +131,21 @@ impl RateLimit {
         per_second: 5.0,
         burst: 5.0,
     };
+    /// Azure Resource Manager's per-subscription token bucket for writes: 200 tokens,
+    /// refilled 10 per second ("Understand how Azure Resource Manager throttles requests",
+    /// learn.microsoft.com; reads have a larger bucket, 250 at 25 per second, so one bucket at
+    /// the write rate for every request is the stricter of the two).
+    pub const ARM_WRITES: RateLimit = RateLimit {
+        per_second: 10.0,
+        burst: 200.0,
+    };
+    /// Cloud DNS: quotas are per project per minute and set in the console; its quota page
+    /// gives no default figure. 5 per second (300 per minute), as Route53's, so a fleet is
+    /// throttled and must back off on Google's own 429/503 `rateLimitExceeded`.
+    pub const CLOUD_DNS: RateLimit = RateLimit {
+        per_second: 5.0,
+        burst: 5.0,
+    };
 }
 
 struct Bucket {
