@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked
 
 # MUTANTS_FILES overrides the list (space-separated paths).
-read -r -a files <<< "${MUTANTS_FILES:-src/journal/mod.rs src/journal/state.rs src/journal/files.rs src/plan/mod.rs src/plan/desired.rs src/plan/observed.rs src/plan/cloud.rs src/plan/kube.rs cloud/src/dns.rs src/capabilities/inclusion.rs src/capabilities/cluster_version.rs src/cluster/gate/evaluate.rs src/capabilities/delete.rs}"
+read -r -a files <<< "${MUTANTS_FILES:-src/journal/mod.rs src/journal/state.rs src/journal/files.rs src/plan/mod.rs src/plan/desired.rs src/plan/observed.rs src/plan/cloud.rs src/plan/kube.rs cloud/src/dns.rs src/capabilities/inclusion.rs src/capabilities/cluster_version.rs src/cluster/gate/evaluate.rs src/capabilities/delete.rs src/plan/batch.rs}"
 args=()
 for f in "${files[@]}"; do args+=(--file "$f"); done
 out=target/mutants

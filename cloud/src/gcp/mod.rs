@@ -288,9 +288,22 @@ pub(crate) fn reason(err: &GaxError) -> Option<String> {
         .map(str::to_string)
 }
 
+/// What the service last answered: a retry loop that ran out of time (or was held back by the
+/// client's retry throttler) returns an `exhausted` error wrapping that answer, which alone
+/// says whether it was throttling (under a fleet's rate limit, the usual case) or fatal.
+fn last_answer(err: &GaxError) -> &GaxError {
+    if !err.is_exhausted() {
+        return err;
+    }
+    std::error::Error::source(err)
+        .and_then(|source| source.downcast_ref::<GaxError>())
+        .unwrap_or(err)
+}
+
 /// Maps a client error to ours from the HTTP status, Google's status and message only (never
 /// the request, which carries the bearer token).
 pub(crate) fn classify(operation: &str, err: GaxError) -> CloudError {
+    let err = last_answer(&err);
     let http = err.http_status_code();
     let kind = if is_transient(&err) {
         ErrorKind::Transient
@@ -304,7 +317,7 @@ pub(crate) fn classify(operation: &str, err: GaxError) -> CloudError {
             },
         }
     };
-    let message = match (err.status(), reason(&err)) {
+    let message = match (err.status(), reason(err)) {
         (Some(status), Some(reason)) => format!("{reason}: {}", status.message),
         (Some(status), None) => format!("{}: {}", status.code, status.message),
         (None, _) if err.is_timeout() => "timed out".to_string(),

@@ -33,6 +33,21 @@ fn the_retry_policy_is_the_one_per_call_policy() {
     assert!(failed(per_call.max_attempts).is_exhausted());
 }
 
+/// A retry loop out of time wraps the last answer: a throttled call that ran out of its
+/// budget is still throttling (transient, retried by the step), not a fatal "request failed".
+#[test]
+fn a_retry_loop_out_of_time_is_classified_by_the_last_answer() {
+    let exhausted = GaxError::exhausted(http_error(429, Code::ResourceExhausted));
+    let err = classify("managedZones.list", exhausted);
+    assert_eq!(err.kind, ErrorKind::Transient, "{err}");
+    assert!(err.to_string().contains("RESOURCE_EXHAUSTED"), "{err}");
+    let exhausted = GaxError::exhausted(http_error(403, Code::PermissionDenied));
+    assert_eq!(
+        classify("managedZones.list", exhausted).kind,
+        ErrorKind::Fatal
+    );
+}
+
 #[test]
 fn throttling_and_5xx_are_transient_and_retried_only_when_safe_to_repeat() {
     let transient = [
