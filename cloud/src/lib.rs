@@ -12,6 +12,7 @@ pub mod azure_cloud;
 mod dns;
 mod error;
 pub mod poll;
+pub mod permissions;
 pub mod preflight;
 pub mod redact;
 pub mod retry;

@@ -1,0 +1,525 @@
+//! `bootstrap-agent permissions`: what the agent's calls need, printed in each cloud's own
+//! policy format from the one table per cloud (`bootstrap_cloud::permissions`), the table
+//! preflight asks from. Per command (`run`, `teardown-all`, `publish-lb-ips`,
+//! `capabilities-apply`), scoped by the assets where the API allows it: AWS hosted zones by
+//! id, ReleaseAddress and DeleteNetworkInterface on resources carrying our ownership tag,
+//! CreateTags only on create, AssumeRole on the `hostedZoneRole`; GCP per project; Azure
+//! assignable to the resource groups the agent touches. `--kube` prints the Kubernetes
+//! ClusterRole instead.
+
+use crate::assets::{ClusterSpec, Credentials, Platform};
+use crate::output::{self, Output};
+use anyhow::{Context, Result};
+use bootstrap_cloud::permissions::{
+    self as table, AwsCondition, AwsPlan, AwsResource, AzurePlan, Command,
+};
+use bootstrap_cloud::Scope;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+/// `permissions` arguments.
+#[derive(Debug, clap::Args)]
+pub struct PermissionsArgs {
+    /// The cloud whose policy to print (the assets' platform when --assets is given).
+    #[arg(long, value_parser = ["aws", "gcp", "azure"], required_unless_present_any = ["assets", "kube"])]
+    pub cloud: Option<String>,
+    /// Scope the policy to these assets (zones, resource groups, projects, the ownership tag).
+    /// Without it: every action any plan may need, unscoped where the scope comes from assets.
+    #[arg(long, env = "BOOTSTRAP_AGENT_ASSETS")]
+    pub assets: Option<PathBuf>,
+    /// Commands to cover, comma separated: run, teardown-all, publish-lb-ips,
+    /// capabilities-apply. Default: all of them.
+    #[arg(long, value_delimiter = ',', value_parser = parse_command)]
+    pub command: Vec<Command>,
+    /// Print the Kubernetes ClusterRole the agent's cluster calls need instead.
+    #[arg(long, conflicts_with = "cloud")]
+    pub kube: bool,
+    #[arg(long, default_value = "json", value_parser = crate::options::one_of(Output::Json))]
+    pub output: Output,
+}
+
+fn parse_command(text: &str) -> Result<Command, String> {
+    Command::parse(text).ok_or_else(|| {
+        format!("expected one of run, teardown-all, publish-lb-ips, capabilities-apply; got {text:?}")
+    })
+}
+
+/// The handler.
+pub fn command(args: &PermissionsArgs) -> Result<()> {
+    let commands = if args.command.is_empty() {
+        Command::ALL.to_vec()
+    } else {
+        args.command.clone()
+    };
+    let spec = match &args.assets {
+        Some(dir) => Some(crate::assets::load(dir)?),
+        None => None,
+    };
+    let document = if args.kube {
+        kube_cluster_role(&commands)
+    } else {
+        let cloud = match (&args.cloud, &spec) {
+            (Some(cloud), _) => cloud.clone(),
+            (None, Some(spec)) => spec.platform.name().to_string(),
+            (None, None) => anyhow::bail!("--cloud or --assets is required"),
+        };
+        document(&cloud, spec.as_ref(), &commands)?
+    };
+    output::data(args.output, &document)
+}
+
+/// PURE: the policy document of `cloud` for `spec` (None: any plan) and `commands`.
+pub fn document(cloud: &str, spec: Option<&ClusterSpec>, commands: &[Command]) -> Result<Value> {
+    if let Some(spec) = spec
+        && spec.platform.name() != cloud
+    {
+        anyhow::bail!(
+            "the assets are for platform {}, not {cloud}",
+            spec.platform.name()
+        );
+    }
+    match cloud {
+        "aws" => Ok(aws_policy(&AwsScoping::of(spec), commands)),
+        "gcp" => Ok(gcp_role(spec, commands)),
+        "azure" => Ok(azure_role(spec, commands)),
+        other => anyhow::bail!("no such cloud {other:?}; expected aws, gcp or azure"),
+    }
+}
+
+// ---------------------------------------------------------------- AWS
+
+/// What the AWS policy is scoped by.
+#[derive(Debug, Clone)]
+pub struct AwsScoping {
+    pub plan: AwsPlan,
+    pub partition: &'static str,
+    pub region: String,
+    pub infra_id: String,
+}
+
+impl AwsScoping {
+    /// From the assets, or (None) every action any plan may need.
+    pub fn of(spec: Option<&ClusterSpec>) -> Self {
+        let Some(spec) = spec else {
+            return Self {
+                plan: AwsPlan {
+                    public_addresses: true,
+                    private_addresses: true,
+                    pool: true,
+                    zones: vec![None],
+                    zone_by_tags: true,
+                    private_zone_written: true,
+                    zone_role: None,
+                },
+                partition: "aws",
+                region: "*".into(),
+                infra_id: "*".into(),
+            };
+        };
+        let reservations = crate::plan::wanted_reservations(spec);
+        let scoped = |scope| reservations.iter().any(|r| r.key.scope == scope);
+        let (region, pool) = match &spec.platform {
+            Platform::Aws(aws) => (aws.region.clone(), aws.public_ipv4_pool.is_some()),
+            _ => ("*".into(), false),
+        };
+        let role = spec.zones.private_zone_role.clone();
+        let mut zones: Vec<bootstrap_cloud::ZoneRef> = Vec::new();
+        for (zone, _) in crate::plan::records_of_interest(spec) {
+            if zone.private && role.is_some() {
+                continue;
+            }
+            if !zones.iter().any(|z| z.private == zone.private) {
+                zones.push(zone);
+            }
+        }
+        let partition = if region.starts_with("cn-") {
+            "aws-cn"
+        } else if region.starts_with("us-gov-") {
+            "aws-us-gov"
+        } else {
+            "aws"
+        };
+        Self {
+            plan: AwsPlan {
+                public_addresses: scoped(Scope::Public),
+                private_addresses: scoped(Scope::Private),
+                pool: pool && scoped(Scope::Public),
+                zone_by_tags: zones.iter().any(|z| z.id.is_none() && !z.tags.is_empty()),
+                private_zone_written: zones.iter().any(|z| z.private),
+                zones: zones
+                    .iter()
+                    .map(|z| {
+                        z.id.as_ref()
+                            .map(|id| id.trim_start_matches("/hostedzone/").to_string())
+                    })
+                    .collect(),
+                zone_role: role,
+            },
+            partition,
+            region,
+            infra_id: spec.infra_id.clone(),
+        }
+    }
+}
+
+/// PURE: the IAM policy document: one statement per scope, in table order.
+pub fn aws_policy(scoping: &AwsScoping, commands: &[Command]) -> Value {
+    let p = scoping.partition;
+    let mut statements: Vec<(String, Vec<&str>, Vec<String>, Option<Value>)> = Vec::new();
+    for grant in table::aws_grants(&scoping.plan, commands) {
+        let (sid, resources, condition) = match (grant.resource, grant.condition) {
+            (AwsResource::Any, AwsCondition::CreateAction) => (
+                "TagOnCreate",
+                vec!["*".to_string()],
+                Some(json!({"StringEquals": {"ec2:CreateAction": table::AWS_CREATE_ACTIONS}})),
+            ),
+            (AwsResource::Any, _) => ("Unscoped", vec!["*".to_string()], None),
+            (AwsResource::HostedZones, _) => {
+                let mut ids: Vec<String> = scoping
+                    .plan
+                    .zones
+                    .iter()
+                    .map(|id| {
+                        format!(
+                            "arn:{p}:route53:::hostedzone/{}",
+                            id.as_deref().unwrap_or("*")
+                        )
+                    })
+                    .collect();
+                ids.dedup();
+                if ids.iter().any(|r| r.ends_with("/*")) {
+                    ids = vec![format!("arn:{p}:route53:::hostedzone/*")];
+                }
+                ("HostedZones", ids, None)
+            }
+            (AwsResource::Changes, _) => (
+                "Route53Changes",
+                vec![format!("arn:{p}:route53:::change/*")],
+                None,
+            ),
+            (AwsResource::ElasticIps, _) | (AwsResource::NetworkInterfaces, _) => {
+                let kind = if grant.resource == AwsResource::ElasticIps {
+                    "elastic-ip"
+                } else {
+                    "network-interface"
+                };
+                (
+                    "OwnedByTheCluster",
+                    vec![format!("arn:{p}:ec2:{}:*:{kind}/*", scoping.region)],
+                    Some(json!({"StringEquals": {
+                        format!("aws:ResourceTag/kubernetes.io/cluster/{}", scoping.infra_id): "owned"
+                    }})),
+                )
+            }
+            (AwsResource::ZoneRole, _) => (
+                "HostedZoneRole",
+                scoping.plan.zone_role.iter().cloned().collect(),
+                None,
+            ),
+        };
+        match statements.iter_mut().find(|s| s.0 == sid) {
+            Some(s) => {
+                s.1.push(grant.action);
+                for r in resources {
+                    if !s.2.contains(&r) {
+                        s.2.push(r);
+                    }
+                }
+            }
+            None => statements.push((sid.to_string(), vec![grant.action], resources, condition)),
+        }
+    }
+    let statements: Vec<Value> = statements
+        .into_iter()
+        .map(|(sid, actions, resources, condition)| {
+            let mut s = json!({
+                "Sid": sid,
+                "Effect": "Allow",
+                "Action": actions,
+                "Resource": if resources.len() == 1 { json!(resources[0]) } else { json!(resources) },
+            });
+            if let Some(c) = condition {
+                s["Condition"] = c;
+            }
+            s
+        })
+        .collect();
+    json!({"Version": "2012-10-17", "Statement": statements})
+}
+
+// ---------------------------------------------------------------- GCP
+
+/// PURE: the custom role (`gcloud iam roles create --file`), the projects to bind it on in
+/// its description.
+pub fn gcp_role(spec: Option<&ClusterSpec>, commands: &[Command]) -> Value {
+    let wanted = match spec {
+        Some(spec) => {
+            let (project, network_project) = match &spec.platform {
+                Platform::Gcp(gcp) => (gcp.project.clone(), gcp.subnetwork_project().to_string()),
+                _ => ("<project>".into(), "<project>".into()),
+            };
+            let scopes: BTreeSet<Scope> = crate::plan::wanted_reservations(spec)
+                .iter()
+                .map(|r| r.key.scope)
+                .collect();
+            let mut zone_projects: Vec<String> = Vec::new();
+            for (zone, _) in crate::plan::records_of_interest(spec) {
+                let p = zone
+                    .id
+                    .as_deref()
+                    .and_then(zone_project)
+                    .unwrap_or(&project)
+                    .to_string();
+                if !zone_projects.contains(&p) {
+                    zone_projects.push(p);
+                }
+            }
+            let zone_projects: Vec<&str> = zone_projects.iter().map(String::as_str).collect();
+            table::gcp_wanted(&project, &network_project, &scopes, &zone_projects, commands)
+        }
+        None => table::gcp_wanted(
+            "<project>",
+            "<project>",
+            &BTreeSet::from([Scope::Public, Scope::Private]),
+            &["<project>"],
+            commands,
+        ),
+    };
+    let permissions: BTreeSet<&str> = wanted.values().flatten().copied().collect();
+    let bindings: Vec<String> = wanted
+        .iter()
+        .map(|(project, p)| format!("{project} ({} permissions)", p.len()))
+        .collect();
+    json!({
+        "title": "bootstrap-agent",
+        "description": format!("bootstrap-agent: bind on {}", bindings.join(", ")),
+        "stage": "GA",
+        "includedPermissions": permissions,
+    })
+}
+
+/// `projects/<p>/managedZones/<z>`: p.
+fn zone_project(id: &str) -> Option<&str> {
+    match id.split('/').collect::<Vec<_>>().as_slice() {
+        ["projects", project, "managedZones", zone] if !project.is_empty() && !zone.is_empty() => {
+            Some(project)
+        }
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------- Azure
+
+/// PURE: the custom role definition (`az role definition create --role-definition`).
+pub fn azure_role(spec: Option<&ClusterSpec>, commands: &[Command]) -> Value {
+    let any_cloud = commands.iter().any(|c| *c != Command::CapabilitiesApply);
+    let (plan, subscription) = match spec {
+        Some(spec) => (
+            azure_plan(spec),
+            match &spec.credentials {
+                Credentials::AzureClientSecret {
+                    subscription_id, ..
+                } => subscription_id.clone(),
+                _ => "<subscription-id>".into(),
+            },
+        ),
+        None => (
+            AzurePlan {
+                resource_group: "<cluster-resource-group>".into(),
+                network_resource_group: "<network-resource-group>".into(),
+                base_domain_resource_group: "<base-domain-resource-group>".into(),
+                public_ips: true,
+                private_ips: true,
+                tags_api: true,
+                public_record_types: vec![bootstrap_cloud::RecordType::A],
+                private_record_types: vec![bootstrap_cloud::RecordType::A],
+            },
+            "<subscription-id>".into(),
+        ),
+    };
+    let wanted = if any_cloud {
+        table::azure_wanted(&plan)
+    } else {
+        Vec::new()
+    };
+    let mut actions: Vec<&str> = Vec::new();
+    for (_, list) in &wanted {
+        for a in list {
+            if !actions.contains(&a.as_str()) {
+                actions.push(a);
+            }
+        }
+    }
+    let scopes: Vec<String> = wanted
+        .iter()
+        .map(|(rg, _)| format!("/subscriptions/{subscription}/resourceGroups/{rg}"))
+        .collect();
+    json!({
+        "Name": "bootstrap-agent",
+        "IsCustom": true,
+        "Description": "What bootstrap-agent's calls need (bootstrap-agent permissions --cloud azure)",
+        "Actions": actions,
+        "NotActions": [],
+        "DataActions": [],
+        "NotDataActions": [],
+        "AssignableScopes": scopes,
+    })
+}
+
+fn azure_plan(spec: &ClusterSpec) -> AzurePlan {
+    let Platform::Azure(azure) = &spec.platform else {
+        return AzurePlan::default();
+    };
+    let reservations = crate::plan::wanted_reservations(spec);
+    let scoped = |scope| reservations.iter().any(|r| r.key.scope == scope);
+    let mut plan = AzurePlan {
+        resource_group: azure.resource_group.clone(),
+        network_resource_group: azure.network_resource_group.clone(),
+        base_domain_resource_group: azure.base_domain_resource_group.clone(),
+        public_ips: scoped(Scope::Public),
+        private_ips: scoped(Scope::Private),
+        // Azure Stack Hub has no Tags API: the group itself is read and updated.
+        tags_api: !matches!(
+            azure.cloud,
+            bootstrap_cloud::azure_cloud::AzureCloud::AzureStackCloud { .. }
+        ),
+        ..AzurePlan::default()
+    };
+    for (zone, key) in crate::plan::records_of_interest(spec) {
+        let types = if zone.private {
+            &mut plan.private_record_types
+        } else {
+            &mut plan.public_record_types
+        };
+        if !types.contains(&key.rtype) {
+            types.push(key.rtype);
+        }
+    }
+    plan
+}
+
+// ---------------------------------------------------------------- Kubernetes
+
+/// One rule: API group, resources, verbs, the commands and the code that need it.
+struct KubeRule {
+    group: &'static str,
+    resources: &'static [&'static str],
+    verbs: &'static [&'static str],
+    commands: &'static [Command],
+}
+
+/// The cluster calls, read from the code: `cluster::apply` (namespaces get/create; Services
+/// get, server-side apply = patch, and create when the apply creates; delete for the delete
+/// annotation), `cluster::gate::watch` (Services, Endpoints, EndpointSlices list/watch),
+/// `cluster` (the ConfigMap kube-system/bootstrap-agent get/patch/create),
+/// `capabilities::cluster_version` (ClusterVersion get/patch/list/watch),
+/// `runner::kube` and `teardown --all` (Services get/delete), `preflight::kube_checks`
+/// (SelfSubjectAccessReviews create, the controller's CRD get, its Deployment get and
+/// EndpointSlices list).
+const KUBE: &[KubeRule] = &[
+    KubeRule {
+        group: "",
+        resources: &["namespaces"],
+        verbs: &["get", "create"],
+        commands: &[Command::Run],
+    },
+    KubeRule {
+        group: "",
+        resources: &["services"],
+        verbs: &["get", "list", "watch", "create", "patch", "delete"],
+        commands: &[Command::Run, Command::TeardownAll],
+    },
+    KubeRule {
+        group: "",
+        resources: &["endpoints"],
+        verbs: &["get", "list", "watch"],
+        commands: &[Command::Run],
+    },
+    KubeRule {
+        group: "discovery.k8s.io",
+        resources: &["endpointslices"],
+        verbs: &["get", "list", "watch"],
+        commands: &[Command::Run],
+    },
+    KubeRule {
+        group: "",
+        resources: &["configmaps"],
+        verbs: &["get", "create", "patch"],
+        commands: &[Command::Run],
+    },
+    KubeRule {
+        group: "config.openshift.io",
+        resources: &["clusterversions"],
+        verbs: &["get", "list", "watch", "patch"],
+        commands: &[Command::Run, Command::CapabilitiesApply],
+    },
+    KubeRule {
+        group: "authorization.k8s.io",
+        resources: &["selfsubjectaccessreviews"],
+        verbs: &["create"],
+        commands: &[Command::Run],
+    },
+    KubeRule {
+        group: "apiextensions.k8s.io",
+        resources: &["customresourcedefinitions"],
+        verbs: &["get"],
+        commands: &[Command::Run],
+    },
+    KubeRule {
+        group: "apps",
+        resources: &["deployments"],
+        verbs: &["get"],
+        commands: &[Command::Run],
+    },
+];
+
+/// PURE: the ClusterRole for `commands`.
+pub fn kube_cluster_role(commands: &[Command]) -> Value {
+    let rules: Vec<Value> = KUBE
+        .iter()
+        .filter(|r| r.commands.iter().any(|c| commands.contains(c)))
+        .map(|r| json!({"apiGroups": [r.group], "resources": r.resources, "verbs": r.verbs}))
+        .collect();
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "bootstrap-agent"},
+        "rules": rules,
+    })
+}
+
+/// The documents `docs/permissions.md` shows: each cloud's for its example asset dir, and the
+/// ClusterRole, as (title, command line, JSON).
+pub fn generated_docs(fixtures: &std::path::Path) -> Result<Vec<(String, String, String)>> {
+    let mut out = Vec::new();
+    for cloud in ["aws", "gcp", "azure"] {
+        let dir = fixtures.join(cloud);
+        let spec = crate::assets::load(&dir)
+            .with_context(|| format!("loading the example assets {}", dir.display()))?;
+        for (label, commands) in [
+            ("all commands", Command::ALL.to_vec()),
+            ("`teardown --all` only", vec![Command::TeardownAll]),
+        ] {
+            let doc = document(cloud, Some(&spec), &commands)?;
+            let flag = if commands.len() == 1 {
+                " --command teardown-all"
+            } else {
+                ""
+            };
+            out.push((
+                format!("{cloud}, {label}"),
+                format!(
+                    "bootstrap-agent permissions --cloud {cloud} --assets tests/fixtures/assets/{cloud}{flag}"
+                ),
+                serde_json::to_string_pretty(&doc)?,
+            ));
+        }
+    }
+    out.push((
+        "Kubernetes".into(),
+        "bootstrap-agent permissions --kube".into(),
+        serde_json::to_string_pretty(&kube_cluster_role(&Command::ALL))?,
+    ));
+    Ok(out)
+}
