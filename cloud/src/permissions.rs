@@ -353,6 +353,8 @@ pub enum GcpWhen {
     InternalSubnetwork,
     /// In each written zone's project.
     Zones,
+    /// In the project holding the network's subnetworks, whatever the addresses.
+    Subnetworks,
 }
 
 /// One row of the GCP table.
@@ -360,6 +362,9 @@ pub enum GcpWhen {
 pub struct GcpGrant {
     pub permission: &'static str,
     pub when: GcpWhen,
+    /// Only preflight's own reads need it: in the printed role, not asked by
+    /// `testIamPermissions` (a missing one fails its own line).
+    pub preflight_read: bool,
     pub commands: &'static [Command],
     pub calls: &'static str,
 }
@@ -368,104 +373,154 @@ pub struct GcpGrant {
 /// these with `projects.testIamPermissions`).
 pub const GCP: &[GcpGrant] = &[
     GcpGrant {
+        permission: "compute.projects.get",
+        when: GcpWhen::Addresses,
+        preflight_read: true,
+        commands: RUN,
+        calls: "preflight `credentials` (projects.get)",
+    },
+    GcpGrant {
+        permission: "compute.regions.get",
+        when: GcpWhen::Addresses,
+        preflight_read: true,
+        commands: RUN,
+        calls: "preflight `quota-addresses` (regions.get)",
+    },
+    GcpGrant {
+        permission: "compute.instanceGroups.list",
+        when: GcpWhen::Addresses,
+        preflight_read: true,
+        commands: RUN,
+        calls: "preflight `instance-groups` (instanceGroups.list)",
+    },
+    GcpGrant {
+        permission: "compute.subnetworks.get",
+        when: GcpWhen::Subnetworks,
+        preflight_read: true,
+        commands: RUN,
+        calls: "preflight `subnets` (subnetworks.get)",
+    },
+    GcpGrant {
+        permission: "dns.managedZones.get",
+        when: GcpWhen::Zones,
+        preflight_read: true,
+        commands: RUN,
+        calls: "preflight `private-zone-network` (managedZones.get)",
+    },
+    GcpGrant {
         permission: "compute.addresses.get",
         when: GcpWhen::Addresses,
+        preflight_read: false,
         commands: OBSERVING,
         calls: "addresses.get",
     },
     GcpGrant {
         permission: "compute.addresses.list",
         when: GcpWhen::Addresses,
+        preflight_read: false,
         commands: OBSERVING,
         calls: "addresses.list (our label)",
     },
     GcpGrant {
         permission: "compute.addresses.setLabels",
         when: GcpWhen::Addresses,
+        preflight_read: false,
         commands: OBSERVING,
         calls: "addresses.setLabels",
     },
     GcpGrant {
         permission: "compute.regionOperations.get",
         when: GcpWhen::Addresses,
+        preflight_read: false,
         commands: OBSERVING,
         calls: "regionOperations.wait",
     },
     GcpGrant {
         permission: "compute.addresses.create",
         when: GcpWhen::External,
+        preflight_read: false,
         commands: OBSERVING,
         calls: "addresses.insert (EXTERNAL)",
     },
     GcpGrant {
         permission: "compute.addresses.delete",
         when: GcpWhen::External,
+        preflight_read: false,
         commands: OBSERVING,
         calls: "addresses.delete (EXTERNAL)",
     },
     GcpGrant {
         permission: "compute.addresses.createInternal",
         when: GcpWhen::Internal,
+        preflight_read: false,
         commands: OBSERVING,
         calls: "addresses.insert (INTERNAL)",
     },
     GcpGrant {
         permission: "compute.addresses.deleteInternal",
         when: GcpWhen::Internal,
+        preflight_read: false,
         commands: OBSERVING,
         calls: "addresses.delete (INTERNAL)",
     },
     GcpGrant {
         permission: "compute.subnetworks.use",
         when: GcpWhen::InternalSubnetwork,
+        preflight_read: false,
         commands: OBSERVING,
         calls: "addresses.insert (INTERNAL) takes an address of the subnetwork",
     },
     GcpGrant {
         permission: "dns.changes.create",
         when: GcpWhen::Zones,
+        preflight_read: false,
         commands: DNS,
         calls: "changes.create",
     },
     GcpGrant {
         permission: "dns.changes.get",
         when: GcpWhen::Zones,
+        preflight_read: false,
         commands: DNS,
         calls: "changes.get (wait until done)",
     },
     GcpGrant {
         permission: "dns.resourceRecordSets.create",
         when: GcpWhen::Zones,
+        preflight_read: false,
         commands: DNS,
         calls: "a change's additions",
     },
     GcpGrant {
         permission: "dns.resourceRecordSets.delete",
         when: GcpWhen::Zones,
+        preflight_read: false,
         commands: DNS,
         calls: "a change's deletions",
     },
     GcpGrant {
         permission: "dns.resourceRecordSets.list",
         when: GcpWhen::Zones,
+        preflight_read: false,
         commands: DNS,
         calls: "resourceRecordSets.list",
     },
 ];
 
-/// PURE: per project, the permissions the plan's calls need for `commands`.
+/// PURE: per project, the permissions the plan's calls need for `commands` (with
+/// `preflight_reads`, preflight's own reads too).
 pub fn gcp_wanted(
     project: &str,
     network_project: &str,
     scopes: &BTreeSet<Scope>,
     zone_projects: &[&str],
     commands: &[Command],
+    preflight_reads: bool,
 ) -> BTreeMap<String, BTreeSet<&'static str>> {
     let mut wanted: BTreeMap<String, BTreeSet<&'static str>> = BTreeMap::new();
-    for grant in GCP
-        .iter()
-        .filter(|g| g.commands.iter().any(|c| commands.contains(c)))
-    {
+    for grant in GCP.iter().filter(|g| {
+        g.commands.iter().any(|c| commands.contains(c)) && (preflight_reads || !g.preflight_read)
+    }) {
         let projects: Vec<&str> = match grant.when {
             GcpWhen::Addresses if !scopes.is_empty() => vec![project],
             GcpWhen::External if scopes.contains(&Scope::Public) => vec![project],
@@ -473,6 +528,7 @@ pub fn gcp_wanted(
             GcpWhen::InternalSubnetwork if scopes.contains(&Scope::Private) => {
                 vec![network_project]
             }
+            GcpWhen::Subnetworks if !scopes.is_empty() => vec![network_project],
             GcpWhen::Zones => zone_projects.to_vec(),
             _ => Vec::new(),
         };
@@ -505,6 +561,18 @@ pub struct AzurePlan {
 /// A record set is read (compare), written (PUT with its ETag) and deleted when the bootstrap
 /// IP's removal empties it.
 pub const AZURE_RECORD_VERBS: [&str; 3] = ["read", "write", "delete"];
+
+/// On the subscription: `reserve` reads every resource group (the private IPs other clusters
+/// of the vnet recorded, see docs/clouds.md), preflight `quota-public-ips` the usages. Not in
+/// preflight's per-group `permissions` line (it lists per group).
+pub const AZURE_SUBSCRIPTION: [&str; 2] = [
+    "Microsoft.Resources/subscriptions/resourceGroups/read",
+    "Microsoft.Network/locations/usages/read",
+];
+/// Preflight's own reads per group: its `permissions` line lists the caller's permissions
+/// (a group that cannot be listed warns), `private-zone-vnet` reads the zone's links.
+pub const AZURE_PERMISSIONS_READ: &str = "Microsoft.Authorization/permissions/read";
+pub const AZURE_ZONE_LINKS_READ: &str = "Microsoft.Network/privateDnsZones/virtualNetworkLinks/read";
 
 /// PURE: the actions the agent needs, per resource group (in the order first named). Every
 /// call `run` makes, reads included: a role with the writes alone would pass preflight and

@@ -44,6 +44,7 @@ pub(crate) fn wanted(
         scopes,
         zone_projects,
         &[crate::permissions::Command::Run],
+        false,
     )
 }
 
