@@ -10,10 +10,10 @@
 use crate::assets::{ClusterSpec, Credentials, Platform};
 use crate::output::{self, Output};
 use anyhow::{Context, Result};
+use bootstrap_cloud::Scope;
 use bootstrap_cloud::permissions::{
     self as table, AwsCondition, AwsPlan, AwsResource, AzurePlan, Command,
 };
-use bootstrap_cloud::Scope;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -41,7 +41,9 @@ pub struct PermissionsArgs {
 
 fn parse_command(text: &str) -> Result<Command, String> {
     Command::parse(text).ok_or_else(|| {
-        format!("expected one of run, teardown-all, publish-lb-ips, capabilities-apply; got {text:?}")
+        format!(
+            "expected one of run, teardown-all, publish-lb-ips, capabilities-apply; got {text:?}"
+        )
     })
 }
 
@@ -355,7 +357,8 @@ pub fn azure_role(spec: Option<&ClusterSpec>, commands: &[Command]) -> Value {
     if commands.contains(&Command::Run) {
         for (rg, list) in wanted.iter_mut() {
             list.push(table::AZURE_PERMISSIONS_READ.to_string());
-            if rg.eq_ignore_ascii_case(&plan.resource_group) && !plan.private_record_types.is_empty()
+            if rg.eq_ignore_ascii_case(&plan.resource_group)
+                && !plan.private_record_types.is_empty()
             {
                 list.push(table::AZURE_ZONE_LINKS_READ.to_string());
             }
@@ -624,8 +627,15 @@ mod tests {
         let pool = document("aws", Some(&fixture("aws-public-ipv4-pool")), &Command::ALL).unwrap();
         // The private zone is found by its tags (its id is known only after the lookup).
         let zones = statement(&pool, "HostedZones");
-        assert_eq!(zones["Resource"], json!("arn:aws:route53:::hostedzone/*"), "{pool}");
-        assert!(pool.to_string().contains("route53:ListTagsForResource"), "{pool}");
+        assert_eq!(
+            zones["Resource"],
+            json!("arn:aws:route53:::hostedzone/*"),
+            "{pool}"
+        );
+        assert!(
+            pool.to_string().contains("route53:ListTagsForResource"),
+            "{pool}"
+        );
         let mut named = AwsScoping::of(Some(&fixture("aws-public-ipv4-pool")));
         named.plan.zones = vec![Some("Z0PUBLIC".into()), Some("Z0PRIVATE".into())];
         named.plan.zone_by_tags = false;
@@ -638,22 +648,32 @@ mod tests {
             ]),
             "{named}"
         );
-        assert!(!named.to_string().contains("ListHostedZonesByName"), "{named}");
+        assert!(
+            !named.to_string().contains("ListHostedZonesByName"),
+            "{named}"
+        );
         let owned = statement(&pool, "OwnedByTheCluster");
         assert_eq!(
             owned["Condition"]["StringEquals"]["aws:ResourceTag/kubernetes.io/cluster/mycluster-7xk2p"],
             "owned",
             "{pool}"
         );
-        assert!(pool.to_string().contains("ec2:DescribePublicIpv4Pools"), "{pool}");
+        assert!(
+            pool.to_string().contains("ec2:DescribePublicIpv4Pools"),
+            "{pool}"
+        );
         let tag = statement(&pool, "TagOnCreate");
         assert_eq!(
             tag["Condition"]["StringEquals"]["ec2:CreateAction"],
             json!(["AllocateAddress", "CreateNetworkInterface"])
         );
 
-        let cross = document("aws", Some(&fixture("aws-cross-account-zone")), &Command::ALL)
-            .unwrap();
+        let cross = document(
+            "aws",
+            Some(&fixture("aws-cross-account-zone")),
+            &Command::ALL,
+        )
+        .unwrap();
         assert_eq!(
             statement(&cross, "HostedZoneRole")["Action"],
             json!(["sts:AssumeRole"])
@@ -680,7 +700,10 @@ mod tests {
         let held = gcp["includedPermissions"].as_array().unwrap();
         assert!(held.contains(&json!("compute.subnetworks.use")), "{gcp}");
         assert!(
-            gcp["description"].as_str().unwrap().contains("example-host-project"),
+            gcp["description"]
+                .as_str()
+                .unwrap()
+                .contains("example-host-project"),
             "{gcp}"
         );
         let user_dns = document("gcp", Some(&fixture("gcp-user-dns")), &Command::ALL).unwrap();
@@ -689,7 +712,9 @@ mod tests {
         let scopes = azure["AssignableScopes"].as_array().unwrap();
         assert_eq!(scopes.len(), 4, "{azure}");
         assert!(
-            scopes.contains(&json!("/subscriptions/00000000-0000-0000-0000-000000000001")),
+            scopes.contains(&json!(
+                "/subscriptions/00000000-0000-0000-0000-000000000001"
+            )),
             "{azure}"
         );
         assert!(
@@ -699,7 +724,11 @@ mod tests {
                 .contains(&json!("Microsoft.Network/publicIPAddresses/delete")),
             "{azure}"
         );
-        let only_kube = document("azure", Some(&fixture("azure")), &[Command::CapabilitiesApply]);
+        let only_kube = document(
+            "azure",
+            Some(&fixture("azure")),
+            &[Command::CapabilitiesApply],
+        );
         assert_eq!(only_kube.unwrap()["Actions"], json!([]));
     }
 

@@ -622,12 +622,12 @@ fn ec2_actions(policy: &Value) -> Vec<String> {
 impl World {
     /// A user in moto holding exactly `policy`, its secret never shown.
     async fn user_with(&mut self, name: &str, policy: &Value) -> bootstrap_sim::IamUser {
-        let user =
-            self.h
-                .peers
-                .create_iam_user_with_policy(name, policy)
-                .await
-                .unwrap();
+        let user = self
+            .h
+            .peers
+            .create_iam_user_with_policy(name, policy)
+            .await
+            .unwrap();
         self.never_shown.push(user.secret_access_key.clone());
         user
     }
@@ -636,7 +636,8 @@ impl World {
     async fn teardown_all_as(&mut self, user: &bootstrap_sim::IamUser) -> (Option<i32>, String) {
         use_keys(&self.h, &user.access_key_id, &user.secret_access_key);
         let kubeconfig = self.kube.kubeconfig_path().display().to_string();
-        let run_flags = std::mem::replace(&mut self.h.extra, vec!["--kubeconfig".into(), kubeconfig]);
+        let run_flags =
+            std::mem::replace(&mut self.h.extra, vec!["--kubeconfig".into(), kubeconfig]);
         let out = self
             .h
             .command(&["teardown", "--all"])
@@ -663,6 +664,45 @@ impl World {
     }
 }
 
+/// The Route53 IAM action of a call as the counting proxy saw it (`METHOD /path`).
+fn route53_action(call: &str) -> String {
+    let (method, path) = call.split_once(' ').unwrap();
+    let path = path.split('?').next().unwrap();
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let operation = match (method, parts.as_slice()) {
+        ("GET", [_, "hostedzonesbyname"]) => "ListHostedZonesByName",
+        ("GET", [_, "tags", "hostedzone", _]) => "ListTagsForResource",
+        ("GET", [_, "hostedzone", _]) => "GetHostedZone",
+        ("GET", [_, "hostedzone", _, "rrset"]) => "ListResourceRecordSets",
+        ("POST", [_, "hostedzone", _, "rrset"]) => "ChangeResourceRecordSets",
+        ("GET", [_, "change", _]) => "GetChange",
+        _ => panic!("a Route53 call the table does not know: {call}"),
+    };
+    format!("route53:{operation}")
+}
+
+/// ministack enforces no IAM here: the Route53 calls the proxy saw are each an action of
+/// `policy`, and each Route53 action of `policy` was called (none printed for nothing).
+fn assert_route53_calls_are_the_policys(w: &World, policy: &Value, what: &str) {
+    let called: std::collections::BTreeSet<String> =
+        w.h.peers
+            .route53_proxy
+            .calls()
+            .iter()
+            .map(|c| route53_action(&c.action))
+            .collect();
+    let printed: std::collections::BTreeSet<String> = policy["Statement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["Action"].as_array().unwrap())
+        .filter_map(Value::as_str)
+        .filter(|a| a.starts_with("route53:"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(called, printed, "{what}: Route53 actions called vs printed");
+}
+
 /// The whole `run` as a user holding exactly the printed policy of `run` (not `*`), then
 /// `teardown --all` as one holding exactly that of `teardown-all`: both succeed and nothing is
 /// left. moto authorizes each EC2 call on its resource's ARN and tags (moto_server.py), so the
@@ -673,18 +713,24 @@ async fn the_printed_policy_is_enough_for_run_and_teardown_all() {
     let run_policy = printed_policy(&w, &[Covered::Run]);
     let teardown_policy = printed_policy(&w, &[Covered::TeardownAll]);
     assert!(
-        run_policy.to_string().contains("aws:ResourceTag/kubernetes.io/cluster/"),
+        run_policy
+            .to_string()
+            .contains("aws:ResourceTag/kubernetes.io/cluster/"),
         "{run_policy}"
     );
     let runner = w.user_with("runner", &run_policy).await;
     let remover = w.user_with("remover", &teardown_policy).await;
     enforce_iam(&mut w).await;
     use_keys(&w.h, &runner.access_key_id, &runner.secret_access_key);
+    w.h.peers.reset_counts();
     let out = w.h.command(&["run"]).output().await.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_route53_calls_are_the_policys(&w, &run_policy, "run");
+    w.h.peers.reset_counts();
     let (code, stderr) = w.teardown_all_as(&remover).await;
     assert_eq!(code, Some(0), "{stderr}");
+    assert_route53_calls_are_the_policys(&w, &teardown_policy, "teardown --all");
     w.assert_nothing_left("teardown --all").await;
 }
 
@@ -702,19 +748,16 @@ async fn run_without_any_one_printed_action_fails_naming_it_and_leaks_nothing() 
         let mut w = world().await;
         let run_policy = printed_policy(&w, &[Covered::Run]);
         let lacking = w.user_with("lacking", &without(&run_policy, &action)).await;
-        let remover =
-            w.user_with("remover", &printed_policy(&w, &[Covered::TeardownAll]))
-                .await;
+        let remover = w
+            .user_with("remover", &printed_policy(&w, &[Covered::TeardownAll]))
+            .await;
         enforce_iam(&mut w).await;
         use_keys(&w.h, &lacking.access_key_id, &lacking.secret_access_key);
         w.h.peers.reset_counts();
         let out = w.h.command(&["run"]).output().await.unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_ne!(out.status.code(), Some(0), "{action}: {stderr}");
-        assert!(
-            stderr.contains(&action),
-            "{action} is not named: {stderr}"
-        );
+        assert!(stderr.contains(&action), "{action} is not named: {stderr}");
         if out.status.code() == Some(2) {
             assert!(stderr.contains("FAIL  "), "{action}: {stderr}");
             let calls = w.h.peers.mutating_calls();

@@ -11,8 +11,8 @@
 pub mod azure_cloud;
 mod dns;
 mod error;
-pub mod poll;
 pub mod permissions;
+pub mod poll;
 pub mod preflight;
 pub mod redact;
 pub mod retry;

@@ -572,7 +572,8 @@ pub const AZURE_SUBSCRIPTION: [&str; 2] = [
 /// Preflight's own reads per group: its `permissions` line lists the caller's permissions
 /// (a group that cannot be listed warns), `private-zone-vnet` reads the zone's links.
 pub const AZURE_PERMISSIONS_READ: &str = "Microsoft.Authorization/permissions/read";
-pub const AZURE_ZONE_LINKS_READ: &str = "Microsoft.Network/privateDnsZones/virtualNetworkLinks/read";
+pub const AZURE_ZONE_LINKS_READ: &str =
+    "Microsoft.Network/privateDnsZones/virtualNetworkLinks/read";
 
 /// PURE: the actions the agent needs, per resource group (in the order first named). Every
 /// call `run` makes, reads included: a role with the writes alone would pass preflight and
@@ -679,7 +680,10 @@ mod tests {
         assert!(run.contains(&"route53:ListHostedZonesByName"), "{run:?}");
         assert!(!run.contains(&"sts:AssumeRole"), "{run:?}");
         let publish = names(&[Command::PublishLbIps]);
-        assert!(!publish.iter().any(|a| a.starts_with("route53:")), "{publish:?}");
+        assert!(
+            !publish.iter().any(|a| a.starts_with("route53:")),
+            "{publish:?}"
+        );
         assert!(names(&[Command::CapabilitiesApply]).is_empty());
         let private_only = AwsPlan {
             private_addresses: true,

@@ -728,7 +728,10 @@ mod tests {
                 assert!(from_table.contains(line), "{line} has no row");
             }
         }
-        assert_eq!(line_of("AllocateAddress"), "permission-ec2-allocate-address");
+        assert_eq!(
+            line_of("AllocateAddress"),
+            "permission-ec2-allocate-address"
+        );
         assert_eq!(
             line_of("CreateNetworkInterface"),
             "permission-ec2-create-network-interface"

@@ -358,7 +358,11 @@ impl AwsPeers {
 
     /// An IAM user in moto whose one inline policy is `document` (an IAM policy document, as
     /// `bootstrap-agent permissions --cloud aws` prints it), with an access key.
-    pub async fn create_iam_user_with_policy(&self, name: &str, document: &Value) -> Result<IamUser> {
+    pub async fn create_iam_user_with_policy(
+        &self,
+        name: &str,
+        document: &Value,
+    ) -> Result<IamUser> {
         let file = tempfile::NamedTempFile::new()?;
         std::fs::write(file.path(), serde_json::to_vec(document)?)?;
         let path = path(file.path())?;
