@@ -416,17 +416,29 @@ fn azure_plan(spec: &ClusterSpec) -> AzurePlan {
         ),
         ..AzurePlan::default()
     };
+    (plan.public_record_types, plan.private_record_types) = written_record_types(spec);
+    plan
+}
+
+/// PURE: the record types the plan writes in the public zone and in the private zone.
+pub fn written_record_types(
+    spec: &ClusterSpec,
+) -> (
+    Vec<bootstrap_cloud::RecordType>,
+    Vec<bootstrap_cloud::RecordType>,
+) {
+    let (mut public, mut private) = (Vec::new(), Vec::new());
     for (zone, key) in crate::plan::records_of_interest(spec) {
         let types = if zone.private {
-            &mut plan.private_record_types
+            &mut private
         } else {
-            &mut plan.public_record_types
+            &mut public
         };
         if !types.contains(&key.rtype) {
             types.push(key.rtype);
         }
     }
-    plan
+    (public, private)
 }
 
 // ---------------------------------------------------------------- Kubernetes
