@@ -165,10 +165,18 @@ impl AwsScoping {
     }
 }
 
+/// One statement of the policy being built.
+struct Statement {
+    sid: &'static str,
+    actions: Vec<&'static str>,
+    resources: Vec<String>,
+    condition: Option<Value>,
+}
+
 /// PURE: the IAM policy document: one statement per scope, in table order.
 pub fn aws_policy(scoping: &AwsScoping, commands: &[Command]) -> Value {
     let p = scoping.partition;
-    let mut statements: Vec<(String, Vec<&str>, Vec<String>, Option<Value>)> = Vec::new();
+    let mut statements: Vec<Statement> = Vec::new();
     for grant in table::aws_grants(&scoping.plan, commands) {
         let (sid, resources, condition) = match (grant.resource, grant.condition) {
             (AwsResource::Any, AwsCondition::CreateAction) => (
@@ -220,21 +228,26 @@ pub fn aws_policy(scoping: &AwsScoping, commands: &[Command]) -> Value {
                 None,
             ),
         };
-        match statements.iter_mut().find(|s| s.0 == sid) {
+        match statements.iter_mut().find(|s| s.sid == sid) {
             Some(s) => {
-                s.1.push(grant.action);
+                s.actions.push(grant.action);
                 for r in resources {
-                    if !s.2.contains(&r) {
-                        s.2.push(r);
+                    if !s.resources.contains(&r) {
+                        s.resources.push(r);
                     }
                 }
             }
-            None => statements.push((sid.to_string(), vec![grant.action], resources, condition)),
+            None => statements.push(Statement {
+                sid,
+                actions: vec![grant.action],
+                resources,
+                condition,
+            }),
         }
     }
     let statements: Vec<Value> = statements
         .into_iter()
-        .map(|(sid, actions, resources, condition)| {
+        .map(|Statement { sid, actions, resources, condition }| {
             let mut s = json!({
                 "Sid": sid,
                 "Effect": "Allow",

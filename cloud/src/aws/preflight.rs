@@ -124,7 +124,7 @@ impl AwsPreflight {
         ));
         match result {
             Err(e) if e.code() == Some("DryRunOperation") => Check::pass(
-                &name,
+                name,
                 format!(
                     "ec2:{action} with its tags ({what}): DryRun answered DryRunOperation (allowed)"
                 ),
