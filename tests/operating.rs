@@ -606,15 +606,16 @@ fn without(policy: &Value, action: &str) -> Value {
     policy
 }
 
-/// The EC2 actions of `policy`: moto enforces these (Route53 is ministack's, which does not).
-fn ec2_actions(policy: &Value) -> Vec<String> {
+/// The actions of `policy` of one service (`ec2:`: moto enforces these; `route53:` is
+/// ministack's, which does not).
+fn actions_of(policy: &Value, service: &str) -> Vec<String> {
     policy["Statement"]
         .as_array()
         .unwrap()
         .iter()
         .flat_map(|s| s["Action"].as_array().unwrap())
         .filter_map(Value::as_str)
-        .filter(|a| a.starts_with("ec2:"))
+        .filter(|a| a.starts_with(service))
         .map(str::to_string)
         .collect()
 }
@@ -691,15 +692,8 @@ fn assert_route53_calls_are_the_policys(w: &World, policy: &Value, what: &str) {
             .iter()
             .map(|c| route53_action(&c.action))
             .collect();
-    let printed: std::collections::BTreeSet<String> = policy["Statement"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|s| s["Action"].as_array().unwrap())
-        .filter_map(Value::as_str)
-        .filter(|a| a.starts_with("route53:"))
-        .map(str::to_string)
-        .collect();
+    let printed: std::collections::BTreeSet<String> =
+        actions_of(policy, "route53:").into_iter().collect();
     assert_eq!(called, printed, "{what}: Route53 actions called vs printed");
 }
 
@@ -741,7 +735,7 @@ async fn the_printed_policy_is_enough_for_run_and_teardown_all() {
 #[tokio::test(flavor = "multi_thread")]
 async fn run_without_any_one_printed_action_fails_naming_it_and_leaks_nothing() {
     let probe = world().await;
-    let actions = ec2_actions(&printed_policy(&probe, &[Covered::Run]));
+    let actions = actions_of(&printed_policy(&probe, &[Covered::Run]), "ec2:");
     drop(probe);
     assert!(actions.len() >= 6, "{actions:?}");
     for action in actions {
@@ -777,7 +771,7 @@ async fn run_without_any_one_printed_action_fails_naming_it_and_leaks_nothing() 
 #[tokio::test(flavor = "multi_thread")]
 async fn teardown_all_without_any_one_printed_action_fails_naming_it() {
     let probe = world().await;
-    let actions = ec2_actions(&printed_policy(&probe, &[Covered::TeardownAll]));
+    let actions = actions_of(&printed_policy(&probe, &[Covered::TeardownAll]), "ec2:");
     drop(probe);
     assert!(
         actions.contains(&"ec2:ReleaseAddress".to_string()),
