@@ -797,3 +797,25 @@ async fn teardown_all_without_any_one_printed_action_fails_naming_it() {
         w.assert_nothing_left(&action).await;
     }
 }
+
+/// The ownership condition is evaluated, not skipped: a user holding exactly the printed
+/// `teardown-all` policy may not release an Elastic IP that lacks our ownership tag (EC2
+/// answers UnauthorizedOperation on its ARN), and the address stays.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_printed_policy_cannot_release_what_is_not_ours() {
+    let mut w = world().await;
+    let (foreign, _) = w.h.peers.allocate_eip().await.unwrap();
+    let remover = w
+        .user_with("remover", &printed_policy(&w, &[Covered::TeardownAll]))
+        .await;
+    enforce_iam(&mut w).await;
+    let refused = w.h.peers.release_eip_as(&foreign, &remover).await;
+    let error = format!("{:#}", refused.unwrap_err());
+    assert!(
+        error.contains("UnauthorizedOperation") && error.contains("ec2:ReleaseAddress"),
+        "{error}"
+    );
+    w.h.peers.enforce_iam(false).await.unwrap();
+    let eips = w.h.world().await.0["eips"].clone();
+    assert!(eips.to_string().contains(&foreign), "{eips}");
+}

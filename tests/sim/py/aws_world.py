@@ -50,7 +50,8 @@ AZS = ["us-east-1a", "us-east-1b", "us-east-1c"]
 
 
 def clients(a):
-    kw = dict(region_name=REGION, aws_access_key_id="testing", aws_secret_access_key="testing")
+    key, secret = getattr(a, "key", None) or "testing", getattr(a, "secret", None) or "testing"
+    kw = dict(region_name=REGION, aws_access_key_id=key, aws_secret_access_key=secret)
     return boto3.client("ec2", endpoint_url=a.ec2, **kw), boto3.client("route53", endpoint_url=a.route53, **kw)
 
 
@@ -321,6 +322,8 @@ def main():
     p.add_argument("--infra-id", default="mycluster-7xk2p")
     p.add_argument("--bootstrap-ip", default="10.0.1.10")
     p.add_argument("--policy", help="iam-user: a file holding the policy document")
+    p.add_argument("--key", help="release-eip: as this IAM user's access key (with --secret)")
+    p.add_argument("--secret")
     p.add_argument("--zone", choices=["public", "private"])
     p.add_argument("--zone-id")
     p.add_argument("--tag", action="append", default=[], help="k=v, for zone")

@@ -350,6 +350,22 @@ impl AwsPeers {
             .map(|_| ())
     }
 
+    /// Releases the EIP `allocation` with boto3 as `user` (IAM enforcement on: allowed or not
+    /// by its policy).
+    pub async fn release_eip_as(&self, allocation: &str, user: &IamUser) -> Result<()> {
+        self.script(&[
+            "release-eip",
+            "--allocation",
+            allocation,
+            "--key",
+            &user.access_key_id,
+            "--secret",
+            &user.secret_access_key,
+        ])
+        .await
+        .map(|_| ())
+    }
+
     pub async fn associate(&self, allocation: &str, eni: &str) -> Result<()> {
         self.script(&["associate", "--allocation", allocation, "--eni", eni])
             .await
