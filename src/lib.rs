@@ -67,6 +67,7 @@ pub mod machine;
 pub mod options;
 pub mod output;
 pub mod pause;
+pub mod permissions;
 pub mod plan;
 pub mod preflight;
 pub mod progress;

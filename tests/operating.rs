@@ -581,3 +581,241 @@ async fn the_route53_write_permission_is_proven_by_a_change_that_cannot_apply() 
             .collect();
     assert_eq!(posts.len(), 2, "one probe per zone: {posts:?}");
 }
+
+// ---------------------------------------------------------------- the printed policy
+
+use bootstrap_cloud::permissions::Command as Covered;
+use serde_json::Value;
+
+/// What `bootstrap-agent permissions --cloud aws --assets <the world's> --command <commands>`
+/// prints (the same function).
+fn printed_policy(w: &World, commands: &[Covered]) -> Value {
+    let spec = bootstrap_agent::assets::load(&w.h.assets).unwrap();
+    bootstrap_agent::permissions::document("aws", Some(&spec), commands).unwrap()
+}
+
+/// `policy` with `action` taken out of every statement (a statement left with none goes).
+fn without(policy: &Value, action: &str) -> Value {
+    let mut policy = policy.clone();
+    let statements = policy["Statement"].as_array_mut().unwrap();
+    for s in statements.iter_mut() {
+        let actions = s["Action"].as_array_mut().unwrap();
+        actions.retain(|a| a != action);
+    }
+    statements.retain(|s| !s["Action"].as_array().unwrap().is_empty());
+    policy
+}
+
+/// The actions of `policy` of one service (`ec2:`: moto enforces these; `route53:` is
+/// ministack's, which does not).
+fn actions_of(policy: &Value, service: &str) -> Vec<String> {
+    policy["Statement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["Action"].as_array().unwrap())
+        .filter_map(Value::as_str)
+        .filter(|a| a.starts_with(service))
+        .map(str::to_string)
+        .collect()
+}
+
+impl World {
+    /// A user in moto holding exactly `policy`, its secret never shown.
+    async fn user_with(&mut self, name: &str, policy: &Value) -> bootstrap_sim::IamUser {
+        let user = self
+            .h
+            .peers
+            .create_iam_user_with_policy(name, policy)
+            .await
+            .unwrap();
+        self.never_shown.push(user.secret_access_key.clone());
+        user
+    }
+
+    /// `teardown --all` (deleting our Services first) as `user`: its exit code and stderr.
+    async fn teardown_all_as(&mut self, user: &bootstrap_sim::IamUser) -> (Option<i32>, String) {
+        use_keys(&self.h, &user.access_key_id, &user.secret_access_key);
+        let kubeconfig = self.kube.kubeconfig_path().display().to_string();
+        let run_flags =
+            std::mem::replace(&mut self.h.extra, vec!["--kubeconfig".into(), kubeconfig]);
+        let out = self
+            .h
+            .command(&["teardown", "--all"])
+            .output()
+            .await
+            .unwrap();
+        self.h.extra = run_flags;
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// With IAM enforcement off: no Elastic IP and no ENI of ours is left.
+    async fn assert_nothing_left(&self, why: &str) {
+        self.h.peers.enforce_iam(false).await.unwrap();
+        let world = self.h.world().await;
+        assert!(
+            world.ours("eips").is_empty() && world.ours("enis").is_empty(),
+            "{why}: left {:?} {:?}",
+            world.ours("eips"),
+            world.ours("enis")
+        );
+    }
+}
+
+/// The Route53 IAM action of a call as the counting proxy saw it (`METHOD /path`).
+fn route53_action(call: &str) -> String {
+    let (method, path) = call.split_once(' ').unwrap();
+    let path = path.split('?').next().unwrap();
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let operation = match (method, parts.as_slice()) {
+        ("GET", [_, "hostedzonesbyname"]) => "ListHostedZonesByName",
+        ("GET", [_, "tags", "hostedzone", _]) => "ListTagsForResource",
+        ("GET", [_, "hostedzone", _]) => "GetHostedZone",
+        ("GET", [_, "hostedzone", _, "rrset"]) => "ListResourceRecordSets",
+        ("POST", [_, "hostedzone", _, "rrset"]) => "ChangeResourceRecordSets",
+        ("GET", [_, "change", _]) => "GetChange",
+        _ => panic!("a Route53 call the table does not know: {call}"),
+    };
+    format!("route53:{operation}")
+}
+
+/// ministack enforces no IAM here: the Route53 calls the proxy saw are each an action of
+/// `policy`, and each Route53 action of `policy` was called (none printed for nothing).
+fn assert_route53_calls_are_the_policys(w: &World, policy: &Value, what: &str) {
+    let called: std::collections::BTreeSet<String> =
+        w.h.peers
+            .route53_proxy
+            .calls()
+            .iter()
+            .map(|c| route53_action(&c.action))
+            .collect();
+    let printed: std::collections::BTreeSet<String> =
+        actions_of(policy, "route53:").into_iter().collect();
+    assert_eq!(called, printed, "{what}: Route53 actions called vs printed");
+}
+
+/// The whole `run` as a user holding exactly the printed policy of `run` (not `*`), then
+/// `teardown --all` as one holding exactly that of `teardown-all`: both succeed and nothing is
+/// left. moto authorizes each EC2 call on its resource's ARN and tags (moto_server.py), so the
+/// ownership conditions and the tag-on-create condition are evaluated, not skipped.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_printed_policy_is_enough_for_run_and_teardown_all() {
+    let mut w = world().await;
+    let run_policy = printed_policy(&w, &[Covered::Run]);
+    let teardown_policy = printed_policy(&w, &[Covered::TeardownAll]);
+    assert!(
+        run_policy
+            .to_string()
+            .contains("aws:ResourceTag/kubernetes.io/cluster/"),
+        "{run_policy}"
+    );
+    let runner = w.user_with("runner", &run_policy).await;
+    let remover = w.user_with("remover", &teardown_policy).await;
+    enforce_iam(&mut w).await;
+    use_keys(&w.h, &runner.access_key_id, &runner.secret_access_key);
+    w.h.peers.reset_counts();
+    let out = w.h.command(&["run"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_route53_calls_are_the_policys(&w, &run_policy, "run");
+    w.h.peers.reset_counts();
+    let (code, stderr) = w.teardown_all_as(&remover).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_route53_calls_are_the_policys(&w, &teardown_policy, "teardown --all");
+    w.assert_nothing_left("teardown --all").await;
+}
+
+/// For each EC2 action of `run`'s printed policy: a user with the policy less that one action
+/// cannot do `run`. Preflight fails naming it before any change (exit 2), or, where preflight
+/// cannot ask (DescribeNetworkInterfaces, DeleteNetworkInterface at the hand-over), the step
+/// fails naming it; then `teardown --all` with its own printed policy leaves nothing behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn run_without_any_one_printed_action_fails_naming_it_and_leaks_nothing() {
+    let probe = world().await;
+    let actions = actions_of(&printed_policy(&probe, &[Covered::Run]), "ec2:");
+    drop(probe);
+    assert!(actions.len() >= 6, "{actions:?}");
+    for action in actions {
+        let mut w = world().await;
+        let run_policy = printed_policy(&w, &[Covered::Run]);
+        let lacking = w.user_with("lacking", &without(&run_policy, &action)).await;
+        let remover = w
+            .user_with("remover", &printed_policy(&w, &[Covered::TeardownAll]))
+            .await;
+        enforce_iam(&mut w).await;
+        use_keys(&w.h, &lacking.access_key_id, &lacking.secret_access_key);
+        w.h.peers.reset_counts();
+        let out = w.h.command(&["run"]).output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_ne!(out.status.code(), Some(0), "{action}: {stderr}");
+        assert!(stderr.contains(&action), "{action} is not named: {stderr}");
+        if out.status.code() == Some(2) {
+            assert!(stderr.contains("FAIL  "), "{action}: {stderr}");
+            let calls = w.h.peers.mutating_calls();
+            assert!(calls.is_empty(), "{action}: {calls:?}");
+        }
+        let (code, teardown) = w.teardown_all_as(&remover).await;
+        assert_eq!(code, Some(0), "{action}: {teardown}");
+        w.assert_nothing_left(&action).await;
+    }
+}
+
+/// For each EC2 action of `teardown-all`'s printed policy: after an install that failed
+/// before the hand-over (`reserve` and `dns seed` done: the ENIs still hold the private IPs,
+/// the EIPs are reserved), a user with that policy less one action cannot finish
+/// `teardown --all`, which names the action; a second `teardown --all` with the whole policy
+/// leaves nothing behind. (After a whole `run` the hand-over already deleted the ENIs.)
+#[tokio::test(flavor = "multi_thread")]
+async fn teardown_all_without_any_one_printed_action_fails_naming_it() {
+    let probe = world().await;
+    let actions = actions_of(&printed_policy(&probe, &[Covered::TeardownAll]), "ec2:");
+    drop(probe);
+    assert!(
+        actions.contains(&"ec2:ReleaseAddress".to_string()),
+        "{actions:?}"
+    );
+    for action in actions {
+        let mut w = world().await;
+        let teardown_policy = printed_policy(&w, &[Covered::TeardownAll]);
+        let lacking = w
+            .user_with("lacking", &without(&teardown_policy, &action))
+            .await;
+        let remover = w.user_with("remover", &teardown_policy).await;
+        let run_flags = std::mem::take(&mut w.h.extra);
+        w.h.run(&["reserve"]).await;
+        w.h.run(&["dns", "seed"]).await;
+        w.h.extra = run_flags;
+        enforce_iam(&mut w).await;
+        let (code, stderr) = w.teardown_all_as(&lacking).await;
+        assert_ne!(code, Some(0), "{action}: {stderr}");
+        assert!(stderr.contains(&action), "{action} is not named: {stderr}");
+        let (code, stderr) = w.teardown_all_as(&remover).await;
+        assert_eq!(code, Some(0), "{action}: {stderr}");
+        w.assert_nothing_left(&action).await;
+    }
+}
+
+/// The ownership condition is evaluated, not skipped: a user holding exactly the printed
+/// `teardown-all` policy may not release an Elastic IP that lacks our ownership tag (EC2
+/// answers UnauthorizedOperation on its ARN), and the address stays.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_printed_policy_cannot_release_what_is_not_ours() {
+    let mut w = world().await;
+    let (foreign, _) = w.h.peers.allocate_eip().await.unwrap();
+    let remover = w
+        .user_with("remover", &printed_policy(&w, &[Covered::TeardownAll]))
+        .await;
+    enforce_iam(&mut w).await;
+    let refused = w.h.peers.release_eip_as(&foreign, &remover).await;
+    let error = format!("{:#}", refused.unwrap_err());
+    assert!(
+        error.contains("UnauthorizedOperation") && error.contains("ec2:ReleaseAddress"),
+        "{error}"
+    );
+    w.h.peers.enforce_iam(false).await.unwrap();
+    let eips = w.h.world().await.0["eips"].clone();
+    assert!(eips.to_string().contains(&foreign), "{eips}");
+}

@@ -40,6 +40,7 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_needs_command" -f -a "tea
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_needs_command" -f -a "status" -d 'Show steps, reservations, records and the last error from the journal'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_needs_command" -f -a "pause" -d 'Make a running `run` stop before its next step (it keeps its lock) until `resume`'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_needs_command" -f -a "resume" -d 'Let a paused `run` continue'
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_needs_command" -f -a "permissions" -d 'Print the cloud permissions (AWS IAM policy, GCP custom role, Azure role definition) or the Kubernetes ClusterRole the agent\'s calls need, per command, scoped by the assets. The same table preflight asks from'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_needs_command" -f -a "gather" -d 'Write a support bundle (.tar.gz): journal, status, plan, rendered Services, gate report, the cloud\'s view of ours and, with a kubeconfig, our Services, slices and Events'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand run" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand run" -l state-dir -d 'Where the journal and its lock live' -r -F
@@ -327,6 +328,16 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand pause" -
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand pause" -s h -l help -d 'Print help'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand resume" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand resume" -s h -l help -d 'Print help'
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -l cloud -d 'The cloud whose policy to print (the assets\' platform when --assets is given)' -r -f -a "aws\t''
+gcp\t''
+azure\t''"
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -l assets -d 'Scope the policy to these assets (zones, resource groups, projects, the ownership tag). Without it: every action any plan may need, unscoped where the scope comes from assets' -r -F
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -l command -d 'Commands to cover, comma separated: run, teardown-all, publish-lb-ips, capabilities-apply. Default: all of them' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -l output -r -f -a "text\t''
+json\t''
+yaml\t''"
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -l kube -d 'Print the Kubernetes ClusterRole the agent\'s cluster calls need instead'
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -s h -l help -d 'Print help'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand gather" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand gather" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand gather" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r

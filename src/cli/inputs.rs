@@ -87,6 +87,10 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
             ..assets(&args.common)
         },
         Command::Capabilities { command } => capabilities_inputs(command),
+        Command::Permissions(args) => Inputs {
+            assets: args.assets.as_deref(),
+            ..Inputs::default()
+        },
         Command::Status { .. } | Command::Pause { .. } | Command::Resume { .. } => {
             Inputs::default()
         }

@@ -174,6 +174,10 @@ pub enum Command {
         #[command(flatten)]
         state: StateDir,
     },
+    /// Print the cloud permissions (AWS IAM policy, GCP custom role, Azure role definition)
+    /// or the Kubernetes ClusterRole the agent's calls need, per command, scoped by the
+    /// assets. The same table preflight asks from.
+    Permissions(crate::permissions::PermissionsArgs),
     /// Write a support bundle (.tar.gz): journal, status, plan, rendered Services, gate report,
     /// the cloud's view of ours and, with a kubeconfig, our Services, slices and Events.
     Gather(GatherArgs),
@@ -236,6 +240,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Pause { state } => crate::pause::pause(&state.state_dir),
         Command::Resume { state } => crate::pause::resume(&state.state_dir),
         Command::Gather(args) => crate::gather::command(&args).await,
+        Command::Permissions(args) => crate::permissions::command(&args),
         Command::Run(args) => crate::daemon::command(&args).await,
         Command::Preflight(args) => crate::preflight::command(&args).await,
         Command::Capabilities { command } => crate::capabilities::cli::run(command).await,

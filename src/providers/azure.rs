@@ -80,21 +80,13 @@ pub async fn providers(spec: &ClusterSpec, platform: &AzureSpec) -> Result<Provi
 fn targets(spec: &ClusterSpec, platform: &AzureSpec) -> azure::AzureTargets {
     let reservations = crate::plan::wanted_reservations(spec);
     let scoped = |scope| reservations.iter().any(|r| r.key.scope == scope);
-    let mut targets = azure::AzureTargets {
+    let (public_record_types, private_record_types) =
+        crate::permissions::written_record_types(spec);
+    azure::AzureTargets {
         control_plane_subnet: platform.control_plane_subnet.clone(),
         public_ips: scoped(bootstrap_cloud::Scope::Public),
         private_ips: scoped(bootstrap_cloud::Scope::Private),
-        ..Default::default()
-    };
-    for (zone, key) in crate::plan::records_of_interest(spec) {
-        let types = if zone.private {
-            &mut targets.private_record_types
-        } else {
-            &mut targets.public_record_types
-        };
-        if !types.contains(&key.rtype) {
-            types.push(key.rtype);
-        }
+        public_record_types,
+        private_record_types,
     }
-    targets
 }

@@ -3,6 +3,8 @@
 //! `gen-docs` writes the reference generated from the CLI's clap definitions
 //! (`bootstrap_agent::cli::command()`, the one source of `--help`): a man page per command in
 //! `docs/man/` (clap_mangen) and the shell completions in `docs/completions/` (clap_complete).
+//! It also writes `docs/permissions.md`, the policy documents per cloud
+//! (`bootstrap_agent::permissions::markdown`).
 //! `gen-docs --check` writes nothing and fails when the checked-in files differ from what the
 //! code generates, or when a file there is no longer generated: CI runs it, so the reference
 //! cannot drift from `--help`.
@@ -17,6 +19,8 @@ use std::process::ExitCode;
 /// generated.
 const MAN_DIR: &str = "docs/man";
 const COMPLETIONS_DIR: &str = "docs/completions";
+/// The permissions each cloud's calls need, from the tables preflight asks from.
+const PERMISSIONS: &str = "docs/permissions.md";
 
 /// The shells completions are written for.
 const SHELLS: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
@@ -72,6 +76,11 @@ fn generated() -> Result<BTreeMap<String, Vec<u8>>> {
         };
         files.insert(format!("{COMPLETIONS_DIR}/{file}"), out);
     }
+    let fixtures = repo_root().join("tests/fixtures/assets");
+    files.insert(
+        PERMISSIONS.to_string(),
+        bootstrap_agent::permissions::markdown(&fixtures)?.into_bytes(),
+    );
     Ok(files)
 }
 
@@ -160,7 +169,7 @@ fn gen_docs(root: &Path, mode: Mode) -> Result<()> {
                 report.push_str(&format!("\n  no longer generated: {path}"));
             }
             bail!(
-                "the generated reference is out of date (run `cargo run -p xtask -- gen-docs` and commit docs/man and docs/completions):{report}"
+                "the generated reference is out of date (run `cargo run -p xtask -- gen-docs` and commit docs/man, docs/completions and docs/permissions.md):{report}"
             )
         }
     }

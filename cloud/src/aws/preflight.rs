@@ -108,13 +108,23 @@ impl AwsPreflight {
         E: ProvideErrorMetadata + std::error::Error,
         R: std::fmt::Debug + super::HttpStatus,
     {
-        let name = format!("permission-ec2-{}", kebab(action));
+        let name = line_of(action);
+        // The call tags on create: the tagging row is asked with it.
+        let mut actions = crate::permissions::aws_actions_of_line(name);
+        for grant in crate::permissions::AWS {
+            if grant.condition == crate::permissions::AwsCondition::CreateAction
+                && !actions.contains(&grant.action)
+            {
+                actions.push(grant.action);
+            }
+        }
         let fix = self.grant(format!(
-            "allow ec2:{action} and ec2:CreateTags (the call tags on create) to the agent's identity (IAM policy)"
+            "allow {} (the call tags on create) to the agent's identity (IAM policy; `bootstrap-agent permissions --cloud aws` prints it)",
+            actions.join(" and ")
         ));
         match result {
             Err(e) if e.code() == Some("DryRunOperation") => Check::pass(
-                &name,
+                name,
                 format!(
                     "ec2:{action} with its tags ({what}): DryRun answered DryRunOperation (allowed)"
                 ),
@@ -122,14 +132,14 @@ impl AwsPreflight {
             Err(e) => {
                 let err = classify(action, e);
                 if is_denied(&err) {
-                    Check::fail(&name, format!("ec2:{action} ({what}): {err}"), fix)
+                    Check::fail(name, format!("ec2:{action} ({what}): {err}"), fix)
                 } else {
-                    Check::from_error(&name, &err, fix)
+                    Check::from_error(name, &err, fix)
                 }
             }
             // A dry run that succeeds is not one: say so rather than call it a pass.
             Ok(_) => Check::warn(
-                &name,
+                name,
                 format!(
                     "ec2:{action}: the DryRun call succeeded instead of answering DryRunOperation"
                 ),
@@ -195,9 +205,13 @@ impl AwsPreflight {
                 result,
             ));
         }
+        const RELEASE: &str = "permission-ec2-release";
         checks.push(Check::not_checked(
-            "permission-ec2-release",
-            "ec2:DeleteNetworkInterface (hand-over) and ec2:ReleaseAddress (teardown --all) dry-run only against an existing resource",
+            RELEASE,
+            format!(
+                "{} dry-run only against an existing resource: the step that calls it fails naming it",
+                crate::permissions::aws_actions_of_line(RELEASE).join(" and ")
+            ),
         ));
         checks
     }
@@ -224,7 +238,10 @@ impl AwsPreflight {
                 "no Route53 zone the agent writes with these credentials (DNS is the user's, no zone was found, or the private zone is written through hostedZoneRole)",
             );
         }
-        let fix = self.grant("allow route53:ChangeResourceRecordSets on the cluster's hosted zones to the agent's identity (IAM policy)".to_string());
+        let fix = self.grant(format!(
+            "allow {} on the cluster's hosted zones to the agent's identity (IAM policy; `bootstrap-agent permissions --cloud aws` prints it)",
+            crate::permissions::aws_actions_of_line(NAME).join(" and ")
+        ));
         let nonce = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
@@ -512,15 +529,16 @@ fn probe_delete(
         .build()
 }
 
-fn kebab(action: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in action.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            out.push('-');
-        }
-        out.push(c.to_ascii_lowercase());
-    }
-    out
+/// The preflight line that proves the ec2 `action` (the table's, [`crate::permissions::AWS`]).
+fn line_of(action: &str) -> &'static str {
+    crate::permissions::AWS
+        .iter()
+        .filter(|g| g.action.strip_prefix("ec2:") == Some(action))
+        .find_map(|g| match g.proof {
+            crate::permissions::Proof::Preflight(line) => Some(line),
+            crate::permissions::Proof::Step(_) => None,
+        })
+        .unwrap_or("permissions")
 }
 
 #[async_trait]
@@ -689,9 +707,38 @@ mod tests {
         }
     }
 
+    /// The permission lines are the table's: every line a row names is one preflight can
+    /// show, every `permission-*` line preflight shows is proven by a row, and the dry runs
+    /// take their line from the row of their action.
     #[test]
-    fn actions_become_check_names() {
-        assert_eq!(kebab("AllocateAddress"), "allocate-address");
-        assert_eq!(kebab("CreateNetworkInterface"), "create-network-interface");
+    fn the_permission_lines_are_the_tables() {
+        use crate::permissions::{AWS, Proof};
+        let from_table: BTreeSet<&str> = AWS
+            .iter()
+            .filter_map(|g| match g.proof {
+                Proof::Preflight(line) | Proof::Step(Some(line)) => Some(line),
+                Proof::Step(None) => None,
+            })
+            .collect();
+        for line in &from_table {
+            assert!(crate::preflight::AWS_CHECKS.contains(line), "{line}");
+        }
+        for line in crate::preflight::AWS_CHECKS {
+            if line.starts_with("permission-") {
+                assert!(from_table.contains(line), "{line} has no row");
+            }
+        }
+        assert_eq!(
+            line_of("AllocateAddress"),
+            "permission-ec2-allocate-address"
+        );
+        assert_eq!(
+            line_of("CreateNetworkInterface"),
+            "permission-ec2-create-network-interface"
+        );
+        assert_eq!(
+            crate::permissions::aws_actions_of_line("permission-ec2-create-network-interface"),
+            ["ec2:CreateNetworkInterface", "ec2:CreateTags"]
+        );
     }
 }

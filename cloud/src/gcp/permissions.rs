@@ -27,66 +27,25 @@ pub const DEFAULT_ENDPOINT: &str = "https://cloudresourcemanager.googleapis.com"
 const NAME: &str = "permissions";
 const OPERATION: &str = "projects.testIamPermissions";
 
-/// Reads and labels of the addresses, in the addresses' project, whatever their kind.
-const ADDRESS_ALWAYS: [&str; 4] = [
-    "compute.addresses.get",
-    "compute.addresses.list",
-    "compute.addresses.setLabels",
-    "compute.regionOperations.get",
-];
-const ADDRESS_EXTERNAL: [&str; 2] = ["compute.addresses.create", "compute.addresses.delete"];
-const ADDRESS_INTERNAL: [&str; 2] = [
-    "compute.addresses.createInternal",
-    "compute.addresses.deleteInternal",
-];
 /// In the project holding the subnetwork the internal address is taken from.
 const SUBNETWORK_USE: &str = "compute.subnetworks.use";
-/// In each written zone's project: the record reads and the Change (additions and deletions).
-const DNS_WRITE: [&str; 5] = [
-    "dns.changes.create",
-    "dns.changes.get",
-    "dns.resourceRecordSets.create",
-    "dns.resourceRecordSets.delete",
-    "dns.resourceRecordSets.list",
-];
 
-/// PURE: per project, the permissions the plan's calls need.
+/// PURE: per project, the permissions `run`'s calls need: the table's
+/// ([`crate::permissions::GCP`]), so preflight and `bootstrap-agent permissions` cannot drift.
 pub(crate) fn wanted(
     project: &str,
     network_project: &str,
     scopes: &BTreeSet<Scope>,
     zone_projects: &[&str],
 ) -> BTreeMap<String, BTreeSet<&'static str>> {
-    let mut wanted: BTreeMap<String, BTreeSet<&'static str>> = BTreeMap::new();
-    if !scopes.is_empty() {
-        wanted
-            .entry(project.into())
-            .or_default()
-            .extend(ADDRESS_ALWAYS);
-    }
-    if scopes.contains(&Scope::Public) {
-        wanted
-            .entry(project.into())
-            .or_default()
-            .extend(ADDRESS_EXTERNAL);
-    }
-    if scopes.contains(&Scope::Private) {
-        wanted
-            .entry(project.into())
-            .or_default()
-            .extend(ADDRESS_INTERNAL);
-        wanted
-            .entry(network_project.into())
-            .or_default()
-            .insert(SUBNETWORK_USE);
-    }
-    for zone_project in zone_projects {
-        wanted
-            .entry(zone_project.to_string())
-            .or_default()
-            .extend(DNS_WRITE);
-    }
-    wanted
+    crate::permissions::gcp_wanted(
+        project,
+        network_project,
+        scopes,
+        zone_projects,
+        &[crate::permissions::Command::Run],
+        false,
+    )
 }
 
 /// Permissions a resource-level grant can give (on the subnetwork, on the zone), which

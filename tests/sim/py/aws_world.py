@@ -24,7 +24,8 @@ the agent's work with someone else's eyes).
   subnet   create a subnet in a new VPC (not the world's), print {"id", "vpc"}; with --cidr,
            that range in a VPC of the /16 around it (the world's own range, in another VPC)
   iam-user create IAM user --name in moto with an inline policy allowing each --allow action
-           (e.g. ec2:AllocateAddress) on every resource, and an access key; print
+           (e.g. ec2:AllocateAddress) on every resource (or the policy document in the file
+           --policy, as is), and an access key; print
            {"arn", "access_key_id", "secret_access_key"}
   enforce-iam  switch moto's IAM enforcement on (--value on: every later request must be
            signed with an IAM user's key and allowed by its policies) or off (--value off)
@@ -49,7 +50,8 @@ AZS = ["us-east-1a", "us-east-1b", "us-east-1c"]
 
 
 def clients(a):
-    kw = dict(region_name=REGION, aws_access_key_id="testing", aws_secret_access_key="testing")
+    key, secret = getattr(a, "key", None) or "testing", getattr(a, "secret", None) or "testing"
+    kw = dict(region_name=REGION, aws_access_key_id=key, aws_secret_access_key=secret)
     return boto3.client("ec2", endpoint_url=a.ec2, **kw), boto3.client("route53", endpoint_url=a.route53, **kw)
 
 
@@ -283,7 +285,11 @@ def iam_user(a):
     iam = boto3.client("iam", endpoint_url=a.ec2, region_name=REGION,
                        aws_access_key_id="testing", aws_secret_access_key="testing")
     arn = iam.create_user(UserName=a.name)["User"]["Arn"]
-    if a.allow:
+    if a.policy:
+        with open(a.policy) as f:
+            document = f.read()
+        iam.put_user_policy(UserName=a.name, PolicyName="bootstrap-agent", PolicyDocument=document)
+    elif a.allow:
         policy = {"Version": "2012-10-17",
                   "Statement": [{"Effect": "Allow", "Action": a.allow, "Resource": "*"}]}
         iam.put_user_policy(UserName=a.name, PolicyName="bootstrap-agent", PolicyDocument=json.dumps(policy))
@@ -315,6 +321,9 @@ def main():
     p.add_argument("--base-domain", default="example.com")
     p.add_argument("--infra-id", default="mycluster-7xk2p")
     p.add_argument("--bootstrap-ip", default="10.0.1.10")
+    p.add_argument("--policy", help="iam-user: a file holding the policy document")
+    p.add_argument("--key", help="release-eip: as this IAM user's access key (with --secret)")
+    p.add_argument("--secret")
     p.add_argument("--zone", choices=["public", "private"])
     p.add_argument("--zone-id")
     p.add_argument("--tag", action="append", default=[], help="k=v, for zone")

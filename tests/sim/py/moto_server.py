@@ -14,8 +14,9 @@ and AllocateAddress beyond it fails with AddressLimitExceeded (moto reports 5 an
 nothing). The limit is MOTO_VPC_MAX_ELASTIC_IPS, default 100: AWS's default is 5, but one
 world here holds twenty clusters' addresses (a raised quota, as such accounts have).
 
-With IAM enforcement on, a create call that tags on create also needs ec2:CreateTags, as on
-EC2 (see the end of this file).
+With IAM enforcement on, EC2's calls are authorized as EC2 does: on the resource's ARN with
+its tags as condition keys, and a create call that tags on create also needs ec2:CreateTags
+with ec2:CreateAction (see the end of this file).
 
 Usage: python moto_server.py [moto_server arguments...]
 """
@@ -309,29 +310,178 @@ def _raise_signature_does_not_match(self):
     _moto_bad_signature(self)
 
 
+# The signature is over the bytes sent. moto's server loses a form POST's body (werkzeug
+# parses it into request.form, so request.data is empty) and moto then signs its dict again
+# with botocore's form encoding: a space becomes "+" where the SDK sent "%20", and a request
+# whose values hold a space (CreateNetworkInterface's Description) fails with AuthFailure, as
+# EC2 never would. Rebuild the body as the SDKs encode it (RFC 3986: all but A-Z a-z 0-9 - _
+# . ~ percent-encoded), in the order it came.
+from urllib.parse import quote as _quote
+
+_moto_create_aws_request = access_control.IAMRequestBase._create_aws_request
+
+
+def _create_aws_request(self):
+    if not self._body and isinstance(self._data, dict) and self._method == "POST":
+        pairs = []
+        for key, values in self._data.items():
+            for value in values if isinstance(values, list) else [values]:
+                pairs.append(f"{_quote(str(key), safe='-_.~')}={_quote(str(value), safe='-_.~')}")
+        self._body = "&".join(pairs).encode()
+    return _moto_create_aws_request(self)
+
+
+access_control.IAMRequestBase._create_aws_request = _create_aws_request
+
+# The simulated controller plays Elastic Load Balancing (X-Sim-Requester: amazon-elb, see
+# ELB above): on AWS that service acts under its own service-linked role, never under the
+# agent's policy, so its calls are not checked against the agent's user here either.
+from moto.core.authorization import ActionAuthenticatorMixin
+
+_moto_authorize = ActionAuthenticatorMixin._authenticate_and_authorize_action
+
+
+def _authenticate_and_authorize_action(self, iam_request_cls, resource="*"):
+    if self.headers.get("X-Sim-Requester") == "amazon-elb":
+        return None
+    return _moto_authorize(self, iam_request_cls, resource)
+
+
+ActionAuthenticatorMixin._authenticate_and_authorize_action = _authenticate_and_authorize_action
 access_control.IAMRequest._raise_access_denied = _raise_access_denied
 access_control.IAMRequest._raise_invalid_access_key = _raise_invalid_access_key
 access_control.IAMRequest._raise_signature_does_not_match = _raise_signature_does_not_match
 
-# Tag on create: an EC2 call that creates a resource with TagSpecifications needs
-# ec2:CreateTags as well, and EC2 checks it for a DryRun too (EC2 user guide, "Grant
-# permission to tag Amazon EC2 resources during creation": "If tags are specified in the
-# resource-creating action, Amazon performs additional authorization on the ec2:CreateTags
-# action"). moto checks the one action only, so a policy without ec2:CreateTags would pass
-# here and fail on EC2.
+# IAM as EC2 evaluates it, for the EC2 calls. moto's own check (moto/iam/access_control.py,
+# IAMRequestBase.check_action_permitted) matches the action only: it passes every request the
+# resource "*", and a statement with a Condition it cannot fill (aws:ResourceTag, ec2:CreateAction)
+# answers DENIED, which would turn a correct least-privilege policy into a refusal, and a
+# Resource scoped to an ARN never matches "*". So for service ec2 the request's resource ARN
+# and condition context are built here as EC2 builds them (Service Authorization Reference,
+# "Actions, resources, and condition keys for Amazon EC2"; IAM user guide, "Policy evaluation
+# logic"), and the policies of the caller are evaluated on them:
+#
+# - ReleaseAddress is on arn:aws:ec2:<region>:<account>:elastic-ip/<allocation id>,
+#   DeleteNetworkInterface on .../network-interface/<id>; both with aws:ResourceTag/<key> from
+#   the resource's tags (a policy conditioned on our ownership tag refuses what is not ours).
+# - AllocateAddress / CreateNetworkInterface with TagSpecifications also need ec2:CreateTags,
+#   with ec2:CreateAction = the creating action ("If tags are specified in the
+#   resource-creating action, Amazon performs additional authorization on the ec2:CreateTags
+#   action", EC2 user guide, "Grant permission to tag Amazon EC2 resources during creation"),
+#   and EC2 checks it for a DryRun too.
+# - An explicit Deny wins; else some Allow must match action, resource and every condition.
+#   Condition operators: StringEquals, StringLike, StringNotEquals (and ...IfExists); an
+#   operator this evaluator does not know never holds (a refusal, never a silent allow).
+import fnmatch
+import json as _json
+import re as _re
+
+from moto.ec2.models import ec2_backends
+
 _moto_check_action_permitted = access_control.IAMRequest.check_action_permitted
 
 
+def _values(data, key):
+    value = (data or {}).get(key)
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _glob(pattern, value, case_sensitive):
+    regex = "^" + _re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".") + "$"
+    return _re.match(regex, value, 0 if case_sensitive else _re.IGNORECASE) is not None
+
+
+def _listed(element):
+    return element if isinstance(element, list) else [element]
+
+
+def _condition_holds(operator, key, wanted, context):
+    if_exists = operator.endswith("IfExists")
+    base = operator[: -len("IfExists")] if if_exists else operator
+    present = {k.lower(): v for k, v in context.items()}
+    actual = present.get(key.lower())
+    if actual is None:
+        return if_exists or base == "StringNotEquals"
+    actual = _listed(actual)
+    wanted = [str(w) for w in _listed(wanted)]
+    if base == "StringEquals":
+        return any(a in wanted for a in actual)
+    if base == "StringLike":
+        return any(_glob(w, a, True) for w in wanted for a in actual)
+    if base == "StringNotEquals":
+        return all(a not in wanted for a in actual)
+    sys.stderr.write(f"moto_server.py: condition operator {operator} is not evaluated here: refused\n")
+    return False
+
+
+def _statement_applies(statement, action, resource, context):
+    if "NotAction" in statement:
+        if any(_glob(p, action, False) for p in _listed(statement["NotAction"])):
+            return False
+    elif not any(_glob(p, action, False) for p in _listed(statement.get("Action", []))):
+        return False
+    if "NotResource" in statement:
+        if any(_glob(p, resource, True) for p in _listed(statement["NotResource"])):
+            return False
+    elif not any(_glob(p, resource, True) for p in _listed(statement.get("Resource", []))):
+        return False
+    for operator, pairs in (statement.get("Condition") or {}).items():
+        for key, wanted in pairs.items():
+            if not _condition_holds(operator, key, wanted, context):
+                return False
+    return True
+
+
+def _permitted(self, action, resource, context):
+    allowed = False
+    for policy in self._access_key.collect_policies():
+        document = access_control.IAMPolicy(policy)._policy_json
+        for statement in _listed(document.get("Statement", [])):
+            if _statement_applies(statement, action, resource, context):
+                if statement.get("Effect") == "Deny":
+                    return False
+                allowed = True
+    return allowed
+
+
+def _ec2_checks(self):
+    """(action, resource ARN, condition context) EC2 authorizes for this request."""
+    action = self._action.split(":", 1)[1]
+    arn = f"arn:aws:ec2:{self._region}:{self.account_id}"
+    backend = ec2_backends[self.account_id][self._region]
+
+    def tags_of(resource_id):
+        return {f"aws:ResourceTag/{k}": v for k, v in backend.tags.get(resource_id, {}).items()}
+
+    if action == "ReleaseAddress":
+        ids = _values(self._data, "AllocationId")
+        return [(self._action, f"{arn}:elastic-ip/{i}", tags_of(i)) for i in ids] or [(self._action, "*", {})]
+    if action == "DeleteNetworkInterface":
+        ids = _values(self._data, "NetworkInterfaceId")
+        return [(self._action, f"{arn}:network-interface/{i}", tags_of(i)) for i in ids] or [(self._action, "*", {})]
+    kinds = {"AllocateAddress": "elastic-ip", "CreateNetworkInterface": "network-interface"}
+    if action in kinds:
+        created = f"{arn}:{kinds[action]}/*"
+        checks = [(self._action, created, {})]
+        if any(str(key).startswith("TagSpecification.") for key in (self._data or {})):
+            checks.append(("ec2:CreateTags", created, {"ec2:CreateAction": action}))
+        return checks
+    return [(self._action, "*", {})]
+
+
 def _check_action_permitted(self, resource):
-    _moto_check_action_permitted(self, resource)
-    tags_on_create = any(str(key).startswith("TagSpecification.") for key in (self._data or {}))
-    if self._service == "ec2" and tags_on_create and self._action != "ec2:CreateTags":
-        creating = self._action
-        self._action = "ec2:CreateTags"
-        try:
-            _moto_check_action_permitted(self, resource)
-        finally:
-            self._action = creating
+    if self._service != "ec2":
+        return _moto_check_action_permitted(self, resource)
+    for action, arn, context in _ec2_checks(self):
+        if not _permitted(self, action, arn, context):
+            asked = self._action
+            self._action = action
+            try:
+                self._raise_access_denied()
+            finally:
+                self._action = asked
 
 
 access_control.IAMRequest.check_action_permitted = _check_action_permitted

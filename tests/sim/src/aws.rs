@@ -350,10 +350,42 @@ impl AwsPeers {
             .map(|_| ())
     }
 
+    /// Releases the EIP `allocation` with boto3 as `user` (IAM enforcement on: allowed or not
+    /// by its policy).
+    pub async fn release_eip_as(&self, allocation: &str, user: &IamUser) -> Result<()> {
+        self.script(&[
+            "release-eip",
+            "--allocation",
+            allocation,
+            "--key",
+            &user.access_key_id,
+            "--secret",
+            &user.secret_access_key,
+        ])
+        .await
+        .map(|_| ())
+    }
+
     pub async fn associate(&self, allocation: &str, eni: &str) -> Result<()> {
         self.script(&["associate", "--allocation", allocation, "--eni", eni])
             .await
             .map(|_| ())
+    }
+
+    /// An IAM user in moto whose one inline policy is `document` (an IAM policy document, as
+    /// `bootstrap-agent permissions --cloud aws` prints it), with an access key.
+    pub async fn create_iam_user_with_policy(
+        &self,
+        name: &str,
+        document: &Value,
+    ) -> Result<IamUser> {
+        let file = tempfile::NamedTempFile::new()?;
+        std::fs::write(file.path(), serde_json::to_vec(document)?)?;
+        let path = path(file.path())?;
+        let out = self
+            .script(&["iam-user", "--name", name, "--policy", &path])
+            .await?;
+        iam_user_of(&out)
     }
 
     /// An IAM user in moto whose one policy allows `actions` (e.g. `ec2:AllocateAddress`) on
@@ -364,18 +396,7 @@ impl AwsPeers {
             args.extend(["--allow", action]);
         }
         let out = self.script(&args).await?;
-        match (
-            out["arn"].as_str(),
-            out["access_key_id"].as_str(),
-            out["secret_access_key"].as_str(),
-        ) {
-            (Some(arn), Some(key), Some(secret)) => Ok(IamUser {
-                arn: arn.to_string(),
-                access_key_id: key.to_string(),
-                secret_access_key: secret.to_string(),
-            }),
-            _ => bail!("iam-user printed {out}"),
-        }
+        iam_user_of(&out)
     }
 
     /// Switches moto's IAM enforcement on or off (moto's `/moto-api/reset-auth`). On, every
@@ -405,6 +426,21 @@ impl AwsPeers {
             return Ok(Value::Null);
         }
         serde_json::from_slice(&out).context("aws_world.py printed no JSON")
+    }
+}
+
+fn iam_user_of(out: &Value) -> Result<IamUser> {
+    match (
+        out["arn"].as_str(),
+        out["access_key_id"].as_str(),
+        out["secret_access_key"].as_str(),
+    ) {
+        (Some(arn), Some(key), Some(secret)) => Ok(IamUser {
+            arn: arn.to_string(),
+            access_key_id: key.to_string(),
+            secret_access_key: secret.to_string(),
+        }),
+        _ => bail!("iam-user printed {out}"),
     }
 }
 

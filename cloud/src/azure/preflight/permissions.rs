@@ -15,71 +15,21 @@ use crate::preflight::Check;
 use serde_json::Value;
 
 const NAME: &str = "permissions";
-/// A record set is read (compare), written (PUT with its ETag) and deleted when the bootstrap
-/// IP's removal empties it.
-const RECORD_VERBS: [&str; 3] = ["read", "write", "delete"];
 
-/// The actions the agent needs, per resource group (in the order they are first named).
+/// The actions the agent needs, per resource group (in the order they are first named): the
+/// table's ([`crate::permissions::azure_wanted`]), so preflight and `bootstrap-agent
+/// permissions` cannot drift.
 pub fn wanted(settings: &AzureSettings, targets: &AzureTargets) -> Vec<(String, Vec<String>)> {
-    let mut wanted: Vec<(String, Vec<String>)> = Vec::new();
-    let mut add = |rg: &str, action: String| match wanted
-        .iter_mut()
-        .find(|(known, _)| known.eq_ignore_ascii_case(rg))
-    {
-        Some((_, actions)) if actions.contains(&action) => {}
-        Some((_, actions)) => actions.push(action),
-        None => wanted.push((rg.to_string(), vec![action])),
-    };
-    let cluster = &settings.resource_group;
-    // Every call `run` makes, reads included: a role with the writes alone would pass here and
-    // then be refused at the first GET (observe) or at the delete that empties a record set.
-    if targets.public_ips {
-        add(cluster, "Microsoft.Network/publicIPAddresses/read".into());
-        add(cluster, "Microsoft.Network/publicIPAddresses/write".into());
-        add(cluster, "Microsoft.Network/publicIPAddresses/delete".into());
-    }
-    if targets.private_ips {
-        if settings.api.tags.is_some() {
-            add(cluster, "Microsoft.Resources/tags/read".into());
-            add(cluster, "Microsoft.Resources/tags/write".into());
-        } else {
-            // Azure Stack Hub: no Tags API; the group itself is read and updated.
-            add(
-                cluster,
-                "Microsoft.Resources/subscriptions/resourceGroups/read".into(),
-            );
-            add(
-                cluster,
-                "Microsoft.Resources/subscriptions/resourceGroups/write".into(),
-            );
-        }
-        let network = &settings.network_resource_group;
-        add(
-            network,
-            "Microsoft.Network/virtualNetworks/subnets/read".into(),
-        );
-        add(
-            network,
-            "Microsoft.Network/virtualNetworks/checkIpAddressAvailability/read".into(),
-        );
-    }
-    for rtype in &targets.public_record_types {
-        for verb in RECORD_VERBS {
-            add(
-                &settings.base_domain_resource_group,
-                format!("Microsoft.Network/dnszones/{rtype}/{verb}"),
-            );
-        }
-    }
-    for rtype in &targets.private_record_types {
-        for verb in RECORD_VERBS {
-            add(
-                cluster,
-                format!("Microsoft.Network/privateDnsZones/{rtype}/{verb}"),
-            );
-        }
-    }
-    wanted
+    crate::permissions::azure_wanted(&crate::permissions::AzurePlan {
+        resource_group: settings.resource_group.clone(),
+        network_resource_group: settings.network_resource_group.clone(),
+        base_domain_resource_group: settings.base_domain_resource_group.clone(),
+        public_ips: targets.public_ips,
+        private_ips: targets.private_ips,
+        tags_api: settings.api.tags.is_some(),
+        public_record_types: targets.public_record_types.clone(),
+        private_record_types: targets.private_record_types.clone(),
+    })
 }
 
 /// PURE: Azure RBAC's wildcard match (case-insensitive, `*` is any text).

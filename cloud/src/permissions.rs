@@ -1,0 +1,695 @@
+//! The one source of truth for the cloud permissions the agent needs: per cloud, a table of
+//! the actions each of its calls needs, for which command, under which condition of the
+//! plan, and how preflight proves it. `bootstrap-agent permissions` prints these tables in
+//! the cloud's own policy format, preflight asks exactly these (its permission lines are
+//! named from them), and `docs/permissions.md` is generated from them.
+//!
+//! Built without any cloud feature: the tables are plain data, the printers live in the
+//! agent (`src/permissions.rs`).
+
+use crate::{RecordType, Scope};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The commands that call a cloud (or the cluster) with their own set of permissions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Command {
+    /// `run` (and its preflight, and `reserve`, `dns seed`, `dns teardown`).
+    Run,
+    /// `teardown --all`.
+    TeardownAll,
+    /// `publish-lb-ips` (reserves; cluster-hosted DNS).
+    PublishLbIps,
+    /// `capabilities apply` (the cluster only).
+    CapabilitiesApply,
+}
+
+impl Command {
+    pub const ALL: [Command; 4] = [
+        Command::Run,
+        Command::TeardownAll,
+        Command::PublishLbIps,
+        Command::CapabilitiesApply,
+    ];
+
+    /// The command as typed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Command::Run => "run",
+            Command::TeardownAll => "teardown-all",
+            Command::PublishLbIps => "publish-lb-ips",
+            Command::CapabilitiesApply => "capabilities-apply",
+        }
+    }
+
+    /// PURE: the command from its name (`run`, `teardown-all`, `publish-lb-ips`,
+    /// `capabilities-apply`).
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == text)
+    }
+}
+
+const RUN: &[Command] = &[Command::Run];
+const RESERVING: &[Command] = &[Command::Run, Command::PublishLbIps];
+const OBSERVING: &[Command] = &[Command::Run, Command::TeardownAll, Command::PublishLbIps];
+const DNS: &[Command] = &[Command::Run, Command::TeardownAll];
+const TEARDOWN: &[Command] = &[Command::TeardownAll];
+const HAND_OVER: &[Command] = &[Command::Run, Command::TeardownAll];
+
+// ---------------------------------------------------------------- AWS
+
+/// When an AWS action is needed, from what the assets say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AwsWhen {
+    Always,
+    /// An Elastic IP is reserved (public API).
+    PublicAddresses,
+    /// A private IP is held by an ENI (always on AWS: api-int).
+    PrivateAddresses,
+    /// `publicIpv4Pool` is set.
+    Pool,
+    /// The agent writes a Route53 zone with the cluster's own credentials.
+    ZonesWritten,
+    /// A written zone is not named by id: it is looked up by name.
+    ZoneLookedUp,
+    /// A looked-up zone is named by tags (the DNS manifest's `privateZone.tags`).
+    ZoneByTags,
+    /// The private zone is written with the cluster's credentials (no `hostedZoneRole`):
+    /// preflight reads its VPC associations.
+    PrivateZoneWritten,
+    /// `hostedZoneRole`: the private zone is written through `sts:AssumeRole` of it.
+    ZoneRole,
+}
+
+/// The resources an AWS action is scoped to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AwsResource {
+    /// `*`: the action takes no resource, or the resource does not exist yet.
+    Any,
+    /// `arn:<partition>:route53:::hostedzone/<id>` of each written zone (`/*` when an id is
+    /// only known by a lookup).
+    HostedZones,
+    /// `arn:<partition>:route53:::change/*`.
+    Changes,
+    /// `arn:<partition>:ec2:<region>:*:elastic-ip/*`, tagged ours.
+    ElasticIps,
+    /// `arn:<partition>:ec2:<region>:*:network-interface/*`, tagged ours.
+    NetworkInterfaces,
+    /// The `hostedZoneRole` ARN.
+    ZoneRole,
+}
+
+/// A condition on the grant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AwsCondition {
+    None,
+    /// `aws:ResourceTag/kubernetes.io/cluster/<infraID>` = `owned`: never what we do not own.
+    OwnedTag,
+    /// `ec2:CreateAction` is one of our create calls: tags only on create.
+    CreateAction,
+}
+
+/// How a missing action shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proof {
+    /// Preflight's line of this name fails naming the action.
+    Preflight(&'static str),
+    /// No way to ask beforehand: the step that calls it fails naming it (preflight's line of
+    /// this name says so, if any).
+    Step(Option<&'static str>),
+}
+
+/// One row of the AWS table.
+#[derive(Debug, Clone, Copy)]
+pub struct AwsGrant {
+    pub action: &'static str,
+    pub when: AwsWhen,
+    pub resource: AwsResource,
+    pub condition: AwsCondition,
+    pub commands: &'static [Command],
+    /// The calls that need it, in words.
+    pub calls: &'static str,
+    pub proof: Proof,
+}
+
+/// The ec2 create calls that tag on create (the `ec2:CreateAction` values).
+pub const AWS_CREATE_ACTIONS: [&str; 2] = ["AllocateAddress", "CreateNetworkInterface"];
+
+/// Every AWS action the agent calls (STS GetCallerIdentity needs none: AWS answers it for any
+/// valid key).
+pub const AWS: &[AwsGrant] = &[
+    AwsGrant {
+        action: "ec2:DescribeAddresses",
+        when: AwsWhen::Always,
+        resource: AwsResource::Any,
+        condition: AwsCondition::None,
+        commands: OBSERVING,
+        calls: "observe our Elastic IPs (filtered by our tag), what holds them, the quota in use",
+        proof: Proof::Step(None),
+    },
+    AwsGrant {
+        action: "ec2:DescribeNetworkInterfaces",
+        when: AwsWhen::Always,
+        resource: AwsResource::Any,
+        condition: AwsCondition::None,
+        commands: OBSERVING,
+        calls: "observe our ENIs (filtered by our tag) and the load balancers' interfaces",
+        proof: Proof::Step(None),
+    },
+    AwsGrant {
+        action: "ec2:DescribeSubnets",
+        when: AwsWhen::Always,
+        resource: AwsResource::Any,
+        condition: AwsCondition::None,
+        commands: OBSERVING,
+        calls: "the subnets' VPC, zone and free addresses (placements, preflight `subnets`)",
+        proof: Proof::Step(None),
+    },
+    AwsGrant {
+        action: "ec2:DescribeAccountAttributes",
+        when: AwsWhen::PublicAddresses,
+        resource: AwsResource::Any,
+        condition: AwsCondition::None,
+        commands: RUN,
+        calls: "preflight `quota-elastic-ips` (vpc-max-elastic-ips)",
+        proof: Proof::Preflight("quota-elastic-ips"),
+    },
+    AwsGrant {
+        action: "ec2:DescribePublicIpv4Pools",
+        when: AwsWhen::Pool,
+        resource: AwsResource::Any,
+        condition: AwsCondition::None,
+        commands: RESERVING,
+        calls: "the BYO-IP pool's free addresses (preflight `public-ipv4-pool`, reserve)",
+        proof: Proof::Preflight("public-ipv4-pool"),
+    },
+    AwsGrant {
+        action: "ec2:AllocateAddress",
+        when: AwsWhen::PublicAddresses,
+        resource: AwsResource::Any,
+        condition: AwsCondition::None,
+        commands: RESERVING,
+        calls: "reserve the public IPs (tagged on create)",
+        proof: Proof::Preflight("permission-ec2-allocate-address"),
+    },
+    AwsGrant {
+        action: "ec2:CreateNetworkInterface",
+        when: AwsWhen::PrivateAddresses,
+        resource: AwsResource::Any,
+        condition: AwsCondition::None,
+        commands: RESERVING,
+        calls: "hold the private IPs in ENIs (tagged on create)",
+        proof: Proof::Preflight("permission-ec2-create-network-interface"),
+    },
+    AwsGrant {
+        action: "ec2:CreateTags",
+        when: AwsWhen::Always,
+        resource: AwsResource::Any,
+        condition: AwsCondition::CreateAction,
+        commands: RESERVING,
+        calls: "the tags of AllocateAddress and CreateNetworkInterface (EC2 authorizes it for tags on create)",
+        proof: Proof::Preflight("permission-ec2-create-network-interface"),
+    },
+    AwsGrant {
+        action: "ec2:DeleteNetworkInterface",
+        when: AwsWhen::PrivateAddresses,
+        resource: AwsResource::NetworkInterfaces,
+        condition: AwsCondition::OwnedTag,
+        commands: HAND_OVER,
+        calls: "the hand-over (run) and teardown --all delete our ENIs",
+        proof: Proof::Step(Some("permission-ec2-release")),
+    },
+    AwsGrant {
+        action: "ec2:ReleaseAddress",
+        when: AwsWhen::PublicAddresses,
+        resource: AwsResource::ElasticIps,
+        condition: AwsCondition::OwnedTag,
+        commands: TEARDOWN,
+        calls: "teardown --all releases our Elastic IPs",
+        proof: Proof::Step(Some("permission-ec2-release")),
+    },
+    AwsGrant {
+        action: "route53:ListHostedZonesByName",
+        when: AwsWhen::ZoneLookedUp,
+        resource: AwsResource::Any,
+        condition: AwsCondition::None,
+        commands: DNS,
+        calls: "find a zone not named by id",
+        proof: Proof::Step(None),
+    },
+    AwsGrant {
+        action: "route53:ListTagsForResource",
+        when: AwsWhen::ZoneByTags,
+        resource: AwsResource::HostedZones,
+        condition: AwsCondition::None,
+        commands: DNS,
+        calls: "tell the zone named by tags among zones of one name",
+        proof: Proof::Step(None),
+    },
+    AwsGrant {
+        action: "route53:GetHostedZone",
+        when: AwsWhen::PrivateZoneWritten,
+        resource: AwsResource::HostedZones,
+        condition: AwsCondition::None,
+        commands: RUN,
+        calls: "preflight `private-zone-vpc` (the zone's VPC associations)",
+        proof: Proof::Preflight("private-zone-vpc"),
+    },
+    AwsGrant {
+        action: "route53:ListResourceRecordSets",
+        when: AwsWhen::ZonesWritten,
+        resource: AwsResource::HostedZones,
+        condition: AwsCondition::None,
+        commands: DNS,
+        calls: "read api / api-int before each compare-and-swap",
+        proof: Proof::Step(None),
+    },
+    AwsGrant {
+        action: "route53:ChangeResourceRecordSets",
+        when: AwsWhen::ZonesWritten,
+        resource: AwsResource::HostedZones,
+        condition: AwsCondition::None,
+        commands: DNS,
+        calls: "write api / api-int (DELETE + CREATE in one batch)",
+        proof: Proof::Preflight("permission-route53-change-record-sets"),
+    },
+    AwsGrant {
+        action: "route53:GetChange",
+        when: AwsWhen::ZonesWritten,
+        resource: AwsResource::Changes,
+        condition: AwsCondition::None,
+        commands: DNS,
+        calls: "wait until a change is INSYNC",
+        proof: Proof::Step(None),
+    },
+    AwsGrant {
+        action: "sts:AssumeRole",
+        when: AwsWhen::ZoneRole,
+        resource: AwsResource::ZoneRole,
+        condition: AwsCondition::None,
+        commands: DNS,
+        calls: "write the other account's private zone through hostedZoneRole",
+        proof: Proof::Step(None),
+    },
+];
+
+/// What an AWS plan holds, as the assets say.
+#[derive(Debug, Clone, Default)]
+pub struct AwsPlan {
+    pub public_addresses: bool,
+    pub private_addresses: bool,
+    pub pool: bool,
+    /// Zones written with the cluster's credentials: each one's id when the assets name it.
+    pub zones: Vec<Option<String>>,
+    pub zone_by_tags: bool,
+    pub private_zone_written: bool,
+    pub zone_role: Option<String>,
+}
+
+impl AwsWhen {
+    /// PURE: whether the plan needs it.
+    pub fn holds(self, plan: &AwsPlan) -> bool {
+        match self {
+            AwsWhen::Always => plan.public_addresses || plan.private_addresses,
+            AwsWhen::PublicAddresses => plan.public_addresses,
+            AwsWhen::PrivateAddresses => plan.private_addresses,
+            AwsWhen::Pool => plan.pool,
+            AwsWhen::ZonesWritten => !plan.zones.is_empty(),
+            AwsWhen::ZoneLookedUp => plan.zones.iter().any(Option::is_none),
+            AwsWhen::ZoneByTags => plan.zone_by_tags,
+            AwsWhen::PrivateZoneWritten => plan.private_zone_written,
+            AwsWhen::ZoneRole => plan.zone_role.is_some(),
+        }
+    }
+}
+
+/// PURE: the rows `commands` need for `plan`, in table order.
+pub fn aws_grants(plan: &AwsPlan, commands: &[Command]) -> Vec<&'static AwsGrant> {
+    AWS.iter()
+        .filter(|g| g.commands.iter().any(|c| commands.contains(c)) && g.when.holds(plan))
+        .collect()
+}
+
+/// PURE: the actions of the rows preflight's line `line` proves.
+pub fn aws_actions_of_line(line: &str) -> Vec<&'static str> {
+    AWS.iter()
+        .filter(|g| match g.proof {
+            Proof::Preflight(named) | Proof::Step(Some(named)) => named == line,
+            Proof::Step(None) => false,
+        })
+        .map(|g| g.action)
+        .collect()
+}
+
+// ---------------------------------------------------------------- GCP
+
+/// When a GCP permission is needed, and in which project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GcpWhen {
+    /// Any address, in the addresses' project.
+    Addresses,
+    External,
+    Internal,
+    /// In the project holding the subnetwork the internal address is taken from.
+    InternalSubnetwork,
+    /// In each written zone's project.
+    Zones,
+    /// In the project holding the network's subnetworks, whatever the addresses.
+    Subnetworks,
+}
+
+/// One row of the GCP table.
+#[derive(Debug, Clone, Copy)]
+pub struct GcpGrant {
+    pub permission: &'static str,
+    pub when: GcpWhen,
+    /// Only preflight's own reads need it: in the printed role, not asked by
+    /// `testIamPermissions` (a missing one fails its own line).
+    pub preflight_read: bool,
+    pub commands: &'static [Command],
+    pub calls: &'static str,
+}
+
+/// Every GCP permission the agent's calls need (preflight's `permissions` line asks exactly
+/// these with `projects.testIamPermissions`).
+pub const GCP: &[GcpGrant] = &[
+    GcpGrant {
+        permission: "compute.projects.get",
+        when: GcpWhen::Addresses,
+        preflight_read: true,
+        commands: RUN,
+        calls: "preflight `credentials` (projects.get)",
+    },
+    GcpGrant {
+        permission: "compute.regions.get",
+        when: GcpWhen::Addresses,
+        preflight_read: true,
+        commands: RUN,
+        calls: "preflight `quota-addresses` (regions.get)",
+    },
+    GcpGrant {
+        permission: "compute.instanceGroups.list",
+        when: GcpWhen::Addresses,
+        preflight_read: true,
+        commands: RUN,
+        calls: "preflight `instance-groups` (instanceGroups.list)",
+    },
+    GcpGrant {
+        permission: "compute.subnetworks.get",
+        when: GcpWhen::Subnetworks,
+        preflight_read: true,
+        commands: RUN,
+        calls: "preflight `subnets` (subnetworks.get)",
+    },
+    GcpGrant {
+        permission: "dns.managedZones.get",
+        when: GcpWhen::Zones,
+        preflight_read: true,
+        commands: RUN,
+        calls: "preflight `private-zone-network` (managedZones.get)",
+    },
+    GcpGrant {
+        permission: "compute.addresses.get",
+        when: GcpWhen::Addresses,
+        preflight_read: false,
+        commands: OBSERVING,
+        calls: "addresses.get",
+    },
+    GcpGrant {
+        permission: "compute.addresses.list",
+        when: GcpWhen::Addresses,
+        preflight_read: false,
+        commands: OBSERVING,
+        calls: "addresses.list (our label)",
+    },
+    GcpGrant {
+        permission: "compute.addresses.setLabels",
+        when: GcpWhen::Addresses,
+        preflight_read: false,
+        commands: OBSERVING,
+        calls: "addresses.setLabels",
+    },
+    GcpGrant {
+        permission: "compute.regionOperations.get",
+        when: GcpWhen::Addresses,
+        preflight_read: false,
+        commands: OBSERVING,
+        calls: "regionOperations.wait",
+    },
+    GcpGrant {
+        permission: "compute.addresses.create",
+        when: GcpWhen::External,
+        preflight_read: false,
+        commands: OBSERVING,
+        calls: "addresses.insert (EXTERNAL)",
+    },
+    GcpGrant {
+        permission: "compute.addresses.delete",
+        when: GcpWhen::External,
+        preflight_read: false,
+        commands: OBSERVING,
+        calls: "addresses.delete (EXTERNAL)",
+    },
+    GcpGrant {
+        permission: "compute.addresses.createInternal",
+        when: GcpWhen::Internal,
+        preflight_read: false,
+        commands: OBSERVING,
+        calls: "addresses.insert (INTERNAL)",
+    },
+    GcpGrant {
+        permission: "compute.addresses.deleteInternal",
+        when: GcpWhen::Internal,
+        preflight_read: false,
+        commands: OBSERVING,
+        calls: "addresses.delete (INTERNAL)",
+    },
+    GcpGrant {
+        permission: "compute.subnetworks.use",
+        when: GcpWhen::InternalSubnetwork,
+        preflight_read: false,
+        commands: OBSERVING,
+        calls: "addresses.insert (INTERNAL) takes an address of the subnetwork",
+    },
+    GcpGrant {
+        permission: "dns.changes.create",
+        when: GcpWhen::Zones,
+        preflight_read: false,
+        commands: DNS,
+        calls: "changes.create",
+    },
+    GcpGrant {
+        permission: "dns.changes.get",
+        when: GcpWhen::Zones,
+        preflight_read: false,
+        commands: DNS,
+        calls: "changes.get (wait until done)",
+    },
+    GcpGrant {
+        permission: "dns.resourceRecordSets.create",
+        when: GcpWhen::Zones,
+        preflight_read: false,
+        commands: DNS,
+        calls: "a change's additions",
+    },
+    GcpGrant {
+        permission: "dns.resourceRecordSets.delete",
+        when: GcpWhen::Zones,
+        preflight_read: false,
+        commands: DNS,
+        calls: "a change's deletions",
+    },
+    GcpGrant {
+        permission: "dns.resourceRecordSets.list",
+        when: GcpWhen::Zones,
+        preflight_read: false,
+        commands: DNS,
+        calls: "resourceRecordSets.list",
+    },
+];
+
+/// PURE: per project, the permissions the plan's calls need for `commands` (with
+/// `preflight_reads`, preflight's own reads too).
+pub fn gcp_wanted(
+    project: &str,
+    network_project: &str,
+    scopes: &BTreeSet<Scope>,
+    zone_projects: &[&str],
+    commands: &[Command],
+    preflight_reads: bool,
+) -> BTreeMap<String, BTreeSet<&'static str>> {
+    let mut wanted: BTreeMap<String, BTreeSet<&'static str>> = BTreeMap::new();
+    for grant in GCP.iter().filter(|g| {
+        g.commands.iter().any(|c| commands.contains(c)) && (preflight_reads || !g.preflight_read)
+    }) {
+        let projects: Vec<&str> = match grant.when {
+            GcpWhen::Addresses if !scopes.is_empty() => vec![project],
+            GcpWhen::External if scopes.contains(&Scope::Public) => vec![project],
+            GcpWhen::Internal if scopes.contains(&Scope::Private) => vec![project],
+            GcpWhen::InternalSubnetwork if scopes.contains(&Scope::Private) => {
+                vec![network_project]
+            }
+            GcpWhen::Subnetworks if !scopes.is_empty() => vec![network_project],
+            GcpWhen::Zones => zone_projects.to_vec(),
+            _ => Vec::new(),
+        };
+        for p in projects {
+            wanted
+                .entry(p.to_string())
+                .or_default()
+                .insert(grant.permission);
+        }
+    }
+    wanted
+}
+
+// ---------------------------------------------------------------- Azure
+
+/// What an Azure plan holds, per resource group.
+#[derive(Debug, Clone, Default)]
+pub struct AzurePlan {
+    pub resource_group: String,
+    pub network_resource_group: String,
+    pub base_domain_resource_group: String,
+    pub public_ips: bool,
+    pub private_ips: bool,
+    /// The cloud has the Tags API (not Azure Stack Hub).
+    pub tags_api: bool,
+    pub public_record_types: Vec<RecordType>,
+    pub private_record_types: Vec<RecordType>,
+}
+
+/// A record set is read (compare), written (PUT with its ETag) and deleted when the bootstrap
+/// IP's removal empties it.
+pub const AZURE_RECORD_VERBS: [&str; 3] = ["read", "write", "delete"];
+
+/// On the subscription: `reserve` reads every resource group (the private IPs other clusters
+/// of the vnet recorded, see docs/clouds.md), preflight `quota-public-ips` the usages. Not in
+/// preflight's per-group `permissions` line (it lists per group).
+pub const AZURE_SUBSCRIPTION: [&str; 2] = [
+    "Microsoft.Resources/subscriptions/resourceGroups/read",
+    "Microsoft.Network/locations/usages/read",
+];
+/// Preflight's own reads per group: its `permissions` line lists the caller's permissions
+/// (a group that cannot be listed warns), `private-zone-vnet` reads the zone's links.
+pub const AZURE_PERMISSIONS_READ: &str = "Microsoft.Authorization/permissions/read";
+pub const AZURE_ZONE_LINKS_READ: &str =
+    "Microsoft.Network/privateDnsZones/virtualNetworkLinks/read";
+
+/// PURE: the actions the agent needs, per resource group (in the order first named). Every
+/// call `run` makes, reads included: a role with the writes alone would pass preflight and
+/// then be refused at the first GET (observe) or at the delete that empties a record set.
+pub fn azure_wanted(plan: &AzurePlan) -> Vec<(String, Vec<String>)> {
+    let mut wanted: Vec<(String, Vec<String>)> = Vec::new();
+    let mut add = |rg: &str, action: String| match wanted
+        .iter_mut()
+        .find(|(known, _)| known.eq_ignore_ascii_case(rg))
+    {
+        Some((_, actions)) if actions.contains(&action) => {}
+        Some((_, actions)) => actions.push(action),
+        None => wanted.push((rg.to_string(), vec![action])),
+    };
+    let cluster = &plan.resource_group;
+    if plan.public_ips {
+        for verb in AZURE_RECORD_VERBS {
+            add(
+                cluster,
+                format!("Microsoft.Network/publicIPAddresses/{verb}"),
+            );
+        }
+    }
+    if plan.private_ips {
+        if plan.tags_api {
+            add(cluster, "Microsoft.Resources/tags/read".into());
+            add(cluster, "Microsoft.Resources/tags/write".into());
+        } else {
+            // Azure Stack Hub: no Tags API; the group itself is read and updated.
+            add(
+                cluster,
+                "Microsoft.Resources/subscriptions/resourceGroups/read".into(),
+            );
+            add(
+                cluster,
+                "Microsoft.Resources/subscriptions/resourceGroups/write".into(),
+            );
+        }
+        let network = &plan.network_resource_group;
+        add(
+            network,
+            "Microsoft.Network/virtualNetworks/subnets/read".into(),
+        );
+        add(
+            network,
+            "Microsoft.Network/virtualNetworks/checkIpAddressAvailability/read".into(),
+        );
+    }
+    for rtype in &plan.public_record_types {
+        for verb in AZURE_RECORD_VERBS {
+            add(
+                &plan.base_domain_resource_group,
+                format!("Microsoft.Network/dnszones/{rtype}/{verb}"),
+            );
+        }
+    }
+    for rtype in &plan.private_record_types {
+        for verb in AZURE_RECORD_VERBS {
+            add(
+                cluster,
+                format!("Microsoft.Network/privateDnsZones/{rtype}/{verb}"),
+            );
+        }
+    }
+    wanted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_aws_row_names_a_command_and_commands_parse_back() {
+        for grant in AWS {
+            assert!(!grant.commands.is_empty(), "{grant:?}");
+            assert!(grant.action.contains(':'), "{grant:?}");
+        }
+        for c in Command::ALL {
+            assert_eq!(Command::parse(c.as_str()), Some(c));
+        }
+        assert_eq!(Command::parse("teardown"), None);
+    }
+
+    #[test]
+    fn aws_grants_follow_the_plan_and_the_command() {
+        let plan = AwsPlan {
+            public_addresses: true,
+            private_addresses: true,
+            zones: vec![Some("Z1".into()), None],
+            private_zone_written: true,
+            ..AwsPlan::default()
+        };
+        let names = |commands: &[Command]| -> Vec<&str> {
+            aws_grants(&plan, commands)
+                .iter()
+                .map(|g| g.action)
+                .collect()
+        };
+        let teardown = names(&[Command::TeardownAll]);
+        assert!(teardown.contains(&"ec2:ReleaseAddress"), "{teardown:?}");
+        assert!(!teardown.contains(&"ec2:AllocateAddress"), "{teardown:?}");
+        let run = names(&[Command::Run]);
+        assert!(!run.contains(&"ec2:ReleaseAddress"), "{run:?}");
+        assert!(run.contains(&"route53:ListHostedZonesByName"), "{run:?}");
+        assert!(!run.contains(&"sts:AssumeRole"), "{run:?}");
+        let publish = names(&[Command::PublishLbIps]);
+        assert!(
+            !publish.iter().any(|a| a.starts_with("route53:")),
+            "{publish:?}"
+        );
+        assert!(names(&[Command::CapabilitiesApply]).is_empty());
+        let private_only = AwsPlan {
+            private_addresses: true,
+            ..AwsPlan::default()
+        };
+        let run = aws_grants(&private_only, &[Command::Run]);
+        assert!(!run.iter().any(|g| g.action == "ec2:AllocateAddress"));
+    }
+}
