@@ -118,3 +118,52 @@ where
         .boxed();
     (reader, stream)
 }
+
+/// The field manager of the scope change's keys in ConfigMap `kube-system/bootstrap-agent`:
+/// not `run`'s, so that neither apply removes the other's keys.
+pub const SCOPE_FIELD_MANAGER: &str = "bootstrap-agent-publish";
+
+/// `publish --scope`: the API's scope (`apiScope`) and the change's condition
+/// (`conditions.json`, one `Progressing` condition) into ConfigMap `kube-system/bootstrap-agent`,
+/// beside the phase `run` wrote there.
+pub async fn publish_scope(
+    client: &kube::Client,
+    scope: &str,
+    conditions: &serde_json::Value,
+) -> Result<()> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Patch, PatchParams};
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "kube-system");
+    let data = std::collections::BTreeMap::from([
+        ("apiScope".to_string(), scope.to_string()),
+        (
+            "conditions.json".to_string(),
+            serde_json::to_string_pretty(conditions)?,
+        ),
+    ]);
+    if let Some(live) = api.get_opt("bootstrap-agent").await?
+        && let Some(have) = live.data.as_ref()
+        && data.iter().all(|(k, v)| have.get(k) == Some(v))
+    {
+        return Ok(());
+    }
+    let cm = ConfigMap {
+        metadata: kube::api::ObjectMeta {
+            name: Some("bootstrap-agent".into()),
+            namespace: Some("kube-system".into()),
+            ..Default::default()
+        },
+        data: Some(data),
+        ..Default::default()
+    };
+    api.patch(
+        "bootstrap-agent",
+        &PatchParams::apply(SCOPE_FIELD_MANAGER).force(),
+        &Patch::Apply(&cm),
+    )
+    .await
+    .with_context(|| {
+        format!("cannot publish the API scope {scope} to ConfigMap kube-system/bootstrap-agent")
+    })?;
+    Ok(())
+}

@@ -37,6 +37,10 @@ impl Runner<'_> {
             (Step::TeardownAll, Some(kube)) => {
                 super::kube::teardown_wants(kube, self.spec, &observed).await?
             }
+            (Step::Unpublish, Some(kube)) => {
+                super::kube::unpublish_wants(kube, self.spec, &observed).await?
+            }
+            (Step::Unpublish, None) => super::kube::unwanted_services(self.spec, &observed, None)?,
             _ => KubeWants::default(),
         };
         let plan = Plan::calculate_with(
@@ -79,8 +83,10 @@ impl Runner<'_> {
                         continue;
                     }
                     // The cloud refuses to release what a load balancer still uses.
-                    Change::ReleaseAddress { reservation, .. } if step == Step::TeardownAll => {
-                        wait_until_let_go(self.providers, reservation).await?;
+                    Change::ReleaseAddress { reservation, .. }
+                        if matches!(step, Step::TeardownAll | Step::Unpublish) =>
+                    {
+                        wait_until_let_go(step, self.providers, reservation).await?;
                     }
                     _ => {}
                 }
@@ -309,6 +315,7 @@ impl Runner<'_> {
 /// for. Past the operation budget: a transient error, so the step's retries look again, all
 /// under the step deadline.
 async fn wait_until_let_go(
+    step: Step,
     providers: &Providers,
     reservation: &Reservation,
 ) -> Result<(), CloudError> {
@@ -316,8 +323,11 @@ async fn wait_until_let_go(
     let mut poll = Poll::change(&operation, std::time::Duration::from_millis(250));
     while let Some(user) = providers.addresses.in_use_by(reservation).await? {
         let line = format!(
-            "teardown-all: waiting for the cloud to let go of {} {} ({}): {user}",
-            reservation.key, reservation.ip, reservation.id
+            "{}: waiting for the cloud to let go of {} {} ({}): {user}",
+            step.name(),
+            reservation.key,
+            reservation.ip,
+            reservation.id
         );
         crate::daemon::notify_status(&line);
         tracing::info!("{line}");
