@@ -83,7 +83,11 @@ pub struct AwaitingDeletion {
 /// scope that is under way resumes with its `from`; anything else starts from where the
 /// cluster is now (the last change's target, else the install-config's), so asking for the
 /// previous scope mid-change reverts it.
-pub fn change_of(spec: &ClusterSpec, recorded: &JournalState, scope: Exposure) -> (Exposure, Exposure) {
+pub fn change_of(
+    spec: &ClusterSpec,
+    recorded: &JournalState,
+    scope: Exposure,
+) -> (Exposure, Exposure) {
     match &recorded.scope_change {
         Some(c) if c.to == scope && c.phase != DONE => (c.from, c.to),
         // The context gave the spec the last change's target (`context::load`).
@@ -162,7 +166,10 @@ pub async fn command(args: &PublishArgs) -> Result<()> {
     if let Err(e) = &outcome {
         ctx.journal.state.last_error = Some(crate::error::render_chain(e));
         ctx.journal.save()?;
-        notify_status(&format!("publish failed: {}", crate::error::render_chain(e)));
+        notify_status(&format!(
+            "publish failed: {}",
+            crate::error::render_chain(e)
+        ));
     }
     outcome
 }
@@ -226,16 +233,21 @@ async fn change(
     };
     match to {
         Exposure::External => {
-            scope
-                .phase("reserve", "reserving the public IP(s)")
-                .await?;
+            scope.phase("reserve", "reserving the public IP(s)").await?;
             // Progressive DNS: the public IPs join the public `api` record once they serve.
             crate::daemon::choose_seeding(scope.journal, crate::daemon::DnsSeeding::Progressive)?;
             step(&spec, scope.journal, cloud, None, Step::Reserve).await?;
             scope
                 .phase("apply-services", "applying the external Service")
                 .await?;
-            step(&spec, scope.journal, cloud, Some(&kube), Step::ApplyServices).await?;
+            step(
+                &spec,
+                scope.journal,
+                cloud,
+                Some(&kube),
+                Step::ApplyServices,
+            )
+            .await?;
             scope
                 .phase(
                     "gate",
@@ -263,8 +275,7 @@ async fn change(
                 wire,
             };
             let report =
-                crate::daemon::gate(&spec, scope.journal, cloud.0, &settings, &client)
-                    .await?;
+                crate::daemon::gate(&spec, scope.journal, cloud.0, &settings, &client).await?;
             tracing::info!(elapsed_ms = %report.elapsed_ms, "publish: the gate passed");
             step(&spec, scope.journal, cloud, None, Step::SeedDns).await?;
         }
@@ -282,7 +293,10 @@ async fn change(
                 DrainWait::RecordTtl => ttl,
             };
             scope
-                .phase("drain", "draining cached answers of the public `api` record")
+                .phase(
+                    "drain",
+                    "draining cached answers of the public `api` record",
+                )
                 .await?;
             scope.drain(wait).await?;
             let doomed = live_unwanted(&spec, &kube, &before).await?;
@@ -298,7 +312,12 @@ async fn change(
                 )
                 .await?;
             let report = step(&spec, scope.journal, cloud, Some(&kube), Step::Unpublish).await?;
-            for note in report.plan.notes.iter().filter(|n| n.starts_with("unpublish:")) {
+            for note in report
+                .plan
+                .notes
+                .iter()
+                .filter(|n| n.starts_with("unpublish:"))
+            {
                 println!("note: {note}");
             }
             step(&spec, scope.journal, cloud, None, Step::SeedDns).await?;
@@ -422,8 +441,9 @@ impl Scope<'_> {
             return Ok(());
         };
         let until = match change.drain_until.as_deref() {
-            Some(t) => humantime::parse_rfc3339(t)
-                .with_context(|| format!("journal: scope_change.drain_until is not an RFC 3339 time: {t}"))?,
+            Some(t) => humantime::parse_rfc3339(t).with_context(|| {
+                format!("journal: scope_change.drain_until is not an RFC 3339 time: {t}")
+            })?,
             None => {
                 let until = std::time::SystemTime::now() + wait;
                 change.drain_until = Some(humantime::format_rfc3339_millis(until).to_string());
@@ -539,8 +559,9 @@ async fn dry_run(args: &PublishArgs) -> Result<()> {
         ),
     });
     if from == to {
-        plan.notes
-            .push(format!("the API is published {to} already: nothing to change but what is missing"));
+        plan.notes.push(format!(
+            "the API is published {to} already: nothing to change but what is missing"
+        ));
     }
     print!("{}", plan.to_text(&observed));
     println!(

@@ -172,9 +172,7 @@ pub enum Publish {
 }
 
 /// One side of `operatorPublishingStrategy`; also the scope `publish --scope` gives the API.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[value(rename_all = "PascalCase")]
 pub enum Exposure {
     External,

@@ -58,6 +58,16 @@ impl Runner<'_> {
             self.journal.state.generation += 1;
             self.journal.state.run_step = None;
         }
+        if step == Step::Unpublish
+            && plan
+                .changes
+                .iter()
+                .any(|c| matches!(c, Change::ReleaseAddress { .. }))
+        {
+            // Likewise: reserving the public IPs again later (`publish --scope External`)
+            // must not replay the tokens of the ones released now.
+            self.journal.state.generation += 1;
+        }
         self.journal.save()?;
         tracing::info!(step = step.name(), changes = plan.changes.len(), "planned");
         let mut mutations = 0;
