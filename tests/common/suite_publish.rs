@@ -78,16 +78,20 @@ fn published_condition(kube: &KubeSim) -> Value {
 /// for `publish`. What is not ours (without the load balancers' own interfaces, which come
 /// and go with them), and the (public, private) IPs in DNS.
 async fn cluster_made_by_run<C: Cloud>() -> (Harness<C>, KubeSim, Value, Vec<String>, Vec<String>) {
-    let h = C::start().await;
-    cluster_made_by_run_in(h, None).await
+    cluster_made_by(false).await
 }
 
-/// [`cluster_made_by_run`] in `h`; `users`: the public IPs the user made (else ours).
-async fn cluster_made_by_run_in<C: Cloud>(
-    mut h: Harness<C>,
-    users: Option<Vec<String>>,
+/// [`cluster_made_by_run`]; `users`: on the public IPs the user made (UPI), which `run`
+/// adopts, rather than ours.
+async fn cluster_made_by<C: Cloud>(
+    users: bool,
 ) -> (Harness<C>, KubeSim, Value, Vec<String>, Vec<String>) {
+    let mut h = C::start().await;
     h.peers.create_foreign().await;
+    let users = match users {
+        true => Some(h.peers.create_user_public().await),
+        false => None,
+    };
     let cloud = h.peers.lb_cloud();
     let kube = h.local_api(cloud).await;
     h.run(&["run"]).await;
@@ -382,9 +386,7 @@ pub async fn publish_killed_at_each_step_resumes_without_leaks_or_duplicates<C: 
 /// but leaves the IPs as they are, saying so; going public again adopts them again and
 /// reserves nothing.
 pub async fn publish_leaves_the_users_public_ip_untouched<C: Cloud>() {
-    let h = C::start().await;
-    let users = h.peers.create_user_public().await;
-    let (h, kube, _, public, private) = cluster_made_by_run_in(h, Some(users)).await;
+    let (h, kube, _, public, private) = cluster_made_by::<C>(true).await;
     let status = text(&h.run(&["status"]).await);
     assert_eq!(
         status.matches("adopted (yours)").count(),
