@@ -518,6 +518,7 @@ impl Scope<'_> {
         if !self.active {
             return Ok(());
         }
+        self.journal.state.last_error = None;
         self.set(DONE, settled(self.to)).await?;
         println!("publish: the API is published {}", self.to);
         Ok(())

@@ -127,7 +127,13 @@ pub(super) fn hand_over(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> 
         .collect()
 }
 
-fn remove_values(spec: &ClusterSpec, observed: &Observed, ours: &BTreeSet<IpAddr>) -> Vec<Change> {
+/// Removes `ours` from every observed record but what `keep` says that record keeps.
+fn remove_values(
+    spec: &ClusterSpec,
+    observed: &Observed,
+    ours: &BTreeSet<IpAddr>,
+    keep: impl Fn(&super::ObservedRecord) -> BTreeSet<IpAddr>,
+) -> Vec<Change> {
     if !cloud_dns(spec) {
         return Vec::new();
     }
@@ -136,9 +142,11 @@ fn remove_values(spec: &ClusterSpec, observed: &Observed, ours: &BTreeSet<IpAddr
         .iter()
         .filter_map(|r| {
             let current = r.current.as_ref()?;
+            let kept = keep(r);
             let values: Vec<Value> = current
                 .values
                 .intersection(ours)
+                .filter(|ip| !kept.contains(ip))
                 .copied()
                 .map(Value::Ip)
                 .collect();
@@ -153,7 +161,7 @@ fn remove_values(spec: &ClusterSpec, observed: &Observed, ours: &BTreeSet<IpAddr
 
 pub(super) fn remove_bootstrap(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
     let ours: BTreeSet<IpAddr> = spec.bootstrap_ip.into_iter().collect();
-    remove_values(spec, observed, &ours)
+    remove_values(spec, observed, &ours, |_| BTreeSet::new())
 }
 
 pub(super) fn teardown_all(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
@@ -165,7 +173,7 @@ pub(super) fn teardown_all(spec: &ClusterSpec, observed: &Observed) -> Vec<Chang
         // The user's addresses stay, but the values we wrote for them leave DNS.
         .chain(observed.adopted.iter().map(|r| r.ip))
         .collect();
-    let mut changes = remove_values(spec, observed, &ours);
+    let mut changes = remove_values(spec, observed, &ours, |_| BTreeSet::new());
     changes.extend(
         observed
             .reservations
@@ -227,9 +235,6 @@ pub(super) fn prior_spec(spec: &ClusterSpec) -> Option<ClusterSpec> {
 /// wants there leaves it. Clients stop getting the public address before anything that
 /// serves it goes; values of other writers stay.
 pub(super) fn withdraw(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
-    if !cloud_dns(spec) {
-        return Vec::new();
-    }
     let ours: BTreeSet<IpAddr> = observed
         .reservations
         .iter()
@@ -238,30 +243,13 @@ pub(super) fn withdraw(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
         .map(|r| r.ip)
         .collect();
     let wanted = desired::records(spec);
-    observed
-        .records
-        .iter()
-        .filter_map(|r| {
-            let current = r.current.as_ref()?;
-            let keep: BTreeSet<IpAddr> = wanted
-                .iter()
-                .filter(|w| w.zone == r.zone && w.key == r.key)
-                .flat_map(|w| w.values.iter().filter_map(|v| observed.resolve(v)))
-                .collect();
-            let values: Vec<Value> = current
-                .values
-                .iter()
-                .filter(|ip| ours.contains(ip) && !keep.contains(ip))
-                .copied()
-                .map(Value::Ip)
-                .collect();
-            (!values.is_empty()).then(|| Change::RemoveRecordValues {
-                zone: r.zone.clone(),
-                record: r.key.clone(),
-                values,
-            })
-        })
-        .collect()
+    remove_values(spec, observed, &ours, |r| {
+        wanted
+            .iter()
+            .filter(|w| w.zone == r.zone && w.key == r.key)
+            .flat_map(|w| w.values.iter().filter_map(|v| observed.resolve(v)))
+            .collect()
+    })
 }
 
 /// `publish --scope`, once no Service of ours claims them any more: release our

@@ -55,15 +55,7 @@ async fn admin_deletes(kube: &KubeSim, service: &str) {
 
 /// ConfigMap kube-system/bootstrap-agent's data.
 fn config_map(kube: &KubeSim) -> Value {
-    kube.get(
-        "",
-        "v1",
-        "configmaps",
-        Some("kube-system"),
-        "bootstrap-agent",
-    )
-    .map(|cm| cm["data"].clone())
-    .unwrap_or(Value::Null)
+    super::agent::signal(kube)
 }
 
 /// The one condition `publish` wrote into the ConfigMap.
