@@ -25,9 +25,16 @@ fn options(cloud: &str, seeding: &str, work: &tempfile::TempDir) -> Options {
 }
 
 async fn simulate(cloud: &str, seeding: &str) -> Report {
+    simulate_with(cloud, seeding, false).await
+}
+
+/// [`simulate`]; `scope_round_trip`: then `publish --scope Internal` and `External`.
+async fn simulate_with(cloud: &str, seeding: &str, scope_round_trip: bool) -> Report {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let work = tempfile::tempdir().unwrap();
-    handover::run(options(cloud, seeding, &work))
+    let mut opts = options(cloud, seeding, &work);
+    opts.scope_round_trip = scope_round_trip;
+    handover::run(opts)
         .await
         .unwrap_or_else(|e| panic!("{cloud} {seeding}: {e:#}"))
 }
@@ -122,13 +129,7 @@ async fn all_at_once_seeding_fails_clients_before_the_gate() {
 /// After `run`, `publish --scope Internal --auto-delete` then `publish --scope External`, the
 /// clients going on throughout (`Options::scope_round_trip`).
 async fn simulate_scope_round_trip(cloud: &str) -> Report {
-    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-    let work = tempfile::tempdir().unwrap();
-    let mut opts = options(cloud, "progressive", &work);
-    opts.scope_round_trip = true;
-    handover::run(opts)
-        .await
-        .unwrap_or_else(|e| panic!("{cloud} scope round trip: {e:#}"))
+    simulate_with(cloud, "progressive", true).await
 }
 
 /// In-VPC clients (the private `api-int`) never fail through the scope change. Public clients

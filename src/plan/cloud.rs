@@ -256,14 +256,8 @@ pub(super) fn withdraw(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
 /// reservations the publishing no longer wants (the public IPs when the API goes private).
 /// The user's (adopted) are never released: the notes say so.
 pub(super) fn unpublish(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
-    let wanted: BTreeSet<ReservationKey> = desired::reservations(spec)
+    unwanted(spec, &observed.reservations)
         .into_iter()
-        .map(|w| w.key)
-        .collect();
-    observed
-        .reservations
-        .iter()
-        .filter(|r| !wanted.contains(&r.key))
         .map(|r| Change::ReleaseAddress {
             reservation: r.clone(),
             reason: format!("the API is published {} now", spec.publish.api()),
@@ -276,12 +270,19 @@ pub(super) fn unwanted_adopted<'a>(
     spec: &ClusterSpec,
     observed: &'a Observed,
 ) -> Vec<&'a bootstrap_cloud::Reservation> {
+    unwanted(spec, &observed.adopted)
+}
+
+/// Of `reservations`, those whose key the publishing does not want.
+fn unwanted<'a>(
+    spec: &ClusterSpec,
+    reservations: &'a [bootstrap_cloud::Reservation],
+) -> Vec<&'a bootstrap_cloud::Reservation> {
     let wanted: BTreeSet<ReservationKey> = desired::reservations(spec)
         .into_iter()
         .map(|w| w.key)
         .collect();
-    observed
-        .adopted
+    reservations
         .iter()
         .filter(|r| !wanted.contains(&r.key))
         .collect()
