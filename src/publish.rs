@@ -20,6 +20,12 @@
 //! No cloud's in-place annotation is used: the external and the internal load balancers are
 //! separate Services on every cloud (the internal one keeps serving `api-int` and the private
 //! `api` throughout), so the change adds or removes the external Service and never flips one.
+//! Flipping one would gain nothing and cost the gate: the address changes anyway (public to
+//! private), and on AWS the AWS Load Balancer Controller replaces an NLB whose scheme changed
+//! by deleting it first and creating the new one after (kubernetes-sigs/aws-load-balancer-
+//! controller pkg/deploy/elbv2/load_balancer_synthesizer.go: `isSDKLoadBalancerRequiresReplacement`
+//! on Type or Scheme; unmatched load balancers are deleted before the unmatched resources are
+//! created), so clients would meet no load balancer at all for a while.
 
 use crate::assets::{ClusterSpec, Exposure};
 use crate::cluster;
