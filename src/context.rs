@@ -138,6 +138,11 @@ fn load(args: &Common) -> Result<(ClusterSpec, JournalState)> {
         .flatten()
         .unwrap_or_default();
     spec.bootstrap_ip = crate::bootstrap_ip::settle(args.bootstrap_ip, Some(&recorded));
+    // After `publish --scope`, the API's scope is the one it chose, not the install-config's.
+    if let Some(change) = &recorded.scope_change {
+        spec.prior_publish = Some(spec.publish.with_api(change.from));
+        spec.publish = spec.publish.with_api(change.to);
+    }
     spec.record_ttl = args.dns_ttl;
     spec.adoption = crate::adopt::load(args.reservations.as_deref(), args.adopt_only, &spec)?;
     if args.dns == Some(DnsMode::Manual) && spec.user_managed_dns().is_none() {

@@ -29,6 +29,7 @@ pub fn code(err: &anyhow::Error) -> i32 {
         if cause.is::<crate::cluster::gate::GateTimeout>()
             || cause.is::<crate::cluster::wire::WireTimeout>()
             || cause.is::<crate::cluster::lb_controller::ControllerTimeout>()
+            || cause.is::<crate::publish::AwaitingDeletion>()
         {
             return GATE_TIMEOUT;
         }

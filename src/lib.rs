@@ -72,6 +72,7 @@ pub mod plan;
 pub mod preflight;
 pub mod progress;
 pub mod providers;
+pub mod publish;
 pub mod render;
 pub mod runner;
 pub mod status;

@@ -131,6 +131,14 @@ fn render(state_dir: &Path, output: Output) -> Result<(String, bool)> {
     if let Some(step) = state.run_step {
         let _ = writeln!(out, "run: at {step:?} ({})", step.status_line());
     }
+    if let Some(change) = &state.scope_change {
+        let c = &change.condition;
+        let _ = writeln!(
+            out,
+            "publish: {} -> {} at {}\n  condition {}={} reason {}: {}",
+            change.from, change.to, change.phase, c.type_, c.status, c.reason, c.message
+        );
+    }
     out.push_str("steps (in the order they last started):\n");
     let mut steps: Vec<_> = state.steps.iter().collect();
     steps.sort_by(|a, b| a.1.started_at.cmp(&b.1.started_at));

@@ -25,9 +25,16 @@ fn options(cloud: &str, seeding: &str, work: &tempfile::TempDir) -> Options {
 }
 
 async fn simulate(cloud: &str, seeding: &str) -> Report {
+    simulate_with(cloud, seeding, false).await
+}
+
+/// [`simulate`]; `scope_round_trip`: then `publish --scope Internal` and `External`.
+async fn simulate_with(cloud: &str, seeding: &str, scope_round_trip: bool) -> Report {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let work = tempfile::tempdir().unwrap();
-    handover::run(options(cloud, seeding, &work))
+    let mut opts = options(cloud, seeding, &work);
+    opts.scope_round_trip = scope_round_trip;
+    handover::run(opts)
         .await
         .unwrap_or_else(|e| panic!("{cloud} {seeding}: {e:#}"))
 }
@@ -116,5 +123,91 @@ async fn all_at_once_seeding_fails_clients_before_the_gate() {
             .filter(|r| r.stage == 3)
             .all(|r| r.failures == 0),
         "{text}"
+    );
+}
+
+/// After `run`, `publish --scope Internal --auto-delete` then `publish --scope External`, the
+/// clients going on throughout (`Options::scope_round_trip`).
+async fn simulate_scope_round_trip(cloud: &str) -> Report {
+    simulate_with(cloud, "progressive", true).await
+}
+
+/// In-VPC clients (the private `api-int`) never fail through the scope change. Public clients
+/// never fail before the public record is gone; after, only for want of a record: no client
+/// ever calls an address that does not answer (the load balancer serves through the drain,
+/// and the record comes back only once it serves), and none fails once it is back. Printed,
+/// for the figures in the docs.
+fn scope_change_fails_only_public_clients_after_the_record_and_its_ttl(report: &Report) {
+    let text = report.to_text();
+    println!("{text}");
+    let row = |public: bool, window: &str| {
+        report
+            .scope_rows
+            .iter()
+            .find(|r| r.public == public && r.window == window)
+            .cloned()
+            .unwrap_or_else(|| panic!("no row {public} {window}:\n{text}"))
+    };
+    for window in [
+        "to-internal",
+        "draining",
+        "internal",
+        "to-external",
+        "external",
+    ] {
+        let private = row(false, window);
+        assert_eq!(private.failures, 0, "in-VPC clients, {window}:\n{text}");
+        assert!(private.requests > 0, "in-VPC clients, {window}:\n{text}");
+        let public = row(true, window);
+        assert_eq!(public.unanswered, 0, "public clients, {window}:\n{text}");
+    }
+    for window in ["to-internal", "external"] {
+        let public = row(true, window);
+        assert_eq!(public.failures, 0, "public clients, {window}:\n{text}");
+        assert!(public.requests > 0, "public clients, {window}:\n{text}");
+    }
+    assert!(
+        row(true, "internal").failures > 0,
+        "the public API is gone while private (the measurement sees it):\n{text}"
+    );
+    let t = &report.timeline;
+    let (to_internal, withdrawn, internal_done) = (
+        t.to_internal.expect("publish Internal"),
+        t.withdrawn.expect("public record gone"),
+        t.internal_done.expect("publish Internal done"),
+    );
+    assert!(
+        to_internal <= withdrawn && withdrawn + TTL <= internal_done,
+        "the external load balancer goes one TTL after the record at the earliest:\n{text}"
+    );
+    let (to_external, rejoined, external_done) = (
+        t.to_external.expect("publish External"),
+        t.rejoined.expect("public record back"),
+        t.external_done.expect("publish External done"),
+    );
+    assert!(
+        to_external <= rejoined && rejoined <= external_done + Duration::from_secs(1),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn publish_round_trip_on_aws_fails_no_in_vpc_client() {
+    scope_change_fails_only_public_clients_after_the_record_and_its_ttl(
+        &simulate_scope_round_trip("aws").await,
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn publish_round_trip_on_gcp_fails_no_in_vpc_client() {
+    scope_change_fails_only_public_clients_after_the_record_and_its_ttl(
+        &simulate_scope_round_trip("gcp").await,
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn publish_round_trip_on_azure_fails_no_in_vpc_client() {
+    scope_change_fails_only_public_clients_after_the_record_and_its_ttl(
+        &simulate_scope_round_trip("azure").await,
     );
 }

@@ -31,14 +31,14 @@ _bootstrap__agent() {
             bootstrap__agent,pause)
                 cmd="bootstrap__agent__subcmd__pause"
                 ;;
-            bootstrap__agent,permissions)
-                cmd="bootstrap__agent__subcmd__permissions"
-                ;;
             bootstrap__agent,plan)
                 cmd="bootstrap__agent__subcmd__plan"
                 ;;
             bootstrap__agent,preflight)
                 cmd="bootstrap__agent__subcmd__preflight"
+                ;;
+            bootstrap__agent,publish)
+                cmd="bootstrap__agent__subcmd__publish"
                 ;;
             bootstrap__agent,publish-lb-ips)
                 cmd="bootstrap__agent__subcmd__publish__subcmd__lb__subcmd__ips"
@@ -95,7 +95,7 @@ _bootstrap__agent() {
 
     case "${cmd}" in
         bootstrap__agent)
-            opts="-h -V --help --version run preflight capabilities render apply wait plan reserve publish-lb-ips dns teardown status pause resume permissions gather"
+            opts="-h -V --help --version run publish preflight capabilities render apply wait plan reserve publish-lb-ips dns teardown status pause resume gather"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -666,36 +666,6 @@ _bootstrap__agent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        bootstrap__subcmd__agent__subcmd__permissions)
-            opts="-h --cloud --assets --command --kube --output --help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --cloud)
-                    COMPREPLY=($(compgen -W "aws gcp azure" -- "${cur}"))
-                    return 0
-                    ;;
-                --assets)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --command)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --output)
-                    COMPREPLY=($(compgen -W "text json yaml" -- "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
         bootstrap__subcmd__agent__subcmd__plan)
             opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --offline --step --templates --registry --feature-set --feature-gates --dns-seeding --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -814,6 +784,80 @@ _bootstrap__agent() {
                     return 0
                     ;;
                 --skip-preflight)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        bootstrap__subcmd__agent__subcmd__publish)
+            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --scope --auto-delete --dry-run --gate-timeout --drain-wait --wire-proof --wire-dial-override --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --assets)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-ip)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --step-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dns-ttl)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "text json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --reservations)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dns)
+                    COMPREPLY=($(compgen -W "auto manual" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --templates)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scope)
+                    COMPREPLY=($(compgen -W "External Internal" -- "${cur}"))
+                    return 0
+                    ;;
+                --gate-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --drain-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wire-proof)
+                    COMPREPLY=($(compgen -W "on off" -- "${cur}"))
+                    return 0
+                    ;;
+                --wire-dial-override)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -27,6 +27,7 @@ end
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_needs_command" -s h -l help -d 'Print help'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_needs_command" -s V -l version -d 'Print version'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_needs_command" -f -a "run" -d 'The daemon: reserve, seed DNS, set capabilities, apply the Services, gate, remove the bootstrap IP. Resumable'
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_needs_command" -f -a "publish" -d 'Change the API\'s publishing scope (External <-> Internal) of a cluster `run` made: journaled and resumable; `--dry-run` prints every change first. Its state is the condition Progressing (reason ScopeChanged) in `status` and ConfigMap kube-system/bootstrap-agent'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_needs_command" -f -a "preflight" -d 'Check, before anything is created, whether it can work: credentials, permissions, quota, subnets, zones, the bootstrap IP and (with a kubeconfig) the cluster. Exit 2 when a check fails. Reads and dry runs only'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_needs_command" -f -a "capabilities" -d 'Capabilities: validate, write to ClusterVersion, filter manifests, updates'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_needs_command" -f -a "render" -d 'Print the LoadBalancer Services for the reserved IPs (for a UPI install by hand)'
@@ -72,6 +73,30 @@ resolver\t'The host\'s resolver (getaddrinfo): for DNS outside the cloud; sees w
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand run" -l adopt-only -d 'UPI: reserve nothing; every reservation must be one you made (exit 2 naming what is missing)'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand run" -l dns-wait -d 'User-managed DNS: after printing the records of a stage, wait (up to the step deadline) until they answer before moving on. Without it the records are printed and the command goes on (exit 0, for scripting)'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l state-dir -d 'Where the journal and its lock live' -r -F
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l output -r -f -a "text\t''
+json\t''
+yaml\t''"
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l reservations -d 'UPI: YAML naming the reservations you made, per purpose (`private-ipv4: {name: my-vip}`; `id`, or on Azure private `ip`), where they do not carry the seed\'s names' -r -F
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l dns -d '`manual`: DNS is yours (UPI) whatever the install-config says: the agent writes no record and looks up no zone, and prints the records to create (the user-managed mode)' -r -f -a "auto\t'As the install-config says (cloud DNS unless userProvisionedDNS is Enabled)'
+manual\t'The user: the one user-managed DNS mode of the spec'"
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l kubeconfig -d 'Kubeconfig of the (bootstrap) API server' -r -F
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l templates -d 'Directory overriding the embedded templates (same layout: services/<cloud>/<file>)' -r -F
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l scope -d 'The API\'s scope: External (a public load balancer and the public `api` record) or Internal (the internal load balancer and the private records only)' -r -f -a "External\t''
+Internal\t''"
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l gate-timeout -d 'Deadline of the gate (External), and of the wait for an admin to delete the external Service (Internal, without --auto-delete); past it, exit 4 and a re-run resumes' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l drain-wait -d 'Going Internal: after the public `api` values left DNS, wait this long before their load balancer may go, so cached answers expire while it still serves: `ttl` (the TTL the record carried) or a duration (0s: none)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l wire-proof -d 'Before the bootstrap IP leaves DNS (and, progressive, before an IP joins), dial every load-balancer IP DNS keeps: TLS to 6443 verified with the kubeconfig\'s CA and GET /readyz == ok, a TLS handshake on 22623 where it serves the machine-config server. `off` for networks where the bootstrap host cannot reach the load balancers' -r -f -a "on\t''
+off\t''"
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l wire-dial-override -d 'Dial another address instead: `IP:PORT=HOST:PORT` or `*:PORT=HOST:PORT` (a NAT between the bootstrap host and the load balancer; tests on loopback). Only where the connection goes changes, never what is verified. Repeatable' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l adopt-only -d 'UPI: reserve nothing; every reservation must be one you made (exit 2 naming what is missing)'
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l auto-delete -d 'Going Internal: delete our external Service once the public record is gone and drained, instead of waiting for an admin to delete it (the enhancement\'s auto-delete-load-balancer annotation)'
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l dry-run -d 'Print every change the scope change would make, then stop (observes the cloud)'
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand preflight" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand preflight" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand preflight" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r

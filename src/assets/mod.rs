@@ -199,6 +199,7 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, Vec<Input
         base_domain,
         platform,
         publish,
+        prior_publish: None,
         dns,
         zones,
         ip_families,

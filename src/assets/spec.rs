@@ -14,6 +14,11 @@ pub struct ClusterSpec {
     pub base_domain: String,
     pub platform: Platform,
     pub publish: Publish,
+    /// `publish --scope`: the publishing the cluster had before the change now under way (or
+    /// just made), so that what it published then is still observed (and withdrawn). None:
+    /// no scope change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prior_publish: Option<Publish>,
     /// Who writes `api` / `api-int`: the agent into the cloud's zones, or the user.
     pub dns: DnsManagement,
     /// The zones the agent writes into (when DNS is the agent's), as the installer named them.
@@ -166,8 +171,9 @@ pub enum Publish {
     },
 }
 
-/// One side of `operatorPublishingStrategy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// One side of `operatorPublishingStrategy`; also the scope `publish --scope` gives the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[value(rename_all = "PascalCase")]
 pub enum Exposure {
     External,
     Internal,
@@ -184,6 +190,33 @@ impl Publish {
             Publish::Internal => false,
             Publish::Mixed { apiserver, .. } => apiserver == Exposure::External,
         }
+    }
+
+    /// The API's scope.
+    pub fn api(self) -> Exposure {
+        match self.public_api() {
+            true => Exposure::External,
+            false => Exposure::Internal,
+        }
+    }
+
+    /// The same publishing with the API's scope `api` (`publish --scope`): Mixed keeps its
+    /// ingress side; External and Internal become the other when the API changes.
+    pub fn with_api(self, api: Exposure) -> Publish {
+        match (self, api) {
+            (Publish::Mixed { ingress, .. }, apiserver) => Publish::Mixed { apiserver, ingress },
+            (_, Exposure::External) => Publish::External,
+            (_, Exposure::Internal) => Publish::Internal,
+        }
+    }
+}
+
+impl fmt::Display for Exposure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Exposure::External => "External",
+            Exposure::Internal => "Internal",
+        })
     }
 }
 

@@ -80,6 +80,12 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
             skip_preflight: &args.preflight.skip,
             ..assets(&args.common)
         },
+        Command::Publish(args) => Inputs {
+            kubeconfig: Some(args.kube.kubeconfig.as_path()),
+            renders: true,
+            templates: args.kube.templates.as_deref(),
+            ..assets(&args.common)
+        },
         Command::Preflight(args) => Inputs {
             kubeconfig: args.kubeconfig.as_deref(),
             templates: args.templates.as_deref(),

@@ -60,6 +60,11 @@ impl Cli {
 pub enum Command {
     /// The daemon: reserve, seed DNS, set capabilities, apply the Services, gate, remove the bootstrap IP. Resumable.
     Run(RunArgs),
+    /// Change the API's publishing scope (External <-> Internal) of a cluster `run` made:
+    /// journaled and resumable; `--dry-run` prints every change first. Its state is the
+    /// condition Progressing (reason ScopeChanged) in `status` and ConfigMap
+    /// kube-system/bootstrap-agent.
+    Publish(crate::publish::PublishArgs),
     /// Check, before anything is created, whether it can work: credentials, permissions,
     /// quota, subnets, zones, the bootstrap IP and (with a kubeconfig) the cluster. Exit 2 when
     /// a check fails. Reads and dry runs only.
@@ -242,6 +247,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Gather(args) => crate::gather::command(&args).await,
         Command::Permissions(args) => crate::permissions::command(&args),
         Command::Run(args) => crate::daemon::command(&args).await,
+        Command::Publish(args) => crate::publish::command(&args).await,
         Command::Preflight(args) => crate::preflight::command(&args).await,
         Command::Capabilities { command } => crate::capabilities::cli::run(command).await,
         Command::Render { common, templates } => {

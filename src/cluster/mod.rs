@@ -53,9 +53,6 @@ pub async fn publish_signal(
     phase: &str,
     signal: &serde_json::Value,
 ) -> Result<()> {
-    use k8s_openapi::api::core::v1::ConfigMap;
-    use kube::api::{Patch, PatchParams};
-    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "kube-system");
     let data = std::collections::BTreeMap::from([
         ("phase".to_string(), phase.to_string()),
         // Every phase comes after the gate passed.
@@ -65,8 +62,28 @@ pub async fn publish_signal(
             serde_json::to_string_pretty(signal)?,
         ),
     ]);
+    apply_signal_keys(client, FIELD_MANAGER, data, &["phase"])
+        .await
+        .with_context(|| {
+            format!("cannot publish phase {phase} to ConfigMap kube-system/bootstrap-agent")
+        })
+}
+
+/// Server-side applies `data` into ConfigMap `kube-system/bootstrap-agent` as `manager`
+/// (each manager owns its keys; neither apply removes the other's), unless the keys `same`
+/// already hold their values.
+async fn apply_signal_keys(
+    client: &kube::Client,
+    manager: &str,
+    data: std::collections::BTreeMap<String, String>,
+    same: &[&str],
+) -> Result<()> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Patch, PatchParams};
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "kube-system");
     if let Some(live) = api.get_opt("bootstrap-agent").await?
-        && live.data.as_ref().and_then(|d| d.get("phase")) == data.get("phase")
+        && let Some(have) = live.data.as_ref()
+        && same.iter().all(|k| have.get(*k) == data.get(*k))
     {
         return Ok(());
     }
@@ -81,13 +98,10 @@ pub async fn publish_signal(
     };
     api.patch(
         "bootstrap-agent",
-        &PatchParams::apply(FIELD_MANAGER).force(),
+        &PatchParams::apply(manager).force(),
         &Patch::Apply(&cm),
     )
-    .await
-    .with_context(|| {
-        format!("cannot publish phase {phase} to ConfigMap kube-system/bootstrap-agent")
-    })?;
+    .await?;
     Ok(())
 }
 
@@ -117,4 +131,35 @@ where
         .map(|event| event.map(|e| matches!(e, watcher::Event::InitDone)))
         .boxed();
     (reader, stream)
+}
+
+/// The field manager of the scope change's keys in ConfigMap `kube-system/bootstrap-agent`:
+/// not `run`'s, so that neither apply removes the other's keys.
+pub const SCOPE_FIELD_MANAGER: &str = "bootstrap-agent-publish";
+
+/// `publish --scope`: the API's scope (`apiScope`) and the change's condition
+/// (`conditions.json`, one `Progressing` condition) into ConfigMap `kube-system/bootstrap-agent`,
+/// beside the phase `run` wrote there.
+pub async fn publish_scope(
+    client: &kube::Client,
+    scope: &str,
+    conditions: &serde_json::Value,
+) -> Result<()> {
+    let data = std::collections::BTreeMap::from([
+        ("apiScope".to_string(), scope.to_string()),
+        (
+            "conditions.json".to_string(),
+            serde_json::to_string_pretty(conditions)?,
+        ),
+    ]);
+    apply_signal_keys(
+        client,
+        SCOPE_FIELD_MANAGER,
+        data,
+        &["apiScope", "conditions.json"],
+    )
+    .await
+    .with_context(|| {
+        format!("cannot publish the API scope {scope} to ConfigMap kube-system/bootstrap-agent")
+    })
 }

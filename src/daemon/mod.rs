@@ -21,7 +21,7 @@ mod signal;
 
 pub use command::{GateArgs, KubeArgs, RunArgs, command, wait_for_gate};
 pub use drain::{DrainWait, drain_left};
-pub use progressive::{DnsSeeding, serving_ips};
+pub use progressive::{DnsSeeding, GateSettings, choose as choose_seeding, gate, serving_ips};
 pub use signal::{Phase, notify_status, record_gate, signal};
 
 use crate::assets::ClusterSpec;
@@ -91,7 +91,14 @@ pub async fn run(
             }
             (State::Gate, _) => {
                 let kube = connect(&mut client, &settings.kubeconfig).await?;
-                progressive::gate(spec, journal, providers, settings, kube).await?;
+                let gate_settings = GateSettings {
+                    step_timeout: settings.step_timeout,
+                    gate_timeout: settings.gate_timeout,
+                    wire: settings.wire.as_ref(),
+                };
+                let report =
+                    progressive::gate(spec, journal, providers, &gate_settings, kube).await?;
+                record_gate(kube, journal, &report, settings.done_file.as_deref()).await?;
             }
             (_, Some(step)) => {
                 if state == State::SeedDns {

@@ -1,7 +1,7 @@
 //! Progressive DNS and the gate step: the private records hold the bootstrap IP first, and
 //! each reserved IP joins once the gate proves its load balancer serves it.
 
-use super::{RunSettings, notify_status, record_gate};
+use super::notify_status;
 use crate::assets::ClusterSpec;
 use crate::cluster::gate;
 use crate::journal::Journal;
@@ -48,6 +48,14 @@ impl DnsSeeding {
     }
 }
 
+/// What the gate needs of the command that runs it (`run`, `publish`).
+pub struct GateSettings<'a> {
+    pub step_timeout: std::time::Duration,
+    pub gate_timeout: std::time::Duration,
+    /// The proof on the wire (None: `--wire-proof off`).
+    pub wire: Option<&'a crate::cluster::wire::WireProof>,
+}
+
 /// PURE: the claimed IPs whose every claiming Service is ready (its load balancer holds them
 /// and it has a ready endpoint).
 pub fn serving_ips(
@@ -76,7 +84,7 @@ pub(super) async fn join_dns(
     spec: &ClusterSpec,
     journal: &mut Journal,
     providers: &Providers,
-    settings: &RunSettings,
+    settings: &GateSettings<'_>,
     ips: BTreeSet<IpAddr>,
     whole: bool,
 ) -> Result<()> {
@@ -116,7 +124,7 @@ const JOIN_SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Progressive DNS: before the seed, journal which mode this `run` seeds in. The served IPs
 /// are kept across restarts; switching to all-at-once lets every IP join now.
-pub(super) fn choose(journal: &mut Journal, seeding: DnsSeeding) -> Result<()> {
+pub fn choose(journal: &mut Journal, seeding: DnsSeeding) -> Result<()> {
     journal.state.serving = match seeding {
         DnsSeeding::Progressive => Some(journal.state.serving.take().unwrap_or_default()),
         DnsSeeding::AllAtOnce => None,
@@ -125,14 +133,14 @@ pub(super) fn choose(journal: &mut Journal, seeding: DnsSeeding) -> Result<()> {
 }
 
 /// The gate step: waits until every applied Service is ready while each IP the gate proves
-/// served joins DNS at once; then journals the report and signals `gate-passed`.
-pub(super) async fn gate(
+/// served joins DNS at once; its report (`run` journals it and signals `gate-passed`).
+pub async fn gate(
     spec: &ClusterSpec,
     journal: &mut Journal,
     providers: &Providers,
-    settings: &RunSettings,
+    settings: &GateSettings<'_>,
     kube: &kube::Client,
-) -> Result<()> {
+) -> Result<gate::GateReport> {
     let targets = journal.state.services.clone();
     let mut seen: Vec<gate::ServiceGate> = Vec::new();
     let cloud = Some(providers.addresses.as_ref());
@@ -187,7 +195,7 @@ pub(super) async fn gate(
         }
         if let Some((ips, _)) = pending.take() {
             let ips = crate::cluster::wire::joinable(
-                settings.wire.as_ref(),
+                settings.wire,
                 &targets,
                 ips,
                 journal.state.serving.as_ref(),
@@ -200,7 +208,7 @@ pub(super) async fn gate(
     // interrupted is made whole before the bootstrap IP may go.
     // The path a client takes must work too, before the bootstrap IP may go.
     crate::cluster::wire::hold_until_proven(
-        settings.wire.as_ref(),
+        settings.wire,
         &targets,
         settings.gate_timeout,
         |line| {
@@ -215,7 +223,7 @@ pub(super) async fn gate(
     progress.finish();
     let all = serving_ips(&targets, &report.services);
     join_dns(spec, journal, providers, settings, all, true).await?;
-    record_gate(kube, journal, &report, settings.done_file.as_deref()).await
+    Ok(report)
 }
 
 #[cfg(test)]

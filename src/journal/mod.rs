@@ -8,7 +8,10 @@ mod files;
 mod state;
 
 pub use files::{CorruptJournal, dir_and_name, now, read_state, write_atomically};
-pub use state::{JournalState, Mutation, MutationState, RecordValues, StepRecord, StepState};
+pub use state::{
+    Condition, JournalState, Mutation, MutationState, RecordValues, ScopeChange, StepRecord,
+    StepState,
+};
 
 use crate::error::LockedError;
 use crate::plan::Change;

@@ -144,10 +144,43 @@ pub struct JournalState {
     /// why the bootstrap IP stays, that every kept IP passed, or that the proof is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wire_proof: Option<String>,
+    /// `publish --scope`: the change of the API's scope under way, or the last one made. Its
+    /// `to` is the scope every command plans for from then on (not the install-config's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_change: Option<ScopeChange>,
     #[serde(default)]
     pub mutations: Vec<Mutation>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+}
+
+/// A change of the API's publishing scope (`publish --scope`), after the ingress
+/// mutable-publishing-scope enhancement: its state is the condition `Progressing`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ScopeChange {
+    pub from: crate::assets::Exposure,
+    pub to: crate::assets::Exposure,
+    /// Where the change is (`withdraw`, `drain`, `awaiting-deletion`, `unpublish`, `reserve`,
+    /// `apply-services`, `gate`, `done`).
+    pub phase: String,
+    /// Going private: when the drain after the public record's removal ends (RFC 3339), set
+    /// once, so a restart waits only for the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain_until: Option<String>,
+    /// The condition as `status` and the ConfigMap kube-system/bootstrap-agent show it.
+    pub condition: Condition,
+}
+
+/// A status condition, as Kubernetes spells one.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+    pub last_transition_time: String,
 }
 
 impl JournalState {
@@ -191,6 +224,7 @@ impl Default for JournalState {
             serving: None,
             drain_until: None,
             wire_proof: None,
+            scope_change: None,
             mutations: Vec::new(),
             last_error: None,
         }

@@ -127,7 +127,13 @@ pub(super) fn hand_over(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> 
         .collect()
 }
 
-fn remove_values(spec: &ClusterSpec, observed: &Observed, ours: &BTreeSet<IpAddr>) -> Vec<Change> {
+/// Removes `ours` from every observed record but what `keep` says that record keeps.
+fn remove_values(
+    spec: &ClusterSpec,
+    observed: &Observed,
+    ours: &BTreeSet<IpAddr>,
+    keep: impl Fn(&super::ObservedRecord) -> BTreeSet<IpAddr>,
+) -> Vec<Change> {
     if !cloud_dns(spec) {
         return Vec::new();
     }
@@ -136,9 +142,11 @@ fn remove_values(spec: &ClusterSpec, observed: &Observed, ours: &BTreeSet<IpAddr
         .iter()
         .filter_map(|r| {
             let current = r.current.as_ref()?;
+            let kept = keep(r);
             let values: Vec<Value> = current
                 .values
                 .intersection(ours)
+                .filter(|ip| !kept.contains(ip))
                 .copied()
                 .map(Value::Ip)
                 .collect();
@@ -153,7 +161,7 @@ fn remove_values(spec: &ClusterSpec, observed: &Observed, ours: &BTreeSet<IpAddr
 
 pub(super) fn remove_bootstrap(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
     let ours: BTreeSet<IpAddr> = spec.bootstrap_ip.into_iter().collect();
-    remove_values(spec, observed, &ours)
+    remove_values(spec, observed, &ours, |_| BTreeSet::new())
 }
 
 pub(super) fn teardown_all(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
@@ -165,7 +173,7 @@ pub(super) fn teardown_all(spec: &ClusterSpec, observed: &Observed) -> Vec<Chang
         // The user's addresses stay, but the values we wrote for them leave DNS.
         .chain(observed.adopted.iter().map(|r| r.ip))
         .collect();
-    let mut changes = remove_values(spec, observed, &ours);
+    let mut changes = remove_values(spec, observed, &ours, |_| BTreeSet::new());
     changes.extend(
         observed
             .reservations
@@ -191,13 +199,91 @@ pub fn bootstrap_ip_conflict(spec: &ClusterSpec, observed: &Observed) -> Option<
     })
 }
 
-/// The records observation must read (none when DNS is the user's: no zone is looked up).
+/// The records observation must read (none when DNS is the user's: no zone is looked up):
+/// the wanted ones and, during a scope change (`publish --scope`), the ones the prior
+/// publishing wanted too, so that what it published (the public `api`) is seen and withdrawn.
 pub fn records_of_interest(spec: &ClusterSpec) -> Vec<(ZoneRef, RecordKey)> {
     if !cloud_dns(spec) {
         return Vec::new();
     }
-    desired::records(spec)
+    let mut out: Vec<(ZoneRef, RecordKey)> = desired::records(spec)
         .into_iter()
         .map(|w| (w.zone, w.key))
+        .collect();
+    if let Some(prior) = prior_spec(spec) {
+        for w in desired::records(&prior) {
+            let key = (w.zone, w.key);
+            if !out.contains(&key) {
+                out.push(key);
+            }
+        }
+    }
+    out
+}
+
+/// The spec as it was before the scope change under way (None: no scope change).
+pub(super) fn prior_spec(spec: &ClusterSpec) -> Option<ClusterSpec> {
+    let prior = spec.prior_publish.filter(|p| *p != spec.publish)?;
+    let mut before = spec.clone();
+    before.publish = prior;
+    before.prior_publish = None;
+    Some(before)
+}
+
+/// `publish --scope`, first of all when the API goes private: every value of ours (a
+/// reservation's IP, ours or the user's) that a record holds but the publishing no longer
+/// wants there leaves it. Clients stop getting the public address before anything that
+/// serves it goes; values of other writers stay.
+pub(super) fn withdraw(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
+    let ours: BTreeSet<IpAddr> = observed
+        .reservations
+        .iter()
+        .chain(&observed.handed_over)
+        .chain(&observed.adopted)
+        .map(|r| r.ip)
+        .collect();
+    let wanted = desired::records(spec);
+    remove_values(spec, observed, &ours, |r| {
+        wanted
+            .iter()
+            .filter(|w| w.zone == r.zone && w.key == r.key)
+            .flat_map(|w| w.values.iter().filter_map(|v| observed.resolve(v)))
+            .collect()
+    })
+}
+
+/// `publish --scope`, once no Service of ours claims them any more: release our
+/// reservations the publishing no longer wants (the public IPs when the API goes private).
+/// The user's (adopted) are never released: the notes say so.
+pub(super) fn unpublish(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
+    unwanted(spec, &observed.reservations)
+        .into_iter()
+        .map(|r| Change::ReleaseAddress {
+            reservation: r.clone(),
+            reason: format!("the API is published {} now", spec.publish.api()),
+        })
+        .collect()
+}
+
+/// The user's reservations the publishing no longer wants: left as they are.
+pub(super) fn unwanted_adopted<'a>(
+    spec: &ClusterSpec,
+    observed: &'a Observed,
+) -> Vec<&'a bootstrap_cloud::Reservation> {
+    unwanted(spec, &observed.adopted)
+}
+
+/// Of `reservations`, those whose key the publishing does not want.
+fn unwanted<'a>(
+    spec: &ClusterSpec,
+    reservations: &'a [bootstrap_cloud::Reservation],
+) -> Vec<&'a bootstrap_cloud::Reservation> {
+    let wanted: BTreeSet<ReservationKey> = desired::reservations(spec)
+        .into_iter()
+        .map(|w| w.key)
+        .collect();
+    reservations
+        .iter()
+        .filter(|r| !wanted.contains(&r.key))
         .collect()
 }

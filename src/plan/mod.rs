@@ -17,7 +17,10 @@ pub use kube::{Capabilities, DoomedService, KubeWants, LiveService, WantedServic
 pub use observed::{Observed, ObservedRecord};
 pub use pool::PoolNeed;
 
-use cloud::{cloud_dns, hand_over, remove_bootstrap, reserve, seed_dns, teardown_all, user_dns};
+use cloud::{
+    cloud_dns, hand_over, remove_bootstrap, reserve, seed_dns, teardown_all, unpublish,
+    unwanted_adopted, user_dns, withdraw,
+};
 use notes::{adoption_notes, notes};
 
 use crate::assets::ClusterSpec;
@@ -124,10 +127,17 @@ pub enum Step {
     /// Failed install: delete our Services (with a kubeconfig), remove all our DNS values,
     /// then release every owned reservation once the cloud lets go of it.
     TeardownAll,
+    /// `publish --scope`: remove from DNS the values of ours the publishing no longer wants
+    /// (the public `api` when the API goes private), before anything that serves them goes.
+    Withdraw,
+    /// `publish --scope`: delete our Services the publishing no longer wants (the external
+    /// load balancer), then release our reservations it no longer wants once the cloud lets
+    /// go of them; the user's stay.
+    Unpublish,
 }
 
 impl Step {
-    pub const ALL: [Step; 7] = [
+    pub const ALL: [Step; 9] = [
         Step::Reserve,
         Step::SeedDns,
         Step::SetCapabilities,
@@ -135,6 +145,8 @@ impl Step {
         Step::ApplyServices,
         Step::RemoveBootstrap,
         Step::TeardownAll,
+        Step::Withdraw,
+        Step::Unpublish,
     ];
 
     /// The stage changes the cluster (Kubernetes API), not the cloud.
@@ -167,6 +179,8 @@ impl Step {
             Step::ApplyServices => "apply-services",
             Step::RemoveBootstrap => "remove-bootstrap",
             Step::TeardownAll => "teardown-all",
+            Step::Withdraw => "withdraw",
+            Step::Unpublish => "unpublish",
         }
     }
 }
@@ -264,7 +278,21 @@ impl Plan {
                     changes.extend(teardown_all(spec, observed));
                     changes
                 }
+                Step::Withdraw => withdraw(spec, observed),
+                Step::Unpublish => {
+                    let mut changes = kube::delete_services(kube);
+                    changes.extend(unpublish(spec, observed));
+                    changes
+                }
             });
+        }
+        if stages.contains(&Step::Unpublish) {
+            for r in unwanted_adopted(spec, observed) {
+                plan.notes.push(format!(
+                    "unpublish: {} {} ({}) is yours (adopted): the agent leaves it untouched; delete it yourself when you no longer need it",
+                    r.key, r.ip, r.name
+                ));
+            }
         }
         plan.public_ipv4_pool = PoolNeed::of(observed, &plan.changes);
         // Later stages are planned against the same observation: say what they will find

@@ -37,6 +37,10 @@ impl Runner<'_> {
             (Step::TeardownAll, Some(kube)) => {
                 super::kube::teardown_wants(kube, self.spec, &observed).await?
             }
+            (Step::Unpublish, Some(kube)) => {
+                super::kube::unpublish_wants(kube, self.spec, &observed).await?
+            }
+            (Step::Unpublish, None) => super::kube::unwanted_services(self.spec, &observed, None)?,
             _ => KubeWants::default(),
         };
         let plan = Plan::calculate_with(
@@ -53,6 +57,16 @@ impl Runner<'_> {
             // the old idempotency tokens in use (EC2/GCP could replay released resources).
             self.journal.state.generation += 1;
             self.journal.state.run_step = None;
+        }
+        if step == Step::Unpublish
+            && plan
+                .changes
+                .iter()
+                .any(|c| matches!(c, Change::ReleaseAddress { .. }))
+        {
+            // Likewise: reserving the public IPs again later (`publish --scope External`)
+            // must not replay the tokens of the ones released now.
+            self.journal.state.generation += 1;
         }
         self.journal.save()?;
         tracing::info!(step = step.name(), changes = plan.changes.len(), "planned");
@@ -79,8 +93,10 @@ impl Runner<'_> {
                         continue;
                     }
                     // The cloud refuses to release what a load balancer still uses.
-                    Change::ReleaseAddress { reservation, .. } if step == Step::TeardownAll => {
-                        wait_until_let_go(self.providers, reservation).await?;
+                    Change::ReleaseAddress { reservation, .. }
+                        if matches!(step, Step::TeardownAll | Step::Unpublish) =>
+                    {
+                        wait_until_let_go(step, self.providers, reservation).await?;
                     }
                     _ => {}
                 }
@@ -309,6 +325,7 @@ impl Runner<'_> {
 /// for. Past the operation budget: a transient error, so the step's retries look again, all
 /// under the step deadline.
 async fn wait_until_let_go(
+    step: Step,
     providers: &Providers,
     reservation: &Reservation,
 ) -> Result<(), CloudError> {
@@ -316,8 +333,11 @@ async fn wait_until_let_go(
     let mut poll = Poll::change(&operation, std::time::Duration::from_millis(250));
     while let Some(user) = providers.addresses.in_use_by(reservation).await? {
         let line = format!(
-            "teardown-all: waiting for the cloud to let go of {} {} ({}): {user}",
-            reservation.key, reservation.ip, reservation.id
+            "{}: waiting for the cloud to let go of {} {} ({}): {user}",
+            step.name(),
+            reservation.key,
+            reservation.ip,
+            reservation.id
         );
         crate::daemon::notify_status(&line);
         tracing::info!("{line}");

@@ -107,6 +107,54 @@ pub(super) async fn teardown_wants(
     observed: &Observed,
 ) -> Result<KubeWants> {
     let (mut wants, _) = kube_wants(spec, observed, None, kube.templates)?;
+    // During a scope change to private, the external Service may still stand: ours too.
+    let unwanted = unwanted_services(spec, observed, kube.templates)?;
+    wants.services.extend(unwanted.services);
+    wants.ours_live = Some(live_ours(kube, spec, &wants).await?);
+    Ok(wants)
+}
+
+/// `publish --scope`: the Services the prior publishing rendered that the current one does
+/// not (the external load balancer when the API goes private), looked up in the cluster when
+/// it is at hand (`templates`: Some) like `teardown --all` does: only ours are deleted.
+pub fn unwanted_services(
+    spec: &ClusterSpec,
+    observed: &Observed,
+    templates: Option<&Path>,
+) -> Result<KubeWants> {
+    let Some(prior) = spec.prior_publish.filter(|p| *p != spec.publish) else {
+        return Ok(KubeWants::default());
+    };
+    let mut before = spec.clone();
+    before.publish = prior;
+    let (now, _) = kube_wants(spec, observed, None, templates)?;
+    let (mut wants, _) = kube_wants(&before, observed, None, templates)?;
+    wants.services.retain(|s| {
+        !now.services
+            .iter()
+            .any(|n| n.namespace == s.namespace && n.name == s.name)
+    });
+    Ok(wants)
+}
+
+/// [`unwanted_services`], each looked up: only those the cluster holds with our labels.
+pub(super) async fn unpublish_wants(
+    kube: &Kubernetes<'_>,
+    spec: &ClusterSpec,
+    observed: &Observed,
+) -> Result<KubeWants> {
+    let mut wants = unwanted_services(spec, observed, kube.templates)?;
+    wants.ours_live = Some(live_ours(kube, spec, &wants).await?);
+    Ok(wants)
+}
+
+/// The Services of `wants` the cluster holds with our labels (GET each; one without our
+/// labels, or absent, is left alone).
+pub async fn live_ours(
+    kube: &Kubernetes<'_>,
+    spec: &ClusterSpec,
+    wants: &KubeWants,
+) -> Result<Vec<LiveService>> {
     let mut live = Vec::new();
     for s in wants.services.iter().filter(|s| !s.delete) {
         let api: Api<Service> = Api::namespaced(kube.client.clone(), &s.namespace);
@@ -125,8 +173,7 @@ pub(super) async fn teardown_wants(
             uid: found.metadata.uid.unwrap_or_default(),
         });
     }
-    wants.ours_live = Some(live);
-    Ok(wants)
+    Ok(live)
 }
 
 /// Deletes one of our Services, only if it is still the one the lookup found (uid

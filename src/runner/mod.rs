@@ -11,7 +11,7 @@ mod cloud;
 mod kube;
 mod observe;
 
-pub use kube::{Kubernetes, kube_wants, stand_ins};
+pub use kube::{Kubernetes, kube_wants, live_ours, stand_ins, unwanted_services};
 pub use observe::{Observation, observe};
 
 use crate::assets::ClusterSpec;

@@ -95,6 +95,31 @@ impl Cloud for AwsPeers {
             .unwrap();
     }
 
+    /// One EIP per public subnet (10.0.4-6.0/24), named as the seed names ours.
+    async fn create_user_public(&self) -> Vec<String> {
+        let world = self.inspect().await.unwrap();
+        let mut ips = Vec::new();
+        for subnet in world["subnets"].as_array().unwrap() {
+            let cidr = subnet["cidr"].as_str().unwrap();
+            if !["10.0.4.", "10.0.5.", "10.0.6."]
+                .iter()
+                .any(|p| cidr.starts_with(p))
+            {
+                continue;
+            }
+            let id = subnet["id"].as_str().unwrap();
+            let name = format!("mycluster-7xk2p-rsvd-public-ipv4-{id}");
+            let (_, ip) = self.create_named(&name, None).await.unwrap();
+            ips.push(ip);
+        }
+        assert_eq!(
+            ips.len(),
+            3,
+            "the fixture's three public subnets: {world:#}"
+        );
+        ips
+    }
+
     async fn create_foreign(&self) {
         AwsPeers::create_foreign(self).await.unwrap();
     }

@@ -76,6 +76,20 @@ impl Cloud for AzurePeers {
         self.sim.write_cname(private, fqdn, target).unwrap();
     }
 
+    async fn create_user_public(&self) -> Vec<String> {
+        let made = bootstrap_sim::upi::azure_public_ip(
+            &self.sim,
+            bootstrap_sim::azure::CLUSTER_RG,
+            "mycluster-7xk2p-rsvd-public-ipv4",
+            bootstrap_sim::azure::LOCATION,
+            "Standard",
+            "Static",
+        )
+        .await
+        .unwrap();
+        vec![made["ip"].as_str().unwrap().to_string()]
+    }
+
     async fn create_foreign(&self) {
         self.sim.create_foreign();
         assert_eq!(

@@ -44,6 +44,9 @@ pub trait Cloud: Sized + Send + Sync + 'static {
     async fn write_cname(&self, private: bool, fqdn: &str, target: &str);
     /// Reservations that are not ours: untagged, another cluster's, ours by cluster tag only.
     async fn create_foreign(&self);
+    /// As the user (UPI), with the official client: the public reservation(s) of the cluster
+    /// by the seed's names, for the agent to adopt. Their IPs.
+    async fn create_user_public(&self) -> Vec<String>;
     /// The agent's environment: the peers' endpoints and no ambient credentials.
     fn agent_env(&self) -> Vec<(String, String)>;
     /// Mutating calls since the last reset, as the proxies saw them.

@@ -94,6 +94,14 @@ impl Cloud for GcpPeers {
     /// Not ours: unlabelled, another cluster's, ours by cluster label only (like the
     /// installer's own addresses), a reservation label without the cluster label, and a
     /// cluster label `shared` rather than `owned`.
+    async fn create_user_public(&self) -> Vec<String> {
+        let made =
+            bootstrap_sim::upi::gcp_address(&self.fake, "mycluster-7xk2p-rsvd-public-ipv4", None)
+                .await
+                .unwrap();
+        vec![made["ip"].as_str().unwrap().to_string()]
+    }
+
     async fn create_foreign(&self) {
         let fake = &self.fake;
         fake.create_address("unlabelled", false, &[]).unwrap();

@@ -5,6 +5,7 @@
 
 use super::agent::{API, API_INT, BOOTSTRAP, OTHER_WRITER, fault_seed};
 use super::cloud::{Cloud, CloudWorld, Harness, InstallerNetwork};
+pub use super::suite_publish::*;
 pub use super::suite_user_dns::*;
 use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
 use bootstrap_sim::{Fault, Faults, Hold, Latency};
@@ -721,6 +722,10 @@ macro_rules! cloud_suite {
             the_fixture_secrets_are_never_printed_even_at_trace,
             with_dns_wait_the_agent_moves_on_once_a_late_writer_created_the_records,
             with_dns_wait_a_wrong_value_keeps_it_waiting_until_the_deadline,
+            publish_round_trip_external_internal_external,
+            publish_reverted_mid_change_returns_to_the_previous_state_with_nothing_leaked,
+            publish_killed_at_each_step_resumes_without_leaks_or_duplicates,
+            publish_leaves_the_users_public_ip_untouched,
         );
     };
     (installer_network $cloud:ty) => {

@@ -230,4 +230,5 @@ mod dual_stack;
 mod golden;
 mod rerun_and_ownership;
 mod reserve_and_publish;
+mod scope;
 mod user_dns;

@@ -42,6 +42,10 @@ impl Policy {
 #[derive(Clone, Copy, Debug)]
 pub struct Sample {
     pub policy: Policy,
+    /// A client of the public `api` record (else of the private `api-int`).
+    pub public: bool,
+    /// The client had an address to call (false: its resolver found no record).
+    pub resolved: bool,
     pub started: Instant,
     pub latency: Duration,
     pub ok: bool,
@@ -49,6 +53,8 @@ pub struct Sample {
 
 pub struct Client {
     pub policy: Policy,
+    /// Resolves the public `api` record (else the private `api-int`).
+    pub public: bool,
     /// The record's values as the zone holds them now (empty: the record does not exist).
     pub zone: watch::Receiver<Vec<IpAddr>>,
     pub ttl: Duration,
@@ -67,13 +73,27 @@ impl Client {
         let mut cached: Option<(Vec<IpAddr>, Instant)> = None;
         let mut first_expiry = Some(self.ttl.mul_f64(rng.next_f64()));
         let mut next = Instant::now();
+        // Once started, a resolution that finds no record is a failed request (the record
+        // went away: `publish --scope Internal`).
+        let mut started = false;
         while !*stop.borrow() {
             let now = Instant::now();
             if cached.as_ref().is_none_or(|(_, until)| now >= *until) {
                 let mut answer = self.zone.borrow().clone();
                 if answer.is_empty() {
                     cached = None;
+                    if started {
+                        samples.push(Sample {
+                            policy: self.policy,
+                            public: self.public,
+                            resolved: false,
+                            started: now,
+                            latency: Duration::ZERO,
+                            ok: false,
+                        });
+                    }
                 } else {
+                    started = true;
                     // Round-robin: each resolution hands the addresses out in a new order.
                     rng.shuffle(&mut answer);
                     let keep = first_expiry.take().unwrap_or(self.ttl);
@@ -96,6 +116,8 @@ impl Client {
                 }
                 samples.push(Sample {
                     policy: self.policy,
+                    public: self.public,
+                    resolved: true,
                     started,
                     latency: started.elapsed(),
                     ok,
@@ -141,6 +163,7 @@ mod tests {
         let (stop_tx, stop) = watch::channel(false);
         let client = Client {
             policy,
+            public: false,
             zone,
             ttl: Duration::from_secs(30),
             period: Duration::from_secs(60),

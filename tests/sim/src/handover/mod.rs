@@ -52,8 +52,11 @@ pub struct Options {
     pub connect_timeout: Duration,
     /// A load balancer comes up this long after its Service appears.
     pub lb_delay: Duration,
-    /// How long the clients go on after the host is destroyed.
+    /// How long the clients go on after the host is destroyed (and after each scope change).
     pub linger: Duration,
+    /// After `complete` and the linger: `publish --scope Internal --auto-delete`, the linger,
+    /// then `publish --scope External`, with the clients going on through both.
+    pub scope_round_trip: bool,
 }
 
 impl Options {
@@ -69,6 +72,7 @@ impl Options {
             connect_timeout: Duration::from_secs(1),
             lb_delay: Duration::from_secs(5),
             linger: Duration::from_secs(35),
+            scope_round_trip: false,
         }
     }
 }
@@ -85,6 +89,29 @@ pub struct Timeline {
     pub removed: Option<Duration>,
     pub complete: Option<Duration>,
     pub destroyed: Option<Duration>,
+    /// `publish --scope Internal` started, the public `api` record first seen empty after
+    /// that, and the command done.
+    pub to_internal: Option<Duration>,
+    pub withdrawn: Option<Duration>,
+    pub internal_done: Option<Duration>,
+    /// `publish --scope External` started, the public `api` record first seen holding a value
+    /// again, and the command done.
+    pub to_external: Option<Duration>,
+    pub rejoined: Option<Duration>,
+    pub external_done: Option<Duration>,
+}
+
+/// Through the scope change, per group of clients (private `api-int`, public `api`) and
+/// window (see [`scope_window`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScopeRow {
+    pub public: bool,
+    pub window: &'static str,
+    pub requests: usize,
+    pub failures: usize,
+    /// Of the failures, those where the client called an address that did not answer (the
+    /// others found no record).
+    pub unanswered: usize,
 }
 
 /// Per policy and stage.
@@ -101,6 +128,8 @@ pub struct Report {
     pub options: Options,
     pub timeline: Timeline,
     pub rows: Vec<Row>,
+    /// With `scope_round_trip`: what the clients saw through it.
+    pub scope_rows: Vec<ScopeRow>,
 }
 
 /// Runs the whole simulation.
@@ -179,6 +208,7 @@ pub async fn run(opts: Options) -> Result<Report> {
             for n in 0..opts.clients {
                 let client = Client {
                     policy,
+                    public: record == 1,
                     zone: zone.clone(),
                     ttl: opts.ttl,
                     period: opts.period,
@@ -203,10 +233,20 @@ pub async fn run(opts: Options) -> Result<Report> {
 
     let mut joined = BTreeSet::new();
     let mut agent_status = None;
+    let mut publish: Option<tokio::process::Child> = None;
     loop {
-        let end = lock(&timeline).complete.map(|at| t0 + at + opts.linger);
+        let end = {
+            let t = lock(&timeline);
+            match opts.scope_round_trip {
+                false => t.complete.map(|at| t0 + at + opts.linger),
+                true => t.external_done.map(|at| t0 + at + opts.linger),
+            }
+        };
         if end.is_some_and(|e| Instant::now() >= e) {
             break;
+        }
+        if opts.scope_round_trip && agent_status.is_some() {
+            scope_round_trip(&opts, &assets, &kube, &peers, &mut publish, t0, &timeline)?;
         }
         if t0.elapsed() > Duration::from_secs(600) {
             bail!(
@@ -226,6 +266,12 @@ pub async fn run(opts: Options) -> Result<Report> {
             }
             if t.seeded.is_some() && !private.contains(&bootstrap) && t.removed.is_none() {
                 t.removed = Some(at);
+            }
+            if t.to_internal.is_some() && public.is_empty() && t.withdrawn.is_none() {
+                t.withdrawn = Some(at);
+            }
+            if t.to_external.is_some() && !public.is_empty() && t.rejoined.is_none() {
+                t.rejoined = Some(at);
             }
             for ip in private.iter().chain(&public).filter(|ip| **ip != bootstrap) {
                 if joined.insert(*ip) {
@@ -264,11 +310,127 @@ pub async fn run(opts: Options) -> Result<Report> {
     }
     let timeline = lock(&timeline).clone();
     let rows = rows(&samples, t0, &timeline);
+    let scope_rows = match opts.scope_round_trip {
+        true => scope_rows(&samples, t0, &timeline, opts.ttl),
+        false => Vec::new(),
+    };
     Ok(Report {
         options: opts,
         timeline,
         rows,
+        scope_rows,
     })
+}
+
+/// The scope change's next move, once `run` is done and the clients lingered: `publish
+/// --scope Internal --auto-delete` (the drain one TTL), then after the linger `publish --scope
+/// External`; each command's end goes into the timeline.
+fn scope_round_trip(
+    opts: &Options,
+    assets: &std::path::Path,
+    kube: &KubeSim,
+    peers: &Peers,
+    publish: &mut Option<tokio::process::Child>,
+    t0: Instant,
+    timeline: &Mutex<Timeline>,
+) -> Result<()> {
+    let now = t0.elapsed();
+    if let Some(child) = publish.as_mut() {
+        let Some(status) = child.try_wait()? else {
+            return Ok(());
+        };
+        if !status.success() {
+            bail!("publish failed ({status})");
+        }
+        *publish = None;
+        let mut t = lock(timeline);
+        match t.to_external {
+            None => t.internal_done = Some(now),
+            Some(_) => t.external_done = Some(now),
+        }
+        return Ok(());
+    }
+    let scope = {
+        let mut t = lock(timeline);
+        let after = |at: Option<Duration>| at.is_some_and(|at| now >= at + opts.linger);
+        if t.to_internal.is_none() && after(t.complete) {
+            t.to_internal = Some(now);
+            "Internal"
+        } else if t.to_external.is_none() && after(t.internal_done) {
+            t.to_external = Some(now);
+            "External"
+        } else {
+            return Ok(());
+        }
+    };
+    let api = kube.url().trim_start_matches("https://").to_string();
+    let child = tokio::process::Command::new(&opts.agent)
+        .args(["publish", "--scope", scope, "--auto-delete"])
+        .arg("--assets")
+        .arg(assets)
+        .arg("--state-dir")
+        .arg(opts.work.join("state"))
+        .arg("--kubeconfig")
+        .arg(kube.kubeconfig_path())
+        .arg("--dns-ttl")
+        .arg(format!("{}s", opts.ttl.as_secs()))
+        .args(["--drain-wait", "ttl", "--gate-timeout", "3m"])
+        .arg("--wire-dial-override")
+        .arg(format!("*:6443={api},*:22623={api}"))
+        .envs(peers.agent_env())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .context("cannot start publish")?;
+    *publish = Some(child);
+    Ok(())
+}
+
+/// The window of the scope change a request started in: `to-internal` (publish Internal
+/// started, the public record still there), `draining` (the record gone, within one TTL of
+/// that: resolvers may still hold it), `internal`, `to-external` (publish External started,
+/// until the record is back), `external`; None before the change.
+fn scope_window(at: Duration, t: &Timeline, ttl: Duration) -> Option<&'static str> {
+    let to_internal = t.to_internal?;
+    let reached = |mark: Option<Duration>| mark.is_some_and(|m| at >= m);
+    Some(match at {
+        at if at < to_internal => return None,
+        _ if reached(t.rejoined) && reached(t.to_external) => "external",
+        _ if reached(t.to_external) => "to-external",
+        _ if reached(t.withdrawn.map(|w| w + ttl)) => "internal",
+        _ if reached(t.withdrawn) => "draining",
+        _ => "to-internal",
+    })
+}
+
+const SCOPE_WINDOWS: [&str; 5] = [
+    "to-internal",
+    "draining",
+    "internal",
+    "to-external",
+    "external",
+];
+
+fn scope_rows(samples: &[Sample], t0: Instant, t: &Timeline, ttl: Duration) -> Vec<ScopeRow> {
+    let mut rows = Vec::new();
+    for public in [false, true] {
+        for window in SCOPE_WINDOWS {
+            let of: Vec<&Sample> = samples
+                .iter()
+                .filter(|s| s.public == public)
+                .filter(|s| scope_window(s.started - t0, t, ttl) == Some(window))
+                .collect();
+            rows.push(ScopeRow {
+                public,
+                window,
+                requests: of.len(),
+                failures: of.iter().filter(|s| !s.ok).count(),
+                unanswered: of.iter().filter(|s| !s.ok && s.resolved).count(),
+            });
+        }
+    }
+    rows
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -342,6 +504,7 @@ fn rows(samples: &[Sample], t0: Instant, timeline: &Timeline) -> Vec<Row> {
             let mut failures = 0;
             for sample in samples
                 .iter()
+                .filter(|x| timeline.to_internal.is_none_or(|at| x.started - t0 < at))
                 .filter(|x| x.policy == policy && stage(x.started - t0, timeline) == s)
             {
                 latencies.push(sample.latency);
@@ -389,6 +552,21 @@ impl Report {
                 "complete": secs(t.complete),
                 "destroyed": secs(t.destroyed),
             },
+            "scope_change_s": {
+                "to_internal": secs(t.to_internal),
+                "public_record_gone": secs(t.withdrawn),
+                "internal_done": secs(t.internal_done),
+                "to_external": secs(t.to_external),
+                "public_record_back": secs(t.rejoined),
+                "external_done": secs(t.external_done),
+            },
+            "scope_results": self.scope_rows.iter().map(|r| json!({
+                "clients": if r.public { "public api" } else { "private api-int" },
+                "window": r.window,
+                "requests": r.requests,
+                "failures": r.failures,
+                "unanswered": r.unanswered,
+            })).collect::<Vec<_>>(),
             "results": self.rows.iter().map(|r| json!({
                 "policy": r.policy.as_str(),
                 "stage": r.stage,
@@ -435,6 +613,33 @@ impl Report {
                 percent(r.failures, r.requests),
                 r.p99.as_millis()
             );
+        }
+        if !self.scope_rows.is_empty() {
+            out += &format!(
+                "# scope change: publish Internal {}, public api gone {}, done {}; publish External {}, public api back {}, done {}\n",
+                at(t.to_internal),
+                at(t.withdrawn),
+                at(t.internal_done),
+                at(t.to_external),
+                at(t.rejoined),
+                at(t.external_done)
+            );
+            out += "clients          window       requests  failed  (no record / unanswered)\n";
+            for r in &self.scope_rows {
+                out += &format!(
+                    "{:<16} {:<12} {:>8}  {:>6}  ({} / {})\n",
+                    if r.public {
+                        "public api"
+                    } else {
+                        "private api-int"
+                    },
+                    r.window,
+                    r.requests,
+                    r.failures,
+                    r.failures - r.unanswered,
+                    r.unanswered
+                );
+            }
         }
         out
     }
@@ -483,6 +688,8 @@ mod tests {
         let t0 = Instant::now();
         let sample = |ms: u64, ok: bool| Sample {
             policy: Policy::FirstAddress,
+            public: false,
+            resolved: true,
             started: t0 + Duration::from_millis(5),
             latency: Duration::from_millis(ms),
             ok,
