@@ -31,6 +31,9 @@ _bootstrap__agent() {
             bootstrap__agent,pause)
                 cmd="bootstrap__agent__subcmd__pause"
                 ;;
+            bootstrap__agent,permissions)
+                cmd="bootstrap__agent__subcmd__permissions"
+                ;;
             bootstrap__agent,plan)
                 cmd="bootstrap__agent__subcmd__plan"
                 ;;
@@ -95,7 +98,7 @@ _bootstrap__agent() {
 
     case "${cmd}" in
         bootstrap__agent)
-            opts="-h -V --help --version run publish preflight capabilities render apply wait plan reserve publish-lb-ips dns teardown status pause resume gather"
+            opts="-h -V --help --version run publish preflight capabilities render apply wait plan reserve publish-lb-ips dns teardown status pause resume permissions gather"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -657,6 +660,36 @@ _bootstrap__agent() {
             case "${prev}" in
                 --state-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        bootstrap__subcmd__agent__subcmd__permissions)
+            opts="-h --cloud --assets --command --kube --output --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --cloud)
+                    COMPREPLY=($(compgen -W "aws gcp azure" -- "${cur}"))
+                    return 0
+                    ;;
+                --assets)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --command)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "text json yaml" -- "${cur}"))
                     return 0
                     ;;
                 *)
