@@ -372,7 +372,7 @@ async fn a_throttled_step_is_retried_past_the_retry_count_within_its_deadline() 
 
     // With a deadline, the same throttling ends the step (resumably) instead.
     let providers = throttled_providers(&spec, u32::MAX, Arc::default());
-    let (result, journal, _state) =
+    let (result, _journal, _state) =
         run_fresh(&spec, &providers, Duration::from_secs(120), Step::SeedDns).await;
     let err = result.unwrap_err();
     assert!(err.to_string().contains("did not finish within"), "{err:#}");

@@ -305,7 +305,7 @@ fn last_answer(err: &GaxError) -> &GaxError {
 pub(crate) fn classify(operation: &str, err: GaxError) -> CloudError {
     let err = last_answer(&err);
     let http = err.http_status_code();
-    let kind = if is_transient(&err) {
+    let kind = if is_transient(err) {
         ErrorKind::Transient
     } else {
         match http {
