@@ -103,3 +103,38 @@ fn unpublish_releases_our_public_ips_and_leaves_the_users_saying_so() {
         );
     }
 }
+
+/// A value of ours in a record that does not want it is withdrawn even when another record
+/// (the private `api`, of the same name in the other zone) wants it: what a record keeps is
+/// what that record wants, in its own zone.
+#[test]
+fn a_value_of_ours_is_withdrawn_from_a_record_that_does_not_want_it_though_another_does() {
+    for name in ["aws", "gcp", "azure"] {
+        let (external, internal) = going_internal(name);
+        let mut observed = observed_with(&external, all_reservations(&external), &[]);
+        let private_ip = observed
+            .reservations
+            .iter()
+            .find(|r| r.key.scope == Scope::Private)
+            .map(|r| r.ip)
+            .expect("a private reservation");
+        for r in &mut observed.records {
+            if let Some(set) = r.current.as_mut()
+                && !r.zone.private
+            {
+                set.values.insert(private_ip);
+            }
+        }
+        let plan = Plan::calculate(&internal, &observed, &[Step::Withdraw], 1);
+        let gone = removed(&plan, &observed);
+        assert!(
+            gone.contains(&(false, private_ip)),
+            "{name}: the private IP leaves the public record: {:?}",
+            plan.changes
+        );
+        assert!(
+            gone.iter().all(|(private, _)| !private),
+            "{name}: the private records keep it"
+        );
+    }
+}
