@@ -448,6 +448,14 @@ mod tests {
             )],
             "the others are absent or not ours; the deletion is bound to the uid seen"
         );
+        // The deletion is the cluster's to make; the releases and record edits the cloud's.
+        for change in &plan.changes {
+            assert_eq!(
+                change.is_kubernetes(),
+                matches!(change, Change::DeleteService { .. }),
+                "{change:?}"
+            );
+        }
         let none = plan_of_teardown("gcp", Some(Vec::new()));
         assert!(
             !none.changes.iter().any(|c| c.is_kubernetes()),
