@@ -47,6 +47,27 @@ impl CloudError {
     pub fn is_transient(&self) -> bool {
         matches!(self.kind, ErrorKind::Transient | ErrorKind::Conflict)
     }
+
+    /// The service asked us to slow down: a `Retry-After`, or its throttling code or status
+    /// in the message (Route53/EC2 `Throttling`, `RequestLimitExceeded`, GCP
+    /// `rateLimitExceeded`/`RESOURCE_EXHAUSTED`, ARM 429 `TooManyRequests`). Nothing was
+    /// done: the same call may simply be made again later.
+    pub fn is_throttled(&self) -> bool {
+        const THROTTLED: [&str; 7] = [
+            "throttl",
+            "requestlimitexceeded",
+            "ratelimitexceeded",
+            "rate exceeded",
+            "toomanyrequests",
+            "resource_exhausted",
+            "429",
+        ];
+        if self.kind != ErrorKind::Transient {
+            return false;
+        }
+        let message = self.message.to_ascii_lowercase();
+        self.retry_after.is_some() || THROTTLED.iter().any(|t| message.contains(t))
+    }
 }
 
 impl fmt::Display for CloudError {

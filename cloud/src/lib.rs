@@ -11,6 +11,7 @@
 pub mod azure_cloud;
 mod dns;
 mod error;
+pub mod patient_dns;
 pub mod permissions;
 pub mod poll;
 pub mod preflight;

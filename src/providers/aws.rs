@@ -5,6 +5,7 @@ use super::Providers;
 use crate::assets::{AwsSpec, AwsSubnets, ClusterSpec, Credentials};
 use anyhow::Result;
 use bootstrap_cloud::aws;
+use bootstrap_cloud::patient_dns::PatientDns;
 
 /// The providers, and the spec's subnets settled: as given with roles, else found in EC2
 /// (DescribeSubnets, and DescribeRouteTables for listed subnets without a role tag).
@@ -58,7 +59,7 @@ pub async fn providers(spec: &ClusterSpec, platform: &AwsSpec) -> Result<(Provid
     };
     let providers = Providers {
         addresses: Box::new(addresses),
-        dns: Box::new(dns),
+        dns: Box::new(PatientDns::new(dns)),
         preflight: Some(Box::new(aws::AwsPreflight::new(
             &ec2_config,
             &route53_config,

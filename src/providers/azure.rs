@@ -4,6 +4,7 @@ use super::Providers;
 use crate::assets::{AzureSpec, ClusterSpec, Credentials};
 use anyhow::{Context, Result};
 use bootstrap_cloud::azure;
+use bootstrap_cloud::patient_dns::PatientDns;
 
 pub async fn providers(spec: &ClusterSpec, platform: &AzureSpec) -> Result<Providers> {
     let (subscription_id, credential) = match &spec.credentials {
@@ -68,7 +69,10 @@ pub async fn providers(spec: &ClusterSpec, platform: &AzureSpec) -> Result<Provi
     let targets = targets(spec, platform);
     Ok(Providers {
         addresses: Box::new(azure::AzureAddresses::new(arm.clone(), &settings)),
-        dns: Box::new(azure::AzureDns::new(arm.clone(), &settings)),
+        dns: Box::new(PatientDns::new(azure::AzureDns::new(
+            arm.clone(),
+            &settings,
+        ))),
         preflight: Some(Box::new(azure::AzurePreflight::new(
             arm, &settings, targets,
         ))),

@@ -9,6 +9,7 @@ use super::Providers;
 use crate::assets::{ClusterSpec, Credentials, GcpSpec};
 use anyhow::Result;
 use bootstrap_cloud::gcp;
+use bootstrap_cloud::patient_dns::PatientDns;
 
 pub async fn providers(spec: &ClusterSpec, platform: &GcpSpec) -> Result<Providers> {
     let settings = gcp::GcpSettings {
@@ -33,7 +34,7 @@ pub async fn providers(spec: &ClusterSpec, platform: &GcpSpec) -> Result<Provide
     .with_env_endpoints();
     Ok(Providers {
         addresses: Box::new(gcp::GceAddresses::new(&settings).await?),
-        dns: Box::new(gcp::CloudDns::new(&settings).await?),
+        dns: Box::new(PatientDns::new(gcp::CloudDns::new(&settings).await?)),
         preflight: Some(Box::new(
             gcp::GcpPreflight::new(
                 &settings,

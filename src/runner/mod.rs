@@ -173,19 +173,9 @@ fn retry_cause(err: &anyhow::Error) -> &'static str {
     let Some(cloud) = err.chain().find_map(|c| c.downcast_ref::<CloudError>()) else {
         return "server-or-network";
     };
-    let message = cloud.message.to_ascii_lowercase();
-    let throttled = [
-        "throttl",
-        "requestlimitexceeded",
-        "ratelimitexceeded",
-        "rate exceeded",
-        "toomanyrequests",
-        "resource_exhausted",
-        "429",
-    ];
     if cloud.kind == bootstrap_cloud::ErrorKind::Conflict {
         "conflict"
-    } else if cloud.retry_after.is_some() || throttled.iter().any(|t| message.contains(t)) {
+    } else if cloud.is_throttled() {
         "throttled"
     } else {
         "server-or-network"

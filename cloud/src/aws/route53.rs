@@ -98,16 +98,22 @@ impl Route53Dns {
         // Route53 offers no watch; GetChange with backoff is the documented way.
         let mut poll = Poll::change("GetChange", Duration::from_millis(100));
         loop {
-            let out = client
+            let asked = client
                 .get_change()
                 .id(change_id)
                 .send()
                 .await
-                .map_err(|e| classify("GetChange", e))?;
-            if out.change_info().map(|c| c.status()) == Some(&ChangeStatus::Insync) {
-                return Ok(());
+                .map_err(|e| classify("GetChange", e));
+            match asked {
+                Ok(out) if out.change_info().map(|c| c.status()) == Some(&ChangeStatus::Insync) => {
+                    return Ok(());
+                }
+                Ok(_) => poll.wait(None).await?,
+                // The change is made; a throttled look at it is only a later look. Failing
+                // here would make the step re-observe and write again under the same limit.
+                Err(e) if e.is_throttled() => poll.wait(e.retry_after).await?,
+                Err(e) => return Err(e),
             }
-            poll.wait(None).await?;
         }
     }
 }
@@ -270,13 +276,22 @@ impl DnsProvider for Route53Dns {
             .map_err(|e| CloudError::fatal("ChangeResourceRecordSets", e.to_string()))?;
         let zone = first.zone;
         let client = self.client_for(&zone.reference);
-        let out = client
-            .change_resource_record_sets()
-            .hosted_zone_id(&zone.id)
-            .change_batch(batch)
-            .send()
-            .await
-            .map_err(|e| cname_or(classify("ChangeResourceRecordSets", e), writes))?;
+        // Throttled, Route53 made no change: the same batch may be sent again (a rival's
+        // write meanwhile still fails its compare-and-swap).
+        let out = crate::patient_dns::patiently(
+            "ChangeResourceRecordSets",
+            crate::patient_dns::PATIENCE,
+            || async {
+                client
+                    .change_resource_record_sets()
+                    .hosted_zone_id(&zone.id)
+                    .change_batch(batch.clone())
+                    .send()
+                    .await
+                    .map_err(|e| cname_or(classify("ChangeResourceRecordSets", e), writes))
+            },
+        )
+        .await?;
         match out.change_info() {
             Some(info) if *info.status() != ChangeStatus::Insync => {
                 Self::wait_insync(client, info.id()).await

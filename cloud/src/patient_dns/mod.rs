@@ -1,0 +1,143 @@
+//! A DNS provider as many installs in one account need it (issue 27): DNS APIs are rate
+//! limited per account (Route53: 5 requests per second, GetChange included), and a CI farm
+//! runs hundreds of installs at once. Two things keep an agent's share of that rate:
+//!
+//! - **Zones are looked up once per process.** A zone's id does not change while the agent
+//!   runs; a step's retry, the verifying pass and the later steps reuse it instead of asking
+//!   again. An answer that says the zone is not what we took it for (anything but a transient
+//!   failure or a lost compare-and-swap) forgets it, so the next attempt looks it up anew.
+//! - **A throttled read waits its turn.** Throttling means the service did nothing; failing
+//!   the step instead would re-observe everything (more requests under the very limit that
+//!   refused us) and lose the agent's place to the agents that did not fail. So a read the
+//!   service throttled beyond the client's own retries is asked again, with jittered backoff,
+//!   for up to [`PATIENCE`]. Writes are the providers' own business: only they know whether a
+//!   throttled answer came before the change (Route53's ChangeResourceRecordSets) or after it
+//!   (a throttled poll of a change already made).
+
+use crate::{CloudError, DnsProvider, RecordKey, RecordSet, RecordWrite, Zone, ZoneRef};
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How long one throttled call keeps asking before its error goes to the step (which has its
+/// own deadline, 10 min by default): a fleet of a hundred installs in one Route53 account
+/// needs about five minutes for all of its requests.
+pub const PATIENCE: Duration = Duration::from_secs(300);
+
+/// Backoff between the asks of a throttled call: from 1 s, doubling, at most 5 s, jittered
+/// (so a hundred agents throttled together do not come back together). Short enough that
+/// an agent keeps asking about as often as any other: the service's tokens go to whoever asks
+/// when one is free, and a long backoff would starve the unluckiest agent.
+const THROTTLED_BACKOFF: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(5));
+
+/// Calls `call` until it is not throttled, for up to `patience`. Each wait is logged, so a
+/// stuck install shows why it waits.
+pub async fn patiently<T, F, Fut>(
+    operation: &str,
+    patience: Duration,
+    mut call: F,
+) -> Result<T, CloudError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, CloudError>>,
+{
+    let until = Instant::now() + patience;
+    let mut attempt = 0;
+    loop {
+        match call().await {
+            Err(e) if e.is_throttled() => {
+                attempt += 1;
+                let delay = e.retry_after.unwrap_or_else(|| {
+                    crate::retry::backoff(attempt, THROTTLED_BACKOFF.0, THROTTLED_BACKOFF.1)
+                });
+                if Instant::now() + delay > until {
+                    return Err(e);
+                }
+                tracing::info!(operation, attempt, ?delay, error = %e, "throttled, waiting our turn");
+                tokio::time::sleep(delay).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// `inner` with zones remembered and throttled reads retried (see the module's comment).
+pub struct PatientDns<D> {
+    inner: D,
+    zones: Mutex<BTreeMap<ZoneRef, Zone>>,
+    patience: Duration,
+}
+
+impl<D: DnsProvider> PatientDns<D> {
+    pub fn new(inner: D) -> Self {
+        Self::with_patience(inner, PATIENCE)
+    }
+
+    pub fn with_patience(inner: D, patience: Duration) -> Self {
+        Self {
+            inner,
+            zones: Mutex::new(BTreeMap::new()),
+            patience,
+        }
+    }
+
+    fn remembered(&self, zone: &ZoneRef) -> Option<Zone> {
+        self.zones.lock().ok()?.get(zone).cloned()
+    }
+
+    fn remember(&self, zone: &Zone) {
+        if let Ok(mut zones) = self.zones.lock() {
+            zones.insert(zone.reference.clone(), zone.clone());
+        }
+    }
+
+    /// Forgets `zone` when `result` says it may not be the zone we took it for.
+    fn check<T>(&self, zone: &Zone, result: Result<T, CloudError>) -> Result<T, CloudError> {
+        if let Err(e) = &result
+            && !e.is_transient()
+            && let Ok(mut zones) = self.zones.lock()
+        {
+            zones.remove(&zone.reference);
+        }
+        result
+    }
+}
+
+#[async_trait]
+impl<D: DnsProvider> DnsProvider for PatientDns<D> {
+    async fn find_zone(&self, zone: &ZoneRef) -> Result<Zone, CloudError> {
+        if let Some(found) = self.remembered(zone) {
+            return Ok(found);
+        }
+        let found = patiently("find zone", self.patience, || self.inner.find_zone(zone)).await?;
+        self.remember(&found);
+        Ok(found)
+    }
+
+    async fn read(&self, zone: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
+        let read = patiently("read record set", self.patience, || {
+            self.inner.read(zone, key)
+        })
+        .await;
+        self.check(zone, read)
+    }
+
+    async fn write(&self, write: &RecordWrite<'_>) -> Result<(), CloudError> {
+        let written = self.inner.write(write).await;
+        self.check(write.zone, written)
+    }
+
+    async fn write_zone(&self, writes: &[RecordWrite<'_>]) -> Result<(), CloudError> {
+        let written = self.inner.write_zone(writes).await;
+        match writes.first() {
+            Some(first) => self.check(first.zone, written),
+            None => written,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,266 @@
+use super::*;
+use crate::{ErrorKind, RecordType};
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A provider answering from scripts: each call takes the next scripted answer of its kind
+/// (None: the default success), and counts itself.
+#[derive(Default)]
+struct Scripted {
+    finds: AtomicUsize,
+    reads: AtomicUsize,
+    writes: AtomicUsize,
+    find_answers: Mutex<VecDeque<CloudError>>,
+    read_answers: Mutex<VecDeque<CloudError>>,
+    write_answers: Mutex<VecDeque<CloudError>>,
+}
+
+fn next(answers: &Mutex<VecDeque<CloudError>>) -> Option<CloudError> {
+    answers.lock().unwrap().pop_front()
+}
+
+#[async_trait]
+impl DnsProvider for &Scripted {
+    async fn find_zone(&self, zone: &ZoneRef) -> Result<Zone, CloudError> {
+        self.finds.fetch_add(1, Ordering::SeqCst);
+        next(&self.find_answers).map_or_else(|| Ok(zone.with_id(format!("Z-{}", zone.domain))), Err)
+    }
+
+    async fn read(&self, _: &Zone, _: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        next(&self.read_answers).map_or(Ok(None), Err)
+    }
+
+    async fn write(&self, _: &RecordWrite<'_>) -> Result<(), CloudError> {
+        self.writes.fetch_add(1, Ordering::SeqCst);
+        next(&self.write_answers).map_or(Ok(()), Err)
+    }
+}
+
+fn throttled() -> CloudError {
+    CloudError::new(
+        ErrorKind::Transient,
+        "ListResourceRecordSets",
+        "Throttling: Rate exceeded",
+    )
+}
+
+fn zone_ref(domain: &str, private: bool) -> ZoneRef {
+    ZoneRef {
+        domain: domain.into(),
+        private,
+        ..ZoneRef::default()
+    }
+}
+
+fn key() -> RecordKey {
+    RecordKey {
+        name: "api.c.example.com".into(),
+        rtype: RecordType::A,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_zone_is_looked_up_once_per_reference() {
+    let scripted = Scripted::default();
+    let dns = PatientDns::new(&scripted);
+    let public = zone_ref("example.com", false);
+    let private = zone_ref("example.com", true);
+    for _ in 0..3 {
+        assert_eq!(dns.find_zone(&public).await.unwrap().id, "Z-example.com");
+        dns.find_zone(&private).await.unwrap();
+    }
+    assert_eq!(scripted.finds.load(Ordering::SeqCst), 2, "one look-up each");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_look_up_is_not_remembered() {
+    let scripted = Scripted::default();
+    scripted
+        .find_answers
+        .lock()
+        .unwrap()
+        .push_back(CloudError::new(
+            ErrorKind::NotFound,
+            "ListHostedZonesByName",
+            "no zone",
+        ));
+    let dns = PatientDns::new(&scripted);
+    let public = zone_ref("example.com", false);
+    assert!(dns.find_zone(&public).await.is_err());
+    assert!(dns.find_zone(&public).await.is_ok());
+    assert_eq!(scripted.finds.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_throttled_read_waits_its_turn_and_succeeds() {
+    let scripted = Scripted::default();
+    scripted
+        .read_answers
+        .lock()
+        .unwrap()
+        .extend([throttled(), throttled(), throttled()]);
+    let dns = PatientDns::new(&scripted);
+    let zone = dns
+        .find_zone(&zone_ref("example.com", false))
+        .await
+        .unwrap();
+    let started = Instant::now();
+    assert_eq!(dns.read(&zone, &key()).await.unwrap(), None);
+    assert_eq!(
+        scripted.reads.load(Ordering::SeqCst),
+        4,
+        "three throttled, then read"
+    );
+    let waited = started.elapsed();
+    // Jittered backoff: half to all of 1 s, 2 s, 4 s.
+    assert!(
+        waited >= Duration::from_millis(3500) && waited <= Duration::from_secs(7),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_service_s_retry_after_is_what_a_throttled_read_waits() {
+    let scripted = Scripted::default();
+    scripted
+        .read_answers
+        .lock()
+        .unwrap()
+        .push_back(throttled().with_retry_after(Some(Duration::from_secs(12))));
+    let dns = PatientDns::new(&scripted);
+    let zone = dns
+        .find_zone(&zone_ref("example.com", false))
+        .await
+        .unwrap();
+    let started = Instant::now();
+    dns.read(&zone, &key()).await.unwrap();
+    assert_eq!(started.elapsed(), Duration::from_secs(12));
+}
+
+#[tokio::test(start_paused = true)]
+async fn patience_ends_with_the_throttling_error() {
+    let scripted = Scripted::default();
+    scripted
+        .read_answers
+        .lock()
+        .unwrap()
+        .extend(std::iter::repeat_with(throttled).take(1000));
+    let dns = PatientDns::with_patience(&scripted, Duration::from_secs(60));
+    let zone = dns
+        .find_zone(&zone_ref("example.com", false))
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let err = dns.read(&zone, &key()).await.unwrap_err();
+    assert!(err.is_throttled(), "{err}");
+    assert!(
+        started.elapsed() <= Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    let asked = scripted.reads.load(Ordering::SeqCst);
+    // At most 5 s apart, at least 0.5 s: more than a dozen asks in a minute, not hundreds.
+    assert!((12..=120).contains(&asked), "{asked}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn other_failures_are_not_retried_here() {
+    for error in [
+        CloudError::new(ErrorKind::Transient, "ListResourceRecordSets", "HTTP 503"),
+        CloudError::fatal("ListResourceRecordSets", "AccessDenied"),
+        CloudError::new(ErrorKind::Fatal, "ListResourceRecordSets", "Throttling"),
+    ] {
+        let scripted = Scripted::default();
+        scripted
+            .read_answers
+            .lock()
+            .unwrap()
+            .push_back(error.clone());
+        let dns = PatientDns::new(&scripted);
+        let zone = dns
+            .find_zone(&zone_ref("example.com", false))
+            .await
+            .unwrap();
+        assert_eq!(
+            dns.read(&zone, &key()).await.unwrap_err().message,
+            error.message
+        );
+        assert_eq!(scripted.reads.load(Ordering::SeqCst), 1, "{error}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn writes_are_not_retried_here() {
+    let scripted = Scripted::default();
+    scripted
+        .write_answers
+        .lock()
+        .unwrap()
+        .push_back(throttled());
+    let dns = PatientDns::new(&scripted);
+    let zone = dns
+        .find_zone(&zone_ref("example.com", false))
+        .await
+        .unwrap();
+    let values = BTreeSet::new();
+    let write = RecordWrite {
+        zone: &zone,
+        key: &key(),
+        current: None,
+        values: &values,
+        ttl: 30,
+    };
+    assert!(dns.write_zone(&[write]).await.unwrap_err().is_throttled());
+    assert_eq!(scripted.writes.load(Ordering::SeqCst), 1);
+}
+
+/// An answer that says the zone is not what we took it for forgets it: the next step looks it
+/// up again. A transient failure or a lost compare-and-swap keeps it.
+#[tokio::test(start_paused = true)]
+async fn a_refused_call_forgets_the_zone_a_transient_one_keeps_it() {
+    let public = zone_ref("example.com", false);
+    for (error, finds) in [
+        (
+            CloudError::fatal("ListResourceRecordSets", "NoSuchHostedZone"),
+            2,
+        ),
+        (
+            CloudError::new(ErrorKind::Transient, "ListResourceRecordSets", "HTTP 500"),
+            1,
+        ),
+        (
+            CloudError::new(ErrorKind::Conflict, "ChangeResourceRecordSets", "lost"),
+            1,
+        ),
+    ] {
+        let scripted = Scripted::default();
+        let dns = PatientDns::new(&scripted);
+        let zone = dns.find_zone(&public).await.unwrap();
+        if error.kind == ErrorKind::Conflict {
+            scripted
+                .write_answers
+                .lock()
+                .unwrap()
+                .push_back(error.clone());
+            let values = BTreeSet::new();
+            let write = RecordWrite {
+                zone: &zone,
+                key: &key(),
+                current: None,
+                values: &values,
+                ttl: 30,
+            };
+            assert!(dns.write(&write).await.is_err());
+        } else {
+            scripted
+                .read_answers
+                .lock()
+                .unwrap()
+                .push_back(error.clone());
+            assert!(dns.read(&zone, &key()).await.is_err());
+        }
+        dns.find_zone(&public).await.unwrap();
+        assert_eq!(scripted.finds.load(Ordering::SeqCst), finds, "{error}");
+    }
+}
