@@ -192,6 +192,12 @@ impl<C: ManyClusters> Fleet<C> {
             for args in commands {
                 let out = agent.run(args).await;
                 let stderr = String::from_utf8_lossy(&out.stderr);
+                if let Ok(dir) = std::env::var("FLEET_LOG_DIR") {
+                    let _ = std::fs::write(
+                        format!("{dir}/{i}-{}.log", args.join("-")),
+                        stderr.as_bytes(),
+                    );
+                }
                 let mut tally = self.tally.lock().unwrap();
                 tally.conflicts += stderr.matches("changed under us").count();
                 tally.stage_retries += stderr.matches("transient failure, retrying").count();
@@ -378,7 +384,10 @@ fn rate_limited_agents() -> usize {
 /// its commands, not a stand-in.
 async fn rate_limited_fleet<C: ManyClusters>(cloud: &str) {
     let n = rate_limited_agents();
-    let fleet = Fleet::<C>::with_agents(n, true).await;
+    // `RATE_LIMITED_RECORD_SETS=own`: one shared zone, each cluster its own record sets (a CI
+    // farm's installs under one base domain) instead of all writing one record set.
+    let shared_record_set = std::env::var("RATE_LIMITED_RECORD_SETS").as_deref() != Ok("own");
+    let fleet = Fleet::<C>::with_agents(n, shared_record_set).await;
     let all: Vec<usize> = (0..n).collect();
     fleet.run(&all, &[&["reserve"]]).await;
     let limit = C::DNS_RATE_LIMIT;
@@ -386,12 +395,28 @@ async fn rate_limited_fleet<C: ManyClusters>(cloud: &str) {
     let phases: [(&[&str], &[usize]); 2] =
         [(&["dns", "seed"], &all), (&["teardown", "--all"], &[])];
     for (command, live) in phases {
+        proxy.reset();
         proxy.rate_limit(Some(limit));
         let started = Instant::now();
         fleet.run(&all, &[command]).await;
         let makespan = started.elapsed();
         let (admitted, throttled) = proxy.rate_limit_counts();
         proxy.rate_limit(None);
+        let mut per_call = BTreeMap::<String, usize>::new();
+        for call in proxy.calls() {
+            let shape: String = call
+                .action
+                .split('?')
+                .next()
+                .unwrap_or("")
+                .split('/')
+                .filter(|p| !p.is_empty())
+                .take(3)
+                .collect::<Vec<_>>()
+                .join("/");
+            *per_call.entry(shape).or_default() += 1;
+        }
+        eprintln!("{cloud} `{}` calls: {per_call:?}", command.join(" "));
         // The burst is served at once; the rest at the rate.
         let bound = std::time::Duration::from_secs_f64(
             (admitted as f64 - limit.burst).max(1.0) / limit.per_second,

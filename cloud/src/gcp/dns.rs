@@ -6,6 +6,7 @@
 //! shared compare-and-swap in `crate::dns` re-reads and retries.
 
 use super::{GcpSettings, classify};
+use crate::patient_dns::PATIENCE;
 use crate::poll::Poll;
 use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, RecordWrite, Zone, ZoneRef};
 use async_trait::async_trait;
@@ -65,7 +66,7 @@ impl CloudDns {
                 .ok_or_else(|| CloudError::fatal("changes.get", "pending change without an id"))?;
             poll.wait(None).await?;
             let (project, name) = self.locate(zone);
-            done = self
+            let asked = self
                 .changes
                 .get()
                 .set_project(project)
@@ -73,7 +74,13 @@ impl CloudDns {
                 .set_change_id(id)
                 .send()
                 .await
-                .map_err(|e| classify("changes.get", e))?;
+                .map_err(|e| classify("changes.get", e));
+            match asked {
+                Ok(change) => done = change,
+                // The change is made; a throttled look at it is only a later look.
+                Err(e) if e.is_throttled() => {}
+                Err(e) => return Err(e),
+            }
         }
     }
 }
@@ -199,29 +206,33 @@ impl DnsProvider for CloudDns {
             .set_deletions(deletions)
             .set_additions(additions);
         let (project, name) = self.locate(first.zone);
-        let created = self
-            .changes
-            .create()
-            .set_project(project)
-            .set_managed_zone(name)
-            .set_body(body)
-            .with_idempotency(super::IDEMPOTENT)
-            .send()
-            .await
-            .map_err(|e| {
-                let reason = super::reason(&e);
-                let mut err = classify("changes.create", e);
-                if reason.as_deref() == Some(CNAME_CONFLICT)
-                    && !err.message.contains(CNAME_CONFLICT)
-                {
-                    err.message = format!("{CNAME_CONFLICT}: {}", err.message);
-                }
-                // A 404 naming a deletion means the set we read is gone: someone changed it.
-                if err.kind == ErrorKind::NotFound && err.message.contains("deletions") {
-                    err.kind = ErrorKind::Conflict;
-                }
-                cname_or(err, &added)
-            })?;
+        // Throttled, Cloud DNS made no change: the same change may be sent again (a rival's
+        // write meanwhile still fails its deletions' match).
+        let created = crate::patient_dns::patiently("changes.create", PATIENCE, || async {
+            self.changes
+                .create()
+                .set_project(project)
+                .set_managed_zone(name)
+                .set_body(body.clone())
+                .with_idempotency(super::IDEMPOTENT)
+                .send()
+                .await
+                .map_err(|e| {
+                    let reason = super::reason(&e);
+                    let mut err = classify("changes.create", e);
+                    if reason.as_deref() == Some(CNAME_CONFLICT)
+                        && !err.message.contains(CNAME_CONFLICT)
+                    {
+                        err.message = format!("{CNAME_CONFLICT}: {}", err.message);
+                    }
+                    // A 404 naming a deletion means the set we read is gone: someone changed it.
+                    if err.kind == ErrorKind::NotFound && err.message.contains("deletions") {
+                        err.kind = ErrorKind::Conflict;
+                    }
+                    cname_or(err, &added)
+                })
+        })
+        .await?;
         self.wait_done(first.zone, created).await
     }
 }

@@ -72,6 +72,15 @@ impl Peers {
         }
     }
 
+    /// Every counting proxy in front of the cloud's APIs.
+    pub fn proxies(&self) -> Vec<&Proxy> {
+        match self {
+            Peers::Aws(p, _) => p.proxies(),
+            Peers::Gcp(p) => p.proxies(),
+            Peers::Azure(p) => p.proxies(),
+        }
+    }
+
     pub fn agent_env(&self) -> Vec<(String, String)> {
         match self {
             Peers::Aws(p, _) => p.agent_env(),

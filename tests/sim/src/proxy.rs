@@ -279,6 +279,9 @@ struct State {
     rate_limited: usize,
     /// Requests let through the bucket.
     admitted: usize,
+    /// When each request came and when its answer went, in the order answered (benches
+    /// tell the peers' time from the agent's with it).
+    busy: Vec<(std::time::Instant, std::time::Instant)>,
 }
 
 pub struct Proxy {
@@ -339,6 +342,12 @@ impl Proxy {
             .collect()
     }
 
+    /// From each request's arrival to its answer, since the last reset: the time the agent
+    /// waited on this peer.
+    pub fn busy_spans(&self) -> Vec<(std::time::Instant, std::time::Instant)> {
+        self.lock().busy.clone()
+    }
+
     pub fn mutating_calls(&self) -> Vec<String> {
         self.lock()
             .calls
@@ -352,6 +361,7 @@ impl Proxy {
         let mut s = self.lock();
         s.calls.clear();
         s.times.clear();
+        s.busy.clear();
         s.hold = None;
         s.held = false;
     }
@@ -448,6 +458,24 @@ pub fn classify(method: &hyper::Method, path: &str, body: &[u8]) -> Call {
 }
 
 async fn handle(
+    req: Request<Incoming>,
+    upstream: SocketAddr,
+    service: Service,
+    state: Arc<Mutex<State>>,
+    held: Arc<Notify>,
+) -> Result<Response<Full<Bytes>>, BoxError> {
+    let arrived = std::time::Instant::now();
+    let answered = state.clone();
+    let answer = handle_timed(req, upstream, service, state, held).await;
+    answered
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .busy
+        .push((arrived, std::time::Instant::now()));
+    answer
+}
+
+async fn handle_timed(
     req: Request<Incoming>,
     upstream: SocketAddr,
     service: Service,
@@ -679,6 +707,11 @@ macro_rules! counting_proxies {
             pub fn mutating_calls(&self) -> Vec<String> {
                 let proxies = [$(&self.$proxy),+];
                 proxies.iter().flat_map(|p| p.mutating_calls()).collect()
+            }
+
+            /// Every counting proxy of this world.
+            pub fn proxies(&self) -> Vec<&$crate::proxy::Proxy> {
+                vec![$(&self.$proxy),+]
             }
 
             pub fn reset_counts(&self) {
