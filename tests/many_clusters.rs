@@ -377,8 +377,9 @@ fn rate_limited_agents() -> usize {
 /// shared zone) under the DNS API's rate limit ([`ManyClusters::DNS_RATE_LIMIT`], answered
 /// with the service's own throttling error): `dns seed` of all of them at once, then
 /// `teardown --all` of all of them at once, all complete; no value is lost, the other
-/// writer's values stay untouched, the limit did throttle them, and each phase ends within
-/// twice the time the limit needs for the requests it made. The reservations are made before,
+/// writer's values stay untouched, the limit did throttle them, and each phase's DNS window
+/// (its first DNS request to its last answer) is within twice the time the limit needs for
+/// the requests it made (the whole makespan is printed too). The reservations are made before,
 /// unlimited (the compute APIs' own limits are not modelled here, but on Azure ARM's limit
 /// covers the releases of `teardown --all` too): the fleet runs the agent's whole DNS path,
 /// its commands, not a stand-in.
@@ -400,6 +401,17 @@ async fn rate_limited_fleet<C: ManyClusters>(cloud: &str) {
         let started = Instant::now();
         fleet.run(&all, &[command]).await;
         let makespan = started.elapsed();
+        // The DNS API's window: from the first request it got to its last answer. Before it
+        // the agents observe their reservations through the compute peer, which the DNS
+        // limit has no part in: moto answers EC2 from one Python thread, so a hundred agents
+        // wait minutes on it here, where EC2 answers them at once.
+        let window = match (
+            proxy.timed_calls().first(),
+            proxy.busy_spans().iter().map(|span| span.1).max(),
+        ) {
+            (Some((first, _)), Some(last)) => last.saturating_duration_since(*first),
+            _ => makespan,
+        };
         let (admitted, throttled) = proxy.rate_limit_counts();
         proxy.rate_limit(None);
         let mut per_call = BTreeMap::<String, usize>::new();
@@ -423,14 +435,14 @@ async fn rate_limited_fleet<C: ManyClusters>(cloud: &str) {
         );
         eprintln!(
             "{cloud} rate-limited fleet: {n} agents `{}` at once under {} requests/s (burst \
-             {}): makespan {makespan:.1?}, {admitted} requests served ({:.1} per agent), \
-             {throttled} throttled; bound ((requests - burst) / rate) {bound:.1?}, makespan / \
-             bound {:.2}; {:?}",
+             {}): makespan {makespan:.1?} (the DNS API's window {window:.1?}), {admitted} \
+             requests served ({:.1} per agent), {throttled} throttled; bound ((requests - \
+             burst) / rate) {bound:.1?}, window / bound {:.2}; {:?}",
             command.join(" "),
             limit.per_second,
             limit.burst,
             admitted as f64 / n as f64,
-            makespan.as_secs_f64() / bound.as_secs_f64(),
+            window.as_secs_f64() / bound.as_secs_f64(),
             fleet.tally.lock().unwrap()
         );
         fleet.assert_holding(live).await;
@@ -440,8 +452,8 @@ async fn rate_limited_fleet<C: ManyClusters>(cloud: &str) {
             command.join(" ")
         );
         assert!(
-            makespan <= bound * 2,
-            "`{}`: makespan {makespan:?} over twice the bound {bound:?}",
+            window <= bound * 2,
+            "`{}`: the DNS API's window {window:?} over twice the bound {bound:?}",
             command.join(" ")
         );
     }

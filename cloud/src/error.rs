@@ -83,3 +83,39 @@ impl fmt::Display for CloudError {
 }
 
 impl std::error::Error for CloudError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_reads_operation_kind_and_message() {
+        let shown = CloudError::new(ErrorKind::Conflict, "ChangeResourceRecordSets", "lost");
+        assert_eq!(shown.to_string(), "ChangeResourceRecordSets conflict: lost");
+        assert_eq!(
+            CloudError::fatal("GetChange", "AccessDenied").to_string(),
+            "GetChange failed: AccessDenied"
+        );
+    }
+
+    #[test]
+    fn throttling_is_told_by_code_status_or_retry_after_and_only_when_transient() {
+        let transient = |m: &str| CloudError::new(ErrorKind::Transient, "op", m);
+        for throttled in [
+            transient("Throttling: Rate exceeded"),
+            transient("RequestLimitExceeded: Request limit exceeded."),
+            transient("HTTP 429 SubscriptionRequestsThrottled"),
+            transient("RESOURCE_EXHAUSTED: quota"),
+            transient("HTTP 503").with_retry_after(Some(Duration::from_secs(1))),
+        ] {
+            assert!(throttled.is_throttled(), "{throttled}");
+        }
+        for other in [
+            transient("HTTP 503 Service Unavailable"),
+            CloudError::fatal("op", "Throttling"),
+            CloudError::new(ErrorKind::Conflict, "op", "rate exceeded"),
+        ] {
+            assert!(!other.is_throttled(), "{other}");
+        }
+    }
+}

@@ -264,3 +264,21 @@ async fn a_refused_call_forgets_the_zone_a_transient_one_keeps_it() {
         assert_eq!(scripted.finds.load(Ordering::SeqCst), finds, "{error}");
     }
 }
+
+/// A wait that ends exactly when patience does is still taken (the same rule as a poll's).
+#[tokio::test(start_paused = true)]
+async fn a_wait_that_ends_exactly_at_patience_is_still_taken() {
+    let scripted = Scripted::default();
+    scripted
+        .read_answers
+        .lock()
+        .unwrap()
+        .push_back(throttled().with_retry_after(Some(Duration::from_secs(12))));
+    let dns = PatientDns::with_patience(&scripted, Duration::from_secs(12));
+    let zone = dns
+        .find_zone(&zone_ref("example.com", false))
+        .await
+        .unwrap();
+    assert_eq!(dns.read(&zone, &key()).await.unwrap(), None);
+    assert_eq!(scripted.reads.load(Ordering::SeqCst), 2);
+}
