@@ -13,7 +13,8 @@
 //!
 //! `DNS_BENCH_CLOUDS=aws,gcp` picks the clouds (default: every cloud built in).
 //! `DNS_BENCH_AGENT=/path/to/bootstrap-agent` times another build of the agent (e.g. a release
-//! build, or the one before batching) in the same world.
+//! build, or the one before batching) in the same world. `DNS_BENCH_LOG=dir` keeps each
+//! run's stderr there (`RUST_LOG=debug` for the agent's every step, timed).
 
 use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
 use bootstrap_sim::peers::Peers;
@@ -210,6 +211,9 @@ async fn bench(cloud: &str) {
     let started = Instant::now();
     let out = cmd.output().await.unwrap_or_else(|e| panic!("{e}"));
     let wall = started.elapsed();
+    if let Ok(dir) = std::env::var("DNS_BENCH_LOG") {
+        let _ = std::fs::write(format!("{dir}/{cloud}.log"), &out.stderr);
+    }
     assert!(
         out.status.success(),
         "{cloud}: run failed: {}",
