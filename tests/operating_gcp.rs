@@ -206,3 +206,7 @@ async fn a_private_zone_not_visible_to_the_network_fails_private_zone_network() 
     )
     .await;
 }
+
+// ---- least privilege: the printed role, the fake enforcing it (common/suite_permissions.rs)
+
+common::suite_permissions::permissions_suite!(GcpPeers);

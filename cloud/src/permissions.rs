@@ -353,6 +353,8 @@ pub enum GcpWhen {
     InternalSubnetwork,
     /// In each written zone's project.
     Zones,
+    /// In the project of each written zone not named by id (found by its DNS name).
+    ZoneLookedUp,
     /// In the project holding the network's subnetworks, whatever the addresses.
     Subnetworks,
 }
@@ -367,10 +369,16 @@ pub struct GcpGrant {
     pub preflight_read: bool,
     pub commands: &'static [Command],
     pub calls: &'static str,
+    /// The agent's calls (as its errors name them) that need it: a refusal of one of them
+    /// names these permissions (Cloud DNS's 403 says only "Forbidden").
+    pub operations: &'static [&'static str],
 }
 
-/// Every GCP permission the agent's calls need (preflight's `permissions` line asks exactly
-/// these with `projects.testIamPermissions`).
+/// Every GCP permission the agent's calls need (preflight's `permissions` line asks those that
+/// are not `preflight_read` with `projects.testIamPermissions`). Which call needs which: the
+/// compute.v1 and dns.v1 method references ("IAM Permissions" of each method) and Cloud DNS's
+/// "Roles and permissions" page (`changes.create` needs `dns.resourceRecordSets.create`,
+/// `.update` or `.delete` for what the change creates, replaces or deletes).
 pub const GCP: &[GcpGrant] = &[
     GcpGrant {
         permission: "compute.projects.get",
@@ -378,6 +386,7 @@ pub const GCP: &[GcpGrant] = &[
         preflight_read: true,
         commands: RUN,
         calls: "preflight `credentials` (projects.get)",
+        operations: &["projects.get"],
     },
     GcpGrant {
         permission: "compute.regions.get",
@@ -385,6 +394,7 @@ pub const GCP: &[GcpGrant] = &[
         preflight_read: true,
         commands: RUN,
         calls: "preflight `quota-addresses` (regions.get)",
+        operations: &["regions.get"],
     },
     GcpGrant {
         permission: "compute.instanceGroups.list",
@@ -392,6 +402,7 @@ pub const GCP: &[GcpGrant] = &[
         preflight_read: true,
         commands: RUN,
         calls: "preflight `instance-groups` (instanceGroups.list)",
+        operations: &["instanceGroups.list"],
     },
     GcpGrant {
         permission: "compute.subnetworks.get",
@@ -399,6 +410,7 @@ pub const GCP: &[GcpGrant] = &[
         preflight_read: true,
         commands: RUN,
         calls: "preflight `subnets` (subnetworks.get)",
+        operations: &["subnetworks.get"],
     },
     GcpGrant {
         permission: "dns.managedZones.get",
@@ -406,6 +418,15 @@ pub const GCP: &[GcpGrant] = &[
         preflight_read: true,
         commands: RUN,
         calls: "preflight `private-zone-network` (managedZones.get)",
+        operations: &["managedZones.get"],
+    },
+    GcpGrant {
+        permission: "dns.managedZones.list",
+        when: GcpWhen::ZoneLookedUp,
+        preflight_read: true,
+        commands: DNS,
+        calls: "find a zone not named by id (managedZones.list by DNS name; preflight `dns-zones`)",
+        operations: &["managedZones.list"],
     },
     GcpGrant {
         permission: "compute.addresses.get",
@@ -413,6 +434,7 @@ pub const GCP: &[GcpGrant] = &[
         preflight_read: false,
         commands: OBSERVING,
         calls: "addresses.get",
+        operations: &["addresses.get"],
     },
     GcpGrant {
         permission: "compute.addresses.list",
@@ -420,55 +442,63 @@ pub const GCP: &[GcpGrant] = &[
         preflight_read: false,
         commands: OBSERVING,
         calls: "addresses.list (our label)",
+        operations: &["addresses.list"],
     },
     GcpGrant {
         permission: "compute.addresses.setLabels",
         when: GcpWhen::Addresses,
         preflight_read: false,
-        commands: OBSERVING,
-        calls: "addresses.setLabels",
+        commands: RESERVING,
+        calls: "addresses.insert carrying our labels",
+        operations: &["addresses.insert"],
     },
     GcpGrant {
         permission: "compute.regionOperations.get",
         when: GcpWhen::Addresses,
         preflight_read: false,
         commands: OBSERVING,
-        calls: "regionOperations.wait",
+        calls: "regionOperations.get (until an insert or delete is done)",
+        operations: &["regionOperations.get"],
     },
     GcpGrant {
         permission: "compute.addresses.create",
         when: GcpWhen::External,
         preflight_read: false,
-        commands: OBSERVING,
+        commands: RESERVING,
         calls: "addresses.insert (EXTERNAL)",
+        operations: &["addresses.insert"],
     },
     GcpGrant {
         permission: "compute.addresses.delete",
         when: GcpWhen::External,
         preflight_read: false,
-        commands: OBSERVING,
+        commands: TEARDOWN,
         calls: "addresses.delete (EXTERNAL)",
+        operations: &["addresses.delete"],
     },
     GcpGrant {
         permission: "compute.addresses.createInternal",
         when: GcpWhen::Internal,
         preflight_read: false,
-        commands: OBSERVING,
+        commands: RESERVING,
         calls: "addresses.insert (INTERNAL)",
+        operations: &["addresses.insert"],
     },
     GcpGrant {
         permission: "compute.addresses.deleteInternal",
         when: GcpWhen::Internal,
         preflight_read: false,
-        commands: OBSERVING,
+        commands: TEARDOWN,
         calls: "addresses.delete (INTERNAL)",
+        operations: &["addresses.delete"],
     },
     GcpGrant {
         permission: "compute.subnetworks.use",
         when: GcpWhen::InternalSubnetwork,
         preflight_read: false,
-        commands: OBSERVING,
+        commands: RESERVING,
         calls: "addresses.insert (INTERNAL) takes an address of the subnetwork",
+        operations: &["addresses.insert"],
     },
     GcpGrant {
         permission: "dns.changes.create",
@@ -476,6 +506,7 @@ pub const GCP: &[GcpGrant] = &[
         preflight_read: false,
         commands: DNS,
         calls: "changes.create",
+        operations: &["changes.create"],
     },
     GcpGrant {
         permission: "dns.changes.get",
@@ -483,20 +514,31 @@ pub const GCP: &[GcpGrant] = &[
         preflight_read: false,
         commands: DNS,
         calls: "changes.get (wait until done)",
+        operations: &["changes.get"],
     },
     GcpGrant {
         permission: "dns.resourceRecordSets.create",
         when: GcpWhen::Zones,
         preflight_read: false,
         commands: DNS,
-        calls: "a change's additions",
+        calls: "a change's additions of a new record set",
+        operations: &["changes.create"],
+    },
+    GcpGrant {
+        permission: "dns.resourceRecordSets.update",
+        when: GcpWhen::Zones,
+        preflight_read: false,
+        commands: DNS,
+        calls: "a change replacing a record set (its deletion and addition in one change)",
+        operations: &["changes.create"],
     },
     GcpGrant {
         permission: "dns.resourceRecordSets.delete",
         when: GcpWhen::Zones,
         preflight_read: false,
         commands: DNS,
-        calls: "a change's deletions",
+        calls: "a change's deletion of a record set left empty",
+        operations: &["changes.create"],
     },
     GcpGrant {
         permission: "dns.resourceRecordSets.list",
@@ -504,16 +546,18 @@ pub const GCP: &[GcpGrant] = &[
         preflight_read: false,
         commands: DNS,
         calls: "resourceRecordSets.list",
+        operations: &["resourceRecordSets.list"],
     },
 ];
 
 /// PURE: per project, the permissions the plan's calls need for `commands` (with
-/// `preflight_reads`, preflight's own reads too).
+/// `preflight_reads`, preflight's own reads too). `zones`: each written zone's project, and
+/// whether the zone is found by its DNS name (not named by id).
 pub fn gcp_wanted(
     project: &str,
     network_project: &str,
     scopes: &BTreeSet<Scope>,
-    zone_projects: &[&str],
+    zones: &[(&str, bool)],
     commands: &[Command],
     preflight_reads: bool,
 ) -> BTreeMap<String, BTreeSet<&'static str>> {
@@ -529,7 +573,12 @@ pub fn gcp_wanted(
                 vec![network_project]
             }
             GcpWhen::Subnetworks if !scopes.is_empty() => vec![network_project],
-            GcpWhen::Zones => zone_projects.to_vec(),
+            GcpWhen::Zones => zones.iter().map(|(p, _)| *p).collect(),
+            GcpWhen::ZoneLookedUp => zones
+                .iter()
+                .filter(|(_, looked_up)| *looked_up)
+                .map(|(p, _)| *p)
+                .collect(),
             _ => Vec::new(),
         };
         for p in projects {
@@ -540,6 +589,15 @@ pub fn gcp_wanted(
         }
     }
     wanted
+}
+
+/// PURE: the permissions of the table the GCP call `operation` (as the agent's errors name
+/// it: `addresses.insert`, `changes.create`, ...) may need, in table order.
+pub fn gcp_permissions_of_call(operation: &str) -> Vec<&'static str> {
+    GCP.iter()
+        .filter(|g| g.operations.contains(&operation))
+        .map(|g| g.permission)
+        .collect()
 }
 
 // ---------------------------------------------------------------- Azure

@@ -290,3 +290,37 @@ impl InstallerNetwork for GcpPeers {
         GcpHarness::with_fixture(fixture, options).await
     }
 }
+
+/// The printed custom role (`includedPermissions`), bound on the projects its description
+/// names ("bootstrap-agent: bind on <project> (<n> permissions), ...").
+impl super::suite_permissions::EnforcesRole for GcpPeers {
+    fn permissions_of(role: &Value) -> Vec<String> {
+        role["includedPermissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap().to_string())
+            .collect()
+    }
+
+    fn without(role: &Value, permission: &str) -> Value {
+        let mut role = role.clone();
+        role["includedPermissions"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|p| p != permission);
+        role
+    }
+
+    fn grant(&self, role: &Value) {
+        let description = role["description"].as_str().unwrap();
+        let projects: Vec<String> = description
+            .strip_prefix("bootstrap-agent: bind on ")
+            .unwrap_or_else(|| panic!("{description}"))
+            .split(", ")
+            .map(|p| p.split(" (").next().unwrap().to_string())
+            .collect();
+        assert!(!projects.is_empty(), "{description}");
+        self.fake.grant(&projects, &Self::permissions_of(role));
+    }
+}
