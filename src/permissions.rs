@@ -358,7 +358,7 @@ pub fn azure_role(spec: Option<&ClusterSpec>, commands: &[Command]) -> Value {
         ),
     };
     let mut wanted = if any_cloud {
-        table::azure_wanted(&plan)
+        table::azure_wanted(&plan, commands)
     } else {
         Vec::new()
     };

@@ -616,9 +616,11 @@ pub struct AzurePlan {
     pub private_record_types: Vec<RecordType>,
 }
 
-/// A record set is read (compare), written (PUT with its ETag) and deleted when the bootstrap
-/// IP's removal empties it.
-pub const AZURE_RECORD_VERBS: [&str; 3] = ["read", "write", "delete"];
+/// A record set is read (compare) and written (PUT with its ETag) by every DNS step; only
+/// `teardown --all` deletes one (when it empties it). `run` also reads the zone itself (the
+/// zone lookup, preflight `dns-zones`), as does `teardown --all`.
+const AZURE_RECORD_VERBS: [(&str, &[Command]); 3] =
+    [("read", DNS), ("write", DNS), ("delete", TEARDOWN)];
 
 /// On the subscription: `reserve` reads every resource group (the private IPs other clusters
 /// of the vnet recorded, see docs/clouds.md), preflight `quota-public-ips` the usages. Not in
@@ -633,67 +635,84 @@ pub const AZURE_PERMISSIONS_READ: &str = "Microsoft.Authorization/permissions/re
 pub const AZURE_ZONE_LINKS_READ: &str =
     "Microsoft.Network/privateDnsZones/virtualNetworkLinks/read";
 
-/// PURE: the actions the agent needs, per resource group (in the order first named). Every
-/// call `run` makes, reads included: a role with the writes alone would pass preflight and
-/// then be refused at the first GET (observe) or at the delete that empties a record set.
-pub fn azure_wanted(plan: &AzurePlan) -> Vec<(String, Vec<String>)> {
+/// PURE: the actions the agent's calls for `commands` need, per resource group (in the order
+/// first named). Every call, reads included: a role with the writes alone would pass
+/// preflight and then be refused at the first GET (observe, the zone lookup).
+pub fn azure_wanted(plan: &AzurePlan, commands: &[Command]) -> Vec<(String, Vec<String>)> {
     let mut wanted: Vec<(String, Vec<String>)> = Vec::new();
-    let mut add = |rg: &str, action: String| match wanted
-        .iter_mut()
-        .find(|(known, _)| known.eq_ignore_ascii_case(rg))
-    {
-        Some((_, actions)) if actions.contains(&action) => {}
-        Some((_, actions)) => actions.push(action),
-        None => wanted.push((rg.to_string(), vec![action])),
+    let mut add = |rg: &str, action: String, needed_by: &[Command]| {
+        if !needed_by.iter().any(|c| commands.contains(c)) {
+            return;
+        }
+        match wanted
+            .iter_mut()
+            .find(|(known, _)| known.eq_ignore_ascii_case(rg))
+        {
+            Some((_, actions)) if actions.contains(&action) => {}
+            Some((_, actions)) => actions.push(action),
+            None => wanted.push((rg.to_string(), vec![action])),
+        }
     };
     let cluster = &plan.resource_group;
     if plan.public_ips {
-        for verb in AZURE_RECORD_VERBS {
+        for (verb, needed_by) in [
+            ("read", OBSERVING),
+            ("write", RESERVING),
+            ("delete", TEARDOWN),
+        ] {
             add(
                 cluster,
                 format!("Microsoft.Network/publicIPAddresses/{verb}"),
+                needed_by,
             );
         }
     }
     if plan.private_ips {
-        if plan.tags_api {
-            add(cluster, "Microsoft.Resources/tags/read".into());
-            add(cluster, "Microsoft.Resources/tags/write".into());
+        // The private IPs are recorded in the cluster group's tags: claimed by `reserve`,
+        // dropped by `teardown --all`. Azure Stack Hub has no Tags API: the group itself is
+        // read and updated.
+        let tags = if plan.tags_api {
+            [
+                "Microsoft.Resources/tags/read",
+                "Microsoft.Resources/tags/write",
+            ]
         } else {
-            // Azure Stack Hub: no Tags API; the group itself is read and updated.
-            add(
-                cluster,
-                "Microsoft.Resources/subscriptions/resourceGroups/read".into(),
-            );
-            add(
-                cluster,
-                "Microsoft.Resources/subscriptions/resourceGroups/write".into(),
-            );
+            [
+                "Microsoft.Resources/subscriptions/resourceGroups/read",
+                "Microsoft.Resources/subscriptions/resourceGroups/write",
+            ]
+        };
+        for action in tags {
+            add(cluster, action.into(), OBSERVING);
         }
         let network = &plan.network_resource_group;
-        add(
-            network,
-            "Microsoft.Network/virtualNetworks/subnets/read".into(),
-        );
-        add(
-            network,
-            "Microsoft.Network/virtualNetworks/checkIpAddressAvailability/read".into(),
-        );
-    }
-    for rtype in &plan.public_record_types {
-        for verb in AZURE_RECORD_VERBS {
-            add(
-                &plan.base_domain_resource_group,
-                format!("Microsoft.Network/dnszones/{rtype}/{verb}"),
-            );
+        for action in [
+            "Microsoft.Network/virtualNetworks/subnets/read",
+            "Microsoft.Network/virtualNetworks/checkIpAddressAvailability/read",
+        ] {
+            add(network, action.into(), RESERVING);
         }
     }
-    for rtype in &plan.private_record_types {
-        for verb in AZURE_RECORD_VERBS {
-            add(
-                cluster,
-                format!("Microsoft.Network/privateDnsZones/{rtype}/{verb}"),
-            );
+    let zones = [
+        (
+            &plan.base_domain_resource_group,
+            "dnszones",
+            &plan.public_record_types,
+        ),
+        (cluster, "privateDnsZones", &plan.private_record_types),
+    ];
+    for (rg, kind, types) in zones {
+        if !types.is_empty() {
+            add(rg, format!("Microsoft.Network/{kind}/read"), DNS);
+        }
+        for rtype in types {
+            for (verb, needed_by) in AZURE_RECORD_VERBS {
+                add(
+                    rg,
+                    format!("Microsoft.Network/{kind}/{rtype}/{verb}"),
+                    needed_by,
+                );
+            }
         }
     }
     wanted

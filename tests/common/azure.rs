@@ -347,3 +347,41 @@ impl InstallerNetwork for AzurePeers {
         AzureHarness::with(fixture, options).await
     }
 }
+
+/// The printed role definition (`Actions`), assigned on each of its `AssignableScopes` (a
+/// resource group, or the subscription).
+impl super::suite_permissions::EnforcesRole for AzurePeers {
+    fn permissions_of(role: &Value) -> Vec<String> {
+        role["Actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect()
+    }
+
+    fn without(role: &Value, action: &str) -> Value {
+        let mut role = role.clone();
+        role["Actions"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|a| a != action);
+        role
+    }
+
+    fn grant(&self, role: &Value) {
+        let actions = Self::permissions_of(role);
+        let actions: Vec<&str> = actions.iter().map(String::as_str).collect();
+        let assignments = role["AssignableScopes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|scope| {
+                let scope = scope.as_str().unwrap();
+                let group = scope.split_once("/resourceGroups/").map(|(_, rg)| rg);
+                bootstrap_sim::azure::RoleAssignment::custom(group, &actions)
+            })
+            .collect();
+        self.sim.set_roles(assignments);
+    }
+}
