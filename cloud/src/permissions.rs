@@ -769,4 +769,64 @@ mod tests {
         let run = aws_grants(&private_only, &[Command::Run]);
         assert!(!run.iter().any(|g| g.action == "ec2:AllocateAddress"));
     }
+
+    #[test]
+    fn gcp_and_azure_rows_follow_the_command() {
+        let both = BTreeSet::from([Scope::Public, Scope::Private]);
+        let gcp = |zones: &[(&str, bool)], command| {
+            gcp_wanted("p", "p", &both, zones, &[command], true)
+                .remove("p")
+                .unwrap_or_default()
+        };
+        let run = gcp(&[("p", true)], Command::Run);
+        assert!(run.contains("dns.managedZones.list"), "{run:?}");
+        assert!(run.contains("dns.resourceRecordSets.update"), "{run:?}");
+        assert!(!run.contains("compute.addresses.delete"), "{run:?}");
+        assert!(!run.contains("dns.resourceRecordSets.delete"), "{run:?}");
+        let named = gcp(&[("p", false)], Command::Run);
+        assert!(!named.contains("dns.managedZones.list"), "{named:?}");
+        let teardown = gcp(&[("p", true)], Command::TeardownAll);
+        assert!(teardown.contains("compute.addresses.deleteInternal"));
+        assert!(
+            !teardown.contains("compute.addresses.create"),
+            "{teardown:?}"
+        );
+        assert!(!teardown.contains("dns.resourceRecordSets.create"));
+        assert_eq!(
+            gcp_permissions_of_call("addresses.insert"),
+            [
+                "compute.addresses.setLabels",
+                "compute.addresses.create",
+                "compute.addresses.createInternal",
+                "compute.subnetworks.use"
+            ]
+        );
+
+        let plan = AzurePlan {
+            resource_group: "rg".into(),
+            network_resource_group: "net".into(),
+            base_domain_resource_group: "dns".into(),
+            public_ips: true,
+            private_ips: true,
+            tags_api: true,
+            public_record_types: vec![RecordType::A],
+            private_record_types: vec![RecordType::A],
+        };
+        let azure = |command| -> Vec<String> {
+            azure_wanted(&plan, &[command])
+                .into_iter()
+                .flat_map(|(_, actions)| actions)
+                .collect()
+        };
+        let run = azure(Command::Run);
+        assert!(run.contains(&"Microsoft.Network/dnszones/read".to_string()));
+        assert!(!run.iter().any(|a| a.ends_with("/delete")), "{run:?}");
+        let teardown = azure(Command::TeardownAll);
+        assert!(teardown.contains(&"Microsoft.Network/publicIPAddresses/delete".to_string()));
+        assert!(
+            !teardown.iter().any(|a| a.contains("virtualNetworks")),
+            "{teardown:?}"
+        );
+        assert!(azure(Command::CapabilitiesApply).is_empty());
+    }
 }
