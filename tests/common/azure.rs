@@ -351,23 +351,7 @@ impl InstallerNetwork for AzurePeers {
 /// The printed role definition (`Actions`), assigned on each of its `AssignableScopes` (a
 /// resource group, or the subscription).
 impl super::suite_permissions::EnforcesRole for AzurePeers {
-    fn permissions_of(role: &Value) -> Vec<String> {
-        role["Actions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap().to_string())
-            .collect()
-    }
-
-    fn without(role: &Value, action: &str) -> Value {
-        let mut role = role.clone();
-        role["Actions"]
-            .as_array_mut()
-            .unwrap()
-            .retain(|a| a != action);
-        role
-    }
+    const PERMISSIONS: &'static str = "Actions";
 
     fn grant(&self, role: &Value) {
         let actions = Self::permissions_of(role);

@@ -294,23 +294,7 @@ impl InstallerNetwork for GcpPeers {
 /// The printed custom role (`includedPermissions`), bound on the projects its description
 /// names ("bootstrap-agent: bind on <project> (<n> permissions), ...").
 impl super::suite_permissions::EnforcesRole for GcpPeers {
-    fn permissions_of(role: &Value) -> Vec<String> {
-        role["includedPermissions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p.as_str().unwrap().to_string())
-            .collect()
-    }
-
-    fn without(role: &Value, permission: &str) -> Value {
-        let mut role = role.clone();
-        role["includedPermissions"]
-            .as_array_mut()
-            .unwrap()
-            .retain(|p| p != permission);
-        role
-    }
+    const PERMISSIONS: &'static str = "includedPermissions";
 
     fn grant(&self, role: &Value) {
         let description = role["description"].as_str().unwrap();

@@ -22,10 +22,27 @@ use serde_json::Value;
 
 /// A cloud whose fake enforces a role as the cloud does.
 pub trait EnforcesRole: Cloud {
-    /// The permissions (GCP) or actions (Azure) of a printed role, in its order.
-    fn permissions_of(role: &Value) -> Vec<String>;
+    /// The field of the printed role listing its permissions (GCP's `includedPermissions`,
+    /// Azure's `Actions`).
+    const PERMISSIONS: &'static str;
+
+    /// The permissions of a printed role, in its order.
+    fn permissions_of(role: &Value) -> Vec<String> {
+        let listed = role[Self::PERMISSIONS].as_array().unwrap();
+        listed
+            .iter()
+            .map(|p| p.as_str().unwrap().to_string())
+            .collect()
+    }
+
     /// `role` less `permission`.
-    fn without(role: &Value, permission: &str) -> Value;
+    fn without(role: &Value, permission: &str) -> Value {
+        let mut role = role.clone();
+        let listed = role[Self::PERMISSIONS].as_array_mut().unwrap();
+        listed.retain(|p| p != permission);
+        role
+    }
+
     /// From now on the agent's caller holds exactly `role`, bound where the role says
     /// (GCP: the projects of its description; Azure: its assignable scopes).
     fn grant(&self, role: &Value);

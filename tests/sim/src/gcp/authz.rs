@@ -251,7 +251,12 @@ mod tests {
     #[test]
     fn a_replacement_needs_update_a_deletion_delete_and_an_internal_address_delete_internal() {
         let all: Vec<&str> = crate::gcp::KNOWN_PERMISSIONS.to_vec();
-        let but = |p: &str| -> Vec<&str> { all.iter().copied().filter(|q| *q != p).collect() };
+        // From now on the caller holds every permission but `lacking` (None: every one).
+        let lack = |w: &mut World, lacking: Option<&str>| {
+            let held = all.iter().filter(|p| Some(**p) != lacking);
+            let held = held.map(|p| p.to_string()).collect();
+            w.options.granted.insert("example-project".into(), held);
+        };
         let path = format!("{ZONE}/changes");
         let mut w = world(&all);
         call(&mut w, Method::POST, &path, change(&[], &["10.0.0.9"])).unwrap();
@@ -262,62 +267,31 @@ mod tests {
             ),
             ("dns.resourceRecordSets.delete", change(&["10.0.0.9"], &[])),
         ] {
-            w.options.granted.insert(
-                "example-project".into(),
-                but(lacking).iter().map(|s| s.to_string()).collect(),
-            );
+            lack(&mut w, Some(lacking));
             let e = call(&mut w, Method::POST, &path, body.clone()).unwrap_err();
             assert_eq!(
                 (e.code, e.message.as_str()),
                 (403, "Forbidden"),
                 "{lacking}"
             );
-            w.options.granted.remove("example-project");
-            let replaced = call(&mut w, Method::POST, &path, body).unwrap();
-            assert!(replaced["id"].is_string(), "{replaced}");
+            lack(&mut w, None);
+            let done = call(&mut w, Method::POST, &path, body).unwrap();
+            assert!(done["id"].is_string(), "{done}");
             for zone in &mut w.zones {
                 zone.rrsets.clear();
             }
             call(&mut w, Method::POST, &path, change(&[], &["10.0.0.9"])).unwrap();
         }
-        call(
-            &mut w,
-            Method::POST,
-            &format!("{REGION}/addresses"),
-            internal(),
-        )
-        .unwrap();
-        w.options.granted.insert(
-            "example-project".into(),
-            but("compute.addresses.deleteInternal")
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-        );
-        let e = call(
-            &mut w,
-            Method::DELETE,
-            &format!("{REGION}/addresses/a"),
-            Value::Null,
-        )
-        .unwrap_err();
+        let address = format!("{REGION}/addresses");
+        call(&mut w, Method::POST, &address, internal()).unwrap();
+        let delete = format!("{address}/a");
+        lack(&mut w, Some("compute.addresses.deleteInternal"));
+        let e = call(&mut w, Method::DELETE, &delete, Value::Null).unwrap_err();
         assert_eq!(
             e.message,
             "Required 'compute.addresses.deleteInternal' permission for 'projects/example-project/regions/us-central1/addresses/a'"
         );
-        w.options.granted.insert(
-            "example-project".into(),
-            but("compute.addresses.delete")
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-        );
-        call(
-            &mut w,
-            Method::DELETE,
-            &format!("{REGION}/addresses/a"),
-            Value::Null,
-        )
-        .unwrap();
+        lack(&mut w, Some("compute.addresses.delete"));
+        call(&mut w, Method::DELETE, &delete, Value::Null).unwrap();
     }
 }
