@@ -25,7 +25,8 @@
 //!   (the response bodies in hashicorp/terraform-provider-google#9468 and #8915).
 
 use super::World;
-use super::http::ApiError;
+use super::http::{ApiError, Req};
+use hyper::Method;
 
 /// Whether the caller holds `permission` on `project`.
 pub(crate) fn holds(w: &World, project: &str, permission: &str) -> bool {
@@ -56,6 +57,75 @@ pub(crate) fn compute(
     ))
 }
 
+/// A compute.v1 `addresses` or `regionOperations` call (`rest`: the path after the region):
+/// the caller holds what it needs on the address (or the region, for a list), and `compute.subnetworks.use` on the subnetwork an INTERNAL insert names.
+pub(crate) fn compute_call(w: &World, req: &Req, rest: &[&str]) -> Result<(), ApiError> {
+    let project = w.seed().project.clone();
+    let rp = super::compute::region_path(w);
+    let check = |permission: &str, resource: &str| compute(w, &project, permission, resource);
+    match (&req.method, rest) {
+        (&Method::GET, ["addresses"]) => check("compute.addresses.list", &rp),
+        (&Method::GET, ["addresses", name]) => {
+            check("compute.addresses.get", &format!("{rp}/addresses/{name}"))
+        }
+        (&Method::POST, ["addresses"]) => {
+            let name = req.body["name"].as_str().unwrap_or_default();
+            let resource = format!("{rp}/addresses/{name}");
+            let internal = req.body["addressType"] == "INTERNAL";
+            check(
+                if internal {
+                    "compute.addresses.createInternal"
+                } else {
+                    "compute.addresses.create"
+                },
+                &resource,
+            )?;
+            if req.body["labels"]
+                .as_object()
+                .is_some_and(|l| !l.is_empty())
+            {
+                check("compute.addresses.setLabels", &resource)?;
+            }
+            match req.body["subnetwork"].as_str() {
+                Some(url) if internal => {
+                    let subnet = super::compute::subnetwork(w, url)?;
+                    let subnet_project = w.seed().subnet_project(subnet).to_string();
+                    compute(
+                        w,
+                        &subnet_project,
+                        "compute.subnetworks.use",
+                        &format!(
+                            "projects/{subnet_project}/regions/{}/subnetworks/{}",
+                            w.seed().region,
+                            subnet.name
+                        ),
+                    )
+                }
+                _ => Ok(()),
+            }
+        }
+        (&Method::DELETE, ["addresses", name]) => {
+            let internal = w
+                .addresses
+                .get(*name)
+                .is_some_and(|a| a["addressType"] == "INTERNAL");
+            check(
+                if internal {
+                    "compute.addresses.deleteInternal"
+                } else {
+                    "compute.addresses.delete"
+                },
+                &format!("{rp}/addresses/{name}"),
+            )
+        }
+        (&Method::GET, ["operations", op]) => check(
+            "compute.regionOperations.get",
+            &format!("{rp}/operations/{op}"),
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// Cloud DNS's refusal when the caller lacks any of `permissions` on `project`.
 pub(crate) fn dns(w: &World, project: &str, permissions: &[&str]) -> Result<(), ApiError> {
     if permissions.iter().all(|p| holds(w, project, p)) {
@@ -66,10 +136,8 @@ pub(crate) fn dns(w: &World, project: &str, permissions: &[&str]) -> Result<(), 
 
 #[cfg(test)]
 mod tests {
-    use super::super::http::Req;
     use super::super::{FakeOptions, Seed, compute, dns, reads};
     use super::*;
-    use hyper::Method;
     use serde_json::{Value, json};
 
     fn world(granted: &[&str]) -> World {

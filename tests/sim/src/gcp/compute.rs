@@ -30,7 +30,7 @@ pub fn route(w: &mut World, req: &Req, rest: &[&str]) -> Reply {
             "The resource 'projects/{project}/regions/{region}' was not found"
         )));
     }
-    authorize(w, req, &rest[3..])?;
+    super::authz::compute_call(w, req, &rest[3..])?;
     match (&req.method, &rest[3..]) {
         (&Method::GET, ["addresses"]) => list(w, req),
         (&Method::POST, ["addresses"]) => insert(w, req),
@@ -45,76 +45,6 @@ pub fn route(w: &mut World, req: &Req, rest: &[&str]) -> Reply {
     }
 }
 
-/// The caller holds what the call needs (see `authz`): on the address (or the region, for a
-/// list), and `compute.subnetworks.use` on the subnetwork an INTERNAL insert names.
-fn authorize(w: &World, req: &Req, rest: &[&str]) -> Result<(), ApiError> {
-    let project = w.seed().project.clone();
-    let rp = region_path(w);
-    let check =
-        |permission: &str, resource: &str| super::authz::compute(w, &project, permission, resource);
-    match (&req.method, rest) {
-        (&Method::GET, ["addresses"]) => check("compute.addresses.list", &rp),
-        (&Method::GET, ["addresses", name]) => {
-            check("compute.addresses.get", &format!("{rp}/addresses/{name}"))
-        }
-        (&Method::POST, ["addresses"]) => {
-            let name = req.body["name"].as_str().unwrap_or_default();
-            let resource = format!("{rp}/addresses/{name}");
-            let internal = req.body["addressType"] == "INTERNAL";
-            check(
-                if internal {
-                    "compute.addresses.createInternal"
-                } else {
-                    "compute.addresses.create"
-                },
-                &resource,
-            )?;
-            if req.body["labels"]
-                .as_object()
-                .is_some_and(|l| !l.is_empty())
-            {
-                check("compute.addresses.setLabels", &resource)?;
-            }
-            match req.body["subnetwork"].as_str() {
-                Some(url) if internal => {
-                    let subnet = subnetwork(w, url)?;
-                    let subnet_project = w.seed().subnet_project(subnet).to_string();
-                    super::authz::compute(
-                        w,
-                        &subnet_project,
-                        "compute.subnetworks.use",
-                        &format!(
-                            "projects/{subnet_project}/regions/{}/subnetworks/{}",
-                            w.seed().region,
-                            subnet.name
-                        ),
-                    )
-                }
-                _ => Ok(()),
-            }
-        }
-        (&Method::DELETE, ["addresses", name]) => {
-            let internal = w
-                .addresses
-                .get(*name)
-                .is_some_and(|a| a["addressType"] == "INTERNAL");
-            check(
-                if internal {
-                    "compute.addresses.deleteInternal"
-                } else {
-                    "compute.addresses.delete"
-                },
-                &format!("{rp}/addresses/{name}"),
-            )
-        }
-        (&Method::GET, ["operations", op]) => check(
-            "compute.regionOperations.get",
-            &format!("{rp}/operations/{op}"),
-        ),
-        _ => Ok(()),
-    }
-}
-
 fn check_project(w: &World, project: &str) -> Result<(), ApiError> {
     if project == w.seed().project {
         Ok(())
@@ -125,7 +55,7 @@ fn check_project(w: &World, project: &str) -> Result<(), ApiError> {
     }
 }
 
-fn region_path(w: &World) -> String {
+pub(super) fn region_path(w: &World) -> String {
     format!("projects/{}/regions/{}", w.seed().project, w.seed().region)
 }
 
@@ -194,7 +124,7 @@ fn is_uuid(text: &str) -> bool {
 /// so naming it under another is refused as GCE refuses it: 400 `invalid`, "The referenced
 /// subnetwork resource cannot be found." (the shape of terraform-provider-google#2140, for
 /// an instance's subnetwork; #19507 for this field of an address).
-fn subnetwork<'a>(w: &'a World, url: &str) -> Result<&'a SubnetSeed, ApiError> {
+pub(super) fn subnetwork<'a>(w: &'a World, url: &str) -> Result<&'a SubnetSeed, ApiError> {
     let path = url
         .strip_prefix(BASE)
         .or_else(|| url.strip_prefix("https://compute.googleapis.com/compute/v1"))
