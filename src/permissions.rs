@@ -278,7 +278,8 @@ pub fn gcp_role(spec: Option<&ClusterSpec>, commands: &[Command]) -> Value {
                 .iter()
                 .map(|r| r.key.scope)
                 .collect();
-            let mut zone_projects: Vec<String> = Vec::new();
+            // Each written zone's project, and whether it is found by name (not by id).
+            let mut zones: Vec<(String, bool)> = Vec::new();
             for (zone, _) in crate::plan::records_of_interest(spec) {
                 let p = zone
                     .id
@@ -286,25 +287,20 @@ pub fn gcp_role(spec: Option<&ClusterSpec>, commands: &[Command]) -> Value {
                     .and_then(zone_project)
                     .unwrap_or(&project)
                     .to_string();
-                if !zone_projects.contains(&p) {
-                    zone_projects.push(p);
+                let looked_up = zone.id.is_none();
+                match zones.iter_mut().find(|(known, _)| *known == p) {
+                    Some((_, any)) => *any |= looked_up,
+                    None => zones.push((p, looked_up)),
                 }
             }
-            let zone_projects: Vec<&str> = zone_projects.iter().map(String::as_str).collect();
-            table::gcp_wanted(
-                &project,
-                &network_project,
-                &scopes,
-                &zone_projects,
-                commands,
-                true,
-            )
+            let zones: Vec<(&str, bool)> = zones.iter().map(|(p, l)| (p.as_str(), *l)).collect();
+            table::gcp_wanted(&project, &network_project, &scopes, &zones, commands, true)
         }
         None => table::gcp_wanted(
             "<project>",
             "<project>",
             &BTreeSet::from([Scope::Public, Scope::Private]),
-            &["<project>"],
+            &[("<project>", true)],
             commands,
             true,
         ),
@@ -362,7 +358,7 @@ pub fn azure_role(spec: Option<&ClusterSpec>, commands: &[Command]) -> Value {
         ),
     };
     let mut wanted = if any_cloud {
-        table::azure_wanted(&plan)
+        table::azure_wanted(&plan, commands)
     } else {
         Vec::new()
     };

@@ -61,8 +61,8 @@ async fn azure_preflight_passes_on_a_good_world_shows_the_identity_and_changes_n
                 "Microsoft.Network/virtualNetworks/checkIpAddressAvailability/read",
                 "Microsoft.Network/privateDnsZones/A/write",
                 "Microsoft.Network/publicIPAddresses/read",
-                "Microsoft.Network/privateDnsZones/A/delete",
-                "on dns-rg: Microsoft.Network/dnszones/A/read, Microsoft.Network/dnszones/A/write, Microsoft.Network/dnszones/A/delete",
+                "Microsoft.Network/privateDnsZones/read",
+                "on dns-rg: Microsoft.Network/dnszones/read, Microsoft.Network/dnszones/A/read, Microsoft.Network/dnszones/A/write (",
             ],
         ),
         (
@@ -107,7 +107,8 @@ async fn a_wrong_client_secret_fails_credentials_without_showing_it() {
 async fn a_role_without_public_ip_write_fails_permissions_and_arm_refuses_the_put() {
     let mut w = world().await;
     // Read everywhere; tags and the private zone on the cluster group, the public zone on its
-    // own; nothing grants publicIPAddresses/write or delete.
+    // own; nothing grants publicIPAddresses/write (nor delete, which only `teardown --all`
+    // needs: not asked).
     w.h.peers.sim.set_roles(vec![
         RoleAssignment::custom(None, &["*/read"]),
         RoleAssignment::custom(
@@ -120,7 +121,7 @@ async fn a_role_without_public_ip_write_fails_permissions_and_arm_refuses_the_pu
         RoleAssignment::custom(Some(DNS_RG), &["Microsoft.Network/dnszones/*"]),
     ]);
     let lacks = format!(
-        "client {CLIENT_ID}) lacks, on {CLUSTER_RG}: Microsoft.Network/publicIPAddresses/write, Microsoft.Network/publicIPAddresses/delete"
+        "client {CLIENT_ID}) lacks, on {CLUSTER_RG}: Microsoft.Network/publicIPAddresses/write"
     );
     w.assert_refused_for("permissions", &[&lacks]).await;
 
@@ -256,3 +257,7 @@ async fn the_lines_follow_the_plan_user_dns_and_an_internal_api() {
         "no public IP to create"
     );
 }
+
+// ---- least privilege: the printed role, the fake enforcing it (common/suite_permissions.rs)
+
+common::suite_permissions::permissions_suite!(AzurePeers);

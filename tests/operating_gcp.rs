@@ -81,15 +81,16 @@ async fn missing_installer_instance_groups_fail_instance_groups() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_missing_permission_fails_permissions_naming_it_and_its_project() {
-    // Shared VPC: the host project grants nothing (no compute.subnetworks.use for the
-    // internal address); the service project everything but the Cloud DNS writes. Both could
-    // come from a grant on the subnetwork or the zone, which testIamPermissions does not see:
-    // a warning, and preflight passes.
+    // Shared VPC: the host project grants only the subnetworks' read (no
+    // compute.subnetworks.use for the internal address); the service project everything but
+    // the Cloud DNS writes. Both could come from a grant on the subnetwork or the zone, which
+    // testIamPermissions does not see: a warning, and preflight passes.
     let mut options = FakeOptions::realistic();
     options.seed = Seed::shared_vpc();
-    options
-        .granted
-        .insert("example-host-project".into(), Vec::new());
+    options.granted.insert(
+        "example-host-project".into(),
+        vec!["compute.subnetworks.get".into()],
+    );
     options
         .granted
         .insert("example-project".into(), all_but(&["dns.changes.create"]));
@@ -121,12 +122,13 @@ async fn a_missing_permission_fails_permissions_naming_it_and_its_project() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn with_the_users_dns_no_dns_permission_is_asked() {
-    // A caller with no Cloud DNS permission on the project: asked (and warned: a grant on the
-    // zone itself is not seen) where the agent writes DNS...
+    // A caller with no Cloud DNS write on the project (the zones' reads only): asked (and
+    // warned: a grant on the zone itself is not seen) where the agent writes DNS...
     let mut options = FakeOptions::realistic();
-    options
-        .granted
-        .insert("example-project".into(), all_but(&["dns."]));
+    options.granted.insert(
+        "example-project".into(),
+        all_but(&["dns.changes.", "dns.resourceRecordSets."]),
+    );
     let mut w = world(options.clone()).await;
     let report = w.preflight_exits(0).await;
     assert_line(
@@ -206,3 +208,7 @@ async fn a_private_zone_not_visible_to_the_network_fails_private_zone_network() 
     )
     .await;
 }
+
+// ---- least privilege: the printed role, the fake enforcing it (common/suite_permissions.rs)
+
+common::suite_permissions::permissions_suite!(GcpPeers);

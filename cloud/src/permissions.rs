@@ -340,306 +340,10 @@ pub fn aws_actions_of_line(line: &str) -> Vec<&'static str> {
         .collect()
 }
 
-// ---------------------------------------------------------------- GCP
-
-/// When a GCP permission is needed, and in which project.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GcpWhen {
-    /// Any address, in the addresses' project.
-    Addresses,
-    External,
-    Internal,
-    /// In the project holding the subnetwork the internal address is taken from.
-    InternalSubnetwork,
-    /// In each written zone's project.
-    Zones,
-    /// In the project holding the network's subnetworks, whatever the addresses.
-    Subnetworks,
-}
-
-/// One row of the GCP table.
-#[derive(Debug, Clone, Copy)]
-pub struct GcpGrant {
-    pub permission: &'static str,
-    pub when: GcpWhen,
-    /// Only preflight's own reads need it: in the printed role, not asked by
-    /// `testIamPermissions` (a missing one fails its own line).
-    pub preflight_read: bool,
-    pub commands: &'static [Command],
-    pub calls: &'static str,
-}
-
-/// Every GCP permission the agent's calls need (preflight's `permissions` line asks exactly
-/// these with `projects.testIamPermissions`).
-pub const GCP: &[GcpGrant] = &[
-    GcpGrant {
-        permission: "compute.projects.get",
-        when: GcpWhen::Addresses,
-        preflight_read: true,
-        commands: RUN,
-        calls: "preflight `credentials` (projects.get)",
-    },
-    GcpGrant {
-        permission: "compute.regions.get",
-        when: GcpWhen::Addresses,
-        preflight_read: true,
-        commands: RUN,
-        calls: "preflight `quota-addresses` (regions.get)",
-    },
-    GcpGrant {
-        permission: "compute.instanceGroups.list",
-        when: GcpWhen::Addresses,
-        preflight_read: true,
-        commands: RUN,
-        calls: "preflight `instance-groups` (instanceGroups.list)",
-    },
-    GcpGrant {
-        permission: "compute.subnetworks.get",
-        when: GcpWhen::Subnetworks,
-        preflight_read: true,
-        commands: RUN,
-        calls: "preflight `subnets` (subnetworks.get)",
-    },
-    GcpGrant {
-        permission: "dns.managedZones.get",
-        when: GcpWhen::Zones,
-        preflight_read: true,
-        commands: RUN,
-        calls: "preflight `private-zone-network` (managedZones.get)",
-    },
-    GcpGrant {
-        permission: "compute.addresses.get",
-        when: GcpWhen::Addresses,
-        preflight_read: false,
-        commands: OBSERVING,
-        calls: "addresses.get",
-    },
-    GcpGrant {
-        permission: "compute.addresses.list",
-        when: GcpWhen::Addresses,
-        preflight_read: false,
-        commands: OBSERVING,
-        calls: "addresses.list (our label)",
-    },
-    GcpGrant {
-        permission: "compute.addresses.setLabels",
-        when: GcpWhen::Addresses,
-        preflight_read: false,
-        commands: OBSERVING,
-        calls: "addresses.setLabels",
-    },
-    GcpGrant {
-        permission: "compute.regionOperations.get",
-        when: GcpWhen::Addresses,
-        preflight_read: false,
-        commands: OBSERVING,
-        calls: "regionOperations.wait",
-    },
-    GcpGrant {
-        permission: "compute.addresses.create",
-        when: GcpWhen::External,
-        preflight_read: false,
-        commands: OBSERVING,
-        calls: "addresses.insert (EXTERNAL)",
-    },
-    GcpGrant {
-        permission: "compute.addresses.delete",
-        when: GcpWhen::External,
-        preflight_read: false,
-        commands: OBSERVING,
-        calls: "addresses.delete (EXTERNAL)",
-    },
-    GcpGrant {
-        permission: "compute.addresses.createInternal",
-        when: GcpWhen::Internal,
-        preflight_read: false,
-        commands: OBSERVING,
-        calls: "addresses.insert (INTERNAL)",
-    },
-    GcpGrant {
-        permission: "compute.addresses.deleteInternal",
-        when: GcpWhen::Internal,
-        preflight_read: false,
-        commands: OBSERVING,
-        calls: "addresses.delete (INTERNAL)",
-    },
-    GcpGrant {
-        permission: "compute.subnetworks.use",
-        when: GcpWhen::InternalSubnetwork,
-        preflight_read: false,
-        commands: OBSERVING,
-        calls: "addresses.insert (INTERNAL) takes an address of the subnetwork",
-    },
-    GcpGrant {
-        permission: "dns.changes.create",
-        when: GcpWhen::Zones,
-        preflight_read: false,
-        commands: DNS,
-        calls: "changes.create",
-    },
-    GcpGrant {
-        permission: "dns.changes.get",
-        when: GcpWhen::Zones,
-        preflight_read: false,
-        commands: DNS,
-        calls: "changes.get (wait until done)",
-    },
-    GcpGrant {
-        permission: "dns.resourceRecordSets.create",
-        when: GcpWhen::Zones,
-        preflight_read: false,
-        commands: DNS,
-        calls: "a change's additions",
-    },
-    GcpGrant {
-        permission: "dns.resourceRecordSets.delete",
-        when: GcpWhen::Zones,
-        preflight_read: false,
-        commands: DNS,
-        calls: "a change's deletions",
-    },
-    GcpGrant {
-        permission: "dns.resourceRecordSets.list",
-        when: GcpWhen::Zones,
-        preflight_read: false,
-        commands: DNS,
-        calls: "resourceRecordSets.list",
-    },
-];
-
-/// PURE: per project, the permissions the plan's calls need for `commands` (with
-/// `preflight_reads`, preflight's own reads too).
-pub fn gcp_wanted(
-    project: &str,
-    network_project: &str,
-    scopes: &BTreeSet<Scope>,
-    zone_projects: &[&str],
-    commands: &[Command],
-    preflight_reads: bool,
-) -> BTreeMap<String, BTreeSet<&'static str>> {
-    let mut wanted: BTreeMap<String, BTreeSet<&'static str>> = BTreeMap::new();
-    for grant in GCP.iter().filter(|g| {
-        g.commands.iter().any(|c| commands.contains(c)) && (preflight_reads || !g.preflight_read)
-    }) {
-        let projects: Vec<&str> = match grant.when {
-            GcpWhen::Addresses if !scopes.is_empty() => vec![project],
-            GcpWhen::External if scopes.contains(&Scope::Public) => vec![project],
-            GcpWhen::Internal if scopes.contains(&Scope::Private) => vec![project],
-            GcpWhen::InternalSubnetwork if scopes.contains(&Scope::Private) => {
-                vec![network_project]
-            }
-            GcpWhen::Subnetworks if !scopes.is_empty() => vec![network_project],
-            GcpWhen::Zones => zone_projects.to_vec(),
-            _ => Vec::new(),
-        };
-        for p in projects {
-            wanted
-                .entry(p.to_string())
-                .or_default()
-                .insert(grant.permission);
-        }
-    }
-    wanted
-}
-
-// ---------------------------------------------------------------- Azure
-
-/// What an Azure plan holds, per resource group.
-#[derive(Debug, Clone, Default)]
-pub struct AzurePlan {
-    pub resource_group: String,
-    pub network_resource_group: String,
-    pub base_domain_resource_group: String,
-    pub public_ips: bool,
-    pub private_ips: bool,
-    /// The cloud has the Tags API (not Azure Stack Hub).
-    pub tags_api: bool,
-    pub public_record_types: Vec<RecordType>,
-    pub private_record_types: Vec<RecordType>,
-}
-
-/// A record set is read (compare), written (PUT with its ETag) and deleted when the bootstrap
-/// IP's removal empties it.
-pub const AZURE_RECORD_VERBS: [&str; 3] = ["read", "write", "delete"];
-
-/// On the subscription: `reserve` reads every resource group (the private IPs other clusters
-/// of the vnet recorded, see docs/clouds.md), preflight `quota-public-ips` the usages. Not in
-/// preflight's per-group `permissions` line (it lists per group).
-pub const AZURE_SUBSCRIPTION: [&str; 2] = [
-    "Microsoft.Resources/subscriptions/resourceGroups/read",
-    "Microsoft.Network/locations/usages/read",
-];
-/// Preflight's own reads per group: its `permissions` line lists the caller's permissions
-/// (a group that cannot be listed warns), `private-zone-vnet` reads the zone's links.
-pub const AZURE_PERMISSIONS_READ: &str = "Microsoft.Authorization/permissions/read";
-pub const AZURE_ZONE_LINKS_READ: &str =
-    "Microsoft.Network/privateDnsZones/virtualNetworkLinks/read";
-
-/// PURE: the actions the agent needs, per resource group (in the order first named). Every
-/// call `run` makes, reads included: a role with the writes alone would pass preflight and
-/// then be refused at the first GET (observe) or at the delete that empties a record set.
-pub fn azure_wanted(plan: &AzurePlan) -> Vec<(String, Vec<String>)> {
-    let mut wanted: Vec<(String, Vec<String>)> = Vec::new();
-    let mut add = |rg: &str, action: String| match wanted
-        .iter_mut()
-        .find(|(known, _)| known.eq_ignore_ascii_case(rg))
-    {
-        Some((_, actions)) if actions.contains(&action) => {}
-        Some((_, actions)) => actions.push(action),
-        None => wanted.push((rg.to_string(), vec![action])),
-    };
-    let cluster = &plan.resource_group;
-    if plan.public_ips {
-        for verb in AZURE_RECORD_VERBS {
-            add(
-                cluster,
-                format!("Microsoft.Network/publicIPAddresses/{verb}"),
-            );
-        }
-    }
-    if plan.private_ips {
-        if plan.tags_api {
-            add(cluster, "Microsoft.Resources/tags/read".into());
-            add(cluster, "Microsoft.Resources/tags/write".into());
-        } else {
-            // Azure Stack Hub: no Tags API; the group itself is read and updated.
-            add(
-                cluster,
-                "Microsoft.Resources/subscriptions/resourceGroups/read".into(),
-            );
-            add(
-                cluster,
-                "Microsoft.Resources/subscriptions/resourceGroups/write".into(),
-            );
-        }
-        let network = &plan.network_resource_group;
-        add(
-            network,
-            "Microsoft.Network/virtualNetworks/subnets/read".into(),
-        );
-        add(
-            network,
-            "Microsoft.Network/virtualNetworks/checkIpAddressAvailability/read".into(),
-        );
-    }
-    for rtype in &plan.public_record_types {
-        for verb in AZURE_RECORD_VERBS {
-            add(
-                &plan.base_domain_resource_group,
-                format!("Microsoft.Network/dnszones/{rtype}/{verb}"),
-            );
-        }
-    }
-    for rtype in &plan.private_record_types {
-        for verb in AZURE_RECORD_VERBS {
-            add(
-                cluster,
-                format!("Microsoft.Network/privateDnsZones/{rtype}/{verb}"),
-            );
-        }
-    }
-    wanted
-}
+mod azure;
+mod gcp;
+pub use azure::*;
+pub use gcp::*;
 
 #[cfg(test)]
 mod tests {
@@ -691,5 +395,65 @@ mod tests {
         };
         let run = aws_grants(&private_only, &[Command::Run]);
         assert!(!run.iter().any(|g| g.action == "ec2:AllocateAddress"));
+    }
+
+    #[test]
+    fn gcp_and_azure_rows_follow_the_command() {
+        let both = BTreeSet::from([Scope::Public, Scope::Private]);
+        let gcp = |zones: &[(&str, bool)], command| {
+            gcp_wanted("p", "p", &both, zones, &[command], true)
+                .remove("p")
+                .unwrap_or_default()
+        };
+        let run = gcp(&[("p", true)], Command::Run);
+        assert!(run.contains("dns.managedZones.list"), "{run:?}");
+        assert!(run.contains("dns.resourceRecordSets.update"), "{run:?}");
+        assert!(!run.contains("compute.addresses.delete"), "{run:?}");
+        assert!(!run.contains("dns.resourceRecordSets.delete"), "{run:?}");
+        let named = gcp(&[("p", false)], Command::Run);
+        assert!(!named.contains("dns.managedZones.list"), "{named:?}");
+        let teardown = gcp(&[("p", true)], Command::TeardownAll);
+        assert!(teardown.contains("compute.addresses.deleteInternal"));
+        assert!(
+            !teardown.contains("compute.addresses.create"),
+            "{teardown:?}"
+        );
+        assert!(!teardown.contains("dns.resourceRecordSets.create"));
+        assert_eq!(
+            gcp_permissions_of_call("addresses.insert"),
+            [
+                "compute.addresses.setLabels",
+                "compute.addresses.create",
+                "compute.addresses.createInternal",
+                "compute.subnetworks.use"
+            ]
+        );
+
+        let plan = AzurePlan {
+            resource_group: "rg".into(),
+            network_resource_group: "net".into(),
+            base_domain_resource_group: "dns".into(),
+            public_ips: true,
+            private_ips: true,
+            tags_api: true,
+            public_record_types: vec![RecordType::A],
+            private_record_types: vec![RecordType::A],
+        };
+        let azure = |command| -> Vec<String> {
+            azure_wanted(&plan, &[command])
+                .into_iter()
+                .flat_map(|(_, actions)| actions)
+                .collect()
+        };
+        let run = azure(Command::Run);
+        assert!(run.contains(&"Microsoft.Network/dnszones/read".to_string()));
+        assert!(!run.iter().any(|a| a.ends_with("/delete")), "{run:?}");
+        let teardown = azure(Command::TeardownAll);
+        assert!(teardown.contains(&"Microsoft.Network/publicIPAddresses/delete".to_string()));
+        assert!(
+            !teardown.iter().any(|a| a.contains("virtualNetworks")),
+            "{teardown:?}"
+        );
+        assert!(azure(Command::CapabilitiesApply).is_empty());
     }
 }

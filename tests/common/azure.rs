@@ -347,3 +347,25 @@ impl InstallerNetwork for AzurePeers {
         AzureHarness::with(fixture, options).await
     }
 }
+
+/// The printed role definition (`Actions`), assigned on each of its `AssignableScopes` (a
+/// resource group, or the subscription).
+impl super::suite_permissions::EnforcesRole for AzurePeers {
+    const PERMISSIONS: &'static str = "Actions";
+
+    fn grant(&self, role: &Value) {
+        let actions = Self::permissions_of(role);
+        let actions: Vec<&str> = actions.iter().map(String::as_str).collect();
+        let assignments = role["AssignableScopes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|scope| {
+                let scope = scope.as_str().unwrap();
+                let group = scope.split_once("/resourceGroups/").map(|(_, rg)| rg);
+                bootstrap_sim::azure::RoleAssignment::custom(group, &actions)
+            })
+            .collect();
+        self.sim.set_roles(assignments);
+    }
+}

@@ -290,3 +290,21 @@ impl InstallerNetwork for GcpPeers {
         GcpHarness::with_fixture(fixture, options).await
     }
 }
+
+/// The printed custom role (`includedPermissions`), bound on the projects its description
+/// names ("bootstrap-agent: bind on <project> (<n> permissions), ...").
+impl super::suite_permissions::EnforcesRole for GcpPeers {
+    const PERMISSIONS: &'static str = "includedPermissions";
+
+    fn grant(&self, role: &Value) {
+        let description = role["description"].as_str().unwrap();
+        let projects: Vec<String> = description
+            .strip_prefix("bootstrap-agent: bind on ")
+            .unwrap_or_else(|| panic!("{description}"))
+            .split(", ")
+            .map(|p| p.split(" (").next().unwrap().to_string())
+            .collect();
+        assert!(!projects.is_empty(), "{description}");
+        self.fake.grant(&projects, &Self::permissions_of(role));
+    }
+}

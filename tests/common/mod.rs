@@ -11,6 +11,7 @@ pub mod agent;
 pub mod cloud;
 pub mod operating;
 pub mod suite;
+pub mod suite_permissions;
 pub mod suite_publish;
 pub mod suite_user_dns;
 

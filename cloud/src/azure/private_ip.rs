@@ -104,6 +104,15 @@ impl AzureAddresses {
     }
 }
 
+/// PURE: whether ResourceGroups_List's `groups` show the group `rg`.
+fn lists_group(groups: &[serde_json::Value], rg: &str) -> bool {
+    groups.iter().any(|g| {
+        g["name"]
+            .as_str()
+            .is_some_and(|n| n.eq_ignore_ascii_case(rg))
+    })
+}
+
 impl AzureAddresses {
     /// Every cluster's private-IPv4 record in the subscription.
     pub(super) async fn private_records(&self) -> Result<Vec<Record>, CloudError> {
@@ -116,19 +125,26 @@ impl AzureAddresses {
             self.settings.api.resources,
             &[],
         )?;
+        let needs = "choosing the private IP needs Microsoft.Resources/subscriptions/resourceGroups/read on the subscription, to see what the other clusters of the vnet chose";
         let groups = self.arm.list(op, url).await.map_err(|e| {
             if e.message.starts_with("AuthorizationFailed") {
-                CloudError::fatal(
-                    op,
-                    format!(
-                        "{}; choosing the private IP needs Microsoft.Resources/subscriptions/resourceGroups/read on the subscription, to see what the other clusters of the vnet chose",
-                        e.message
-                    ),
-                )
+                CloudError::fatal(op, format!("{}; {needs}", e.message))
             } else {
                 e
             }
         })?;
+        // ARM lists only the groups the caller may read, without an error: a list without the
+        // cluster's own group (which exists: its tags hold our record) means that read is not
+        // granted, and our claim would never show.
+        if !lists_group(&groups, &self.settings.resource_group) {
+            return Err(CloudError::fatal(
+                op,
+                format!(
+                    "the list does not show the cluster's resource group {}; {needs}",
+                    self.settings.resource_group
+                ),
+            ));
+        }
         Ok(records_of(&groups))
     }
 

@@ -327,7 +327,17 @@ pub(crate) fn classify(operation: &str, err: GaxError) -> CloudError {
             None => "request failed".to_string(),
         },
     };
-    CloudError::new(kind, operation, message)
+    CloudError::new(kind, operation, with_permissions(operation, http, message))
+}
+
+/// A refusal (403) names the permissions the call needs, from the table: Compute names the
+/// one it missed, but Cloud DNS answers only "Forbidden".
+fn with_permissions(operation: &str, http: Option<u16>, message: String) -> String {
+    let needs = crate::permissions::gcp_permissions_of_call(operation);
+    if http != Some(403) || needs.is_empty() {
+        return message;
+    }
+    format!("{message} ({operation} needs {})", needs.join(", "))
 }
 
 #[cfg(test)]

@@ -146,3 +146,21 @@ fn debug_never_shows_the_key() {
     let creds = GcpCredentials::ServiceAccount("{\"private_key\":\"s3cret\"}".into());
     assert!(!format!("{creds:?}").contains("s3cret"));
 }
+
+/// A refusal names what the call needs from the table (Cloud DNS says only "Forbidden");
+/// other errors are left as the API said them.
+#[test]
+fn a_refusal_names_the_permissions_of_the_call() {
+    let refused = classify("changes.create", http_error(403, Code::PermissionDenied));
+    assert!(
+        refused.message.contains(
+            "changes.create needs dns.changes.create, dns.resourceRecordSets.create, dns.resourceRecordSets.update, dns.resourceRecordSets.delete"
+        ),
+        "{}",
+        refused.message
+    );
+    let missing = classify("changes.create", http_error(404, Code::NotFound));
+    assert!(!missing.message.contains("needs"), "{}", missing.message);
+    let unknown = classify("frobnicate", http_error(403, Code::PermissionDenied));
+    assert!(!unknown.message.contains("needs"), "{}", unknown.message);
+}

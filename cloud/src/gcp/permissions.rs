@@ -38,11 +38,14 @@ pub(crate) fn wanted(
     scopes: &BTreeSet<Scope>,
     zone_projects: &[&str],
 ) -> BTreeMap<String, BTreeSet<&'static str>> {
+    // Only the calls testIamPermissions is asked about: whether a zone was looked up matters
+    // to preflight's own reads alone (its `dns-zones` line).
+    let zones: Vec<(&str, bool)> = zone_projects.iter().map(|p| (*p, false)).collect();
     crate::permissions::gcp_wanted(
         project,
         network_project,
         scopes,
-        zone_projects,
+        &zones,
         &[crate::permissions::Command::Run],
         false,
     )

@@ -26,8 +26,8 @@ fn each_project_is_asked_what_its_calls_need() {
             "dns.changes.create",
             "dns.changes.get",
             "dns.resourceRecordSets.create",
-            "dns.resourceRecordSets.delete",
             "dns.resourceRecordSets.list",
+            "dns.resourceRecordSets.update",
         ])
     );
     // Private only, one project, the user's DNS: no external address, no DNS permission.
@@ -101,7 +101,9 @@ fn only_the_subnetwork_and_dns_permissions_can_come_from_the_resource() {
     for grant in crate::permissions::GCP {
         let on_resource = matches!(
             grant.when,
-            crate::permissions::GcpWhen::Zones | crate::permissions::GcpWhen::InternalSubnetwork
+            crate::permissions::GcpWhen::Zones
+                | crate::permissions::GcpWhen::ZoneLookedUp
+                | crate::permissions::GcpWhen::InternalSubnetwork
         );
         assert_eq!(
             grantable_on_the_resource(grant.permission),

@@ -16,20 +16,23 @@ use serde_json::Value;
 
 const NAME: &str = "permissions";
 
-/// The actions the agent needs, per resource group (in the order they are first named): the
+/// The actions `run` needs, per resource group (in the order they are first named): the
 /// table's ([`crate::permissions::azure_wanted`]), so preflight and `bootstrap-agent
 /// permissions` cannot drift.
 pub fn wanted(settings: &AzureSettings, targets: &AzureTargets) -> Vec<(String, Vec<String>)> {
-    crate::permissions::azure_wanted(&crate::permissions::AzurePlan {
-        resource_group: settings.resource_group.clone(),
-        network_resource_group: settings.network_resource_group.clone(),
-        base_domain_resource_group: settings.base_domain_resource_group.clone(),
-        public_ips: targets.public_ips,
-        private_ips: targets.private_ips,
-        tags_api: settings.api.tags.is_some(),
-        public_record_types: targets.public_record_types.clone(),
-        private_record_types: targets.private_record_types.clone(),
-    })
+    crate::permissions::azure_wanted(
+        &crate::permissions::AzurePlan {
+            resource_group: settings.resource_group.clone(),
+            network_resource_group: settings.network_resource_group.clone(),
+            base_domain_resource_group: settings.base_domain_resource_group.clone(),
+            public_ips: targets.public_ips,
+            private_ips: targets.private_ips,
+            tags_api: settings.api.tags.is_some(),
+            public_record_types: targets.public_record_types.clone(),
+            private_record_types: targets.private_record_types.clone(),
+        },
+        &[crate::permissions::Command::Run],
+    )
 }
 
 /// PURE: Azure RBAC's wildcard match (case-insensitive, `*` is any text).
@@ -187,17 +190,20 @@ mod tests {
             [
                 format!("{network}/publicIPAddresses/read"),
                 format!("{network}/publicIPAddresses/write"),
-                format!("{network}/publicIPAddresses/delete"),
                 "Microsoft.Resources/tags/read".into(),
                 "Microsoft.Resources/tags/write".into(),
+                format!("{network}/privateDnsZones/read"),
                 format!("{network}/privateDnsZones/A/read"),
                 format!("{network}/privateDnsZones/A/write"),
-                format!("{network}/privateDnsZones/A/delete"),
             ]
         );
         assert_eq!(
             on("dns-rg"),
-            ["read", "write", "delete"].map(|v| format!("{network}/dnszones/A/{v}"))
+            [
+                format!("{network}/dnszones/read"),
+                format!("{network}/dnszones/A/read"),
+                format!("{network}/dnszones/A/write"),
+            ]
         );
         assert_eq!(
             on("net-rg"),

@@ -236,3 +236,16 @@ async fn own_records_are_on_our_resource_group_and_named_for_our_infra_id() {
     assert!(!own("a-rg", TAG), "another resource group");
     assert!(!own(RG, "m-10-rsvd-private-ipv4"), "another infra id");
 }
+
+/// A list without the cluster's own group (ARM filters out what the caller may not read) is
+/// told apart from one showing it, whatever the case of the name.
+#[test]
+fn a_list_without_the_clusters_group_is_seen() {
+    let groups = [
+        serde_json::json!({"name": "other-rg"}),
+        serde_json::json!({"name": "MyCluster-RG"}),
+    ];
+    assert!(super::lists_group(&groups, "mycluster-rg"));
+    assert!(!super::lists_group(&groups[..1], "mycluster-rg"));
+    assert!(!super::lists_group(&[], "mycluster-rg"));
+}

@@ -30,6 +30,7 @@ pub fn route(w: &mut World, req: &Req, rest: &[&str]) -> Reply {
             "The resource 'projects/{project}/regions/{region}' was not found"
         )));
     }
+    super::authz::compute_call(w, req, &rest[3..])?;
     match (&req.method, &rest[3..]) {
         (&Method::GET, ["addresses"]) => list(w, req),
         (&Method::POST, ["addresses"]) => insert(w, req),
@@ -54,7 +55,7 @@ fn check_project(w: &World, project: &str) -> Result<(), ApiError> {
     }
 }
 
-fn region_path(w: &World) -> String {
+pub(super) fn region_path(w: &World) -> String {
     format!("projects/{}/regions/{}", w.seed().project, w.seed().region)
 }
 
@@ -123,7 +124,7 @@ fn is_uuid(text: &str) -> bool {
 /// so naming it under another is refused as GCE refuses it: 400 `invalid`, "The referenced
 /// subnetwork resource cannot be found." (the shape of terraform-provider-google#2140, for
 /// an instance's subnetwork; #19507 for this field of an address).
-fn subnetwork<'a>(w: &'a World, url: &str) -> Result<&'a SubnetSeed, ApiError> {
+pub(super) fn subnetwork<'a>(w: &'a World, url: &str) -> Result<&'a SubnetSeed, ApiError> {
     let path = url
         .strip_prefix(BASE)
         .or_else(|| url.strip_prefix("https://compute.googleapis.com/compute/v1"))
@@ -428,6 +429,12 @@ pub async fn wait_operation(
                     "The resource 'projects/{project}/regions/{region}' was not found"
                 )));
             }
+            super::authz::compute(
+                &w,
+                project,
+                "compute.regionOperations.get",
+                &format!("projects/{project}/regions/{region}/operations/{op}"),
+            )?;
             w.tick();
             let reply = get_operation(&w, op)?;
             let done_at = w.operations.get(op).map(|o| o.done_at);

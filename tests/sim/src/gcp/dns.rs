@@ -75,6 +75,7 @@ pub fn route(w: &mut World, req: &Req, rest: &[&str]) -> Reply {
         )));
     }
     let project = *project;
+    authorize(w, req, project, &rest[1..])?;
     match (&req.method, &rest[1..]) {
         (&Method::GET, ["managedZones"]) => list_zones(w, req, project),
         (&Method::GET, ["managedZones", zone]) => {
@@ -101,6 +102,48 @@ pub fn route(w: &mut World, req: &Req, rest: &[&str]) -> Reply {
             rest.join("/")
         ))),
     }
+}
+
+/// The caller holds what the call needs on the project (see `authz`); a change, per record
+/// set, `dns.resourceRecordSets.create`, `.update` (deleted and added back) or `.delete`.
+fn authorize(w: &World, req: &Req, project: &str, rest: &[&str]) -> Result<(), ApiError> {
+    let needs: Vec<&str> = match (&req.method, rest) {
+        (&Method::GET, ["managedZones"]) => vec!["dns.managedZones.list"],
+        (&Method::GET, ["managedZones", _]) => vec!["dns.managedZones.get"],
+        (&Method::GET, ["managedZones", _, "rrsets"]) => vec!["dns.resourceRecordSets.list"],
+        (&Method::GET, ["managedZones", _, "changes", _]) => vec!["dns.changes.get"],
+        (&Method::POST, ["managedZones", _, "changes"]) => {
+            let keys = |field: &str| -> BTreeSet<(String, String)> {
+                req.body[field]
+                    .as_array()
+                    .map(|sets| {
+                        sets.iter()
+                            .map(|s| {
+                                (
+                                    s["name"].as_str().map(fqdn).unwrap_or_default(),
+                                    s["type"].as_str().unwrap_or_default().to_string(),
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            let (deleted, added) = (keys("deletions"), keys("additions"));
+            let mut needs = vec!["dns.changes.create"];
+            if added.iter().any(|k| !deleted.contains(k)) {
+                needs.push("dns.resourceRecordSets.create");
+            }
+            if added.iter().any(|k| deleted.contains(k)) {
+                needs.push("dns.resourceRecordSets.update");
+            }
+            if deleted.iter().any(|k| !added.contains(k)) {
+                needs.push("dns.resourceRecordSets.delete");
+            }
+            needs
+        }
+        _ => Vec::new(),
+    };
+    super::authz::dns(w, project, &needs)
 }
 
 /// A zone by name or numeric id.

@@ -3,7 +3,7 @@
 //! `{"permissions": [..]}`, the subset the caller holds on the project, in the order asked;
 //! the field is left out when none is held (proto3 JSON drops an empty list). Asking needs no
 //! permission. What is held comes from [`super::FakeOptions::granted`] (a project it does not
-//! list grants everything).
+//! list grants everything), which every other call is checked against too (`authz`).
 //!
 //! Refused as Resource Manager refuses them: a project the fake does not hold (403
 //! `PERMISSION_DENIED`, "The caller does not have permission": Resource Manager does not say
@@ -27,6 +27,8 @@ pub const KNOWN_PERMISSIONS: &[&str] = &[
     "compute.addresses.setLabels",
     "compute.addresses.use",
     "compute.addresses.useInternal",
+    "compute.instanceGroups.get",
+    "compute.instanceGroups.list",
     "compute.projects.get",
     "compute.regionOperations.get",
     "compute.regionOperations.list",
@@ -101,10 +103,7 @@ fn test_permissions(w: &World, project: &str, body: &Value) -> Reply {
     }
     let held: Vec<&String> = asked
         .iter()
-        .filter(|p| match w.options.granted.get(project) {
-            None => true,
-            Some(granted) => granted.iter().any(|g| g == *p),
-        })
+        .filter(|p| super::authz::holds(w, project, p))
         .collect();
     if held.is_empty() {
         Ok(json!({}))

@@ -69,6 +69,8 @@ pub(crate) fn members(w: &World, zone: &str, name: &str) -> Vec<String> {
 }
 
 fn list(w: &World, req: &Req, project: &str, zone: &str) -> Reply {
+    let parent = format!("projects/{project}/zones/{zone}");
+    super::authz::compute(w, project, "compute.instanceGroups.list", &parent)?;
     check_zone(w, project, zone)?;
     let (filter, start, max) = req.list_params()?;
     let matching: Vec<Value> = in_zone(w, zone)
@@ -86,6 +88,8 @@ fn list(w: &World, req: &Req, project: &str, zone: &str) -> Reply {
 }
 
 fn get(w: &World, project: &str, zone: &str, name: &str) -> Reply {
+    let path = format!("projects/{project}/zones/{zone}/instanceGroups/{name}");
+    super::authz::compute(w, project, "compute.instanceGroups.get", &path)?;
     check_zone(w, project, zone)?;
     in_zone(w, zone)
         .into_iter()

@@ -23,6 +23,7 @@
 //! "domain"}],"status"}}`. The shapes follow the discovery documents that ship with
 //! google-api-python-client, which `tests/gcp_fake.rs` uses as the oracle.
 
+mod authz;
 mod compute;
 mod dns;
 mod filter;
@@ -324,11 +325,12 @@ pub struct FakeOptions {
     /// How long a DNS Change stays `pending`.
     pub change_delay: Duration,
     pub seed: Seed,
-    /// IAM permissions the caller lacks (`compute.projects.get`, `compute.regions.get`,
-    /// `compute.subnetworks.get`): those reads answer 403 `forbidden`.
+    /// IAM permissions the caller lacks on every project: the calls needing one are refused
+    /// (see `authz`).
     pub denied: Vec<String>,
     /// Per project, the IAM permissions the caller holds there, as Cloud Resource Manager's
-    /// `projects.testIamPermissions` answers them; a project not listed grants every one.
+    /// `projects.testIamPermissions` answers them and every call is checked against (see
+    /// `authz`); a project not listed grants every one.
     pub granted: BTreeMap<String, Vec<String>>,
 }
 
@@ -653,6 +655,17 @@ impl crate::kube::AddressUsers for AddressUsers {
 }
 
 impl GcpFake {
+    /// From now on the caller holds exactly `permissions` on each of `projects` (a role bound
+    /// there), and every permission on the projects not named; `projects` empty: every
+    /// permission everywhere again. Both `testIamPermissions` and every call answer from it.
+    pub fn grant(&self, projects: &[String], permissions: &[String]) {
+        let mut w = self.lock();
+        w.options.granted = projects
+            .iter()
+            .map(|p| (p.clone(), permissions.to_vec()))
+            .collect();
+    }
+
     /// Drops the seed's instance groups of `zones` (all zones when empty), as a cluster whose
     /// installer made none.
     pub fn remove_instance_groups(&self, zones: &[&str]) {

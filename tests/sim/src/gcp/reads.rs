@@ -3,8 +3,7 @@
 //! `subnetworks.get` (under the project that holds the subnetwork: a Shared VPC's host), and
 //! zonal `instanceGroups` (see `instance_groups`).
 //!
-//! A permission named in [`super::FakeOptions::denied`] is refused as GCE refuses a caller
-//! without it: 403 `forbidden`, "Required '<permission>' permission for '<resource>'".
+//! Each is refused as GCE refuses a caller without its permission (see `authz`).
 
 use super::compute::BASE;
 use super::http::{ApiError, Reply, Req};
@@ -30,15 +29,13 @@ pub fn route(w: &World, req: &Req, rest: &[&str]) -> Option<Reply> {
     })
 }
 
+/// GCE's refusal when the caller lacks `permission` for `resource` (`projects/<p>/...`).
 fn allowed(w: &World, permission: &str, resource: &str) -> Result<(), ApiError> {
-    if w.options.denied.iter().any(|d| d == permission) {
-        return Err(ApiError::new(
-            403,
-            "forbidden",
-            format!("Required '{permission}' permission for '{resource}'"),
-        ));
-    }
-    Ok(())
+    let project = resource
+        .strip_prefix("projects/")
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_default();
+    super::authz::compute(w, project, permission, resource)
 }
 
 /// Projects the fake holds: the seed's, and each subnetwork's (a Shared VPC host).

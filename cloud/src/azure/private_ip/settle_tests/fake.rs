@@ -60,6 +60,8 @@ impl World {
         if method == "GET" && path.ends_with("/resourcegroups") {
             let n = self.list_reads() + 1;
             self.event(Event::ListRead(n));
+            // The cluster's group exists (tagged or not), as on Azure.
+            self.groups.entry(RG.to_string()).or_default();
             let value: Vec<Value> = self
                 .groups
                 .iter()

@@ -1,0 +1,119 @@
+//! The Azure table: the actions of each call, per resource group and command.
+
+use super::*;
+
+/// What an Azure plan holds, per resource group.
+#[derive(Debug, Clone, Default)]
+pub struct AzurePlan {
+    pub resource_group: String,
+    pub network_resource_group: String,
+    pub base_domain_resource_group: String,
+    pub public_ips: bool,
+    pub private_ips: bool,
+    /// The cloud has the Tags API (not Azure Stack Hub).
+    pub tags_api: bool,
+    pub public_record_types: Vec<RecordType>,
+    pub private_record_types: Vec<RecordType>,
+}
+
+/// A record set is read (compare) and written (PUT with its ETag) by every DNS step; only
+/// `teardown --all` deletes one (when it empties it). `run` also reads the zone itself (the
+/// zone lookup, preflight `dns-zones`), as does `teardown --all`.
+const AZURE_RECORD_VERBS: [(&str, &[Command]); 3] =
+    [("read", DNS), ("write", DNS), ("delete", TEARDOWN)];
+
+/// On the subscription: `reserve` reads every resource group (the private IPs other clusters
+/// of the vnet recorded, see docs/clouds.md), preflight `quota-public-ips` the usages. Not in
+/// preflight's per-group `permissions` line (it lists per group).
+pub const AZURE_SUBSCRIPTION: [&str; 2] = [
+    "Microsoft.Resources/subscriptions/resourceGroups/read",
+    "Microsoft.Network/locations/usages/read",
+];
+/// Preflight's own reads per group: its `permissions` line lists the caller's permissions
+/// (a group that cannot be listed warns), `private-zone-vnet` reads the zone's links.
+pub const AZURE_PERMISSIONS_READ: &str = "Microsoft.Authorization/permissions/read";
+pub const AZURE_ZONE_LINKS_READ: &str =
+    "Microsoft.Network/privateDnsZones/virtualNetworkLinks/read";
+
+/// PURE: the actions the agent's calls for `commands` need, per resource group (in the order
+/// first named). Every call, reads included: a role with the writes alone would pass
+/// preflight and then be refused at the first GET (observe, the zone lookup).
+pub fn azure_wanted(plan: &AzurePlan, commands: &[Command]) -> Vec<(String, Vec<String>)> {
+    let mut wanted: Vec<(String, Vec<String>)> = Vec::new();
+    let mut add = |rg: &str, action: String, needed_by: &[Command]| {
+        if !needed_by.iter().any(|c| commands.contains(c)) {
+            return;
+        }
+        match wanted
+            .iter_mut()
+            .find(|(known, _)| known.eq_ignore_ascii_case(rg))
+        {
+            Some((_, actions)) if actions.contains(&action) => {}
+            Some((_, actions)) => actions.push(action),
+            None => wanted.push((rg.to_string(), vec![action])),
+        }
+    };
+    let cluster = &plan.resource_group;
+    if plan.public_ips {
+        for (verb, needed_by) in [
+            ("read", OBSERVING),
+            ("write", RESERVING),
+            ("delete", TEARDOWN),
+        ] {
+            add(
+                cluster,
+                format!("Microsoft.Network/publicIPAddresses/{verb}"),
+                needed_by,
+            );
+        }
+    }
+    if plan.private_ips {
+        // The private IPs are recorded in the cluster group's tags: claimed by `reserve`,
+        // dropped by `teardown --all`. Azure Stack Hub has no Tags API: the group itself is
+        // read and updated.
+        let tags = if plan.tags_api {
+            [
+                "Microsoft.Resources/tags/read",
+                "Microsoft.Resources/tags/write",
+            ]
+        } else {
+            [
+                "Microsoft.Resources/subscriptions/resourceGroups/read",
+                "Microsoft.Resources/subscriptions/resourceGroups/write",
+            ]
+        };
+        for action in tags {
+            add(cluster, action.into(), OBSERVING);
+        }
+        let network = &plan.network_resource_group;
+        for action in [
+            "Microsoft.Network/virtualNetworks/subnets/read",
+            "Microsoft.Network/virtualNetworks/checkIpAddressAvailability/read",
+        ] {
+            add(network, action.into(), RESERVING);
+        }
+    }
+    let zones = [
+        (
+            &plan.base_domain_resource_group,
+            "dnszones",
+            &plan.public_record_types,
+        ),
+        (cluster, "privateDnsZones", &plan.private_record_types),
+    ];
+    for (rg, kind, types) in zones {
+        if !types.is_empty() {
+            add(rg, format!("Microsoft.Network/{kind}/read"), DNS);
+        }
+        for rtype in types {
+            for (verb, needed_by) in AZURE_RECORD_VERBS {
+                add(
+                    rg,
+                    format!("Microsoft.Network/{kind}/{rtype}/{verb}"),
+                    needed_by,
+                );
+            }
+        }
+    }
+    wanted
+}
