@@ -468,10 +468,15 @@ struct KubeRule {
 /// get, server-side apply = patch, and create when the apply creates; delete for the delete
 /// annotation), `cluster::gate::watch` (Services, Endpoints, EndpointSlices list/watch),
 /// `cluster` (the ConfigMap kube-system/bootstrap-agent get/patch/create),
-/// `capabilities::cluster_version` (ClusterVersion get/patch/list/watch),
-/// `runner::kube` and `teardown --all` (Services get/delete), `preflight::kube_checks`
-/// (SelfSubjectAccessReviews create, the controller's CRD get, its Deployment get and
-/// EndpointSlices list).
+/// `capabilities::cluster_version` (ClusterVersion get/patch/list/watch, and create: the
+/// server-side apply that creates `version` from cvo-overrides.yaml needs it, as
+/// kube-apiserver's patch handler authorizes the create), `runner::kube` and
+/// `teardown --all` (Services get/delete), `preflight::kube_checks` (the controller's CRD
+/// get, its Deployment get and EndpointSlices list) and the hand-over's wait for that
+/// controller (`cluster::lb_controller`: its Deployment and EndpointSlices list/watch). Preflight's SelfSubjectAccessReviews
+/// need no rule: kube-apiserver's bootstrap policy grants every authenticated user
+/// `system:basic-user`, which holds them (OpenShift's too). Proven against the local API
+/// server's RBAC by tests/operating_kube.rs.
 const KUBE: &[KubeRule] = &[
     KubeRule {
         group: "",
@@ -506,14 +511,8 @@ const KUBE: &[KubeRule] = &[
     KubeRule {
         group: "config.openshift.io",
         resources: &["clusterversions"],
-        verbs: &["get", "list", "watch", "patch"],
+        verbs: &["get", "list", "watch", "create", "patch"],
         commands: &[Command::Run, Command::CapabilitiesApply],
-    },
-    KubeRule {
-        group: "authorization.k8s.io",
-        resources: &["selfsubjectaccessreviews"],
-        verbs: &["create"],
-        commands: &[Command::Run],
     },
     KubeRule {
         group: "apiextensions.k8s.io",
@@ -524,7 +523,7 @@ const KUBE: &[KubeRule] = &[
     KubeRule {
         group: "apps",
         resources: &["deployments"],
-        verbs: &["get"],
+        verbs: &["get", "list", "watch"],
         commands: &[Command::Run],
     },
 ];

@@ -8,7 +8,7 @@
 mod common;
 
 use bootstrap_sim::AwsPeers;
-use bootstrap_sim::kube::{CloudOptions, Denied, KubeSimOptions};
+use bootstrap_sim::kube::{CloudOptions, KubeSimOptions};
 use common::aws::*;
 use common::operating::{PreflightWorld, assert_line, line_text};
 use common::*;
@@ -123,10 +123,20 @@ async fn a_bootstrap_ip_outside_the_machine_network_or_unknown_skip_name_is_refu
 #[tokio::test(flavor = "multi_thread")]
 async fn the_kube_checks_fail_without_permission_or_without_the_lb_controller() {
     let mut w = world_with(AwsHarness::new("aws").await, |o| {
-        o.denied = vec![
-            Denied::new("patch", "config.openshift.io", "clusterversions"),
-            Denied::new("create", "", "services"),
-        ];
+        // The printed role of `run` less these two verbs.
+        let mut role = rbac::printed_role(&[Covered::Run]);
+        for (verb, group, resource) in [
+            ("patch", "config.openshift.io", "clusterversions"),
+            ("create", "", "services"),
+        ] {
+            let grant = rbac::Grant {
+                group: group.into(),
+                resource: resource.into(),
+                verb: verb.into(),
+            };
+            role = rbac::without(&role, &grant);
+        }
+        rbac::as_agent_holding(o, &role);
         o.cloud = CloudOptions {
             aws_lb_controller: false,
             ..o.cloud.clone()

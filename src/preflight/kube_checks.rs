@@ -77,24 +77,46 @@ pub async fn run(inputs: &Inputs<'_>) -> Vec<Check> {
             "use the installer's admin kubeconfig, or grant patch and create on services",
         )
     });
-    checks.push(
-        match allowed(&client, "patch", "config.openshift.io", "clusterversions", None).await {
-            Ok(None) => Check::pass(
-                "kube-clusterversion-write",
-                "may server-side apply ClusterVersion spec (patch clusterversions.config.openshift.io)",
+    // patch, and create: the server-side apply that creates `version` from
+    // cvo-overrides.yaml needs both (kube-apiserver's patch handler authorizes the create).
+    let mut cv_denials = Vec::new();
+    let mut cv_unknown = Vec::new();
+    for verb in ["patch", "create"] {
+        match allowed(
+            &client,
+            verb,
+            "config.openshift.io",
+            "clusterversions",
+            None,
+        )
+        .await
+        {
+            Ok(None) => {}
+            Ok(Some(why)) => cv_denials.push(format!("{verb}: {why}")),
+            Err(e) => cv_unknown.push(format!("{verb}: {e}")),
+        }
+    }
+    checks.push(if !cv_denials.is_empty() {
+        Check::fail(
+            "kube-clusterversion-write",
+            format!(
+                "may not write clusterversions.config.openshift.io: {}",
+                cv_denials.join("; ")
             ),
-            Ok(Some(why)) => Check::fail(
-                "kube-clusterversion-write",
-                format!("may not patch clusterversions.config.openshift.io: {why}"),
-                "use the installer's admin kubeconfig, or grant patch on clusterversions.config.openshift.io",
-            ),
-            Err(e) => Check::warn(
-                "kube-clusterversion-write",
-                format!("could not ask: {e}"),
-                None,
-            ),
-        },
-    );
+            "use the installer's admin kubeconfig, or grant patch and create on clusterversions.config.openshift.io",
+        )
+    } else if !cv_unknown.is_empty() {
+        Check::warn(
+            "kube-clusterversion-write",
+            format!("could not ask: {}", cv_unknown.join("; ")),
+            None,
+        )
+    } else {
+        Check::pass(
+            "kube-clusterversion-write",
+            "may server-side apply ClusterVersion spec (patch, create clusterversions.config.openshift.io)",
+        )
+    });
     if needs_lb_controller {
         checks.push(lb_controller(&client).await);
     }
