@@ -217,7 +217,14 @@ async fn lb_controller(client: &kube::Client) -> Check {
                     "the AWS Load Balancer Controller is installed (CRD {AWS_LB_CONTROLLER_CRD}) and serves: {proof}"
                 ),
             ),
-            Err(why) => Check::warn(
+            Err(NotServing::Forbidden(why)) => Check::fail(
+                NAME,
+                format!(
+                    "may not read the AWS Load Balancer Controller's Deployment or EndpointSlices: {why}"
+                ),
+                GRANT,
+            ),
+            Err(NotServing::Missing(why)) => Check::warn(
                 NAME,
                 format!(
                     "the AWS Load Balancer Controller is installed (CRD {AWS_LB_CONTROLLER_CRD}) but does not serve yet ({why}); `run` waits for it before handing over the private IPs"
@@ -232,14 +239,30 @@ async fn lb_controller(client: &kube::Client) -> Check {
             ),
             "install the AWS Load Balancer Controller (OpenShift: the aws-load-balancer-operator) before the gate",
         ),
+        Ok(Err(kube::Error::Api(e))) if e.code == 403 => Check::fail(
+            NAME,
+            format!("may not read CRD {AWS_LB_CONTROLLER_CRD}: {}", e.message),
+            GRANT,
+        ),
         Ok(Err(e)) => Check::warn(NAME, format!("could not read CRDs: {e}"), None),
         Err(_) => Check::warn(NAME, format!("no answer within {CALL_TIMEOUT:?}"), None),
     }
 }
 
+/// The fix of a read the API server refused (403: the kubeconfig's user lacks the printed role).
+const GRANT: &str = "use the installer's admin kubeconfig, or bind the ClusterRole `bootstrap-agent permissions --kube` prints";
+
+/// Why the controller is not known to serve.
+enum NotServing {
+    /// What is missing (or could not be read) at each location.
+    Missing(String),
+    /// The API server refused a read (403): its message.
+    Forbidden(String),
+}
+
 /// Whether the controller serves now, at any of its known locations (one read each of its
-/// Deployment and its webhook's EndpointSlices): Ok(how it is known) or Err(what is missing).
-async fn serving_now(client: &kube::Client) -> Result<String, String> {
+/// Deployment and its webhook's EndpointSlices): Ok(how it is known) or Err(why not).
+async fn serving_now(client: &kube::Client) -> Result<String, NotServing> {
     use crate::cluster::lb_controller::{LOCATIONS, judge};
     use k8s_openapi::api::apps::v1::Deployment;
     use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -268,6 +291,9 @@ async fn serving_now(client: &kube::Client) -> Result<String, String> {
                     Err(why) => missing.push(why),
                 }
             }
+            Ok(Err(kube::Error::Api(e))) if e.code == 403 => {
+                return Err(NotServing::Forbidden(e.message.clone()));
+            }
             Ok(Err(e)) => missing.push(format!("{}: cannot read: {e}", at.namespace)),
             Err(_) => missing.push(format!(
                 "{}: no answer within {CALL_TIMEOUT:?}",
@@ -275,5 +301,5 @@ async fn serving_now(client: &kube::Client) -> Result<String, String> {
             )),
         }
     }
-    Err(missing.join("; "))
+    Err(NotServing::Missing(missing.join("; ")))
 }
