@@ -1,7 +1,7 @@
 //! `bootstrap-agent permissions`: what the agent's calls need, printed in each cloud's own
 //! policy format from the one table per cloud (`bootstrap_cloud::permissions`), the table
 //! preflight asks from. Per command (`run`, `teardown-all`, `publish-lb-ips`,
-//! `capabilities-apply`), scoped by the assets where the API allows it: AWS hosted zones by
+//! `capabilities-apply`, `publish`), scoped by the assets where the API allows it: AWS hosted zones by
 //! id, ReleaseAddress and DeleteNetworkInterface on resources carrying our ownership tag,
 //! CreateTags only on create, AssumeRole on the `hostedZoneRole`; GCP per project; Azure
 //! assignable to the resource groups the agent touches. `--kube` prints the Kubernetes
@@ -29,7 +29,7 @@ pub struct PermissionsArgs {
     #[arg(long, env = "BOOTSTRAP_AGENT_ASSETS")]
     pub assets: Option<PathBuf>,
     /// Commands to cover, comma separated: run, teardown-all, publish-lb-ips,
-    /// capabilities-apply. Default: all of them.
+    /// capabilities-apply, publish. Default: all of them.
     #[arg(long, value_delimiter = ',', value_parser = parse_command)]
     pub command: Vec<Command>,
     /// Print the Kubernetes ClusterRole the agent's cluster calls need instead.
@@ -42,7 +42,7 @@ pub struct PermissionsArgs {
 fn parse_command(text: &str) -> Result<Command, String> {
     Command::parse(text).ok_or_else(|| {
         format!(
-            "expected one of run, teardown-all, publish-lb-ips, capabilities-apply; got {text:?}"
+            "expected one of run, teardown-all, publish-lb-ips, capabilities-apply, publish; got {text:?}"
         )
     })
 }

@@ -15,6 +15,7 @@ struct KubeRule {
 }
 
 const RUN: &[Command] = &[Command::Run];
+const PUBLISH: &[Command] = &[Command::Publish];
 
 /// The cluster calls, read from the code:
 /// - `cluster::apply`: namespaces get/create; Services get, server-side apply = patch, and
@@ -28,6 +29,9 @@ const RUN: &[Command] = &[Command::Run];
 /// - `preflight::kube_checks` and `cluster::lb_controller` (AWS): the controller's CRD get,
 ///   its Deployment get, and Deployment and EndpointSlices list/watch until it serves.
 /// - `runner::kube` (`teardown --all`): our Services get/delete.
+/// - `publish`: as `run`'s apply and gate for the external Service (its namespace exists:
+///   get), its deletion with `--auto-delete` (else the admin's, watched through get), and
+///   the scope keys applied to the ConfigMap `run` made (get, patch).
 ///
 /// Preflight's SelfSubjectAccessReviews need no rule: kube-apiserver's bootstrap policy binds
 /// `system:basic-user`, which holds them, to every authenticated user (OpenShift too).
@@ -49,6 +53,36 @@ const KUBE: &[KubeRule] = &[
         resources: &["services"],
         verbs: &["get", "delete"],
         commands: &[Command::TeardownAll],
+    },
+    KubeRule {
+        group: "",
+        resources: &["namespaces"],
+        verbs: &["get"],
+        commands: PUBLISH,
+    },
+    KubeRule {
+        group: "",
+        resources: &["services"],
+        verbs: &["get", "list", "watch", "create", "patch", "delete"],
+        commands: PUBLISH,
+    },
+    KubeRule {
+        group: "",
+        resources: &["endpoints"],
+        verbs: &["list", "watch"],
+        commands: PUBLISH,
+    },
+    KubeRule {
+        group: "discovery.k8s.io",
+        resources: &["endpointslices"],
+        verbs: &["list", "watch"],
+        commands: PUBLISH,
+    },
+    KubeRule {
+        group: "",
+        resources: &["configmaps"],
+        verbs: &["get", "patch"],
+        commands: PUBLISH,
     },
     KubeRule {
         group: "",
