@@ -357,3 +357,60 @@ async fn teardown_all_without_any_one_printed_verb_fails_naming_it() {
         "printed for nothing: {superfluous:?}"
     );
 }
+
+/// The flags of `publish` against the local API server (see `suite_publish`).
+fn publish_flags(w: &World) -> Vec<String> {
+    let kubeconfig = w.kube.kubeconfig_path();
+    vec![
+        "--kubeconfig".into(),
+        kubeconfig.display().to_string(),
+        "--wire-dial-override".into(),
+        common::wire_overrides(kubeconfig),
+        "--drain-wait".into(),
+        "0s".into(),
+    ]
+}
+
+/// For each verb of `publish`'s printed ClusterRole: on a cluster `run` made, the round trip
+/// `publish --scope Internal --auto-delete` then `--scope External`, holding the role less
+/// that verb, fails with the API server's refusal naming it; holding the whole role, the same
+/// command then finishes the change (nothing is left half-done that a re-run cannot finish).
+#[tokio::test(flavor = "multi_thread")]
+async fn publish_without_any_one_printed_verb_fails_naming_it() {
+    let role = rbac::printed_role(&[Covered::Publish]);
+    let mut superfluous = Vec::new();
+    for g in rbac::grants(&role) {
+        let mut w = world_holding(&rbac::printed_role(&[Covered::Run])).await;
+        let (code, stderr) = agent(&w, &["run"]).await;
+        assert_eq!(code, Some(0), "{stderr}");
+        w.h.extra = publish_flags(&w);
+        grant(&w, &rbac::without(&role, &g));
+        let mut refused = false;
+        for args in [
+            &["publish", "--scope", "Internal", "--auto-delete"][..],
+            &["publish", "--scope", "External"],
+        ] {
+            let (code, stderr) = agent(&w, args).await;
+            if code == Some(0) {
+                continue;
+            }
+            assert!(names(&stderr, &g), "without {g}: {args:?}: {stderr}");
+            refused = true;
+            grant(&w, &role);
+            let (code, stderr) = agent(&w, args).await;
+            assert_eq!(
+                code,
+                Some(0),
+                "without {g}, then with it: {args:?}: {stderr}"
+            );
+            break;
+        }
+        if !refused {
+            superfluous.push(g.to_string());
+        }
+    }
+    assert!(
+        superfluous.is_empty(),
+        "printed for nothing: {superfluous:?}"
+    );
+}
