@@ -117,28 +117,11 @@ async fn capabilities_apply_holding(role: &Value, overrides: bool) -> (Option<i3
     }
     // The CVO's bootstrap pod creates `version` once the agent watches for it.
     let cvo = async {
-        if overrides {
-            return;
-        }
-        for _ in 0..300 {
-            let watching = w
-                .kube
-                .request_log()
-                .iter()
-                .any(|(_, p)| p.contains("clusterversions") && p.contains("watch=true"));
-            if watching {
-                w.kube
-                    .create(serde_json::json!({
-                        "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
-                        "metadata": {"name": "version"},
-                        "spec": {"clusterID": "0f1e2d3c-0000-4000-8000-000000000001"}}))
-                    .unwrap();
-                return;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        if !overrides {
+            when_watched(&w, "clusterversions", || cvo_creates_version(&w)).await;
         }
     };
-    let ((code, stderr), ()) = tokio::join!(capabilities_apply(&w), cvo);
+    let (code, stderr) = alongside(capabilities_apply(&w), cvo).await;
     let written = w
         .kube
         .get(
@@ -217,6 +200,45 @@ fn situation(g: &Grant) -> Situation {
 /// call is `teardown --all`'s, proven below).
 const NOT_EXERCISED: &[(&str, &str, &str)] = &[("", "services", "delete")];
 
+/// `command`'s outcome, `late` going on beside it until it is done (or `command` is).
+async fn alongside<T>(
+    command: impl std::future::Future<Output = T>,
+    late: impl std::future::Future<Output = ()>,
+) -> T {
+    tokio::pin!(command);
+    tokio::pin!(late);
+    tokio::select! {
+        out = &mut command => out,
+        () = &mut late => command.await,
+    }
+}
+
+/// Once the agent watches `resource` (within a minute), `then`.
+async fn when_watched(w: &World, resource: &str, then: impl FnOnce()) {
+    for _ in 0..6000 {
+        let watching = w
+            .kube
+            .request_log()
+            .iter()
+            .any(|(_, p)| p.contains(resource) && p.contains("watch=true"));
+        if watching {
+            then();
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// The CVO's bootstrap pod creates ClusterVersion `version`.
+fn cvo_creates_version(w: &World) {
+    w.kube
+        .create(serde_json::json!({
+            "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+            "metadata": {"name": "version"},
+            "spec": {"clusterID": "0f1e2d3c-0000-4000-8000-000000000001"}}))
+        .unwrap();
+}
+
 /// `world_holding(role)` made for `situation`.
 async fn world_in(role: &Value, situation: Situation) -> World {
     let h = AwsHarness::new("aws").await;
@@ -238,36 +260,20 @@ async fn world_in(role: &Value, situation: Situation) -> World {
 /// stderr.
 async fn run_in(w: &World, situation: Situation) -> (Option<i32>, String) {
     let late = async {
-        let (needle, what) = match situation {
-            Situation::Default => return,
-            Situation::ControllerLate => ("deployments", "controller"),
-            Situation::CvoLate => ("clusterversions", "cvo"),
-        };
-        for _ in 0..6000 {
-            let watching = w
-                .kube
-                .request_log()
-                .iter()
-                .any(|(_, p)| p.contains(needle) && p.contains("watch=true"));
-            if watching {
-                match what {
-                    "controller" => w.kube.set_aws_lb_controller_serving(true).unwrap(),
-                    _ => {
-                        w.kube
-                            .create(serde_json::json!({
-                                "apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
-                                "metadata": {"name": "version"},
-                                "spec": {"clusterID": "0f1e2d3c-0000-4000-8000-000000000001"}}))
-                            .unwrap();
-                    }
-                }
-                return;
+        match situation {
+            Situation::Default => {}
+            Situation::ControllerLate => {
+                when_watched(w, "deployments", || {
+                    w.kube.set_aws_lb_controller_serving(true).unwrap()
+                })
+                .await
             }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            Situation::CvoLate => {
+                when_watched(w, "clusterversions", || cvo_creates_version(w)).await
+            }
         }
     };
-    let (out, ()) = tokio::join!(agent(w, &["run"]), late);
-    out
+    alongside(agent(w, &["run"]), late).await
 }
 
 /// Whether `stderr` carries the API server's refusal of `g`: the authorization filter's

@@ -341,15 +341,7 @@ impl KubeSim {
     /// Creates `obj`, or replaces the object of its name (as `kubectl replace`, by manager
     /// `kube-sim`): e.g. an admin changing the roles a user holds.
     pub fn create_or_replace(&self, obj: Value) -> Result<Value> {
-        let api_version = meta::get_str(&obj, &["apiVersion"]).unwrap_or("");
-        let kind = meta::get_str(&obj, &["kind"]).unwrap_or("");
-        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-        let Some(res) = resources::RESOURCES
-            .iter()
-            .position(|r| r.group == group && r.version == version && r.kind == kind)
-        else {
-            bail!("kube-sim does not serve {api_version} {kind}");
-        };
+        let res = resource_of(&obj)?;
         let key = Key::new(res, meta::namespace(&obj), meta::name(&obj));
         let mut inner = self.shared.store.lock();
         let Some(live) = inner.get(&key) else {
@@ -548,16 +540,22 @@ pub(crate) async fn stopped(rx: &mut tokio::sync::watch::Receiver<bool>) {
     let _ = rx.wait_for(|stop| *stop).await;
 }
 
-fn create_object(shared: &Shared, obj: Value) -> Result<Value> {
-    let api_version = meta::get_str(&obj, &["apiVersion"]).unwrap_or("");
-    let kind = meta::get_str(&obj, &["kind"]).unwrap_or("");
+/// The index in [`resources::RESOURCES`] of `obj`'s apiVersion and kind.
+fn resource_of(obj: &Value) -> Result<usize> {
+    let api_version = meta::get_str(obj, &["apiVersion"]).unwrap_or("");
+    let kind = meta::get_str(obj, &["kind"]).unwrap_or("");
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let Some(res) = resources::RESOURCES
+    match resources::RESOURCES
         .iter()
         .position(|r| r.group == group && r.version == version && r.kind == kind)
-    else {
-        bail!("kube-sim does not serve {api_version} {kind}");
-    };
+    {
+        Some(res) => Ok(res),
+        None => bail!("kube-sim does not serve {api_version} {kind}"),
+    }
+}
+
+fn create_object(shared: &Shared, obj: Value) -> Result<Value> {
+    let res = resource_of(&obj)?;
     let ctx = ops::WriteCtx {
         manager: "kube-sim",
         dry_run: false,
