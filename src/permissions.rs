@@ -1,7 +1,7 @@
 //! `bootstrap-agent permissions`: what the agent's calls need, printed in each cloud's own
 //! policy format from the one table per cloud (`bootstrap_cloud::permissions`), the table
 //! preflight asks from. Per command (`run`, `teardown-all`, `publish-lb-ips`,
-//! `capabilities-apply`), scoped by the assets where the API allows it: AWS hosted zones by
+//! `capabilities-apply`, `publish`), scoped by the assets where the API allows it: AWS hosted zones by
 //! id, ReleaseAddress and DeleteNetworkInterface on resources carrying our ownership tag,
 //! CreateTags only on create, AssumeRole on the `hostedZoneRole`; GCP per project; Azure
 //! assignable to the resource groups the agent touches. `--kube` prints the Kubernetes
@@ -29,7 +29,7 @@ pub struct PermissionsArgs {
     #[arg(long, env = "BOOTSTRAP_AGENT_ASSETS")]
     pub assets: Option<PathBuf>,
     /// Commands to cover, comma separated: run, teardown-all, publish-lb-ips,
-    /// capabilities-apply. Default: all of them.
+    /// capabilities-apply, publish. Default: all of them.
     #[arg(long, value_delimiter = ',', value_parser = parse_command)]
     pub command: Vec<Command>,
     /// Print the Kubernetes ClusterRole the agent's cluster calls need instead.
@@ -42,7 +42,7 @@ pub struct PermissionsArgs {
 fn parse_command(text: &str) -> Result<Command, String> {
     Command::parse(text).ok_or_else(|| {
         format!(
-            "expected one of run, teardown-all, publish-lb-ips, capabilities-apply; got {text:?}"
+            "expected one of run, teardown-all, publish-lb-ips, capabilities-apply, publish; got {text:?}"
         )
     })
 }
@@ -452,93 +452,8 @@ pub fn written_record_types(
 
 // ---------------------------------------------------------------- Kubernetes
 
-/// One rule: API group, resources, verbs, the commands and the code that need it.
-struct KubeRule {
-    group: &'static str,
-    resources: &'static [&'static str],
-    verbs: &'static [&'static str],
-    commands: &'static [Command],
-}
-
-/// The cluster calls, read from the code: `cluster::apply` (namespaces get/create; Services
-/// get, server-side apply = patch, and create when the apply creates; delete for the delete
-/// annotation), `cluster::gate::watch` (Services, Endpoints, EndpointSlices list/watch),
-/// `cluster` (the ConfigMap kube-system/bootstrap-agent get/patch/create),
-/// `capabilities::cluster_version` (ClusterVersion get/patch/list/watch),
-/// `runner::kube` and `teardown --all` (Services get/delete), `preflight::kube_checks`
-/// (SelfSubjectAccessReviews create, the controller's CRD get, its Deployment get and
-/// EndpointSlices list).
-const KUBE: &[KubeRule] = &[
-    KubeRule {
-        group: "",
-        resources: &["namespaces"],
-        verbs: &["get", "create"],
-        commands: &[Command::Run],
-    },
-    KubeRule {
-        group: "",
-        resources: &["services"],
-        verbs: &["get", "list", "watch", "create", "patch", "delete"],
-        commands: &[Command::Run, Command::TeardownAll],
-    },
-    KubeRule {
-        group: "",
-        resources: &["endpoints"],
-        verbs: &["get", "list", "watch"],
-        commands: &[Command::Run],
-    },
-    KubeRule {
-        group: "discovery.k8s.io",
-        resources: &["endpointslices"],
-        verbs: &["get", "list", "watch"],
-        commands: &[Command::Run],
-    },
-    KubeRule {
-        group: "",
-        resources: &["configmaps"],
-        verbs: &["get", "create", "patch"],
-        commands: &[Command::Run],
-    },
-    KubeRule {
-        group: "config.openshift.io",
-        resources: &["clusterversions"],
-        verbs: &["get", "list", "watch", "patch"],
-        commands: &[Command::Run, Command::CapabilitiesApply],
-    },
-    KubeRule {
-        group: "authorization.k8s.io",
-        resources: &["selfsubjectaccessreviews"],
-        verbs: &["create"],
-        commands: &[Command::Run],
-    },
-    KubeRule {
-        group: "apiextensions.k8s.io",
-        resources: &["customresourcedefinitions"],
-        verbs: &["get"],
-        commands: &[Command::Run],
-    },
-    KubeRule {
-        group: "apps",
-        resources: &["deployments"],
-        verbs: &["get"],
-        commands: &[Command::Run],
-    },
-];
-
-/// PURE: the ClusterRole for `commands`.
-pub fn kube_cluster_role(commands: &[Command]) -> Value {
-    let rules: Vec<Value> = KUBE
-        .iter()
-        .filter(|r| r.commands.iter().any(|c| commands.contains(c)))
-        .map(|r| json!({"apiGroups": [r.group], "resources": r.resources, "verbs": r.verbs}))
-        .collect();
-    json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": {"name": "bootstrap-agent"},
-        "rules": rules,
-    })
-}
+mod cluster_role;
+pub use cluster_role::kube_cluster_role;
 
 /// `docs/permissions.md`: the AWS table, then each cloud's document for its example asset dir
 /// (all commands, and `teardown --all` alone) and the ClusterRole. Written by

@@ -8,7 +8,7 @@
 mod common;
 
 use bootstrap_sim::AwsPeers;
-use bootstrap_sim::kube::{CloudOptions, Denied, KubeSimOptions};
+use bootstrap_sim::kube::{CloudOptions, KubeSimOptions};
 use common::aws::*;
 use common::operating::{PreflightWorld, assert_line, line_text};
 use common::*;
@@ -123,10 +123,20 @@ async fn a_bootstrap_ip_outside_the_machine_network_or_unknown_skip_name_is_refu
 #[tokio::test(flavor = "multi_thread")]
 async fn the_kube_checks_fail_without_permission_or_without_the_lb_controller() {
     let mut w = world_with(AwsHarness::new("aws").await, |o| {
-        o.denied = vec![
-            Denied::new("patch", "config.openshift.io", "clusterversions"),
-            Denied::new("create", "", "services"),
-        ];
+        // The printed role of `run` less these two verbs.
+        let mut role = rbac::printed_role(&[Covered::Run]);
+        for (verb, group, resource) in [
+            ("patch", "config.openshift.io", "clusterversions"),
+            ("create", "", "services"),
+        ] {
+            let grant = rbac::Grant {
+                group: group.into(),
+                resource: resource.into(),
+                verb: verb.into(),
+            };
+            role = rbac::without(&role, &grant);
+        }
+        rbac::as_agent_holding(o, &role);
         o.cloud = CloudOptions {
             aws_lb_controller: false,
             ..o.cloud.clone()
@@ -818,4 +828,61 @@ async fn the_printed_policy_cannot_release_what_is_not_ours() {
     w.h.peers.enforce_iam(false).await.unwrap();
     let eips = w.h.world().await.0["eips"].clone();
     assert!(eips.to_string().contains(&foreign), "{eips}");
+}
+
+/// Day-2 `publish --scope Internal --auto-delete`, then `--scope External`, on a cluster `run`
+/// made, as a user holding exactly the printed policy of `publish` in EC2 (moto enforcing IAM)
+/// and exactly its printed ClusterRole in the cluster (the local API server enforcing RBAC):
+/// both succeed (the public IPs released, then reserved and published again), and the
+/// Route53 actions called are the printed ones.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_printed_policy_and_cluster_role_are_enough_for_publish() {
+    let mut w = world_with(AwsHarness::new("aws").await, |o| {
+        rbac::as_agent_holding(o, &rbac::printed_role(&[Covered::Run]));
+    })
+    .await;
+    let out = w.h.command(&["run"]).output().await.unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let public = w.h.world().await.ours("eips").len();
+    assert!(public > 0);
+    w.kube
+        .create_or_replace(rbac::printed_role(&[Covered::Publish]))
+        .unwrap();
+    let policy = printed_policy(&w, &[Covered::Publish]);
+    assert!(
+        actions_of(&policy, "ec2:").contains(&"ec2:ReleaseAddress".to_string())
+            && actions_of(&policy, "ec2:").contains(&"ec2:AllocateAddress".to_string()),
+        "{policy}"
+    );
+    let publisher = w.user_with("publisher", &policy).await;
+    enforce_iam(&mut w).await;
+    use_keys(&w.h, &publisher.access_key_id, &publisher.secret_access_key);
+    let kubeconfig = w.kube.kubeconfig_path();
+    w.h.extra = vec![
+        "--kubeconfig".into(),
+        kubeconfig.display().to_string(),
+        "--wire-dial-override".into(),
+        wire_overrides(kubeconfig),
+        "--drain-wait".into(),
+        "0s".into(),
+    ];
+    w.h.peers.reset_counts();
+    for (args, eips) in [
+        (&["publish", "--scope", "Internal", "--auto-delete"][..], 0),
+        (&["publish", "--scope", "External"][..], public),
+    ] {
+        let out = w.h.command(args).output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("forbidden"), "{args:?}: {stderr}");
+        w.h.peers.enforce_iam(false).await.unwrap();
+        assert_eq!(w.h.world().await.ours("eips").len(), eips, "{args:?}");
+        w.h.peers.enforce_iam(true).await.unwrap();
+    }
+    assert_route53_calls_are_the_policys(&w, &policy, "publish");
 }

@@ -21,14 +21,18 @@ pub enum Command {
     PublishLbIps,
     /// `capabilities apply` (the cluster only).
     CapabilitiesApply,
+    /// Day-2 `publish --scope External|Internal`: reserves and releases the public IPs,
+    /// writes the public `api` record, applies or deletes the external Service.
+    Publish,
 }
 
 impl Command {
-    pub const ALL: [Command; 4] = [
+    pub const ALL: [Command; 5] = [
         Command::Run,
         Command::TeardownAll,
         Command::PublishLbIps,
         Command::CapabilitiesApply,
+        Command::Publish,
     ];
 
     /// The command as typed.
@@ -38,11 +42,12 @@ impl Command {
             Command::TeardownAll => "teardown-all",
             Command::PublishLbIps => "publish-lb-ips",
             Command::CapabilitiesApply => "capabilities-apply",
+            Command::Publish => "publish",
         }
     }
 
     /// PURE: the command from its name (`run`, `teardown-all`, `publish-lb-ips`,
-    /// `capabilities-apply`).
+    /// `capabilities-apply`, `publish`).
     pub fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|c| c.as_str() == text)
     }
@@ -50,9 +55,17 @@ impl Command {
 
 const RUN: &[Command] = &[Command::Run];
 const RESERVING: &[Command] = &[Command::Run, Command::PublishLbIps];
-const OBSERVING: &[Command] = &[Command::Run, Command::TeardownAll, Command::PublishLbIps];
-const DNS: &[Command] = &[Command::Run, Command::TeardownAll];
-const TEARDOWN: &[Command] = &[Command::TeardownAll];
+/// Reserving public IPs: `publish --scope External` too.
+const RESERVING_PUBLIC: &[Command] = &[Command::Run, Command::PublishLbIps, Command::Publish];
+const OBSERVING: &[Command] = &[
+    Command::Run,
+    Command::TeardownAll,
+    Command::PublishLbIps,
+    Command::Publish,
+];
+const DNS: &[Command] = &[Command::Run, Command::TeardownAll, Command::Publish];
+/// Releasing public IPs: `teardown --all`, and `publish --scope Internal`.
+const TEARDOWN: &[Command] = &[Command::TeardownAll, Command::Publish];
 const HAND_OVER: &[Command] = &[Command::Run, Command::TeardownAll];
 
 // ---------------------------------------------------------------- AWS
@@ -178,7 +191,7 @@ pub const AWS: &[AwsGrant] = &[
         when: AwsWhen::Pool,
         resource: AwsResource::Any,
         condition: AwsCondition::None,
-        commands: RESERVING,
+        commands: RESERVING_PUBLIC,
         calls: "the BYO-IP pool's free addresses (preflight `public-ipv4-pool`, reserve)",
         proof: Proof::Preflight("public-ipv4-pool"),
     },
@@ -187,7 +200,7 @@ pub const AWS: &[AwsGrant] = &[
         when: AwsWhen::PublicAddresses,
         resource: AwsResource::Any,
         condition: AwsCondition::None,
-        commands: RESERVING,
+        commands: RESERVING_PUBLIC,
         calls: "reserve the public IPs (tagged on create)",
         proof: Proof::Preflight("permission-ec2-allocate-address"),
     },
@@ -205,7 +218,7 @@ pub const AWS: &[AwsGrant] = &[
         when: AwsWhen::Always,
         resource: AwsResource::Any,
         condition: AwsCondition::CreateAction,
-        commands: RESERVING,
+        commands: RESERVING_PUBLIC,
         calls: "the tags of AllocateAddress and CreateNetworkInterface (EC2 authorizes it for tags on create)",
         proof: Proof::Preflight("permission-ec2-create-network-interface"),
     },

@@ -357,7 +357,7 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissi
 gcp\t''
 azure\t''"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -l assets -d 'Scope the policy to these assets (zones, resource groups, projects, the ownership tag). Without it: every action any plan may need, unscoped where the scope comes from assets' -r -F
-complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -l command -d 'Commands to cover, comma separated: run, teardown-all, publish-lb-ips, capabilities-apply. Default: all of them' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -l command -d 'Commands to cover, comma separated: run, teardown-all, publish-lb-ips, capabilities-apply, publish. Default: all of them' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -l output -r -f -a "text\t''
 json\t''
 yaml\t''"

@@ -266,6 +266,9 @@ async fn wait_for_version(api: &Api<DynamicObject>, limit: Duration) -> Result<D
                 }
                 Ok(_) => {}
                 Err(e) => {
+                    if let Some(refused) = crate::cluster::WatchRefused::of(&e) {
+                        return Err(refused.into());
+                    }
                     tracing::warn!(error = %e, "watch of ClusterVersion interrupted; retrying")
                 }
             }

@@ -148,13 +148,14 @@ impl Watched {
 
 /// Waits until the controller serves at one of `locations`, calling `progress` with the
 /// waiting text whenever what is missing changes. Ok(how it is known); after `deadline`,
-/// [`ControllerTimeout`].
+/// [`ControllerTimeout`]; a watch the API server refuses stops it at once
+/// ([`crate::cluster::WatchRefused`]).
 pub async fn wait_serving(
     client: &kube::Client,
     locations: &[Location],
     deadline: Duration,
     mut progress: impl FnMut(&str),
-) -> Result<String, ControllerTimeout> {
+) -> anyhow::Result<String> {
     let mut streams = Vec::new();
     let mut watched = Vec::new();
     for at in locations {
@@ -189,7 +190,7 @@ pub async fn wait_serving(
                 let verdicts: Vec<Result<String, String>> =
                     watched.iter().map(Watched::judge).collect();
                 if let Some(Ok(proof)) = verdicts.iter().find(|v| v.is_ok()) {
-                    return Some(proof.clone());
+                    return Ok(Some(proof.clone()));
                 }
                 let why: Vec<String> = verdicts.into_iter().filter_map(Result::err).collect();
                 if why != last {
@@ -198,8 +199,11 @@ pub async fn wait_serving(
                 }
             }
             match events.next().await {
-                None => return None,
+                None => return Ok(None),
                 Some((_, Err(e))) => {
+                    if let Some(refused) = crate::cluster::WatchRefused::of(&e) {
+                        return Err(refused);
+                    }
                     tracing::warn!(error = %e, "watch interrupted; kube-runtime re-lists with backoff");
                 }
                 Some((which, Ok(init_done))) => {
@@ -212,11 +216,13 @@ pub async fn wait_serving(
     })
     .await;
     match outcome {
-        Ok(Some(proof)) => Ok(proof),
-        Ok(None) | Err(_) => Err(ControllerTimeout {
+        Ok(Ok(Some(proof))) => Ok(proof),
+        Ok(Err(refused)) => Err(refused.into()),
+        Ok(Ok(None)) | Err(_) => Err(ControllerTimeout {
             after: deadline,
             why: last.join("; "),
-        }),
+        }
+        .into()),
     }
 }
 

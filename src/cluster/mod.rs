@@ -105,6 +105,28 @@ async fn apply_signal_keys(
     Ok(())
 }
 
+/// A watch the API server refused (403 Forbidden): kube-runtime re-lists with backoff, but a
+/// refusal of authorization does not heal by retrying, so the waits stop with it; its message
+/// is kube-apiserver's, naming the user, verb, resource and API group that are missing.
+#[derive(Debug, thiserror::Error)]
+#[error("the API server refused a watch the agent needs: {0}")]
+pub struct WatchRefused(pub String);
+
+impl WatchRefused {
+    /// PURE: Some when `e` is the API server's 403.
+    pub fn of(e: &kube::runtime::watcher::Error) -> Option<Self> {
+        use kube::runtime::watcher::Error as W;
+        let status = match e {
+            W::InitialListFailed(kube::Error::Api(s))
+            | W::WatchStartFailed(kube::Error::Api(s))
+            | W::WatchFailed(kube::Error::Api(s))
+            | W::WatchError(s) => s,
+            _ => return None,
+        };
+        (status.code == 403).then(|| Self(status.message.clone()))
+    }
+}
+
 /// A reflector's store and its stream, each item saying whether the store now holds the whole
 /// initial list (`InitDone`): before that an empty store means "not listed yet", not "absent".
 pub(crate) fn watch<K>(

@@ -77,24 +77,46 @@ pub async fn run(inputs: &Inputs<'_>) -> Vec<Check> {
             "use the installer's admin kubeconfig, or grant patch and create on services",
         )
     });
-    checks.push(
-        match allowed(&client, "patch", "config.openshift.io", "clusterversions", None).await {
-            Ok(None) => Check::pass(
-                "kube-clusterversion-write",
-                "may server-side apply ClusterVersion spec (patch clusterversions.config.openshift.io)",
+    // patch, and create: the server-side apply that creates `version` from
+    // cvo-overrides.yaml needs both (kube-apiserver's patch handler authorizes the create).
+    let mut cv_denials = Vec::new();
+    let mut cv_unknown = Vec::new();
+    for verb in ["patch", "create"] {
+        match allowed(
+            &client,
+            verb,
+            "config.openshift.io",
+            "clusterversions",
+            None,
+        )
+        .await
+        {
+            Ok(None) => {}
+            Ok(Some(why)) => cv_denials.push(format!("{verb}: {why}")),
+            Err(e) => cv_unknown.push(format!("{verb}: {e}")),
+        }
+    }
+    checks.push(if !cv_denials.is_empty() {
+        Check::fail(
+            "kube-clusterversion-write",
+            format!(
+                "may not write clusterversions.config.openshift.io: {}",
+                cv_denials.join("; ")
             ),
-            Ok(Some(why)) => Check::fail(
-                "kube-clusterversion-write",
-                format!("may not patch clusterversions.config.openshift.io: {why}"),
-                "use the installer's admin kubeconfig, or grant patch on clusterversions.config.openshift.io",
-            ),
-            Err(e) => Check::warn(
-                "kube-clusterversion-write",
-                format!("could not ask: {e}"),
-                None,
-            ),
-        },
-    );
+            "use the installer's admin kubeconfig, or grant patch and create on clusterversions.config.openshift.io",
+        )
+    } else if !cv_unknown.is_empty() {
+        Check::warn(
+            "kube-clusterversion-write",
+            format!("could not ask: {}", cv_unknown.join("; ")),
+            None,
+        )
+    } else {
+        Check::pass(
+            "kube-clusterversion-write",
+            "may server-side apply ClusterVersion spec (patch, create clusterversions.config.openshift.io)",
+        )
+    });
     if needs_lb_controller {
         checks.push(lb_controller(&client).await);
     }
@@ -195,7 +217,14 @@ async fn lb_controller(client: &kube::Client) -> Check {
                     "the AWS Load Balancer Controller is installed (CRD {AWS_LB_CONTROLLER_CRD}) and serves: {proof}"
                 ),
             ),
-            Err(why) => Check::warn(
+            Err(NotServing::Forbidden(why)) => Check::fail(
+                NAME,
+                format!(
+                    "may not read the AWS Load Balancer Controller's Deployment or EndpointSlices: {why}"
+                ),
+                GRANT,
+            ),
+            Err(NotServing::Missing(why)) => Check::warn(
                 NAME,
                 format!(
                     "the AWS Load Balancer Controller is installed (CRD {AWS_LB_CONTROLLER_CRD}) but does not serve yet ({why}); `run` waits for it before handing over the private IPs"
@@ -210,14 +239,30 @@ async fn lb_controller(client: &kube::Client) -> Check {
             ),
             "install the AWS Load Balancer Controller (OpenShift: the aws-load-balancer-operator) before the gate",
         ),
+        Ok(Err(kube::Error::Api(e))) if e.code == 403 => Check::fail(
+            NAME,
+            format!("may not read CRD {AWS_LB_CONTROLLER_CRD}: {}", e.message),
+            GRANT,
+        ),
         Ok(Err(e)) => Check::warn(NAME, format!("could not read CRDs: {e}"), None),
         Err(_) => Check::warn(NAME, format!("no answer within {CALL_TIMEOUT:?}"), None),
     }
 }
 
+/// The fix of a read the API server refused (403: the kubeconfig's user lacks the printed role).
+const GRANT: &str = "use the installer's admin kubeconfig, or bind the ClusterRole `bootstrap-agent permissions --kube` prints";
+
+/// Why the controller is not known to serve.
+enum NotServing {
+    /// What is missing (or could not be read) at each location.
+    Missing(String),
+    /// The API server refused a read (403): its message.
+    Forbidden(String),
+}
+
 /// Whether the controller serves now, at any of its known locations (one read each of its
-/// Deployment and its webhook's EndpointSlices): Ok(how it is known) or Err(what is missing).
-async fn serving_now(client: &kube::Client) -> Result<String, String> {
+/// Deployment and its webhook's EndpointSlices): Ok(how it is known) or Err(why not).
+async fn serving_now(client: &kube::Client) -> Result<String, NotServing> {
     use crate::cluster::lb_controller::{LOCATIONS, judge};
     use k8s_openapi::api::apps::v1::Deployment;
     use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -246,6 +291,9 @@ async fn serving_now(client: &kube::Client) -> Result<String, String> {
                     Err(why) => missing.push(why),
                 }
             }
+            Ok(Err(kube::Error::Api(e))) if e.code == 403 => {
+                return Err(NotServing::Forbidden(e.message.clone()));
+            }
             Ok(Err(e)) => missing.push(format!("{}: cannot read: {e}", at.namespace)),
             Err(_) => missing.push(format!(
                 "{}: no answer within {CALL_TIMEOUT:?}",
@@ -253,5 +301,5 @@ async fn serving_now(client: &kube::Client) -> Result<String, String> {
             )),
         }
     }
-    Err(missing.join("; "))
+    Err(NotServing::Missing(missing.join("; ")))
 }

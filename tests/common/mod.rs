@@ -10,6 +10,7 @@
 pub mod agent;
 pub mod cloud;
 pub mod operating;
+pub mod rbac;
 pub mod suite;
 pub mod suite_permissions;
 pub mod suite_publish;

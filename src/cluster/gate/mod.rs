@@ -85,14 +85,15 @@ fn summary(services: &[ServiceGate]) -> String {
         .join("; ")
 }
 
-/// The gate under one overall deadline.
+/// The gate under one overall deadline: after it, [`GateTimeout`]; a watch the API server
+/// refuses stops it at once ([`crate::cluster::WatchRefused`]).
 pub async fn wait_ready(
     client: &kube::Client,
     targets: &[ServiceClaim],
     cloud: Option<&dyn AddressProvider>,
     deadline: Duration,
     mut progress: impl FnMut(&[ServiceGate]),
-) -> Result<GateReport, GateTimeout> {
+) -> anyhow::Result<GateReport> {
     let started = Instant::now();
     if targets.is_empty() {
         // Platform none (or templates that render nothing): there is nothing to wait for.
@@ -113,21 +114,23 @@ pub async fn wait_ready(
     .await;
     let elapsed_ms = started.elapsed().as_millis();
     match outcome {
-        Ok(services) if services.iter().all(|s| s.ready) && !services.is_empty() => {
+        Ok(Ok(services)) if services.iter().all(|s| s.ready) && !services.is_empty() => {
             Ok(GateReport {
                 passed: true,
                 services,
                 elapsed_ms,
             })
         }
-        Ok(services) => Err(GateTimeout {
+        Ok(Ok(services)) => Err(GateTimeout {
             after: deadline,
             report: GateReport {
                 passed: false,
                 services,
                 elapsed_ms,
             },
-        }),
+        }
+        .into()),
+        Ok(Err(refused)) => Err(refused.into()),
         Err(_) => Err(GateTimeout {
             after: deadline,
             report: GateReport {
@@ -135,7 +138,8 @@ pub async fn wait_ready(
                 services: last,
                 elapsed_ms,
             },
-        }),
+        }
+        .into()),
     }
 }
 

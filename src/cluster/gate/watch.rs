@@ -69,14 +69,15 @@ impl Stores {
 }
 
 /// Waits until every target is Ready, calling `progress` whenever a Service's state changes.
-/// Never returns on its own otherwise: wrap it in a timeout (see `wait_ready`). `cloud` proves
+/// Never returns on its own otherwise (but for a watch the API server refuses: see
+/// [`crate::cluster::WatchRefused`]): wrap it in a timeout (see `wait_ready`). `cloud` proves
 /// who holds the claimed IPs where the ingress is only a hostname.
 pub async fn run_gate(
     client: &kube::Client,
     targets: &[ServiceClaim],
     cloud: Option<&dyn AddressProvider>,
     mut progress: impl FnMut(&[ServiceGate]),
-) -> Vec<ServiceGate> {
+) -> Result<Vec<ServiceGate>, crate::cluster::WatchRefused> {
     let started = Instant::now();
     let names = targets
         .iter()
@@ -122,8 +123,11 @@ pub async fn run_gate(
         let ask_at = next_cloud_ask;
         tokio::select! {
             event = events.next() => match event {
-                None => return last,
+                None => return Ok(last),
                 Some(Err(e)) => {
+                    if let Some(refused) = crate::cluster::WatchRefused::of(&e) {
+                        return Err(refused);
+                    }
                     tracing::warn!(error = %e, "watch interrupted; kube-runtime re-lists with backoff");
                     continue;
                 }
@@ -147,7 +151,7 @@ pub async fn run_gate(
             last = now;
         }
         if last.iter().all(|s| s.ready) {
-            return last;
+            return Ok(last);
         }
         if next_cloud_ask.is_none() && last.iter().any(|s| s.needs_cloud_proof && !s.ready) {
             next_cloud_ask = Some(tokio::time::Instant::now() + cloud_backoff);

@@ -373,7 +373,8 @@ async fn auth_discovery_and_kubeconfig() {
             "config.openshift.io",
             "apiextensions.k8s.io",
             // Deployments: the AWS Load Balancer Controller's, which the hand-over waits on.
-            "apps"
+            "apps",
+            "rbac.authorization.k8s.io"
         ]
     );
     assert_eq!(
@@ -2226,27 +2227,51 @@ async fn azure_dual_stack_internal_services_get_both_ips_from_the_compute_subnet
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn self_subject_access_reviews_answer_for_the_user_and_refuse_an_empty_spec() {
-    let sim = KubeSim::start(KubeSimOptions {
-        denied: vec![bootstrap_sim::kube::Denied::new(
-            "patch",
-            "config.openshift.io",
-            "clusterversions",
-        )],
+/// A ClusterRole bound to the user `agent` (what `kubectl create clusterrole` +
+/// `clusterrolebinding` make).
+fn agent_rbac(rules: Value) -> Vec<Value> {
+    vec![
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+               "metadata": {"name": "agent"}, "rules": rules}),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": {"name": "agent"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                           "name": "agent"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                             "name": "agent"}]}),
+    ]
+}
+
+/// The sim as the user `agent` holding `rules` only.
+async fn as_agent(rules: Value) -> KubeSim {
+    KubeSim::start(KubeSimOptions {
+        user: Some(bootstrap_sim::kube::User::new("agent", &[])),
+        objects: agent_rbac(rules),
         ..Default::default()
     })
     .await
-    .unwrap();
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn self_subject_access_reviews_answer_from_rbac_and_refuse_an_empty_spec() {
+    let sim = as_agent(json!([{"apiGroups": [""], "resources": ["services"],
+                               "verbs": ["patch"]}]))
+    .await;
     let raw = Raw::new(&sim);
     let path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
     let review = |verb: &str, group: &str, resource: &str| {
         json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
-               "spec": {"resourceAttributes": {"verb": verb, "group": group, "resource": resource}}})
+               "spec": {"resourceAttributes": {"verb": verb, "group": group, "resource": resource,
+                                               "namespace": "default"}}})
     };
     let (code, answer) = raw.post(path, review("patch", "", "services")).await;
     assert_eq!(code, 201, "{answer}");
     assert_eq!(answer["status"]["allowed"], true);
+    assert_eq!(
+        answer["status"]["reason"],
+        "RBAC: allowed by ClusterRoleBinding \"agent\" of ClusterRole \"agent\" to User \"agent\""
+    );
     let (code, answer) = raw
         .post(
             path,
@@ -2255,11 +2280,126 @@ async fn self_subject_access_reviews_answer_for_the_user_and_refuse_an_empty_spe
         .await;
     assert_eq!(code, 201, "{answer}");
     assert_eq!(answer["status"]["allowed"], false);
+    // The admin (system:masters) may do everything.
+    let admin = KubeSim::start(KubeSimOptions::default()).await.unwrap();
+    let (_, answer) = Raw::new(&admin)
+        .post(
+            path,
+            review("patch", "config.openshift.io", "clusterversions"),
+        )
+        .await;
+    assert_eq!(answer["status"]["allowed"], true, "{answer}");
     // kube-apiserver's validation: exactly one of the attribute kinds.
     let (code, answer) = raw
         .post(path, json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": {}}))
         .await;
     assert_eq!(code, 422, "{answer}");
+}
+
+/// Every request is authorized as kube-apiserver's RBAC does: what the user's roles allow
+/// passes, anything else is a 403 `Status` with the authorization filter's message, before
+/// anything changes; discovery stays open to every authenticated user.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_rbac_does_not_allow_is_forbidden_with_kube_apiservers_status() {
+    let sim = as_agent(json!([
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "create"]},
+        {"apiGroups": [""], "resources": ["services"], "verbs": ["patch"]},
+        {"apiGroups": ["config.openshift.io"], "resources": ["clusterversions"],
+         "verbs": ["get"], "resourceNames": ["version"]},
+    ]))
+    .await;
+    let raw = Raw::new(&sim);
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "c", "namespace": "default"}, "data": {"a": "1"}});
+    let (code, body) = raw.post("/api/v1/namespaces/default/configmaps", cm).await;
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = raw.get("/api/v1/namespaces/default/configmaps/c").await;
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = raw
+        .merge_patch(
+            "/api/v1/namespaces/default/configmaps/c",
+            r#"{"data":{"a":"2"}}"#,
+        )
+        .await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+               "message": "configmaps \"c\" is forbidden: User \"agent\" cannot patch resource \"configmaps\" in API group \"\" in the namespace \"default\"",
+               "reason": "Forbidden", "details": {"name": "c", "kind": "configmaps"}, "code": 403})
+    );
+    assert_eq!(
+        sim.get("", "v1", "configmaps", Some("default"), "c")
+            .unwrap()["data"]["a"],
+        "1",
+        "a refused patch changes nothing"
+    );
+    let (code, body) = raw.get("/api/v1/namespaces/default/configmaps").await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        "configmaps is forbidden: User \"agent\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""
+    );
+    let (code, body) = raw
+        .get("/apis/config.openshift.io/v1/clusterversions")
+        .await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        "clusterversions.config.openshift.io is forbidden: User \"agent\" cannot list resource \"clusterversions\" in API group \"config.openshift.io\" at the cluster scope"
+    );
+    assert_eq!(body["details"]["group"], "config.openshift.io");
+    // resourceNames: `version` may be read (404: it does not exist yet), nothing else.
+    let (code, _) = raw
+        .get("/apis/config.openshift.io/v1/clusterversions/version")
+        .await;
+    assert_eq!(code, 404);
+    let (code, _) = raw
+        .get("/apis/config.openshift.io/v1/clusterversions/other")
+        .await;
+    assert_eq!(code, 403);
+    for path in [
+        "/api",
+        "/apis",
+        "/api/v1",
+        "/apis/config.openshift.io/v1",
+        "/version",
+    ] {
+        let (code, body) = raw.get(path).await;
+        assert_eq!(code, 200, "{path}: {body}");
+    }
+    // An apply that would create the object needs `create` too (kube-apiserver's patch
+    // handler authorizes it with the authorizer's reason alone, empty here).
+    let svc = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"s","namespace":"default"},"spec":{"ports":[{"port":443}]}}"#;
+    let (code, body) = raw
+        .apply(
+            "/api/v1/namespaces/default/services/s",
+            Some("agent"),
+            true,
+            svc,
+        )
+        .await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(body["message"], "services \"s\" is forbidden: ");
+    assert!(
+        sim.get("", "v1", "services", Some("default"), "s")
+            .is_none()
+    );
+    // The sim's own roles are API objects: the admin reads them, the agent may not.
+    let (code, _) = raw
+        .get("/apis/rbac.authorization.k8s.io/v1/clusterroles/agent")
+        .await;
+    assert_eq!(code, 403);
+    assert!(
+        sim.get(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "clusterroles",
+            None,
+            "system:basic-user"
+        )
+        .is_some()
+    );
 }
 
 /// The NLB settings of the AWS templates, as the AWS Load Balancer Controller takes them: a

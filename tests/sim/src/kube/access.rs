@@ -1,34 +1,18 @@
 //! `authorization.k8s.io/v1` SelfSubjectAccessReview (create only, as kube-apiserver serves
-//! it): the answer for the token's user. The sim has no RBAC; what the user may not do is the
-//! test's [`Denied`] list, so a test can show a client refusing to go on without a permission.
+//! it): the answer for the token's user, from the same RBAC that authorizes its requests (see
+//! `rbac`), with the reason RBAC gives (pkg/registry/authorization/selfsubjectaccessreview).
 //! A review without `spec.resourceAttributes` or `spec.nonResourceAttributes` is refused with
 //! 422, as kube-apiserver's validation refuses it.
 
 use super::http::{Body, Req, error, respond};
+use super::rbac::{self, User};
+use super::request_info::Attributes;
 use super::status::ApiError;
+use super::store::Inner;
 use hyper::{Method, Response};
 use serde_json::{Value, json};
 
-/// One permission the sim's user lacks: `verb` on `resource` of `group` ("" = core), in any
-/// namespace.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Denied {
-    pub verb: String,
-    pub group: String,
-    pub resource: String,
-}
-
-impl Denied {
-    pub fn new(verb: &str, group: &str, resource: &str) -> Self {
-        Self {
-            verb: verb.into(),
-            group: group.into(),
-            resource: resource.into(),
-        }
-    }
-}
-
-pub(super) fn self_subject_access_review(denied: &[Denied], r: &Req) -> Response<Body> {
+pub(super) fn self_subject_access_review(inner: &Inner, user: &User, r: &Req) -> Response<Body> {
     if r.method != Method::POST {
         return error(&ApiError::method_not_allowed(r.method.as_str()));
     }
@@ -43,19 +27,31 @@ pub(super) fn self_subject_access_review(denied: &[Denied], r: &Req) -> Response
             "SelfSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.resourceAttributes: Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified",
         ));
     }
-    let field = |name: &str| attrs[name].as_str().unwrap_or("");
-    let refused = denied.iter().find(|d| {
-        (d.verb == field("verb") || d.verb == "*")
-            && d.group == field("group")
-            && d.resource == field("resource")
-    });
-    let status = match refused {
-        Some(_) => json!({"allowed": false, "reason": format!(
-            "RBAC: the sim's user may not {} {}", field("verb"), field("resource")
-        )}),
-        None => {
-            json!({"allowed": true, "reason": "the sim has no RBAC: everything else is allowed"})
+    let field = |v: &Value, name: &str| v[name].as_str().unwrap_or("").to_string();
+    let attributes = if attrs.is_object() {
+        Attributes {
+            verb: field(attrs, "verb"),
+            resource_request: true,
+            group: field(attrs, "group"),
+            resource: field(attrs, "resource"),
+            subresource: field(attrs, "subresource"),
+            namespace: field(attrs, "namespace"),
+            name: field(attrs, "name"),
+            path: String::new(),
         }
+    } else {
+        let non = &spec["nonResourceAttributes"];
+        Attributes {
+            verb: field(non, "verb"),
+            path: field(non, "path"),
+            ..Default::default()
+        }
+    };
+    let status = match rbac::authorize(inner, user, &attributes) {
+        Ok(reason) if reason.is_empty() => json!({"allowed": true}),
+        Ok(reason) => json!({"allowed": true, "reason": reason}),
+        Err(reason) if reason.is_empty() => json!({"allowed": false}),
+        Err(reason) => json!({"allowed": false, "reason": reason}),
     };
     respond(
         201,

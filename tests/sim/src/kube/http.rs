@@ -1,8 +1,9 @@
 //! The HTTPS server: TLS, HTTP/1.1 with chunked streaming bodies, the request log,
-//! bearer-token auth, query parsing, discovery routes; resource paths go to `rest`.
+//! bearer-token auth, RBAC (see `rbac`), query parsing, discovery routes; resource paths go to `rest`.
 
+use super::request_info::Attributes;
 use super::status::ApiError;
-use super::{Shared, discovery, meta, rest};
+use super::{Shared, discovery, meta, rbac, rest};
 use crate::percent;
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -200,6 +201,14 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Response<Body> {
     if !authorized && !public {
         return error(&ApiError::unauthorized());
     }
+    // The authorization filter runs before the body is read (endpoints/filters/authorization.go).
+    if authorized {
+        let attributes = Attributes::of_request(&method, &path, &query);
+        let decision = rbac::authorize(&shared.store.lock(), &shared.user, &attributes);
+        if let Err(reason) = decision {
+            return error(&attributes.forbidden(&shared.user.name, &reason));
+        }
+    }
     let body = match req.into_body().collect().await {
         Ok(b) => b.to_bytes(),
         Err(e) => return error(&ApiError::bad_request(format!("cannot read body: {e}"))),
@@ -237,7 +246,7 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Response<Body> {
             "authorization.k8s.io",
             "v1",
             "selfsubjectaccessreviews",
-        ] => super::access::self_subject_access_review(&shared.denied, &r),
+        ] => super::access::self_subject_access_review(&shared.store.lock(), &shared.user, &r),
         ["api", "v1", rest @ ..] => rest::resource(&shared, "", "v1", rest, &r),
         ["apis", g, v, rest @ ..] => rest::resource(&shared, g, v, rest, &r),
         _ => error(&ApiError::no_route()),

@@ -34,7 +34,8 @@
 //!   ClusterVersion is pruned and validated against its structural schema (`schema`), other
 //!   custom resources are schemaless; `fieldValidation` is ignored.
 //! - Lists always come from the latest state (`resourceVersionMatch` is ignored).
-//! - No RBAC, no admission, no aggregated discovery, no OpenAPI, no protobuf, no HTTP/2.
+//! - RBAC for every request (see `rbac`), as the token's user ([`KubeSimOptions::user`]).
+//! - No admission, no aggregated discovery, no OpenAPI, no protobuf, no HTTP/2.
 //! - GC and namespace termination complete inside the DELETE request.
 //! - The controllers only serve Services of type LoadBalancer (see `controller`); pods exist
 //!   only on the simulated control-plane nodes (see `kubelet`); load balancers follow the
@@ -55,6 +56,8 @@ pub(crate) mod lb;
 mod meta;
 mod objects;
 mod ops;
+mod rbac;
+mod request_info;
 mod resources;
 mod rest;
 mod schema;
@@ -73,9 +76,9 @@ use std::time::Duration;
 use store::{Key, Store};
 use tokio::task::JoinHandle;
 
-pub use access::Denied;
 pub use kubelet::PodSet;
 pub use lb::{AddressBook, AddressUsers, CloudOptions, Ipv4Cidr, Ipv6Cidr, lb_resource_name};
+pub use rbac::User;
 pub use tls::SERVER_NAMES;
 
 /// How the simulated service controller behaves. Can be changed at runtime
@@ -135,9 +138,10 @@ pub struct KubeSimOptions {
     /// The control-plane nodes' IPs, node `i` the i-th (e.g. machines of the world's subnets,
     /// all in one zone); the default (and nodes beyond the list): `10.0.0.<i+1>`.
     pub node_ips: Vec<std::net::Ipv4Addr>,
-    /// What the token's user may not do (SelfSubjectAccessReview answers; the sim enforces no
-    /// RBAC on other requests).
-    pub denied: Vec<Denied>,
+    /// The kubeconfig's token's user: `system:admin` in `system:masters` (allowed everything)
+    /// when None. Anyone else may do what the roles bound to it allow (`rbac`): give them
+    /// in [`KubeSimOptions::objects`] (Role/ClusterRole, RoleBinding/ClusterRoleBinding).
+    pub user: Option<User>,
     /// AWS: the AWS Load Balancer Controller is installed (`cloud.aws_lb_controller`) but does
     /// not serve yet: its Deployment has no available replica and its webhook no ready
     /// endpoint ([`KubeSim::set_aws_lb_controller_serving`] brings it up).
@@ -155,7 +159,7 @@ impl Default for KubeSimOptions {
             cloud: CloudOptions::default(),
             control_plane_pods: PodSet::openshift(),
             node_ips: Vec::new(),
-            denied: Vec::new(),
+            user: None,
             aws_lb_controller_down: false,
         }
     }
@@ -170,7 +174,8 @@ pub(crate) struct Shared {
     shutdown: tokio::sync::watch::Receiver<bool>,
     log: Mutex<Vec<(String, String)>>,
     user_agents: Mutex<std::collections::BTreeSet<String>>,
-    denied: Vec<Denied>,
+    /// The token's user.
+    user: User,
 }
 
 impl Shared {
@@ -224,7 +229,7 @@ impl KubeSim {
             shutdown,
             log: Mutex::new(Vec::new()),
             user_agents: Mutex::new(Default::default()),
-            denied: opts.denied.clone(),
+            user: opts.user.clone().unwrap_or_else(User::admin),
         });
         let mut objects = opts.objects.clone();
         if opts.cloud.aws_lb_controller {
@@ -331,6 +336,30 @@ impl KubeSim {
     /// Creates an object directly (as manager `kube-sim`), status included.
     pub fn create(&self, obj: Value) -> Result<Value> {
         create_object(&self.shared, obj)
+    }
+
+    /// Creates `obj`, or replaces the object of its name (as `kubectl replace`, by manager
+    /// `kube-sim`): e.g. an admin changing the roles a user holds.
+    pub fn create_or_replace(&self, obj: Value) -> Result<Value> {
+        let res = resource_of(&obj)?;
+        let key = Key::new(res, meta::namespace(&obj), meta::name(&obj));
+        let mut inner = self.shared.store.lock();
+        let Some(live) = inner.get(&key) else {
+            drop(inner);
+            return create_object(&self.shared, obj);
+        };
+        let mut body = obj;
+        meta::set(
+            &mut body,
+            &["metadata", "resourceVersion"],
+            live["metadata"]["resourceVersion"].clone(),
+        );
+        let ctx = ops::WriteCtx {
+            manager: "kube-sim",
+            dry_run: false,
+        };
+        ops::update(&mut inner, &key, body, apply::Scope::Main, &ctx)
+            .map_err(|e| anyhow::anyhow!("{}", e.message))
     }
 
     /// The Events about the Service `namespace/name`, in the order they were last written.
@@ -511,16 +540,22 @@ pub(crate) async fn stopped(rx: &mut tokio::sync::watch::Receiver<bool>) {
     let _ = rx.wait_for(|stop| *stop).await;
 }
 
-fn create_object(shared: &Shared, obj: Value) -> Result<Value> {
-    let api_version = meta::get_str(&obj, &["apiVersion"]).unwrap_or("");
-    let kind = meta::get_str(&obj, &["kind"]).unwrap_or("");
+/// The index in [`resources::RESOURCES`] of `obj`'s apiVersion and kind.
+fn resource_of(obj: &Value) -> Result<usize> {
+    let api_version = meta::get_str(obj, &["apiVersion"]).unwrap_or("");
+    let kind = meta::get_str(obj, &["kind"]).unwrap_or("");
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let Some(res) = resources::RESOURCES
+    match resources::RESOURCES
         .iter()
         .position(|r| r.group == group && r.version == version && r.kind == kind)
-    else {
-        bail!("kube-sim does not serve {api_version} {kind}");
-    };
+    {
+        Some(res) => Ok(res),
+        None => bail!("kube-sim does not serve {api_version} {kind}"),
+    }
+}
+
+fn create_object(shared: &Shared, obj: Value) -> Result<Value> {
+    let res = resource_of(&obj)?;
     let ctx = ops::WriteCtx {
         manager: "kube-sim",
         dry_run: false,
@@ -555,6 +590,7 @@ fn seed(shared: &Shared, extra: &[Value]) -> Result<()> {
                  "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}
     }));
     objects.extend(discovery::crds());
+    objects.extend(rbac::bootstrap_policy());
     objects.extend(extra.iter().cloned());
     for o in objects {
         let what = format!(

@@ -194,6 +194,16 @@ fn check_name(rule: NameRule, name: &str) -> Option<FieldErr> {
         NameRule::Dns1035Label => (is_label(name, true), 63, DNS1035),
         NameRule::Dns1123Label => (is_label(name, false), 63, DNS1123_LABEL),
         NameRule::Dns1123Subdomain => (is_dns1123_subdomain(name), 253, DNS1123_SUBDOMAIN),
+        NameRule::PathSegment => {
+            let why = match name {
+                "." => Some("may not be '.'"),
+                ".." => Some("may not be '..'"),
+                _ if name.contains('/') => Some("may not contain '/'"),
+                _ if name.contains('%') => Some("may not contain '%'"),
+                _ => None,
+            };
+            return why.map(|why| FieldErr::invalid(field, json!(name), why));
+        }
     };
     if name.len() > max {
         return Some(FieldErr::invalid(

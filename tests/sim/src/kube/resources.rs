@@ -9,6 +9,9 @@ pub enum NameRule {
     Dns1123Label,
     /// Most others: dot-separated DNS-1123 labels, at most 253.
     Dns1123Subdomain,
+    /// RBAC objects (`system:basic-user`): any path segment, not `.` or `..`, without `/` or
+    /// `%` (apimachinery's `ValidatePathSegmentName`).
+    PathSegment,
 }
 
 #[derive(Debug)]
@@ -69,6 +72,11 @@ pub const PODS: usize = 8;
 pub const EVENTS: usize = 9;
 /// Deployments (the AWS Load Balancer Controller's, see `aws_controller`).
 pub const DEPLOYMENTS: usize = 10;
+/// `rbac.authorization.k8s.io/v1`, which the authorizer reads (see `rbac`).
+pub const CLUSTER_ROLES: usize = 11;
+pub const CLUSTER_ROLE_BINDINGS: usize = 12;
+pub const ROLES: usize = 13;
+pub const ROLE_BINDINGS: usize = 14;
 
 /// What a type has unless its entry in [`RESOURCES`] says otherwise: namespaced core/v1,
 /// DNS-1123 subdomain names, no `/status`, no generation, DELETE answers with a `Status`.
@@ -97,6 +105,13 @@ const OPENSHIFT_CONFIG: Resource = Resource {
     returns_deleted_object: true,
     generation: true,
     custom: true,
+    ..DEFAULTS
+};
+
+/// `rbac.authorization.k8s.io/v1`: no status, DELETE answers with a `Status`.
+const RBAC: Resource = Resource {
+    group: "rbac.authorization.k8s.io",
+    name_rule: NameRule::PathSegment,
     ..DEFAULTS
 };
 
@@ -201,6 +216,32 @@ pub static RESOURCES: &[Resource] = &[
         generation: true,
         ..DEFAULTS
     },
+    Resource {
+        plural: "clusterroles",
+        singular: "clusterrole",
+        kind: "ClusterRole",
+        namespaced: false,
+        ..RBAC
+    },
+    Resource {
+        plural: "clusterrolebindings",
+        singular: "clusterrolebinding",
+        kind: "ClusterRoleBinding",
+        namespaced: false,
+        ..RBAC
+    },
+    Resource {
+        plural: "roles",
+        singular: "role",
+        kind: "Role",
+        ..RBAC
+    },
+    Resource {
+        plural: "rolebindings",
+        singular: "rolebinding",
+        kind: "RoleBinding",
+        ..RBAC
+    },
 ];
 
 pub fn find(group: &str, version: &str, plural: &str) -> Option<usize> {
@@ -234,6 +275,10 @@ mod tests {
             (PODS, "pods"),
             (EVENTS, "events"),
             (DEPLOYMENTS, "deployments"),
+            (CLUSTER_ROLES, "clusterroles"),
+            (CLUSTER_ROLE_BINDINGS, "clusterrolebindings"),
+            (ROLES, "roles"),
+            (ROLE_BINDINGS, "rolebindings"),
         ] {
             assert_eq!(RESOURCES[idx].plural, plural);
         }

@@ -7,6 +7,8 @@ use super::apply::Scope;
 use super::delete::{self, DeleteOpts};
 use super::http::{Body, Req, error, is_true, json_headers, respond};
 use super::ops::{self, PatchType, WriteCtx};
+use super::rbac;
+use super::request_info::Attributes;
 use super::resources::{RESOURCES, find};
 use super::selector::{FieldSelector, LabelSelector};
 use super::status::{ApiError, FieldErr};
@@ -177,16 +179,34 @@ fn patch(shared: &Shared, key: &Key, scope: Scope, r: &Req) -> Result<(u16, Valu
         dry_run,
     };
     let force = force.is_some_and(is_true);
-    ops::patch(
-        &mut shared.store.lock(),
-        key,
-        typ,
-        &r.body,
-        scope,
-        &wc,
-        force,
-    )
-    .map(|(v, created)| (if created { 201 } else { 200 }, v))
+    let mut inner = shared.store.lock();
+    // An apply that creates needs `create` too (endpoints/handlers/patch.go: the create
+    // validation authorizes `createAuthorizerAttributes`, refusing with the authorizer's
+    // reason alone).
+    if typ == PatchType::Apply && inner.get(key).is_none() {
+        let res = &RESOURCES[key.res];
+        let create = Attributes {
+            verb: "create".into(),
+            resource_request: true,
+            group: res.group.into(),
+            resource: res.plural.into(),
+            subresource: if scope == Scope::Status {
+                "status".into()
+            } else {
+                String::new()
+            },
+            namespace: key.ns.clone(),
+            name: key.name.clone(),
+            path: String::new(),
+        };
+        if let Err(reason) = rbac::authorize(&inner, &shared.user, &create) {
+            return Err(ApiError::forbidden_by(
+                res.group, res.plural, &key.name, &reason,
+            ));
+        }
+    }
+    ops::patch(&mut inner, key, typ, &r.body, scope, &wc, force)
+        .map(|(v, created)| (if created { 201 } else { 200 }, v))
 }
 
 fn selectors(r: &Req, res: usize) -> Result<(LabelSelector, FieldSelector), ApiError> {

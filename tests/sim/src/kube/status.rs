@@ -209,6 +209,29 @@ impl ApiError {
         Self::new(403, "Forbidden", msg, Some(details(res, name, res.plural)))
     }
 
+    /// An authorizer's refusal, as apimachinery's `NewForbidden(groupResource, name, err)`:
+    /// `<resource>[.<group>] ["<name>" ]is forbidden: <why>`, or `forbidden: <why>` for a
+    /// path outside the resource API; details name/group/kind (the resource), empty omitted.
+    pub fn forbidden_by(group: &str, resource: &str, name: &str, why: &str) -> Self {
+        let qualified = match (resource, group) {
+            ("", _) => String::new(),
+            (r, "") => r.to_string(),
+            (r, g) => format!("{r}.{g}"),
+        };
+        let msg = match (qualified.as_str(), name) {
+            ("", _) => format!("forbidden: {why}"),
+            (q, "") => format!("{q} is forbidden: {why}"),
+            (q, n) => format!("{q} {n:?} is forbidden: {why}"),
+        };
+        let mut d = Map::new();
+        for (k, v) in [("name", name), ("group", group), ("kind", resource)] {
+            if !v.is_empty() {
+                d.insert(k.into(), json!(v));
+            }
+        }
+        Self::new(403, "Forbidden", msg, Some(Value::Object(d)))
+    }
+
     pub fn expired(msg: impl Into<String>) -> Self {
         Self::new(410, "Expired", msg, None)
     }
