@@ -67,6 +67,10 @@ const DNS: &[Command] = &[Command::Run, Command::TeardownAll, Command::Publish];
 /// Releasing public IPs: `teardown --all`, and `publish --scope Internal`.
 const TEARDOWN: &[Command] = &[Command::TeardownAll, Command::Publish];
 const HAND_OVER: &[Command] = &[Command::Run, Command::TeardownAll];
+/// `teardown --all` alone (what only it releases: the private reservations).
+const TEARDOWN_ALL: &[Command] = &[Command::TeardownAll];
+/// `run`, and `publish --scope External` (which writes the public record set anew).
+const RUN_AND_PUBLISH: &[Command] = &[Command::Run, Command::Publish];
 
 // ---------------------------------------------------------------- AWS
 
@@ -468,5 +472,46 @@ mod tests {
             "{teardown:?}"
         );
         assert!(azure(Command::CapabilitiesApply).is_empty());
+    }
+
+    /// `publish --scope External` reserves the public addresses and writes the public record
+    /// set anew; `Internal` releases them and withdraws it. Neither touches the private
+    /// reservations.
+    #[test]
+    fn publish_reserves_and_releases_public_addresses_only() {
+        let both = BTreeSet::from([Scope::Public, Scope::Private]);
+        let gcp = gcp_wanted("p", "p", &both, &[("p", true)], &[Command::Publish], true)
+            .remove("p")
+            .unwrap_or_default();
+        for needed in [
+            "compute.addresses.create",
+            "compute.addresses.setLabels",
+            "compute.addresses.delete",
+            "dns.resourceRecordSets.create",
+            "dns.resourceRecordSets.delete",
+        ] {
+            assert!(gcp.contains(needed), "{needed}: {gcp:?}");
+        }
+        for unneeded in [
+            "compute.addresses.createInternal",
+            "compute.addresses.deleteInternal",
+            "compute.subnetworks.use",
+        ] {
+            assert!(!gcp.contains(unneeded), "{unneeded}: {gcp:?}");
+        }
+        let plan = AzurePlan {
+            resource_group: "rg".into(),
+            public_ips: true,
+            public_record_types: vec![RecordType::A],
+            ..AzurePlan::default()
+        };
+        let azure: Vec<String> = azure_wanted(&plan, &[Command::Publish])
+            .into_iter()
+            .flat_map(|(_, actions)| actions)
+            .collect();
+        for verb in ["read", "write", "delete"] {
+            let action = format!("Microsoft.Network/publicIPAddresses/{verb}");
+            assert!(azure.contains(&action), "{action}: {azure:?}");
+        }
     }
 }

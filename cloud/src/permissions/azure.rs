@@ -57,7 +57,7 @@ pub fn azure_wanted(plan: &AzurePlan, commands: &[Command]) -> Vec<(String, Vec<
     if plan.public_ips {
         for (verb, needed_by) in [
             ("read", OBSERVING),
-            ("write", RESERVING),
+            ("write", RESERVING_PUBLIC),
             ("delete", TEARDOWN),
         ] {
             add(
