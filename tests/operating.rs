@@ -245,6 +245,9 @@ async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
                     "ec2:AllocateAddress",
                     "ec2:CreateNetworkInterface",
                     "ec2:CreateTags",
+                    // Route53 is authorized too (the zone lines): all of it, this test is
+                    // about EC2's dry runs.
+                    "route53:*",
                 ],
             )
             .await
@@ -596,6 +599,72 @@ async fn the_route53_write_permission_is_proven_by_a_change_that_cannot_apply() 
 
 use bootstrap_cloud::permissions::Command as Covered;
 use serde_json::Value;
+
+/// Route53 (ministack, which knows no IAM) is authorized as Route53 does while IAM is
+/// enforced: the counting proxy has moto evaluate the caller's policies on the call's hosted
+/// zone ARN (tests/sim/py/moto_server.py). A user allowed ListResourceRecordSets on one zone
+/// lists it; the other zone is refused with Route53's own 403 AccessDenied naming the user,
+/// the action and the zone's ARN, answered by the proxy; an unknown key and a wrong
+/// secret are refused as Route53 refuses them; with enforcement off, anything goes again.
+#[tokio::test(flavor = "multi_thread")]
+async fn route53_refuses_what_the_policy_does_not_allow_as_route53_does() {
+    let mut w = world().await;
+    let peers = &w.h.peers;
+    let mine = peers.create_zone("mine.example.org", false).await.unwrap();
+    let other = peers.create_zone("other.example.org", false).await.unwrap();
+    let policy = serde_json::json!({
+        "Version": "2012-10-17",
+        "Statement": [{
+            "Effect": "Allow",
+            "Action": ["route53:ListResourceRecordSets"],
+            "Resource": [format!("arn:aws:route53:::hostedzone/{mine}")],
+        }],
+    });
+    let user = w.user_with("lister", &policy).await;
+    enforce_iam(&mut w).await;
+    let peers = &w.h.peers;
+    let listed = peers.list_records_as(&mine, &user).await.unwrap();
+    assert!(listed["records"].as_u64().is_some(), "{listed}");
+
+    peers.route53_proxy.reset();
+    let refused = peers.list_records_as(&other, &user).await.unwrap();
+    assert_eq!(refused["status"], 403, "{refused}");
+    assert_eq!(refused["code"], "AccessDenied", "{refused}");
+    assert_eq!(
+        refused["message"],
+        format!(
+            "User: {} is not authorized to perform: route53:ListResourceRecordSets on resource: arn:aws:route53:::hostedzone/{other}",
+            user.arn
+        ),
+        "{refused}"
+    );
+    assert_eq!(
+        peers.route53_proxy.calls().len(),
+        1,
+        "seen by the proxy only"
+    );
+
+    let unknown = bootstrap_sim::IamUser {
+        access_key_id: "AKIAIOSFODNN7EXAMPLE".into(),
+        ..user.clone()
+    };
+    let refused = peers.list_records_as(&mine, &unknown).await.unwrap();
+    assert_eq!(
+        (&refused["status"], &refused["code"]),
+        (&Value::from(403), &Value::from("InvalidClientTokenId")),
+        "{refused}"
+    );
+    let forged = bootstrap_sim::IamUser {
+        secret_access_key: "not-the-secret".into(),
+        ..user.clone()
+    };
+    let refused = peers.list_records_as(&mine, &forged).await.unwrap();
+    assert_eq!(refused["code"], "SignatureDoesNotMatch", "{refused}");
+
+    peers.enforce_iam(false).await.unwrap();
+    let listed = peers.list_records_as(&other, &user).await.unwrap();
+    assert!(listed["records"].as_u64().is_some(), "{listed}");
+}
 
 /// What `bootstrap-agent permissions --cloud aws --assets <the world's> --command <commands>`
 /// prints (the same function).
