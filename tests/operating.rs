@@ -685,8 +685,8 @@ fn without(policy: &Value, action: &str) -> Value {
     policy
 }
 
-/// The actions of `policy` of one service (`ec2:`: moto enforces these; `route53:` is
-/// ministack's, which does not).
+/// The actions of `policy` of one service (`ec2:`, `route53:`: moto authorizes both, Route53's
+/// through the counting proxy in front of ministack).
 fn actions_of(policy: &Value, service: &str) -> Vec<String> {
     policy["Statement"]
         .as_array()
@@ -761,8 +761,8 @@ fn route53_action(call: &str) -> String {
     format!("route53:{operation}")
 }
 
-/// ministack enforces no IAM here: the Route53 calls the proxy saw are each an action of
-/// `policy`, and each Route53 action of `policy` was called (none printed for nothing).
+/// The Route53 calls the proxy saw are each an action of `policy`, and each Route53 action of
+/// `policy` was called (none printed for nothing).
 fn assert_route53_calls_are_the_policys(w: &World, policy: &Value, what: &str) {
     let called: std::collections::BTreeSet<String> =
         w.h.peers
@@ -807,16 +807,38 @@ async fn the_printed_policy_is_enough_for_run_and_teardown_all() {
     w.assert_nothing_left("teardown --all").await;
 }
 
-/// For each EC2 action of `run`'s printed policy: a user with the policy less that one action
-/// cannot do `run`. Preflight fails naming it before any change (exit 2), or, where preflight
-/// cannot ask (DescribeNetworkInterfaces, DeleteNetworkInterface at the hand-over), the step
-/// fails naming it; then `teardown --all` with its own printed policy leaves nothing behind.
+/// The preflight line that proves `action`, as the agent's table says (None: the step that
+/// calls it fails naming it).
+fn preflight_line_of(action: &str) -> Option<&'static str> {
+    use bootstrap_cloud::permissions::{AWS, Proof};
+    AWS.iter()
+        .filter(|g| g.action == action)
+        .find_map(|g| match g.proof {
+            Proof::Preflight(line) => Some(line),
+            Proof::Step(_) => None,
+        })
+}
+
+/// The EC2 and Route53 actions of a printed policy.
+fn ec2_and_route53_actions(policy: &Value) -> Vec<String> {
+    [actions_of(policy, "ec2:"), actions_of(policy, "route53:")].concat()
+}
+
+/// For each EC2 and Route53 action of `run`'s printed policy: a user with the policy less that
+/// one action cannot do `run`. Preflight fails naming it before any change (exit 2), or, where
+/// preflight cannot ask (DescribeNetworkInterfaces, DeleteNetworkInterface at the hand-over,
+/// Route53's reads and GetChange), the step fails naming it; then `teardown --all` with its
+/// own printed policy leaves nothing behind.
 #[tokio::test(flavor = "multi_thread")]
 async fn run_without_any_one_printed_action_fails_naming_it_and_leaks_nothing() {
     let probe = world().await;
-    let actions = actions_of(&printed_policy(&probe, &[Covered::Run]), "ec2:");
+    let actions = ec2_and_route53_actions(&printed_policy(&probe, &[Covered::Run]));
     drop(probe);
     assert!(actions.len() >= 6, "{actions:?}");
+    assert!(
+        actions.contains(&"route53:ChangeResourceRecordSets".to_string()),
+        "{actions:?}"
+    );
     for action in actions {
         let mut w = world().await;
         let run_policy = printed_policy(&w, &[Covered::Run]);
@@ -831,6 +853,14 @@ async fn run_without_any_one_printed_action_fails_naming_it_and_leaks_nothing() 
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_ne!(out.status.code(), Some(0), "{action}: {stderr}");
         assert!(stderr.contains(&action), "{action} is not named: {stderr}");
+        // Where the table says preflight proves it, preflight's line of that name fails.
+        if let Some(line) = preflight_line_of(&action) {
+            assert_eq!(out.status.code(), Some(2), "{action}: {stderr}");
+            assert!(
+                stderr.contains(&format!("FAIL  {line}")),
+                "{action}: {stderr}"
+            );
+        }
         if out.status.code() == Some(2) {
             assert!(stderr.contains("FAIL  "), "{action}: {stderr}");
             let calls = w.h.peers.mutating_calls();
@@ -842,7 +872,7 @@ async fn run_without_any_one_printed_action_fails_naming_it_and_leaks_nothing() 
     }
 }
 
-/// For each EC2 action of `teardown-all`'s printed policy: after an install that failed
+/// For each EC2 and Route53 action of `teardown-all`'s printed policy: after an install that failed
 /// before the hand-over (`reserve` and `dns seed` done: the ENIs still hold the private IPs,
 /// the EIPs are reserved), a user with that policy less one action cannot finish
 /// `teardown --all`, which names the action; a second `teardown --all` with the whole policy
@@ -850,10 +880,11 @@ async fn run_without_any_one_printed_action_fails_naming_it_and_leaks_nothing() 
 #[tokio::test(flavor = "multi_thread")]
 async fn teardown_all_without_any_one_printed_action_fails_naming_it() {
     let probe = world().await;
-    let actions = actions_of(&printed_policy(&probe, &[Covered::TeardownAll]), "ec2:");
+    let actions = ec2_and_route53_actions(&printed_policy(&probe, &[Covered::TeardownAll]));
     drop(probe);
     assert!(
-        actions.contains(&"ec2:ReleaseAddress".to_string()),
+        actions.contains(&"ec2:ReleaseAddress".to_string())
+            && actions.contains(&"route53:ChangeResourceRecordSets".to_string()),
         "{actions:?}"
     );
     for action in actions {
