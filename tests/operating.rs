@@ -731,7 +731,8 @@ impl World {
         )
     }
 
-    /// With IAM enforcement off: no Elastic IP and no ENI of ours is left.
+    /// With IAM enforcement off: no Elastic IP and no ENI of ours is left, and the records we
+    /// wrote (`api`, `api-int`) hold nothing.
     async fn assert_nothing_left(&self, why: &str) {
         self.h.peers.enforce_iam(false).await.unwrap();
         let world = self.h.world().await;
@@ -741,6 +742,10 @@ impl World {
             world.ours("eips"),
             world.ours("enis")
         );
+        for (zone, name) in [("private", API), ("private", API_INT), ("public", API)] {
+            let left = world.record(zone, name);
+            assert!(left.is_empty(), "{why}: {zone} {name} keeps {left:?}");
+        }
     }
 }
 
@@ -898,6 +903,8 @@ async fn teardown_all_without_any_one_printed_action_fails_naming_it() {
         w.h.run(&["reserve"]).await;
         w.h.run(&["dns", "seed"]).await;
         w.h.extra = run_flags;
+        let seeded = w.h.world().await.record("private", API_INT);
+        assert!(!seeded.is_empty(), "{action}: dns seed wrote api-int");
         enforce_iam(&mut w).await;
         let (code, stderr) = w.teardown_all_as(&lacking).await;
         assert_ne!(code, Some(0), "{action}: {stderr}");
