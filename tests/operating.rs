@@ -245,6 +245,9 @@ async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
                     "ec2:AllocateAddress",
                     "ec2:CreateNetworkInterface",
                     "ec2:CreateTags",
+                    // Route53 is authorized too (the zone lines): all of it, this test is
+                    // about EC2's dry runs.
+                    "route53:*",
                 ],
             )
             .await
@@ -597,6 +600,72 @@ async fn the_route53_write_permission_is_proven_by_a_change_that_cannot_apply() 
 use bootstrap_cloud::permissions::Command as Covered;
 use serde_json::Value;
 
+/// Route53 (ministack, which knows no IAM) is authorized as Route53 does while IAM is
+/// enforced: the counting proxy has moto evaluate the caller's policies on the call's hosted
+/// zone ARN (tests/sim/py/moto_server.py). A user allowed ListResourceRecordSets on one zone
+/// lists it; the other zone is refused with Route53's own 403 AccessDenied naming the user,
+/// the action and the zone's ARN, answered by the proxy; an unknown key and a wrong
+/// secret are refused as Route53 refuses them; with enforcement off, anything goes again.
+#[tokio::test(flavor = "multi_thread")]
+async fn route53_refuses_what_the_policy_does_not_allow_as_route53_does() {
+    let mut w = world().await;
+    let peers = &w.h.peers;
+    let mine = peers.create_zone("mine.example.org", false).await.unwrap();
+    let other = peers.create_zone("other.example.org", false).await.unwrap();
+    let policy = serde_json::json!({
+        "Version": "2012-10-17",
+        "Statement": [{
+            "Effect": "Allow",
+            "Action": ["route53:ListResourceRecordSets"],
+            "Resource": [format!("arn:aws:route53:::hostedzone/{mine}")],
+        }],
+    });
+    let user = w.user_with("lister", &policy).await;
+    enforce_iam(&mut w).await;
+    let peers = &w.h.peers;
+    let listed = peers.list_records_as(&mine, &user).await.unwrap();
+    assert!(listed["records"].as_u64().is_some(), "{listed}");
+
+    peers.route53_proxy.reset();
+    let refused = peers.list_records_as(&other, &user).await.unwrap();
+    assert_eq!(refused["status"], 403, "{refused}");
+    assert_eq!(refused["code"], "AccessDenied", "{refused}");
+    assert_eq!(
+        refused["message"],
+        format!(
+            "User: {} is not authorized to perform: route53:ListResourceRecordSets on resource: arn:aws:route53:::hostedzone/{other}",
+            user.arn
+        ),
+        "{refused}"
+    );
+    assert_eq!(
+        peers.route53_proxy.calls().len(),
+        1,
+        "seen by the proxy only"
+    );
+
+    let unknown = bootstrap_sim::IamUser {
+        access_key_id: "AKIAIOSFODNN7EXAMPLE".into(),
+        ..user.clone()
+    };
+    let refused = peers.list_records_as(&mine, &unknown).await.unwrap();
+    assert_eq!(
+        (&refused["status"], &refused["code"]),
+        (&Value::from(403), &Value::from("InvalidClientTokenId")),
+        "{refused}"
+    );
+    let forged = bootstrap_sim::IamUser {
+        secret_access_key: "not-the-secret".into(),
+        ..user.clone()
+    };
+    let refused = peers.list_records_as(&mine, &forged).await.unwrap();
+    assert_eq!(refused["code"], "SignatureDoesNotMatch", "{refused}");
+
+    peers.enforce_iam(false).await.unwrap();
+    let listed = peers.list_records_as(&other, &user).await.unwrap();
+    assert!(listed["records"].as_u64().is_some(), "{listed}");
+}
+
 /// What `bootstrap-agent permissions --cloud aws --assets <the world's> --command <commands>`
 /// prints (the same function).
 fn printed_policy(w: &World, commands: &[Covered]) -> Value {
@@ -616,8 +685,8 @@ fn without(policy: &Value, action: &str) -> Value {
     policy
 }
 
-/// The actions of `policy` of one service (`ec2:`: moto enforces these; `route53:` is
-/// ministack's, which does not).
+/// The actions of `policy` of one service (`ec2:`, `route53:`: moto authorizes both, Route53's
+/// through the counting proxy in front of ministack).
 fn actions_of(policy: &Value, service: &str) -> Vec<String> {
     policy["Statement"]
         .as_array()
@@ -662,7 +731,8 @@ impl World {
         )
     }
 
-    /// With IAM enforcement off: no Elastic IP and no ENI of ours is left.
+    /// With IAM enforcement off: no Elastic IP and no ENI of ours is left, and the records we
+    /// wrote (`api`, `api-int`) hold nothing.
     async fn assert_nothing_left(&self, why: &str) {
         self.h.peers.enforce_iam(false).await.unwrap();
         let world = self.h.world().await;
@@ -672,6 +742,10 @@ impl World {
             world.ours("eips"),
             world.ours("enis")
         );
+        for (zone, name) in [("private", API), ("private", API_INT), ("public", API)] {
+            let left = world.record(zone, name);
+            assert!(left.is_empty(), "{why}: {zone} {name} keeps {left:?}");
+        }
     }
 }
 
@@ -692,8 +766,8 @@ fn route53_action(call: &str) -> String {
     format!("route53:{operation}")
 }
 
-/// ministack enforces no IAM here: the Route53 calls the proxy saw are each an action of
-/// `policy`, and each Route53 action of `policy` was called (none printed for nothing).
+/// The Route53 calls the proxy saw are each an action of `policy`, and each Route53 action of
+/// `policy` was called (none printed for nothing).
 fn assert_route53_calls_are_the_policys(w: &World, policy: &Value, what: &str) {
     let called: std::collections::BTreeSet<String> =
         w.h.peers
@@ -738,16 +812,38 @@ async fn the_printed_policy_is_enough_for_run_and_teardown_all() {
     w.assert_nothing_left("teardown --all").await;
 }
 
-/// For each EC2 action of `run`'s printed policy: a user with the policy less that one action
-/// cannot do `run`. Preflight fails naming it before any change (exit 2), or, where preflight
-/// cannot ask (DescribeNetworkInterfaces, DeleteNetworkInterface at the hand-over), the step
-/// fails naming it; then `teardown --all` with its own printed policy leaves nothing behind.
+/// The preflight line that proves `action`, as the agent's table says (None: the step that
+/// calls it fails naming it).
+fn preflight_line_of(action: &str) -> Option<&'static str> {
+    use bootstrap_cloud::permissions::{AWS, Proof};
+    AWS.iter()
+        .filter(|g| g.action == action)
+        .find_map(|g| match g.proof {
+            Proof::Preflight(line) => Some(line),
+            Proof::Step(_) => None,
+        })
+}
+
+/// The EC2 and Route53 actions of a printed policy.
+fn ec2_and_route53_actions(policy: &Value) -> Vec<String> {
+    [actions_of(policy, "ec2:"), actions_of(policy, "route53:")].concat()
+}
+
+/// For each EC2 and Route53 action of `run`'s printed policy: a user with the policy less that
+/// one action cannot do `run`. Preflight fails naming it before any change (exit 2), or, where
+/// preflight cannot ask (DescribeNetworkInterfaces, DeleteNetworkInterface at the hand-over,
+/// Route53's reads and GetChange), the step fails naming it; then `teardown --all` with its
+/// own printed policy leaves nothing behind.
 #[tokio::test(flavor = "multi_thread")]
 async fn run_without_any_one_printed_action_fails_naming_it_and_leaks_nothing() {
     let probe = world().await;
-    let actions = actions_of(&printed_policy(&probe, &[Covered::Run]), "ec2:");
+    let actions = ec2_and_route53_actions(&printed_policy(&probe, &[Covered::Run]));
     drop(probe);
     assert!(actions.len() >= 6, "{actions:?}");
+    assert!(
+        actions.contains(&"route53:ChangeResourceRecordSets".to_string()),
+        "{actions:?}"
+    );
     for action in actions {
         let mut w = world().await;
         let run_policy = printed_policy(&w, &[Covered::Run]);
@@ -762,6 +858,14 @@ async fn run_without_any_one_printed_action_fails_naming_it_and_leaks_nothing() 
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_ne!(out.status.code(), Some(0), "{action}: {stderr}");
         assert!(stderr.contains(&action), "{action} is not named: {stderr}");
+        // Where the table says preflight proves it, preflight's line of that name fails.
+        if let Some(line) = preflight_line_of(&action) {
+            assert_eq!(out.status.code(), Some(2), "{action}: {stderr}");
+            assert!(
+                stderr.contains(&format!("FAIL  {line}")),
+                "{action}: {stderr}"
+            );
+        }
         if out.status.code() == Some(2) {
             assert!(stderr.contains("FAIL  "), "{action}: {stderr}");
             let calls = w.h.peers.mutating_calls();
@@ -773,7 +877,7 @@ async fn run_without_any_one_printed_action_fails_naming_it_and_leaks_nothing() 
     }
 }
 
-/// For each EC2 action of `teardown-all`'s printed policy: after an install that failed
+/// For each EC2 and Route53 action of `teardown-all`'s printed policy: after an install that failed
 /// before the hand-over (`reserve` and `dns seed` done: the ENIs still hold the private IPs,
 /// the EIPs are reserved), a user with that policy less one action cannot finish
 /// `teardown --all`, which names the action; a second `teardown --all` with the whole policy
@@ -781,10 +885,11 @@ async fn run_without_any_one_printed_action_fails_naming_it_and_leaks_nothing() 
 #[tokio::test(flavor = "multi_thread")]
 async fn teardown_all_without_any_one_printed_action_fails_naming_it() {
     let probe = world().await;
-    let actions = actions_of(&printed_policy(&probe, &[Covered::TeardownAll]), "ec2:");
+    let actions = ec2_and_route53_actions(&printed_policy(&probe, &[Covered::TeardownAll]));
     drop(probe);
     assert!(
-        actions.contains(&"ec2:ReleaseAddress".to_string()),
+        actions.contains(&"ec2:ReleaseAddress".to_string())
+            && actions.contains(&"route53:ChangeResourceRecordSets".to_string()),
         "{actions:?}"
     );
     for action in actions {
@@ -798,6 +903,8 @@ async fn teardown_all_without_any_one_printed_action_fails_naming_it() {
         w.h.run(&["reserve"]).await;
         w.h.run(&["dns", "seed"]).await;
         w.h.extra = run_flags;
+        let seeded = w.h.world().await.record("private", API_INT);
+        assert!(!seeded.is_empty(), "{action}: dns seed wrote api-int");
         enforce_iam(&mut w).await;
         let (code, stderr) = w.teardown_all_as(&lacking).await;
         assert_ne!(code, Some(0), "{action}: {stderr}");

@@ -144,6 +144,9 @@ pub const AWS_CHECKS: &[&str] = &[
     "subnets",
     "private-zone-vpc",
 ];
+/// The lines every cloud's checklist has after its own (the agent's, from the assets and the
+/// journal: `dns-zones` resolves the zones through the cloud's DNS API).
+pub const SHARED_CHECKS: &[&str] = &["dns-zones", "reservations", "bootstrap-ip"];
 /// Every line GCP's preflight shows.
 pub const GCP_CHECKS: &[&str] = &[
     "credentials",

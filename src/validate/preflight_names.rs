@@ -3,10 +3,7 @@
 //! instead of after the lock and the cloud's reads. `preflight` uses the same list.
 
 use crate::assets::Platform;
-use bootstrap_cloud::preflight::{AWS_CHECKS, AZURE_CHECKS, GCP_CHECKS};
-
-/// The lines every cloud's checklist has after its own.
-const SHARED: &[&str] = &["dns-zones", "reservations", "bootstrap-ip"];
+use bootstrap_cloud::preflight::{AWS_CHECKS, AZURE_CHECKS, GCP_CHECKS, SHARED_CHECKS as SHARED};
 /// The lines a kubeconfig adds.
 const KUBE: &[&str] = &[
     "kube-api",

@@ -721,7 +721,11 @@ mod tests {
             })
             .collect();
         for line in &from_table {
-            assert!(crate::preflight::AWS_CHECKS.contains(line), "{line}");
+            assert!(
+                crate::preflight::AWS_CHECKS.contains(line)
+                    || crate::preflight::SHARED_CHECKS.contains(line),
+                "{line}"
+            );
         }
         for line in crate::preflight::AWS_CHECKS {
             if line.starts_with("permission-") {

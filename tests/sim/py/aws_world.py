@@ -29,6 +29,9 @@ the agent's work with someone else's eyes).
            {"arn", "access_key_id", "secret_access_key"}
   enforce-iam  switch moto's IAM enforcement on (--value on: every later request must be
            signed with an IAM user's key and allowed by its policies) or off (--value off)
+  list-records  ListResourceRecordSets of the zone --zone-id as the IAM user --key/--secret,
+           through the Route53 endpoint --via (the counting proxy, which authorizes while IAM
+           is enforced); print {"records": n} or {"status", "code", "message"} of the refusal
   zone     create another hosted zone --name (--zone private: in the world's VPC; --tag k=v
            tags it), print {"id"}
 
@@ -298,6 +301,19 @@ def iam_user(a):
                "secret_access_key": key["SecretAccessKey"]}, sys.stdout)
 
 
+def list_records(a):
+    from botocore.exceptions import ClientError
+    r53 = boto3.client("route53", endpoint_url=a.via, region_name=REGION,
+                       aws_access_key_id=a.key, aws_secret_access_key=a.secret)
+    try:
+        sets = r53.list_resource_record_sets(HostedZoneId=a.zone_id)["ResourceRecordSets"]
+    except ClientError as e:
+        json.dump({"status": e.response["ResponseMetadata"]["HTTPStatusCode"],
+                   "code": e.response["Error"]["Code"], "message": e.response["Error"]["Message"]}, sys.stdout)
+        return
+    json.dump({"records": len(sets)}, sys.stdout)
+
+
 def enforce_iam(a):
     """moto's /moto-api/reset-auth: the number of requests still let through unchecked."""
     import urllib.request
@@ -310,7 +326,7 @@ def enforce_iam(a):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("command", choices=["setup", "inspect", "write", "foreign", "eni", "delete-eni", "eip", "associate", "zone",
-                                      "subnet", "release-eip", "iam-user", "enforce-iam"])
+                                      "subnet", "release-eip", "iam-user", "enforce-iam", "list-records"])
     p.add_argument("--ec2", required=True)
     p.add_argument("--route53", required=True)
     p.add_argument("--fixture")
@@ -324,6 +340,7 @@ def main():
     p.add_argument("--policy", help="iam-user: a file holding the policy document")
     p.add_argument("--key", help="release-eip: as this IAM user's access key (with --secret)")
     p.add_argument("--secret")
+    p.add_argument("--via", help="list-records: the Route53 endpoint to call")
     p.add_argument("--zone", choices=["public", "private"])
     p.add_argument("--zone-id")
     p.add_argument("--tag", action="append", default=[], help="k=v, for zone")
@@ -343,7 +360,8 @@ def main():
     {"setup": setup, "inspect": inspect, "write": write, "foreign": foreign, "eni": eni,
      "delete-eni": delete_eni, "eip": eip, "associate": associate, "zone": zone,
      "release-eip": release_eip,
-     "subnet": subnet, "iam-user": iam_user, "enforce-iam": enforce_iam}[a.command](a)
+     "subnet": subnet, "iam-user": iam_user, "enforce-iam": enforce_iam,
+     "list-records": list_records}[a.command](a)
 
 
 if __name__ == "__main__":

@@ -486,6 +486,118 @@ def _check_action_permitted(self, resource):
 
 access_control.IAMRequest.check_action_permitted = _check_action_permitted
 
+# Route53, authorized here with the same evaluation (`_permitted`), for the Route53 proxy
+# (tests/sim/src/proxy.rs): ministack serves Route53 and knows no IAM, while the users and
+# their policies live in this moto. While IAM enforcement is on, the proxy posts each Route53
+# request to `POST /moto-api/authorize` as JSON {method, path (with the query), headers:
+# [[name, value]], body}; the answer is 200 {"allowed": true, "principal": <arn>} (the proxy
+# then forwards the request to ministack) or the refusal as Route53 writes it, which the
+# proxy returns to the caller as is. Asking moto over HTTP, from the proxy, keeps the one
+# policy store and the one evaluator, and leaves ministack as it is.
+#
+# As Route53 authorizes (Service Authorization Reference, "Actions, resources, and condition
+# keys for Amazon Route 53", docs.aws.amazon.com/service-authorization/latest/reference/
+# list_amazonroute53.html): ListHostedZonesByName takes no resource ("*"); GetHostedZone,
+# ListResourceRecordSets, ChangeResourceRecordSets and ListTagsForResource (of a hosted zone)
+# are on arn:aws:route53:::hostedzone/<id>; GetChange on arn:aws:route53:::change/<id>. The
+# caller is the access key of the SigV4 Credential= of the Authorization header, its signature
+# checked as moto checks EC2's. A refusal is HTTP 403 in Route53's REST-XML error shape
+# (<ErrorResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><Error><Type>Sender
+# </Type><Code>AccessDenied</Code>..., as quoted in ansible/workshops#1054), its message
+# "User: <arn> is not authorized to perform: route53:<Action> on resource: <arn>" (quoted in
+# go-acme/lego#716 and awslabs/route53-dynamic-dns-with-lambda#13; without " on resource"
+# for an action on "*", cert-manager/cert-manager#2011). A call not in this table is refused
+# (never a silent allow).
+import uuid as _uuid
+
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.iam.models import get_account_id_from
+from moto.moto_api._internal import urls as _moto_api_urls
+from werkzeug.datastructures import Headers as _Headers
+
+_ROUTE53_CALLS = [
+    ("GET", r"/2013-04-01/hostedzonesbyname/?", "ListHostedZonesByName", None),
+    ("GET", r"/2013-04-01/tags/hostedzone/([^/]+)/?", "ListTagsForResource", "hostedzone"),
+    ("GET", r"/2013-04-01/hostedzone/([^/]+)/?", "GetHostedZone", "hostedzone"),
+    ("GET", r"/2013-04-01/hostedzone/([^/]+)/rrset/?", "ListResourceRecordSets", "hostedzone"),
+    ("POST", r"/2013-04-01/hostedzone/([^/]+)/rrset/?", "ChangeResourceRecordSets", "hostedzone"),
+    ("GET", r"/2013-04-01/change/([^/]+)/?", "GetChange", "change"),
+]
+
+
+def route53_call(method, path):
+    """(IAM action without the prefix, resource ARN) of a Route53 REST call, or None."""
+    bare = path.split("?", 1)[0]
+    for verb, pattern, action, kind in _ROUTE53_CALLS:
+        found = _re.fullmatch(pattern, bare)
+        if verb == method and found:
+            return action, (f"arn:aws:route53:::{kind}/{found.group(1)}" if kind else "*")
+    return None
+
+
+class _Route53Refusal(Exception):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class _Route53Request(access_control.IAMRequest):
+    def _raise_invalid_access_key(self, _reason):
+        raise _Route53Refusal("InvalidClientTokenId", "The security token included in the request is invalid.")
+
+    def _raise_signature_does_not_match(self):
+        raise _Route53Refusal("SignatureDoesNotMatch",
+                              "The request signature we calculated does not match the signature you provided. "
+                              "Check your AWS Secret Access Key and signing method. "
+                              "Consult the service documentation for details.")
+
+
+def _route53_refusal(code, message):
+    body = ('<?xml version="1.0"?>\n<ErrorResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/">'
+            f"<Error><Type>Sender</Type><Code>{code}</Code><Message>{escape(message)}</Message></Error>"
+            f"<RequestId>{_uuid.uuid4()}</RequestId></ErrorResponse>")
+    return 403, {"Content-Type": "text/xml"}, body
+
+
+def authorize_route53(request, full_url, headers):
+    if request.method != "POST":
+        return 400, {}, _json.dumps({"Error": "POST {method, path, headers, body}"})
+    ask = _json.loads(request.data.decode())
+    method, path = ask["method"], ask["path"]
+    call = route53_call(method, path)
+    if call is None:
+        return _route53_refusal("AccessDenied", f"bootstrap-sim: {method} {path} is not a Route53 call "
+                                                "moto_server.py authorizes")
+    action, resource = call
+    # Names as moto's own requests carry them (it reads headers["X-Amz-Date"] from a plain
+    # dict); SigV4 signs them lower-cased, so the casing changes no signature.
+    sent = _Headers([("-".join(p.capitalize() for p in k.split("-")), v) for k, v in ask["headers"]])
+    if "Authorization" not in sent:
+        return _route53_refusal("MissingAuthenticationToken", "Missing Authentication Token")
+    key = _credential_key(sent)
+    try:
+        iam = _Route53Request(account_id=get_account_id_from(key) if key else DEFAULT_ACCOUNT_ID,
+                              method=method, path=path, data={}, body=ask["body"].encode(),
+                              headers=sent, action=action)
+        iam.check_signature()
+    except _Route53Refusal as refused:
+        return _route53_refusal(refused.code, refused.message)
+    principal = iam._access_key.arn
+    if not _permitted(iam, iam._action, resource, {}):
+        on = "" if resource == "*" else f" on resource: {resource}"
+        return _route53_refusal("AccessDenied", f"User: {principal} is not authorized to perform: {iam._action}{on}")
+    return 200, {"Content-Type": "application/json"}, _json.dumps({"allowed": True, "principal": principal})
+
+
+def _credential_key(sent):
+    """The access key id of the Credential= of an Authorization header."""
+    scope = sent["Authorization"].partition("Credential=")[2].partition(",")[0]
+    return scope.split("/")[0]
+
+
+_moto_api_urls.url_paths["{0}/moto-api/authorize"] = authorize_route53
+
 if __name__ == "__main__":
     sys.argv[0] = "moto_server"
     sys.exit(main())

@@ -366,6 +366,25 @@ impl AwsPeers {
         .map(|_| ())
     }
 
+    /// ListResourceRecordSets of `zone_id` with boto3 as `user`, through the Route53 counting
+    /// proxy (IAM enforcement on: authorized as Route53 does, [`Proxy::authorize_with`]):
+    /// `{"records": n}`, or the refusal's `{"status", "code", "message"}`.
+    pub async fn list_records_as(&self, zone_id: &str, user: &IamUser) -> Result<Value> {
+        let via = self.route53_proxy.url();
+        self.script(&[
+            "list-records",
+            "--zone-id",
+            zone_id,
+            "--key",
+            &user.access_key_id,
+            "--secret",
+            &user.secret_access_key,
+            "--via",
+            &via,
+        ])
+        .await
+    }
+
     pub async fn associate(&self, allocation: &str, eni: &str) -> Result<()> {
         self.script(&["associate", "--allocation", allocation, "--eni", eni])
             .await
@@ -403,12 +422,14 @@ impl AwsPeers {
     /// request to moto (EC2, and STS when `AWS_ENDPOINT_URL_STS` points at moto) must be signed
     /// with an IAM user's key and allowed by its policies; this world's own inspection
     /// (`inspect`, which uses no IAM user) works only while it is off. ministack (Route53)
-    /// checks nothing either way.
+    /// knows no IAM: while on, the Route53 proxy has moto authorize each request first, on
+    /// its hosted zone or change ARN, as Route53 does ([`Proxy::authorize_with`]).
     pub async fn enforce_iam(&self, on: bool) -> Result<()> {
         let value = if on { "on" } else { "off" };
-        self.script(&["enforce-iam", "--value", value])
-            .await
-            .map(|_| ())
+        self.script(&["enforce-iam", "--value", value]).await?;
+        self.route53_proxy
+            .authorize_with(on.then_some(self.ec2.addr));
+        Ok(())
     }
 
     /// [`Self::script`] for a command that prints the `id` of what it made.

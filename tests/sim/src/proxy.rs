@@ -282,6 +282,9 @@ struct State {
     /// When each request came and when its answer went, in the order answered (benches
     /// tell the peers' time from the agent's with it).
     busy: Vec<(std::time::Instant, std::time::Instant)>,
+    /// Where to ask whether a request is allowed (moto's `/moto-api/authorize`), when IAM is
+    /// enforced: see [`Proxy::authorize_with`].
+    authorizer: Option<SocketAddr>,
 }
 
 pub struct Proxy {
@@ -393,6 +396,15 @@ impl Proxy {
         s.admitted = 0;
     }
 
+    /// Route53's IAM, which ministack lacks: with `Some(moto)`, every request is first posted
+    /// to moto's `POST /moto-api/authorize` (tests/sim/py/moto_server.py: the same users,
+    /// policies and evaluation as EC2's), and a refusal (Route53's own 403 `AccessDenied`,
+    /// `InvalidClientTokenId`, `SignatureDoesNotMatch`) is the answer, the emulator never
+    /// seeing the request. `None`: nothing is checked. Only Route53 is authorized this way.
+    pub fn authorize_with(&self, moto: Option<SocketAddr>) {
+        self.lock().authorizer = moto.filter(|_| self.service == Service::Route53);
+    }
+
     /// Since the last [`Proxy::rate_limit`]: (requests let through, requests throttled).
     pub fn rate_limit_counts(&self) -> (usize, usize) {
         let s = self.lock();
@@ -485,7 +497,7 @@ async fn handle_timed(
     let (parts, body) = req.into_parts();
     let body = body.collect().await?.to_bytes();
     let call = classify(&parts.method, parts.uri.path(), &body);
-    let (hold, fault, delay) = {
+    let (hold, fault, delay, authorizer) = {
         let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
         s.calls.push(call.clone());
         s.times.push(std::time::Instant::now());
@@ -518,7 +530,7 @@ async fn handle_timed(
             Some((Fault::LostAnswer, _)) => s.stats.lost_answers += 1,
             None => {}
         }
-        (hold, fault, delay)
+        (hold, fault, delay, s.authorizer)
     };
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;
@@ -536,6 +548,19 @@ async fn handle_timed(
         Some((Fault::ServerError, _)) => return Ok(server_error(service)),
         _ => {}
     }
+    if let Some(moto) = authorizer {
+        match authorize(&parts, &body, moto).await {
+            Ok(None) => {}
+            Ok(Some(refusal)) => return Ok(refusal),
+            Err(e) => {
+                let mut r = Response::new(Full::new(Bytes::from(format!(
+                    "proxy: the authorizer failed: {e:#}"
+                ))));
+                *r.status_mut() = hyper::StatusCode::BAD_GATEWAY;
+                return Ok(r);
+            }
+        }
+    }
     let response = forward(Request::from_parts(parts, Full::new(body)), upstream).await;
     if let Some(Hold::After(_)) = hold {
         freeze().await;
@@ -552,6 +577,51 @@ async fn handle_timed(
         *r.status_mut() = hyper::StatusCode::BAD_GATEWAY;
         r
     }))
+}
+
+/// Asks moto's `/moto-api/authorize` about a request: `None` when it is allowed, else the
+/// refusal moto wrote, as the service writes it.
+async fn authorize(
+    parts: &hyper::http::request::Parts,
+    body: &Bytes,
+    moto: SocketAddr,
+) -> Result<Option<Response<Full<Bytes>>>> {
+    let headers: Vec<[String; 2]> = parts
+        .headers
+        .iter()
+        .map(|(k, v)| {
+            [
+                k.to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            ]
+        })
+        .collect();
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or_else(|| parts.uri.path().to_string(), |p| p.to_string());
+    let ask = serde_json::json!({
+        "method": parts.method.as_str(),
+        "path": path,
+        "headers": headers,
+        "body": String::from_utf8_lossy(body),
+    });
+    let request = Request::post("/moto-api/authorize")
+        .header(hyper::header::HOST, moto.to_string())
+        .header(hyper::header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(ask.to_string())))?;
+    let answer = forward(request, moto).await?;
+    match answer.status().as_u16() {
+        200 => Ok(None),
+        403 => Ok(Some(answer)),
+        other => {
+            let text = answer.into_body().collect().await?.to_bytes();
+            anyhow::bail!(
+                "moto /moto-api/authorize answered {other}: {}",
+                String::from_utf8_lossy(&text)
+            )
+        }
+    }
 }
 
 fn response(status: u16, content_type: &str, body: String) -> Response<Full<Bytes>> {
