@@ -1,6 +1,7 @@
 use super::*;
 use crate::{ErrorKind, RecordType};
 use std::collections::{BTreeSet, VecDeque};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A provider answering from scripts: each call takes the next scripted answer of its kind
@@ -13,6 +14,48 @@ struct Scripted {
     find_answers: Mutex<VecDeque<CloudError>>,
     read_answers: Mutex<VecDeque<CloudError>>,
     write_answers: Mutex<VecDeque<CloudError>>,
+}
+
+impl Scripted {
+    fn finding(answers: impl IntoIterator<Item = CloudError>) -> Self {
+        let s = Self::default();
+        s.find_answers.lock().unwrap().extend(answers);
+        s
+    }
+
+    fn reading(answers: impl IntoIterator<Item = CloudError>) -> Self {
+        let s = Self::default();
+        s.read_answers.lock().unwrap().extend(answers);
+        s
+    }
+
+    fn writing(answers: impl IntoIterator<Item = CloudError>) -> Self {
+        let s = Self::default();
+        s.write_answers.lock().unwrap().extend(answers);
+        s
+    }
+}
+
+/// The public zone of example.com, as `dns` finds it.
+async fn public_zone(dns: &PatientDns<&Scripted>) -> Zone {
+    dns.find_zone(&zone_ref("example.com", false))
+        .await
+        .unwrap()
+}
+
+/// A write of `values` to [`key`] in `zone`, from nothing.
+fn write_of<'a>(
+    zone: &'a Zone,
+    key: &'a RecordKey,
+    values: &'a BTreeSet<IpAddr>,
+) -> RecordWrite<'a> {
+    RecordWrite {
+        zone,
+        key,
+        current: None,
+        values,
+        ttl: 30,
+    }
 }
 
 fn next(answers: &Mutex<VecDeque<CloudError>>) -> Option<CloudError> {
@@ -75,16 +118,11 @@ async fn a_zone_is_looked_up_once_per_reference() {
 
 #[tokio::test(start_paused = true)]
 async fn a_failed_look_up_is_not_remembered() {
-    let scripted = Scripted::default();
-    scripted
-        .find_answers
-        .lock()
-        .unwrap()
-        .push_back(CloudError::new(
-            ErrorKind::NotFound,
-            "ListHostedZonesByName",
-            "no zone",
-        ));
+    let scripted = Scripted::finding([CloudError::new(
+        ErrorKind::NotFound,
+        "ListHostedZonesByName",
+        "no zone",
+    )]);
     let dns = PatientDns::new(&scripted);
     let public = zone_ref("example.com", false);
     assert!(dns.find_zone(&public).await.is_err());
@@ -94,17 +132,9 @@ async fn a_failed_look_up_is_not_remembered() {
 
 #[tokio::test(start_paused = true)]
 async fn a_throttled_read_waits_its_turn_and_succeeds() {
-    let scripted = Scripted::default();
-    scripted
-        .read_answers
-        .lock()
-        .unwrap()
-        .extend([throttled(), throttled(), throttled()]);
+    let scripted = Scripted::reading([throttled(), throttled(), throttled()]);
     let dns = PatientDns::new(&scripted);
-    let zone = dns
-        .find_zone(&zone_ref("example.com", false))
-        .await
-        .unwrap();
+    let zone = public_zone(&dns).await;
     let started = Instant::now();
     assert_eq!(dns.read(&zone, &key()).await.unwrap(), None);
     assert_eq!(
@@ -122,17 +152,9 @@ async fn a_throttled_read_waits_its_turn_and_succeeds() {
 
 #[tokio::test(start_paused = true)]
 async fn the_service_s_retry_after_is_what_a_throttled_read_waits() {
-    let scripted = Scripted::default();
-    scripted
-        .read_answers
-        .lock()
-        .unwrap()
-        .push_back(throttled().with_retry_after(Some(Duration::from_secs(12))));
+    let scripted = Scripted::reading([throttled().with_retry_after(Some(Duration::from_secs(12)))]);
     let dns = PatientDns::new(&scripted);
-    let zone = dns
-        .find_zone(&zone_ref("example.com", false))
-        .await
-        .unwrap();
+    let zone = public_zone(&dns).await;
     let started = Instant::now();
     dns.read(&zone, &key()).await.unwrap();
     assert_eq!(started.elapsed(), Duration::from_secs(12));
@@ -140,17 +162,9 @@ async fn the_service_s_retry_after_is_what_a_throttled_read_waits() {
 
 #[tokio::test(start_paused = true)]
 async fn patience_ends_with_the_throttling_error() {
-    let scripted = Scripted::default();
-    scripted
-        .read_answers
-        .lock()
-        .unwrap()
-        .extend(std::iter::repeat_with(throttled).take(1000));
+    let scripted = Scripted::reading(std::iter::repeat_with(throttled).take(1000));
     let dns = PatientDns::with_patience(&scripted, Duration::from_secs(60));
-    let zone = dns
-        .find_zone(&zone_ref("example.com", false))
-        .await
-        .unwrap();
+    let zone = public_zone(&dns).await;
     let started = Instant::now();
     let err = dns.read(&zone, &key()).await.unwrap_err();
     assert!(err.is_throttled(), "{err}");
@@ -171,17 +185,9 @@ async fn other_failures_are_not_retried_here() {
         CloudError::fatal("ListResourceRecordSets", "AccessDenied"),
         CloudError::new(ErrorKind::Fatal, "ListResourceRecordSets", "Throttling"),
     ] {
-        let scripted = Scripted::default();
-        scripted
-            .read_answers
-            .lock()
-            .unwrap()
-            .push_back(error.clone());
+        let scripted = Scripted::reading([error.clone()]);
         let dns = PatientDns::new(&scripted);
-        let zone = dns
-            .find_zone(&zone_ref("example.com", false))
-            .await
-            .unwrap();
+        let zone = public_zone(&dns).await;
         assert_eq!(
             dns.read(&zone, &key()).await.unwrap_err().message,
             error.message
@@ -192,25 +198,11 @@ async fn other_failures_are_not_retried_here() {
 
 #[tokio::test(start_paused = true)]
 async fn writes_are_not_retried_here() {
-    let scripted = Scripted::default();
-    scripted
-        .write_answers
-        .lock()
-        .unwrap()
-        .push_back(throttled());
+    let scripted = Scripted::writing([throttled()]);
     let dns = PatientDns::new(&scripted);
-    let zone = dns
-        .find_zone(&zone_ref("example.com", false))
-        .await
-        .unwrap();
-    let values = BTreeSet::new();
-    let write = RecordWrite {
-        zone: &zone,
-        key: &key(),
-        current: None,
-        values: &values,
-        ttl: 30,
-    };
+    let zone = public_zone(&dns).await;
+    let (key, values) = (key(), BTreeSet::new());
+    let write = write_of(&zone, &key, &values);
     assert!(dns.write_zone(&[write]).await.unwrap_err().is_throttled());
     assert_eq!(scripted.writes.load(Ordering::SeqCst), 1);
 }
@@ -234,30 +226,18 @@ async fn a_refused_call_forgets_the_zone_a_transient_one_keeps_it() {
             1,
         ),
     ] {
-        let scripted = Scripted::default();
+        let conflict = error.kind == ErrorKind::Conflict;
+        let scripted = if conflict {
+            Scripted::writing([error.clone()])
+        } else {
+            Scripted::reading([error.clone()])
+        };
         let dns = PatientDns::new(&scripted);
         let zone = dns.find_zone(&public).await.unwrap();
-        if error.kind == ErrorKind::Conflict {
-            scripted
-                .write_answers
-                .lock()
-                .unwrap()
-                .push_back(error.clone());
-            let values = BTreeSet::new();
-            let write = RecordWrite {
-                zone: &zone,
-                key: &key(),
-                current: None,
-                values: &values,
-                ttl: 30,
-            };
-            assert!(dns.write(&write).await.is_err());
+        if conflict {
+            let (key, values) = (key(), BTreeSet::new());
+            assert!(dns.write(&write_of(&zone, &key, &values)).await.is_err());
         } else {
-            scripted
-                .read_answers
-                .lock()
-                .unwrap()
-                .push_back(error.clone());
             assert!(dns.read(&zone, &key()).await.is_err());
         }
         dns.find_zone(&public).await.unwrap();
@@ -268,17 +248,9 @@ async fn a_refused_call_forgets_the_zone_a_transient_one_keeps_it() {
 /// A wait that ends exactly when patience does is still taken (the same rule as a poll's).
 #[tokio::test(start_paused = true)]
 async fn a_wait_that_ends_exactly_at_patience_is_still_taken() {
-    let scripted = Scripted::default();
-    scripted
-        .read_answers
-        .lock()
-        .unwrap()
-        .push_back(throttled().with_retry_after(Some(Duration::from_secs(12))));
+    let scripted = Scripted::reading([throttled().with_retry_after(Some(Duration::from_secs(12)))]);
     let dns = PatientDns::with_patience(&scripted, Duration::from_secs(12));
-    let zone = dns
-        .find_zone(&zone_ref("example.com", false))
-        .await
-        .unwrap();
+    let zone = public_zone(&dns).await;
     assert_eq!(dns.read(&zone, &key()).await.unwrap(), None);
     assert_eq!(scripted.reads.load(Ordering::SeqCst), 2);
 }
