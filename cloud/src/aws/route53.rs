@@ -3,6 +3,7 @@
 //! meanwhile, which is our compare-and-swap. After a write we wait until the change is INSYNC.
 
 use super::{RedactingCredentials, classify};
+use crate::patient_dns::{Backoff, PATIENCE, READ_BACKOFF, WRITE_BACKOFF, patiently};
 use crate::poll::Poll;
 use crate::{
     CloudError, DnsProvider, RecordKey, RecordSet, RecordType, RecordWrite, Zone, ZoneRef,
@@ -10,6 +11,7 @@ use crate::{
 use async_trait::async_trait;
 use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_sdk_route53::Client;
+use aws_sdk_route53::config::retry::RetryConfig;
 use aws_sdk_route53::types::{
     Change, ChangeAction, ChangeBatch, ChangeStatus, ResourceRecord, ResourceRecordSet, RrType,
     TagResourceType,
@@ -25,10 +27,29 @@ pub struct Route53Dns {
     private_client: Option<Client>,
 }
 
+/// The SDK's retries of a throttled Route53 call at the cadence of [`crate::patient_dns`]:
+/// reads at [`READ_BACKOFF`], a compare-and-swap write at [`WRITE_BACKOFF`] (per call, see
+/// `write_zone`). With the SDK's own 200 ms start for every call, the readers of a saturated
+/// account ask as often as the writers and take the tokens a write needs before its read
+/// ages.
+fn retry_at(backoff: Backoff) -> RetryConfig {
+    RetryConfig::standard()
+        .with_max_attempts(crate::retry::PER_CALL.max_attempts)
+        .with_initial_backoff(backoff.first)
+        .with_max_backoff(backoff.cap)
+}
+
+fn client(config: &aws_config::SdkConfig) -> Client {
+    let config = aws_sdk_route53::config::Builder::from(config)
+        .retry_config(retry_at(READ_BACKOFF))
+        .build();
+    Client::from_conf(config)
+}
+
 impl Route53Dns {
     pub fn new(config: &aws_config::SdkConfig) -> Self {
         Self {
-            client: Client::new(config),
+            client: client(config),
             private_client: None,
         }
     }
@@ -55,8 +76,8 @@ impl Route53Dns {
             )))
             .build();
         Self {
-            client: Client::new(config),
-            private_client: Some(Client::new(&private_config)),
+            client: client(config),
+            private_client: Some(client(&private_config)),
         }
     }
 
@@ -278,14 +299,20 @@ impl DnsProvider for Route53Dns {
         let client = self.client_for(&zone.reference);
         // Throttled, Route53 made no change: the same batch may be sent again (a rival's
         // write meanwhile still fails its compare-and-swap).
-        let out = crate::patient_dns::patiently(
+        let out = patiently(
             "ChangeResourceRecordSets",
-            crate::patient_dns::PATIENCE,
+            PATIENCE,
+            WRITE_BACKOFF,
             || async {
                 client
                     .change_resource_record_sets()
                     .hosted_zone_id(&zone.id)
                     .change_batch(batch.clone())
+                    .customize()
+                    .config_override(
+                        aws_sdk_route53::config::Builder::default()
+                            .retry_config(retry_at(WRITE_BACKOFF)),
+                    )
                     .send()
                     .await
                     .map_err(|e| cname_or(classify("ChangeResourceRecordSets", e), writes))
