@@ -117,31 +117,16 @@ pub async fn edit_zone(
                     .map(|(key, (_, values, _))| (key.clone(), values))
                     .collect());
             }
-            Err(e) if is_lost_turn(&e) && attempt < MAX_CONFLICT_RETRIES => {
+            Err(e) if e.kind == ErrorKind::Conflict && attempt < MAX_CONFLICT_RETRIES => {
                 attempt += 1;
                 let delay = crate::retry::backoff(attempt, CONFLICT_BACKOFF.0, CONFLICT_BACKOFF.1);
                 let records: Vec<String> = wanted.keys().map(ToString::to_string).collect();
-                if e.kind == ErrorKind::Conflict {
-                    tracing::info!(records = ?records, zone = %zone.reference, attempt, ?delay, "record sets changed under us, re-reading");
-                } else {
-                    tracing::info!(records = ?records, zone = %zone.reference, attempt, ?delay, error = %e, "write throttled past its retries, reading again after the backoff");
-                }
+                tracing::info!(records = ?records, zone = %zone.reference, attempt, ?delay, "record sets changed under us, re-reading");
                 tokio::time::sleep(delay).await;
             }
             Err(e) => return Err(e),
         }
     }
-}
-
-/// Whether a write's error means "read again and retry after the backoff": a lost
-/// compare-and-swap, or a write the service still throttled after its client's retries (the
-/// service did nothing). A throttled write does not keep asking: by the time a token comes
-/// its read is likely stale under the very load that throttles it, and each stale write still
-/// spends one of the account's requests to learn that it lost. With a hundred installs
-/// writing one record set, writes that kept asking were most of the requests and most of
-/// them lost (issue 27's fleet). Backing off like a lost race keeps the writers few.
-fn is_lost_turn(e: &CloudError) -> bool {
-    e.kind == ErrorKind::Conflict || e.is_throttled()
 }
 
 /// The one error to report of writes made at once: anything that is not a lost
@@ -268,8 +253,6 @@ mod tests {
     struct RacyDns {
         set: Mutex<Option<RecordSet>>,
         rival_writes: Mutex<Vec<IpAddr>>,
-        /// How many writes the service throttles first (nothing written).
-        throttled_writes: Mutex<u32>,
         writes: Mutex<u32>,
         /// When each write came (tokio's clock, paused in tests).
         write_times: Mutex<Vec<tokio::time::Instant>>,
@@ -280,7 +263,6 @@ mod tests {
             RacyDns {
                 set: Mutex::new(set),
                 rival_writes: Mutex::new(rival_writes.into_iter().collect()),
-                throttled_writes: Mutex::new(0),
                 writes: Mutex::new(0),
                 write_times: Mutex::new(Vec::new()),
             }
@@ -322,15 +304,6 @@ mod tests {
                 .lock()
                 .unwrap()
                 .push(tokio::time::Instant::now());
-            let mut throttled = self.throttled_writes.lock().unwrap();
-            if *throttled > 0 {
-                *throttled -= 1;
-                return Err(CloudError::new(
-                    ErrorKind::Transient,
-                    "write",
-                    "Throttling: Rate exceeded",
-                ));
-            }
             let mut set = self.set.lock().unwrap();
             if set.as_ref() != write.current {
                 return Err(CloudError::new(
@@ -383,33 +356,6 @@ mod tests {
         );
         assert_eq!(final_set.ttl, 300, "an existing set keeps its TTL");
         assert_eq!(*dns.writes.lock().unwrap(), 3, "two lost races, one win");
-    }
-
-    /// A write still throttled after its client's retries gives its turn up: it backs off and
-    /// reads again (the rival's value written meanwhile is in the next write, which wins),
-    /// rather than failing the step or sending the stale write again.
-    #[tokio::test(start_paused = true)]
-    async fn a_throttled_write_backs_off_and_reads_again() {
-        let held = RecordSet {
-            ttl: 300,
-            values: ips(&["192.0.2.1"]),
-            version: None,
-        };
-        let dns = RacyDns::new(Some(held), ips(&["192.0.2.2"]));
-        *dns.throttled_writes.lock().unwrap() = 1;
-        add_ours(&dns).await.unwrap();
-        let final_set = dns.set.lock().unwrap().clone().unwrap();
-        assert_eq!(
-            final_set.values,
-            ips(&["10.0.0.5", "192.0.2.1", "192.0.2.2"])
-        );
-        assert_eq!(
-            *dns.writes.lock().unwrap(),
-            2,
-            "throttled, then written from a fresh read (a stale one would have lost)"
-        );
-        let times = dns.write_times.lock().unwrap().clone();
-        assert!(times[1] - times[0] >= CONFLICT_BACKOFF.0 / 2);
     }
 
     #[tokio::test(start_paused = true)]

@@ -3,7 +3,7 @@
 //! meanwhile, which is our compare-and-swap. After a write we wait until the change is INSYNC.
 
 use super::{RedactingCredentials, classify};
-use crate::patient_dns::{Backoff, READ_BACKOFF, WRITE_BACKOFF};
+use crate::patient_dns::{Backoff, PATIENCE, READ_BACKOFF, WRITE_BACKOFF, patiently};
 use crate::poll::Poll;
 use crate::{
     CloudError, DnsProvider, RecordKey, RecordSet, RecordType, RecordWrite, Zone, ZoneRef,
@@ -297,19 +297,28 @@ impl DnsProvider for Route53Dns {
             .map_err(|e| CloudError::fatal("ChangeResourceRecordSets", e.to_string()))?;
         let zone = first.zone;
         let client = self.client_for(&zone.reference);
-        // Throttled past the SDK's retries, Route53 made no change: the shared edit backs off
-        // and reads again (`crate::dns`), as after a lost compare-and-swap.
-        let out = client
-            .change_resource_record_sets()
-            .hosted_zone_id(&zone.id)
-            .change_batch(batch)
-            .customize()
-            .config_override(
-                aws_sdk_route53::config::Builder::default().retry_config(retry_at(WRITE_BACKOFF)),
-            )
-            .send()
-            .await
-            .map_err(|e| cname_or(classify("ChangeResourceRecordSets", e), writes))?;
+        // Throttled, Route53 made no change: the same batch may be sent again (a rival's
+        // write meanwhile still fails its compare-and-swap).
+        let out = patiently(
+            "ChangeResourceRecordSets",
+            PATIENCE,
+            WRITE_BACKOFF,
+            || async {
+                client
+                    .change_resource_record_sets()
+                    .hosted_zone_id(&zone.id)
+                    .change_batch(batch.clone())
+                    .customize()
+                    .config_override(
+                        aws_sdk_route53::config::Builder::default()
+                            .retry_config(retry_at(WRITE_BACKOFF)),
+                    )
+                    .send()
+                    .await
+                    .map_err(|e| cname_or(classify("ChangeResourceRecordSets", e), writes))
+            },
+        )
+        .await?;
         match out.change_info() {
             Some(info) if *info.status() != ChangeStatus::Insync => {
                 Self::wait_insync(client, info.id()).await

@@ -6,6 +6,7 @@
 //! shared compare-and-swap in `crate::dns` re-reads and retries.
 
 use super::{GcpSettings, classify};
+use crate::patient_dns::{PATIENCE, WRITE_BACKOFF};
 use crate::poll::Poll;
 use crate::{CloudError, DnsProvider, ErrorKind, RecordKey, RecordSet, RecordWrite, Zone, ZoneRef};
 use async_trait::async_trait;
@@ -205,31 +206,34 @@ impl DnsProvider for CloudDns {
             .set_deletions(deletions)
             .set_additions(additions);
         let (project, name) = self.locate(first.zone);
-        // Throttled past the client's retries, Cloud DNS made no change: the shared edit
-        // backs off and reads again (`crate::dns`), as after a lost compare-and-swap.
-        let created = self
-            .changes
-            .create()
-            .set_project(project)
-            .set_managed_zone(name)
-            .set_body(body)
-            .with_idempotency(super::IDEMPOTENT)
-            .send()
-            .await
-            .map_err(|e| {
-                let reason = super::reason(&e);
-                let mut err = classify("changes.create", e);
-                if reason.as_deref() == Some(CNAME_CONFLICT)
-                    && !err.message.contains(CNAME_CONFLICT)
-                {
-                    err.message = format!("{CNAME_CONFLICT}: {}", err.message);
-                }
-                // A 404 naming a deletion means the set we read is gone: someone changed it.
-                if err.kind == ErrorKind::NotFound && err.message.contains("deletions") {
-                    err.kind = ErrorKind::Conflict;
-                }
-                cname_or(err, &added)
-            })?;
+        // Throttled, Cloud DNS made no change: the same change may be sent again (a rival's
+        // write meanwhile still fails its deletions' match).
+        let created =
+            crate::patient_dns::patiently("changes.create", PATIENCE, WRITE_BACKOFF, || async {
+                self.changes
+                    .create()
+                    .set_project(project)
+                    .set_managed_zone(name)
+                    .set_body(body.clone())
+                    .with_idempotency(super::IDEMPOTENT)
+                    .send()
+                    .await
+                    .map_err(|e| {
+                        let reason = super::reason(&e);
+                        let mut err = classify("changes.create", e);
+                        if reason.as_deref() == Some(CNAME_CONFLICT)
+                            && !err.message.contains(CNAME_CONFLICT)
+                        {
+                            err.message = format!("{CNAME_CONFLICT}: {}", err.message);
+                        }
+                        // A 404 naming a deletion means the set we read is gone: someone changed it.
+                        if err.kind == ErrorKind::NotFound && err.message.contains("deletions") {
+                            err.kind = ErrorKind::Conflict;
+                        }
+                        cname_or(err, &added)
+                    })
+            })
+            .await?;
         self.wait_done(first.zone, created).await
     }
 }

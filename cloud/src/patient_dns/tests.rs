@@ -254,3 +254,33 @@ async fn a_wait_that_ends_exactly_at_patience_is_still_taken() {
     assert_eq!(dns.read(&zone, &key()).await.unwrap(), None);
     assert_eq!(scripted.reads.load(Ordering::SeqCst), 2);
 }
+
+/// A throttled compare-and-swap write asks again sooner than a read (its read ages): half to
+/// all of 200 ms, 400 ms, 800 ms, then 1 s at most.
+#[tokio::test(start_paused = true)]
+async fn a_throttled_write_asks_again_sooner_than_a_read() {
+    let answers = Mutex::new((0..4).map(|_| throttled()).collect::<VecDeque<_>>());
+    let started = Instant::now();
+    let asked = AtomicUsize::new(0);
+    patiently(
+        "ChangeResourceRecordSets",
+        PATIENCE,
+        WRITE_BACKOFF,
+        || async {
+            asked.fetch_add(1, Ordering::SeqCst);
+            next(&answers).map_or(Ok(()), Err)
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        5,
+        "four throttled, then written"
+    );
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(1200) && waited <= Duration::from_millis(2400),
+        "{waited:?}"
+    );
+}
