@@ -352,3 +352,24 @@ fn cname_or(err: CloudError, writes: &[RecordWrite<'_>]) -> CloudError {
         None => err,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Route53 reads retry throttling at the read cadence; a compare-and-swap write, whose read
+    /// ages while it waits, at the shorter write cadence (set per call in `write_zone`).
+    #[test]
+    fn reads_and_writes_retry_at_their_own_cadence() {
+        let config = aws_config::SdkConfig::builder()
+            .behavior_version(aws_config::BehaviorVersion::latest())
+            .build();
+        let read = client(&config).config().retry_config().cloned().unwrap();
+        assert_eq!(read.initial_backoff(), READ_BACKOFF.first);
+        assert_eq!(read.max_backoff(), READ_BACKOFF.cap);
+        assert_eq!(read.max_attempts(), crate::retry::PER_CALL.max_attempts);
+        let write = retry_at(WRITE_BACKOFF);
+        assert_eq!(write.initial_backoff(), Duration::from_millis(200));
+        assert_eq!(write.max_backoff(), Duration::from_secs(1));
+    }
+}
