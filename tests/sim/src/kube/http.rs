@@ -66,9 +66,19 @@ pub async fn serve(listener: TcpListener, acceptor: TlsAcceptor, shared: Arc<Sha
                 return;
             };
             let sh = shared.clone();
-            let service = service_fn(move |req| {
+            let service = service_fn(move |req: Request<Incoming>| {
                 let sh = sh.clone();
-                async move { Ok::<_, Infallible>(handle(req, sh).await) }
+                async move {
+                    let arrived = std::time::Instant::now();
+                    let watching = query_pairs(req.uri().query())
+                        .iter()
+                        .any(|(k, v)| k == "watch" && (v == "true" || v == "1"));
+                    let answer = handle(req, sh.clone()).await;
+                    if !watching {
+                        sh.busy(arrived);
+                    }
+                    Ok::<_, Infallible>(answer)
+                }
             });
             let conn = http1::Builder::new().serve_connection(TokioIo::new(tls), service);
             tokio::select! {

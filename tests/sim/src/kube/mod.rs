@@ -174,6 +174,8 @@ pub(crate) struct Shared {
     shutdown: tokio::sync::watch::Receiver<bool>,
     log: Mutex<Vec<(String, String)>>,
     user_agents: Mutex<std::collections::BTreeSet<String>>,
+    /// From each request's arrival to its answer (watches aside: they stay open).
+    busy: Mutex<Vec<(std::time::Instant, std::time::Instant)>>,
     /// The token's user.
     user: User,
 }
@@ -184,6 +186,13 @@ impl Shared {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(agent.to_string());
+    }
+
+    fn busy(&self, from: std::time::Instant) {
+        self.busy
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((from, std::time::Instant::now()));
     }
 
     fn log(&self, method: &str, path: &str) {
@@ -229,6 +238,7 @@ impl KubeSim {
             shutdown,
             log: Mutex::new(Vec::new()),
             user_agents: Mutex::new(Default::default()),
+            busy: Mutex::new(Vec::new()),
             user: opts.user.clone().unwrap_or_else(User::admin),
         });
         let mut objects = opts.objects.clone();
@@ -439,6 +449,16 @@ impl KubeSim {
     pub fn request_log(&self) -> Vec<(String, String)> {
         self.shared
             .log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// From each request's arrival to its answer, watches aside: the time a client waited on
+    /// this API server (the dns bench tells it apart from the agent's own).
+    pub fn busy_spans(&self) -> Vec<(std::time::Instant, std::time::Instant)> {
+        self.shared
+            .busy
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
