@@ -98,10 +98,16 @@ fn register_credentials(credentials: &Credentials) {
 /// budget.
 pub(crate) fn retry_config() -> RetryConfig {
     let policy = crate::retry::PER_CALL;
+    retry_config_backing_off(policy.initial_delay, policy.max_delay)
+}
+
+/// The per-call policy's attempts with another backoff: from `first`, doubling, at most `cap`
+/// (Route53's reads and compare-and-swap writes, `route53.rs`).
+pub(crate) fn retry_config_backing_off(first: Duration, cap: Duration) -> RetryConfig {
     RetryConfig::standard()
-        .with_max_attempts(policy.max_attempts)
-        .with_initial_backoff(policy.initial_delay)
-        .with_max_backoff(policy.max_delay)
+        .with_max_attempts(crate::retry::PER_CALL.max_attempts)
+        .with_initial_backoff(first)
+        .with_max_backoff(cap)
 }
 
 /// Loads the shared SDK configuration once for both clients. Whatever the credentials'

@@ -9,9 +9,9 @@ use crate::{
     CloudError, DnsProvider, RecordKey, RecordSet, RecordType, RecordWrite, Zone, ZoneRef,
 };
 use async_trait::async_trait;
+use aws_config::retry::RetryConfig;
 use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_sdk_route53::Client;
-use aws_sdk_route53::config::retry::RetryConfig;
 use aws_sdk_route53::types::{
     Change, ChangeAction, ChangeBatch, ChangeStatus, ResourceRecord, ResourceRecordSet, RrType,
     TagResourceType,
@@ -33,10 +33,7 @@ pub struct Route53Dns {
 /// account ask as often as the writers and take the tokens a write needs before its read
 /// ages.
 fn retry_at(backoff: Backoff) -> RetryConfig {
-    RetryConfig::standard()
-        .with_max_attempts(crate::retry::PER_CALL.max_attempts)
-        .with_initial_backoff(backoff.first)
-        .with_max_backoff(backoff.cap)
+    super::retry_config_backing_off(backoff.first, backoff.cap)
 }
 
 fn client(config: &aws_config::SdkConfig) -> Client {
