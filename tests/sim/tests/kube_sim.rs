@@ -2524,3 +2524,24 @@ async fn aws_internal_nlb_admits_only_its_source_ranges_on_every_listener() {
         );
     }
 }
+
+/// The dns bench tells the API server's time apart from the agent's by these spans: one per
+/// answered request, from its arrival to its answer; a watch stays open and is not one.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_answered_request_is_a_busy_span_a_watch_is_not() {
+    let sim = sim(quick()).await;
+    let raw = Raw::new(&sim);
+    let before = sim.busy_spans().len();
+    let started = std::time::Instant::now();
+    raw.get("/version").await;
+    raw.get("/api/v1/namespaces").await;
+    let spans = sim.busy_spans();
+    assert_eq!(spans.len(), before + 2);
+    for (from, to) in &spans[before..] {
+        assert!(*from >= started && to >= from && *to <= std::time::Instant::now());
+    }
+    let _watch = raw
+        .watch("/api/v1/namespaces/default/configmaps?watch=true")
+        .await;
+    assert_eq!(sim.busy_spans().len(), before + 2, "a watch is no span");
+}
