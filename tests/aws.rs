@@ -731,3 +731,72 @@ async fn a_pending_change_is_polled_with_backoff_until_insync_and_zones_wait_at_
     assert!(posts[1] < polls.values().map(|t| *t.last().unwrap()).min().unwrap());
     h.world().await.assert_seeded(&[]);
 }
+
+/// The ListResourceRecordSets of `calls` per hosted zone id.
+fn listings_per_zone(
+    calls: &[bootstrap_sim::proxy::Call],
+) -> std::collections::BTreeMap<String, usize> {
+    let mut per_zone = std::collections::BTreeMap::new();
+    for call in calls {
+        if let Some(rest) = call.action.strip_prefix("GET /2013-04-01/hostedzone/")
+            && let Some((zone, _)) = rest.split_once("/rrset")
+        {
+            *per_zone.entry(zone.to_string()).or_insert(0) += 1;
+        }
+    }
+    per_zone
+}
+
+/// Under Route53's 5 requests per second every request counts, and a compare-and-swap of the
+/// private `api` and `api-int` starts from when they were read: `dns seed` reads each zone's
+/// record sets in one ListResourceRecordSets (the private zone's two from the cluster's
+/// domain), not one per record set.
+#[tokio::test(flavor = "multi_thread")]
+async fn dns_seed_reads_each_zone_s_record_sets_in_one_request() {
+    let h = AwsHarness::new("aws").await;
+    h.run(&["reserve"]).await;
+    h.peers.route53_proxy.reset();
+    h.run(&["dns", "seed"]).await;
+    let listings = listings_per_zone(&h.peers.route53_proxy.calls());
+    assert_eq!(
+        listings.values().collect::<Vec<_>>(),
+        [&1, &1],
+        "one listing per zone: {listings:?}"
+    );
+    h.world().await.assert_seeded(&[]);
+}
+
+/// A listing cut short before the cluster's record sets (more record sets sort before `api`
+/// than one listing holds) proves nothing about them: each is then read alone, and the seed
+/// keeps what another writer put there.
+#[tokio::test(flavor = "multi_thread")]
+async fn record_sets_a_truncated_listing_did_not_reach_are_read_alone() {
+    let h = AwsHarness::new("aws").await;
+    for i in 0..21 {
+        h.peers
+            .write_record(
+                "private",
+                &format!("a{i:02}.mycluster.example.com"),
+                &["192.0.2.9"],
+            )
+            .await
+            .unwrap();
+    }
+    for name in ["api.mycluster.example.com", "api-int.mycluster.example.com"] {
+        h.peers
+            .write_record("private", name, &["192.0.2.1"])
+            .await
+            .unwrap();
+    }
+    h.run(&["reserve"]).await;
+    h.peers.route53_proxy.reset();
+    h.run(&["dns", "seed"]).await;
+    let listings = listings_per_zone(&h.peers.route53_proxy.calls());
+    assert_eq!(
+        listings.values().copied().max(),
+        Some(3),
+        "the private zone: one listing, then `api` and `api-int` alone: {listings:?}"
+    );
+    let world = h.world().await;
+    world.assert_seeded(&["192.0.2.1"]);
+}

@@ -73,14 +73,25 @@ pub async fn edit_zone(
 ) -> Result<BTreeMap<RecordKey, BTreeSet<IpAddr>>, CloudError> {
     let mut attempt = 0;
     loop {
-        let read = futures::future::join_all(edits.keys().map(|key| async move {
-            match known.get(key) {
-                Some(set) if attempt == 0 => Ok(set.clone()),
-                _ => dns.read(zone, key).await,
-            }
-        }))
-        .await;
-        let current: Vec<Option<RecordSet>> = read.into_iter().collect::<Result<_, _>>()?;
+        // One read of all the record sets not known (a retry knows none): they are written in
+        // one compare-and-swap, so they are best read at one moment.
+        let unknown: Vec<RecordKey> = edits
+            .keys()
+            .filter(|key| attempt > 0 || !known.contains_key(*key))
+            .cloned()
+            .collect();
+        let mut read = if unknown.is_empty() {
+            BTreeMap::new()
+        } else {
+            dns.read_zone(zone, &unknown).await?
+        };
+        let current: Vec<Option<RecordSet>> = edits
+            .keys()
+            .map(|key| match known.get(key) {
+                Some(set) if attempt == 0 => set.clone(),
+                _ => read.remove(key).flatten(),
+            })
+            .collect();
         let mut wanted = BTreeMap::new();
         for ((key, edit), current) in edits.iter().zip(&current) {
             if let Some(values) = next_values(current.as_ref(), edit) {

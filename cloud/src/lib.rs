@@ -104,6 +104,24 @@ pub trait DnsProvider: Send + Sync {
     /// The current record set, or None when it does not exist.
     async fn read(&self, zone: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError>;
 
+    /// The record sets `keys` (all of `zone`) as they are now, each None when it does not
+    /// exist. One request where the cloud lists a zone's record sets in an order that keeps
+    /// them together (Route53); otherwise each is read, all at once. A compare-and-swap of
+    /// several record sets in one change starts from this read: read one by one under a rate
+    /// limit, the first would age while the next waits its turn.
+    async fn read_zone(
+        &self,
+        zone: &Zone,
+        keys: &[RecordKey],
+    ) -> Result<BTreeMap<RecordKey, Option<RecordSet>>, CloudError> {
+        let read = futures::future::join_all(keys.iter().map(|key| self.read(zone, key))).await;
+        keys.iter()
+            .cloned()
+            .zip(read)
+            .map(|(key, set)| Ok((key, set?)))
+            .collect()
+    }
+
     /// Replaces `write.current` (exactly as read; None = absent) by `write.values` (empty =
     /// delete) in one atomic call. Fails with `ErrorKind::Conflict` when the record changed
     /// since it was read.

@@ -5,7 +5,7 @@ use crate::journal::JournalState;
 use crate::plan::{Observed, ObservedRecord, records_of_interest};
 use crate::providers::Providers;
 use anyhow::Result;
-use bootstrap_cloud::{Zone, ZoneRef};
+use bootstrap_cloud::{RecordKey, Zone, ZoneRef};
 use std::collections::BTreeMap;
 
 /// The cloud as observed, plus the provider zones found on the way.
@@ -30,20 +30,36 @@ pub async fn observe(
         .await?;
     let adopted = crate::adopt::settle(spec, found)?;
     let placements = p.addresses.placements(&subnets(spec)).await?;
+    let interest = records_of_interest(spec);
     let mut zones = BTreeMap::new();
-    let mut records = Vec::new();
-    for (zone_ref, key) in records_of_interest(spec) {
-        if !zones.contains_key(&zone_ref) {
-            let zone = p.dns.find_zone(&zone_ref).await?;
+    let mut keys_of: BTreeMap<ZoneRef, Vec<RecordKey>> = BTreeMap::new();
+    for (zone_ref, key) in &interest {
+        if !zones.contains_key(zone_ref) {
+            let zone = p.dns.find_zone(zone_ref).await?;
             zones.insert(zone_ref.clone(), zone);
         }
-        let current = p.dns.read(&zones[&zone_ref], &key).await?;
-        records.push(ObservedRecord {
-            zone: zone_ref,
-            key,
-            current,
-        });
+        keys_of
+            .entry(zone_ref.clone())
+            .or_default()
+            .push(key.clone());
     }
+    // A zone's record sets in one read: the step's first compare-and-swap starts from it.
+    let mut read = BTreeMap::new();
+    for (zone_ref, keys) in &keys_of {
+        read.insert(zone_ref, p.dns.read_zone(&zones[zone_ref], keys).await?);
+    }
+    let records = interest
+        .iter()
+        .map(|(zone_ref, key)| ObservedRecord {
+            zone: zone_ref.clone(),
+            key: key.clone(),
+            current: read
+                .get(zone_ref)
+                .and_then(|sets| sets.get(key))
+                .cloned()
+                .flatten(),
+        })
+        .collect();
     let mut observed = Observed {
         reservations,
         records,

@@ -141,6 +141,62 @@ fn normalize(name: &str) -> String {
     name.trim_end_matches('.').to_ascii_lowercase()
 }
 
+/// Record sets one [`Route53Dns::read_zone`] lists: the apex's own (SOA, NS), then a cluster's
+/// `api-int`, `api` and the few beside them.
+const ZONE_LISTING: i32 = 20;
+
+/// The record set `key` among `sets` (as ListResourceRecordSets gives them), None when it is
+/// not there. An alias or routing-policy set is refused: round-robin values cannot be added
+/// to it.
+fn listed(
+    sets: &[ResourceRecordSet],
+    zone: &Zone,
+    key: &RecordKey,
+) -> Result<Option<RecordSet>, CloudError> {
+    let Some(set) = sets
+        .iter()
+        .find(|s| normalize(s.name()) == normalize(&key.name) && *s.r#type() == rr_type(key.rtype))
+    else {
+        return Ok(None);
+    };
+    if set.alias_target().is_some() || set.set_identifier().is_some() {
+        return Err(CloudError::fatal(
+            "ListResourceRecordSets",
+            format!(
+                "{key} in {} is an alias or routing-policy record; round-robin values cannot be added to it",
+                zone.reference
+            ),
+        ));
+    }
+    let ttl = set.ttl().and_then(|t| u32::try_from(t).ok()).unwrap_or(60);
+    let values = set.resource_records().iter().map(|r| r.value());
+    crate::dns::set_compared_by_value("ListResourceRecordSets", key, values, ttl).map(Some)
+}
+
+/// The longest name whose descendants (or itself) all of `names` are, compared by whole
+/// labels: `mycluster.example.com` for `api.mycluster.example.com` and
+/// `api-int.mycluster.example.com`. None when they share no label.
+fn common_parent<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let mut names = names.into_iter().map(|name| {
+        let name = normalize(name);
+        name.rsplit('.').map(str::to_string).collect::<Vec<_>>()
+    });
+    let mut common = names.next()?;
+    for labels in names {
+        let shared = common
+            .iter()
+            .zip(&labels)
+            .take_while(|(a, b)| a == b)
+            .count();
+        common.truncate(shared);
+    }
+    if common.is_empty() {
+        return None;
+    }
+    common.reverse();
+    Some(common.join("."))
+}
+
 fn rr_type(t: RecordType) -> RrType {
     match t {
         RecordType::A => RrType::A,
@@ -239,23 +295,49 @@ impl DnsProvider for Route53Dns {
             .send()
             .await
             .map_err(|e| classify("ListResourceRecordSets", e))?;
-        let Some(set) = out.resource_record_sets().iter().find(|s| {
-            normalize(s.name()) == normalize(&key.name) && *s.r#type() == rr_type(key.rtype)
-        }) else {
-            return Ok(None);
+        listed(out.resource_record_sets(), zone, key)
+    }
+
+    /// One ListResourceRecordSets from the keys' closest common parent name: Route53 lists a
+    /// name's descendants after it (labels reversed), so the keys of one cluster (`api`,
+    /// `api-int`) come in the first few record sets. Which of them comes first is not relied
+    /// on (Route53 sorts `api-int.` before `api.`, as its ASCII order of `-` and `.` makes
+    /// it): a key missing from a listing that went to the end of the zone is absent; missing
+    /// from a truncated one, it is read alone.
+    async fn read_zone(
+        &self,
+        zone: &Zone,
+        keys: &[RecordKey],
+    ) -> Result<BTreeMap<RecordKey, Option<RecordSet>>, CloudError> {
+        let parent = common_parent(keys.iter().map(|key| key.name.as_str()));
+        let (Some(parent), [_, _, ..]) = (parent, keys) else {
+            let read = futures::future::join_all(keys.iter().map(|key| self.read(zone, key))).await;
+            return keys
+                .iter()
+                .cloned()
+                .zip(read)
+                .map(|(k, set)| Ok((k, set?)))
+                .collect();
         };
-        if set.alias_target().is_some() || set.set_identifier().is_some() {
-            return Err(CloudError::fatal(
-                "ListResourceRecordSets",
-                format!(
-                    "{key} in {} is an alias or routing-policy record; round-robin values cannot be added to it",
-                    zone.reference
-                ),
-            ));
+        let out = self
+            .client_for(&zone.reference)
+            .list_resource_record_sets()
+            .hosted_zone_id(&zone.id)
+            .start_record_name(format!("{parent}."))
+            .max_items(ZONE_LISTING)
+            .send()
+            .await
+            .map_err(|e| classify("ListResourceRecordSets", e))?;
+        let sets = out.resource_record_sets();
+        let mut read = BTreeMap::new();
+        for key in keys {
+            let set = match listed(sets, zone, key)? {
+                None if out.is_truncated() => self.read(zone, key).await?,
+                set => set,
+            };
+            read.insert(key.clone(), set);
         }
-        let ttl = set.ttl().and_then(|t| u32::try_from(t).ok()).unwrap_or(60);
-        let values = set.resource_records().iter().map(|r| r.value());
-        crate::dns::set_compared_by_value("ListResourceRecordSets", key, values, ttl).map(Some)
+        Ok(read)
     }
 
     async fn write(&self, write: &RecordWrite<'_>) -> Result<(), CloudError> {
@@ -354,6 +436,32 @@ fn cname_or(err: CloudError, writes: &[RecordWrite<'_>]) -> CloudError {
 mod tests {
     use super::*;
 
+    /// A cluster's `api` and `api-int` are listed from the cluster's domain; names that share
+    /// only a label's prefix (`api` and `api-int`) do not share it as a parent.
+    #[test]
+    fn the_common_parent_is_the_longest_shared_suffix_of_whole_labels() {
+        let parent = |names: &[&str]| common_parent(names.iter().copied());
+        assert_eq!(
+            parent(&[
+                "api.mycluster.example.com",
+                "API-INT.mycluster.example.com."
+            ])
+            .as_deref(),
+            Some("mycluster.example.com")
+        );
+        assert_eq!(
+            parent(&["api.a.example.com", "api.b.example.com", "x.example.com"]).as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(
+            parent(&["api.example.com", "api.example.com"]).as_deref(),
+            Some("api.example.com")
+        );
+        assert_eq!(parent(&["api.example.com", "api.example.net"]), None);
+        assert_eq!(parent(&["a.api", "a.api-int"]), None);
+        assert_eq!(parent(&[]), None);
+    }
+
     /// Route53 reads retry throttling at the read cadence; a compare-and-swap write, whose read
     /// ages while it waits, at the shorter write cadence (set per call in `write_zone`).
     #[test]
@@ -366,7 +474,7 @@ mod tests {
         assert_eq!(read.max_backoff(), READ_BACKOFF.cap);
         assert_eq!(read.max_attempts(), crate::retry::PER_CALL.max_attempts);
         let write = retry_at(WRITE_BACKOFF);
-        assert_eq!(write.initial_backoff(), Duration::from_millis(200));
-        assert_eq!(write.max_backoff(), Duration::from_secs(1));
+        assert_eq!(write.initial_backoff(), Duration::from_millis(50));
+        assert_eq!(write.max_backoff(), Duration::from_millis(250));
     }
 }

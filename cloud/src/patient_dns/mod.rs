@@ -27,25 +27,27 @@ use tokio::time::Instant;
 /// needs about five minutes for all of its requests.
 pub const PATIENCE: Duration = Duration::from_secs(300);
 
-/// Backoff between the asks of a throttled read: from 1 s, doubling, at most 5 s, jittered
-/// (so a hundred agents throttled together do not come back together). Short enough that
-/// an agent keeps asking about as often as any other: the service's tokens go to whoever asks
-/// when one is free, and a long backoff would starve the unluckiest agent.
+/// Backoff between the asks of a throttled read: from 1 s, doubling, at most 10 s, jittered
+/// (so a hundred agents throttled together do not come back together). While the limit is
+/// saturated the readers' asks are what the writers compete with (see [`WRITE_BACKOFF`]);
+/// the cap stays short enough that a read is asked again well within the time a fair share
+/// of the rate would give it (a hundred agents at 5 requests per second: one each 20 s).
 pub const READ_BACKOFF: Backoff = Backoff {
     first: Duration::from_secs(1),
-    cap: Duration::from_secs(5),
+    cap: Duration::from_secs(10),
 };
 
-/// Backoff between the asks of a throttled compare-and-swap write: from 200 ms, at most 1 s.
-/// A write carries what was read, and that ages: every rival write that lands meanwhile
-/// makes it lose, and it must read and ask again. So while the limit is saturated a write
-/// asks more often than a read, and an agent that has read gets the next free token sooner
-/// than the readers behind it (issue 27: with a hundred agents on one record set, writes
-/// asking as often as reads lost about six compare-and-swaps each, and the unluckiest
-/// agents ran out of their step's deadline).
+/// Backoff between the asks of a throttled compare-and-swap write: from 50 ms, at most
+/// 250 ms. A write carries what was read, and that ages: every rival write that lands
+/// meanwhile makes it lose, and it must read and ask again. The service's tokens go to
+/// whoever asks when one is free, so the time a write waits for one is about the readers'
+/// asks per second over its own; a write asking many times as often as a read gets the next
+/// free token soon after its read (issue 27: with a hundred agents on one record set, writes
+/// asking as often as reads lost about six compare-and-swaps each). A write waits so only
+/// for as long as the limit is saturated, and Route53 makes no change for a throttled call.
 pub const WRITE_BACKOFF: Backoff = Backoff {
-    first: Duration::from_millis(200),
-    cap: Duration::from_secs(1),
+    first: Duration::from_millis(50),
+    cap: Duration::from_millis(250),
 };
 
 /// An exponential backoff: from `first`, doubling, at most `cap`, jittered.
@@ -146,6 +148,18 @@ impl<D: DnsProvider> DnsProvider for PatientDns<D> {
     async fn read(&self, zone: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
         let read = patiently("read record set", self.patience, READ_BACKOFF, || {
             self.inner.read(zone, key)
+        })
+        .await;
+        self.check(zone, read)
+    }
+
+    async fn read_zone(
+        &self,
+        zone: &Zone,
+        keys: &[RecordKey],
+    ) -> Result<BTreeMap<RecordKey, Option<RecordSet>>, CloudError> {
+        let read = patiently("read record sets", self.patience, READ_BACKOFF, || {
+            self.inner.read_zone(zone, keys)
         })
         .await;
         self.check(zone, read)

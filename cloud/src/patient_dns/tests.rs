@@ -174,8 +174,8 @@ async fn patience_ends_with_the_throttling_error() {
         started.elapsed()
     );
     let asked = scripted.reads.load(Ordering::SeqCst);
-    // At most 5 s apart, at least 0.5 s: more than a dozen asks in a minute, not hundreds.
-    assert!((12..=120).contains(&asked), "{asked}");
+    // At most 10 s apart, at least 0.5 s: more than eight asks in a minute, not hundreds.
+    assert!((8..=120).contains(&asked), "{asked}");
 }
 
 #[tokio::test(start_paused = true)]
@@ -256,7 +256,7 @@ async fn a_wait_that_ends_exactly_at_patience_is_still_taken() {
 }
 
 /// A throttled compare-and-swap write asks again sooner than a read (its read ages): half to
-/// all of 200 ms, 400 ms, 800 ms, then 1 s at most.
+/// all of 50 ms, 100 ms, 200 ms, then 250 ms at most.
 #[tokio::test(start_paused = true)]
 async fn a_throttled_write_asks_again_sooner_than_a_read() {
     let answers = Mutex::new((0..4).map(|_| throttled()).collect::<VecDeque<_>>());
@@ -280,7 +280,7 @@ async fn a_throttled_write_asks_again_sooner_than_a_read() {
     );
     let waited = started.elapsed();
     assert!(
-        waited >= Duration::from_millis(1200) && waited <= Duration::from_millis(2400),
+        waited >= Duration::from_millis(300) && waited <= Duration::from_millis(600),
         "{waited:?}"
     );
 }
