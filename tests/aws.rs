@@ -685,6 +685,44 @@ async fn the_route53_peer_refuses_a_cname_and_an_address_record_at_one_name() {
     );
 }
 
+/// The Route53 peer lists record sets in Route53's documented order ("labels reversed ...
+/// in ASCII order", where the trailing dot sorts `-` before `.`): `api-int.` before `api.`,
+/// a name's descendants after it, and a listing starts at the first name at or after
+/// StartRecordName. ministack alone compares the labels one by one (`api` first).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_route53_peer_lists_record_sets_in_route53_s_order() {
+    let peers = AwsPeers::start().await.unwrap();
+    let zone = peers.create_zone("example.org", false).await.unwrap();
+    for name in [
+        "x.api.c.example.org",
+        "api.c.example.org",
+        "api-int.c.example.org",
+        "b.example.org",
+    ] {
+        peers
+            .write_record_in(&zone, name, &["192.0.2.1"])
+            .await
+            .unwrap();
+    }
+    let names: Vec<String> = peers
+        .listed(&zone)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(set, _)| set)
+        .filter(|set| set.ends_with(" A"))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "b.example.org A",
+            "api-int.c.example.org A",
+            "api.c.example.org A",
+            "x.api.c.example.org A"
+        ]
+    );
+}
+
 /// Route53 holds a change PENDING until it has propagated (here 3 s): `dns seed` waits for
 /// it, polling each change with growing gaps (not every 100 ms), and the two zones' changes
 /// wait at once.

@@ -11,6 +11,11 @@
   seconds"; ministack flips it to INSYNC at the second GetChange. With
   MINISTACK_CHANGE_PROPAGATION_MS set, a change is PENDING for that long after it was made,
   then INSYNC (unset or 0: ministack's own behaviour).
+- ListResourceRecordSets lists in Route53's order: "first by DNS name with the labels
+  reversed, for example: com.example.www." in ASCII order, where "the trailing dot ... can
+  change the sort order when the record name contains characters that appear before ."
+  (API reference, ListResourceRecordSets, "Sort order"): `api-int.` before `api.`. ministack
+  compares the reversed labels one by one, which puts `api` first.
 
 Usage: python ministack_server.py (ministack's environment: BIND_HOST, GATEWAY_PORT, ...)
 """
@@ -100,6 +105,13 @@ def _change_resource_record_sets(zone_id, body):
     return _ministack_change_rrsets(zone_id, body)
 
 
+def _name_sort_key(name):
+    """Route53's listing order: the labels reversed, with the trailing dot, as ASCII."""
+    labels = r53._normalise_name(name).rstrip(".").split(".")
+    return ".".join(reversed(labels)).lower() + "."
+
+
+r53._name_sort_key = _name_sort_key
 r53._change_id = _change_id
 r53._get_change = _get_change
 r53._change_resource_record_sets = _change_resource_record_sets

@@ -86,6 +86,17 @@ impl AwsPeers {
     /// `{"<fqdn without the final dot> <TYPE>": [values]}`, read straight from ministack's
     /// Route53 REST API (no Python, no proxy: fast enough to poll like a resolver).
     pub async fn records(&self, zone_id: &str) -> Result<serde_json::Map<String, Value>> {
+        Ok(self
+            .listed(zone_id)
+            .await?
+            .into_iter()
+            .map(|(set, values)| (set, Value::Array(values)))
+            .collect())
+    }
+
+    /// The first page of ListResourceRecordSets of `zone_id`, in the order it lists them:
+    /// `("<fqdn without the final dot> <TYPE>", values)`.
+    pub async fn listed(&self, zone_id: &str) -> Result<Vec<(String, Vec<Value>)>> {
         use http_body_util::BodyExt;
         let id = zone_id.trim_start_matches("/hostedzone/");
         let stream = tokio::net::TcpStream::connect(self.route53.addr)
@@ -109,7 +120,7 @@ impl AwsPeers {
             bail!("ListResourceRecordSets {id}: {status} {text}");
         }
         let root = crate::kube::lb::ec2::parse(&text)?;
-        let mut sets = serde_json::Map::new();
+        let mut sets = Vec::new();
         for set in root
             .child("ResourceRecordSets")
             .map(|s| s.children.as_slice())
@@ -126,10 +137,7 @@ impl AwsPeers {
                 .filter_map(|r| r.text_of("Value"))
                 .map(|v| Value::String(v.to_string()))
                 .collect();
-            sets.insert(
-                format!("{} {rtype}", name.trim_end_matches('.')),
-                Value::Array(values),
-            );
+            sets.push((format!("{} {rtype}", name.trim_end_matches('.')), values));
         }
         Ok(sets)
     }
