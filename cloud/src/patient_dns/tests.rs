@@ -284,3 +284,33 @@ async fn a_throttled_write_asks_again_sooner_than_a_read() {
         "{waited:?}"
     );
 }
+
+/// A zone's record sets read together are as patient as one read (a throttled read waits its
+/// turn), and a refused zone read forgets the zone as a refused read does.
+#[tokio::test(start_paused = true)]
+async fn a_zone_read_waits_its_turn_and_a_refused_one_forgets_the_zone() {
+    let other = RecordKey {
+        name: "api-int.c.example.com".into(),
+        rtype: RecordType::A,
+    };
+    let scripted = Scripted::reading([throttled(), throttled()]);
+    let dns = PatientDns::new(&scripted);
+    let zone = public_zone(&dns).await;
+    let started = Instant::now();
+    let read = dns.read_zone(&zone, &[key(), other.clone()]).await.unwrap();
+    assert_eq!(read, BTreeMap::from([(key(), None), (other.clone(), None)]));
+    assert!(started.elapsed() >= Duration::from_millis(500), "it waited");
+    assert_eq!(
+        scripted.finds.load(Ordering::SeqCst),
+        1,
+        "a throttle keeps the zone"
+    );
+
+    let refused = CloudError::fatal("ListResourceRecordSets", "NoSuchHostedZone");
+    let scripted = Scripted::reading([refused]);
+    let dns = PatientDns::new(&scripted);
+    let zone = public_zone(&dns).await;
+    assert!(dns.read_zone(&zone, &[key(), other]).await.is_err());
+    public_zone(&dns).await;
+    assert_eq!(scripted.finds.load(Ordering::SeqCst), 2, "looked up again");
+}
