@@ -41,6 +41,21 @@ const CONFLICT_BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Dura
 /// of one gate pass, the removal): written as one change per zone.
 pub type ZoneEdit = BTreeMap<RecordKey, DnsEdit>;
 
+/// Each of `keys` read on its own, all at once ([`DnsProvider::read_zone`] where the cloud
+/// has no listing that keeps them together).
+pub async fn read_each<D: DnsProvider + ?Sized>(
+    dns: &D,
+    zone: &Zone,
+    keys: &[RecordKey],
+) -> Result<BTreeMap<RecordKey, Option<RecordSet>>, CloudError> {
+    let read = futures::future::join_all(keys.iter().map(|key| dns.read(zone, key))).await;
+    keys.iter()
+        .cloned()
+        .zip(read)
+        .map(|(key, set)| Ok((key, set?)))
+        .collect()
+}
+
 /// Applies `edit` to one record set. Returns the values written, or None when nothing
 /// needed changing (zero mutating calls).
 pub async fn edit_record_values(

@@ -114,12 +114,7 @@ pub trait DnsProvider: Send + Sync {
         zone: &Zone,
         keys: &[RecordKey],
     ) -> Result<BTreeMap<RecordKey, Option<RecordSet>>, CloudError> {
-        let read = futures::future::join_all(keys.iter().map(|key| self.read(zone, key))).await;
-        keys.iter()
-            .cloned()
-            .zip(read)
-            .map(|(key, set)| Ok((key, set?)))
-            .collect()
+        dns::read_each(self, zone, keys).await
     }
 
     /// Replaces `write.current` (exactly as read; None = absent) by `write.values` (empty =
