@@ -838,3 +838,45 @@ async fn record_sets_a_truncated_listing_did_not_reach_are_read_alone() {
     let world = h.world().await;
     world.assert_seeded(&["192.0.2.1"]);
 }
+
+/// The cluster's private records in a zone other clusters share (`platform.aws.hostedZone`):
+/// a listing from the cluster's domain is cut short by the clusters after it, but it went
+/// past the domain's names, so the records it did not hold are absent: one listing, no read
+/// alone.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_listing_that_went_past_the_cluster_s_names_proves_them_absent() {
+    let h = AwsHarness::new("aws").await;
+    let shared = h.peers.create_zone("example.com", true).await.unwrap();
+    for i in 0..21 {
+        h.peers
+            .write_record_in(
+                &shared,
+                &format!("api.other{i:02}.example.com"),
+                &["192.0.2.9"],
+            )
+            .await
+            .unwrap();
+    }
+    h.edit_asset(
+        "manifests/cluster-config.yaml",
+        "        region: us-east-1\n",
+        &format!("        region: us-east-1\n        hostedZone: {shared}\n"),
+    );
+    h.run(&["reserve"]).await;
+    h.peers.route53_proxy.reset();
+    h.run(&["dns", "seed"]).await;
+    let listings = listings_per_zone(&h.peers.route53_proxy.calls());
+    let shared_id = shared.rsplit('/').next().unwrap();
+    assert_eq!(listings.get(shared_id), Some(&1), "{listings:?}");
+    let records = h.peers.records(&shared).await.unwrap();
+    for name in [
+        "api.mycluster.example.com A",
+        "api-int.mycluster.example.com A",
+    ] {
+        assert_eq!(
+            records[name].as_array().unwrap().len(),
+            4,
+            "{name}: {records:?}"
+        );
+    }
+}

@@ -197,6 +197,14 @@ fn common_parent<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<String>
     Some(common.join("."))
 }
 
+/// Whether `name` is `parent` or below it (both normalized).
+fn descends_from(name: &str, parent: &str) -> bool {
+    name == parent
+        || name
+            .strip_suffix(parent)
+            .is_some_and(|above| above.ends_with('.'))
+}
+
 fn rr_type(t: RecordType) -> RrType {
     match t {
         RecordType::A => RrType::A,
@@ -298,12 +306,13 @@ impl DnsProvider for Route53Dns {
         listed(out.resource_record_sets(), zone, key)
     }
 
-    /// One ListResourceRecordSets from the keys' closest common parent name: Route53 lists a
-    /// name's descendants after it (labels reversed), so the keys of one cluster (`api`,
-    /// `api-int`) come in the first few record sets. Which of them comes first is not relied
-    /// on (Route53 sorts `api-int.` before `api.`, as its ASCII order of `-` and `.` makes
-    /// it): a key missing from a listing that went to the end of the zone is absent; missing
-    /// from a truncated one, it is read alone.
+    /// One ListResourceRecordSets from the keys' closest common parent name. Route53 sorts
+    /// names as text with their labels reversed (`com.example.mycluster.api.`), so a name's
+    /// descendants are the block of text that starts with its own: right after it, together.
+    /// Which of the keys comes first is not relied on (Route53 sorts `api-int.` before `api.`,
+    /// as its ASCII order of `-` and `.` makes it). A key missing from a listing that holds
+    /// the whole block (it reached the end of the zone, or a name past the block) is absent;
+    /// missing from one cut short inside the block, it is read alone.
     async fn read_zone(
         &self,
         zone: &Zone,
@@ -329,10 +338,14 @@ impl DnsProvider for Route53Dns {
             .await
             .map_err(|e| classify("ListResourceRecordSets", e))?;
         let sets = out.resource_record_sets();
+        let whole_block = !out.is_truncated()
+            || sets
+                .iter()
+                .any(|set| !descends_from(&normalize(set.name()), &parent));
         let mut read = BTreeMap::new();
         for key in keys {
             let set = match listed(sets, zone, key)? {
-                None if out.is_truncated() => self.read(zone, key).await?,
+                None if !whole_block => self.read(zone, key).await?,
                 set => set,
             };
             read.insert(key.clone(), set);
@@ -460,6 +473,24 @@ mod tests {
         assert_eq!(parent(&["api.example.com", "api.example.net"]), None);
         assert_eq!(parent(&["a.api", "a.api-int"]), None);
         assert_eq!(parent(&[]), None);
+    }
+
+    #[test]
+    fn a_name_descends_from_itself_and_its_parents_by_whole_labels() {
+        assert!(descends_from(
+            "mycluster.example.com",
+            "mycluster.example.com"
+        ));
+        assert!(descends_from(
+            "api.mycluster.example.com",
+            "mycluster.example.com"
+        ));
+        assert!(!descends_from(
+            "xmycluster.example.com",
+            "mycluster.example.com"
+        ));
+        assert!(!descends_from("other.example.com", "mycluster.example.com"));
+        assert!(!descends_from("example.com", "mycluster.example.com"));
     }
 
     /// Route53 reads retry throttling at the read cadence; a compare-and-swap write, whose read
