@@ -320,13 +320,7 @@ impl DnsProvider for Route53Dns {
     ) -> Result<BTreeMap<RecordKey, Option<RecordSet>>, CloudError> {
         let parent = common_parent(keys.iter().map(|key| key.name.as_str()));
         let (Some(parent), [_, _, ..]) = (parent, keys) else {
-            let read = futures::future::join_all(keys.iter().map(|key| self.read(zone, key))).await;
-            return keys
-                .iter()
-                .cloned()
-                .zip(read)
-                .map(|(k, set)| Ok((k, set?)))
-                .collect();
+            return crate::dns::read_each(self, zone, keys).await;
         };
         let out = self
             .client_for(&zone.reference)
