@@ -8,6 +8,7 @@ pub mod emulator;
 pub mod gcp;
 pub mod handover;
 pub mod kube;
+pub mod nodes;
 pub mod peers;
 pub mod percent;
 pub mod pki;

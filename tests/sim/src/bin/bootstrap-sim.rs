@@ -13,7 +13,7 @@ use bootstrap_sim::peers::Peers;
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: bootstrap-sim demo <aws|gcp|azure>   plan, run, plan, status against local peers\n       \
-                     bootstrap-sim handover <aws|gcp|azure> [--dns-seeding progressive|all-at-once] [--ttl 30s] [--scope-round-trip true] [--output text|json]\n       \
+                     bootstrap-sim handover <aws|gcp|azure> [--dns-seeding progressive|all-at-once] [--ttl 30s] [--scope-round-trip true] [--openshift-nodes true] [--output text|json]\n       \
                      \x20   API clients through a whole run: failures and p99 per stage\n       \
                      bootstrap-sim venv                   install the emulators into target/sim-venv\n\
                      (build the agent first: cargo build --all-features --workspace --bins)";
@@ -181,6 +181,13 @@ async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
                     other => bail!("--scope-round-trip: expected true or false, found {other:?}"),
                 }
             }
+            "--openshift-nodes" => {
+                opts.openshift_nodes = match *value {
+                    "true" => true,
+                    "false" => false,
+                    other => bail!("--openshift-nodes: expected true or false, found {other:?}"),
+                }
+            }
             "--ttl" => {
                 opts.ttl = humantime::parse_duration(value).with_context(|| {
                     format!("--ttl: expected a duration like 30s, found {value:?}")
@@ -197,8 +204,10 @@ async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
             other => bail!("unknown option {other:?}\n{USAGE}"),
         }
     }
-    opts.work =
-        bootstrap_sim::venv::target_dir().join(format!("handover-{cloud}-{}", opts.dns_seeding));
+    opts.work = bootstrap_sim::venv::target_dir().join(format!(
+        "handover-{cloud}-{}-{}",
+        opts.dns_seeding, opts.openshift_nodes
+    ));
     let report = bootstrap_sim::handover::run(opts).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report.to_json())?);

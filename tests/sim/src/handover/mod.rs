@@ -16,6 +16,7 @@
 
 pub mod clients;
 pub mod network;
+pub mod openshift;
 
 use crate::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
 use crate::peers::Peers;
@@ -57,6 +58,9 @@ pub struct Options {
     /// After `complete` and the linger: `publish --scope Internal --auto-delete`, the linger,
     /// then `publish --scope External`, with the clients going on through both.
     pub scope_round_trip: bool,
+    /// GCP / Azure: the cluster's own nodes as clients and backends ([`openshift`]).
+    pub openshift_nodes: bool,
+    pub node_timing: openshift::NodeTiming,
 }
 
 impl Options {
@@ -73,6 +77,8 @@ impl Options {
             lb_delay: Duration::from_secs(5),
             linger: Duration::from_secs(35),
             scope_round_trip: false,
+            openshift_nodes: false,
+            node_timing: openshift::NodeTiming::default(),
         }
     }
 }
@@ -114,6 +120,17 @@ pub struct ScopeRow {
     pub unanswered: usize,
 }
 
+/// Per client class (a policy of the DNS clients, or a node client of [`openshift`]) and
+/// stage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassRow {
+    pub class: &'static str,
+    pub stage: u8,
+    pub requests: usize,
+    pub failures: usize,
+    pub p99: Duration,
+}
+
 /// Per policy and stage.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
@@ -130,10 +147,18 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// With `scope_round_trip`: what the clients saw through it.
     pub scope_rows: Vec<ScopeRow>,
+    /// Every client class, the nodes' included with `openshift_nodes`.
+    pub class_rows: Vec<ClassRow>,
 }
 
 /// Runs the whole simulation.
 pub async fn run(opts: Options) -> Result<Report> {
+    if opts.openshift_nodes && !matches!(opts.cloud.as_str(), "gcp" | "azure") {
+        bail!(
+            "--openshift-nodes: the node model is GCP's and Azure's (on AWS the load balancers' targets are the masters' IPs), not {}",
+            opts.cloud
+        );
+    }
     let _ = std::fs::remove_dir_all(&opts.work);
     std::fs::create_dir_all(&opts.work)
         .with_context(|| format!("cannot create {}", opts.work.display()))?;
@@ -221,6 +246,29 @@ pub async fn run(opts: Options) -> Result<Report> {
     }
 
     let timeline = Arc::new(Mutex::new(Timeline::default()));
+    let node_tasks = match opts.openshift_nodes {
+        false => None,
+        true => {
+            let cluster = openshift::Cluster::new(&opts.cloud, bootstrap, t0)
+                .context("no node model for this cloud")?;
+            let driver = tokio::spawn(openshift::drive(
+                cluster.clone(),
+                network.clone(),
+                timeline.clone(),
+                private_rx.clone(),
+                opts.node_timing.clone(),
+                stop_rx.clone(),
+            ));
+            let clients = tokio::spawn(openshift::clients(
+                cluster,
+                private_rx.clone(),
+                opts.period,
+                opts.connect_timeout,
+                stop_rx.clone(),
+            ));
+            Some((driver, clients))
+        }
+    };
     let watcher = tokio::spawn(watch_installer_side(
         kube.clone(),
         network.clone(),
@@ -231,6 +279,12 @@ pub async fn run(opts: Options) -> Result<Report> {
         stop_rx.clone(),
     ));
 
+    // The nodes' last rollout starts a second after the bootstrap IP left DNS, its server
+    // down after the others': the clients stay on until it is over.
+    let linger = match opts.openshift_nodes {
+        true => opts.linger.max(opts.node_timing.rollouts_end()),
+        false => opts.linger,
+    };
     let mut joined = BTreeSet::new();
     let mut agent_status = None;
     let mut publish: Option<tokio::process::Child> = None;
@@ -238,8 +292,8 @@ pub async fn run(opts: Options) -> Result<Report> {
         let end = {
             let t = lock(&timeline);
             match opts.scope_round_trip {
-                false => t.complete.map(|at| t0 + at + opts.linger),
-                true => t.external_done.map(|at| t0 + at + opts.linger),
+                false => t.complete.map(|at| t0 + at + linger),
+                true => t.external_done.map(|at| t0 + at + linger),
             }
         };
         if end.is_some_and(|e| Instant::now() >= e) {
@@ -302,6 +356,13 @@ pub async fn run(opts: Options) -> Result<Report> {
     for task in tasks {
         samples.extend(task.await?);
     }
+    let node_samples = match node_tasks {
+        Some((driver, clients)) => {
+            driver.await?;
+            clients.await?
+        }
+        None => Vec::new(),
+    };
     if agent_status.is_none() {
         let status = agent.wait().await?;
         if !status.success() {
@@ -310,6 +371,7 @@ pub async fn run(opts: Options) -> Result<Report> {
     }
     let timeline = lock(&timeline).clone();
     let rows = rows(&samples, t0, &timeline);
+    let class_rows = class_rows(&rows, &node_samples, t0, &timeline);
     let scope_rows = match opts.scope_round_trip {
         true => scope_rows(&samples, t0, &timeline, opts.ttl),
         false => Vec::new(),
@@ -319,7 +381,61 @@ pub async fn run(opts: Options) -> Result<Report> {
         timeline,
         rows,
         scope_rows,
+        class_rows,
     })
+}
+
+/// The policies' rows and the node classes' ones (by the stage each request started in,
+/// before any scope change).
+fn class_rows(
+    rows: &[Row],
+    nodes: &[openshift::NodeSample],
+    t0: Instant,
+    timeline: &Timeline,
+) -> Vec<ClassRow> {
+    let mut out: Vec<ClassRow> = rows
+        .iter()
+        .map(|r| ClassRow {
+            class: r.policy.as_str(),
+            stage: r.stage,
+            requests: r.requests,
+            failures: r.failures,
+            p99: r.p99,
+        })
+        .collect();
+    if nodes.is_empty() {
+        return out;
+    }
+    for class in openshift::CLASSES {
+        for s in 1..=3u8 {
+            let mut latencies: Vec<Duration> = Vec::new();
+            let mut failures = 0;
+            for sample in nodes
+                .iter()
+                .filter(|x| timeline.to_internal.is_none_or(|at| x.started - t0 < at))
+                .filter(|x| x.class == class && stage(x.started - t0, timeline) == s)
+            {
+                latencies.push(sample.latency);
+                failures += usize::from(!sample.ok);
+            }
+            out.push(ClassRow {
+                class,
+                stage: s,
+                requests: latencies.len(),
+                failures,
+                p99: p99(&mut latencies),
+            });
+        }
+    }
+    out
+}
+
+fn p99(latencies: &mut [Duration]) -> Duration {
+    latencies.sort();
+    latencies
+        .get((latencies.len() * 99).div_ceil(100).saturating_sub(1))
+        .copied()
+        .unwrap_or_default()
 }
 
 /// The scope change's next move, once `run` is done and the clients lingered: `publish
@@ -510,17 +626,12 @@ fn rows(samples: &[Sample], t0: Instant, timeline: &Timeline) -> Vec<Row> {
                 latencies.push(sample.latency);
                 failures += usize::from(!sample.ok);
             }
-            latencies.sort();
-            let p99 = latencies
-                .get((latencies.len() * 99).div_ceil(100).saturating_sub(1))
-                .copied()
-                .unwrap_or_default();
             rows.push(Row {
                 policy,
                 stage: s,
                 requests: latencies.len(),
                 failures,
-                p99,
+                p99: p99(&mut latencies),
             });
         }
     }
@@ -566,6 +677,14 @@ impl Report {
                 "requests": r.requests,
                 "failures": r.failures,
                 "unanswered": r.unanswered,
+            })).collect::<Vec<_>>(),
+            "openshift_nodes": self.options.openshift_nodes,
+            "classes": self.class_rows.iter().map(|r| json!({
+                "class": r.class,
+                "stage": r.stage,
+                "requests": r.requests,
+                "failed": r.failures,
+                "p99_ms": r.p99.as_millis() as u64,
             })).collect::<Vec<_>>(),
             "results": self.rows.iter().map(|r| json!({
                 "policy": r.policy.as_str(),
@@ -613,6 +732,23 @@ impl Report {
                 percent(r.failures, r.requests),
                 r.p99.as_millis()
             );
+        }
+        if self.options.openshift_nodes {
+            out += "node class          stage  requests  failed  p99\n";
+            for r in self
+                .class_rows
+                .iter()
+                .filter(|r| openshift::CLASSES.contains(&r.class))
+            {
+                out += &format!(
+                    "{:<19} {:>5}  {:>8}  {:>6}  {} ms\n",
+                    r.class,
+                    r.stage,
+                    r.requests,
+                    r.failures,
+                    r.p99.as_millis()
+                );
+            }
         }
         if !self.scope_rows.is_empty() {
             out += &format!(

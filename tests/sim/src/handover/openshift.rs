@@ -1,0 +1,539 @@
+//! `--openshift-nodes true`: the cluster's own nodes through the hand-over, on GCP and Azure,
+//! with the node model of [`crate::nodes`] (apiserver-watcher, the route scripts, the load
+//! balancers' backends and health). Three masters boot once `api-int` exists, two workers a
+//! moment later; the clients are the nodes themselves:
+//!
+//! - `master-kubelet`: each master's kubelet calls api-int (Go's dialer: every address in
+//!   order, refused -> next at once, dropped -> the connect timeout). Master *i* rolls its
+//!   kube-apiserver out in stage *i*+1: `/readyz` fails for the shutdown delay while it
+//!   still serves, then it is down for the restart.
+//! - `master-to-bootstrap`: each master dials the bootstrap host's etcd (2379, 2380), its
+//!   kube-apiserver and its MCS by IP, as the etcd members and the operators do, until the
+//!   host is destroyed; it counts only when the bootstrap host answers.
+//! - `worker-kubelet`: each worker's kubelet calls api-int; worker 0 reboots in stage 3 and
+//!   its OVN-Kubernetes starts only after its kubelet reached the API again.
+//! - `bootstrap-proof`: the bootstrap host's own connection to each internal frontend (what
+//!   the agent's proof on the wire does); it counts when a master answers through the load
+//!   balancer, not the bootstrap host itself or nobody.
+//!
+//! Timing: the watcher's and the scripts' are OpenShift's (2 s checks, 8 failures, 30 s
+//! metadata re-reads, the kubelet's crash-loop back-off); the nodes' boot and the rollout are
+//! shortened to fit the simulation (`NodeTiming`), the shutdown delay kept above the
+//! watcher's 16 s as OpenShift's is.
+
+use super::Timeline;
+use super::network::Network;
+use crate::nodes::watcher::{CHECK_INTERVAL, Watcher};
+use crate::nodes::{self, Apiserver, Cloud, Reached, Role, World};
+use crate::rng::Rng;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+pub const MASTERS: usize = 3;
+pub const WORKERS: usize = 2;
+
+/// The node client classes, in report order.
+pub const CLASSES: [&str; 4] = [
+    "master-kubelet",
+    "master-to-bootstrap",
+    "worker-kubelet",
+    "bootstrap-proof",
+];
+
+#[derive(Clone, Debug)]
+pub struct NodeTiming {
+    /// A master boots this long after api-int first exists (each next one 200 ms later).
+    pub master_boot: Duration,
+    /// Its kube-apiserver serves this long after boot; OVN-K runs after `ovnk_start`.
+    pub apiserver_start: Duration,
+    pub ovnk_start: Duration,
+    /// A rollout: `/readyz` fails while the server still serves (OpenShift: 70 s), then
+    /// the server is down for `restart`.
+    pub shutdown_delay: Duration,
+    pub restart: Duration,
+}
+
+impl Default for NodeTiming {
+    fn default() -> Self {
+        NodeTiming {
+            master_boot: Duration::from_millis(500),
+            apiserver_start: Duration::from_millis(1500),
+            ovnk_start: Duration::from_secs(1),
+            shutdown_delay: Duration::from_secs(25),
+            restart: Duration::from_secs(5),
+        }
+    }
+}
+
+impl NodeTiming {
+    /// From the last rollout's start, an upper bound of when every master is back (the
+    /// servers go down one after the other, a second apart), and 3 s more.
+    pub fn rollouts_end(&self) -> Duration {
+        let one = self.restart + Duration::from_secs(1);
+        self.shutdown_delay + one * MASTERS as u32 + Duration::from_secs(3)
+    }
+}
+
+/// One node client's request.
+#[derive(Clone, Copy, Debug)]
+pub struct NodeSample {
+    pub class: &'static str,
+    pub started: Instant,
+    pub latency: Duration,
+    pub ok: bool,
+}
+
+/// What the driver knows of each node beyond the model.
+#[derive(Clone, Debug, Default)]
+struct Life {
+    boot_at: Option<Duration>,
+    /// The rollout's start (masters), and when its server goes down: after the shutdown
+    /// delay, and never while another master's is down (the operator rolls one at a time).
+    rollout_at: Option<Duration>,
+    down_at: Option<Duration>,
+    /// Workers: the reboot, and the kubelet's first success since the (re)boot.
+    reboot_at: Option<Duration>,
+    kubelet_ok_at: Option<Duration>,
+    next_check: Duration,
+    next_refresh: Duration,
+}
+
+pub struct Cluster {
+    world: Mutex<World>,
+    life: Mutex<Vec<Life>>,
+    t0: Instant,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Private addresses are the internal frontends (the example worlds' reserved private IPs).
+fn is_private(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_private(),
+        IpAddr::V6(v6) => (v6.segments()[0] & 0xfe00) == 0xfc00,
+    }
+}
+
+impl Cluster {
+    pub fn new(cloud: &str, bootstrap: IpAddr, t0: Instant) -> Option<Arc<Cluster>> {
+        let cloud = match cloud {
+            "gcp" => Cloud::Gcp,
+            "azure" => Cloud::Azure,
+            _ => return None,
+        };
+        let ip = |s: String| s.parse::<IpAddr>().ok();
+        let mut list = vec![nodes::Node::new("bootstrap", Role::Bootstrap, bootstrap)];
+        for i in 0..MASTERS {
+            list.push(nodes::Node::new(
+                &format!("master-{i}"),
+                Role::Master,
+                ip(format!("10.0.0.{}", 20 + i))?,
+            ));
+        }
+        for i in 0..WORKERS {
+            list.push(nodes::Node::new(
+                &format!("worker-{i}"),
+                Role::Worker,
+                ip(format!("10.0.32.{}", 30 + i))?,
+            ));
+        }
+        list[0].up = true;
+        let life = vec![Life::default(); list.len()];
+        Some(Arc::new(Cluster {
+            world: Mutex::new(World::new(cloud, list)),
+            life: Mutex::new(life),
+            t0,
+        }))
+    }
+
+    fn index(&self, role: Role, n: usize) -> usize {
+        match role {
+            Role::Bootstrap => 0,
+            Role::Master => 1 + n,
+            Role::Worker => 1 + MASTERS + n,
+        }
+    }
+
+    /// One step of the world at `now`: the frontends and the bootstrap host from the
+    /// network, the nodes' boots, rollouts and reboots by the timeline, the watchers' checks
+    /// and the GCP metadata re-reads.
+    fn tick(
+        &self,
+        now: Duration,
+        t: &Timeline,
+        network: &Network,
+        api_int: &[IpAddr],
+        timing: &NodeTiming,
+    ) {
+        let alive = network.alive();
+        let mut world = lock(&self.world);
+        let mut life = lock(&self.life);
+        world.nodes[0].up = alive.bootstrap.is_some();
+        world.internal = alive
+            .load_balancers
+            .iter()
+            .copied()
+            .filter(|ip| is_private(*ip))
+            .collect();
+        world.external = alive
+            .load_balancers
+            .iter()
+            .copied()
+            .filter(|ip| !is_private(*ip))
+            .collect();
+        let Some(seeded) = t.seeded else {
+            return;
+        };
+        let stage_start = [
+            Some(seeded + timing.master_boot + Duration::from_secs(3)),
+            t.gate_passed,
+            t.removed.map(|r| r + Duration::from_secs(1)),
+        ];
+        for (m, stage_start) in stage_start.into_iter().enumerate().take(MASTERS) {
+            let i = self.index(Role::Master, m);
+            let boot = seeded + timing.master_boot + Duration::from_millis(200 * m as u64);
+            if now < boot {
+                continue;
+            }
+            let l = &mut life[i];
+            let node = &mut world.nodes[i];
+            if l.boot_at.is_none() {
+                l.boot_at = Some(boot);
+                l.next_check = boot;
+                l.next_refresh = boot;
+                node.up = true;
+                node.watcher = Some(Watcher::new(now));
+            }
+            if l.rollout_at.is_none()
+                && let Some(at) = stage_start.filter(|at| now >= *at)
+            {
+                l.rollout_at = Some(at);
+                l.down_at = Some(at + timing.shutdown_delay);
+                if m > 0
+                    && let Some(before) = life[i - 1].down_at
+                {
+                    let free = before + timing.restart + Duration::from_secs(1);
+                    life[i].down_at = life[i].down_at.max(Some(free));
+                }
+            }
+            let l = &life[i];
+            let node = &mut world.nodes[i];
+            node.ovnk = now >= boot + timing.ovnk_start;
+            node.apiserver = match (l.rollout_at, l.down_at) {
+                _ if now < boot + timing.apiserver_start => Apiserver::NotStarted,
+                (Some(r), Some(d)) if now >= r && now < d => Apiserver::Draining,
+                (Some(_), Some(d)) if now >= d && now < d + timing.restart => Apiserver::Down,
+                _ => Apiserver::Ready,
+            };
+            let ready = node.apiserver == Apiserver::Ready;
+            let l = &mut life[i];
+            if let Some(w) = node.watcher.as_mut() {
+                w.maybe_start(now, "api-int", api_int);
+                while now >= l.next_check {
+                    w.on_check(ready, &mut node.run);
+                    l.next_check += CHECK_INTERVAL;
+                }
+            }
+        }
+        for k in 0..WORKERS {
+            let i = self.index(Role::Worker, k);
+            let boot = seeded + timing.master_boot + Duration::from_secs(1);
+            if now < boot {
+                continue;
+            }
+            let l = &mut life[i];
+            if l.boot_at.is_none() {
+                l.boot_at = Some(boot);
+                world.nodes[i].up = true;
+            }
+            if k == 0
+                && l.reboot_at.is_none()
+                && let Some(at) = t
+                    .removed
+                    .map(|r| r + Duration::from_secs(2))
+                    .filter(|at| now >= *at)
+            {
+                l.reboot_at = Some(at);
+                l.kubelet_ok_at = None;
+                world.nodes[i].ovnk = false;
+            }
+            world.nodes[i].ovnk = l
+                .kubelet_ok_at
+                .is_some_and(|ok| now >= ok + timing.ovnk_start);
+        }
+        // gcp-routes re-reads the metadata at least every 30 s, and on a run-dir change
+        // (modelled as the next tick after the watcher's write).
+        if world.cloud == Cloud::Gcp {
+            for m in 0..MASTERS {
+                let i = self.index(Role::Master, m);
+                if life[i].boot_at.is_some() && now >= life[i].next_refresh {
+                    world.nodes[i].forwarded = world.forwarded_ips(i);
+                    life[i].next_refresh = now + crate::nodes::routes::GCP_ROUTES_REFRESH;
+                }
+            }
+        }
+    }
+
+    fn booted(&self, i: usize) -> bool {
+        lock(&self.life)[i].boot_at.is_some()
+    }
+
+    fn kubelet_ok(&self, i: usize, now: Duration) {
+        let mut life = lock(&self.life);
+        life[i].kubelet_ok_at.get_or_insert(now);
+    }
+}
+
+/// Drives the world every 100 ms until `stop`.
+pub async fn drive(
+    cluster: Arc<Cluster>,
+    network: Arc<Network>,
+    timeline: Arc<Mutex<Timeline>>,
+    api_int: watch::Receiver<Vec<IpAddr>>,
+    timing: NodeTiming,
+    mut stop: watch::Receiver<bool>,
+) {
+    while !*stop.borrow() {
+        let t = lock(&timeline).clone();
+        let answer = api_int.borrow().clone();
+        cluster.tick(cluster.t0.elapsed(), &t, &network, &answer, &timing);
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            _ = stop.changed() => {}
+        }
+    }
+}
+
+/// Go's dialer over `answer` (in a new order each time): Ok when `accept` likes who answered.
+async fn dial(
+    cluster: &Cluster,
+    from: usize,
+    answer: &[IpAddr],
+    port: u16,
+    timeout: Duration,
+    rng: &mut Rng,
+    accept: impl Fn(&World, usize) -> bool,
+) -> bool {
+    let mut order = answer.to_vec();
+    rng.shuffle(&mut order);
+    for ip in order {
+        let (reached, ok) = {
+            let world = lock(&cluster.world);
+            let reached = world.connect(from, ip, port, rng);
+            let ok = matches!(reached, Reached::Node(k) if accept(&world, k));
+            (reached, ok)
+        };
+        match reached {
+            _ if ok => return true,
+            Reached::Dropped => tokio::time::sleep(timeout).await,
+            // Refused, or the wrong host answered: the next address.
+            _ => {}
+        }
+    }
+    false
+}
+
+/// One request every period until `stop`.
+struct Pace {
+    next: Instant,
+    period: Duration,
+    stop: watch::Receiver<bool>,
+}
+
+impl Pace {
+    fn new(period: Duration, stop: watch::Receiver<bool>) -> Pace {
+        Pace {
+            next: Instant::now(),
+            period,
+            stop,
+        }
+    }
+
+    /// Waits for the next request's turn; false once stopped.
+    async fn next(&mut self) -> bool {
+        self.next += self.period;
+        tokio::select! {
+            _ = tokio::time::sleep_until(self.next.max(Instant::now())) => {}
+            _ = self.stop.changed() => {}
+        }
+        !*self.stop.borrow()
+    }
+}
+
+fn serves_api(world: &World, k: usize) -> bool {
+    matches!(world.nodes[k].role, Role::Master | Role::Bootstrap)
+}
+
+/// A kubelet (master or worker): calls api-int from its node's boot on.
+async fn kubelet(
+    cluster: Arc<Cluster>,
+    class: &'static str,
+    i: usize,
+    api_int: watch::Receiver<Vec<IpAddr>>,
+    mut pace: Pace,
+    timeout: Duration,
+    seed: u64,
+) -> Vec<NodeSample> {
+    let mut rng = Rng(seed);
+    let mut samples = Vec::new();
+    while pace.next().await {
+        let answer = api_int.borrow().clone();
+        if !cluster.booted(i) || answer.is_empty() {
+            continue;
+        }
+        let started = Instant::now();
+        let ok = dial(
+            &cluster,
+            i,
+            &answer,
+            nodes::API,
+            timeout,
+            &mut rng,
+            serves_api,
+        )
+        .await;
+        if ok {
+            cluster.kubelet_ok(i, cluster.t0.elapsed());
+        }
+        samples.push(NodeSample {
+            class,
+            started,
+            latency: started.elapsed(),
+            ok,
+        });
+    }
+    samples
+}
+
+/// A master's connections to the bootstrap host by its IP, the four ports in turn, until
+/// the host is destroyed: they count only when the bootstrap host answers.
+async fn to_bootstrap(
+    cluster: Arc<Cluster>,
+    i: usize,
+    mut pace: Pace,
+    timeout: Duration,
+    seed: u64,
+) -> Vec<NodeSample> {
+    let ports = [nodes::ETCD_CLIENT, nodes::ETCD_PEER, nodes::API, nodes::MCS];
+    let mut rng = Rng(seed);
+    let mut samples = Vec::new();
+    let mut turn = 0usize;
+    while pace.next().await {
+        let target = {
+            let w = lock(&cluster.world);
+            w.nodes[0].up.then_some(w.nodes[0].ip)
+        };
+        let Some(ip) = target.filter(|_| cluster.booted(i)) else {
+            continue;
+        };
+        turn += 1;
+        let port = ports[turn % ports.len()];
+        let started = Instant::now();
+        let ok = dial(&cluster, i, &[ip], port, timeout, &mut rng, |_, k| k == 0).await;
+        samples.push(NodeSample {
+            class: "master-to-bootstrap",
+            started,
+            latency: started.elapsed(),
+            ok,
+        });
+    }
+    samples
+}
+
+/// The bootstrap host's own connection to each internal frontend, as the agent's proof on
+/// the wire makes it: it counts when a master answers.
+async fn proof(
+    cluster: Arc<Cluster>,
+    mut pace: Pace,
+    timeout: Duration,
+    seed: u64,
+) -> Vec<NodeSample> {
+    let mut rng = Rng(seed);
+    let mut samples = Vec::new();
+    while pace.next().await {
+        let vips: Vec<IpAddr> = {
+            let w = lock(&cluster.world);
+            match w.nodes[0].up {
+                true => w.internal.iter().copied().collect(),
+                false => Vec::new(),
+            }
+        };
+        for vip in vips {
+            let started = Instant::now();
+            let ok = dial(
+                &cluster,
+                0,
+                &[vip],
+                nodes::API,
+                timeout,
+                &mut rng,
+                |w, k| w.nodes[k].role == Role::Master,
+            )
+            .await;
+            samples.push(NodeSample {
+                class: "bootstrap-proof",
+                started,
+                latency: started.elapsed(),
+                ok,
+            });
+        }
+    }
+    samples
+}
+
+/// Runs every node client until `stop`; their samples.
+pub async fn clients(
+    cluster: Arc<Cluster>,
+    api_int: watch::Receiver<Vec<IpAddr>>,
+    period: Duration,
+    timeout: Duration,
+    stop: watch::Receiver<bool>,
+) -> Vec<NodeSample> {
+    let pace = || Pace::new(period, stop.clone());
+    let mut tasks = Vec::new();
+    for m in 0..MASTERS {
+        let i = cluster.index(Role::Master, m);
+        let seed = 7_000 + m as u64;
+        tasks.push(tokio::spawn(kubelet(
+            cluster.clone(),
+            "master-kubelet",
+            i,
+            api_int.clone(),
+            pace(),
+            timeout,
+            seed,
+        )));
+        tasks.push(tokio::spawn(to_bootstrap(
+            cluster.clone(),
+            i,
+            pace(),
+            timeout,
+            seed + 100,
+        )));
+    }
+    for k in 0..WORKERS {
+        let i = cluster.index(Role::Worker, k);
+        tasks.push(tokio::spawn(kubelet(
+            cluster.clone(),
+            "worker-kubelet",
+            i,
+            api_int.clone(),
+            pace(),
+            timeout,
+            8_000 + k as u64,
+        )));
+    }
+    tasks.push(tokio::spawn(proof(cluster.clone(), pace(), timeout, 9_000)));
+    let mut samples = Vec::new();
+    for task in tasks {
+        if let Ok(s) = task.await {
+            samples.extend(s);
+        }
+    }
+    samples
+}
