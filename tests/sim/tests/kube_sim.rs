@@ -2101,6 +2101,118 @@ async fn gcp_internal_load_balancer_needs_the_installers_instance_groups() {
     refused_sync(&sim, &raw, "groups of another name", svc, &names).await;
 }
 
+/// The reuse rule exactly (`filterNodesWithExistingExternalInstanceGroups`): a master group
+/// is reused when every member but `<infra-id>-bootstrap` is a Node of its zone. The
+/// bootstrap VM in it does not stop the reuse; a VM that is no Node yet (a replacement
+/// control-plane machine) does, and the zone's master then lands in the provider's own group
+/// while the installer's still holds it: GCE refuses (`INSTANCE_IN_MULTIPLE_LOAD_BALANCED_IGS`).
+#[tokio::test(flavor = "multi_thread")]
+async fn gcp_reuses_a_master_group_only_when_every_member_but_the_bootstrap_vm_is_a_node() {
+    use bootstrap_sim::gcp::{FakeOptions, GcpFake, InstanceSeed};
+    let annotations = json!({"networking.gke.io/load-balancer-type": "Internal"});
+    let spec = json!({"loadBalancerIP": "10.0.128.9"});
+    let options = FakeOptions::default();
+    let bootstrap_group = options
+        .seed
+        .instance_groups
+        .iter()
+        .find(|(_, _, members)| members.iter().any(|m| m.ends_with("-bootstrap")))
+        .cloned();
+    assert!(
+        bootstrap_group.is_some(),
+        "the installer's seed has the bootstrap VM in a master group"
+    );
+    let fake = GcpFake::start(options).await.unwrap();
+    let (_sim, raw) = gcp_sim(&fake).await;
+    create(
+        &raw,
+        service(API_NS, "internal-lb", annotations.clone(), spec.clone()),
+    )
+    .await;
+    assert_eq!(
+        ingress(&raw, API_NS, "internal-lb").await["ip"],
+        "10.0.128.9"
+    );
+
+    let mut options = FakeOptions::default();
+    let (zone, _, members) = &mut options.seed.instance_groups[0];
+    let replacement = "mycluster-7xk2p-master-3".to_string();
+    members.push(replacement.clone());
+    let zone = zone.clone();
+    options.seed.instances.push(InstanceSeed {
+        name: replacement,
+        zone,
+        subnetwork: "mycluster-master-subnet".into(),
+        node: false,
+    });
+    let fake = GcpFake::start(options).await.unwrap();
+    let (sim, raw) = gcp_sim(&fake).await;
+    let svc = service(API_NS, "internal-lb", annotations, spec);
+    // The zone's master goes to the provider's own group while the installer's (not reused)
+    // still holds it.
+    let names = [
+        "INSTANCE_IN_MULTIPLE_LOAD_BALANCED_IGS",
+        "mycluster-7xk2p-master-0",
+        "k8s-ig--",
+    ];
+    refused_sync(&sim, &raw, "a member that is no Node", svc, &names).await;
+}
+
+/// GCE lets several internal forwarding rules share an IP only when its address has purpose
+/// `SHARED_LOADBALANCER_VIP` (what the agent reserves): with an address of another purpose
+/// the second Service's rule is refused with GCE's own error, and with the shared one both
+/// Services are served.
+#[tokio::test(flavor = "multi_thread")]
+async fn gcp_second_internal_service_on_an_ip_needs_a_shared_loadbalancer_vip_address() {
+    use bootstrap_sim::gcp::{FakeOptions, GcpFake};
+    let annotations = json!({"networking.gke.io/load-balancer-type": "Internal"});
+    let api_ports = json!([{"name": "https", "port": 6443, "protocol": "TCP"}]);
+    let mcs_ports = json!([{"name": "mcs", "port": 22623, "protocol": "TCP"}]);
+    for purpose in ["GCE_ENDPOINT", "SHARED_LOADBALANCER_VIP"] {
+        let fake = GcpFake::start(FakeOptions::default()).await.unwrap();
+        let address = fake.create_address("user-api-int", true, &[]).unwrap();
+        fake.set_purpose("user-api-int", purpose);
+        let ip = address["address"].as_str().unwrap().to_string();
+        // The fake makes a user's internal address in its first subnetwork: the load
+        // balancer's subnetwork here.
+        let (sim, raw) = strict_sim(CloudOptions {
+            gcp_compute_subnet: Some("10.0.0.0/17".parse().unwrap()),
+            gcp: Some(fake.lb_view()),
+            ..Default::default()
+        })
+        .await;
+        let spec = |ports: &Value| json!({"loadBalancerIP": ip, "ports": ports});
+        create(
+            &raw,
+            service(API_NS, "internal-lb", annotations.clone(), spec(&api_ports)),
+        )
+        .await;
+        assert_eq!(
+            ingress(&raw, API_NS, "internal-lb").await["ip"],
+            ip.as_str()
+        );
+        let mcs = service(
+            API_NS,
+            "internal-lb-mcs",
+            annotations.clone(),
+            spec(&mcs_ports),
+        );
+        if purpose == "SHARED_LOADBALANCER_VIP" {
+            create(&raw, mcs).await;
+            assert_eq!(
+                ingress(&raw, API_NS, "internal-lb-mcs").await["ip"],
+                ip.as_str()
+            );
+        } else {
+            let names = [
+                "googleapi: Error 409: IP_IN_USE_BY_ANOTHER_RESOURCE",
+                ip.as_str(),
+            ];
+            refused_sync(&sim, &raw, purpose, mcs, &names).await;
+        }
+    }
+}
+
 /// The GCE provider's `verifyUserRequestedIP`: a static address is taken only in the
 /// Service's network tier (Premium unless `cloud.google.com/network-tier` says Standard), and
 /// an address that is not a static one of the region not at all.

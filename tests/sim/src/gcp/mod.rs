@@ -97,13 +97,14 @@ pub struct Seed {
 /// A zonal instance group: (zone, name, member instance names).
 pub type InstanceGroupSeed = (String, String, Vec<String>);
 
-/// A VM of the cluster, as the cloud provider sees a node: its name, zone and the
-/// subnetwork of its primary interface.
+/// A VM of the cluster: its name, zone and the subnetwork of its primary interface, and
+/// whether a Node of that name exists (the bootstrap VM is none).
 #[derive(Debug, Clone)]
 pub struct InstanceSeed {
     pub name: String,
     pub zone: String,
     pub subnetwork: String,
+    pub node: bool,
 }
 
 /// The zones of a region the fake answers (`regions.get` `zones`): `<region>-a`, `-b`, `-c`.
@@ -118,7 +119,10 @@ pub fn region_zones(region: &str) -> Vec<String> {
 /// zone (in `compute_subnet`), and the installer's per-zone instance groups
 /// `<infra_id>-master-<zone>` holding each zone's control-plane machine (CAPG
 /// `cloud/scope/cluster.go` `InstanceGroupSpec`: `<name>-<tag>-<zone>`, the installer setting
-/// the tag to `master` in `pkg/asset/manifests/gcp/cluster.go`).
+/// the tag to `master` in `pkg/asset/manifests/gcp/cluster.go`). The bootstrap VM
+/// `<infra_id>-bootstrap` sits in the first zone's group ("During bootstrap the bootstrap
+/// machine is placed in one of the master instance groups", openshift/cloud-provider-gcp
+/// `gce_loadbalancer_internal_openshift.go`); it is no Node.
 pub fn installer_machines(
     infra_id: &str,
     region: &str,
@@ -134,17 +138,26 @@ pub fn installer_machines(
             name: master.clone(),
             zone: zone.clone(),
             subnetwork: control_plane_subnet.into(),
+            node: true,
         });
         instances.push(InstanceSeed {
             name: format!("{infra_id}-worker-{suffix}-x7k2p"),
             zone: zone.clone(),
             subnetwork: compute_subnet.into(),
+            node: true,
         });
-        groups.push((
-            zone.clone(),
-            format!("{infra_id}-master-{zone}"),
-            vec![master],
-        ));
+        let mut members = vec![master];
+        if i == 0 {
+            let bootstrap = format!("{infra_id}-bootstrap");
+            instances.push(InstanceSeed {
+                name: bootstrap.clone(),
+                zone: zone.clone(),
+                subnetwork: control_plane_subnet.into(),
+                node: false,
+            });
+            members.push(bootstrap);
+        }
+        groups.push((zone.clone(), format!("{infra_id}-master-{zone}"), members));
     }
     (instances, groups)
 }
@@ -681,6 +694,14 @@ impl GcpFake {
     pub fn set_network_tier(&self, name: &str, tier: &str) {
         if let Some(a) = self.lock().addresses.get_mut(name) {
             a["networkTier"] = json!(tier);
+        }
+    }
+
+    /// Sets the `purpose` of the address `name` (tests: an internal address the user made
+    /// for one load balancer only, `GCE_ENDPOINT`, or to share, `SHARED_LOADBALANCER_VIP`).
+    pub fn set_purpose(&self, name: &str, purpose: &str) {
+        if let Some(a) = self.lock().addresses.get_mut(name) {
+            a["purpose"] = json!(purpose);
         }
     }
 

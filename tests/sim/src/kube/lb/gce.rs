@@ -6,8 +6,11 @@
 //! `providers/gce/gce_loadbalancer_internal.go` and `gce_loadbalancer_internal_openshift.go`):
 //! per zone with nodes, the provider first reuses the instance groups whose name starts with
 //! the cloud config's `external-instance-groups-prefix` (the infra id; the installer's
-//! `<infra-id>-master-<zone>`) and whose members are all the cluster's (`allHaveNodePrefix`).
-//! The zone's other nodes go into its own `k8s-ig--<cluster-id>` group. GCE refuses that when a
+//! `<infra-id>-master-<zone>`) when every member but `<prefix>-bootstrap` is a Node of that
+//! zone, and there is at least one (`filterNodesWithExistingExternalInstanceGroups`:
+//! `shouldReuse = gceHostNamesInZone.HasAll(members) && len > 0`). A VM that is no Node
+//! (yet) in such a group stops the reuse. The zone's other nodes go into its own
+//! `k8s-ig--<cluster-id>` group. GCE refuses that when a
 //! node is already in another load-balanced group (`INSTANCE_IN_MULTIPLE_LOAD_BALANCED_IGS`)
 //! or when the nodes sit in more than one subnetwork (an instance group holds one
 //! subnetwork's VMs: `wrongSubnetwork`). So without the installer's groups, the control-plane
@@ -36,16 +39,23 @@ const OWN_GROUP: &str = "k8s-ig--8f1c2a7d4e5b6c90";
 pub fn ensure_internal_instance_groups(view: &GcpLbView) -> Result<(), String> {
     let (project, region, prefix) = view.cloud_config();
     let instances = view.instances();
-    let zones: BTreeSet<&str> = instances.iter().map(|i| i.zone.as_str()).collect();
+    let bootstrap = format!("{prefix}-bootstrap");
+    let zones: BTreeSet<&str> = instances
+        .iter()
+        .filter(|i| i.node)
+        .map(|i| i.zone.as_str())
+        .collect();
     for zone in zones {
-        let nodes: Vec<_> = instances.iter().filter(|i| i.zone == zone).collect();
+        let nodes: Vec<_> = instances
+            .iter()
+            .filter(|i| i.zone == zone && i.node)
+            .collect();
         let names: BTreeSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
         let mut covered: BTreeSet<String> = BTreeSet::new();
         let mut reused: BTreeSet<String> = BTreeSet::new();
         for (group, members) in view.groups_with_prefix(zone, &prefix) {
-            let all_ours = members.iter().all(|m| names.contains(m.as_str()))
-                || members.iter().all(|m| m.starts_with(&prefix));
-            if all_ours {
+            let hosts: Vec<&String> = members.iter().filter(|m| **m != bootstrap).collect();
+            if !hosts.is_empty() && hosts.iter().all(|m| names.contains(m.as_str())) {
                 covered.extend(members);
                 reused.insert(group);
             }
@@ -112,10 +122,24 @@ pub fn verify_user_requested_ip(view: &GcpLbView, svc: &Value) -> Result<(), Str
         _ => "Premium",
     };
     if tier != desired {
-        // The provider's own words, its misspelling included.
+        // The provider's own words (`verifyUserRequestedIP`, gce_loadbalancer_external.go).
         return Err(format!(
-            "requrested IP \"{requested}\" belongs to the {tier} network tier; expected {desired}"
+            "requested IP \"{requested}\" belongs to the {tier} network tier; expected {desired}"
         ));
     }
     Ok(())
+}
+
+/// GCE's rule for a second internal forwarding rule on an IP another Service's rule already
+/// uses: only an address of purpose `SHARED_LOADBALANCER_VIP` may carry several. Without one
+/// the first Service got an address of its own (the provider reserves `a<uid>`, purpose
+/// `GCE_ENDPOINT`), and GCE refuses the second rule: "IP_IN_USE_BY_ANOTHER_RESOURCE"
+/// (kubernetes/ingress-gce#2735 quotes the error).
+pub fn shared_internal_ip(view: &GcpLbView, ip: &str) -> Result<(), String> {
+    match view.address_by_ip(ip) {
+        Some(a) if a["purpose"] == "SHARED_LOADBALANCER_VIP" => Ok(()),
+        _ => Err(format!(
+            "googleapi: Error 409: IP_IN_USE_BY_ANOTHER_RESOURCE - IP '{ip}' is already being used by another resource."
+        )),
+    }
 }

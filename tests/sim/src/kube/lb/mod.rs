@@ -548,6 +548,13 @@ impl LoadBalancers {
                         if let Err(why) = frontends::check(frontend, &others) {
                             return refused(why);
                         }
+                        let shared = others.iter().any(|o| o.ip == frontend.ip);
+                        if let (true, Kind::GcpInternal, Some(gcp)) =
+                            (shared, kind(&svc), &self.cloud.gcp)
+                            && let Err(why) = gce::shared_internal_ip(gcp, &frontend.ip.to_string())
+                        {
+                            return refused(why);
+                        }
                     }
                     held.insert(
                         id.clone(),
