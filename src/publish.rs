@@ -30,8 +30,9 @@
 use crate::assets::{ClusterSpec, Exposure};
 use crate::cluster;
 use crate::context::{Cloud, Common, Context, Reading};
-use crate::daemon::{DrainWait, GateSettings, KubeArgs, notify_status};
+use crate::daemon::{DrainWait, GateSettings, KubeArgs};
 use crate::journal::{Condition, Journal, JournalState, ScopeChange};
+use crate::notify;
 use crate::options;
 use crate::plan::{Observed, Plan, Step};
 use crate::runner::{Kubernetes, Runner};
@@ -172,7 +173,7 @@ pub async fn command(args: &PublishArgs) -> Result<()> {
     if let Err(e) = &outcome {
         ctx.journal.state.last_error = Some(crate::error::render_chain(e));
         ctx.journal.save()?;
-        notify_status(&format!(
+        notify::status(&format!(
             "publish failed: {}",
             crate::error::render_chain(e)
         ));
@@ -419,7 +420,7 @@ impl Scope<'_> {
     async fn set(&mut self, phase: &str, condition: Condition) -> Result<()> {
         let line = format!("publish {}: {}", self.to, condition.message);
         tracing::info!("{line}");
-        notify_status(&line);
+        notify::status(&line);
         let change = self
             .journal
             .state
@@ -466,7 +467,7 @@ impl Scope<'_> {
                 ))
             );
             tracing::info!("{line}");
-            notify_status(&line);
+            notify::status(&line);
             tokio::time::sleep(left).await;
         }
         Ok(())
