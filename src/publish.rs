@@ -30,6 +30,7 @@
 use crate::assets::{ClusterSpec, Exposure};
 use crate::cluster;
 use crate::context::{Cloud, Common, Context, Reading};
+use crate::error::AwaitingDeletion;
 use crate::daemon::{DrainWait, GateSettings, KubeArgs};
 use crate::journal::{Condition, Journal, JournalState, ScopeChange};
 use crate::notify;
@@ -72,18 +73,6 @@ pub struct PublishArgs {
     pub drain_wait: DrainWait,
     #[command(flatten)]
     pub wire: cluster::wire::WireArgs,
-}
-
-/// Going Internal, the admin did not delete the external Service within `--gate-timeout`
-/// (exit 4, like the gate): the condition says what to do; a re-run resumes.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "waited {} for the external Service to be deleted: {message}",
-    humantime::format_duration(*.after)
-)]
-pub struct AwaitingDeletion {
-    pub after: Duration,
-    pub message: String,
 }
 
 /// The change `scope` makes from what the journal recorded: (from, to). A change to the same
