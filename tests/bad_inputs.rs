@@ -1135,7 +1135,11 @@ fn specific(cases: &mut Vec<Case>) {
         cases.push(case(
             &format!("lock path is a directory: {command}"),
             2,
-            &["state/lock", "is a directory", "expected the state dir's lock file"],
+            &[
+                "state/lock",
+                "is a directory",
+                "expected the state dir's lock file",
+            ],
             move |ctx| {
                 copy_fixture(ctx, "aws");
                 fs::create_dir_all(ctx.state().join("lock")).unwrap();

@@ -2,11 +2,11 @@
 //! mutation, then the machine (or the gate alone).
 
 use super::{DnsSeeding, DrainWait, RunSettings, record_gate};
-use crate::notify;
 use crate::assets::ClusterSpec;
 use crate::capabilities::cli::RegistryArgs;
 use crate::cluster::{self, gate};
 use crate::context::{Common, Context};
+use crate::notify;
 use crate::options;
 use crate::plan::Step;
 use crate::render;

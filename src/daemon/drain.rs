@@ -1,8 +1,8 @@
 //! Step 3's drain: after the bootstrap IP left DNS, wait until cached answers naming the
 //! bootstrap host have expired, while it still serves the API.
 
-use crate::notify;
 use crate::journal::Journal;
+use crate::notify;
 use anyhow::{Context, Result};
 use std::time::Duration;
 

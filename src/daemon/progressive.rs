@@ -1,10 +1,10 @@
 //! Progressive DNS and the gate step: the private records hold the bootstrap IP first, and
 //! each reserved IP joins once the gate proves its load balancer serves it.
 
-use crate::notify;
 use crate::assets::ClusterSpec;
 use crate::cluster::gate;
 use crate::journal::Journal;
+use crate::notify;
 use crate::plan::Step;
 use crate::providers::Providers;
 use crate::render;

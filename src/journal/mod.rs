@@ -63,8 +63,7 @@ impl Journal {
                 .into());
             }
             Err(TryLockError::Error(e)) => {
-                return Err(e)
-                    .with_context(|| format!("cannot lock {}", lock_path.display()));
+                return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()));
             }
         }
         let mut state = read_state(dir)?.unwrap_or_default();

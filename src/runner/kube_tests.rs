@@ -80,10 +80,7 @@ fn golden_plan_of_teardown_all_deletes_our_services_before_any_release() {
             "{fixture}: {plan:?}"
         );
         let text = plan.to_text(&Observed::default());
-        crate::golden::assert_golden(
-            &format!("tests/golden/plan/teardown/{fixture}.txt"),
-            &text,
-        );
+        crate::golden::assert_golden(&format!("tests/golden/plan/teardown/{fixture}.txt"), &text);
     }
 }
 

@@ -9,8 +9,7 @@ use crate::error::InputError;
 use crate::options::flag;
 use std::path::Path;
 
-const LOCK_EXPECTED: &str =
-    "expected the state dir's lock file: a regular file the agent may write, or nothing (it is created)";
+const LOCK_EXPECTED: &str = "expected the state dir's lock file: a regular file the agent may write, or nothing (it is created)";
 
 /// What keeps the agent from taking `dir`'s lock, if anything; nothing is created or changed.
 pub fn lock_problem(dir: &Path) -> Option<InputError> {
