@@ -35,6 +35,19 @@ pub struct LockedError {
     pub dir: PathBuf,
 }
 
+/// `publish --scope Internal`: the admin did not delete the external Service within
+/// `--gate-timeout` (exit 4, like the gate): the condition says what to do; a re-run resumes.
+/// Here, not in `publish`, so that the exit codes know it without knowing a command.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "waited {} for the external Service to be deleted: {message}",
+    humantime::format_duration(*.after)
+)]
+pub struct AwaitingDeletion {
+    pub after: std::time::Duration,
+    pub message: String,
+}
+
 /// One readable line for a Kubernetes API error: HTTP code, reason, message and the causes'
 /// fields (never the Debug dump of the `Status`, which kube's own Display includes).
 pub fn kube_api_line(status: &kube::core::Status) -> String {

@@ -1,7 +1,7 @@
 //! Exit codes, documented in docs/operating.md, mapped from the error chain. At the top of the house,
 //! next to `main`: it knows the error types of every layer, and no layer knows it.
 
-use crate::error::{InputError, LockedError};
+use crate::error::{AwaitingDeletion, InputError, LockedError};
 
 pub const OK: i32 = 0;
 pub const FAILED: i32 = 1;
@@ -29,10 +29,25 @@ pub fn code(err: &anyhow::Error) -> i32 {
         if cause.is::<crate::cluster::gate::GateTimeout>()
             || cause.is::<crate::cluster::wire::WireTimeout>()
             || cause.is::<crate::cluster::lb_controller::ControllerTimeout>()
-            || cause.is::<crate::publish::AwaitingDeletion>()
+            || cause.is::<AwaitingDeletion>()
         {
             return GATE_TIMEOUT;
         }
     }
     FAILED
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waiting_too_long_for_the_admins_deletion_exits_4_like_the_gate() {
+        let err = anyhow::Error::new(AwaitingDeletion {
+            after: std::time::Duration::from_secs(60),
+            message: "delete svc/external-lb".into(),
+        })
+        .context("publish Internal");
+        assert_eq!(code(&err), GATE_TIMEOUT);
+    }
 }

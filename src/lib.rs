@@ -28,8 +28,9 @@
 //!                   match picks the cloud; `Providers::none()` for platform none / offline)
 //!                -> assets (installer asset dir -> one validated ClusterSpec)
 //!                -> options (option values' rules; clap parsers that record a bad value for
-//!                   the one validation pass), error, output; crate bootstrap-cloud (neutral
-//!                   types, one provider per cloud)
+//!                   the one validation pass), error, output, notify (systemd's STATUS= line,
+//!                   for whatever waits); crate bootstrap-cloud (neutral types, one provider
+//!                   per cloud)
 //! ```
 //!
 //! One word per idea: a **step** (`plan::Step`) is a unit of work that a plan covers, the
@@ -64,6 +65,7 @@ pub mod gather;
 mod golden;
 pub mod journal;
 pub mod machine;
+pub mod notify;
 pub mod options;
 pub mod output;
 pub mod pause;

@@ -1129,6 +1129,35 @@ fn specific(cases: &mut Vec<Case>) {
         },
     ));
 
+    // The state dir's lock path holds a directory: refused in the one pass by the commands that
+    // take the lock (before: exit 1 once the command had started), named, and left as it is.
+    for command in ["reserve", "run", "publish"] {
+        cases.push(case(
+            &format!("lock path is a directory: {command}"),
+            2,
+            &[
+                "state/lock",
+                "is a directory",
+                "expected the state dir's lock file",
+            ],
+            move |ctx| {
+                copy_fixture(ctx, "aws");
+                fs::create_dir_all(ctx.state().join("lock")).unwrap();
+                let a = match command {
+                    "run" => ctx.run(&[]),
+                    "publish" => {
+                        let mut a = ctx.run(&[]);
+                        a[0] = "publish".into();
+                        a.extend(args(&["--scope", "Internal"]));
+                        a
+                    }
+                    _ => ctx.reserve(),
+                };
+                (a, Vec::new())
+            },
+        ));
+    }
+
     // A corrupt journal: exit 5, named, untouched.
     for (what, bytes) in [
         (

@@ -5,7 +5,7 @@
 //! named from them), and `docs/permissions.md` is generated from them.
 //!
 //! Built without any cloud feature: the tables are plain data, the printers live in the
-//! agent (`src/permissions.rs`).
+//! agent (`src/permissions/`).
 
 use crate::{RecordType, Scope};
 use std::collections::{BTreeMap, BTreeSet};

@@ -13,6 +13,13 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
             ..Inputs::default()
         }
     }
+    /// A command that takes the state dir's lock (`Context::open`): the lock file too.
+    fn locked(common: &Common) -> Inputs<'_> {
+        Inputs {
+            locks_state_dir: true,
+            ..assets(common)
+        }
+    }
     match command {
         Command::Plan {
             common,
@@ -34,17 +41,16 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
             kubeconfig: Some(kubeconfig.as_path()),
             renders: true,
             templates: templates.as_deref(),
-            ..assets(common)
+            ..locked(common)
         },
         Command::Reserve { common }
         | Command::PublishLbIps { common }
         | Command::Teardown { common, .. }
         | Command::Dns {
-            command:
-                DnsCommand::Seed { common, .. }
-                | DnsCommand::Teardown { common, .. }
-                | DnsCommand::Verify { common, .. }
-                | DnsCommand::Records { common },
+            command: DnsCommand::Seed { common, .. } | DnsCommand::Teardown { common, .. },
+        } => locked(common),
+        Command::Dns {
+            command: DnsCommand::Verify { common, .. } | DnsCommand::Records { common },
         } => assets(common),
         Command::Gather(args) => Inputs {
             templates: args.templates.as_deref(),
@@ -68,7 +74,7 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
             renders: true,
             templates: kube.templates.as_deref(),
             done_file: gate.done_file.as_deref(),
-            ..assets(common)
+            ..locked(common)
         },
         Command::Run(args) => Inputs {
             kubeconfig: Some(args.kube.kubeconfig.as_path()),
@@ -78,12 +84,14 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
             cvo_overrides: true,
             done_file: args.gate.done_file.as_deref(),
             skip_preflight: &args.preflight.skip,
-            ..assets(&args.common)
+            ..locked(&args.common)
         },
         Command::Publish(args) => Inputs {
             kubeconfig: Some(args.kube.kubeconfig.as_path()),
             renders: true,
             templates: args.kube.templates.as_deref(),
+            // `--dry-run` only reads.
+            locks_state_dir: !args.dry_run,
             ..assets(&args.common)
         },
         Command::Preflight(args) => Inputs {

@@ -320,7 +320,7 @@ pub(crate) async fn steps(
                 report.step,
                 ctx.step_timeout,
                 Pace::DEFAULT,
-                crate::daemon::notify_status,
+                crate::notify::status,
             )
             .await?;
             if common.output == Output::Text {

@@ -1,11 +1,12 @@
 //! `run` and `wait` as commands: their arguments, every input checked before the first
 //! mutation, then the machine (or the gate alone).
 
-use super::{DnsSeeding, DrainWait, RunSettings, notify_status, record_gate};
+use super::{DnsSeeding, DrainWait, RunSettings, record_gate};
 use crate::assets::ClusterSpec;
 use crate::capabilities::cli::RegistryArgs;
 use crate::cluster::{self, gate};
 use crate::context::{Common, Context};
+use crate::notify;
 use crate::options;
 use crate::plan::Step;
 use crate::render;
@@ -126,7 +127,7 @@ pub async fn command(args: &RunArgs) -> Result<()> {
     if let Err(e) = &outcome {
         ctx.journal.state.last_error = Some(crate::error::render_chain(e));
         ctx.journal.save()?;
-        notify_status(&format!("failed: {}", crate::error::render_chain(e)));
+        notify::status(&format!("failed: {}", crate::error::render_chain(e)));
     }
     outcome
 }

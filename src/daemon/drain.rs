@@ -1,8 +1,8 @@
 //! Step 3's drain: after the bootstrap IP left DNS, wait until cached answers naming the
 //! bootstrap host have expired, while it still serves the API.
 
-use super::notify_status;
 use crate::journal::Journal;
+use crate::notify;
 use anyhow::{Context, Result};
 use std::time::Duration;
 
@@ -71,7 +71,7 @@ pub(super) async fn drain(journal: &mut Journal, wait: Duration) -> Result<()> {
             humantime::format_duration(Duration::from_secs(left.as_secs()))
         );
         tracing::info!("{line}");
-        notify_status(&line);
+        notify::status(&line);
         tokio::time::sleep(left).await;
     }
     Ok(())

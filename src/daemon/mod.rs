@@ -22,12 +22,13 @@ mod signal;
 pub use command::{GateArgs, KubeArgs, RunArgs, command, wait_for_gate};
 pub use drain::{DrainWait, drain_left};
 pub use progressive::{DnsSeeding, GateSettings, choose as choose_seeding, gate, serving_ips};
-pub use signal::{Phase, notify_status, record_gate, signal};
+pub use signal::{Phase, record_gate, signal};
 
 use crate::assets::ClusterSpec;
 use crate::cluster;
 use crate::journal::Journal;
 use crate::machine::{Machine, State};
+use crate::notify;
 use crate::providers::Providers;
 use crate::runner::{Kubernetes, Runner};
 use anyhow::{Context, Result};
@@ -66,7 +67,7 @@ pub async fn run(
     let mut client: Option<kube::Client> = None;
     loop {
         let state = machine.state();
-        notify_status(state.status_line());
+        notify::status(state.status_line());
         tracing::info!(?state, "{}", state.status_line());
         journal.state.run_step = Some(state);
         journal.save()?;
@@ -78,15 +79,15 @@ pub async fn run(
                 state.name()
             );
             tracing::info!("{line}");
-            notify_status(&line);
+            notify::status(&line);
         })
         .await;
         match (state, state.step()) {
             (State::Done, _) => {
-                notify_status(State::Done.status_line());
+                notify::status(State::Done.status_line());
                 // READY only now: units ordered After=bootstrap-agent.service (the installer's
                 // completion report) start once the API no longer needs the bootstrap host.
-                let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
+                notify::ready();
                 return Ok(());
             }
             (State::Gate, _) => {
@@ -114,12 +115,12 @@ pub async fn run(
                         settings.gate_timeout,
                         |line| {
                             tracing::info!("{line}");
-                            notify_status(line);
+                            notify::status(line);
                         },
                     )
                     .await?;
                     tracing::info!(%proof, "the AWS Load Balancer Controller serves: handing over");
-                    notify_status(state.status_line());
+                    notify::status(state.status_line());
                 }
                 let kube = match step.is_kubernetes() {
                     true => Some(connect(&mut client, &settings.kubeconfig).await?.clone()),
@@ -154,7 +155,7 @@ pub async fn run(
                         report.step,
                         settings.step_timeout,
                         crate::dns_answers::wait::Pace::DEFAULT,
-                        notify_status,
+                        notify::status,
                     )
                     .await?;
                 }

@@ -1,10 +1,10 @@
 //! Progressive DNS and the gate step: the private records hold the bootstrap IP first, and
 //! each reserved IP joins once the gate proves its load balancer serves it.
 
-use super::notify_status;
 use crate::assets::ClusterSpec;
 use crate::cluster::gate;
 use crate::journal::Journal;
+use crate::notify;
 use crate::plan::Step;
 use crate::providers::Providers;
 use crate::render;
@@ -99,7 +99,7 @@ pub(super) async fn join_dns(
         serving.extend(ips.iter().copied());
         journal.save()?;
         tracing::info!(ips = ?new, "load balancer serves: joining DNS");
-        notify_status(&format!(
+        notify::status(&format!(
             "stage 2: adding {} to DNS (its load balancer serves it)",
             new.join(", ")
         ));
@@ -159,7 +159,7 @@ pub async fn gate(
             .filter(|s| !s.ready)
             .map(|s| format!("{}: {}", s.name, s.reason))
             .collect();
-        notify_status(&format!("stage 2: waiting for {}", waiting.join(", ")));
+        notify::status(&format!("stage 2: waiting for {}", waiting.join(", ")));
         let _ = serves.send(serving_ips(&targets, services));
     });
     tokio::pin!(gate);
@@ -214,7 +214,7 @@ pub async fn gate(
         |line| {
             progress.update(format!("proof on the wire: {line}"));
             tracing::info!("proof on the wire: {line}");
-            notify_status(&format!("stage 2: proof on the wire: {line}"));
+            notify::status(&format!("stage 2: proof on the wire: {line}"));
             journal.state.wire_proof = Some(line);
             let _ = journal.save();
         },

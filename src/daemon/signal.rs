@@ -1,16 +1,11 @@
-//! What `run` tells the world: systemd's status line, and the phases the installer waits on
-//! (the done-file and the ConfigMap).
+//! What `run` tells the installer: the phases it waits on (the done-file and the ConfigMap).
+//! systemd's status line is `notify`'s.
 
 use crate::cluster::{self, gate};
 use crate::journal::Journal;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-
-/// Tells systemd (when started by it) what is happening; a no-op otherwise.
-pub fn notify_status(line: &str) {
-    let _ = sd_notify::notify(&[sd_notify::NotifyState::Status(line)]);
-}
 
 /// The signals the installer waits on, in order. `gate-passed`: every Service is Ready, the
 /// bootstrap IP is still in DNS. `complete`: the bootstrap IP left DNS and the drain is over;

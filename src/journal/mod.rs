@@ -25,6 +25,11 @@ pub const JOURNAL_FILE: &str = "journal.json";
 const LOCK_FILE: &str = "lock";
 const FORMAT_VERSION: u32 = 1;
 
+/// The lock file of the state dir `dir`, which [`Journal::open`] creates and locks.
+pub fn lock_path(dir: &Path) -> PathBuf {
+    dir.join(LOCK_FILE)
+}
+
 /// The journal of one state dir, held under its exclusive lock.
 pub struct Journal {
     dir: PathBuf,
@@ -41,13 +46,14 @@ impl Journal {
             .mode(0o700)
             .create(dir)
             .with_context(|| format!("cannot create state dir {}", dir.display()))?;
+        let lock_path = lock_path(dir);
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .mode(0o600)
-            .open(dir.join(LOCK_FILE))
-            .with_context(|| format!("cannot open {}", dir.join(LOCK_FILE).display()))?;
+            .open(&lock_path)
+            .with_context(|| format!("cannot open {}", lock_path.display()))?;
         match lock.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
@@ -57,8 +63,7 @@ impl Journal {
                 .into());
             }
             Err(TryLockError::Error(e)) => {
-                return Err(e)
-                    .with_context(|| format!("cannot lock {}", dir.join(LOCK_FILE).display()));
+                return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()));
             }
         }
         let mut state = read_state(dir)?.unwrap_or_default();

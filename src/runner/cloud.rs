@@ -339,7 +339,7 @@ async fn wait_until_let_go(
             reservation.ip,
             reservation.id
         );
-        crate::daemon::notify_status(&line);
+        crate::notify::status(&line);
         tracing::info!("{line}");
         poll.wait(None).await.map_err(|e| {
             CloudError::new(

@@ -2,14 +2,15 @@
 //! call: the asset dir (kinds, names, domains, cloud ids, URI, duplicates, family, publish vs
 //! subnets, capabilities, the creds secret), the kubeconfig (loaded, and a client config
 //! built from it), the templates (rendered against stand-in reservations), the capability
-//! registry and feature gates, manifest dirs and the done-file. Every problem is reported,
-//! not only the first, each naming the file (or the flag and its environment variable), the
-//! field and what was expected; the exit code is 2.
+//! registry and feature gates, manifest dirs, the done-file and the state dir's lock file
+//! (`state_dir`). Every problem is reported, not only the first, each naming the file (or the
+//! flag and its environment variable), the field and what was expected; the exit code is 2.
 
 mod assets;
 mod files;
 pub mod names;
 pub mod preflight_names;
+mod state_dir;
 
 use crate::assets::ClusterSpec;
 use crate::capabilities::cli::RegistryArgs;
@@ -66,6 +67,9 @@ pub struct Inputs<'a> {
     /// The state dir whose journal the command reads or writes: a corrupt journal stops it
     /// (exit 5) before the lock file is made or anything else happens.
     pub state_dir: Option<&'a Path>,
+    /// The command takes the state dir's lock: the lock file must be one it can open (or
+    /// absent), so that it does not stop once it has started.
+    pub locks_state_dir: bool,
     /// `--skip-preflight` names (`run`, `preflight`): each must be a line of the cloud's
     /// checklist.
     pub skip_preflight: &'a [String],
@@ -124,6 +128,11 @@ pub async fn check_inputs(inputs: &Inputs<'_>) -> Result<(), InputErrors> {
     }
     if let Some(done) = inputs.done_file {
         done_file(done, &mut errors);
+    }
+    if inputs.locks_state_dir
+        && let Some(dir) = inputs.state_dir
+    {
+        errors.extend(state_dir::lock_problem(dir));
     }
     if errors.is_empty() {
         Ok(())
