@@ -168,6 +168,33 @@ fn aws_services_carry_the_eips_and_private_ips_in_subnet_order() {
     );
 }
 
+/// The AWS Load Balancer Controller gives the i-th allocation of `eip-allocations` to the i-th
+/// subnet sorted by ID (`sortSubnetsByID`), whatever the annotation's order: the external
+/// Service lists its subnets in ascending ID order, each EIP at its subnet's place, however
+/// the reservations come.
+#[test]
+fn aws_external_service_lists_subnets_by_ascending_id_with_their_eips_in_the_same_order() {
+    let spec = fixture("aws");
+    let mut res = reservations(&spec);
+    res.reverse();
+    let rendered = services(&spec, &res, None).unwrap();
+    let annotations = rendered[0].service.metadata.annotations.as_ref().unwrap();
+    let list =
+        |key: &str| -> Vec<String> { annotations[key].split(',').map(str::to_string).collect() };
+    let subnets = list("service.beta.kubernetes.io/aws-load-balancer-subnets");
+    let eips = list("service.beta.kubernetes.io/aws-load-balancer-eip-allocations");
+    let mut sorted = subnets.clone();
+    sorted.sort();
+    assert_eq!(subnets, sorted, "ascending subnet ids");
+    for (subnet, eip) in subnets.iter().zip(&eips) {
+        let of_subnet = res
+            .iter()
+            .find(|r| r.key.scope == Scope::Public && r.key.placement.as_deref() == Some(subnet))
+            .unwrap();
+        assert_eq!(&of_subnet.id, eip, "the EIP reserved in {subnet}");
+    }
+}
+
 /// The labels real OpenShift pods carry: kube-apiserver static pods `app:
 /// openshift-kube-apiserver` + `apiserver: "true"`, machine-config-server DaemonSet pods
 /// `k8s-app: machine-config-server` (the seed's `app: kube-apiserver` matches nothing).

@@ -1968,6 +1968,36 @@ async fn aws_an_eip_an_nlb_holds_is_released_only_once_the_nlb_let_go() {
     );
 }
 
+/// The controller pairs the i-th allocation with the i-th subnet sorted by ID: a Service that
+/// lists its public subnets in descending ID order gets the first EIP in the lowest subnet
+/// (in moto: the interface holding it is in that subnet), not in the one listed first.
+#[tokio::test(flavor = "multi_thread")]
+async fn aws_eips_go_to_the_subnets_in_id_order_whatever_the_annotation_order() {
+    let (peers, _dir, world) = aws_world().await;
+    let mut public: Vec<String> = world["subnets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| ["10.0.4.0/24", "10.0.5.0/24"].contains(&s["cidr"].as_str().unwrap()))
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(public.len(), 2, "{world}");
+    public.sort();
+    public.reverse();
+    let (_sim, raw) = strict_sim(peers.lb_cloud()).await;
+    let (first, _) = peers.allocate_eip().await.unwrap();
+    let (second, _) = peers.allocate_eip().await.unwrap();
+    let subnets: Vec<&str> = public.iter().map(String::as_str).collect();
+    public_nlb_of(&raw, API_NS, "external-lb", &subnets, &[&first, &second]).await;
+    let now = peers.inspect().await.unwrap();
+    assert_eq!(
+        eni_of_eip(&now, &first)["subnet"],
+        public[1].as_str(),
+        "lowest id"
+    );
+    assert_eq!(eni_of_eip(&now, &second)["subnet"], public[0].as_str());
+}
+
 /// GCP and Azure: internal frontends from the compute subnet, shared by distinct ports only.
 async fn internal_frontends_refuse(cloud: &str) {
     let (annotations, options, outside, inside): (fn(&str) -> Value, _, _, _) = match cloud {

@@ -396,13 +396,23 @@ fn associated_with(address: &Element) -> Option<String> {
     )
 }
 
+/// Which subnet each EIP of `aws-load-balancer-eip-allocations` goes to: the controller sorts
+/// the subnets by ID (`pkg/networking/subnet_resolver.go`, `sortSubnetsByID`) and gives the
+/// i-th allocation to the i-th sorted subnet (`pkg/service/model_build_load_balancer.go`),
+/// whatever order the `aws-load-balancer-subnets` annotation lists them in.
+pub fn eip_subnets(model: &Model) -> Vec<(&String, &String)> {
+    let mut subnets: Vec<&String> = model.subnets.iter().collect();
+    subnets.sort();
+    model.eips.iter().zip(subnets).collect()
+}
+
 /// Creates the NLB's ENIs and associations, recording each in `nlb` as soon as it exists.
 async fn claim_in_ec2(ec2: &Ec2, model: &Model, nlb: &mut Nlb) -> Result<(), String> {
     for (ip, subnet) in model.private_ips.iter().zip(&model.subnets) {
         let eni = create_eni(ec2, subnet, Some(*ip), &model.description).await?;
         nlb.enis.push(eni);
     }
-    for (eip, subnet) in model.eips.iter().zip(&model.subnets) {
+    for (eip, subnet) in eip_subnets(model) {
         let eni = create_eni(ec2, subnet, None, &model.description).await?;
         nlb.enis.push(eni.clone());
         let root = ec2
@@ -519,5 +529,28 @@ mod tests {
         assert!(both(json!({SCHEME: "sideways"})).contains("unknown scheme"));
         let ok = build(&svc(json!({SUBNETS: "subnet-a", PRIVATE_IPS: "10.0.4.5"}))).unwrap();
         assert!(ok.internal, "internal is the default scheme");
+    }
+
+    #[test]
+    fn the_ith_eip_goes_to_the_ith_subnet_by_id_not_by_annotation_order() {
+        let svc = json!({"metadata": {"name": "external-lb", "namespace": "ns", "uid": "u",
+            "annotations": {
+                SCHEME: "internet-facing",
+                SUBNETS: "subnet-0c,subnet-0a,subnet-0b",
+                EIPS: "eipalloc-c,eipalloc-a,eipalloc-b"}}});
+        let model = build(&svc).unwrap();
+        let pairs: Vec<(&str, &str)> = eip_subnets(&model)
+            .into_iter()
+            .map(|(e, s)| (e.as_str(), s.as_str()))
+            .collect();
+        // The controller's pairing: the first allocation listed to the lowest subnet id.
+        assert_eq!(
+            pairs,
+            [
+                ("eipalloc-c", "subnet-0a"),
+                ("eipalloc-a", "subnet-0b"),
+                ("eipalloc-b", "subnet-0c")
+            ]
+        );
     }
 }
