@@ -69,7 +69,7 @@ fn eip(a: &Address) -> Found {
             associated: a
                 .network_interface_id()
                 .or(a.instance_id())
-                .filter(|_| a.association_id().is_some())
+                .filter(|id| !id.is_empty() && a.association_id().is_some())
                 .map(str::to_string),
         },
     }

@@ -9,7 +9,7 @@ use crate::{
 };
 use async_trait::async_trait;
 use aws_sdk_ec2::Client;
-use aws_sdk_ec2::types::{DomainType, Filter, ResourceType, Tag, TagSpecification};
+use aws_sdk_ec2::types::{Address, DomainType, Filter, ResourceType, Tag, TagSpecification};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
@@ -443,16 +443,7 @@ impl Ec2Addresses {
             .send()
             .await
             .map_err(|e| classify("DescribeAddresses", e))?;
-        // interface id -> the EIP associated with it
-        let mut behind_eips: BTreeMap<String, IpAddr> = BTreeMap::new();
-        for a in eips.addresses() {
-            if let (Some(ip), Some(eni)) = (
-                a.public_ip().and_then(|s| s.parse().ok()),
-                a.network_interface_id(),
-            ) {
-                behind_eips.insert(eni.to_string(), ip);
-            }
-        }
+        let behind_eips = interfaces_behind_eips(eips.addresses());
         let mut pages = self
             .client
             .describe_network_interfaces()
@@ -508,7 +499,45 @@ impl Ec2Addresses {
     }
 }
 
+/// Interface id -> the EIP associated with it. An EIP not associated has no interface: EC2
+/// omits the id, moto answers it empty; neither is ever asked for (DescribeNetworkInterfaces
+/// with an empty id fails the whole lookup).
+fn interfaces_behind_eips(addresses: &[Address]) -> BTreeMap<String, IpAddr> {
+    addresses
+        .iter()
+        .filter_map(|a| {
+            let ip = a.public_ip()?.parse().ok()?;
+            let eni = a.network_interface_id().filter(|id| !id.is_empty())?;
+            Some((eni.to_string(), ip))
+        })
+        .collect()
+}
+
 fn parse_ip(operation: &str, ip: Option<&str>) -> Result<IpAddr, CloudError> {
     ip.and_then(|s| s.parse().ok())
         .ok_or_else(|| CloudError::fatal(operation, "response without a valid IP address"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_eip_without_an_interface_is_never_looked_up_by_an_empty_id() {
+        let eip = |ip: &str, eni: Option<&str>| {
+            Address::builder()
+                .public_ip(ip)
+                .set_network_interface_id(eni.map(str::to_string))
+                .build()
+        };
+        let found = interfaces_behind_eips(&[
+            eip("198.51.100.1", Some("eni-1")),
+            eip("198.51.100.2", Some("")),
+            eip("198.51.100.3", None),
+        ]);
+        assert_eq!(
+            found,
+            BTreeMap::from([("eni-1".to_string(), "198.51.100.1".parse().unwrap())])
+        );
+    }
 }

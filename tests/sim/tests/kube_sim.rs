@@ -1841,13 +1841,16 @@ async fn aws_nlbs_claim_their_addresses_in_moto_and_give_them_back() {
     );
     assert_no_ingress(&sim, MCS_NS, MCS_LB);
 
-    // EIPs: each is associated with an ENI of the NLB in its public subnet.
+    // EIPs: each is associated with an ENI of the NLB in a public subnet, the i-th
+    // allocation in the i-th subnet by ID (moto's ids are random).
     let (a1, _) = peers.allocate_eip().await.unwrap();
     let (a2, _) = peers.allocate_eip().await.unwrap();
     let public = [s4.as_str(), s5.as_str()];
     let ext_description = public_nlb_of(&raw, API_NS, "external-lb", &public, &[&a1, &a2]).await;
     let now = peers.inspect().await.unwrap();
-    for (allocation, subnet) in [&a1, &a2].iter().zip(&public) {
+    let mut by_id = public;
+    by_id.sort();
+    for (allocation, subnet) in [&a1, &a2].iter().zip(&by_id) {
         let eni = eni_of_eip(&now, allocation);
         assert_eq!(eni["description"], ext_description.as_str());
         assert_eq!(eni["subnet"], *subnet);
