@@ -2083,6 +2083,31 @@ async fn gcp_sim(fake: &bootstrap_sim::gcp::GcpFake) -> (KubeSim, Raw) {
     .await
 }
 
+/// The internal API Service on `fake` (address 10.0.128.9): served, or with `refused` the
+/// refusal's words that the Warning must name.
+async fn gcp_internal_api_on(fake: &bootstrap_sim::gcp::GcpFake, refused: Option<(&str, &[&str])>) {
+    let annotations = json!({"networking.gke.io/load-balancer-type": "Internal"});
+    let svc = service(
+        API_NS,
+        "internal-lb",
+        annotations,
+        json!({"loadBalancerIP": "10.0.128.9"}),
+    );
+    let (sim, raw) = gcp_sim(fake).await;
+    match refused {
+        None => {
+            create(&raw, svc).await;
+            assert_eq!(
+                ingress(&raw, API_NS, "internal-lb").await["ip"],
+                "10.0.128.9"
+            );
+        }
+        Some((why, names)) => {
+            refused_sync(&sim, &raw, why, svc, names).await;
+        }
+    }
+}
+
 /// OpenShift's GCE provider builds an internal load balancer on the installer's per-zone
 /// instance groups (`<infra-id>-master-<zone>`, reused by the cloud config's
 /// `external-instance-groups-prefix`). With them the Service is served; without them the
@@ -2093,45 +2118,29 @@ async fn gcp_sim(fake: &bootstrap_sim::gcp::GcpFake) -> (KubeSim, Raw) {
 #[tokio::test(flavor = "multi_thread")]
 async fn gcp_internal_load_balancer_needs_the_installers_instance_groups() {
     use bootstrap_sim::gcp::{FakeOptions, GcpFake};
-    let annotations = json!({"networking.gke.io/load-balancer-type": "Internal"});
-    let spec = json!({"loadBalancerIP": "10.0.128.9"});
-
     let fake = GcpFake::start(FakeOptions::default()).await.unwrap();
-    let (_sim, raw) = gcp_sim(&fake).await;
-    create(
-        &raw,
-        service(API_NS, "internal-lb", annotations.clone(), spec.clone()),
-    )
-    .await;
-    assert_eq!(
-        ingress(&raw, API_NS, "internal-lb").await["ip"],
-        "10.0.128.9"
-    );
+    gcp_internal_api_on(&fake, None).await;
 
     let fake = GcpFake::start(FakeOptions::default()).await.unwrap();
     fake.remove_instance_groups(&[]);
-    let (sim, raw) = gcp_sim(&fake).await;
-    let svc = service(API_NS, "internal-lb", annotations.clone(), spec.clone());
     let names = [
         "wrongSubnetwork",
         "mycluster-master-subnet",
         "mycluster-worker-subnet",
         "k8s-ig--",
     ];
-    refused_sync(&sim, &raw, "no instance groups", svc, &names).await;
+    gcp_internal_api_on(&fake, Some(("no instance groups", &names))).await;
 
     let mut options = FakeOptions::default();
     for (_, name, _) in &mut options.seed.instance_groups {
         *name = name.replace("mycluster-7xk2p-", "legacy-");
     }
     let fake = GcpFake::start(options).await.unwrap();
-    let (sim, raw) = gcp_sim(&fake).await;
-    let svc = service(API_NS, "internal-lb", annotations, spec);
     let names = [
         "INSTANCE_IN_MULTIPLE_LOAD_BALANCED_IGS",
         "legacy-master-us-central1-",
     ];
-    refused_sync(&sim, &raw, "groups of another name", svc, &names).await;
+    gcp_internal_api_on(&fake, Some(("groups of another name", &names))).await;
 }
 
 /// The reuse rule exactly (`filterNodesWithExistingExternalInstanceGroups`): a master group
@@ -2142,30 +2151,18 @@ async fn gcp_internal_load_balancer_needs_the_installers_instance_groups() {
 #[tokio::test(flavor = "multi_thread")]
 async fn gcp_reuses_a_master_group_only_when_every_member_but_the_bootstrap_vm_is_a_node() {
     use bootstrap_sim::gcp::{FakeOptions, GcpFake, InstanceSeed};
-    let annotations = json!({"networking.gke.io/load-balancer-type": "Internal"});
-    let spec = json!({"loadBalancerIP": "10.0.128.9"});
     let options = FakeOptions::default();
-    let bootstrap_group = options
+    let with_bootstrap = options
         .seed
         .instance_groups
         .iter()
-        .find(|(_, _, members)| members.iter().any(|m| m.ends_with("-bootstrap")))
-        .cloned();
+        .any(|(_, _, members)| members.iter().any(|m| m.ends_with("-bootstrap")));
     assert!(
-        bootstrap_group.is_some(),
+        with_bootstrap,
         "the installer's seed has the bootstrap VM in a master group"
     );
     let fake = GcpFake::start(options).await.unwrap();
-    let (_sim, raw) = gcp_sim(&fake).await;
-    create(
-        &raw,
-        service(API_NS, "internal-lb", annotations.clone(), spec.clone()),
-    )
-    .await;
-    assert_eq!(
-        ingress(&raw, API_NS, "internal-lb").await["ip"],
-        "10.0.128.9"
-    );
+    gcp_internal_api_on(&fake, None).await;
 
     let mut options = FakeOptions::default();
     let (zone, _, members) = &mut options.seed.instance_groups[0];
@@ -2179,8 +2176,6 @@ async fn gcp_reuses_a_master_group_only_when_every_member_but_the_bootstrap_vm_i
         node: false,
     });
     let fake = GcpFake::start(options).await.unwrap();
-    let (sim, raw) = gcp_sim(&fake).await;
-    let svc = service(API_NS, "internal-lb", annotations, spec);
     // The zone's master goes to the provider's own group while the installer's (not reused)
     // still holds it.
     let names = [
@@ -2188,7 +2183,7 @@ async fn gcp_reuses_a_master_group_only_when_every_member_but_the_bootstrap_vm_i
         "mycluster-7xk2p-master-0",
         "k8s-ig--",
     ];
-    refused_sync(&sim, &raw, "a member that is no Node", svc, &names).await;
+    gcp_internal_api_on(&fake, Some(("a member that is no Node", &names))).await;
 }
 
 /// GCE lets several internal forwarding rules share an IP only when its address has purpose

@@ -408,26 +408,43 @@ fn class_rows(
     }
     for class in openshift::CLASSES {
         for s in 1..=3u8 {
-            let mut latencies: Vec<Duration> = Vec::new();
-            let mut failures = 0;
-            for sample in nodes
-                .iter()
-                .filter(|x| timeline.to_internal.is_none_or(|at| x.started - t0 < at))
-                .filter(|x| x.class == class && stage(x.started - t0, timeline) == s)
-            {
-                latencies.push(sample.latency);
-                failures += usize::from(!sample.ok);
-            }
+            let of_class = nodes.iter().filter(|x| x.class == class);
+            let (requests, failures, p99) = tally(
+                of_class.map(|x| (x.started, x.latency, x.ok)),
+                t0,
+                timeline,
+                s,
+            );
             out.push(ClassRow {
                 class,
                 stage: s,
-                requests: latencies.len(),
+                requests,
                 failures,
-                p99: p99(&mut latencies),
+                p99,
             });
         }
     }
     out
+}
+
+/// Of the requests `(started, latency, ok)` that started in stage `s`, before any scope
+/// change: how many, how many failed, and the p99 latency.
+fn tally(
+    requests: impl Iterator<Item = (Instant, Duration, bool)>,
+    t0: Instant,
+    timeline: &Timeline,
+    s: u8,
+) -> (usize, usize, Duration) {
+    let mut latencies: Vec<Duration> = Vec::new();
+    let mut failures = 0;
+    for (_, latency, ok) in requests
+        .filter(|(at, ..)| timeline.to_internal.is_none_or(|t| *at - t0 < t))
+        .filter(|(at, ..)| stage(*at - t0, timeline) == s)
+    {
+        latencies.push(latency);
+        failures += usize::from(!ok);
+    }
+    (latencies.len(), failures, p99(&mut latencies))
 }
 
 fn p99(latencies: &mut [Duration]) -> Duration {
@@ -616,22 +633,19 @@ fn rows(samples: &[Sample], t0: Instant, timeline: &Timeline) -> Vec<Row> {
     let mut rows = Vec::new();
     for policy in Policy::ALL {
         for s in 1..=3u8 {
-            let mut latencies: Vec<Duration> = Vec::new();
-            let mut failures = 0;
-            for sample in samples
-                .iter()
-                .filter(|x| timeline.to_internal.is_none_or(|at| x.started - t0 < at))
-                .filter(|x| x.policy == policy && stage(x.started - t0, timeline) == s)
-            {
-                latencies.push(sample.latency);
-                failures += usize::from(!sample.ok);
-            }
+            let of_policy = samples.iter().filter(|x| x.policy == policy);
+            let (requests, failures, p99) = tally(
+                of_policy.map(|x| (x.started, x.latency, x.ok)),
+                t0,
+                timeline,
+                s,
+            );
             rows.push(Row {
                 policy,
                 stage: s,
-                requests: latencies.len(),
+                requests,
                 failures,
-                p99: p99(&mut latencies),
+                p99,
             });
         }
     }
