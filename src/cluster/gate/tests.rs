@@ -272,3 +272,43 @@ fn only_aws_external_services_wait_for_the_aws_lb_controller() {
     assert!(!ServiceClaim::for_service(&svc(Some("nlb")), vec![]).needs_aws_lb_controller);
     assert!(!ServiceClaim::for_service(&svc(None), vec![]).needs_aws_lb_controller);
 }
+
+/// The gate's first verdict comes only once every watch has listed: a Service that exists
+/// when the gate starts is never reported "service not found" (before, the first watch event,
+/// another watch's initial list, was judged against an empty Service store).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_that_exists_is_never_judged_before_the_watches_listed() {
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    let kube = bootstrap_sim::kube::KubeSim::start(Default::default())
+        .await
+        .unwrap();
+    let kubeconfig = kube::config::Kubeconfig::read_from(kube.kubeconfig_path()).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let svc: Service = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "lb", "namespace": "default"},
+        "spec": {"type": "ClusterIP", "ports": [{"port": 6443}]}
+    }))
+    .unwrap();
+    kube::Api::<Service>::namespaced(client.clone(), "default")
+        .create(&Default::default(), &svc)
+        .await
+        .unwrap();
+    let mut claim = target(&["10.0.1.5"]);
+    claim.namespace = "default".into();
+    let mut verdicts: Vec<String> = Vec::new();
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        run_gate(&client, &[claim], None, |s| {
+            verdicts.extend(s.iter().map(|g| g.reason.clone()))
+        }),
+    )
+    .await;
+    assert!(!verdicts.is_empty(), "the gate judged the Service");
+    assert!(
+        verdicts.iter().all(|r| r != "service not found"),
+        "{verdicts:?}"
+    );
+}

@@ -12,7 +12,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
 use kube::{Api, Resource};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
@@ -114,7 +114,17 @@ pub async fn run_gate(
         stores.endpoints.push(store);
         streams.push(s);
     }
-    let mut events = futures::stream::select_all(streams);
+    // Nothing is judged before every watch has listed once: an empty store before its
+    // initial list means "not listed yet", not "absent" (a Service applied just before would
+    // otherwise be reported "service not found").
+    let watches = streams.len();
+    let mut listed: BTreeSet<usize> = BTreeSet::new();
+    let mut events = futures::stream::select_all(
+        streams
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| s.map(move |event| (i, event)).boxed()),
+    );
     let mut last: Vec<ServiceGate> = Vec::new();
     let mut holders: Option<BTreeMap<IpAddr, Holder>> = None;
     let mut cloud_backoff = CLOUD_FIRST_ASK;
@@ -124,14 +134,18 @@ pub async fn run_gate(
         tokio::select! {
             event = events.next() => match event {
                 None => return Ok(last),
-                Some(Err(e)) => {
+                Some((_, Err(e))) => {
                     if let Some(refused) = crate::cluster::WatchRefused::of(&e) {
                         return Err(refused);
                     }
                     tracing::warn!(error = %e, "watch interrupted; kube-runtime re-lists with backoff");
                     continue;
                 }
-                Some(Ok(_)) => {}
+                Some((i, Ok(init_done))) => {
+                    if init_done {
+                        listed.insert(i);
+                    }
+                }
             },
             _ = sleep_until(ask_at), if ask_at.is_some() => {
                 let claims: Vec<IpAddr> = last
@@ -144,6 +158,9 @@ pub async fn run_gate(
                 cloud_backoff = (cloud_backoff * 2).min(CLOUD_MAX_ASK);
                 next_cloud_ask = None;
             }
+        }
+        if listed.len() < watches {
+            continue;
         }
         let now = stores.evaluate(targets, holders.as_ref(), started.elapsed());
         if now != last {
