@@ -53,6 +53,13 @@ pub struct Common {
     #[arg(long, env = "BOOTSTRAP_AGENT_BOOTSTRAP_IP", allow_hyphen_values = true,
           value_parser = options::checked(options::bootstrap_ip, IpAddr::from([0, 0, 0, 0])))]
     pub bootstrap_ip: Option<IpAddr>,
+    /// GCP and Azure: give the bootstrap host a second private address in `api-int` until
+    /// stage 3, so OpenShift's apiserver-watcher never takes the bootstrap IP for the API VIP:
+    /// `host` (the cloud's alias IP / IP configuration, added to this host with iproute2),
+    /// `cloud` (the host's own network agent brings it up), `off` (the bootstrap IP alone).
+    #[arg(long, env = "BOOTSTRAP_AGENT_BOOTSTRAP_SECOND_ADDRESS", default_value = "host",
+          value_parser = options::one_of(assets::SecondAddress::Host))]
+    pub bootstrap_second_address: assets::SecondAddress,
     /// Deadline for each step; its retries happen inside it.
     #[arg(long, env = "BOOTSTRAP_AGENT_STEP_TIMEOUT", default_value = "10m", allow_hyphen_values = true,
           value_parser = options::checked(options::deadline, Duration::ZERO))]
@@ -138,6 +145,12 @@ fn load(args: &Common) -> Result<(ClusterSpec, JournalState)> {
         .flatten()
         .unwrap_or_default();
     spec.bootstrap_ip = crate::bootstrap_ip::settle(args.bootstrap_ip, Some(&recorded));
+    // Once stage 3 removed the bootstrap host from DNS, its second address is never wanted.
+    spec.second_bootstrap_address = if recorded.bootstrap_removed {
+        assets::SecondAddress::Off
+    } else {
+        args.bootstrap_second_address
+    };
     // After `publish --scope`, the API's scope is the one it chose, not the install-config's.
     if let Some(change) = &recorded.scope_change {
         spec.prior_publish = Some(spec.publish.with_api(change.from));

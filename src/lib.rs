@@ -63,6 +63,7 @@ mod fixtures;
 pub mod gather;
 #[cfg(test)]
 mod golden;
+pub mod host_address;
 pub mod journal;
 pub mod machine;
 pub mod notify;

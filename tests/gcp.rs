@@ -44,6 +44,7 @@ fn settings(h: &GcpHarness) -> bootstrap_cloud::gcp::GcpSettings {
         compute_endpoint: Some(h.peers.compute_proxy.url()),
         dns_endpoint: Some(h.peers.dns_proxy.url()),
         resource_manager_endpoint: Some(h.peers.fake.url()),
+        second_address_host: None,
     }
 }
 

@@ -87,6 +87,18 @@ impl fmt::Display for IpFamily {
 pub enum Scope {
     Public,
     Private,
+    /// The bootstrap host's second private address (a GCP alias IP, an Azure secondary IP
+    /// configuration), in `api-int` next to the bootstrap IP until stage 3 so that OpenShift's
+    /// apiserver-watcher on the masters never takes the bootstrap IP for the API VIP. No load
+    /// balancer claims it.
+    Bootstrap,
+}
+
+impl Scope {
+    /// Whether a load balancer claims addresses of this scope (the bootstrap host's do not).
+    pub fn load_balanced(self) -> bool {
+        !matches!(self, Scope::Bootstrap)
+    }
 }
 
 impl fmt::Display for Scope {
@@ -94,6 +106,7 @@ impl fmt::Display for Scope {
         f.write_str(match self {
             Scope::Public => "public",
             Scope::Private => "private",
+            Scope::Bootstrap => "bootstrap",
         })
     }
 }
@@ -126,6 +139,7 @@ impl ReservationKey {
         let scope = match scope {
             "public" => Scope::Public,
             "private" => Scope::Private,
+            "bootstrap" => Scope::Bootstrap,
             _ => return None,
         };
         let family = match family {

@@ -208,6 +208,7 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, Vec<Input
         capabilities,
         api_server_internal_uri,
         bootstrap_ip: None,
+        second_bootstrap_address: SecondAddress::Off,
         adoption: Default::default(),
         record_ttl: DEFAULT_TTL,
         credentials,

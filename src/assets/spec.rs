@@ -34,6 +34,10 @@ pub struct ClusterSpec {
     pub api_server_internal_uri: String,
     /// The bootstrap host's private IP, when known (flag, journal, or detected).
     pub bootstrap_ip: Option<IpAddr>,
+    /// GCP and Azure: whether the bootstrap host gets a second private address in `api-int`
+    /// until stage 3 (`--bootstrap-second-address`; off once stage 3 removed the bootstrap).
+    #[serde(default, skip_serializing_if = "SecondAddress::is_off")]
+    pub second_bootstrap_address: SecondAddress,
     /// UPI: how to find reservations the user made (flags and the journal, not the assets).
     #[serde(default, skip_serializing_if = "Adoption::is_default")]
     pub adoption: Adoption,
@@ -41,6 +45,30 @@ pub struct ClusterSpec {
     pub record_ttl: u32,
     #[serde(skip)]
     pub credentials: Credentials,
+}
+
+/// `--bootstrap-second-address`: a second private address of the bootstrap host, next to the
+/// bootstrap IP in `api-int` until stage 3. With two addresses there, OpenShift's
+/// apiserver-watcher on each master refuses to start (it wants exactly one) until only the
+/// load balancer's VIP is left, so it never takes the bootstrap IP for the VIP (docs/clouds.md,
+/// "OpenShift's own nodes on GCP and Azure").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum SecondAddress {
+    /// The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration)
+    /// and the agent adds it to this host's interface with iproute2.
+    #[default]
+    Host,
+    /// The cloud gives the host the address; the host's own network agent brings it up.
+    Cloud,
+    /// One address: the bootstrap IP alone (AWS, platform none, and UPI's adopt-only).
+    Off,
+}
+
+impl SecondAddress {
+    pub fn is_off(&self) -> bool {
+        *self == SecondAddress::Off
+    }
 }
 
 /// An address range, `10.0.0.0/16`.

@@ -32,6 +32,7 @@ pub(crate) fn reserved(spec: &ClusterSpec) -> JournalState {
             ip: ip(match w.key.scope {
                 Scope::Public => PUBLIC,
                 Scope::Private => PRIVATE,
+                Scope::Bootstrap => "10.0.1.11",
             }),
             id: w.name.clone(),
             name: w.name.clone(),

@@ -83,8 +83,9 @@ pub(super) fn seed_dns(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
     if !cloud_dns(spec) {
         return Vec::new();
     }
+    // The bootstrap host serves its second address from the start: it never waits.
     let may_join = |v: &Value| match (v, &observed.serving) {
-        (Value::Reserved(_), Some(serving)) => {
+        (Value::Reserved(key), Some(serving)) if key.scope.load_balanced() => {
             observed.resolve(v).is_some_and(|ip| serving.contains(&ip))
         }
         _ => true,
@@ -159,9 +160,25 @@ fn remove_values(
         .collect()
 }
 
+/// Stage 3: the bootstrap host's addresses leave DNS, then its second address is released
+/// (the load balancers serve alone now).
 pub(super) fn remove_bootstrap(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {
-    let ours: BTreeSet<IpAddr> = spec.bootstrap_ip.into_iter().collect();
-    remove_values(spec, observed, &ours, |_| BTreeSet::new())
+    let second: Vec<&bootstrap_cloud::Reservation> = observed
+        .reservations
+        .iter()
+        .filter(|r| r.key.scope == bootstrap_cloud::Scope::Bootstrap)
+        .collect();
+    let ours: BTreeSet<IpAddr> = spec
+        .bootstrap_ip
+        .into_iter()
+        .chain(second.iter().map(|r| r.ip))
+        .collect();
+    let mut changes = remove_values(spec, observed, &ours, |_| BTreeSet::new());
+    changes.extend(second.into_iter().map(|r| Change::ReleaseAddress {
+        reservation: r.clone(),
+        reason: "the bootstrap host left DNS".into(),
+    }));
+    changes
 }
 
 pub(super) fn teardown_all(spec: &ClusterSpec, observed: &Observed) -> Vec<Change> {

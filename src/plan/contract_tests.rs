@@ -163,6 +163,7 @@ fn progressive_dns_adds_a_reserved_ip_only_once_its_load_balancer_serves_it() {
                 let ip = match request.key.scope {
                     Scope::Public => format!("203.0.113.{}", i + 1),
                     Scope::Private => format!("10.0.{}.5", i + 1),
+                    Scope::Bootstrap => format!("10.0.{}.6", i + 1),
                 };
                 reservations.push(bootstrap_cloud::Reservation {
                     key: request.key.clone(),

@@ -66,12 +66,29 @@ pub fn reservations(spec: &ClusterSpec) -> Vec<WantedReservation> {
         }
         Platform::None => {}
     }
+    keys.extend(second_bootstrap_address(spec));
     keys.into_iter()
         .map(|key| WantedReservation {
             name: reservation_name(&spec.infra_id, &key),
             key,
         })
         .collect()
+}
+
+/// GCP and Azure: the bootstrap host's second address, of the bootstrap IP's family, unless
+/// it is off (AWS, where the masters run no apiserver-watcher; `--bootstrap-second-address
+/// off`; stage 3 done) or every address must be the user's (`--adopt-only`).
+fn second_bootstrap_address(spec: &ClusterSpec) -> Option<ReservationKey> {
+    let cloud = matches!(spec.platform, Platform::Gcp(_) | Platform::Azure(_));
+    let ip = spec.bootstrap_ip?;
+    (cloud && !spec.second_bootstrap_address.is_off() && !spec.adoption.adopt_only)
+        .then(|| key(Scope::Bootstrap, IpFamily::of(&ip), None))
+}
+
+/// The bootstrap IP of the host the cloud gives a second address, when the plan wants one
+/// (the providers read the host only then: no call, and no permission, otherwise).
+pub fn second_address_host(spec: &ClusterSpec) -> Option<std::net::IpAddr> {
+    second_bootstrap_address(spec).and(spec.bootstrap_ip)
 }
 
 fn key(scope: Scope, family: IpFamily, placement: Option<&String>) -> ReservationKey {
@@ -97,6 +114,7 @@ pub fn idempotency_token(infra_id: &str, key: &ReservationKey, generation: u32) 
     let scope = match key.scope {
         Scope::Public => "pub",
         Scope::Private => "prv",
+        Scope::Bootstrap => "bst",
     };
     let family = match key.family {
         IpFamily::Ipv4 => 4,
@@ -128,7 +146,8 @@ pub fn request(spec: &ClusterSpec, wanted: &WantedReservation, generation: u32) 
     }
 }
 
-/// Step 1 records: private `api` and `api-int` = bootstrap IP + reserved private IPs; public
+/// Step 1 records: private `api` and `api-int` = the bootstrap host's addresses (its IP, and on
+/// GCP and Azure its second address) + reserved private IPs; public
 /// `api` = reserved public IPs (public API only). Platform none writes no DNS.
 ///
 /// Azure Stack Hub has no private DNS: `api-int` goes into the base-domain zone, and so does
@@ -158,11 +177,13 @@ pub fn records(spec: &ClusterSpec) -> Vec<WantedRecord> {
     let mut out = Vec::new();
     for family in [IpFamily::Ipv4, IpFamily::Ipv6] {
         let public_values = reserved(Scope::Public, family);
+        // The bootstrap host's addresses first: its IP, then its second address.
         let mut private_values: Vec<Value> = spec
             .bootstrap_ip
             .filter(|ip| IpFamily::of(ip) == family)
             .map(Value::Ip)
             .into_iter()
+            .chain(reserved(Scope::Bootstrap, family))
             .collect();
         let reserved_private = reserved(Scope::Private, family);
         if !reserved_private.is_empty() {

@@ -12,7 +12,9 @@ mod text;
 
 pub use batch::batched;
 pub use cloud::{bootstrap_ip_conflict, records_of_interest};
-pub use desired::{DEFAULT_TTL, WantedRecord, WantedReservation, reservation_name};
+pub use desired::{
+    DEFAULT_TTL, WantedRecord, WantedReservation, reservation_name, second_address_host,
+};
 pub use kube::{Capabilities, DoomedService, KubeWants, LiveService, WantedService};
 pub use observed::{Observed, ObservedRecord};
 pub use pool::PoolNeed;

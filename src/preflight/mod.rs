@@ -337,6 +337,8 @@ fn needs(spec: &ClusterSpec, ours: &[Reservation], zones: Vec<Zone>) -> Needs {
                     .entry(wanted.key.placement.clone().unwrap_or_default())
                     .or_default() += 1;
             }
+            // An alias IP or an IP configuration: no address quota of the region.
+            bootstrap_cloud::Scope::Bootstrap => {}
         }
     }
     if let Platform::Aws(aws) = &spec.platform {

@@ -64,6 +64,7 @@ pub async fn providers(spec: &ClusterSpec, platform: &AzureSpec) -> Result<Provi
         authority_host: endpoints.authority_host.clone(),
         token_scope: endpoints.scope(),
         api: azure::ApiVersions::for_cloud(&platform.cloud),
+        second_address_host: crate::plan::second_address_host(spec),
     };
     let arm = azure::connect(&settings, http)?;
     let targets = targets(spec, platform);

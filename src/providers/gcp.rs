@@ -30,6 +30,7 @@ pub async fn providers(spec: &ClusterSpec, platform: &GcpSpec) -> Result<Provide
         compute_endpoint: None,
         dns_endpoint: None,
         resource_manager_endpoint: None,
+        second_address_host: crate::plan::second_address_host(spec),
     }
     .with_env_endpoints();
     Ok(Providers {

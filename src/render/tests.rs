@@ -15,6 +15,7 @@ fn reservations(spec: &ClusterSpec) -> Vec<Reservation> {
                 (Scope::Public, IpFamily::Ipv6) => format!("2001:db8::{}", 10 + i),
                 (Scope::Private, IpFamily::Ipv4) => format!("10.0.{}.100", 1 + i),
                 (Scope::Private, IpFamily::Ipv6) => format!("fd00:10::{}", 10 + i),
+                (Scope::Bootstrap, _) => format!("10.0.9.{}", 10 + i),
             };
             Reservation {
                 id: format!("res-{i}"),

@@ -32,6 +32,9 @@ impl Runner<'_> {
         if step == Step::Reserve {
             crate::adopt::require_complete(self.spec, &observed)?;
         }
+        if step == Step::SeedDns {
+            second_address_up(self.spec, &observed)?;
+        }
         let spec = crate::bootstrap_ip::for_stage(self.spec, step, &self.journal.state, &observed)?;
         let kube = match (step, self.kube) {
             (Step::TeardownAll, Some(kube)) => {
@@ -398,4 +401,23 @@ fn resolve(observed: &Observed, values: &[Value]) -> Result<Vec<IpAddr>, CloudEr
             })
         })
         .collect()
+}
+
+/// Before DNS points at it, the bootstrap host's second address must be this host's
+/// (`--bootstrap-second-address host`; with `cloud` the host's own agent brings it up).
+fn second_address_up(spec: &crate::assets::ClusterSpec, observed: &Observed) -> Result<()> {
+    let (crate::assets::SecondAddress::Host, Some(bootstrap)) =
+        (spec.second_bootstrap_address, spec.bootstrap_ip)
+    else {
+        return Ok(());
+    };
+    for second in observed
+        .reservations
+        .iter()
+        .filter(|r| r.key.scope == bootstrap_cloud::Scope::Bootstrap)
+    {
+        crate::host_address::ensure_local(second.ip, bootstrap)
+            .with_context(|| format!("the bootstrap host's second address {}", second.ip))?;
+    }
+    Ok(())
 }

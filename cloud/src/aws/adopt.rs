@@ -388,6 +388,9 @@ fn fit_problem(key: &ReservationKey, f: &Found, adopted_before: Option<IpAddr>) 
         (Kind::Eni { .. }, Scope::Public) => Some(format!(
             "is a network interface, but {key} is an elastic IP"
         )),
+        (_, Scope::Bootstrap) => Some(format!(
+            "cannot serve {key}: on AWS the bootstrap host has one address"
+        )),
     }
 }
 

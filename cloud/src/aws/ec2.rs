@@ -278,6 +278,11 @@ impl AddressProvider for Ec2Addresses {
 
     async fn reserve(&self, request: &ReserveRequest) -> Result<Reservation, CloudError> {
         match request.key.scope {
+            // The masters on AWS run no apiserver-watcher: one bootstrap address is enough.
+            Scope::Bootstrap => Err(CloudError::fatal(
+                "CreateNetworkInterface",
+                "AWS gives the bootstrap host no second address",
+            )),
             // AllocateAddress has no idempotency token: the runner observes by tag first, and
             // the tags are set in the same call, so a crash cannot leave an untagged EIP.
             // The SDK never retries it: after a lost answer it would allocate a second EIP.
@@ -345,6 +350,7 @@ impl AddressProvider for Ec2Addresses {
 
     async fn release(&self, reservation: &Reservation) -> Result<(), CloudError> {
         let result = match reservation.key.scope {
+            Scope::Bootstrap => Ok(()),
             Scope::Public => self
                 .client
                 .release_address()

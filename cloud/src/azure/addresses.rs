@@ -21,14 +21,30 @@ use std::time::Duration;
 pub struct AzureAddresses {
     pub(super) arm: Arc<ArmClient>,
     pub(super) settings: AzureSettings,
+    /// The bootstrap host that gets a second address (None: `--bootstrap-second-address off`).
+    bootstrap: Option<super::bootstrap_host::AzureBootstrapHost>,
 }
 
 impl AzureAddresses {
     pub fn new(arm: Arc<ArmClient>, settings: &AzureSettings) -> Self {
         Self {
+            bootstrap: settings.second_address_host.map(|ip| {
+                super::bootstrap_host::AzureBootstrapHost::new(arm.clone(), settings, ip)
+            }),
             arm,
             settings: settings.clone(),
         }
+    }
+
+    /// The bootstrap host's second address: its key, and the name of its IP configuration.
+    fn second_address(&self) -> (ReservationKey, String) {
+        let key = ReservationKey {
+            scope: Scope::Bootstrap,
+            family: IpFamily::Ipv4,
+            placement: None,
+        };
+        let name = format!("{}-rsvd-{}", self.settings.infra_id, key.purpose());
+        (key, name)
     }
 
     fn public_ips_path(&self) -> String {
@@ -427,12 +443,23 @@ impl AddressProvider for AzureAddresses {
                 }
             }
         }
+        if let Some(host) = &self.bootstrap {
+            let (key, name) = self.second_address();
+            found.extend(host.observe(key, &name).await?);
+        }
         found.sort();
         Ok(found)
     }
 
     async fn reserve(&self, request: &ReserveRequest) -> Result<Reservation, CloudError> {
         match request.key.scope {
+            Scope::Bootstrap => match &self.bootstrap {
+                Some(host) => host.reserve(request).await,
+                None => Err(CloudError::fatal(
+                    "CreateOrUpdateNetworkInterface",
+                    "the bootstrap host's second address is off",
+                )),
+            },
             Scope::Public => self.reserve_public(request).await,
             Scope::Private => {
                 let ip = match request.key.family {
@@ -511,6 +538,10 @@ impl AddressProvider for AzureAddresses {
 
     async fn release(&self, reservation: &Reservation) -> Result<(), CloudError> {
         let result = match reservation.key.scope {
+            Scope::Bootstrap => match &self.bootstrap {
+                Some(host) => host.release(reservation).await,
+                None => Ok(()),
+            },
             Scope::Public => {
                 let url = self
                     .arm

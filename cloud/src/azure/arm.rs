@@ -296,8 +296,21 @@ impl ArmClient {
         url: Url,
         body: Option<&Value>,
     ) -> Result<Option<Value>, CloudError> {
+        self.long_running_with(operation, method, url, &[], body)
+            .await
+    }
+
+    /// `long_running` with headers on the first request (`If-Match`: a read-modify-write).
+    pub async fn long_running_with(
+        &self,
+        operation: &str,
+        method: Method,
+        url: Url,
+        headers: &[(&str, &str)],
+        body: Option<&Value>,
+    ) -> Result<Option<Value>, CloudError> {
         let first = self
-            .send(operation, method.clone(), url.clone(), &[], body)
+            .send(operation, method.clone(), url.clone(), headers, body)
             .await?;
         // One budget for the whole operation: its status polls and the provisioning state.
         let mut poll = Poll::new(

@@ -35,6 +35,7 @@
 mod addresses;
 mod adopt;
 pub mod arm;
+mod bootstrap_host;
 mod claims;
 mod dns;
 pub mod environment;
@@ -167,6 +168,8 @@ pub struct AzureSettings {
     pub token_scope: String,
     /// The cloud's api-versions.
     pub api: ApiVersions,
+    /// The bootstrap IP of the host that gets a second address (None: off).
+    pub second_address_host: Option<std::net::IpAddr>,
 }
 
 /// The ARM client both providers share.

@@ -23,6 +23,8 @@ pub struct GceAddresses {
     region: String,
     subnetwork: String,
     cluster_label: String,
+    /// The bootstrap host that gets a second address (None: `--bootstrap-second-address off`).
+    bootstrap: Option<super::bootstrap_host::GceBootstrapHost>,
 }
 
 impl GceAddresses {
@@ -39,6 +41,10 @@ impl GceAddresses {
             region: settings.region.clone(),
             subnetwork: settings.subnetwork_url(),
             cluster_label: cluster_label(&settings.infra_id),
+            bootstrap: match settings.second_address_host {
+                Some(ip) => Some(super::bootstrap_host::GceBootstrapHost::new(settings, ip).await?),
+                None => None,
+            },
         })
     }
 
@@ -104,7 +110,7 @@ impl GceAddresses {
     }
 }
 
-fn operation_error(what: &str, op: &Operation) -> CloudError {
+pub(super) fn operation_error(what: &str, op: &Operation) -> CloudError {
     let errors = op
         .error
         .as_ref()
@@ -178,11 +184,28 @@ impl AddressProvider for GceAddresses {
                 found.extend(reservation(&a));
             }
         }
+        if let Some(host) = &self.bootstrap {
+            let key = ReservationKey {
+                scope: Scope::Bootstrap,
+                family: IpFamily::Ipv4,
+                placement: None,
+            };
+            found.extend(host.observe(key).await?);
+        }
         found.sort();
         Ok(found)
     }
 
     async fn reserve(&self, request: &ReserveRequest) -> Result<Reservation, CloudError> {
+        if request.key.scope == Scope::Bootstrap {
+            return match &self.bootstrap {
+                Some(host) => host.reserve(request).await,
+                None => Err(CloudError::fatal(
+                    "instances.updateNetworkInterface",
+                    "the bootstrap host's second address is off",
+                )),
+            };
+        }
         if request.key.placement.is_some() || request.key.family != IpFamily::Ipv4 {
             return Err(CloudError::fatal(
                 "addresses.insert",
@@ -217,6 +240,12 @@ impl AddressProvider for GceAddresses {
                 .set_address_type(address::AddressType::Internal)
                 .set_purpose(address::Purpose::SharedLoadbalancerVip)
                 .set_subnetwork(&self.subnetwork),
+            Scope::Bootstrap => {
+                return Err(CloudError::fatal(
+                    "addresses.insert",
+                    "the bootstrap host's second address is an alias IP, not an address resource",
+                ));
+            }
         };
         let sent = self
             .client
@@ -296,6 +325,10 @@ impl AddressProvider for GceAddresses {
     /// addresses.delete refuses it with `resourceInUseByAnotherResource`; the service
     /// controller deletes the rule when the Service goes.
     async fn in_use_by(&self, reservation: &Reservation) -> Result<Option<String>, CloudError> {
+        // An alias is released by taking it off the VM: nothing else holds it.
+        if reservation.key.scope == Scope::Bootstrap {
+            return Ok(None);
+        }
         let address = match self.get(&reservation.id).await {
             Ok(a) => a,
             Err(e) if e.kind == ErrorKind::NotFound => return Ok(None),
@@ -305,6 +338,12 @@ impl AddressProvider for GceAddresses {
     }
 
     async fn release(&self, reservation: &Reservation) -> Result<(), CloudError> {
+        if reservation.key.scope == Scope::Bootstrap {
+            return match &self.bootstrap {
+                Some(host) => host.release(reservation).await,
+                None => Ok(()),
+            };
+        }
         // No requestId: a delete is idempotent by itself (404 = already gone), and a reused id
         // could return the operation of an earlier address with the same name.
         let sent = self

@@ -39,6 +39,12 @@ pub(super) fn check(
         .clone()
         .unwrap_or(address::AddressType::External);
     match query.key.scope {
+        Scope::Bootstrap => {
+            return misfit(format!(
+                "cannot serve {}: the bootstrap host's second address is an alias IP the agent gives it",
+                query.key
+            ));
+        }
         Scope::Public => {
             if kind != address::AddressType::External {
                 return misfit(format!(

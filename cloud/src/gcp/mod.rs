@@ -40,6 +40,7 @@ macro_rules! build_client {
 
 mod addresses;
 mod adopt;
+mod bootstrap_host;
 mod dns;
 mod permissions;
 mod preflight;
@@ -128,6 +129,8 @@ pub struct GcpSettings {
     pub dns_endpoint: Option<String>,
     /// Cloud Resource Manager, for preflight's `projects.testIamPermissions`.
     pub resource_manager_endpoint: Option<String>,
+    /// The bootstrap IP of the host that gets a second address (None: off).
+    pub second_address_host: Option<std::net::IpAddr>,
 }
 
 impl GcpSettings {

@@ -129,6 +129,7 @@ fn the_subnetwork_url_names_the_shared_vpc_host_project_when_there_is_one() {
         compute_endpoint: None,
         dns_endpoint: None,
         resource_manager_endpoint: None,
+        second_address_host: None,
     };
     assert_eq!(
         settings.subnetwork_url(),

@@ -510,6 +510,7 @@ mod tests {
             compute_endpoint: None,
             dns_endpoint: None,
             resource_manager_endpoint: None,
+            second_address_host: None,
         };
         let shown = identity(&settings);
         assert_eq!(shown, "service account agent@p.iam.gserviceaccount.com");

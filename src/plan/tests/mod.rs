@@ -132,6 +132,8 @@ fn fake_ip(key: &ReservationKey, n: usize) -> IpAddr {
         (Scope::Private, IpFamily::Ipv4) => ip(&format!("10.0.1.{n}")),
         (Scope::Public, IpFamily::Ipv6) => ip(&format!("2001:db8::{n}")),
         (Scope::Private, IpFamily::Ipv6) => ip(&format!("fd00:10::{n}")),
+        (Scope::Bootstrap, IpFamily::Ipv4) => ip(&format!("10.0.2.{n}")),
+        (Scope::Bootstrap, IpFamily::Ipv6) => ip(&format!("fd00:20::{n}")),
     }
 }
 
@@ -231,4 +233,5 @@ mod golden;
 mod rerun_and_ownership;
 mod reserve_and_publish;
 mod scope;
+mod second_address;
 mod user_dns;

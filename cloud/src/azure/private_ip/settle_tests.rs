@@ -29,6 +29,7 @@ pub(crate) fn settings() -> AzureSettings {
         authority_host: String::new(),
         token_scope: String::new(),
         api: crate::azure::ApiVersions::AZURE,
+        second_address_host: None,
     }
 }
 
