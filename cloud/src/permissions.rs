@@ -67,6 +67,8 @@ const DNS: &[Command] = &[Command::Run, Command::TeardownAll, Command::Publish];
 /// Releasing public IPs: `teardown --all`, and `publish --scope Internal`.
 const TEARDOWN: &[Command] = &[Command::TeardownAll, Command::Publish];
 const HAND_OVER: &[Command] = &[Command::Run, Command::TeardownAll];
+/// The bootstrap host's second address: on in `run`, off in `run`'s stage 3 or `teardown --all`.
+const SECOND_ADDRESS: &[Command] = &[Command::Run, Command::TeardownAll];
 /// `teardown --all` alone (what only it releases: the private reservations).
 const TEARDOWN_ALL: &[Command] = &[Command::TeardownAll];
 /// `run`, and `publish --scope External` (which writes the public record set anew).
@@ -454,6 +456,7 @@ mod tests {
             base_domain_resource_group: "dns".into(),
             public_ips: true,
             private_ips: true,
+            second_address: false,
             tags_api: true,
             public_record_types: vec![RecordType::A],
             private_record_types: vec![RecordType::A],

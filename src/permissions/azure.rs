@@ -26,6 +26,7 @@ pub fn azure_role(spec: Option<&ClusterSpec>, commands: &[Command]) -> Value {
                 base_domain_resource_group: "<base-domain-resource-group>".into(),
                 public_ips: true,
                 private_ips: true,
+                second_address: true,
                 tags_api: true,
                 public_record_types: vec![bootstrap_cloud::RecordType::A],
                 private_record_types: vec![bootstrap_cloud::RecordType::A],
@@ -86,14 +87,15 @@ fn azure_plan(spec: &ClusterSpec) -> AzurePlan {
     let Platform::Azure(azure) = &spec.platform else {
         return AzurePlan::default();
     };
-    let reservations = crate::plan::wanted_reservations(spec);
-    let scoped = |scope| reservations.iter().any(|r| r.key.scope == scope);
+    let scopes = super::planned_scopes(spec);
+    let scoped = |scope| scopes.contains(&scope);
     let mut plan = AzurePlan {
         resource_group: azure.resource_group.clone(),
         network_resource_group: azure.network_resource_group.clone(),
         base_domain_resource_group: azure.base_domain_resource_group.clone(),
         public_ips: scoped(Scope::Public),
         private_ips: scoped(Scope::Private),
+        second_address: scoped(Scope::Bootstrap),
         // Azure Stack Hub has no Tags API: the group itself is read and updated.
         tags_api: !matches!(
             azure.cloud,

@@ -15,10 +15,7 @@ pub fn gcp_role(spec: Option<&ClusterSpec>, commands: &[Command]) -> Value {
                 Platform::Gcp(gcp) => (gcp.project.clone(), gcp.subnetwork_project().to_string()),
                 _ => ("<project>".into(), "<project>".into()),
             };
-            let scopes: BTreeSet<Scope> = crate::plan::wanted_reservations(spec)
-                .iter()
-                .map(|r| r.key.scope)
-                .collect();
+            let scopes: BTreeSet<Scope> = super::planned_scopes(spec);
             // Each written zone's project, and whether it is found by name (not by id).
             let mut zones: Vec<(String, bool)> = Vec::new();
             for (zone, _) in crate::plan::records_of_interest(spec) {
@@ -40,7 +37,7 @@ pub fn gcp_role(spec: Option<&ClusterSpec>, commands: &[Command]) -> Value {
         None => table::gcp_wanted(
             "<project>",
             "<project>",
-            &BTreeSet::from([Scope::Public, Scope::Private]),
+            &BTreeSet::from([Scope::Public, Scope::Private, Scope::Bootstrap]),
             &[("<project>", true)],
             commands,
             true,

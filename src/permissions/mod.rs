@@ -42,6 +42,11 @@ pub struct PermissionsArgs {
     /// capabilities-apply, publish. Default: all of them.
     #[arg(long, value_delimiter = ',', value_parser = parse_command)]
     pub command: Vec<Command>,
+    /// GCP and Azure: as `run --bootstrap-second-address` (`off` leaves out what the bootstrap
+    /// host's second address needs).
+    #[arg(long, default_value = "host",
+          value_parser = crate::options::one_of(crate::assets::SecondAddress::Host))]
+    pub bootstrap_second_address: crate::assets::SecondAddress,
     /// Print the Kubernetes ClusterRole the agent's cluster calls need instead.
     #[arg(long, conflicts_with = "cloud")]
     pub kube: bool,
@@ -67,7 +72,11 @@ pub fn command(args: &PermissionsArgs) -> Result<()> {
     let spec = match &args.assets {
         Some(dir) => Some(crate::assets::load(dir)?),
         None => None,
-    };
+    }
+    .map(|mut spec| {
+        spec.second_bootstrap_address = args.bootstrap_second_address;
+        spec
+    });
     let document = if args.kube {
         kube_cluster_role(&commands)
     } else {
@@ -79,6 +88,19 @@ pub fn command(args: &PermissionsArgs) -> Result<()> {
         document(&cloud, spec.as_ref(), &commands)?
     };
     output::data(args.output, &document)
+}
+
+/// The scopes of the reservations the plan may make. The bootstrap host's second address
+/// counts whenever the spec wants it, even where no bootstrap IP is known (a role is printed
+/// before the host exists).
+fn planned_scopes(spec: &ClusterSpec) -> std::collections::BTreeSet<bootstrap_cloud::Scope> {
+    let mut spec = spec.clone();
+    spec.bootstrap_ip
+        .get_or_insert(std::net::IpAddr::from([0, 0, 0, 0]));
+    crate::plan::wanted_reservations(&spec)
+        .iter()
+        .map(|r| r.key.scope)
+        .collect()
 }
 
 /// PURE: the policy document of `cloud` for `spec` (None: any plan) and `commands`.
@@ -152,8 +174,9 @@ pub fn generated_docs(fixtures: &std::path::Path) -> Result<Vec<(String, String,
     let mut out = Vec::new();
     for cloud in ["aws", "gcp", "azure"] {
         let dir = fixtures.join(cloud);
-        let spec = crate::assets::load(&dir)
+        let mut spec = crate::assets::load(&dir)
             .with_context(|| format!("loading the example assets {}", dir.display()))?;
+        spec.second_bootstrap_address = crate::assets::SecondAddress::Host;
         for (label, commands) in [
             ("all commands", Command::ALL.to_vec()),
             ("`teardown --all` only", vec![Command::TeardownAll]),

@@ -22,7 +22,7 @@ pub struct AzureAddresses {
     pub(super) arm: Arc<ArmClient>,
     pub(super) settings: AzureSettings,
     /// The bootstrap host that gets a second address (None: `--bootstrap-second-address off`).
-    bootstrap: Option<super::bootstrap_host::AzureBootstrapHost>,
+    pub(super) bootstrap: Option<super::bootstrap_host::AzureBootstrapHost>,
 }
 
 impl AzureAddresses {
@@ -453,13 +453,7 @@ impl AddressProvider for AzureAddresses {
 
     async fn reserve(&self, request: &ReserveRequest) -> Result<Reservation, CloudError> {
         match request.key.scope {
-            Scope::Bootstrap => match &self.bootstrap {
-                Some(host) => host.reserve(request).await,
-                None => Err(CloudError::fatal(
-                    "CreateOrUpdateNetworkInterface",
-                    "the bootstrap host's second address is off",
-                )),
-            },
+            Scope::Bootstrap => self.reserve_second_address(request).await,
             Scope::Public => self.reserve_public(request).await,
             Scope::Private => {
                 let ip = match request.key.family {

@@ -12,6 +12,10 @@
 //! A NIC's IP configurations are written all together (`NetworkInterfaces_CreateOrUpdate`
 //! takes the whole resource), so each change is a read-modify-write under the NIC's ETag
 //! (`If-Match`); another writer in between costs one more round.
+//!
+//! The address is Static, picked as the private load-balancer IP is (free per
+//! CheckIPAddressAvailability, recorded by no cluster of the vnet: `private_ip`), in the subnet
+//! of the NIC's primary configuration.
 
 use super::arm::ArmClient;
 use super::{AzureSettings, rg_path};
@@ -21,7 +25,13 @@ use serde_json::{Value, json};
 use std::net::IpAddr;
 use std::sync::Arc;
 
-const ROUNDS: usize = 3;
+pub(super) const ROUNDS: usize = 3;
+
+/// Where adding the second address starts from.
+pub enum Prepared {
+    Ours(Reservation),
+    Add { nic: Value, subnet: String },
+}
 const GET: &str = "GetNetworkInterface";
 const PUT: &str = "CreateOrUpdateNetworkInterface";
 
@@ -89,74 +99,96 @@ impl AzureBootstrapHost {
             .map(|found| Self::reservation(key, name, found)))
     }
 
-    /// Adds our IP configuration unless the NIC has it already (a retry, or a resume after a
-    /// crash between the call and the journal).
-    pub async fn reserve(&self, request: &ReserveRequest) -> Result<Reservation, CloudError> {
-        for _ in 0..ROUNDS {
-            let nic = self.get().await?.ok_or_else(|| {
+    /// What adding ours starts from: ours already (a retry, or a resume after a crash between
+    /// the call and the journal), or the NIC as read and the subnet of its primary
+    /// configuration, where the new one goes.
+    pub async fn prepare(&self, request: &ReserveRequest) -> Result<Prepared, CloudError> {
+        let nic = self.get().await?.ok_or_else(|| {
+            CloudError::fatal(
+                PUT,
+                format!(
+                    "no NIC {} in the cluster resource group: the bootstrap host's second address goes on the installer's bootstrap NIC (for another bootstrap host, --bootstrap-second-address off)",
+                    self.name()
+                ),
+            )
+        })?;
+        if let Some(found) = Self::configuration(&nic, &request.name) {
+            return Ok(Prepared::Ours(Self::reservation(
+                request.key.clone(),
+                &request.name,
+                found,
+            )));
+        }
+        let primary = configurations(&nic)
+            .iter()
+            .find(|c| c["properties"]["primary"] == true)
+            .cloned()
+            .ok_or_else(|| {
                 CloudError::fatal(
-                    PUT,
-                    format!(
-                        "no NIC {} in the cluster resource group: the bootstrap host's second address goes on the installer's bootstrap NIC (for another bootstrap host, --bootstrap-second-address off)",
-                        self.name()
-                    ),
+                    GET,
+                    format!("{} has no primary IP configuration", self.name()),
                 )
             })?;
-            if let Some(found) = Self::configuration(&nic, &request.name) {
-                return Ok(Self::reservation(request.key.clone(), &request.name, found));
-            }
-            let primary = configurations(&nic)
-                .iter()
-                .find(|c| c["properties"]["primary"] == true)
-                .cloned()
-                .ok_or_else(|| {
-                    CloudError::fatal(
-                        GET,
-                        format!("{} has no primary IP configuration", self.name()),
-                    )
-                })?;
-            let held = primary["properties"]["privateIPAddress"].as_str();
-            if held.and_then(|s| s.parse::<IpAddr>().ok()) != Some(self.ip) {
-                return Err(CloudError::fatal(
+        let held = primary["properties"]["privateIPAddress"].as_str();
+        if held.and_then(|s| s.parse::<IpAddr>().ok()) != Some(self.ip) {
+            return Err(CloudError::fatal(
+                PUT,
+                format!(
+                    "{} has {} in its primary IP configuration, not the bootstrap IP {}: it is not this bootstrap host",
+                    self.name(),
+                    held.unwrap_or("no address"),
+                    self.ip
+                ),
+            ));
+        }
+        let subnet = primary["properties"]["subnet"]["id"]
+            .as_str()
+            .ok_or_else(|| {
+                CloudError::fatal(
+                    GET,
+                    format!("{}'s primary IP configuration has no subnet", self.name()),
+                )
+            })?
+            .to_string();
+        Ok(Prepared::Add { nic, subnet })
+    }
+
+    /// Adds ours with `ip` (Static: a Dynamic one could take an address another cluster's
+    /// agent recorded for its load balancer, which Azure does not know of) under the ETag of
+    /// `nic` as `prepare` read it; Conflict when the NIC changed since.
+    pub async fn add(
+        &self,
+        request: &ReserveRequest,
+        nic: &Value,
+        subnet: &str,
+        ip: IpAddr,
+    ) -> Result<Reservation, CloudError> {
+        let added = json!({
+            "name": request.name,
+            "properties": {
+                "primary": false,
+                "privateIPAllocationMethod": "Static",
+                "privateIPAddress": ip.to_string(),
+                "privateIPAddressVersion": "IPv4",
+                "subnet": {"id": subnet},
+            },
+        });
+        let mut all = configurations(nic).to_vec();
+        all.push(added);
+        let after = self.put(nic, all).await?;
+        Self::configuration(&after, &request.name)
+            .map(|found| Self::reservation(request.key.clone(), &request.name, found))
+            .ok_or_else(|| {
+                CloudError::new(
+                    ErrorKind::Transient,
                     PUT,
                     format!(
-                        "{} has {} in its primary IP configuration, not the bootstrap IP {}: it is not this bootstrap host",
+                        "{} has no IP configuration {} yet",
                         self.name(),
-                        held.unwrap_or("no address"),
-                        self.ip
+                        request.name
                     ),
-                ));
-            }
-            let added = json!({
-                "name": request.name,
-                "properties": {
-                    "primary": false,
-                    "privateIPAllocationMethod": "Dynamic",
-                    "privateIPAddressVersion": "IPv4",
-                    "subnet": {"id": primary["properties"]["subnet"]["id"]},
-                },
-            });
-            let mut all = configurations(&nic).to_vec();
-            all.push(added);
-            match self.put(&nic, all).await {
-                Err(e) if e.kind == ErrorKind::Conflict => continue,
-                Err(e) => return Err(e),
-                Ok(after) => {
-                    if let Some(found) = Self::configuration(&after, &request.name) {
-                        return Ok(Self::reservation(request.key.clone(), &request.name, found));
-                    }
-                }
-            }
-        }
-        Err(CloudError::new(
-            ErrorKind::Transient,
-            PUT,
-            format!(
-                "{} has no IP configuration {} yet",
-                self.name(),
-                request.name
-            ),
-        ))
+                )
+            })
     }
 
     /// Takes our IP configuration off the NIC; gone already (or the NIC gone) is done.

@@ -237,6 +237,66 @@ impl AzureAddresses {
         }
     }
 
+    /// The bootstrap host's second address: a Static IP configuration on its NIC, with an
+    /// address of the NIC's subnet that is free and that no cluster of the vnet records.
+    pub(super) async fn reserve_second_address(
+        &self,
+        request: &crate::ReserveRequest,
+    ) -> Result<crate::Reservation, CloudError> {
+        use super::bootstrap_host::{Prepared, ROUNDS};
+        const OP: &str = "CreateOrUpdateNetworkInterface";
+        let host = self
+            .bootstrap
+            .as_ref()
+            .ok_or_else(|| CloudError::fatal(OP, "the bootstrap host's second address is off"))?;
+        for round in 0..ROUNDS {
+            let (nic, subnet) = match host.prepare(request).await? {
+                Prepared::Ours(reservation) => return Ok(reservation),
+                Prepared::Add { nic, subnet } => (nic, subnet),
+            };
+            let url = self.arm.url(&subnet, self.settings.api.network, &[])?;
+            let found = self
+                .arm
+                .get_optional("GetSubnet", url)
+                .await?
+                .ok_or_else(|| {
+                    CloudError::fatal(
+                        "GetSubnet",
+                        format!("the bootstrap NIC's subnet {subnet} does not exist"),
+                    )
+                })?;
+            let prefix = prefixes(&found)
+                .into_iter()
+                .find(|p| !p.contains(':'))
+                .ok_or_else(|| {
+                    CloudError::fatal("GetSubnet", format!("{subnet} has no IPv4 prefix"))
+                })?;
+            let network = parse_v4_prefix(&prefix)
+                .ok_or_else(|| CloudError::fatal("GetSubnet", format!("bad prefix {prefix}")))?;
+            let taken: BTreeSet<IpAddr> = self
+                .private_records()
+                .await?
+                .iter()
+                .map(|r| r.recorded.ip())
+                .collect();
+            let round = u32::try_from(round).unwrap_or(0);
+            let ip = self
+                .free_private_ip(&prefix, network, &taken, round)
+                .await?;
+            match host.add(request, &nic, &subnet, IpAddr::V4(ip)).await {
+                // The NIC changed since it was read, or the address went meanwhile: again.
+                Err(e) if e.kind == ErrorKind::Conflict => continue,
+                Err(e) if e.message.starts_with("PrivateIPAddressIsAllocated") => continue,
+                other => return other,
+            }
+        }
+        Err(CloudError::new(
+            ErrorKind::Transient,
+            OP,
+            "the bootstrap NIC or its subnet kept changing under us",
+        ))
+    }
+
     /// A free address of the compute subnet that no record in `taken` names.
     async fn free_private_ip(
         &self,

@@ -10,6 +10,8 @@ pub struct AzurePlan {
     pub base_domain_resource_group: String,
     pub public_ips: bool,
     pub private_ips: bool,
+    /// The bootstrap host gets a second address (an IP configuration on its NIC).
+    pub second_address: bool,
     /// The cloud has the Tags API (not Azure Stack Hub).
     pub tags_api: bool,
     pub public_record_types: Vec<RecordType>,
@@ -92,6 +94,21 @@ pub fn azure_wanted(plan: &AzurePlan, commands: &[Command]) -> Vec<(String, Vec<
         ] {
             add(network, action.into(), RESERVING);
         }
+    }
+    if plan.second_address {
+        // The bootstrap NIC is read and written whole (`NetworkInterfaces_CreateOrUpdate`);
+        // its new IP configuration joins the NIC's subnet (ARM's linked access check).
+        for action in [
+            "Microsoft.Network/networkInterfaces/read",
+            "Microsoft.Network/networkInterfaces/write",
+        ] {
+            add(cluster, action.into(), SECOND_ADDRESS);
+        }
+        add(
+            &plan.network_resource_group,
+            "Microsoft.Network/virtualNetworks/subnets/join/action".into(),
+            SECOND_ADDRESS,
+        );
     }
     let zones = [
         (

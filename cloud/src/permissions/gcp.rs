@@ -17,6 +17,11 @@ pub enum GcpWhen {
     ZoneLookedUp,
     /// In the project holding the network's subnetworks, whatever the addresses.
     Subnetworks,
+    /// The bootstrap host's second address (an alias IP on the bootstrap VM), in the VM's
+    /// project.
+    Bootstrap,
+    /// The same, in the project holding the subnetwork the alias comes from.
+    BootstrapSubnetwork,
 }
 
 /// One row of the GCP table.
@@ -161,6 +166,46 @@ pub const GCP: &[GcpGrant] = &[
         operations: &["addresses.insert"],
     },
     GcpGrant {
+        permission: "compute.regions.get",
+        when: GcpWhen::Bootstrap,
+        preflight_read: false,
+        commands: SECOND_ADDRESS,
+        calls: "regions.get (the zones where the bootstrap VM may be)",
+        operations: &["regions.get"],
+    },
+    GcpGrant {
+        permission: "compute.instances.get",
+        when: GcpWhen::Bootstrap,
+        preflight_read: false,
+        commands: SECOND_ADDRESS,
+        calls: "instances.get (the bootstrap VM's nic0 and its alias IP)",
+        operations: &["instances.get"],
+    },
+    GcpGrant {
+        permission: "compute.instances.updateNetworkInterface",
+        when: GcpWhen::Bootstrap,
+        preflight_read: false,
+        commands: SECOND_ADDRESS,
+        calls: "instances.updateNetworkInterface (the bootstrap VM's alias IP on and off)",
+        operations: &["instances.updateNetworkInterface"],
+    },
+    GcpGrant {
+        permission: "compute.zoneOperations.get",
+        when: GcpWhen::Bootstrap,
+        preflight_read: false,
+        commands: SECOND_ADDRESS,
+        calls: "zoneOperations.get (until the alias change is done)",
+        operations: &["zoneOperations.get"],
+    },
+    GcpGrant {
+        permission: "compute.subnetworks.use",
+        when: GcpWhen::BootstrapSubnetwork,
+        preflight_read: false,
+        commands: SECOND_ADDRESS,
+        calls: "instances.updateNetworkInterface takes the alias IP from the bootstrap VM's subnetwork",
+        operations: &["instances.updateNetworkInterface"],
+    },
+    GcpGrant {
         permission: "dns.changes.create",
         when: GcpWhen::Zones,
         preflight_read: false,
@@ -233,6 +278,10 @@ pub fn gcp_wanted(
                 vec![network_project]
             }
             GcpWhen::Subnetworks if !scopes.is_empty() => vec![network_project],
+            GcpWhen::Bootstrap if scopes.contains(&Scope::Bootstrap) => vec![project],
+            GcpWhen::BootstrapSubnetwork if scopes.contains(&Scope::Bootstrap) => {
+                vec![network_project]
+            }
             GcpWhen::Zones => zones.iter().map(|(p, _)| *p).collect(),
             GcpWhen::ZoneLookedUp => zones
                 .iter()

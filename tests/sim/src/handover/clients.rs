@@ -155,7 +155,7 @@ mod tests {
     async fn one_request(policy: Policy, answer: &[&str], alive: &[&str]) -> Sample {
         let network = Network::new();
         network.set_alive(Alive {
-            bootstrap: None,
+            bootstrap: Default::default(),
             load_balancers: alive.iter().map(|ip| ip.parse().unwrap()).collect(),
         });
         let ips: Vec<IpAddr> = answer.iter().map(|ip| ip.parse().unwrap()).collect();

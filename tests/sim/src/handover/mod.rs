@@ -177,9 +177,12 @@ pub async fn run(opts: Options) -> Result<Report> {
     let bootstrap: IpAddr = BOOTSTRAP_IP.parse()?;
     let network = Network::new();
     network.set_alive(Alive {
-        bootstrap: Some(bootstrap),
+        bootstrap: BTreeSet::from([bootstrap]),
         load_balancers: BTreeSet::new(),
     });
+    // The bootstrap host's addresses as the cloud shows them: its IP, and the second address
+    // the agent gives it (GCP alias IP, Azure IP configuration).
+    let host = Arc::new(Mutex::new(BTreeSet::from([bootstrap])));
 
     let done_file = opts.work.join("done.json");
     let t0 = Instant::now();
@@ -273,7 +276,7 @@ pub async fn run(opts: Options) -> Result<Report> {
         kube.clone(),
         network.clone(),
         done_file,
-        bootstrap,
+        host.clone(),
         t0,
         timeline.clone(),
         stop_rx.clone(),
@@ -310,6 +313,11 @@ pub async fn run(opts: Options) -> Result<Report> {
         }
         // What the zones hold now, as a resolver would read it.
         let zones = peers.zones().await?;
+        {
+            let mut host = lock(&host);
+            host.extend(peers.bootstrap_host_addresses());
+        }
+        let host_now = lock(&host).clone();
         let private = values(&zones["private"], "api-int.");
         let public = values(&zones["public"], "api.");
         {
@@ -327,7 +335,11 @@ pub async fn run(opts: Options) -> Result<Report> {
             if t.to_external.is_some() && !public.is_empty() && t.rejoined.is_none() {
                 t.rejoined = Some(at);
             }
-            for ip in private.iter().chain(&public).filter(|ip| **ip != bootstrap) {
+            for ip in private
+                .iter()
+                .chain(&public)
+                .filter(|ip| !host_now.contains(ip))
+            {
                 if joined.insert(*ip) {
                     t.joined.push((*ip, at));
                 }
@@ -577,7 +589,7 @@ async fn watch_installer_side(
     kube: Arc<KubeSim>,
     network: Arc<Network>,
     done_file: PathBuf,
-    bootstrap: IpAddr,
+    host: Arc<Mutex<BTreeSet<IpAddr>>>,
     t0: Instant,
     timeline: Arc<Mutex<Timeline>>,
     stop: watch::Receiver<bool>,
@@ -597,8 +609,12 @@ async fn watch_installer_side(
                 t.destroyed = Some(at);
             }
         }
+        let bootstrap = match destroyed {
+            false => lock(&host).clone(),
+            true => BTreeSet::new(),
+        };
         network.set_alive(Alive {
-            bootstrap: (!destroyed).then_some(bootstrap),
+            bootstrap,
             load_balancers,
         });
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -13,17 +13,18 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-/// What answers now: the bootstrap host until it is destroyed, and each load-balancer IP once
-/// its load balancer serves it.
+/// What answers now: the bootstrap host's addresses (its IP and, on GCP and Azure, the second
+/// address the agent gave it) until it is destroyed, and each load-balancer IP once its load
+/// balancer serves it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Alive {
-    pub bootstrap: Option<IpAddr>,
+    pub bootstrap: BTreeSet<IpAddr>,
     pub load_balancers: BTreeSet<IpAddr>,
 }
 
 impl Alive {
     pub fn answers(&self, ip: IpAddr) -> bool {
-        self.bootstrap == Some(ip) || self.load_balancers.contains(&ip)
+        self.bootstrap.contains(&ip) || self.load_balancers.contains(&ip)
     }
 }
 

@@ -173,7 +173,14 @@ impl Cluster {
         let alive = network.alive();
         let mut world = lock(&self.world);
         let mut life = lock(&self.life);
-        world.nodes[0].up = alive.bootstrap.is_some();
+        world.nodes[0].up = !alive.bootstrap.is_empty();
+        let own = world.nodes[0].ip;
+        world.nodes[0].aliases = alive
+            .bootstrap
+            .iter()
+            .copied()
+            .filter(|ip| *ip != own)
+            .collect();
         world.internal = alive
             .load_balancers
             .iter()

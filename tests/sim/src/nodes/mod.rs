@@ -70,6 +70,8 @@ pub struct Node {
     pub name: String,
     pub role: Role,
     pub ip: IpAddr,
+    /// Its other addresses (the bootstrap host's second address).
+    pub aliases: Vec<IpAddr>,
     /// Booted (the bootstrap host: alive, until the installer destroys it).
     pub up: bool,
     /// ovnkube-node runs (serves :10256, DNATs load-balancer IPs).
@@ -87,6 +89,7 @@ impl Node {
             name: name.to_string(),
             role,
             ip,
+            aliases: Vec::new(),
             up: false,
             ovnk: false,
             apiserver: Apiserver::NotStarted,
@@ -214,7 +217,11 @@ impl World {
         if me.ovnk && self.is_frontend(ip) {
             return self.endpoint(port, rng);
         }
-        if let Some(i) = self.nodes.iter().position(|n| n.ip == ip) {
+        if let Some(i) = self
+            .nodes
+            .iter()
+            .position(|n| n.ip == ip || n.aliases.contains(&ip))
+        {
             return match self.nodes[i].up {
                 true => self.answer(i, port),
                 false => Reached::Dropped,
