@@ -1,5 +1,6 @@
 //! A faithful local fake of the Azure APIs the agent uses (one module per resource type:
-//! `public_ip`, `network`, `dns`, `tags`, `usages`, `resource_groups`; role assignments and
+//! `public_ip`, `network`, `nic` (the bootstrap VM's network interface, PUT in `nic_put`),
+//! `dns`, `tags`, `usages`, `resource_groups`; role assignments and
 //! permissions in `authorization`; routing in `arm`, state in `world`), on two loopback listeners:
 //!
 //! - ARM (`management.azure.com`): plain HTTP, so the counting/freezing [`Proxy`] can sit in

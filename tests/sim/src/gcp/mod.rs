@@ -12,6 +12,10 @@
 //!   stay in the service project, and a subnetwork URL naming a project that does not hold
 //!   it is refused as GCE refuses it (400 `invalid`, "The referenced subnetwork resource
 //!   cannot be found.").
+//! - compute.v1 `instances.get` and `instances.updateNetworkInterface` (nic0's alias IP
+//!   ranges) of the seed's VMs, with `zoneOperations` (get/wait); see `instances`. One
+//!   allocator (`ipam`) knows every address in use: address resources, the VMs' primary
+//!   addresses and aliases, forwarding rules; the bootstrap VM is at 10.0.1.10 in every seed.
 //! - dns.v1: `managedZones` (list with `dnsName`, get), `resourceRecordSets` (list with
 //!   `name`/`type`) and `changes` (create/get). A Change is validated whole, then applied
 //!   atomically: a deletion must match the existing set exactly (ttl and rrdatas, else 412
