@@ -255,6 +255,35 @@ def in_use_checks(net, name):
     return out
 
 
+def nic_checks(net, name):
+    """The NIC as the SDK models it; a Dynamic secondary ipConfiguration added by a whole PUT
+    (the long-running operation followed to the end), then removed the same way."""
+    from azure.mgmt.network.models import NetworkInterfaceIPConfiguration, Subnet
+
+    def configs(nic):
+        return [{"name": c.name, "ip": c.private_ip_address, "method": c.private_ip_allocation_method,
+                 "version": c.private_ip_address_version, "primary": c.primary,
+                 "subnet": c.subnet.id.rsplit("/", 1)[-1], "state": c.provisioning_state}
+                for c in nic.ip_configurations]
+
+    out = {}
+    nic = net.network_interfaces.get(RG, name)
+    out["before"] = configs(nic)
+    out["etag"] = bool(nic.etag)
+    primary = nic.ip_configurations[0]
+    nic.ip_configurations.append(NetworkInterfaceIPConfiguration(
+        name="bootstrap-vip", private_ip_allocation_method="Dynamic", primary=False,
+        subnet=Subnet(id=primary.subnet.id)))
+    added = net.network_interfaces.begin_create_or_update(RG, name, nic, **FAST).result()
+    out["added"] = configs(added)
+    out["added_state"] = added.provisioning_state
+    added.ip_configurations = [c for c in added.ip_configurations if c.primary]
+    removed = net.network_interfaces.begin_create_or_update(RG, name, added, **FAST).result()
+    out["removed"] = configs(removed)
+    out["missing"] = failure(lambda: net.network_interfaces.get(RG, "nope"))
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--arm", required=True)
@@ -264,10 +293,14 @@ def main():
     parser.add_argument("--refusal", action="store_true",
                         help="only try to create one public IP (and read a subnet)")
     parser.add_argument("--in-use", help="only: the public IP NAME a frontend uses")
+    parser.add_argument("--nic", help="only: read the NIC NAME, add a Dynamic secondary, remove it")
     args = parser.parse_args()
     net, dns, pdns = clients(args.arm, args.token)
     if args.in_use:
         json.dump(in_use_checks(net, args.in_use), sys.stdout, indent=1, sort_keys=True)
+        return
+    if args.nic:
+        json.dump(nic_checks(net, args.nic), sys.stdout, indent=1, sort_keys=True)
         return
     if args.dual_stack:
         json.dump(dual_stack_checks(net), sys.stdout, indent=1, sort_keys=True)

@@ -37,14 +37,42 @@ def wait_done(compute, op):
     return op, seen
 
 
+def instance_checks(compute, name):
+    """instances.get, updateNetworkInterface (a /32 alias GCE picks), zoneOperations.wait."""
+    Z = "us-central1-a"
+    out = {}
+    vm = compute.instances().get(project=P, zone=Z, instance=name).execute()
+    nic = vm["networkInterfaces"][0]
+    out["before"] = {k: nic.get(k) for k in ("name", "networkIP", "aliasIpRanges", "stackType")}
+    out["status"] = vm["status"]
+    op = compute.instances().updateNetworkInterface(
+        project=P, zone=Z, instance=name, networkInterface="nic0",
+        body={"fingerprint": nic["fingerprint"], "aliasIpRanges": [{"ipCidrRange": "/32"}]}).execute()
+    out["first_status"] = op["status"]
+    done = compute.zoneOperations().wait(project=P, zone=Z, operation=op["name"]).execute()
+    out["wait_status"] = done["status"]
+    after = compute.instances().get(project=P, zone=Z, instance=name).execute()["networkInterfaces"][0]
+    out["after"] = after.get("aliasIpRanges")
+    out["fingerprint_changed"] = after["fingerprint"] != nic["fingerprint"]
+    out["stale"] = error_of(compute.instances().updateNetworkInterface(
+        project=P, zone=Z, instance=name, networkInterface="nic0",
+        body={"fingerprint": nic["fingerprint"], "aliasIpRanges": []}))
+    out["missing"] = error_of(compute.instances().get(project=P, zone=Z, instance="nope"))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--endpoint", required=True)
     ap.add_argument("--in-use", help="only: the address NAME, which a forwarding rule uses")
+    ap.add_argument("--instance", help="only: nic0 of the VM NAME (zone us-central1-a) and an alias")
     a = ap.parse_args()
     creds = AnonymousCredentials()
     compute = build("compute", "v1", static_discovery=True, credentials=creds,
                     client_options={"api_endpoint": a.endpoint + "/compute/v1/"})
+    if a.instance:
+        json.dump(instance_checks(compute, a.instance), sys.stdout)
+        return
     if a.in_use:
         # An address in use: its status and users, the delete refused, the address kept.
         get = lambda: compute.addresses().get(project=P, region=R, address=a.in_use).execute()

@@ -118,6 +118,22 @@ impl Peers {
 }
 
 impl Peers {
+    /// The private addresses the bootstrap host has in its cloud now: on GCP nic0's
+    /// `networkIP` and alias IP ranges of `<infra-id>-bootstrap` (once the update that added
+    /// them is DONE), on Azure the ipConfigurations of `<infra-id>-bootstrap-nic` (primary
+    /// first). AWS: none modelled (empty).
+    pub fn bootstrap_addresses(&self) -> Vec<std::net::IpAddr> {
+        let v4 = |list: Vec<std::net::Ipv4Addr>| list.into_iter().map(Into::into).collect();
+        match self {
+            Peers::Aws(..) => Vec::new(),
+            Peers::Gcp(p) => {
+                let name = format!("{}-bootstrap", p.fake.seed().infra_id);
+                v4(p.fake.instance_addresses(&name))
+            }
+            Peers::Azure(p) => v4(p.sim.nic_private_addresses(crate::azure::BOOTSTRAP_NIC)),
+        }
+    }
+
     /// The record sets of the public and private zone of the example world, as
     /// `{"public"|"private": {"<fqdn> <TYPE>": [values]}}`: what an authoritative server
     /// answers now.
@@ -132,6 +148,23 @@ impl Peers {
                 Ok(Value::Object(out))
             }
             other => Ok(other.inspect().await?["zones"].clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hand-over simulation learns the bootstrap host's addresses from the fakes: at the
+    /// start, its one primary address, the bootstrap IP the tests pass the agent.
+    #[tokio::test]
+    async fn the_bootstrap_host_starts_with_the_bootstrap_ip_on_gcp_and_azure() {
+        let work = tempfile::tempdir().unwrap();
+        let bootstrap: std::net::IpAddr = "10.0.1.10".parse().unwrap();
+        for cloud in ["gcp", "azure"] {
+            let (peers, _) = Peers::start(cloud, work.path()).await.unwrap();
+            assert_eq!(peers.bootstrap_addresses(), [bootstrap], "{cloud}");
         }
     }
 }

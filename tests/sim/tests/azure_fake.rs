@@ -366,3 +366,50 @@ async fn a_public_ip_a_frontend_uses_cannot_be_deleted() {
     assert_eq!(r["ip_configuration"], Value::Null, "{r}");
     assert_eq!(r["delete"]["status"], "no error", "{r}");
 }
+
+/// The bootstrap VM's NIC as azure-mgmt-network models it: its primary ipConfiguration
+/// `pipConfig` at 10.0.1.10 (Dynamic); a Dynamic secondary added by a whole PUT (the
+/// long-running operation followed to `Succeeded`) gets the subnet's next free address, which
+/// CheckIPAddressAvailability then reports taken; the PUT without it frees it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_client_adds_and_removes_a_secondary_ip_configuration() {
+    use bootstrap_sim::azure::{BOOTSTRAP_NIC, COMPUTE_SUBNET};
+    let sim = AzureSim::start(AzureSimOptions {
+        provisioning_delay: Duration::from_millis(150),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let token = sim.issue_token();
+    let r = oracle_with(&sim.arm_url(), &token, &["--nic", BOOTSTRAP_NIC]).await;
+    let config = |ip: &str, name: &str, primary: bool| {
+        serde_json::json!({"name": name, "ip": ip, "method": "Dynamic", "version": "IPv4",
+            "primary": primary, "subnet": COMPUTE_SUBNET, "state": "Succeeded"})
+    };
+    assert_eq!(
+        r["before"],
+        serde_json::json!([config("10.0.1.10", "pipConfig", true)]),
+        "{r}"
+    );
+    assert_eq!(r["etag"], true, "{r}");
+    assert_eq!(r["added_state"], "Succeeded", "{r}");
+    assert_eq!(
+        r["added"],
+        serde_json::json!([
+            config("10.0.1.10", "pipConfig", true),
+            config("10.0.1.6", "bootstrap-vip", false)
+        ]),
+        "{r}"
+    );
+    assert_eq!(
+        r["removed"],
+        serde_json::json!([config("10.0.1.10", "pipConfig", true)]),
+        "{r}"
+    );
+    assert_eq!(r["missing"]["status"], 404, "{r}");
+    assert_eq!(r["missing"]["code"], "ResourceNotFound", "{r}");
+    assert_eq!(
+        sim.nic_private_addresses(BOOTSTRAP_NIC),
+        ["10.0.1.10".parse::<std::net::Ipv4Addr>().unwrap()]
+    );
+}

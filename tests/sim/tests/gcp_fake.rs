@@ -188,3 +188,46 @@ async fn an_address_a_forwarding_rule_uses_cannot_be_deleted() {
     assert_eq!(now[0]["status"], "RESERVED");
     assert!(now[0].get("users").is_none(), "{}", now[0]);
 }
+
+/// The bootstrap VM as the official client reads it, and an alias IP range added through
+/// `instances.updateNetworkInterface` (PATCH, `networkInterface=nic0`): the operation is
+/// RUNNING first, `zoneOperations.wait` returns it DONE, the VM then shows the /32 GCE picked
+/// and a new fingerprint, and the old fingerprint is refused (412 `conditionNotMet`).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_python_client_adds_an_alias_ip_to_the_bootstrap_vm() {
+    let fake = GcpFake::start(FakeOptions::realistic()).await.unwrap();
+    let o = venv::run_json(
+        "gcp_oracle.py",
+        &[
+            "--endpoint",
+            &fake.url(),
+            "--instance",
+            "mycluster-7xk2p-bootstrap",
+        ],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        o["before"],
+        json!({"name": "nic0", "networkIP": "10.0.1.10", "aliasIpRanges": null,
+               "stackType": "IPV4_ONLY"}),
+        "{o}"
+    );
+    assert_eq!(o["status"], "RUNNING", "{o}");
+    assert_eq!(o["first_status"], "RUNNING", "{o}");
+    assert_eq!(o["wait_status"], "DONE", "{o}");
+    assert_eq!(o["after"], json!([{"ipCidrRange": "10.0.0.2/32"}]), "{o}");
+    assert_eq!(o["fingerprint_changed"], true, "{o}");
+    assert_eq!(
+        o["stale"],
+        error(412, "conditionNotMet", "FAILED_PRECONDITION"),
+        "{o}"
+    );
+    assert_eq!(o["missing"], error(404, "notFound", "NOT_FOUND"), "{o}");
+    let addresses: Vec<String> = fake
+        .instance_addresses("mycluster-7xk2p-bootstrap")
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    assert_eq!(addresses, ["10.0.1.10", "10.0.0.2"]);
+}

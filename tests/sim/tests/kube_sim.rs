@@ -2174,6 +2174,7 @@ async fn gcp_reuses_a_master_group_only_when_every_member_but_the_bootstrap_vm_i
         zone,
         subnetwork: "mycluster-master-subnet".into(),
         node: false,
+        network_ip: Some("10.0.1.23".parse().unwrap()),
     });
     let fake = GcpFake::start(options).await.unwrap();
     // The zone's master goes to the provider's own group while the installer's (not reused)

@@ -186,6 +186,9 @@ impl World {
                     (_, ["providers", "microsoft.network", "publicipaddresses", _]) => {
                         self.public_ip(call, rg_name, orig[3])
                     }
+                    (_, ["providers", "microsoft.network", "networkinterfaces", _]) => {
+                        self.network_interface(call, rg_name, orig[3])
+                    }
                     (
                         "GET",
                         [

@@ -83,6 +83,9 @@ fn network_action(l: &[&str], verb: impl Fn(&str) -> String) -> Option<String> {
         ["publicipaddresses", ..] => {
             format!("Microsoft.Network/publicIPAddresses/{}", verb("read"))
         }
+        ["networkinterfaces", _] => {
+            format!("Microsoft.Network/networkInterfaces/{}", verb("read"))
+        }
         ["virtualnetworks", _, "subnets", _] => {
             "Microsoft.Network/virtualNetworks/subnets/read".to_string()
         }

@@ -1,5 +1,6 @@
 //! A faithful local fake of the Azure APIs the agent uses (one module per resource type:
-//! `public_ip`, `network`, `dns`, `tags`, `usages`, `resource_groups`; role assignments and
+//! `public_ip`, `network`, `nic` (the bootstrap VM's network interface, PUT in `nic_put`),
+//! `dns`, `tags`, `usages`, `resource_groups`; role assignments and
 //! permissions in `authorization`; routing in `arm`, state in `world`), on two loopback listeners:
 //!
 //! - ARM (`management.azure.com`): plain HTTP, so the counting/freezing [`Proxy`] can sit in
@@ -18,6 +19,10 @@ mod authorization;
 mod cloud;
 mod dns;
 mod network;
+mod nic;
+mod nic_put;
+#[cfg(test)]
+mod nic_tests;
 mod public_ip;
 mod resource_groups;
 mod tags;
@@ -26,6 +31,7 @@ mod world;
 
 pub use authorization::RoleAssignment;
 pub use cloud::{ALL_HOSTS, STACK_ARM_HOST, STACK_AUDIENCE, SimCloud};
+pub use nic::{BOOTSTRAP_IP, BOOTSTRAP_IPCONFIG, BOOTSTRAP_NIC};
 pub use resource_groups::RivalClaim;
 pub use usages::PublicIpQuota;
 pub use world::{
@@ -247,6 +253,14 @@ impl AzureSim {
         lock(&self.world).rival_writes.extend_from_slice(values);
     }
 
+    /// The private addresses of the network interface `name` now (the bootstrap VM's is
+    /// `mycluster-7xk2p-bootstrap-nic`), primary ipConfiguration first; empty when there is no
+    /// such NIC. An ipConfiguration added by a PUT counts from the PUT on (its address is
+    /// allocated then), one removed stops counting then.
+    pub fn nic_private_addresses(&self, name: &str) -> Vec<Ipv4Addr> {
+        lock(&self.world).nic_addresses(name)
+    }
+
     /// Marks a private address as used by some NIC (CheckIPAddressAvailability says taken).
     pub fn mark_in_use(&self, ip: Ipv4Addr) {
         lock(&self.world).in_use.insert(ip);
@@ -461,6 +475,12 @@ impl AzureLbView {
     /// The cloud config's `resourceGroup`.
     pub fn cluster_resource_group(&self) -> String {
         CLUSTER_RG.to_string()
+    }
+
+    /// The private addresses of the network interface `name` (see
+    /// [`AzureSim::nic_private_addresses`]).
+    pub fn nic_private_addresses(&self, name: &str) -> Vec<Ipv4Addr> {
+        lock(&self.world).nic_addresses(name)
     }
 
     /// The addresses of the public IPs in resource group `rg` (ARM names are case-insensitive).

@@ -21,17 +21,17 @@ pub struct Subnet {
 }
 
 impl Subnet {
-    fn contains(&self, ip: Ipv4Addr) -> bool {
+    pub(super) fn contains(&self, ip: Ipv4Addr) -> bool {
         let mask = u32::MAX.checked_shl(32 - self.len).unwrap_or(0);
         u32::from(ip) & mask == u32::from(self.network)
     }
 
-    fn platform_reserved(&self, ip: Ipv4Addr) -> bool {
+    pub(super) fn platform_reserved(&self, ip: Ipv4Addr) -> bool {
         let offset = u32::from(ip) - u32::from(self.network);
         offset < 4 || offset == (1u32 << (32 - self.len)) - 1
     }
 
-    fn prefix(&self) -> String {
+    pub(super) fn prefix(&self) -> String {
         format!("{}/{}", self.network, self.len)
     }
 
@@ -137,13 +137,13 @@ impl World {
             );
         };
         let reserved = subnet.platform_reserved(ip);
-        if !reserved && !self.in_use.contains(&ip) {
+        if !reserved && !self.private_ip_taken(ip) {
             return Reply::json(200, json!({"available": true, "isPlatformReserved": false}));
         }
         let size = 1u32 << (32 - subnet.len);
         let suggestions: Vec<String> = (4..size - 1)
             .map(|o| Ipv4Addr::from(u32::from(subnet.network) + o))
-            .filter(|a| !self.in_use.contains(a))
+            .filter(|a| !self.private_ip_taken(*a))
             .take(5)
             .map(|a| a.to_string())
             .collect();

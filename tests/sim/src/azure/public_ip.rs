@@ -91,6 +91,8 @@ impl World {
                     });
                 }
                 pip.etag = format!("W/\"{}\"", uuid());
+            } else {
+                self.nic_provisioned(&target);
             }
         }
     }
@@ -116,7 +118,7 @@ impl World {
         }
     }
 
-    fn start_operation(&mut self, target: &str, delete: bool) -> String {
+    pub(super) fn start_operation(&mut self, target: &str, delete: bool) -> String {
         let id = uuid();
         self.operations.insert(
             id.clone(),
@@ -191,7 +193,10 @@ impl World {
             Some(op) if op.delete => Reply::empty(204),
             Some(op) => match self.public_ips.get(&op.target) {
                 Some(pip) => Reply::json(200, self.public_ip_json(pip)),
-                None => Reply::empty(204),
+                None => match self.nics.get(&op.target) {
+                    Some(nic) => Reply::json(200, self.nic_json(nic)),
+                    None => Reply::empty(204),
+                },
             },
         }
     }

@@ -44,7 +44,11 @@ pub struct World {
     pub public_ips: BTreeMap<String, PublicIp>,
     pub(super) operations: BTreeMap<String, Operation>,
     pub vnet: VirtualNetwork,
+    /// Private addresses marked taken by something the fake does not model (worker NICs,
+    /// a user's VM): CheckIPAddressAvailability and NICs count them with the NICs' own.
     pub in_use: BTreeSet<Ipv4Addr>,
+    /// Lowercased resource id -> network interface (see `nic`).
+    pub nics: BTreeMap<String, super::nic::Nic>,
     /// (private?, rg lowercased, zone lowercased) -> zone.
     pub zones: BTreeMap<(bool, String, String), DnsZone>,
     /// The agent's role assignments (default: Contributor on the subscription).
@@ -110,7 +114,7 @@ impl World {
                 ..Default::default()
             },
         );
-        Self {
+        let mut world = Self {
             delay,
             retry_after: 1,
             page_size: 3,
@@ -137,16 +141,17 @@ impl World {
                     },
                 ],
             },
-            // Worker NICs, the bootstrap host, and something sitting on the top address.
+            // Worker NICs and something sitting on the top address (the bootstrap host's NIC,
+            // holding 10.0.1.10, is added below).
             in_use: [
                 Ipv4Addr::new(10, 0, 0, 4),
                 Ipv4Addr::new(10, 0, 1, 4),
                 Ipv4Addr::new(10, 0, 1, 5),
-                Ipv4Addr::new(10, 0, 1, 10),
                 Ipv4Addr::new(10, 0, 1, 254),
             ]
             .into_iter()
             .collect(),
+            nics: BTreeMap::new(),
             zones,
             roles: vec![super::authorization::RoleAssignment::contributor()],
             quota: super::usages::PublicIpQuota::default(),
@@ -156,7 +161,9 @@ impl World {
             deny_resource_group_list: false,
             next_v4: 1,
             next_v6: 1,
-        }
+        };
+        world.add_bootstrap_nic();
+        world
     }
 }
 

@@ -136,7 +136,7 @@ pub(crate) fn dns(w: &World, project: &str, permissions: &[&str]) -> Result<(), 
 
 #[cfg(test)]
 mod tests {
-    use super::super::{FakeOptions, Seed, compute, dns, reads};
+    use super::super::{FakeOptions, Seed, compute, dns, instances, reads};
     use super::*;
     use serde_json::{Value, json};
 
@@ -170,7 +170,8 @@ mod tests {
         match s.as_slice() {
             ["compute", "v1", "projects", ..] => match reads::route(w, &req, &s[3..]) {
                 Some(reply) => reply,
-                None => compute::route(w, &req, &s[3..]),
+                None => instances::route(w, &req, &s[3..])
+                    .unwrap_or_else(|| compute::route(w, &req, &s[3..])),
             },
             ["dns", "v1", "projects", ..] => dns::route(w, &req, &s[3..]),
             _ => panic!("{path}"),
@@ -197,7 +198,29 @@ mod tests {
     #[test]
     fn each_call_is_refused_without_each_permission_it_needs() {
         let all: Vec<&str> = crate::gcp::KNOWN_PERMISSIONS.to_vec();
-        let rows: [(Method, String, Value, &[&str], &str); 12] = [
+        let vm = "compute/v1/projects/example-project/zones/us-central1-a/instances";
+        let rows: [(Method, String, Value, &[&str], &str); 15] = [
+            (
+                Method::GET,
+                format!("{vm}/mycluster-7xk2p-bootstrap"),
+                Value::Null,
+                &["compute.instances.get"],
+                "projects/example-project/zones/us-central1-a/instances/mycluster-7xk2p-bootstrap",
+            ),
+            (
+                Method::PATCH,
+                format!("{vm}/mycluster-7xk2p-bootstrap/updateNetworkInterface"),
+                json!({"aliasIpRanges": []}),
+                &["compute.instances.updateNetworkInterface"],
+                "projects/example-project/zones/us-central1-a/instances/mycluster-7xk2p-bootstrap",
+            ),
+            (
+                Method::GET,
+                "compute/v1/projects/example-project/zones/us-central1-a/operations/op".into(),
+                Value::Null,
+                &["compute.zoneOperations.get"],
+                "projects/example-project/zones/us-central1-a/operations/op",
+            ),
             (
                 Method::GET,
                 format!("{REGION}/addresses"),

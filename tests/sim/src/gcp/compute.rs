@@ -149,14 +149,12 @@ pub(super) fn subnetwork<'a>(w: &'a World, url: &str) -> Result<&'a SubnetSeed, 
         })
 }
 
-fn range(base: Ipv4Addr, prefix: u8) -> (u32, u32) {
-    let start = u32::from(base);
-    let size = 1u32 << (32 - u32::from(prefix));
-    (start, start + size - 1)
-}
-
+/// Whether `ip` is held: by an address, a VM or a forwarding rule (see `ipam`).
 fn in_use(w: &World, ip: &str) -> bool {
-    w.addresses.values().any(|a| a["address"] == ip)
+    match ip.parse::<Ipv4Addr>() {
+        Ok(ip) => w.ip_in_use(ip),
+        Err(_) => w.addresses.values().any(|a| a["address"] == ip),
+    }
 }
 
 /// Builds the address resource for an insert (validated; not yet stored). Errors that GCE
@@ -237,7 +235,7 @@ pub(crate) fn new_address(w: &mut World, body: &Value) -> Result<Value, ApiError
                 None => seed.default_network_tier.clone(),
             };
             out["networkTier"] = json!(tier);
-            let (lo, hi) = range(seed.external_pool.0, seed.external_pool.1);
+            let (lo, hi) = super::ipam::span(seed.external_pool.0, seed.external_pool.1);
             (lo + 1, hi - 1)
         }
         "INTERNAL" => {
@@ -262,9 +260,8 @@ pub(crate) fn new_address(w: &mut World, body: &Value) -> Result<Value, ApiError
                 "{BASE}/projects/{subnet_project}/global/networks/{}",
                 subnet.network
             ));
-            let (lo, hi) = range(subnet.cidr, subnet.prefix);
             // GCP reserves the network, gateway, second-to-last and broadcast addresses.
-            (lo + 2, hi - 2)
+            super::ipam::usable(&subnet)
         }
         other => {
             return Err(ApiError::invalid(format!(
@@ -304,6 +301,32 @@ pub(crate) fn new_address(w: &mut World, body: &Value) -> Result<Value, ApiError
 
 fn new_operation(w: &mut World, kind: &str, target: &str, effect: Option<Effect>) -> Operation {
     let rp = region_path(w);
+    let target_id = w.next_id.to_string();
+    operation(
+        w,
+        &rp,
+        kind,
+        format!("{BASE}/{rp}/addresses/{target}"),
+        target_id,
+        effect,
+    )
+}
+
+/// An Operation of `scope` (`projects/p/regions/r`: a region's, or `projects/p/zones/z`: a
+/// zone's), RUNNING until the fake's `operation_delay` has passed.
+pub(super) fn operation(
+    w: &mut World,
+    scope: &str,
+    kind: &str,
+    target_link: String,
+    target_id: String,
+    effect: Option<Effect>,
+) -> Operation {
+    let scope_key = if scope.contains("/zones/") {
+        "zone"
+    } else {
+        "region"
+    };
     let id = w.id();
     let name = format!(
         "operation-{}-{}",
@@ -317,15 +340,15 @@ fn new_operation(w: &mut World, kind: &str, target: &str, effect: Option<Effect>
             "id": id,
             "name": name,
             "operationType": kind,
-            "targetLink": format!("{BASE}/{rp}/addresses/{target}"),
-            "targetId": w.next_id.to_string(),
+            "targetLink": target_link,
+            "targetId": target_id,
             "status": "RUNNING",
             "user": "anonymous@example-project.iam.gserviceaccount.com",
             "progress": 0,
             "insertTime": now,
             "startTime": now,
-            "selfLink": format!("{BASE}/{rp}/operations/{name}"),
-            "region": format!("{BASE}/{rp}"),
+            "selfLink": format!("{BASE}/{scope}/operations/{name}"),
+            scope_key: format!("{BASE}/{scope}"),
         }),
         done_at: Instant::now() + w.options.operation_delay,
         effect,
@@ -333,7 +356,7 @@ fn new_operation(w: &mut World, kind: &str, target: &str, effect: Option<Effect>
 }
 
 /// Stores an operation and completes it at once when there is no delay.
-fn start_operation(w: &mut World, op: Operation, request_id: Option<&str>) -> Reply {
+pub(super) fn start_operation(w: &mut World, op: Operation, request_id: Option<&str>) -> Reply {
     let name = op.json["name"].as_str().unwrap_or_default().to_string();
     if let Some(id) = request_id {
         w.request_ids.insert(id.to_string(), name.clone());
@@ -344,7 +367,7 @@ fn start_operation(w: &mut World, op: Operation, request_id: Option<&str>) -> Re
 }
 
 /// The operation an earlier request with this requestId started (idempotent retry).
-fn replay(w: &mut World, req: &Req) -> Result<Option<Value>, ApiError> {
+pub(super) fn replay(w: &mut World, req: &Req) -> Result<Option<Value>, ApiError> {
     let Some(id) = req.param("requestId") else {
         return Ok(None);
     };
@@ -404,7 +427,12 @@ fn delete(w: &mut World, req: &Req, name: &str) -> Reply {
 }
 
 fn get_operation(w: &World, op: &str) -> Reply {
-    w.operations.get(op).map(|o| o.json.clone()).ok_or_else(|| {
+    let region = format!("{BASE}/{}", region_path(w));
+    let op_json = w
+        .operations
+        .get(op)
+        .filter(|o| o.json["region"] == region.as_str());
+    op_json.map(|o| o.json.clone()).ok_or_else(|| {
         ApiError::not_found(format!(
             "The resource '{}/operations/{op}' was not found",
             region_path(w)
@@ -419,24 +447,37 @@ pub async fn wait_operation(
     region: &str,
     op: &str,
 ) -> Reply {
+    wait_until_done(world, op, |w| {
+        check_project(w, project)?;
+        if region != w.seed().region {
+            return Err(ApiError::not_found(format!(
+                "The resource 'projects/{project}/regions/{region}' was not found"
+            )));
+        }
+        super::authz::compute(
+            w,
+            project,
+            "compute.regionOperations.get",
+            &format!("projects/{project}/regions/{region}/operations/{op}"),
+        )?;
+        get_operation(w, op)
+    })
+    .await
+}
+
+/// An operation's `wait`: `read` (the checks and the operation as the caller may see it) until
+/// the operation `op` is DONE, or for 2 minutes at most (compute v1's `wait` returns then).
+pub(super) async fn wait_until_done(
+    world: &Arc<Mutex<World>>,
+    op: &str,
+    read: impl Fn(&World) -> Reply,
+) -> Reply {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let (reply, done_at) = {
             let mut w = world.lock().unwrap_or_else(|p| p.into_inner());
-            check_project(&w, project)?;
-            if region != w.seed().region {
-                return Err(ApiError::not_found(format!(
-                    "The resource 'projects/{project}/regions/{region}' was not found"
-                )));
-            }
-            super::authz::compute(
-                &w,
-                project,
-                "compute.regionOperations.get",
-                &format!("projects/{project}/regions/{region}/operations/{op}"),
-            )?;
             w.tick();
-            let reply = get_operation(&w, op)?;
+            let reply = read(&w)?;
             let done_at = w.operations.get(op).map(|o| o.done_at);
             (reply, done_at)
         };

@@ -1,6 +1,6 @@
 //! The HTTP/1.1 server, the routing of REST paths, query parsing and Google's error envelope.
 
-use super::{World, compute, dns, iam, reads};
+use super::{World, compute, dns, iam, instances, reads};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -208,11 +208,26 @@ async fn route(req: &Req, world: &Arc<Mutex<World>>) -> Reply {
             op,
             "wait",
         ] if req.method == Method::POST => compute::wait_operation(world, p, r, op).await,
+        // zoneOperations.wait, likewise.
+        [
+            "compute",
+            "v1",
+            "projects",
+            p,
+            "zones",
+            z,
+            "operations",
+            op,
+            "wait",
+        ] if req.method == Method::POST => instances::wait_operation(world, p, z, op).await,
         ["compute", "v1", "projects", ..] => {
             let mut w = world.lock().unwrap_or_else(|p| p.into_inner());
             match reads::route(&w, req, &s[3..]) {
                 Some(reply) => reply,
-                None => compute::route(&mut w, req, &s[3..]),
+                None => match instances::route(&mut w, req, &s[3..]) {
+                    Some(reply) => reply,
+                    None => compute::route(&mut w, req, &s[3..]),
+                },
             }
         }
         ["dns", "v1", "projects", ..] => {

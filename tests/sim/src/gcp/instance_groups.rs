@@ -20,7 +20,7 @@ pub fn route(w: &World, req: &Req, rest: &[&str]) -> Option<Reply> {
     }
 }
 
-fn check_zone(w: &World, project: &str, zone: &str) -> Result<(), ApiError> {
+pub(super) fn check_zone(w: &World, project: &str, zone: &str) -> Result<(), ApiError> {
     if project != w.seed().project {
         return Err(ApiError::not_found(format!(
             "The resource 'projects/{project}' was not found"

@@ -12,6 +12,10 @@
 //!   stay in the service project, and a subnetwork URL naming a project that does not hold
 //!   it is refused as GCE refuses it (400 `invalid`, "The referenced subnetwork resource
 //!   cannot be found.").
+//! - compute.v1 `instances.get` and `instances.updateNetworkInterface` (nic0's alias IP
+//!   ranges) of the seed's VMs, with `zoneOperations` (get/wait); see `instances`. One
+//!   allocator (`ipam`) knows every address in use: address resources, the VMs' primary
+//!   addresses and aliases, forwarding rules; the bootstrap VM is at 10.0.1.10 in every seed.
 //! - dns.v1: `managedZones` (list with `dnsName`, get), `resourceRecordSets` (list with
 //!   `name`/`type`) and `changes` (create/get). A Change is validated whole, then applied
 //!   atomically: a deletion must match the existing set exactly (ttl and rrdatas, else 412
@@ -30,13 +34,18 @@ mod filter;
 mod http;
 mod iam;
 mod instance_groups;
+mod instances;
+mod ipam;
+#[cfg(test)]
+mod nic_tests;
+mod nic_update;
 mod reads;
 
 use crate::proxy::{Proxy, Service};
 use anyhow::Result;
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap};
-use std::net::{Ipv4Addr, SocketAddr};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -97,15 +106,27 @@ pub struct Seed {
 /// A zonal instance group: (zone, name, member instance names).
 pub type InstanceGroupSeed = (String, String, Vec<String>);
 
-/// A VM of the cluster: its name, zone and the subnetwork of its primary interface, and
-/// whether a Node of that name exists (the bootstrap VM is none).
+/// A VM of the cluster: its name, zone and the subnetwork of its primary interface (nic0),
+/// whether a Node of that name exists (the bootstrap VM is none), and nic0's primary internal
+/// address (`networkIP`).
 #[derive(Debug, Clone)]
 pub struct InstanceSeed {
     pub name: String,
     pub zone: String,
     pub subnetwork: String,
     pub node: bool,
+    /// None: the lowest free usable address of the subnetwork when the fake starts (GCE picks
+    /// "an unused internal IP" when none is given).
+    pub network_ip: Option<Ipv4Addr>,
 }
+
+/// Where [`Seed::with_installer_machines`] puts the installer's VMs in their subnetworks (GCE
+/// would pick the addresses; tests need to know them): the bootstrap VM at `.1.10` of a range
+/// starting at `.0.0` (10.0.1.10 in every seed here: the bootstrap IP the tests pass the
+/// agent), control-plane machine *i* at `.1.20 + i`, worker *i* at `.0.30 + i`.
+const BOOTSTRAP_HOST: u32 = 256 + 10;
+const MASTER_HOST: u32 = 256 + 20;
+const WORKER_HOST: u32 = 30;
 
 /// The zones of a region the fake answers (`regions.get` `zones`): `<region>-a`, `-b`, `-c`.
 pub fn region_zones(region: &str) -> Vec<String> {
@@ -139,12 +160,14 @@ pub fn installer_machines(
             zone: zone.clone(),
             subnetwork: control_plane_subnet.into(),
             node: true,
+            network_ip: None,
         });
         instances.push(InstanceSeed {
             name: format!("{infra_id}-worker-{suffix}-x7k2p"),
             zone: zone.clone(),
             subnetwork: compute_subnet.into(),
             node: true,
+            network_ip: None,
         });
         let mut members = vec![master];
         if i == 0 {
@@ -154,6 +177,7 @@ pub fn installer_machines(
                 zone: zone.clone(),
                 subnetwork: control_plane_subnet.into(),
                 node: false,
+                network_ip: None,
             });
             members.push(bootstrap);
         }
@@ -197,12 +221,6 @@ impl Default for Seed {
             private,
             project: None,
         };
-        let (instances, instance_groups) = installer_machines(
-            "mycluster-7xk2p",
-            "us-central1",
-            "mycluster-master-subnet",
-            "mycluster-worker-subnet",
-        );
         Self {
             project: "example-project".into(),
             region: "us-central1".into(),
@@ -230,9 +248,10 @@ impl Default for Seed {
             quotas: AddressQuotas::default(),
             infra_id: "mycluster-7xk2p".into(),
             default_network_tier: "PREMIUM".into(),
-            instances,
-            instance_groups,
+            instances: Vec::new(),
+            instance_groups: Vec::new(),
         }
+        .with_installer_machines()
     }
 }
 
@@ -260,7 +279,7 @@ impl Seed {
     }
 
     /// [`installer_machines`] in this seed's control-plane (first) and compute (second)
-    /// subnetworks.
+    /// subnetworks, at the addresses [`BOOTSTRAP_HOST`] and its neighbours name.
     fn with_installer_machines(mut self) -> Self {
         let name = |i: usize| {
             self.subnetworks
@@ -268,8 +287,26 @@ impl Seed {
                 .map(|s| s.name.clone())
                 .unwrap_or_default()
         };
-        let (instances, groups) =
+        let (mut instances, groups) =
             installer_machines(&self.infra_id, &self.region, &name(0), &name(1));
+        let (mut masters, mut workers) = (0, 0);
+        for vm in &mut instances {
+            let role = vm.name.trim_start_matches(&format!("{}-", self.infra_id));
+            let (subnet, host) = if role == "bootstrap" {
+                (0, BOOTSTRAP_HOST)
+            } else if role.starts_with("master-") {
+                masters += 1;
+                (0, MASTER_HOST + masters - 1)
+            } else {
+                workers += 1;
+                (1, WORKER_HOST + workers - 1)
+            };
+            vm.network_ip = self.subnetworks.get(subnet).and_then(|s| {
+                let (first, last) = ipam::usable(s);
+                let ip = u32::from(s.cidr).checked_add(host)?;
+                (first..=last).contains(&ip).then(|| Ipv4Addr::from(ip))
+            });
+        }
         self.instances = instances;
         self.instance_groups = groups;
         self
@@ -367,6 +404,8 @@ enum Effect {
     Reserve(String),
     /// The address is gone.
     Delete(String),
+    /// The VM's pending alias IP ranges become its aliases (`instances`).
+    Aliases(String),
 }
 
 #[derive(Debug, Clone)]
@@ -393,6 +432,11 @@ pub(crate) struct World {
     operations: BTreeMap<String, Operation>,
     request_ids: HashMap<String, String>,
     zones: Vec<ZoneState>,
+    /// The seed's VMs by name: nic0's addresses and fingerprint.
+    instances: BTreeMap<String, instances::InstanceState>,
+    /// The IPs of the forwarding rules the simulated service controller made, with the rules
+    /// (load-balancer names) on each.
+    forwarding_rule_ips: BTreeMap<IpAddr, BTreeSet<String>>,
     next_id: u64,
     /// Every request: (method, path).
     log: Vec<(String, String)>,
@@ -400,12 +444,15 @@ pub(crate) struct World {
 
 impl World {
     fn new(options: FakeOptions) -> Self {
+        let instances = instances::from_seed(&options.seed);
         let mut world = Self {
             options,
             addresses: BTreeMap::new(),
             operations: BTreeMap::new(),
             request_ids: HashMap::new(),
             zones: Vec::new(),
+            instances,
+            forwarding_rule_ips: BTreeMap::new(),
             next_id: 4_200_000_000_000_000_000,
             log: Vec::new(),
         };
@@ -462,8 +509,20 @@ impl World {
             Some(Effect::Delete(address)) => {
                 self.addresses.remove(&address);
             }
+            Some(Effect::Aliases(instance)) => instances::apply_pending(self, &instance),
             None => {}
         }
+    }
+
+    /// The addresses the VM `name` answers on now: nic0's primary address, then each
+    /// address of its alias IP ranges (as `instances.get` shows them: an update still RUNNING
+    /// is not counted). Empty for a VM the fake does not know.
+    pub(crate) fn instance_addresses(&mut self, name: &str) -> Vec<Ipv4Addr> {
+        self.tick();
+        self.instances
+            .get(name)
+            .map(instances::InstanceState::addresses)
+            .unwrap_or_default()
     }
 }
 
@@ -480,6 +539,7 @@ pub struct GcpFake {
 
 impl GcpFake {
     pub async fn start(options: FakeOptions) -> Result<Self> {
+        instances::check_seed(&options.seed).map_err(|e| anyhow::anyhow!("GCP seed: {e}"))?;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let world = Arc::new(Mutex::new(World::new(options)));
@@ -513,6 +573,11 @@ impl GcpFake {
     /// Every request the fake served: (method, path without query).
     pub fn request_log(&self) -> Vec<(String, String)> {
         self.lock().log.clone()
+    }
+
+    /// The addresses the VM `name` answers on now (see [`GcpLbView::instance_addresses`]).
+    pub fn instance_addresses(&self, name: &str) -> Vec<Ipv4Addr> {
+        self.lock().instance_addresses(name)
     }
 
     /// All addresses as the API would list them (any label).
@@ -627,6 +692,15 @@ impl AddressUsers {
             w.seed().project,
             w.seed().region
         );
+        let rules = w.forwarding_rule_ips.entry(ip).or_default();
+        if attach {
+            rules.insert(lb.to_string());
+        } else {
+            rules.remove(lb);
+        }
+        if rules.is_empty() {
+            w.forwarding_rule_ips.remove(&ip);
+        }
         let ip = ip.to_string();
         let Some(address) = w
             .addresses
@@ -742,6 +816,13 @@ impl GcpLbView {
             seed.region.clone(),
             seed.infra_id.clone(),
         )
+    }
+
+    /// The addresses the VM `name` answers on now: nic0's `networkIP`, then every address of
+    /// its alias IP ranges once the update that added them is DONE (as `instances.get` shows
+    /// them). Empty for a VM the fake does not know.
+    pub fn instance_addresses(&self, name: &str) -> Vec<Ipv4Addr> {
+        self.lock().instance_addresses(name)
     }
 
     /// The nodes (instances) of the cluster.
