@@ -10,7 +10,7 @@ use bootstrap_sim::Proxy;
 use bootstrap_sim::gcp::{FakeOptions, GcpPeers, Seed};
 use serde_json::Value;
 
-pub const BOOTSTRAP_IP: &str = "10.0.0.5";
+pub const BOOTSTRAP_IP: &str = "10.0.1.10";
 pub const CLUSTER_LABEL: &str = "kubernetes-io-cluster-mycluster-7xk2p";
 pub const RESERVATION_LABEL: &str = "bootstrap-agent-reservation";
 
@@ -49,7 +49,7 @@ impl Cloud for GcpPeers {
     type World = GcpWorld;
     const NAME: &'static str = "gcp";
     const BOOTSTRAP_IP: &'static str = BOOTSTRAP_IP;
-    const OTHER_BOOTSTRAP_IP: &'static str = "10.0.0.99";
+    const OTHER_BOOTSTRAP_IP: &'static str = "10.0.1.99";
     const PLANNED_CHANGES: usize = 5;
     /// 2 addresses, 3 record-set changes.
     const BOOTSTRAP_CALLS: &'static [&'static str] = &[

@@ -738,6 +738,13 @@ impl AzurePeers {
                 "BOOTSTRAP_AGENT_AZURE_CA_FILE".into(),
                 self.ca_file.display().to_string(),
             ),
+            (
+                // The agent runs on this machine, not on the bootstrap VM: the cloud gives
+                // the VM its second address, and nothing here brings it up (as the wire
+                // proof is routed with --wire-dial-override).
+                "BOOTSTRAP_AGENT_BOOTSTRAP_SECOND_ADDRESS".into(),
+                "cloud".into(),
+            ),
         ]
     }
 
@@ -753,6 +760,10 @@ impl AzurePeers {
             (
                 "BOOTSTRAP_AGENT_AZURE_CA_FILE".into(),
                 self.ca_file.display().to_string(),
+            ),
+            (
+                "BOOTSTRAP_AGENT_BOOTSTRAP_SECOND_ADDRESS".into(),
+                "cloud".into(),
             ),
         ]
     }

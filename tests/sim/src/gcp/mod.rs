@@ -901,6 +901,13 @@ impl GcpPeers {
                 "BOOTSTRAP_AGENT_GCP_DNS_ENDPOINT".into(),
                 self.dns_proxy.url(),
             ),
+            (
+                // The agent runs on this machine, not on the bootstrap VM: the cloud gives
+                // the VM its second address, and nothing here brings it up (as the wire
+                // proof is routed with --wire-dial-override).
+                "BOOTSTRAP_AGENT_BOOTSTRAP_SECOND_ADDRESS".into(),
+                "cloud".into(),
+            ),
         ]
     }
 

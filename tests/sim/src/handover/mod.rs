@@ -315,7 +315,7 @@ pub async fn run(opts: Options) -> Result<Report> {
         let zones = peers.zones().await?;
         {
             let mut host = lock(&host);
-            host.extend(peers.bootstrap_host_addresses());
+            host.extend(peers.bootstrap_addresses());
         }
         let host_now = lock(&host).clone();
         let private = values(&zones["private"], "api-int.");
