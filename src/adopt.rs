@@ -48,9 +48,11 @@ pub fn load(file: Option<&Path>, adopt_only: bool, spec: &ClusterSpec) -> Result
     })?;
     for (purpose, entry) in entries {
         let bad = |problem: String| InputError::new(file, purpose.clone(), problem);
-        let key = ReservationKey::parse(&purpose).ok_or_else(|| {
-            bad("expected <public|private>-<ipv4|ipv6>[@<subnet>], e.g. private-ipv4 or public-ipv4@subnet-0abc".into())
-        })?;
+        let key = ReservationKey::parse(&purpose)
+            .filter(|k| k.scope.load_balanced())
+            .ok_or_else(|| {
+                bad("expected <public|private>-<ipv4|ipv6>[@<subnet>], e.g. private-ipv4 or public-ipv4@subnet-0abc".into())
+            })?;
         let lookup = match (entry.name, entry.id, entry.ip) {
             (Some(n), None, None) if !n.is_empty() => UserLookup::Name(n),
             (None, Some(i), None) if !i.is_empty() => UserLookup::Id(i),
@@ -85,12 +87,15 @@ pub fn load(file: Option<&Path>, adopt_only: bool, spec: &ClusterSpec) -> Result
 
 /// What to look for: each wanted reservation by the seed's name, or as `--reservations`
 /// names it. An Azure private IP has no resource to find by name: only a named IP is looked
-/// at (the agent's own pick is the resource-group tag `observe` reads).
+/// at (the agent's own pick is the resource-group tag `observe` reads). The bootstrap host's
+/// second address is not looked for: it is the agent's to give.
 /// `recorded`: what the journal says was adopted before.
 pub fn queries(spec: &ClusterSpec, recorded: &[Reservation]) -> Vec<UserReservationQuery> {
     let azure = matches!(spec.platform, Platform::Azure(_));
     crate::plan::wanted_reservations(spec)
         .into_iter()
+        // The bootstrap host's second address is the agent's to give, never the user's.
+        .filter(|w| w.key.scope.load_balanced())
         .filter_map(|w| {
             let lookup = match spec.adoption.named_for(&w.key) {
                 Some(l) => l.clone(),

@@ -107,20 +107,35 @@ fn class(report: &Report, class: &str, stage: u8) -> handover::ClassRow {
         .unwrap_or_else(|| panic!("no row {class} {stage}:\n{}", report.to_text()))
 }
 
-/// The DNS clients never fail on GCP; OpenShift's masters, as today's agent leaves them,
-/// do. Reproductions of docs/clouds.md's findings (they flip once the agent changes):
-/// the apiserver-watcher learned the bootstrap IP (api-int's one address when the masters
-/// booted), so gcp-routes never withdraws our VIP and a master's kubelet is refused by its
-/// own restarting kube-apiserver in stage 3 (G1); the bootstrap VM sits in the reused master
-/// instance group, so its own connection to the internal VIP comes back to itself and the
-/// proof on the wire tests nothing (G2).
+/// Every request of `class` in every stage succeeded, and there were some.
+fn class_never_fails(report: &Report, class_name: &str) {
+    let text = report.to_text();
+    let rows: Vec<handover::ClassRow> = (1..=3).map(|s| class(report, class_name, s)).collect();
+    assert!(
+        rows.iter().map(|r| r.requests).sum::<usize>() > 0,
+        "{class_name}:\n{text}"
+    );
+    for row in rows {
+        assert_eq!(row.failures, 0, "{class_name} stage {}:\n{text}", row.stage);
+    }
+}
+
+/// GCP with OpenShift's masters, the reproductions of docs/clouds.md's findings. With the
+/// bootstrap host's second address in api-int when the masters boot, their apiserver-watcher
+/// finds two addresses and waits, starting once api-int holds the VIP alone: it marks the VIP
+/// down while its own kube-apiserver restarts, so gcp-routes stops redirecting it and the
+/// kubelet fails over through the load balancer (G1: 64 of 765 failed before). What is left
+/// is named in docs/known-gaps.md: the bootstrap VM sits in the reused master instance group,
+/// so its own connection to the internal VIP comes back to itself and the proof on the wire
+/// tests nothing (G2, until the proof comes from the cloud side); a rebooted worker without
+/// OVN-K is handed its own connection back (G3, not ours to remove).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn progressive_dns_on_gcp_fails_no_client_but_breaks_openshifts_masters() {
+async fn progressive_dns_on_gcp_keeps_openshifts_masters_on_the_api() {
     let report = simulate_with_nodes("gcp", "progressive").await;
     no_client_fails(&report);
     let text = report.to_text();
-    let kubelet = class(&report, "master-kubelet", 3);
-    assert!(kubelet.requests > 0 && kubelet.failures > 0, "G1:\n{text}");
+    class_never_fails(&report, "master-kubelet");
+    class_never_fails(&report, "master-to-bootstrap");
     let proof: usize = (1..=3)
         .map(|s| class(&report, "bootstrap-proof", s).failures)
         .sum();
@@ -129,39 +144,30 @@ async fn progressive_dns_on_gcp_fails_no_client_but_breaks_openshifts_masters() 
         .sum();
     assert!(
         proofs > 0 && proof == proofs,
-        "G2: every proof from the bootstrap host fails:\n{text}"
+        "G2 (residual): every proof from the bootstrap host fails:\n{text}"
     );
-    // What does not break: the masters reaching the bootstrap host by its IP.
-    for s in 1..=2 {
-        assert_eq!(
-            class(&report, "master-to-bootstrap", s).failures,
-            0,
-            "{text}"
-        );
-    }
+    assert!(
+        class(&report, "worker-kubelet", 3).failures > 0,
+        "G3 (residual): the rebooted worker's own connection comes back to it:\n{text}"
+    );
 }
 
-/// The DNS clients never fail on Azure; OpenShift's masters, as today's agent leaves them,
-/// do (A1): their apiserver-watcher took the bootstrap IP for the VIP, marked it up once the
-/// local apiserver was ready, and azure-routes redirects every master connection to the
-/// bootstrap host (etcd 2379/2380, its apiserver, MCS) to the master itself.
+/// Azure with OpenShift's masters (A1): with two bootstrap addresses in api-int when the
+/// masters boot, no apiserver-watcher takes the bootstrap IP for the VIP, so azure-routes
+/// never redirects the masters' connections to the bootstrap host (etcd 2379/2380, its
+/// apiserver, MCS) to themselves: 42 of 69 failed in stage 1, and 75 of 75 in stage 3, before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn progressive_dns_on_azure_fails_no_client_but_masters_lose_the_bootstrap_host() {
+async fn progressive_dns_on_azure_keeps_the_masters_on_the_bootstrap_host() {
     let report = simulate_with_nodes("azure", "progressive").await;
     no_client_fails(&report);
-    let text = report.to_text();
-    let hijacked: usize = (1..=2)
-        .map(|s| class(&report, "master-to-bootstrap", s).failures)
-        .sum();
-    assert!(hijacked > 0, "A1:\n{text}");
-    // Azure's bootstrap host is no backend: its proof reaches a master.
-    assert_eq!(
-        (1..=3)
-            .map(|s| class(&report, "bootstrap-proof", s).failures)
-            .sum::<usize>(),
-        0,
-        "{text}"
-    );
+    for class_name in [
+        "master-kubelet",
+        "master-to-bootstrap",
+        "worker-kubelet",
+        "bootstrap-proof",
+    ] {
+        class_never_fails(&report, class_name);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -13,7 +13,7 @@ use bootstrap_sim::peers::Peers;
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: bootstrap-sim demo <aws|gcp|azure>   plan, run, plan, status against local peers\n       \
-                     bootstrap-sim handover <aws|gcp|azure> [--dns-seeding progressive|all-at-once] [--ttl 30s] [--scope-round-trip true] [--openshift-nodes true] [--output text|json]\n       \
+                     bootstrap-sim handover <aws|gcp|azure> [--dns-seeding progressive|all-at-once] [--bootstrap-second-address cloud|off] [--ttl 30s] [--scope-round-trip true] [--openshift-nodes true] [--output text|json]\n       \
                      \x20   API clients through a whole run: failures and p99 per stage\n       \
                      bootstrap-sim venv                   install the emulators into target/sim-venv\n\
                      (build the agent first: cargo build --all-features --workspace --bins)";
@@ -174,6 +174,7 @@ async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
             .with_context(|| format!("{flag} needs a value\n{USAGE}"))?;
         match *flag {
             "--dns-seeding" => opts.dns_seeding = value.to_string(),
+            "--bootstrap-second-address" => opts.second_address = Some(value.to_string()),
             "--scope-round-trip" => {
                 opts.scope_round_trip = match *value {
                     "true" => true,

@@ -44,6 +44,9 @@ pub struct Options {
     pub work: PathBuf,
     /// `progressive` or `all-at-once` (the agent's `--dns-seeding`).
     pub dns_seeding: String,
+    /// The agent's `--bootstrap-second-address` (None: the harness's `cloud`; `off` is the
+    /// agent before issue 33, the bootstrap IP alone).
+    pub second_address: Option<String>,
     /// The record TTL (the agent's `--dns-ttl`); the resolvers cache answers this long.
     pub ttl: Duration,
     /// Clients per policy and record (api-int, api).
@@ -70,6 +73,7 @@ impl Options {
             agent,
             work,
             dns_seeding: "progressive".into(),
+            second_address: None,
             ttl: Duration::from_secs(30),
             clients: 7,
             period: Duration::from_millis(200),
@@ -198,6 +202,11 @@ pub async fn run(opts: Options) -> Result<Report> {
         .arg("--done-file")
         .arg(&done_file)
         .args(["--dns-seeding", &opts.dns_seeding])
+        .args(
+            opts.second_address
+                .iter()
+                .flat_map(|v| ["--bootstrap-second-address", v.as_str()]),
+        )
         .arg("--dns-ttl")
         .arg(format!("{}s", opts.ttl.as_secs()))
         .args(["--drain-wait", "ttl"])
@@ -675,11 +684,21 @@ fn secs(d: Option<Duration>) -> Value {
 }
 
 impl Report {
+    /// The bootstrap host's second address as the run had it (AWS gives none).
+    fn second_address(&self) -> &str {
+        match (self.options.cloud.as_str(), &self.options.second_address) {
+            ("aws", _) => "none",
+            (_, Some(v)) => v,
+            (_, None) => "cloud",
+        }
+    }
+
     pub fn to_json(&self) -> Value {
         let t = &self.timeline;
         json!({
             "cloud": self.options.cloud,
             "dns_seeding": self.options.dns_seeding,
+            "bootstrap_second_address": self.second_address(),
             "ttl_s": self.options.ttl.as_secs(),
             "clients": self.options.clients * Policy::ALL.len() * 2,
             "request_every_ms": self.options.period.as_millis() as u64,
@@ -732,9 +751,10 @@ impl Report {
         let at =
             |d: Option<Duration>| d.map_or("-".to_string(), |d| format!("{:.1}s", d.as_secs_f64()));
         let mut out = format!(
-            "# hand-over on {}: dns-seeding {}, TTL {}s, {} clients (one request every {} ms, connect timeout {} ms), load balancers {}s after their Service\n",
+            "# hand-over on {}: dns-seeding {}, bootstrap second address {}, TTL {}s, {} clients (one request every {} ms, connect timeout {} ms), load balancers {}s after their Service\n",
             self.options.cloud,
             self.options.dns_seeding,
+            self.second_address(),
             self.options.ttl.as_secs(),
             self.options.clients * Policy::ALL.len() * 2,
             self.options.period.as_millis(),
