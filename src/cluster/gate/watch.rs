@@ -90,6 +90,8 @@ pub async fn run_gate(
     namespaces.dedup();
     // Services and Endpoints per namespace of the targets; slices cluster-wide by label.
     let mut streams = Vec::new();
+    // Which streams are Services: their events re-arm the cloud look-up.
+    let mut service_streams: BTreeSet<usize> = BTreeSet::new();
     let (slices, s) = watch(
         Api::<EndpointSlice>::all(client.clone()),
         watcher::Config::default().labels(&selector),
@@ -106,6 +108,7 @@ pub async fn run_gate(
             watcher::Config::default(),
         );
         stores.services.push(store);
+        service_streams.insert(streams.len());
         streams.push(s);
         let (store, s) = watch(
             Api::<Endpoints>::namespaced(client.clone(), ns),
@@ -129,6 +132,7 @@ pub async fn run_gate(
     let mut holders: Option<BTreeMap<IpAddr, Holder>> = None;
     let mut cloud_backoff = CLOUD_FIRST_ASK;
     let mut next_cloud_ask: Option<tokio::time::Instant> = None;
+    let mut asking_often_until = tokio::time::Instant::now() + CLOUD_OFTEN_FOR;
     loop {
         let ask_at = next_cloud_ask;
         tokio::select! {
@@ -145,6 +149,14 @@ pub async fn run_gate(
                     if init_done {
                         listed.insert(i);
                     }
+                    if service_streams.contains(&i) {
+                        // A Service changed (its load balancer came, or changed): the cloud's
+                        // side follows within seconds, so ask soon and often for a while.
+                        let soon = tokio::time::Instant::now() + CLOUD_FIRST_ASK;
+                        cloud_backoff = CLOUD_FIRST_ASK;
+                        asking_often_until = soon + CLOUD_OFTEN_FOR;
+                        next_cloud_ask = next_cloud_ask.map(|at| at.min(soon));
+                    }
                 }
             },
             _ = sleep_until(ask_at), if ask_at.is_some() => {
@@ -155,7 +167,11 @@ pub async fn run_gate(
                     .flat_map(|(_, t)| t.claims.iter().copied())
                     .collect();
                 holders = ask_cloud(cloud, &claims).await.or(holders);
-                cloud_backoff = (cloud_backoff * 2).min(CLOUD_MAX_ASK);
+                let cap = match tokio::time::Instant::now() < asking_often_until {
+                    true => CLOUD_OFTEN_ASK,
+                    false => CLOUD_MAX_ASK,
+                };
+                cloud_backoff = (cloud_backoff * 2).min(cap);
                 next_cloud_ask = None;
             }
         }
@@ -176,8 +192,15 @@ pub async fn run_gate(
     }
 }
 
-/// The first cloud look-up comes right after the ingress appears; later ones back off.
+/// The first cloud look-up comes right after the ingress appears (and after every later event
+/// of a Service); later ones back off to once a second for [`CLOUD_OFTEN_FOR`], then to once
+/// every 10 s. So once the load balancer's interfaces hold the reserved IPs the gate passes
+/// within a second, if that happens within a minute of the Service's last change, and asks at
+/// most 64 times in that minute and 6 times a minute after it (one `holders` each: AWS
+/// DescribeNetworkInterfaces, and DescribeAddresses for the public IPs).
 const CLOUD_FIRST_ASK: Duration = Duration::from_millis(50);
+const CLOUD_OFTEN_ASK: Duration = Duration::from_secs(1);
+const CLOUD_OFTEN_FOR: Duration = Duration::from_secs(60);
 const CLOUD_MAX_ASK: Duration = Duration::from_secs(10);
 
 async fn sleep_until(at: Option<tokio::time::Instant>) {
