@@ -116,7 +116,9 @@ fn unit_is_hardened_and_resume_safe() {
         "ProtectHome=yes",
         "PrivateTmp=yes",
         "ReadWritePaths=/var/lib/bootstrap-agent",
-        "CapabilityBoundingSet=\n",
+        // One capability, for the bootstrap host's second address (`ip address add`).
+        "CapabilityBoundingSet=CAP_NET_ADMIN\n",
+        "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK\n",
         "RestartPreventExitStatus=2 3 5",
     ] {
         assert!(unit.contains(line), "unit lacks {line:?}");
