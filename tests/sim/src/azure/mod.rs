@@ -371,7 +371,10 @@ impl AzureSim {
 
     /// What exists now:
     /// `{public_ips: [{name, id, ip, version, sku, state, tags}], resource_group_tags: {rg:
-    /// {..}}, zones: {public|private: {"<fqdn> <TYPE>": [values]}}, etags: {...}}`.
+    /// {..}}, bootstrap_nic: {name, ip_configurations: [{name, ip, allocation, primary}]},
+    /// zones: {public|private: {"<fqdn> <TYPE>": [values]}}, etags: {...}}` (the bootstrap
+    /// VM's NIC `<infra-id>-bootstrap-nic`, primary ipConfiguration first; null when the world
+    /// has none).
     pub fn inspect(&self) -> Value {
         let mut w = lock(&self.world);
         w.tick();
@@ -401,9 +404,26 @@ impl AzureSim {
                 etags[vis][&key] = json!(set.etag);
             }
         }
+        let bootstrap_nic = w
+            .nics
+            .values()
+            .find(|n| n.name.eq_ignore_ascii_case(BOOTSTRAP_NIC))
+            .map(|nic| {
+                let mut configs: Vec<&nic::IpConfig> = nic.ipconfigs.iter().collect();
+                configs.sort_by_key(|c| !c.primary);
+                let configs: Vec<Value> = configs
+                    .iter()
+                    .map(|c| {
+                        json!({"name": c.name, "ip": c.ip.to_string(),
+                               "allocation": c.allocation, "primary": c.primary})
+                    })
+                    .collect();
+                json!({"name": nic.name, "ip_configurations": configs})
+            });
         json!({
             "public_ips": public_ips,
             "resource_group_tags": rg_tags,
+            "bootstrap_nic": bootstrap_nic,
             "zones": zones,
             "etags": etags,
         })

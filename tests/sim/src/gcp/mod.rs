@@ -924,9 +924,10 @@ impl GcpPeers {
     }
 
     /// What exists now: `{addresses: [{name, ip, status, addressType, purpose, subnetwork,
-    /// labels}],
-    /// zones: {public, private: {"name TYPE": [values]}}}` (public = the `example.com.` zone,
-    /// private = the cluster's private zone).
+    /// labels}], bootstrap_host: {name, addresses: [nic0's networkIP, then each alias's
+    /// address]}, zones: {public, private: {"name TYPE": [values]}}}` (public = the
+    /// `example.com.` zone, private = the cluster's private zone; the bootstrap host is the
+    /// VM `<infra-id>-bootstrap`, its addresses as `instances.get` shows them).
     pub fn inspect(&self) -> Value {
         let addresses: Vec<Value> = self
             .fake
@@ -948,8 +949,16 @@ impl GcpPeers {
                 .collect();
             Value::Object(records)
         };
+        let bootstrap = format!("{}-bootstrap", self.fake.seed().infra_id);
+        let bootstrap_addresses: Vec<String> = self
+            .fake
+            .instance_addresses(&bootstrap)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         json!({
             "addresses": addresses,
+            "bootstrap_host": {"name": bootstrap, "addresses": bootstrap_addresses},
             "zones": {
                 "public": zone("example-com"),
                 "private": zone("mycluster-7xk2p-private-zone"),
