@@ -77,6 +77,46 @@ async fn a_lost_insert_response_retried_with_the_same_token_yields_one_address()
     );
 }
 
+/// The provider itself against the fake: the bootstrap VM's alias IP is added, found again
+/// (no second one), and released: taking the last alias off nic0 must leave it without any.
+/// (The client leaves an empty `aliasIpRanges` out of the PATCH, which GCE then keeps as it
+/// was: the alias stayed while the update reported success.)
+#[tokio::test(flavor = "multi_thread")]
+async fn releasing_the_only_alias_ip_leaves_the_bootstrap_vm_without_it() {
+    use bootstrap_cloud::{AddressProvider, ReservationKey, ReserveRequest};
+    let h = GcpHarness::new().await;
+    let addresses = bootstrap_cloud::gcp::GceAddresses::new(&bootstrap_cloud::gcp::GcpSettings {
+        second_address_host: Some(BOOTSTRAP_IP.parse().unwrap()),
+        ..settings(&h)
+    })
+    .await
+    .unwrap();
+    let request = ReserveRequest {
+        key: ReservationKey::parse("bootstrap-ipv4").unwrap(),
+        name: "mycluster-7xk2p-rsvd-bootstrap-ipv4".into(),
+        token: "mycluster-7xk2p-bst4-g1".into(),
+    };
+    let alias = addresses.reserve(&request).await.unwrap();
+    assert_eq!(addresses.reserve(&request).await.unwrap(), alias, "found again");
+    let host = |h: &GcpHarness| -> Vec<std::net::IpAddr> {
+        let addresses = h.peers.fake.instance_addresses(BOOTSTRAP_VM);
+        addresses.into_iter().map(Into::into).collect()
+    };
+    let bootstrap: std::net::IpAddr = BOOTSTRAP_IP.parse().unwrap();
+    assert_eq!(host(&h), [bootstrap, alias.ip]);
+    assert_eq!(addresses.observe().await.unwrap(), vec![alias.clone()]);
+
+    addresses.release(&alias).await.unwrap();
+    assert_eq!(host(&h), [bootstrap]);
+    assert_eq!(addresses.observe().await.unwrap(), vec![]);
+    addresses.release(&alias).await.unwrap();
+    assert_eq!(
+        calls(&h),
+        vec![UPDATE_NETWORK_INTERFACE; 2],
+        "one update to add it, one to take it off; none when it is gone"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stale_write_is_a_conflict_and_the_shared_edit_keeps_the_rivals_value() {
     // The provider itself against the fake: a Change whose deletion no longer matches is

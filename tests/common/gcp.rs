@@ -11,6 +11,10 @@ use bootstrap_sim::gcp::{FakeOptions, GcpPeers, Seed};
 use serde_json::Value;
 
 pub const BOOTSTRAP_IP: &str = "10.0.1.10";
+/// The bootstrap VM (`<infra-id>-bootstrap`) whose nic0 gets the alias IP.
+pub const BOOTSTRAP_VM: &str = "mycluster-7xk2p-bootstrap";
+/// `instances.updateNetworkInterface` on the bootstrap VM, as [`Cloud::calls`] names it.
+pub const UPDATE_NETWORK_INTERFACE: &str = "PATCH updateNetworkInterface";
 pub const CLUSTER_LABEL: &str = "kubernetes-io-cluster-mycluster-7xk2p";
 pub const RESERVATION_LABEL: &str = "bootstrap-agent-reservation";
 
@@ -146,6 +150,11 @@ impl Cloud for GcpPeers {
             && rest.ends_with("/changes")
         {
             return "POST changes".to_string();
+        }
+        if call.starts_with("PATCH /compute/v1/projects/")
+            && call.ends_with(&format!("/instances/{BOOTSTRAP_VM}/updateNetworkInterface"))
+        {
+            return UPDATE_NETWORK_INTERFACE.to_string();
         }
         match call {
             "POST /compute/v1/projects/example-project/regions/us-central1/addresses" => {
