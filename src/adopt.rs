@@ -48,9 +48,11 @@ pub fn load(file: Option<&Path>, adopt_only: bool, spec: &ClusterSpec) -> Result
     })?;
     for (purpose, entry) in entries {
         let bad = |problem: String| InputError::new(file, purpose.clone(), problem);
-        let key = ReservationKey::parse(&purpose).ok_or_else(|| {
-            bad("expected <public|private>-<ipv4|ipv6>[@<subnet>], e.g. private-ipv4 or public-ipv4@subnet-0abc".into())
-        })?;
+        let key = ReservationKey::parse(&purpose)
+            .filter(|k| k.scope != Scope::Bootstrap)
+            .ok_or_else(|| {
+                bad("expected <public|private>-<ipv4|ipv6>[@<subnet>], e.g. private-ipv4 or public-ipv4@subnet-0abc".into())
+            })?;
         let lookup = match (entry.name, entry.id, entry.ip) {
             (Some(n), None, None) if !n.is_empty() => UserLookup::Name(n),
             (None, Some(i), None) if !i.is_empty() => UserLookup::Id(i),
@@ -85,12 +87,15 @@ pub fn load(file: Option<&Path>, adopt_only: bool, spec: &ClusterSpec) -> Result
 
 /// What to look for: each wanted reservation by the seed's name, or as `--reservations`
 /// names it. An Azure private IP has no resource to find by name: only a named IP is looked
-/// at (the agent's own pick is the resource-group tag `observe` reads).
+/// at (the agent's own pick is the resource-group tag `observe` reads). The bootstrap host's
+/// second address is never the user's (an alias IP or IP configuration the agent puts on the
+/// bootstrap VM, not a resource of its own): not looked for.
 /// `recorded`: what the journal says was adopted before.
 pub fn queries(spec: &ClusterSpec, recorded: &[Reservation]) -> Vec<UserReservationQuery> {
     let azure = matches!(spec.platform, Platform::Azure(_));
     crate::plan::wanted_reservations(spec)
         .into_iter()
+        .filter(|w| w.key.scope != Scope::Bootstrap)
         .filter_map(|w| {
             let lookup = match spec.adoption.named_for(&w.key) {
                 Some(l) => l.clone(),
@@ -261,6 +266,33 @@ mod tests {
             lookups(&s),
             ["name mycluster-7xk2p-rsvd-public-ipv4", "name my-vip"]
         );
+    }
+
+    #[test]
+    fn the_bootstrap_hosts_second_address_is_never_looked_for_nor_named() {
+        for cloud in ["gcp", "azure"] {
+            let mut s = spec(cloud);
+            s.bootstrap_ip = Some("10.0.1.10".parse().unwrap());
+            s.second_bootstrap_address = crate::assets::SecondAddress::Host;
+            assert!(
+                crate::plan::wanted_reservations(&s)
+                    .iter()
+                    .any(|w| w.key.scope == Scope::Bootstrap),
+                "{cloud}: wanted"
+            );
+            assert!(
+                queries(&s, &[])
+                    .iter()
+                    .all(|q| q.key.scope != Scope::Bootstrap),
+                "{cloud}: not the user's"
+            );
+            let f = file("bootstrap-ipv4: {name: mycluster-7xk2p-rsvd-bootstrap-ipv4}\n");
+            let err = load(Some(f.path()), false, &s).unwrap_err().to_string();
+            assert!(
+                err.contains("bootstrap-ipv4: expected <public|private>"),
+                "{cloud}: {err}"
+            );
+        }
     }
 
     #[test]
