@@ -119,7 +119,12 @@ async fn crash_and_resume(in_seed: bool, hold: Hold, resume_calls: &[&str]) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigkill_before_the_public_ip_put_resumes_without_duplicates() {
-    crash_and_resume(false, Hold::Before(1), &[PIP, TAGS, TAGS, BOOTSTRAP_NIC_PUT]).await;
+    crash_and_resume(
+        false,
+        Hold::Before(1),
+        &[PIP, TAGS, TAGS, BOOTSTRAP_NIC_PUT],
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -103,10 +103,18 @@ async fn two_agents_starting_at_once_on_the_same_address_end_with_different_priv
     for nic in world.0["nics"].as_array().unwrap() {
         let configs = nic["ip_configurations"].as_array().unwrap();
         assert_eq!(configs.len(), 2, "the primary and the second: {nic}");
-        held.extend(configs.iter().map(|c| c["ip"].as_str().unwrap().to_string()));
+        held.extend(
+            configs
+                .iter()
+                .map(|c| c["ip"].as_str().unwrap().to_string()),
+        );
     }
     let distinct: std::collections::BTreeSet<&String> = held.iter().collect();
-    assert_eq!(distinct.len(), held.len(), "an address held twice: {held:?}");
+    assert_eq!(
+        distinct.len(),
+        held.len(),
+        "an address held twice: {held:?}"
+    );
     // Each agent sees its own, and a second reserve of either changes nothing.
     h.peers.reset_counts();
     h.run(&["reserve"]).await;
@@ -225,7 +233,12 @@ async fn a_second_address_another_cluster_recorded_meanwhile_is_given_up_and_pic
     assert_ne!(second, rival, "the rival's, not the bootstrap host's");
     assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
     let nic_puts = h.calls().iter().filter(|c| *c == BOOTSTRAP_NIC_PUT).count();
-    assert_eq!(nic_puts, 3, "added, taken off, added again: {:?}", h.calls());
+    assert_eq!(
+        nic_puts,
+        3,
+        "added, taken off, added again: {:?}",
+        h.calls()
+    );
     h.peers.reset_counts();
     h.run(&["reserve"]).await;
     assert!(h.peers.mutating_calls().is_empty(), "{:?}", h.calls());

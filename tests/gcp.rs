@@ -97,7 +97,11 @@ async fn releasing_the_only_alias_ip_leaves_the_bootstrap_vm_without_it() {
         token: "mycluster-7xk2p-bst4-g1".into(),
     };
     let alias = addresses.reserve(&request).await.unwrap();
-    assert_eq!(addresses.reserve(&request).await.unwrap(), alias, "found again");
+    assert_eq!(
+        addresses.reserve(&request).await.unwrap(),
+        alias,
+        "found again"
+    );
     let host = |h: &GcpHarness| -> Vec<std::net::IpAddr> {
         let addresses = h.peers.fake.instance_addresses(BOOTSTRAP_VM);
         addresses.into_iter().map(Into::into).collect()

@@ -743,10 +743,13 @@ mod gcp {
                     .into_iter()
                     .find(|vm| vm.name.ends_with("-bootstrap"))
                     .unwrap();
-                options.seed.instances.push(bootstrap_sim::gcp::InstanceSeed {
-                    network_ip: Some(ip.parse().unwrap()),
-                    ..bootstrap
-                });
+                options
+                    .seed
+                    .instances
+                    .push(bootstrap_sim::gcp::InstanceSeed {
+                        network_ip: Some(ip.parse().unwrap()),
+                        ..bootstrap
+                    });
                 options.seed.instance_groups.extend(groups);
             }
             Setup {
@@ -908,7 +911,8 @@ mod azure {
                 .unwrap()
                 .iter()
                 .find(|n| {
-                    n["rg"] == format!("{infra_id}-rg") && n["name"] == format!("{infra_id}-bootstrap-nic")
+                    n["rg"] == format!("{infra_id}-rg")
+                        && n["name"] == format!("{infra_id}-bootstrap-nic")
                 })
                 .unwrap_or_else(|| panic!("{infra_id}: no bootstrap NIC"));
             nic["ip_configurations"]

@@ -285,7 +285,10 @@ async fn after_stage_3_it_waits_until_the_second_address_is_gone_too() {
     recorded
         .reservations
         .retain(|r| r.key.scope != bootstrap_cloud::Scope::Bootstrap);
-    assert_eq!(api_int(&records_now(&spec, &recorded)), [Value::Ip(ip(PRIVATE))]);
+    assert_eq!(
+        api_int(&records_now(&spec, &recorded)),
+        [Value::Ip(ip(PRIVATE))]
+    );
     let view = Scripted::for_records(
         &spec,
         &recorded,

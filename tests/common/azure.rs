@@ -307,8 +307,17 @@ impl AzureWorld {
     /// The IP configurations of the bootstrap NIC `<infra-id>-bootstrap-nic`, primary first.
     pub fn bootstrap_ipconfigs(&self) -> Vec<&Value> {
         let nic = &self.0["bootstrap_nic"];
-        assert_eq!(nic["name"], bootstrap_sim::azure::BOOTSTRAP_NIC, "{:#}", self.0);
-        nic["ip_configurations"].as_array().unwrap().iter().collect()
+        assert_eq!(
+            nic["name"],
+            bootstrap_sim::azure::BOOTSTRAP_NIC,
+            "{:#}",
+            self.0
+        );
+        nic["ip_configurations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .collect()
     }
 
     /// The bootstrap NIC holds the bootstrap IP in its primary IP configuration and one

@@ -70,8 +70,7 @@ impl Cloud for GcpPeers {
     ];
     /// One Change takes both bootstrap addresses out of the private records, then the alias
     /// IP leaves the VM.
-    const DNS_TEARDOWN_CALLS: &'static [&'static str] =
-        &["POST changes", UPDATE_NETWORK_INTERFACE];
+    const DNS_TEARDOWN_CALLS: &'static [&'static str] = &["POST changes", UPDATE_NETWORK_INTERFACE];
     /// The service account key.
     const FIXTURE_SECRETS: &'static [(&'static str, &'static str)] =
         &[("fixture-secret-DO-NOT-LOG", "secret")];
@@ -265,7 +264,11 @@ impl GcpWorld {
 
     /// The bootstrap VM's addresses: nic0's own (the bootstrap IP), then its alias IPs.
     pub fn bootstrap_host_addresses(&self) -> Vec<String> {
-        assert_eq!(self.0["bootstrap_host"]["name"], BOOTSTRAP_VM, "{:#}", self.0);
+        assert_eq!(
+            self.0["bootstrap_host"]["name"], BOOTSTRAP_VM,
+            "{:#}",
+            self.0
+        );
         agent::strings(&self.0["bootstrap_host"]["addresses"])
     }
 

@@ -237,9 +237,7 @@ pub async fn the_bootstrap_hosts_second_address_is_in_api_int_until_stage_3<C: C
 /// `reserve` SIGKILLed right after the cloud added the bootstrap host's second address (the
 /// alias IP; the IP configuration), before the journal recorded it: run again, the bootstrap
 /// finds it and adds no second one; seeded with it, converged.
-pub async fn sigkill_right_after_the_second_address_was_added_resumes_without_another<
-    C: Cloud,
->() {
+pub async fn sigkill_right_after_the_second_address_was_added_resumes_without_another<C: Cloud>() {
     let Some(nth) = C::SECOND_ADDRESS_MUTATION else {
         assert!(!C::SECOND_ADDRESS);
         return;

@@ -79,7 +79,9 @@ fn the_services_need_the_load_balancers_reservations_not_the_second_address() {
             "{name}"
         );
         crate::context::rendered_for(&spec, &observed, None).unwrap();
-        observed.reservations.retain(|r| r.key.scope != Scope::Private);
+        observed
+            .reservations
+            .retain(|r| r.key.scope != Scope::Private);
         assert_eq!(
             observed.missing_claimed_reservations(&spec),
             ["private-ipv4"],

@@ -113,7 +113,11 @@ async fn an_address_a_nic_took_after_the_pick_is_given_up_before_it_is_kept() {
     let kept = fake.settle().await.unwrap();
     assert_ne!(kept, x);
     assert_eq!(kept, y, "round 1's first candidate");
-    assert_eq!(fake.world().checked, [x, x, y, y], "each asked again once settled");
+    assert_eq!(
+        fake.world().checked,
+        [x, x, y, y],
+        "each asked again once settled"
+    );
     assert_eq!(
         fake.our_writes(),
         [

@@ -106,7 +106,8 @@ impl World {
                 subnet,
             }],
         };
-        self.nics.insert(nic_id(rg, &name).to_ascii_lowercase(), nic);
+        self.nics
+            .insert(nic_id(rg, &name).to_ascii_lowercase(), nic);
     }
 
     /// Whether a private address is taken: marked in use, or held by a NIC's ipConfiguration.
