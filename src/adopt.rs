@@ -269,6 +269,33 @@ mod tests {
     }
 
     #[test]
+    fn the_bootstrap_hosts_second_address_is_never_looked_for_nor_named() {
+        for cloud in ["gcp", "azure"] {
+            let mut s = spec(cloud);
+            s.bootstrap_ip = Some("10.0.1.10".parse().unwrap());
+            s.second_bootstrap_address = crate::assets::SecondAddress::Host;
+            assert!(
+                crate::plan::wanted_reservations(&s)
+                    .iter()
+                    .any(|w| w.key.scope == Scope::Bootstrap),
+                "{cloud}: wanted"
+            );
+            assert!(
+                queries(&s, &[])
+                    .iter()
+                    .all(|q| q.key.scope != Scope::Bootstrap),
+                "{cloud}: not the user's"
+            );
+            let f = file("bootstrap-ipv4: {name: mycluster-7xk2p-rsvd-bootstrap-ipv4}\n");
+            let err = load(Some(f.path()), false, &s).unwrap_err().to_string();
+            assert!(
+                err.contains("bootstrap-ipv4: expected <public|private>"),
+                "{cloud}: {err}"
+            );
+        }
+    }
+
+    #[test]
     fn azure_private_is_looked_for_only_when_its_ip_is_named() {
         let mut s = spec("azure");
         assert!(

@@ -95,10 +95,17 @@ pub fn for_stage(
 }
 
 /// Rule 1's journal half: a seeded IP is remembered, so later commands find it (and rule 3
-/// protects it) until stage 3 removed it.
+/// protects it) until stage 3 removed it. So is the bootstrap host's second address seeded
+/// with it (the journal's reservations): once stage 3 released it, only this says which
+/// address must have left the records.
 pub fn record_seeded(state: &mut JournalState, spec: &ClusterSpec) {
     if !state.bootstrap_removed {
         state.bootstrap_ip = spec.bootstrap_ip;
+        state.bootstrap_second_address = state
+            .reservations
+            .iter()
+            .find(|r| r.key.scope == bootstrap_cloud::Scope::Bootstrap)
+            .map(|r| r.ip);
     }
 }
 

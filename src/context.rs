@@ -302,15 +302,15 @@ impl Context {
     }
 }
 
-/// The rendered Services and the reservations they were rendered from; every wanted
-/// reservation must exist.
+/// The rendered Services and the reservations they were rendered from; every reservation a
+/// load balancer claims must exist.
 pub fn rendered_for(
     spec: &ClusterSpec,
     observed: &Observed,
     templates: Option<&Path>,
 ) -> Result<(Vec<Rendered>, Vec<Reservation>)> {
     let kept = observed.kept();
-    let missing = observed.missing_reservations(spec);
+    let missing = observed.missing_claimed_reservations(spec);
     if !missing.is_empty() {
         anyhow::bail!(
             "reservations missing: {}; run `bootstrap-agent reserve` first",

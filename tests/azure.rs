@@ -119,18 +119,23 @@ async fn crash_and_resume(in_seed: bool, hold: Hold, resume_calls: &[&str]) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigkill_before_the_public_ip_put_resumes_without_duplicates() {
-    crash_and_resume(false, Hold::Before(1), &[PIP, TAGS, TAGS]).await;
+    crash_and_resume(
+        false,
+        Hold::Before(1),
+        &[PIP, TAGS, TAGS, BOOTSTRAP_NIC_PUT],
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigkill_after_the_public_ip_put_but_before_it_finished_resumes_without_leak() {
-    crash_and_resume(false, Hold::After(1), &[TAGS, TAGS]).await;
+    crash_and_resume(false, Hold::After(1), &[TAGS, TAGS, BOOTSTRAP_NIC_PUT]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigkill_after_the_private_ip_was_recorded_but_not_journaled_resumes_without_leak() {
-    // Mutation 2 is the claim, 3 the keep.
-    crash_and_resume(false, Hold::After(3), &[]).await;
+    // Mutation 2 is the claim, 3 the keep; 4, the bootstrap NIC's IP configuration, is left.
+    crash_and_resume(false, Hold::After(3), &[BOOTSTRAP_NIC_PUT]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -156,7 +161,9 @@ async fn dual_stack_reserves_the_private_ipv6_and_seeds_aaaa_for_api_and_api_int
             .stdout,
     )
     .unwrap();
-    assert_eq!(plan["changes"].as_array().unwrap().len(), 10, "{plan:#}");
+    // 2 public IPs, 2 private IPs, the bootstrap host's second address (IPv4: the bootstrap
+    // IP's family), 6 record sets.
+    assert_eq!(plan["changes"].as_array().unwrap().len(), 11, "{plan:#}");
     h.bootstrap().await;
     let world = h.world().await;
     world.assert_seeded(true, &[]);
@@ -175,6 +182,7 @@ async fn dual_stack_reserves_the_private_ipv6_and_seeds_aaaa_for_api_and_api_int
             TAGS,
             TAGS,
             TAGS,
+            BOOTSTRAP_NIC_PUT,
             PRIVATE_API,
             PRIVATE_API_INT,
             PRIVATE_API_AAAA,
@@ -182,7 +190,7 @@ async fn dual_stack_reserves_the_private_ipv6_and_seeds_aaaa_for_api_and_api_int
             PUBLIC_API,
             PUBLIC_API_AAAA
         ]),
-        "two public IPs, two private-IP records (Tags Merge; the IPv4 claimed, then kept), six record sets"
+        "two public IPs, two private-IP records (Tags Merge; the IPv4 claimed, then kept), the bootstrap NIC, six record sets"
     );
     h.assert_bootstrap_converged().await;
     let status = h.status().await;
@@ -467,16 +475,17 @@ async fn mixed_with_an_internal_api_reserves_no_public_ip_and_writes_no_public_r
     h.bootstrap().await;
     assert_eq!(
         h.calls(),
-        sorted(&[TAGS, TAGS, PRIVATE_API, PRIVATE_API_INT])
+        sorted(&[TAGS, TAGS, BOOTSTRAP_NIC_PUT, PRIVATE_API, PRIVATE_API_INT])
     );
     let world = h.world().await;
     assert!(world.ours().is_empty(), "no public IP: {:#}", world.0);
     assert!(world.record("public", API).is_empty(), "{:#}", world.0);
     assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
+    let second = world.assert_second_address();
     for name in [API, API_INT] {
         assert_eq!(
             world.record("private", name),
-            sorted(&[EXPECTED_PRIVATE_IP, BOOTSTRAP_IP]),
+            sorted(&[EXPECTED_PRIVATE_IP, BOOTSTRAP_IP, &second]),
             "private {name}"
         );
     }
@@ -572,12 +581,19 @@ async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_
     h.extra = vec!["--reservations".into(), file];
     h.peers.reset_counts();
 
-    // 2. `plan` shows both adopted and reserves nothing.
+    // 2. `plan` shows both adopted and reserves no address: only the bootstrap NIC's second
+    // IP configuration (the user's addresses are the load balancers').
     let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
     assert_eq!(plan.matches("adopted (yours)").count(), 2, "{plan}");
-    assert!(!plan.contains("+ reserve"), "{plan}");
+    let reserved: Vec<&str> = plan.lines().filter(|l| l.contains("+ reserve")).collect();
+    assert_eq!(
+        reserved,
+        ["  + reserve bootstrap-ipv4 mycluster-7xk2p-rsvd-bootstrap-ipv4"],
+        "{plan}"
+    );
 
     // 3. The by-hand commands.
+    h.run(&["reserve"]).await;
     h.run(&["dns", "seed"]).await;
     let rendered = String::from_utf8(h.run(&["render"]).await.stdout).unwrap();
     assert!(
@@ -607,6 +623,12 @@ async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_
         );
     }
     assert_eq!(world.record("public", API), vec![public_ip.clone()]);
+    assert_eq!(
+        world.bootstrap_ipconfigs().len(),
+        1,
+        "the second address left the bootstrap NIC with stage 3: {:#}",
+        world.0
+    );
     // No public IP, tag or private-IP record of the agent's own.
     assert!(world.ours().is_empty(), "{:#}", world.0);
     assert!(world.private_ips().is_empty(), "{:#}", world.0);
@@ -659,6 +681,8 @@ async fn upi_public_ip_of_another_resource_group_is_named_on_the_external_servic
         )),
         "{rendered}"
     );
+    // The runbook's: the bootstrap host's second address, then DNS.
+    h.run(&["reserve"]).await;
     h.run(&["dns", "seed"]).await;
     h.run(&["apply", "--kubeconfig", &kubeconfig]).await;
     h.run(&["wait", "--kubeconfig", &kubeconfig, "--gate-timeout", "60s"])

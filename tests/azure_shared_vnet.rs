@@ -73,6 +73,10 @@ async fn two_agents_starting_at_once_on_the_same_address_end_with_different_priv
     h.peers
         .sim
         .create_cluster_resource_group(&other_rg, Some("mycluster.example.com"));
+    // Its bootstrap VM, where its second address goes.
+    h.peers
+        .sim
+        .add_bootstrap_nic(&other_rg, OTHER_INFRA, "10.0.1.11".parse().unwrap());
     let dir = tempfile::tempdir().unwrap();
     let assets = dir.path().join("assets");
     fixtures::copy_dir(&fixture("azure"), &assets);
@@ -93,6 +97,23 @@ async fn two_agents_starting_at_once_on_the_same_address_end_with_different_priv
     assert!(
         [&ours, &theirs].contains(&&EXPECTED_PRIVATE_IP.to_string()),
         "one of them keeps the address both started at"
+    );
+    // Their bootstrap hosts' second addresses: one each, on no other's address.
+    let mut held = vec![ours.clone(), theirs.clone()];
+    for nic in world.0["nics"].as_array().unwrap() {
+        let configs = nic["ip_configurations"].as_array().unwrap();
+        assert_eq!(configs.len(), 2, "the primary and the second: {nic}");
+        held.extend(
+            configs
+                .iter()
+                .map(|c| c["ip"].as_str().unwrap().to_string()),
+        );
+    }
+    let distinct: std::collections::BTreeSet<&String> = held.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        held.len(),
+        "an address held twice: {held:?}"
     );
     // Each agent sees its own, and a second reserve of either changes nothing.
     h.peers.reset_counts();
@@ -162,7 +183,11 @@ async fn sigkill_between_claim_and_keep_resumes_with_the_claim_unless_another_cl
     assert_eq!(tag(&world, CLUSTER_RG, PRIVATE_TAG), Some(claim.clone()));
     h.peers.reset_counts();
     h.run(&["reserve"]).await;
-    assert!(h.peers.mutating_calls().is_empty(), "{:?}", h.calls());
+    assert_eq!(
+        h.calls(),
+        [BOOTSTRAP_NIC_PUT],
+        "the claim kept as it is; only the second address the kill left undone"
+    );
     h.run(&["dns", "seed"]).await;
     let world = h.world().await;
     assert_eq!(tag(&world, CLUSTER_RG, PRIVATE_TAG), Some(claim.clone()));
@@ -183,6 +208,40 @@ async fn sigkill_between_claim_and_keep_resumes_with_the_claim_unless_another_cl
     h.run(&["reserve"]).await;
     assert_eq!(tag_patches(&h), 2, "claim, keep: {:?}", h.calls());
     assert_picked_another(&h.world().await);
+}
+
+/// Another cluster records, for its load balancer, the very address the bootstrap NIC's new IP
+/// configuration was just given (its claim written after the agent read the records, before
+/// Azure counted the NIC's address): the second address yields (taken off the NIC, another
+/// picked); the rival keeps its claim and no address is held twice. (Old code kept it: one
+/// cluster's load balancer and another's bootstrap host on one address.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_address_another_cluster_recorded_meanwhile_is_given_up_and_picked_again() {
+    let h = AzureHarness::new("azure").await;
+    h.peers.sim.race_second_addresses(vec![RivalClaim {
+        rg: LOWER.0.into(),
+        tag: LOWER.1.into(),
+        held: false,
+        yields_after_lists: None,
+    }]);
+    h.peers.reset_counts();
+    h.run(&["reserve"]).await;
+    let world = h.world().await;
+    let second = world.assert_second_address();
+    let rival = tag(&world, LOWER.0, LOWER.1).unwrap();
+    let rival = rival.strip_prefix("claim:").unwrap();
+    assert_ne!(second, rival, "the rival's, not the bootstrap host's");
+    assert_eq!(world.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
+    let nic_puts = h.calls().iter().filter(|c| *c == BOOTSTRAP_NIC_PUT).count();
+    assert_eq!(
+        nic_puts,
+        3,
+        "added, taken off, added again: {:?}",
+        h.calls()
+    );
+    h.peers.reset_counts();
+    h.run(&["reserve"]).await;
+    assert!(h.peers.mutating_calls().is_empty(), "{:?}", h.calls());
 }
 
 /// Every resource group of the subscription is read (the fake pages its list by three), held

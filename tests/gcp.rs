@@ -77,6 +77,50 @@ async fn a_lost_insert_response_retried_with_the_same_token_yields_one_address()
     );
 }
 
+/// The provider itself against the fake: the bootstrap VM's alias IP is added, found again
+/// (no second one), and released: taking the last alias off nic0 must leave it without any.
+/// (The client leaves an empty `aliasIpRanges` out of the PATCH, which GCE then keeps as it
+/// was: the alias stayed while the update reported success.)
+#[tokio::test(flavor = "multi_thread")]
+async fn releasing_the_only_alias_ip_leaves_the_bootstrap_vm_without_it() {
+    use bootstrap_cloud::{AddressProvider, ReservationKey, ReserveRequest};
+    let h = GcpHarness::new().await;
+    let addresses = bootstrap_cloud::gcp::GceAddresses::new(&bootstrap_cloud::gcp::GcpSettings {
+        second_address_host: Some(BOOTSTRAP_IP.parse().unwrap()),
+        ..settings(&h)
+    })
+    .await
+    .unwrap();
+    let request = ReserveRequest {
+        key: ReservationKey::parse("bootstrap-ipv4").unwrap(),
+        name: "mycluster-7xk2p-rsvd-bootstrap-ipv4".into(),
+        token: "mycluster-7xk2p-bst4-g1".into(),
+    };
+    let alias = addresses.reserve(&request).await.unwrap();
+    assert_eq!(
+        addresses.reserve(&request).await.unwrap(),
+        alias,
+        "found again"
+    );
+    let host = |h: &GcpHarness| -> Vec<std::net::IpAddr> {
+        let addresses = h.peers.fake.instance_addresses(BOOTSTRAP_VM);
+        addresses.into_iter().map(Into::into).collect()
+    };
+    let bootstrap: std::net::IpAddr = BOOTSTRAP_IP.parse().unwrap();
+    assert_eq!(host(&h), [bootstrap, alias.ip]);
+    assert_eq!(addresses.observe().await.unwrap(), vec![alias.clone()]);
+
+    addresses.release(&alias).await.unwrap();
+    assert_eq!(host(&h), [bootstrap]);
+    assert_eq!(addresses.observe().await.unwrap(), vec![]);
+    addresses.release(&alias).await.unwrap();
+    assert_eq!(
+        calls(&h),
+        vec![UPDATE_NETWORK_INTERFACE; 2],
+        "one update to add it, one to take it off; none when it is gone"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stale_write_is_a_conflict_and_the_shared_edit_keeps_the_rivals_value() {
     // The provider itself against the fake: a Change whose deletion no longer matches is
@@ -138,7 +182,7 @@ async fn a_stale_write_is_a_conflict_and_the_shared_edit_keeps_the_rivals_value(
 }
 
 common::suite::sigkill_suite!(GcpPeers;
-    sigkill_before_the_second_address_resumes_without_duplicates: Hold::Before(2),
+    sigkill_before_the_internal_address_resumes_without_duplicates: Hold::Before(2),
     sigkill_after_an_address_was_inserted_but_not_journaled_resumes_without_leak: Hold::After(1),
     sigkill_after_the_internal_address_was_inserted_resumes_without_leak: Hold::After(2),
 );
@@ -175,6 +219,11 @@ impl RunWorld {
         let public = world.ips("public-ipv4");
         let private = world.ips("private-ipv4");
         assert_eq!((public.len(), private.len()), (1, 1), "{:#}", world.0);
+        assert_eq!(
+            world.bootstrap_host_addresses(),
+            vec![BOOTSTRAP_IP.to_string()],
+            "the alias IP left the bootstrap VM with stage 3"
+        );
         for name in [API, API_INT] {
             assert_eq!(
                 world.record("private", name),
@@ -299,6 +348,8 @@ async fn shared_vpc_reserves_in_the_service_project_from_the_host_projects_subne
     let mut expected = vec!["POST addresses"; 2];
     // One Change per zone (public `api`; private `api` + `api-int`).
     expected.extend(["POST changes"; 2]);
+    // The bootstrap VM of the service project gets its alias IP from the host's subnetwork.
+    expected.insert(0, UPDATE_NETWORK_INTERFACE);
     assert_eq!(
         calls(&h),
         expected,
@@ -317,7 +368,8 @@ async fn shared_vpc_reserves_in_the_service_project_from_the_host_projects_subne
         "from ocp-compute's range 10.0.128.0/17: {ip}"
     );
     assert_eq!(world.ours_of("public-ipv4").len(), 1);
-    let mut want = vec![ip.to_string(), BOOTSTRAP_IP.to_string()];
+    let second = world.second_address().expect("the bootstrap VM's alias IP");
+    let mut want = vec![ip.to_string(), BOOTSTRAP_IP.to_string(), second];
     want.sort();
     for name in [API, API_INT] {
         assert_eq!(world.record("private", name), want, "private {name}");
@@ -388,6 +440,8 @@ async fn the_private_records_go_into_the_zone_of_the_dns_project() {
     let mut want = world.ips("private-ipv4");
     assert_eq!(want.len(), 1, "{:#}", world.0);
     want.push(BOOTSTRAP_IP.to_string());
+    want.extend(world.second_address());
+    assert_eq!(want.len(), 3, "the bootstrap VM's alias IP: {:#}", world.0);
     want.sort();
     for name in [API, API_INT] {
         assert_eq!(
@@ -473,12 +527,19 @@ async fn upi_by_hand_adopts_the_users_addresses_and_teardown_all_leaves_them() {
     let private_ip = private["ip"].as_str().unwrap().to_string();
     w.h.peers.reset_counts();
 
-    // 2. `plan` shows them adopted and reserves nothing.
+    // 2. `plan` shows them adopted and reserves no address: only the bootstrap VM's alias IP
+    // (the user's addresses are the load balancers'; `--adopt-only` would leave it out).
     let plan = String::from_utf8(w.h.run(&["plan"]).await.stdout).unwrap();
     assert_eq!(plan.matches("adopted (yours)").count(), 2, "{plan}");
-    assert!(!plan.contains("+ reserve"), "{plan}");
+    let reserved: Vec<&str> = plan.lines().filter(|l| l.contains("+ reserve")).collect();
+    assert_eq!(
+        reserved,
+        ["  + reserve bootstrap-ipv4 mycluster-7xk2p-rsvd-bootstrap-ipv4"],
+        "{plan}"
+    );
 
     // 3. DNS, render, apply, wait, dns teardown: the by-hand commands.
+    w.h.run(&["reserve"]).await;
     w.h.run(&["dns", "seed"]).await;
     let rendered = String::from_utf8(w.h.run(&["render"]).await.stdout).unwrap();
     assert!(
@@ -513,6 +574,11 @@ async fn upi_by_hand_adopts_the_users_addresses_and_teardown_all_leaves_them() {
     for name in [API, API_INT] {
         assert_eq!(world.record("private", name), vec![private_ip.clone()]);
     }
+    assert_eq!(
+        world.bootstrap_host_addresses(),
+        vec![BOOTSTRAP_IP.to_string()],
+        "the alias IP left the bootstrap VM with stage 3"
+    );
     assert_eq!(world.record("public", API), vec![public_ip.clone()]);
     // The agent made no address, labelled none and released none.
     assert!(world.ours().is_empty(), "{:#}", world.0);

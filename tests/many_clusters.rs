@@ -87,6 +87,9 @@ trait ManyClusters: Cloud {
     async fn write_in(&self, zone: &str, fqdn: &str, values: &[&str]);
     /// The IPs cluster `infra_id` holds by its reservations: (public, private).
     fn held_by(world: &Value, infra_id: &str) -> (BTreeSet<String>, BTreeSet<String>);
+    /// The addresses the cloud shows on cluster `infra_id`'s bootstrap host besides its own
+    /// (GCP: the VM's alias IPs; Azure: the NIC's secondary IP configurations; AWS: none).
+    fn second_addresses(world: &Value, infra_id: &str) -> BTreeSet<String>;
     /// Every IP held by any reservation of anyone in the peers, repeats kept.
     fn all_held(world: &Value) -> Vec<String>;
     /// The A record sets of `zones`: zone -> "fqdn A" -> values.
@@ -121,6 +124,9 @@ struct Fleet<C> {
     public_zone: String,
     /// Bootstrap hosts the peers do not hold (see [`ManyClusters::BOOTSTRAP_HOSTS_IN_WORLD`]).
     bootstrap_ips: Vec<&'static str>,
+    /// Each cluster's bootstrap host's second address as last seen: once torn down, it must
+    /// be in no record.
+    second_seen: std::sync::Mutex<BTreeMap<String, BTreeSet<String>>>,
     tally: std::sync::Mutex<Tally>,
 }
 
@@ -162,6 +168,7 @@ impl<C: ManyClusters> Fleet<C> {
             clusters,
             public_zone: setup.public_zone,
             bootstrap_ips: setup.bootstrap_ips,
+            second_seen: Default::default(),
             tally: Default::default(),
         };
         // Another writer's values, in record sets the agents write (the first cluster's, or
@@ -238,26 +245,37 @@ impl<C: ManyClusters> Fleet<C> {
         let mut gone: BTreeSet<String> = BTreeSet::new();
         let mut held_by: BTreeMap<String, String> = BTreeMap::new();
         let (public_each, private_each) = C::RESERVATIONS;
+        let mut second_seen = self.second_seen.lock().unwrap();
         for (i, c) in self.clusters.iter().enumerate() {
             let (public_ips, private_ips) = C::held_by(world, &c.infra_id);
+            let second = C::second_addresses(world, &c.infra_id);
             if !live.contains(&i) {
                 assert!(
-                    public_ips.is_empty() && private_ips.is_empty(),
-                    "{} tore down, yet holds {public_ips:?} {private_ips:?}",
+                    public_ips.is_empty() && private_ips.is_empty() && second.is_empty(),
+                    "{} tore down, yet holds {public_ips:?} {private_ips:?} {second:?}",
                     c.infra_id
                 );
                 gone.insert(c.agent.bootstrap_ip.to_string());
+                gone.extend(second_seen.remove(&c.infra_id).unwrap_or_default());
                 continue;
             }
             assert_eq!(public_ips.len(), public_each, "{}: public", c.infra_id);
             assert_eq!(private_ips.len(), private_each, "{}: private", c.infra_id);
-            for ip in public_ips.iter().chain(&private_ips) {
+            assert_eq!(
+                second.len(),
+                usize::from(C::SECOND_ADDRESS),
+                "{}: the bootstrap host's second address",
+                c.infra_id
+            );
+            for ip in public_ips.iter().chain(&private_ips).chain(&second) {
                 if let Some(other) = held_by.insert(ip.clone(), c.infra_id.clone()) {
                     panic!("{ip} is held by {other} and {}", c.infra_id);
                 }
             }
             let mut values = private_ips.clone();
             values.insert(c.agent.bootstrap_ip.to_string());
+            values.extend(second.iter().cloned());
+            second_seen.insert(c.infra_id.clone(), second);
             for name in [&c.api, &c.api_int] {
                 private
                     .entry((c.private_zone.clone(), name.clone()))
@@ -633,6 +651,11 @@ mod aws {
             (ours("eips"), ours("enis"))
         }
 
+        /// The agent gives an AWS bootstrap host no second address.
+        fn second_addresses(_world: &Value, _infra_id: &str) -> BTreeSet<String> {
+            BTreeSet::new()
+        }
+
         /// EIPs and ENIs (the bootstrap hosts' too).
         fn all_held(world: &Value) -> Vec<String> {
             ip_list(
@@ -676,9 +699,9 @@ mod gcp {
     impl ManyClusters for GcpPeers {
         /// One EXTERNAL address, one INTERNAL address of the compute subnetwork.
         const RESERVATIONS: (usize, usize) = (1, 1);
-        /// The fake has no instances: the bootstrap hosts (10.0.0.x, control-plane subnet)
-        /// are added to the addresses that must be distinct.
-        const BOOTSTRAP_HOSTS_IN_WORLD: bool = false;
+        /// Each cluster's bootstrap VM (10.0.0.x, control-plane subnet) is one of the fake's
+        /// instances, where its alias IP goes.
+        const BOOTSTRAP_HOSTS_IN_WORLD: bool = true;
         const DNS_RATE_LIMIT: bootstrap_sim::RateLimit = bootstrap_sim::RateLimit::CLOUD_DNS;
 
         fn dns_proxy(&self) -> &bootstrap_sim::proxy::Proxy {
@@ -705,21 +728,34 @@ mod gcp {
                 }
             }
             // Each cluster's installer made its per-zone instance groups (preflight's
-            // `instance-groups` line looks for them).
-            for i in 0..n {
+            // `instance-groups` line looks for them) and its bootstrap VM, at the cluster's
+            // bootstrap IP.
+            let bootstrap_ips = bootstrap_ips(n, "10.0.0", 5);
+            for (i, ip) in bootstrap_ips.iter().enumerate() {
                 let seed = &options.seed;
-                let (_, groups) = bootstrap_sim::gcp::installer_machines(
+                let (vms, groups) = bootstrap_sim::gcp::installer_machines(
                     &format!("clu{i:02}-7xk2p"),
                     &seed.region,
                     &seed.subnetworks[0].name,
                     &seed.subnetworks[1].name,
                 );
+                let bootstrap = vms
+                    .into_iter()
+                    .find(|vm| vm.name.ends_with("-bootstrap"))
+                    .unwrap();
+                options
+                    .seed
+                    .instances
+                    .push(bootstrap_sim::gcp::InstanceSeed {
+                        network_ip: Some(ip.parse().unwrap()),
+                        ..bootstrap
+                    });
                 options.seed.instance_groups.extend(groups);
             }
             Setup {
                 peers: GcpPeers::start(options).await.unwrap(),
                 base: base_with_fixture("gcp"),
-                bootstrap_ips: bootstrap_ips(n, "10.0.0", 5),
+                bootstrap_ips,
                 private_zones,
                 public_zone: PUBLIC_ZONE.to_string(),
             }
@@ -743,8 +779,24 @@ mod gcp {
             (ours("public-ipv4"), ours("private-ipv4"))
         }
 
+        fn second_addresses(world: &Value, infra_id: &str) -> BTreeSet<String> {
+            let vm = &world["instances"][format!("{infra_id}-bootstrap")];
+            let addresses = strings(vm);
+            assert!(!addresses.is_empty(), "{infra_id}: no bootstrap VM");
+            addresses.into_iter().skip(1).collect()
+        }
+
+        /// Addresses, and every VM's addresses (primary and aliases).
         fn all_held(world: &Value) -> Vec<String> {
+            let vms = world["instances"]
+                .as_object()
+                .unwrap()
+                .values()
+                .flat_map(strings);
             ip_list(world["addresses"].as_array().unwrap())
+                .into_iter()
+                .chain(vms)
+                .collect()
         }
 
         async fn records(&self, zones: &BTreeSet<String>) -> BTreeMap<String, Records> {
@@ -783,9 +835,11 @@ mod azure {
         /// One public IP; one private IP of the compute subnet, recorded on the cluster's own
         /// resource group.
         const RESERVATIONS: (usize, usize) = (1, 1);
-        /// The fake has no NICs: the bootstrap hosts (10.0.1.10 to .29, compute subnet) are
-        /// marked in use for CheckIPAddressAvailability and added to what must be distinct.
-        const BOOTSTRAP_HOSTS_IN_WORLD: bool = false;
+        /// Each cluster's bootstrap VM has its NIC (10.0.1.11 to .30, compute subnet, in the
+        /// cluster's resource group), where its second IP configuration goes. (The compute
+        /// subnet is a /24: with their private IPs and second addresses, about 75 clusters
+        /// fit.)
+        const BOOTSTRAP_HOSTS_IN_WORLD: bool = true;
         const DNS_RATE_LIMIT: bootstrap_sim::RateLimit = bootstrap_sim::RateLimit::ARM_WRITES;
 
         fn dns_proxy(&self) -> &bootstrap_sim::proxy::Proxy {
@@ -796,13 +850,14 @@ mod azure {
         /// private zone (`cluNN.example.com`, or `mycluster.example.com` when all share the name).
         async fn setup(n: usize, shared_record_set: bool) -> Setup<Self> {
             let peers = AzurePeers::start().await.unwrap();
-            let bootstrap_ips = bootstrap_ips(n, "10.0.1", 10);
-            for ip in &bootstrap_ips {
-                peers.sim.mark_in_use(ip.parse().unwrap());
-            }
+            // 10.0.1.10 is the fixture's own bootstrap NIC's.
+            let bootstrap_ips = bootstrap_ips(n, "10.0.1", 11);
             let private_zones = (0..n)
                 .map(|i| {
-                    let rg = format!("clu{i:02}-7xk2p-rg");
+                    let infra_id = format!("clu{i:02}-7xk2p");
+                    let rg = format!("{infra_id}-rg");
+                    let ip = bootstrap_ips[i].parse().unwrap();
+                    peers.sim.add_bootstrap_nic(&rg, &infra_id, ip);
                     let zone = if shared_record_set {
                         "mycluster.example.com".to_string()
                     } else {
@@ -850,7 +905,27 @@ mod azure {
             (ips(public), private)
         }
 
-        /// Public IPs, and every private-IP record of every resource group.
+        fn second_addresses(world: &Value, infra_id: &str) -> BTreeSet<String> {
+            let nic = world["nics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|n| {
+                    n["rg"] == format!("{infra_id}-rg")
+                        && n["name"] == format!("{infra_id}-bootstrap-nic")
+                })
+                .unwrap_or_else(|| panic!("{infra_id}: no bootstrap NIC"));
+            nic["ip_configurations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["primary"] != true)
+                .map(|c| c["ip"].as_str().unwrap().to_string())
+                .collect()
+        }
+
+        /// Public IPs, every private-IP record of every resource group, and every NIC's IP
+        /// configurations.
         fn all_held(world: &Value) -> Vec<String> {
             let public = ip_list(world["public_ips"].as_array().unwrap());
             let private = world["resource_group_tags"]
@@ -860,7 +935,12 @@ mod azure {
                 .flat_map(|tags| tags.as_object().unwrap())
                 .filter(|(name, _)| name.contains("-rsvd-private-"))
                 .map(|(_, value)| private_value(value));
-            public.into_iter().chain(private).collect()
+            let nics = world["nics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|n| ip_list(n["ip_configurations"].as_array().unwrap()));
+            public.into_iter().chain(private).chain(nics).collect()
         }
 
         async fn records(&self, zones: &BTreeSet<String>) -> BTreeMap<String, Records> {

@@ -177,6 +177,11 @@ async fn a_subnetwork_missing_or_in_another_network_fails_subnets() {
         .seed
         .subnetworks
         .retain(|s| s.name != "mycluster-master-subnet");
+    // The VMs of that subnetwork go with it (the bootstrap VM and the control plane).
+    options
+        .seed
+        .instances
+        .retain(|vm| vm.subnetwork != "mycluster-master-subnet");
     let mut w = world(options).await;
     w.preflight_fails_only("subnets", &["subnetwork mycluster-master-subnet not found"])
         .await;

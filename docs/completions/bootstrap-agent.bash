@@ -112,7 +112,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__apply)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -128,6 +128,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)
@@ -398,7 +402,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__dns__subcmd__records)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -414,6 +418,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)
@@ -444,7 +452,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__dns__subcmd__seed)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --dns-wait --dns-check --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --dns-wait --dns-check --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -460,6 +468,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)
@@ -494,7 +506,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__dns__subcmd__teardown)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --dns-wait --dns-check --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --dns-wait --dns-check --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -510,6 +522,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)
@@ -544,7 +560,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__dns__subcmd__verify)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --dns-check --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --dns-check --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -560,6 +576,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)
@@ -594,7 +614,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__gather)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --out --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --out --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -610,6 +630,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)
@@ -670,7 +694,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__permissions)
-            opts="-h --cloud --assets --command --kube --output --help"
+            opts="-h --cloud --assets --command --bootstrap-second-address --kube --output --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -688,6 +712,10 @@ _bootstrap__agent() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
+                    return 0
+                    ;;
                 --output)
                     COMPREPLY=($(compgen -W "text json yaml" -- "${cur}"))
                     return 0
@@ -700,7 +728,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__plan)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --offline --step --templates --registry --feature-set --feature-gates --dns-seeding --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --offline --step --templates --registry --feature-set --feature-gates --dns-seeding --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -716,6 +744,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)
@@ -770,7 +802,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__preflight)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --skip-preflight --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --skip-preflight --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -786,6 +818,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)
@@ -828,7 +864,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__publish)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --scope --auto-delete --dry-run --gate-timeout --drain-wait --wire-proof --wire-dial-override --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --scope --auto-delete --dry-run --gate-timeout --drain-wait --wire-proof --wire-dial-override --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -844,6 +880,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)
@@ -902,7 +942,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__publish__subcmd__lb__subcmd__ips)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -918,6 +958,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)
@@ -948,7 +992,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__render)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --templates --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --templates --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -964,6 +1008,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)
@@ -998,7 +1046,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__reserve)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1014,6 +1062,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)
@@ -1062,7 +1114,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__run)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --gate-timeout --done-file --drain-wait --registry --feature-set --feature-gates --dns-seeding --wire-proof --wire-dial-override --skip-preflight --dns-wait --dns-check --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --gate-timeout --done-file --drain-wait --registry --feature-set --feature-gates --dns-seeding --wire-proof --wire-dial-override --skip-preflight --dns-wait --dns-check --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1078,6 +1130,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)
@@ -1182,7 +1238,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__teardown)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --all --kubeconfig --templates --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --all --kubeconfig --templates --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1198,6 +1254,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)
@@ -1236,7 +1296,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__wait)
-            opts="-h --assets --state-dir --bootstrap-ip --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --gate-timeout --done-file --drain-wait --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --gate-timeout --done-file --drain-wait --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1252,6 +1312,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-ip)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-second-address)
+                    COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
                     return 0
                     ;;
                 --step-timeout)

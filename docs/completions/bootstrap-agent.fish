@@ -46,6 +46,9 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_needs_command" -f -a "gat
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand run" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand run" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand run" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand run" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand run" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand run" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand run" -l output -r -f -a "text\t''
@@ -76,6 +79,9 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand run" -s 
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish" -l output -r -f -a "text\t''
@@ -100,6 +106,9 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand preflight" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand preflight" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand preflight" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand preflight" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand preflight" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand preflight" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand preflight" -l output -r -f -a "text\t''
@@ -171,6 +180,9 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand capabili
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand render" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand render" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand render" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand render" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand render" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand render" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand render" -l output -r -f -a "text\t''
@@ -185,6 +197,9 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand render" 
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand apply" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand apply" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand apply" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand apply" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand apply" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand apply" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand apply" -l output -r -f -a "text\t''
@@ -200,6 +215,9 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand apply" -
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand wait" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand wait" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand wait" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand wait" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand wait" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand wait" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand wait" -l output -r -f -a "text\t''
@@ -218,6 +236,9 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand wait" -s
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -l output -r -f -a "text\t''
@@ -239,6 +260,9 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -s
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand reserve" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand reserve" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand reserve" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand reserve" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand reserve" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand reserve" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand reserve" -l output -r -f -a "text\t''
@@ -252,6 +276,9 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand reserve"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish-lb-ips" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish-lb-ips" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish-lb-ips" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish-lb-ips" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish-lb-ips" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish-lb-ips" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand publish-lb-ips" -l output -r -f -a "text\t''
@@ -270,6 +297,9 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from seed" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from seed" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from seed" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from seed" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from seed" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from seed" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from seed" -l output -r -f -a "text\t''
@@ -286,6 +316,9 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from teardown" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from teardown" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from teardown" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from teardown" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from teardown" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from teardown" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from teardown" -l output -r -f -a "text\t''
@@ -302,6 +335,9 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from verify" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from verify" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from verify" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from verify" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from verify" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from verify" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from verify" -l output -r -f -a "text\t''
@@ -317,6 +353,9 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from records" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from records" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from records" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from records" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from records" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from records" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and __fish_seen_subcommand_from records" -l output -r -f -a "text\t''
@@ -330,6 +369,9 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand dns; and
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand teardown" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand teardown" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand teardown" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand teardown" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand teardown" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand teardown" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand teardown" -l output -r -f -a "text\t''
@@ -358,14 +400,20 @@ gcp\t''
 azure\t''"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -l assets -d 'Scope the policy to these assets (zones, resource groups, projects, the ownership tag). Without it: every action any plan may need, unscoped where the scope comes from assets' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -l command -d 'Commands to cover, comma separated: run, teardown-all, publish-lb-ips, capabilities-apply, publish. Default: all of them' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -l bootstrap-second-address -d 'GCP and Azure: as `run --bootstrap-second-address` (`off` leaves out what the bootstrap host\'s second address needs)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -l output -r -f -a "text\t''
 json\t''
 yaml\t''"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -l kube -d 'Print the Kubernetes ClusterRole the agent\'s cluster calls need instead'
-complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -s h -l help -d 'Print help'
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand permissions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand gather" -l assets -d 'Installer asset dir (manifests/, openshift/)' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand gather" -l state-dir -d 'Where the journal and its lock live' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand gather" -l bootstrap-ip -d 'The bootstrap host\'s private IP (default: recorded in the journal, else detected)' -r
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand gather" -l bootstrap-second-address -d 'GCP and Azure: give the bootstrap host a second private address in `api-int` until stage 3, so OpenShift\'s apiserver-watcher never takes the bootstrap IP for the API VIP: `host` (the cloud\'s alias IP / IP configuration, added to this host with iproute2), `cloud` (the host\'s own network agent brings it up), `off` (the bootstrap IP alone)' -r -f -a "host\t'The cloud gives the host the address (GCP alias IP, Azure secondary IP configuration) and the agent adds it to this host\'s interface with iproute2'
+cloud\t'The cloud gives the host the address; the host\'s own network agent brings it up'
+off\t'One address: the bootstrap IP alone (AWS, platform none, and UPI\'s adopt-only)'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand gather" -l step-timeout -d 'Deadline for each step; its retries happen inside it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand gather" -l dns-ttl -d 'TTL of the record sets the agent creates (whole seconds, 1s to 1h). The bootstrap host must outlive it after it leaves DNS: `run` waits that long before `complete`' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand gather" -l output -r -f -a "text\t''

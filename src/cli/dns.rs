@@ -84,16 +84,13 @@ async fn verify(common: &Common, check: DnsCheck) -> Result<()> {
             if let Some(e) = read.values().find_map(|r| r.as_ref().err()) {
                 return Err(anyhow::Error::new(e.clone()).context("reading the records"));
             }
-            let removed = recorded
-                .bootstrap_removed
-                .then_some(spec.bootstrap_ip)
-                .flatten();
+            let removed = verdict::Removed::of(recorded, spec.bootstrap_ip);
             let expected = if user_managed {
                 expected_values(&records)
             } else {
                 recorded.records.clone()
             };
-            wait::verdicts(&expected, removed, &read)
+            wait::verdicts(&expected, &removed, &read)
         }
     };
     match common.output {

@@ -62,15 +62,20 @@ pub fn journal_view(recorded: &JournalState) -> Observed {
 /// The record sets at this point of the install, per the journal.
 pub fn records_now(spec: &ClusterSpec, recorded: &JournalState) -> Vec<UserRecord> {
     let observed = journal_view(recorded);
-    let removed = recorded
-        .bootstrap_removed
-        .then_some(spec.bootstrap_ip)
-        .flatten();
-    records_to_hold(spec, &observed)
+    if !recorded.bootstrap_removed {
+        return records_to_hold(spec, &observed);
+    }
+    // Stage 3 took the bootstrap host out: its IP, and its second address, which is never
+    // wanted again (the rule `context` applies when a command starts; a command that just ran
+    // stage 3 started before it).
+    let mut spec = spec.clone();
+    spec.second_bootstrap_address = crate::assets::SecondAddress::Off;
+    let removed = [spec.bootstrap_ip, recorded.bootstrap_second_address];
+    records_to_hold(&spec, &observed)
         .into_iter()
         .map(|mut r| {
             r.values
-                .retain(|v| Some(v) != removed.map(Value::Ip).as_ref());
+                .retain(|v| !matches!(v, Value::Ip(ip) if removed.contains(&Some(*ip))));
             r
         })
         .collect()

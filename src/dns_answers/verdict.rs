@@ -23,23 +23,51 @@ pub struct Verdict {
     /// The bootstrap IP, answered although the journal says it was removed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bootstrap_still_answers: Option<IpAddr>,
+    /// The bootstrap host's second address (GCP, Azure), answered although the journal says
+    /// it was removed with the bootstrap IP (and released).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_address_still_answers: Option<IpAddr>,
     /// Another writer's values (left alone, not a difference).
     pub others: Vec<IpAddr>,
 }
 
 impl Verdict {
     pub fn ok(&self) -> bool {
-        self.missing.is_empty() && self.bootstrap_still_answers.is_none()
+        self.missing.is_empty()
+            && self.bootstrap_still_answers.is_none()
+            && self.second_address_still_answers.is_none()
+    }
+}
+
+/// The bootstrap host's addresses that must no longer answer: none until stage 3 removed them
+/// from DNS, then its IP and the second address it was seeded with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Removed {
+    pub bootstrap_ip: Option<IpAddr>,
+    pub second_address: Option<IpAddr>,
+}
+
+impl Removed {
+    /// Per the journal; `bootstrap_ip` is the command's (the journal's, or `--bootstrap-ip`).
+    pub fn of(recorded: &JournalState, bootstrap_ip: Option<IpAddr>) -> Self {
+        if !recorded.bootstrap_removed {
+            return Self::default();
+        }
+        Self {
+            bootstrap_ip,
+            second_address: recorded.bootstrap_second_address,
+        }
+    }
+
+    fn contains(&self, ip: IpAddr) -> bool {
+        self.bootstrap_ip == Some(ip) || self.second_address == Some(ip)
     }
 }
 
 /// PURE: each record set the journal says we wrote, against what the zone holds.
 pub fn compare(recorded: &JournalState, observed: &Observed) -> Vec<Verdict> {
-    let removed_bootstrap = recorded
-        .bootstrap_removed
-        .then_some(recorded.bootstrap_ip)
-        .flatten();
-    compare_with(&recorded.records, removed_bootstrap, |zone, record| {
+    let removed = Removed::of(recorded, recorded.bootstrap_ip);
+    compare_with(&recorded.records, &removed, |zone, record| {
         observed
             .records
             .iter()
@@ -52,11 +80,11 @@ pub fn compare(recorded: &JournalState, observed: &Observed) -> Vec<Verdict> {
 
 /// PURE: each expected record set against what `answers(zone, record)` says it holds now
 /// (empty: it does not exist). The one comparison of `dns verify` and of waiting for the
-/// user's DNS: every expected value answers, and `removed_bootstrap` (the bootstrap IP once
-/// it was removed) does not.
+/// user's DNS: every expected value answers, and the bootstrap host's `removed` addresses
+/// (once stage 3 removed them) do not.
 pub fn compare_with(
     expected: &[RecordValues],
-    removed_bootstrap: Option<IpAddr>,
+    removed: &Removed,
     answers: impl Fn(&str, &str) -> BTreeSet<IpAddr>,
 ) -> Vec<Verdict> {
     expected
@@ -68,10 +96,13 @@ pub fn compare_with(
                 zone: ours.zone.clone(),
                 record: ours.record.clone(),
                 missing: expected.difference(&answers).copied().collect(),
-                bootstrap_still_answers: removed_bootstrap.filter(|ip| answers.contains(ip)),
+                bootstrap_still_answers: removed.bootstrap_ip.filter(|ip| answers.contains(ip)),
+                second_address_still_answers: removed
+                    .second_address
+                    .filter(|ip| answers.contains(ip)),
                 others: answers
                     .iter()
-                    .filter(|ip| !expected.contains(ip) && Some(**ip) != removed_bootstrap)
+                    .filter(|ip| !expected.contains(ip) && !removed.contains(**ip))
                     .copied()
                     .collect(),
                 expected: expected.into_iter().collect(),
@@ -112,6 +143,11 @@ pub fn verdict_line(v: &Verdict) -> String {
             if let Some(ip) = v.bootstrap_still_answers {
                 problems.push(format!(
                     "the bootstrap IP {ip} still answers (removed per the journal)"
+                ));
+            }
+            if let Some(ip) = v.second_address_still_answers {
+                problems.push(format!(
+                    "the bootstrap host's second address {ip} still answers (removed and released per the journal)"
                 ));
             }
             let _ = write!(

@@ -6,7 +6,7 @@
 //! again short whenever the answers change (someone is at work), bounded by the step deadline.
 
 use super::records::{expected_values, records_now};
-use super::verdict::{Verdict, compare_with, verdict_line};
+use super::verdict::{Removed, Verdict, compare_with, verdict_line};
 use crate::assets::ClusterSpec;
 use crate::error::InputError;
 use crate::journal::{JournalState, RecordValues};
@@ -175,10 +175,10 @@ pub async fn read(
 /// The verdicts on what `read` found: a record set that could not be read answers nothing.
 pub fn verdicts(
     expected: &[RecordValues],
-    removed_bootstrap: Option<IpAddr>,
+    removed: &Removed,
     read: &BTreeMap<(String, String), Result<BTreeSet<IpAddr>, CloudError>>,
 ) -> Vec<Verdict> {
-    compare_with(expected, removed_bootstrap, |zone, record| {
+    compare_with(expected, removed, |zone, record| {
         match read.get(&(zone.to_string(), record.to_string())) {
             Some(Ok(set)) => set.clone(),
             _ => BTreeSet::new(),
@@ -234,10 +234,7 @@ pub async fn until_answered(
     }
     // `run` prints nothing else: the records to create go to its log first.
     tracing::info!("{}", super::records::to_text(spec, recorded).trim_end());
-    let removed = recorded
-        .bootstrap_removed
-        .then_some(spec.bootstrap_ip)
-        .flatten();
+    let removed = Removed::of(recorded, spec.bootstrap_ip);
     let expected = expected_values(&records);
     let mut last = String::new();
     let waited = tokio::time::timeout(deadline, async {
@@ -253,7 +250,7 @@ pub async fn until_answered(
                 return Err(anyhow::Error::new(fatal.clone())
                     .context(format!("waiting for your DNS ({stage})")));
             }
-            let verdicts = verdicts(&expected, removed, &read);
+            let verdicts = verdicts(&expected, &removed, &read);
             if read.values().all(Result::is_ok) && verdicts.iter().all(Verdict::ok) {
                 return Ok(());
             }

@@ -251,3 +251,72 @@ async fn the_resolver_view_answers_the_hosts_own_name_of_the_records_family() {
 
 #[path = "wait_view_tests.rs"]
 mod view_tests;
+
+/// GCP and Azure: the bootstrap host's second address leaves with the bootstrap IP. After stage
+/// 3 (which released it: the journal's reservations no longer know it) the wait neither asks
+/// for it (old code: "cannot wait for your DNS: bootstrap-ipv4, bootstrap-ipv4 not reserved
+/// yet") nor takes it for another writer's: it waits until the user took it out too.
+#[tokio::test]
+async fn after_stage_3_it_waits_until_the_second_address_is_gone_too() {
+    const SECOND: &str = "10.0.1.11";
+    let mut spec = spec();
+    spec.second_bootstrap_address = crate::assets::SecondAddress::Cloud;
+    let mut recorded = reserved(&spec);
+    crate::bootstrap_ip::record_seeded(&mut recorded, &spec);
+    assert_eq!(recorded.bootstrap_second_address, Some(ip(SECOND)));
+    let seeded = records_now(&spec, &recorded);
+    let api_int = |records: &[UserRecord]| {
+        records
+            .iter()
+            .find(|r| r.record.name.starts_with("api-int."))
+            .map(|r| r.values.clone())
+            .unwrap()
+    };
+    assert_eq!(
+        api_int(&seeded),
+        [
+            Value::Ip(ip(BOOTSTRAP)),
+            Value::Ip(ip(SECOND)),
+            Value::Ip(ip(PRIVATE))
+        ]
+    );
+    // Stage 3: out of DNS, then released.
+    recorded.bootstrap_removed = true;
+    recorded
+        .reservations
+        .retain(|r| r.key.scope != bootstrap_cloud::Scope::Bootstrap);
+    assert_eq!(
+        api_int(&records_now(&spec, &recorded)),
+        [Value::Ip(ip(PRIVATE))]
+    );
+    let view = Scripted::for_records(
+        &spec,
+        &recorded,
+        vec![
+            vec![
+                ("api", vec![PUBLIC, PRIVATE, SECOND]),
+                ("api-int", vec![PRIVATE, SECOND]),
+            ],
+            vec![("api", vec![PUBLIC, PRIVATE]), ("api-int", vec![PRIVATE])],
+        ],
+    );
+    let (result, lines) = wait(&spec, &recorded, &view, Duration::from_secs(3600)).await;
+    result.unwrap();
+    assert_eq!(view.rounds(), 2, "{lines:?}");
+    assert!(
+        lines[0].contains(&format!(
+            "the bootstrap host's second address {SECOND} still answers"
+        )),
+        "{lines:?}"
+    );
+    // (The script answers by name, so the public `api` shows up in the private one.)
+    let others: Vec<&str> = lines[0]
+        .split("also answers (another writer's) ")
+        .skip(1)
+        .map(|rest| rest.split(';').next().unwrap_or_default())
+        .collect();
+    assert!(
+        others.iter().all(|o| !o.contains(SECOND)),
+        "not another writer's: {others:?}"
+    );
+}

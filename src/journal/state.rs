@@ -104,6 +104,10 @@ pub struct JournalState {
     /// Step 3 removed the bootstrap IP from DNS; `dns seed` will not add it back.
     #[serde(default)]
     pub bootstrap_removed: bool,
+    /// The bootstrap host's second address (GCP, Azure) as seeded with the bootstrap IP: it
+    /// leaves DNS with it in stage 3, and once released the reservations no longer know it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap_second_address: Option<IpAddr>,
     #[serde(default)]
     pub steps: BTreeMap<String, StepRecord>,
     #[serde(default)]
@@ -212,6 +216,7 @@ impl Default for JournalState {
             generation: 1,
             bootstrap_ip: None,
             bootstrap_removed: false,
+            bootstrap_second_address: None,
             steps: BTreeMap::new(),
             reservations: Vec::new(),
             handed_over: Vec::new(),

@@ -81,6 +81,18 @@ impl Observed {
             .collect()
     }
 
+    /// The wanted reservations a load balancer claims that do not exist: what the Services
+    /// need. The bootstrap host's second address is in no Service (`render`, `apply` do
+    /// without it).
+    pub fn missing_claimed_reservations(&self, spec: &crate::assets::ClusterSpec) -> Vec<String> {
+        let kept = self.kept();
+        super::desired::reservations(spec)
+            .into_iter()
+            .filter(|w| w.key.scope.load_balanced() && !kept.contains_key(&w.key))
+            .map(|w| w.key.to_string())
+            .collect()
+    }
+
     pub(super) fn in_dns(&self) -> BTreeSet<IpAddr> {
         self.records
             .iter()

@@ -122,6 +122,7 @@ impl Runner<'_> {
                 self.journal.state.user_dns.clear();
                 self.journal.state.handed_over.clear();
                 self.journal.state.bootstrap_removed = false;
+                self.journal.state.bootstrap_second_address = None;
             }
             _ => {}
         }

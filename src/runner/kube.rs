@@ -225,7 +225,7 @@ impl Runner<'_> {
         };
         let (wants, rendered) = kube_wants(self.spec, &known, kube.capabilities, kube.templates)?;
         if step == Step::ApplyServices {
-            let missing = known.missing_reservations(self.spec);
+            let missing = known.missing_claimed_reservations(self.spec);
             if !missing.is_empty() {
                 bail!(
                     "the journal holds no reservation for {}: no Service can claim it",

@@ -50,6 +50,9 @@ impl Cloud for AwsPeers {
     const NAME: &'static str = "aws";
     const BOOTSTRAP_IP: &'static str = BOOTSTRAP_IP;
     const OTHER_BOOTSTRAP_IP: &'static str = "10.0.1.99";
+    /// The masters on AWS run no apiserver-watcher: the bootstrap IP alone.
+    const SECOND_ADDRESS: bool = false;
+    const SECOND_ADDRESS_MUTATION: Option<usize> = None;
     const PLANNED_CHANGES: usize = 9;
     /// 3 EIPs, 3 ENIs, one change batch per zone (public `api`; private `api` + `api-int`).
     const BOOTSTRAP_CALLS: &'static [&'static str] = &[
@@ -172,6 +175,12 @@ impl CloudWorld for AwsWorld {
 
     fn our_count(&self) -> usize {
         self.ours("eips").len() + self.ours("enis").len()
+    }
+
+    /// The agent gives the bootstrap host no second address on AWS (and no ENI of ours holds
+    /// the bootstrap host's role): nothing to show.
+    fn bootstrap_host_extra_addresses(&self) -> Vec<String> {
+        Vec::new()
     }
 
     fn reserved_private(&self) -> Vec<String> {

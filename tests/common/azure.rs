@@ -40,17 +40,36 @@ pub const PUBLIC_API_AAAA: &str =
     "PUT resourceGroups/dns-rg/providers/Microsoft.Network/dnsZones/example.com/AAAA/api.mycluster";
 pub const PRIVATE_API_AAAA: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/AAAA/api";
 pub const PRIVATE_API_INT_AAAA: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/privateDnsZones/mycluster.example.com/AAAA/api-int";
+/// The bootstrap VM's NIC, written whole to add or remove our IP configuration.
+pub const BOOTSTRAP_NIC_PUT: &str = "PUT resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Network/networkInterfaces/mycluster-7xk2p-bootstrap-nic";
+/// The secondary IP configuration of ours on the bootstrap NIC: the reservation's name.
+pub const SECOND_ADDRESS_IPCONFIG: &str = "mycluster-7xk2p-rsvd-bootstrap-ipv4";
 
 impl Cloud for AzurePeers {
     type World = AzureWorld;
     const NAME: &'static str = "azure";
     const BOOTSTRAP_IP: &'static str = BOOTSTRAP_IP;
     const OTHER_BOOTSTRAP_IP: &'static str = "10.0.1.99";
-    const PLANNED_CHANGES: usize = 5;
-    /// 1 public IP, 1 private-IP record (claimed, then kept: two Tags Merges), 3 record sets.
-    const BOOTSTRAP_CALLS: &'static [&'static str] =
-        &[PIP, TAGS, TAGS, PRIVATE_API, PRIVATE_API_INT, PUBLIC_API];
-    const DNS_TEARDOWN_CALLS: &'static [&'static str] = &[PRIVATE_API, PRIVATE_API_INT];
+    const SECOND_ADDRESS: bool = true;
+    /// After the public IP and the private IP's two tag merges (one proxy carries every call).
+    const SECOND_ADDRESS_MUTATION: Option<usize> = Some(4);
+    /// 1 public IP, 1 private IP, the bootstrap NIC's IP configuration, 3 record sets.
+    const PLANNED_CHANGES: usize = 6;
+    /// 1 public IP, 1 private-IP record (claimed, then kept: two Tags Merges), the bootstrap
+    /// NIC with our IP configuration, 3 record sets.
+    const BOOTSTRAP_CALLS: &'static [&'static str] = &[
+        PIP,
+        TAGS,
+        TAGS,
+        BOOTSTRAP_NIC_PUT,
+        PRIVATE_API,
+        PRIVATE_API_INT,
+        PUBLIC_API,
+    ];
+    /// Both bootstrap addresses out of each private record set, then our IP configuration off
+    /// the NIC.
+    const DNS_TEARDOWN_CALLS: &'static [&'static str] =
+        &[PRIVATE_API, PRIVATE_API_INT, BOOTSTRAP_NIC_PUT];
     /// The client secret and the token the authority gives for it (at trace, reqwest, hyper,
     /// azure_core and azure_identity all log).
     const FIXTURE_SECRETS: &'static [(&'static str, &'static str)] = &[
@@ -120,9 +139,27 @@ impl CloudWorld for AzureWorld {
         &self.0
     }
 
-    /// Public IPs of ours and the private IPs recorded as ours.
+    /// Public IPs of ours, the private IPs recorded as ours, and our IP configuration on the
+    /// bootstrap NIC.
     fn our_count(&self) -> usize {
-        self.ours().len() + self.private_ips().len()
+        let ipconfig = self
+            .bootstrap_ipconfigs()
+            .iter()
+            .filter(|c| c["name"] == SECOND_ADDRESS_IPCONFIG)
+            .count();
+        self.ours().len() + self.private_ips().len() + ipconfig
+    }
+
+    /// The NIC's secondary IP configurations, whatever their name.
+    fn bootstrap_host_extra_addresses(&self) -> Vec<String> {
+        let mut extra: Vec<String> = self
+            .bootstrap_ipconfigs()
+            .iter()
+            .filter(|c| c["primary"] != true)
+            .map(|c| c["ip"].as_str().unwrap().to_string())
+            .collect();
+        extra.sort();
+        extra
     }
 
     fn reserved_private(&self) -> Vec<String> {
@@ -171,6 +208,7 @@ impl CloudWorld for AzureWorld {
             "{:#}",
             self.0
         );
+        self.second_address();
     }
 }
 
@@ -266,10 +304,51 @@ impl AzureWorld {
         agent::strings(&self.0["zones"][zone][name])
     }
 
+    /// The IP configurations of the bootstrap NIC `<infra-id>-bootstrap-nic`, primary first.
+    pub fn bootstrap_ipconfigs(&self) -> Vec<&Value> {
+        let nic = &self.0["bootstrap_nic"];
+        assert_eq!(
+            nic["name"],
+            bootstrap_sim::azure::BOOTSTRAP_NIC,
+            "{:#}",
+            self.0
+        );
+        nic["ip_configurations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .collect()
+    }
+
+    /// The bootstrap NIC holds the bootstrap IP in its primary IP configuration and one
+    /// secondary of ours, Static, named after the reservation, in the compute subnet but not
+    /// the private VIP: its address.
+    pub fn assert_second_address(&self) -> String {
+        let configs = self.bootstrap_ipconfigs();
+        assert_eq!(configs.len(), 2, "the primary and ours: {configs:?}");
+        assert_eq!(configs[0]["ip"], BOOTSTRAP_IP);
+        assert_eq!(configs[0]["primary"], true);
+        let ours = configs[1];
+        assert_eq!(ours["name"], SECOND_ADDRESS_IPCONFIG, "{ours}");
+        assert_eq!(ours["allocation"], "Static", "{ours}");
+        let ip = ours["ip"].as_str().unwrap();
+        assert!(
+            ip.starts_with("10.0.1.") && ip != EXPECTED_PRIVATE_IP && ip != BOOTSTRAP_IP,
+            "a free address of the bootstrap NIC's subnet (10.0.1.0/24): {ip}"
+        );
+        ip.to_string()
+    }
+
     /// After a `run` that reached done: the public IP stays (the LB uses it), the private IP
     /// alone in the private records (bootstrap removed), the public IP in the public `api`.
     pub fn assert_handed_over(&self) {
         assert_eq!(self.ours().len(), 1, "the public IP stays: the LB uses it");
+        assert_eq!(
+            self.bootstrap_ipconfigs().len(),
+            1,
+            "the second address left the bootstrap NIC with stage 3: {:#}",
+            self.0
+        );
         assert_eq!(self.private_ips(), vec![EXPECTED_PRIVATE_IP.to_string()]);
         for name in [API, API_INT] {
             assert_eq!(
@@ -307,6 +386,7 @@ impl AzureWorld {
             };
             assert_eq!(self.record("private", name), expected, "private {name}");
         }
+        self.assert_second_address();
         self.assert_private_records(
             &[EXPECTED_PRIVATE_IP.to_string()],
             BOOTSTRAP_IP,

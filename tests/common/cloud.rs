@@ -20,6 +20,13 @@ pub trait Cloud: Sized + Send + Sync + 'static {
     const BOOTSTRAP_IP: &'static str;
     /// Another address of the bootstrap host's subnet (an operator's typo).
     const OTHER_BOOTSTRAP_IP: &'static str;
+    /// Whether the agent gives the bootstrap host a second address (GCP's alias IP, Azure's
+    /// secondary IP configuration; never on AWS), in `api-int` next to the bootstrap IP until
+    /// stage 3.
+    const SECOND_ADDRESS: bool;
+    /// In `reserve` on a fresh world, the mutating call on the addresses' proxy (counted from
+    /// 1) that adds the bootstrap host's second address; None where it has none.
+    const SECOND_ADDRESS_MUTATION: Option<usize>;
     /// The changes `plan` lists on a fresh world.
     const PLANNED_CHANGES: usize;
     /// A fresh `reserve` + `dns seed`'s mutating calls, as [`Cloud::calls`] names them.
@@ -177,8 +184,27 @@ pub trait CloudWorld {
     /// After an interrupted bootstrap: at most the planned reservations of each kind.
     fn assert_at_most_planned(&self);
 
-    /// The private `api` and `api-int` hold exactly `reserved`, the bootstrap IP and
-    /// `extra_private` (another writer's values).
+    /// The addresses the cloud shows on the bootstrap host besides its own IP, sorted (GCP:
+    /// nic0's alias IPs of the VM `<infra-id>-bootstrap`; Azure: the secondary IP
+    /// configurations of `<infra-id>-bootstrap-nic`; AWS: none modelled). More than one is a
+    /// duplicate.
+    fn bootstrap_host_extra_addresses(&self) -> Vec<String>;
+
+    /// The bootstrap host's second address as the cloud shows it on the host; None when it
+    /// has none. Fails on more than one (a duplicate).
+    fn second_address(&self) -> Option<String> {
+        let extra = self.bootstrap_host_extra_addresses();
+        assert!(
+            extra.len() <= 1,
+            "at most one second address on the bootstrap host: {extra:?}\n{:#}",
+            self.raw()
+        );
+        extra.into_iter().next()
+    }
+
+    /// The private `api` and `api-int` hold exactly `reserved`, the bootstrap IP, the second
+    /// address the cloud shows on the bootstrap host (if it has one) and `extra_private`
+    /// (another writer's values).
     fn assert_private_records(
         &self,
         reserved: &[String],
@@ -187,6 +213,7 @@ pub trait CloudWorld {
     ) {
         let mut expected: Vec<String> = reserved.to_vec();
         expected.push(bootstrap_ip.to_string());
+        expected.extend(self.second_address());
         expected.extend(extra_private.iter().map(|s| s.to_string()));
         expected.sort();
         for name in [API, API_INT] {

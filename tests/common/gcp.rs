@@ -11,6 +11,10 @@ use bootstrap_sim::gcp::{FakeOptions, GcpPeers, Seed};
 use serde_json::Value;
 
 pub const BOOTSTRAP_IP: &str = "10.0.1.10";
+/// The bootstrap VM (`<infra-id>-bootstrap`) whose nic0 gets the alias IP.
+pub const BOOTSTRAP_VM: &str = "mycluster-7xk2p-bootstrap";
+/// `instances.updateNetworkInterface` on the bootstrap VM, as [`Cloud::calls`] names it.
+pub const UPDATE_NETWORK_INTERFACE: &str = "PATCH updateNetworkInterface";
 pub const CLUSTER_LABEL: &str = "kubernetes-io-cluster-mycluster-7xk2p";
 pub const RESERVATION_LABEL: &str = "bootstrap-agent-reservation";
 
@@ -50,16 +54,23 @@ impl Cloud for GcpPeers {
     const NAME: &'static str = "gcp";
     const BOOTSTRAP_IP: &'static str = BOOTSTRAP_IP;
     const OTHER_BOOTSTRAP_IP: &'static str = "10.0.1.99";
-    const PLANNED_CHANGES: usize = 5;
-    /// 2 addresses, 3 record-set changes.
+    const SECOND_ADDRESS: bool = true;
+    /// After the two address inserts.
+    const SECOND_ADDRESS_MUTATION: Option<usize> = Some(3);
+    /// 2 addresses, the bootstrap VM's alias IP, 3 record sets.
+    const PLANNED_CHANGES: usize = 6;
+    /// 2 address inserts, the alias IP added to the bootstrap VM's nic0, one Change per zone.
     const BOOTSTRAP_CALLS: &'static [&'static str] = &[
         "POST addresses",
         "POST addresses",
+        UPDATE_NETWORK_INTERFACE,
         // One Change per zone: public `api`; private `api` + `api-int`.
         "POST changes",
         "POST changes",
     ];
-    const DNS_TEARDOWN_CALLS: &'static [&'static str] = &["POST changes"];
+    /// One Change takes both bootstrap addresses out of the private records, then the alias
+    /// IP leaves the VM.
+    const DNS_TEARDOWN_CALLS: &'static [&'static str] = &["POST changes", UPDATE_NETWORK_INTERFACE];
     /// The service account key.
     const FIXTURE_SECRETS: &'static [(&'static str, &'static str)] =
         &[("fixture-secret-DO-NOT-LOG", "secret")];
@@ -147,6 +158,11 @@ impl Cloud for GcpPeers {
         {
             return "POST changes".to_string();
         }
+        if call.starts_with("PATCH /compute/v1/projects/")
+            && call.ends_with(&format!("/instances/{BOOTSTRAP_VM}/updateNetworkInterface"))
+        {
+            return UPDATE_NETWORK_INTERFACE.to_string();
+        }
         match call {
             "POST /compute/v1/projects/example-project/regions/us-central1/addresses" => {
                 "POST addresses".to_string()
@@ -166,8 +182,15 @@ impl CloudWorld for GcpWorld {
         &self.0
     }
 
+    /// Our addresses, and the alias IP of ours on the bootstrap VM.
     fn our_count(&self) -> usize {
-        self.ours().len()
+        self.ours().len() + self.bootstrap_host_extra_addresses().len()
+    }
+
+    fn bootstrap_host_extra_addresses(&self) -> Vec<String> {
+        let mut extra = self.bootstrap_host_addresses().split_off(1);
+        extra.sort();
+        extra
     }
 
     fn reserved_private(&self) -> Vec<String> {
@@ -200,6 +223,7 @@ impl CloudWorld for GcpWorld {
 
     fn assert_at_most_planned(&self) {
         assert!(self.ours().len() <= 2, "{:#}", self.0);
+        self.second_address();
     }
 }
 
@@ -238,6 +262,16 @@ impl GcpWorld {
         values
     }
 
+    /// The bootstrap VM's addresses: nic0's own (the bootstrap IP), then its alias IPs.
+    pub fn bootstrap_host_addresses(&self) -> Vec<String> {
+        assert_eq!(
+            self.0["bootstrap_host"]["name"], BOOTSTRAP_VM,
+            "{:#}",
+            self.0
+        );
+        agent::strings(&self.0["bootstrap_host"]["addresses"])
+    }
+
     /// The stage-1 picture: one public and one private address of ours, and the records.
     pub fn assert_seeded(&self, extra_private: &[&str]) {
         let public = self.ours_of("public-ipv4");
@@ -263,6 +297,14 @@ impl GcpWorld {
         assert!(
             octets.octets()[..2] == [10, 0] && octets.octets()[2] >= 128,
             "from the worker subnet's range 10.0.128.0/17: {private_ip}"
+        );
+        let host = self.bootstrap_host_addresses();
+        assert_eq!(host.len(), 2, "the bootstrap VM and one alias IP: {host:?}");
+        assert_eq!(host[0], BOOTSTRAP_IP);
+        let alias: std::net::Ipv4Addr = host[1].parse().unwrap();
+        assert!(
+            alias.octets()[..2] == [10, 0] && alias.octets()[2] < 128 && host[1] != private_ip,
+            "the alias comes from the bootstrap VM's subnetwork (the control plane's 10.0.0.0/17), not the VIP's: {alias}"
         );
         self.assert_private_records(&[private_ip.to_string()], BOOTSTRAP_IP, extra_private);
         assert_eq!(

@@ -70,17 +70,29 @@ pub async fn another_writers_value_survives_seed_and_teardown<C: Cloud>() {
     h.bootstrap().await;
     let world = h.world().await;
     let reserved = world.reserved_private();
+    let second = world.second_address();
+    assert_eq!(second.is_some(), C::SECOND_ADDRESS, "{:#}", world.raw());
+    let bootstrap_host: Vec<String> = [C::BOOTSTRAP_IP.to_string()]
+        .into_iter()
+        .chain(second)
+        .collect();
     let api = world.values("private", API);
     assert!(api.contains(&OTHER_WRITER.to_string()), "{api:?}");
     assert_eq!(
-        api.len(),
-        reserved.len() + 2,
-        "other + bootstrap + the reserved private IPs: {api:?}"
+        api,
+        sorted(
+            reserved
+                .iter()
+                .chain(&bootstrap_host)
+                .map(String::as_str)
+                .chain([OTHER_WRITER])
+        ),
+        "other + the bootstrap host's addresses + the reserved private IPs"
     );
     assert_eq!(
         world.values("private", API_INT),
-        sorted(reserved.iter().map(String::as_str).chain([C::BOOTSTRAP_IP])),
-        "bootstrap + the reserved private IPs"
+        sorted(reserved.iter().chain(&bootstrap_host)),
+        "the bootstrap host's addresses + the reserved private IPs"
     );
 
     h.run(&["dns", "teardown"]).await;
@@ -93,7 +105,7 @@ pub async fn another_writers_value_survives_seed_and_teardown<C: Cloud>() {
                 .into_iter()
                 .chain([OTHER_WRITER.to_string()])
         ),
-        "only the bootstrap IP is removed"
+        "only the bootstrap host's addresses are removed"
     );
 
     h.run(&["teardown", "--all"]).await;
@@ -105,12 +117,16 @@ pub async fn another_writers_value_survives_seed_and_teardown<C: Cloud>() {
     );
 }
 
-/// `dns teardown` removes the bootstrap IP from the private records, one change per record,
-/// and nothing else; again (and `teardown`) it changes nothing, and the reservations stay.
-pub async fn dns_teardown_removes_only_the_bootstrap_ip<C: Cloud>() {
+/// `dns teardown` removes the bootstrap host's addresses (its IP, and on GCP and Azure its
+/// second address) from the private records, one change per record, then releases the second
+/// address, and nothing else; again (and `teardown`) it changes nothing, and the load
+/// balancers' reservations stay.
+pub async fn dns_teardown_removes_only_the_bootstrap_hosts_addresses<C: Cloud>() {
     let h = C::start().await;
     h.bootstrap().await;
     let before = h.world().await;
+    let second = before.second_address();
+    assert_eq!(second.is_some(), C::SECOND_ADDRESS, "{:#}", before.raw());
     h.peers.reset_counts();
     h.run(&["dns", "teardown"]).await;
     let after = h.world().await;
@@ -118,17 +134,18 @@ pub async fn dns_teardown_removes_only_the_bootstrap_ip<C: Cloud>() {
         let expected: Vec<String> = before
             .values("private", name)
             .into_iter()
-            .filter(|ip| ip != C::BOOTSTRAP_IP)
+            .filter(|ip| ip != C::BOOTSTRAP_IP && Some(ip) != second.as_ref())
             .collect();
         assert_eq!(after.values("private", name), expected, "{name}");
     }
+    assert_eq!(after.second_address(), None, "{:#}", after.raw());
     assert_eq!(after.values("public", API), before.values("public", API));
     assert_eq!(after.reserved_public(), before.reserved_public());
     assert_eq!(after.reserved_private(), before.reserved_private());
     assert_eq!(
         h.peers.calls(),
         sorted(C::DNS_TEARDOWN_CALLS),
-        "one change for the private records (Azure: one request per record set)"
+        "one change for the private records (Azure: one request per record set), and the second address's release"
     );
     h.assert_changes_nothing(
         &[&["dns", "teardown"], &["teardown"]],
@@ -137,9 +154,128 @@ pub async fn dns_teardown_removes_only_the_bootstrap_ip<C: Cloud>() {
     .await;
     assert_eq!(
         h.world().await.our_count(),
-        before.our_count(),
-        "teardown keeps the reservations"
+        before.our_count() - usize::from(C::SECOND_ADDRESS),
+        "teardown keeps the load balancers' reservations"
     );
+}
+
+/// The journal's reservation of the bootstrap host's second address (`status`), if any.
+async fn journaled_second_address<C: Cloud>(h: &Harness<C>) -> Option<String> {
+    let status = h.status().await;
+    let ours: Vec<&serde_json::Value> = status["reservations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["key"]["scope"] == "bootstrap")
+        .collect();
+    assert!(ours.len() <= 1, "{status:#}");
+    ours.first().map(|r| r["ip"].as_str().unwrap().to_string())
+}
+
+/// The bootstrap host's second address (issue 33): on GCP and Azure `plan` reserves it,
+/// `reserve` puts it on the bootstrap VM (an alias IP on nic0; a secondary IP configuration on
+/// its NIC), and after `dns seed` the private `api-int` (and `api`) hold exactly the bootstrap
+/// IP, that address and the private VIP. `dns teardown` takes both bootstrap addresses out of
+/// DNS and the second one off the host. AWS gives the bootstrap host none: the bootstrap IP and
+/// the VIPs alone.
+pub async fn the_bootstrap_hosts_second_address_is_in_api_int_until_stage_3<C: Cloud>() {
+    let h = C::start().await;
+    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
+    assert_eq!(
+        plan.contains("+ reserve bootstrap-ipv4 mycluster-7xk2p-rsvd-bootstrap-ipv4"),
+        C::SECOND_ADDRESS,
+        "{plan}"
+    );
+    h.run(&["reserve"]).await;
+    h.run(&["dns", "seed"]).await;
+    let world = h.world().await;
+    let second = world.second_address();
+    let vips = world.reserved_private();
+    assert!(!vips.is_empty(), "{:#}", world.raw());
+    match &second {
+        Some(second) => {
+            assert!(C::SECOND_ADDRESS, "{:#}", world.raw());
+            assert_ne!(second, C::BOOTSTRAP_IP);
+            assert!(!vips.contains(second), "not a VIP: {second} {vips:?}");
+            assert_eq!(
+                journaled_second_address(&h).await.as_ref(),
+                Some(second),
+                "the journal knows the address the cloud shows on the host"
+            );
+        }
+        None => assert!(!C::SECOND_ADDRESS, "none on the host: {:#}", world.raw()),
+    }
+    let expected = sorted(
+        [C::BOOTSTRAP_IP.to_string()]
+            .into_iter()
+            .chain(second.clone())
+            .chain(vips.clone()),
+    );
+    for name in PRIVATE {
+        assert_eq!(world.values("private", name), expected, "{name}");
+    }
+
+    h.run(&["dns", "teardown"]).await;
+    let world = h.world().await;
+    for name in PRIVATE {
+        let values = world.values("private", name);
+        assert!(!values.contains(&C::BOOTSTRAP_IP.to_string()), "{name}");
+        if let Some(second) = &second {
+            assert!(!values.contains(second), "{name}: {values:?}");
+        }
+        assert_eq!(values, vips, "{name}: the VIP alone");
+    }
+    assert_eq!(
+        world.bootstrap_host_extra_addresses(),
+        Vec::<String>::new(),
+        "the second address left the host: {:#}",
+        world.raw()
+    );
+    assert_eq!(journaled_second_address(&h).await, None);
+}
+
+/// `reserve` SIGKILLed right after the cloud added the bootstrap host's second address (the
+/// alias IP; the IP configuration), before the journal recorded it: run again, the bootstrap
+/// finds it and adds no second one; seeded with it, converged.
+pub async fn sigkill_right_after_the_second_address_was_added_resumes_without_another<C: Cloud>() {
+    let Some(nth) = C::SECOND_ADDRESS_MUTATION else {
+        assert!(!C::SECOND_ADDRESS);
+        return;
+    };
+    let h = C::start().await;
+    h.peers.reset_counts();
+    h.kill_in(&["reserve"], false, Hold::After(nth)).await;
+    let status = h.status().await;
+    let intents: Vec<&serde_json::Value> = status["mutations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["state"] == "intent")
+        .collect();
+    assert_eq!(intents.len(), 1, "{status:#}");
+    assert_eq!(
+        intents[0]["change"]["request"]["key"]["scope"], "bootstrap",
+        "killed at the second address: {status:#}"
+    );
+    assert_eq!(journaled_second_address(&h).await, None, "not journaled");
+    // The cloud had it when the agent was killed; it shows once its operation is done.
+    let mut second = None;
+    for _ in 0..100 {
+        second = h.world().await.second_address();
+        if second.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let second = second.expect("the cloud added it before the kill");
+
+    h.bootstrap().await;
+    let world = h.world().await;
+    world.assert_seeded(&[]);
+    assert_eq!(world.second_address(), Some(second.clone()), "the same one");
+    assert_eq!(journaled_second_address(&h).await, Some(second));
+    h.assert_changes_nothing(BOOTSTRAP, "bootstrap again changes nothing")
+        .await;
 }
 
 /// After `teardown --all`: no reservation and no DNS value of ours left, what is not ours as
@@ -359,14 +495,19 @@ pub async fn teardown_all_killed_while_waiting_for_the_load_balancers_resumes<C:
         .await;
 }
 
-/// After `dns teardown`, `dns seed` never puts the bootstrap IP back (and changes nothing).
+/// After `dns teardown`, `dns seed` never puts the bootstrap IP back, nor gives the bootstrap
+/// host a second address again (and changes nothing).
 pub async fn seeding_after_stage_3_never_puts_the_bootstrap_ip_back<C: Cloud>() {
     let h = C::start().await;
     h.bootstrap().await;
     h.run(&["dns", "teardown"]).await;
-    h.assert_changes_nothing(&[&["dns", "seed"]], "the bootstrap IP stays removed")
-        .await;
+    h.assert_changes_nothing(
+        &[&["dns", "seed"], &["reserve"]],
+        "the bootstrap IP stays removed",
+    )
+    .await;
     let world = h.world().await;
+    assert_eq!(world.second_address(), None, "{:#}", world.raw());
     for name in PRIVATE {
         assert!(
             !world
@@ -708,7 +849,7 @@ macro_rules! cloud_suite {
             fresh_reserve_and_seed_create_exactly_the_planned_resources_and_records,
             second_run_after_success_makes_zero_mutating_calls,
             another_writers_value_survives_seed_and_teardown,
-            dns_teardown_removes_only_the_bootstrap_ip,
+            dns_teardown_removes_only_the_bootstrap_hosts_addresses,
             teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched,
             teardown_all_after_a_gate_timeout_with_the_load_balancers_up_releases_everything_ours,
             teardown_all_killed_while_waiting_for_the_load_balancers_resumes,
@@ -720,6 +861,8 @@ macro_rules! cloud_suite {
             dns_verify_names_a_value_of_ours_that_left_the_zone,
             a_cname_where_our_record_goes_is_reported_not_retried,
             the_fixture_secrets_are_never_printed_even_at_trace,
+            the_bootstrap_hosts_second_address_is_in_api_int_until_stage_3,
+            sigkill_right_after_the_second_address_was_added_resumes_without_another,
             with_dns_wait_the_agent_moves_on_once_a_late_writer_created_the_records,
             with_dns_wait_a_wrong_value_keeps_it_waiting_until_the_deadline,
             publish_round_trip_external_internal_external,

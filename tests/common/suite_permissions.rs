@@ -58,9 +58,11 @@ async fn world<C: EnforcesRole>() -> World<C> {
 }
 
 /// What `bootstrap-agent permissions --cloud <C> --assets <w's> --command <command>` prints
-/// (the same function).
+/// (the same function, with the command's default `--bootstrap-second-address host`, as
+/// `run`'s).
 fn printed<C: EnforcesRole>(w: &World<C>, command: Command) -> Value {
-    let spec = bootstrap_agent::assets::load(&w.h.assets).unwrap();
+    let mut spec = bootstrap_agent::assets::load(&w.h.assets).unwrap();
+    spec.second_bootstrap_address = bootstrap_agent::assets::SecondAddress::Host;
     bootstrap_agent::permissions::document(C::NAME, Some(&spec), &[command]).unwrap()
 }
 

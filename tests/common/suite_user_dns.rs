@@ -4,7 +4,7 @@
 //! deadline ends it (exit 1, naming what is missing). Driven by what the agent prints, never
 //! by the clock.
 
-use super::cloud::Cloud;
+use super::cloud::{Cloud, CloudWorld};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, Lines};
 
@@ -150,14 +150,34 @@ pub async fn with_dns_wait_the_agent_moves_on_once_a_late_writer_created_the_rec
         h.status().await["user_dns"].as_array().map(Vec::len),
         Some(records.len())
     );
-    // Stage 3: the agent waits until the bootstrap IP is out of api and api-int.
+    // The bootstrap host's second address (GCP, Azure) was printed with the bootstrap IP.
+    let second = second_address(&h).await;
+    assert_eq!(second.is_some(), C::SECOND_ADDRESS);
+    assert_eq!(h.world().await.second_address(), second, "the host's");
+    if let Some(second) = &second {
+        assert!(wanted.contains(second), "{wanted:?}");
+    }
+    // Stage 3: the agent waits until the bootstrap IP, and then the second address, are out
+    // of api and api-int.
     let teardown = ["dns", "teardown", "--dns", "manual", "--dns-wait"];
     let (mut child, stdout, _) = spawn_until(&h, &teardown, "remove-bootstrap: done").await;
-    stderr_until(&mut child, "still answers").await;
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    line_with(&mut stderr, "still answers").await;
     write_records(&h.peers, &records, |v| v != C::BOOTSTRAP_IP).await;
+    if let Some(second) = &second {
+        // Still waiting, for the second address alone now (it was released: it must go).
+        line_with(
+            &mut stderr,
+            &format!("the bootstrap host's second address {second} still answers"),
+        )
+        .await;
+        write_records(&h.peers, &records, |v| v != C::BOOTSTRAP_IP && v != second).await;
+    }
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
     let (code, stdout) = finish(child, stdout).await;
     assert_eq!(code, Some(0), "{stdout}");
     assert!(wanted.contains(&C::BOOTSTRAP_IP.to_string()));
+    assert_eq!(h.world().await.second_address(), None, "released");
     // `dns verify` reads the same zone: what must hold now, answered.
     let verify = h.run(&["dns", "verify", "--dns", "manual"]).await;
     let text = String::from_utf8_lossy(&verify.stdout);
@@ -203,6 +223,13 @@ pub async fn with_dns_wait_a_wrong_value_keeps_it_waiting_until_the_deadline<C: 
     );
 }
 
+/// The bootstrap host's second address the journal says was seeded (`status`).
+async fn second_address<C: Cloud>(h: &super::cloud::Harness<C>) -> Option<String> {
+    h.status().await["bootstrap_second_address"]
+        .as_str()
+        .map(str::to_string)
+}
+
 /// Reads `lines` until one contains `needle`.
 async fn line_with(lines: &mut Lines<BufReader<tokio::process::ChildStderr>>, needle: &str) {
     let (seen, found) = read_until(lines, needle).await;
@@ -246,7 +273,13 @@ pub async fn run_with_dns_wait_waits_for_the_user_at_seed_and_at_removal<C: Clou
     write_records(&h.peers, &records, |_| true).await;
     line_with(&mut lines, "waiting for your DNS (remove-bootstrap)").await;
     assert_ne!(h.status().await["run_step"], "done");
-    write_records(&h.peers, &records, |v| v != C::BOOTSTRAP_IP).await;
+    // Both of the bootstrap host's addresses go (GCP, Azure: the second one was released).
+    let second = second_address(h).await;
+    assert_eq!(second.is_some(), C::SECOND_ADDRESS);
+    write_records(&h.peers, &records, |v| {
+        v != C::BOOTSTRAP_IP && Some(v) != second.as_deref()
+    })
+    .await;
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     let exit = child.wait().await.unwrap();
     assert!(exit.success(), "run: {exit:?}");

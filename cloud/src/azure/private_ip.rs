@@ -31,6 +31,16 @@
 //! address it is ours (a read after the claim, showing no rival, is what keeping needs), and it
 //! stays a claim, which every other cluster counts as taken; with a rival, `reserve` picks
 //! again and overwrites it.
+//!
+//! The bootstrap host's second address (GCP's alias has GCE pick; here the agent picks) is taken
+//! from the same subnet without a claim: its IP configuration holds it as soon as the NIC's PUT
+//! is done, which CheckIPAddressAvailability then reports. Each side checks the other after
+//! making its own choice visible, so that they never end on one address: a claim that settled
+//! asks CheckIPAddressAvailability once more before it keeps the address (a NIC took it since
+//! the pick: pick again), and a second address, once on the NIC, reads the records again (a
+//! cluster claimed or holds it: take it off and pick again). If both kept X, the claim's last
+//! check came before the PUT, and the PUT before the second address's read, which came before
+//! the claim was written, which came before the claim's check: a cycle.
 
 use super::addresses::AzureAddresses;
 use super::claims::{Record, Recorded, Verdict, candidates, records_of, verdict};
@@ -191,7 +201,13 @@ impl AzureAddresses {
             let claimed = Recorded::Claimed(IpAddr::V4(ip)).value();
             self.patch_tag("Merge", tag, &claimed).await?;
             claim = Some(claimed);
-            match self.settle(tag, IpAddr::V4(ip)).await? {
+            let settled = match self.settle(tag, IpAddr::V4(ip)).await? {
+                None if !self.still_free(ip).await? => Some(format!(
+                    "a NIC of the vnet took {ip} since it was picked (another cluster's bootstrap host)"
+                )),
+                other => other,
+            };
+            match settled {
                 None => {
                     self.patch_tag("Merge", tag, &ip.to_string()).await?;
                     return Ok(ip);
@@ -237,8 +253,48 @@ impl AzureAddresses {
         }
     }
 
+    /// Whether CheckIPAddressAvailability still calls `ip` free (no NIC holds it).
+    async fn still_free(&self, ip: Ipv4Addr) -> Result<bool, CloudError> {
+        let url = self.arm.url(
+            &format!("{}/CheckIPAddressAvailability", self.vnet_path()),
+            self.settings.api.network,
+            &[("ipAddress", &ip.to_string())],
+        )?;
+        let answer = self
+            .arm
+            .send("CheckIPAddressAvailability", Method::GET, url, &[], None)
+            .await?
+            .body;
+        tracing::debug!(%ip, available = %answer["available"], "checked again");
+        Ok(answer["available"] == true)
+    }
+
+    /// Our second address as on the NIC, kept when no cluster of the vnet records its address;
+    /// else taken off the NIC again (None: pick again).
+    async fn unrivalled_second_address(
+        &self,
+        host: &super::bootstrap_host::AzureBootstrapHost,
+        reservation: crate::Reservation,
+        round: u32,
+    ) -> Result<Option<crate::Reservation>, CloudError> {
+        let records = self.private_records().await?;
+        let Some(rival) = records.iter().find(|r| r.recorded.ip() == reservation.ip) else {
+            return Ok(Some(reservation));
+        };
+        tracing::info!(
+            ip = %reservation.ip,
+            round,
+            rival = %format!("tag {}={} on {}", rival.tag, rival.recorded.value(), rival.rg),
+            "the bootstrap host's second address yielded to another cluster's private IP; picking again"
+        );
+        host.release(&reservation).await?;
+        Ok(None)
+    }
+
     /// The bootstrap host's second address: a Static IP configuration on its NIC, with an
-    /// address of the NIC's subnet that is free and that no cluster of the vnet records.
+    /// address of the NIC's subnet that is free and that no cluster of the vnet records; once
+    /// on the NIC, no cluster may record it (see the module docs), else it is taken off and
+    /// picked again.
     pub(super) async fn reserve_second_address(
         &self,
         request: &crate::ReserveRequest,
@@ -251,7 +307,15 @@ impl AzureAddresses {
             .ok_or_else(|| CloudError::fatal(OP, "the bootstrap host's second address is off"))?;
         for round in 0..ROUNDS {
             let (nic, subnet) = match host.prepare(request).await? {
-                Prepared::Ours(reservation) => return Ok(reservation),
+                // Found after a crash, a lost answer, or added below: kept unless a cluster of
+                // the vnet records its address.
+                Prepared::Ours(found) => {
+                    let round = u32::try_from(round).unwrap_or(0);
+                    match self.unrivalled_second_address(host, found, round).await? {
+                        Some(kept) => return Ok(kept),
+                        None => continue,
+                    }
+                }
                 Prepared::Add { nic, subnet } => (nic, subnet),
             };
             let url = self.arm.url(&subnet, self.settings.api.network, &[])?;
@@ -287,7 +351,12 @@ impl AzureAddresses {
                 // The NIC changed since it was read, or the address went meanwhile: again.
                 Err(e) if e.kind == ErrorKind::Conflict => continue,
                 Err(e) if e.message.starts_with("PrivateIPAddressIsAllocated") => continue,
-                other => return other,
+                Err(e) => return Err(e),
+                Ok(added) => {
+                    if let Some(kept) = self.unrivalled_second_address(host, added, round).await? {
+                        return Ok(kept);
+                    }
+                }
             }
         }
         Err(CloudError::new(

@@ -15,13 +15,18 @@
 //!
 //! The VM's zone is not in the install assets: each zone of the region is asked once, and the
 //! answer kept for the process.
+//!
+//! Taking the last alias off is `"aliasIpRanges": []` said outright, over plain REST
+//! ([`RestCompute`]): the client leaves an empty list out of the body, and the method "follows
+//! PATCH semantics" (a field left out keeps its value), so through the client the alias would
+//! stay while the update reports success.
 
-use super::{GcpSettings, classify, request_id};
+use super::{GcpSettings, classify, credentials_for, request_id};
 use crate::{CloudError, ErrorKind, Reservation, ReservationKey, ReserveRequest};
+use google_cloud_auth::credentials::{CacheableResource, Credentials};
 use google_cloud_compute_v1::client::{Instances, Regions, ZoneOperations};
 use google_cloud_compute_v1::model::operation;
 use google_cloud_compute_v1::model::{AliasIpRange, Instance, NetworkInterface, Operation};
-use google_cloud_gax::error::Error as GaxError;
 use std::net::IpAddr;
 use std::time::Duration;
 use tokio::sync::OnceCell;
@@ -33,10 +38,16 @@ const NIC: &str = "nic0";
 /// between costs one more round.
 const FINGERPRINT_ROUNDS: usize = 3;
 
+const UPDATE: &str = "instances.updateNetworkInterface";
+
+/// The compute endpoint the clients use when no override is set.
+const DEFAULT_COMPUTE_ENDPOINT: &str = "https://compute.googleapis.com";
+
 pub struct GceBootstrapHost {
     instances: Instances,
     operations: ZoneOperations,
     regions: Regions,
+    rest: RestCompute,
     project: String,
     region: String,
     name: String,
@@ -58,6 +69,7 @@ impl GceBootstrapHost {
             instances: build_client!(Instances, settings, endpoint, "compute"),
             operations: build_client!(ZoneOperations, settings, endpoint, "compute"),
             regions: build_client!(Regions, settings, endpoint, "compute"),
+            rest: RestCompute::new(settings)?,
             project: settings.project.clone(),
             region: settings.region.clone(),
             name: format!("{}-bootstrap", settings.infra_id),
@@ -161,7 +173,7 @@ impl GceBootstrapHost {
     /// Gives nic0 an alias GCE picks, unless it has ours already (a retry, or a resume after a
     /// crash between the call and the journal).
     pub async fn reserve(&self, request: &ReserveRequest) -> Result<Reservation, CloudError> {
-        const WHAT: &str = "instances.updateNetworkInterface";
+        const WHAT: &str = UPDATE;
         for _ in 0..FINGERPRINT_ROUNDS {
             let found = self.find().await?.ok_or_else(|| {
                 CloudError::fatal(
@@ -226,7 +238,23 @@ impl GceBootstrapHost {
             if ranges.len() == found.nic.alias_ip_ranges.len() {
                 return Ok(());
             }
-            match self.update(&found, ranges, None).await {
+            // One id per interface state: a retry after a lost answer (in this process or the
+            // next, which reads the same fingerprint while the update runs) gets the first
+            // operation back instead of a refusal to update a NIC that is being updated.
+            let id = request_id(&format!(
+                "release {} {:?}",
+                reservation.id, found.nic.fingerprint
+            ));
+            let done = if ranges.is_empty() {
+                let sent = self
+                    .rest
+                    .clear_aliases(&self.project, &found.zone, &self.name, &found.nic, &id)
+                    .await;
+                self.until_done(UPDATE, &found.zone, sent).await
+            } else {
+                self.update(&found, ranges, Some(id)).await
+            };
+            match done {
                 Err(e) if e.kind == ErrorKind::Conflict => continue,
                 Err(e) if e.kind == ErrorKind::NotFound => return Ok(()),
                 other => return other,
@@ -246,7 +274,7 @@ impl GceBootstrapHost {
         ranges: Vec<AliasIpRange>,
         request_id: Option<String>,
     ) -> Result<(), CloudError> {
-        const WHAT: &str = "instances.updateNetworkInterface";
+        const WHAT: &str = UPDATE;
         let mut body = NetworkInterface::new().set_alias_ip_ranges(ranges);
         body.fingerprint = found.nic.fingerprint.clone();
         let sent = self
@@ -259,7 +287,8 @@ impl GceBootstrapHost {
             .set_or_clear_request_id(request_id)
             .set_body(body)
             .send()
-            .await;
+            .await
+            .map_err(|e| classify(WHAT, e));
         self.until_done(WHAT, &found.zone, sent).await
     }
 
@@ -268,9 +297,9 @@ impl GceBootstrapHost {
         &self,
         what: &str,
         zone: &str,
-        sent: Result<Operation, GaxError>,
+        sent: Result<Operation, CloudError>,
     ) -> Result<(), CloudError> {
-        let mut op = sent.map_err(|e| classify(what, e))?;
+        let mut op = sent?;
         let mut poll = crate::poll::Poll::new(
             what,
             crate::poll::OPERATION_BUDGET,
@@ -301,6 +330,153 @@ impl GceBootstrapHost {
                 .map_err(|e| classify("zoneOperations.get", e))?;
         }
     }
+}
+
+/// `instances.updateNetworkInterface` with `"aliasIpRanges": []` over plain REST: the one
+/// update the client cannot send (see the module doc; gcloud says the empty list outright with
+/// `IncludeFields(['aliasIpRanges'])`, terraform-provider-google with `ForceSendFields`). Same
+/// endpoint, credentials, permission (`compute.instances.updateNetworkInterface`) and
+/// per-call retries as the clients; the answer is the zonal Operation the client would return.
+struct RestCompute {
+    http: reqwest::Client,
+    endpoint: String,
+    credentials: Credentials,
+}
+
+impl RestCompute {
+    fn new(settings: &GcpSettings) -> Result<Self, CloudError> {
+        let endpoint = settings
+            .compute_endpoint
+            .clone()
+            .unwrap_or_else(|| DEFAULT_COMPUTE_ENDPOINT.to_string());
+        let credentials = credentials_for(settings, settings.compute_endpoint.as_deref())?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(30))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| CloudError::fatal(UPDATE, format!("cannot build the HTTP client: {e}")))?;
+        Ok(Self {
+            http,
+            endpoint: endpoint.trim_end_matches('/').to_string(),
+            credentials,
+        })
+    }
+
+    /// Leaves `nic` (as read: its fingerprint) of `instance` without alias IP ranges; its
+    /// transient failures retried as every call is (`retry::PER_CALL`), under one `request_id`.
+    async fn clear_aliases(
+        &self,
+        project: &str,
+        zone: &str,
+        instance: &str,
+        nic: &NetworkInterface,
+        request_id: &str,
+    ) -> Result<Operation, CloudError> {
+        let mut fingerprint = NetworkInterface::new();
+        fingerprint.fingerprint = nic.fingerprint.clone();
+        let mut body = serde_json::to_value(&fingerprint)
+            .map_err(|e| CloudError::fatal(UPDATE, format!("cannot write the body: {e}")))?;
+        body["aliasIpRanges"] = serde_json::json!([]);
+        let url = format!(
+            "{}/compute/v1/projects/{project}/zones/{zone}/instances/{instance}/updateNetworkInterface",
+            self.endpoint
+        );
+        let policy = crate::retry::PER_CALL;
+        let (mut attempt, mut waited) = (1, Duration::ZERO);
+        loop {
+            match self.patch(&url, &body, request_id).await {
+                Err(e) if e.is_transient() => {
+                    let Some(delay) = policy.next_delay(attempt, e.retry_after, waited) else {
+                        return Err(e);
+                    };
+                    tokio::time::sleep(delay).await;
+                    waited += delay;
+                    attempt += 1;
+                }
+                done => return done,
+            }
+        }
+    }
+
+    async fn patch(
+        &self,
+        url: &str,
+        body: &serde_json::Value,
+        request_id: &str,
+    ) -> Result<Operation, CloudError> {
+        let headers = match self.credentials.headers(Default::default()).await {
+            Ok(CacheableResource::New { data, .. }) => data,
+            Ok(CacheableResource::NotModified) => {
+                return Err(CloudError::fatal(UPDATE, "no auth headers"));
+            }
+            // The credentials error never holds the key (it is registered for redaction too).
+            Err(e) => {
+                let kind = if e.is_transient() {
+                    ErrorKind::Transient
+                } else {
+                    ErrorKind::Fatal
+                };
+                return Err(CloudError::new(
+                    kind,
+                    UPDATE,
+                    format!("cannot get a token: {e}"),
+                ));
+            }
+        };
+        let response = self
+            .http
+            .patch(url)
+            .query(&[("networkInterface", NIC), ("requestId", request_id)])
+            .headers(headers)
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| {
+                let what = if e.is_timeout() {
+                    "timed out"
+                } else {
+                    "connection failed"
+                };
+                CloudError::new(ErrorKind::Transient, UPDATE, what)
+            })?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(crate::retry::parse_retry_after);
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|_| CloudError::new(ErrorKind::Transient, UPDATE, "answer cut off"))?;
+        if !(200..300).contains(&status) {
+            let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+            return Err(rest_error(status, &json).with_retry_after(retry_after));
+        }
+        serde_json::from_slice(&bytes)
+            .map_err(|e| CloudError::fatal(UPDATE, format!("the answer is not an Operation: {e}")))
+    }
+}
+
+/// An error answer of compute over REST, classified as [`classify`] classifies the clients'.
+fn rest_error(status: u16, body: &serde_json::Value) -> CloudError {
+    let kind = match status {
+        429 | 500..=599 => ErrorKind::Transient,
+        404 => ErrorKind::NotFound,
+        409 | 412 => ErrorKind::Conflict,
+        _ => ErrorKind::Fatal,
+    };
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    let text = match body["error"]["errors"][0]["reason"].as_str() {
+        Some(reason) => format!("{reason}: {message}"),
+        None => format!("HTTP {status}: {message}"),
+    };
+    CloudError::new(
+        kind,
+        UPDATE,
+        super::with_permissions(UPDATE, Some(status), text),
+    )
 }
 
 /// The address of a one-address range (`10.0.1.11`, `10.0.1.11/32`); None for a wider range.

@@ -104,6 +104,7 @@ fn only_the_subnetwork_and_dns_permissions_can_come_from_the_resource() {
             crate::permissions::GcpWhen::Zones
                 | crate::permissions::GcpWhen::ZoneLookedUp
                 | crate::permissions::GcpWhen::InternalSubnetwork
+                | crate::permissions::GcpWhen::BootstrapSubnetwork
         );
         assert_eq!(
             grantable_on_the_resource(grant.permission),

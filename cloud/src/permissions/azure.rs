@@ -97,7 +97,8 @@ pub fn azure_wanted(plan: &AzurePlan, commands: &[Command]) -> Vec<(String, Vec<
     }
     if plan.second_address {
         // The bootstrap NIC is read and written whole (`NetworkInterfaces_CreateOrUpdate`);
-        // its new IP configuration joins the NIC's subnet (ARM's linked access check).
+        // its new IP configuration joins the NIC's subnet (ARM's linked access check, in
+        // `run`); taking it off (stage 3, `teardown --all`) joins nothing.
         for action in [
             "Microsoft.Network/networkInterfaces/read",
             "Microsoft.Network/networkInterfaces/write",
@@ -107,7 +108,7 @@ pub fn azure_wanted(plan: &AzurePlan, commands: &[Command]) -> Vec<(String, Vec<
         add(
             &plan.network_resource_group,
             "Microsoft.Network/virtualNetworks/subnets/join/action".into(),
-            SECOND_ADDRESS,
+            RUN,
         );
     }
     let zones = [

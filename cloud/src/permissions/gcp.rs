@@ -197,11 +197,12 @@ pub const GCP: &[GcpGrant] = &[
         calls: "zoneOperations.get (until the alias change is done)",
         operations: &["zoneOperations.get"],
     },
+    // Taking the alias off (stage 3, `teardown --all`) uses no address of the subnetwork.
     GcpGrant {
         permission: "compute.subnetworks.use",
         when: GcpWhen::BootstrapSubnetwork,
         preflight_read: false,
-        commands: SECOND_ADDRESS,
+        commands: RUN,
         calls: "instances.updateNetworkInterface takes the alias IP from the bootstrap VM's subnetwork",
         operations: &["instances.updateNetworkInterface"],
     },

@@ -61,6 +61,35 @@ fn gcp_and_azure_reserve_it_aws_off_and_adopt_only_do_not() {
     );
 }
 
+/// The Services claim the load balancers' reservations only: `render` and `apply` need no
+/// second address (a by-hand install whose addresses are all the user's may not have one yet).
+#[test]
+fn the_services_need_the_load_balancers_reservations_not_the_second_address() {
+    for name in ["gcp", "azure"] {
+        let spec = with_second(name);
+        let mut observed = reserved_only(&spec);
+        observed.reservations.retain(|r| r.key != second_key());
+        assert_eq!(
+            observed.missing_reservations(&spec),
+            ["bootstrap-ipv4"],
+            "{name}: wanted"
+        );
+        assert!(
+            observed.missing_claimed_reservations(&spec).is_empty(),
+            "{name}"
+        );
+        crate::context::rendered_for(&spec, &observed, None).unwrap();
+        observed
+            .reservations
+            .retain(|r| r.key.scope != Scope::Private);
+        assert_eq!(
+            observed.missing_claimed_reservations(&spec),
+            ["private-ipv4"],
+            "{name}"
+        );
+    }
+}
+
 /// Progressive seeding holds the load balancers' IPs back, never the bootstrap host's: both
 /// of its addresses are in `api-int` from the first write, so the masters' apiserver-watcher
 /// sees two addresses at boot.

@@ -86,12 +86,46 @@ async fn the_pick_skips_what_other_clusters_record_and_what_azure_calls_taken_th
     })
     .await;
     assert_eq!(fake.settle().await.unwrap(), c2);
-    assert_eq!(fake.world().checked, [c1, c2], "c0 is never asked about");
+    assert_eq!(
+        fake.world().checked,
+        [c1, c2, c2],
+        "c0 is never asked about; c2 again once settled"
+    );
     assert_eq!(
         fake.our_writes(),
         [write("Merge", format!("claim:{c2}")), write("Merge", c2)]
     );
     assert_eq!(fake.world().groups[RG][TAG], c2.to_string());
+}
+
+/// A NIC takes the address between our pick and our keeping it (another cluster's bootstrap
+/// host got it as its second address, which no record shows): the settled claim asks
+/// CheckIPAddressAvailability once more, yields, and picks again. (Old code kept it: one
+/// address for a load balancer and a NIC.)
+#[tokio::test]
+async fn an_address_a_nic_took_after_the_pick_is_given_up_before_it_is_kept() {
+    let (x, y) = (candidate(0, 0), candidate(1, 0));
+    let fake = Fake::start(World {
+        taken_on_claim: BTreeSet::from([x]),
+        ..World::default()
+    })
+    .await;
+    let kept = fake.settle().await.unwrap();
+    assert_ne!(kept, x);
+    assert_eq!(kept, y, "round 1's first candidate");
+    assert_eq!(
+        fake.world().checked,
+        [x, x, y, y],
+        "each asked again once settled"
+    );
+    assert_eq!(
+        fake.our_writes(),
+        [
+            write("Merge", format!("claim:{x}")),
+            write("Merge", format!("claim:{y}")),
+            write("Merge", y)
+        ]
+    );
 }
 
 #[tokio::test]

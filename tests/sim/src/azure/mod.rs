@@ -261,6 +261,14 @@ impl AzureSim {
         lock(&self.world).nic_addresses(name)
     }
 
+    /// Another cluster's bootstrap VM: its NIC `<infra_id>-bootstrap-nic` in resource group
+    /// `rg` (created when missing), its primary IP configuration holding `ip`.
+    pub fn add_bootstrap_nic(&self, rg: &str, infra_id: &str, ip: Ipv4Addr) {
+        let mut w = lock(&self.world);
+        w.add_resource_group(rg);
+        w.add_nic(rg, infra_id, ip);
+    }
+
     /// Marks a private address as used by some NIC (CheckIPAddressAvailability says taken).
     pub fn mark_in_use(&self, ip: Ipv4Addr) {
         lock(&self.world).in_use.insert(ip);
@@ -371,7 +379,10 @@ impl AzureSim {
 
     /// What exists now:
     /// `{public_ips: [{name, id, ip, version, sku, state, tags}], resource_group_tags: {rg:
-    /// {..}}, zones: {public|private: {"<fqdn> <TYPE>": [values]}}, etags: {...}}`.
+    /// {..}}, bootstrap_nic: {name, ip_configurations: [{name, ip, allocation, primary}]},
+    /// nics: [{rg, name, ip_configurations: [...]}], zones: {public|private: {"<fqdn> <TYPE>":
+    /// [values]}}, etags: {...}}` (the bootstrap VM's NIC `<infra-id>-bootstrap-nic`, primary
+    /// ipConfiguration first, null when the world has none; `nics`: every NIC, likewise).
     pub fn inspect(&self) -> Value {
         let mut w = lock(&self.world);
         w.tick();
@@ -401,9 +412,29 @@ impl AzureSim {
                 etags[vis][&key] = json!(set.etag);
             }
         }
+        let nic_json = |nic: &nic::Nic| {
+            let mut configs: Vec<&nic::IpConfig> = nic.ipconfigs.iter().collect();
+            configs.sort_by_key(|c| !c.primary);
+            let configs: Vec<Value> = configs
+                .iter()
+                .map(|c| {
+                    json!({"name": c.name, "ip": c.ip.to_string(),
+                           "allocation": c.allocation, "primary": c.primary})
+                })
+                .collect();
+            json!({"rg": nic.rg, "name": nic.name, "ip_configurations": configs})
+        };
+        let bootstrap_nic = w
+            .nics
+            .values()
+            .find(|n| n.rg == CLUSTER_RG && n.name.eq_ignore_ascii_case(BOOTSTRAP_NIC))
+            .map(nic_json);
+        let nics: Vec<Value> = w.nics.values().map(nic_json).collect();
         json!({
             "public_ips": public_ips,
             "resource_group_tags": rg_tags,
+            "bootstrap_nic": bootstrap_nic,
+            "nics": nics,
             "zones": zones,
             "etags": etags,
         })

@@ -73,13 +73,20 @@ impl World {
     /// The bootstrap VM's NIC `<infra-id>-bootstrap-nic` in the cluster resource group, as
     /// CAPZ makes it (see the module doc).
     pub(super) fn add_bootstrap_nic(&mut self) {
-        let Some(subnet) = self.vnet.subnets.iter().find(|s| s.contains(BOOTSTRAP_IP)) else {
+        self.add_nic(CLUSTER_RG, INFRA_ID, BOOTSTRAP_IP);
+    }
+
+    /// The bootstrap VM `<infra_id>-bootstrap` of another cluster: its NIC
+    /// `<infra_id>-bootstrap-nic` in resource group `rg`, holding `ip` (in whichever subnet
+    /// holds it; none when no subnet does), as CAPZ makes it.
+    pub(super) fn add_nic(&mut self, rg: &str, infra_id: &str, ip: Ipv4Addr) {
+        let Some(subnet) = self.vnet.subnets.iter().find(|s| s.contains(ip)) else {
             return;
         };
         let subnet = subnet.name.clone();
-        let name = BOOTSTRAP_NIC.to_string();
+        let name = format!("{infra_id}-bootstrap-nic");
         let nic = Nic {
-            rg: CLUSTER_RG.into(),
+            rg: rg.into(),
             name: name.clone(),
             location: super::world::LOCATION.into(),
             tags: Map::new(),
@@ -88,19 +95,19 @@ impl World {
             state: "Succeeded".into(),
             mac: "00-0D-3A-1B-2C-3D".into(),
             vm: Some(format!(
-                "{}/providers/Microsoft.Compute/virtualMachines/{INFRA_ID}-bootstrap",
-                rg_id(CLUSTER_RG)
+                "{}/providers/Microsoft.Compute/virtualMachines/{infra_id}-bootstrap",
+                rg_id(rg)
             )),
             ipconfigs: vec![IpConfig {
                 name: BOOTSTRAP_IPCONFIG.into(),
-                ip: BOOTSTRAP_IP,
+                ip,
                 allocation: "Dynamic".into(),
                 primary: true,
                 subnet,
             }],
         };
         self.nics
-            .insert(nic_id(CLUSTER_RG, &name).to_ascii_lowercase(), nic);
+            .insert(nic_id(rg, &name).to_ascii_lowercase(), nic);
     }
 
     /// Whether a private address is taken: marked in use, or held by a NIC's ipConfiguration.

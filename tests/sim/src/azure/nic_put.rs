@@ -100,6 +100,21 @@ impl World {
             Ok(c) => c,
             Err(r) => return r,
         };
+        let added: Vec<String> = configs
+            .iter()
+            .filter(|c| !c.primary)
+            .filter(|c| {
+                existing.as_ref().is_none_or(|e| {
+                    !e.ipconfigs
+                        .iter()
+                        .any(|o| o.name.eq_ignore_ascii_case(&c.name))
+                })
+            })
+            .map(|c| c.ip.to_string())
+            .collect();
+        for ip in &added {
+            self.rival_on_second_address(ip);
+        }
         let nic = Nic {
             rg: existing
                 .as_ref()

@@ -150,6 +150,21 @@ impl World {
             return;
         }
         let rival = self.rival_claims.remove(0);
+        self.rival_records(rival, ip);
+    }
+
+    /// After a NIC's PUT gave a new secondary IP configuration `ip`: a rival in waiting
+    /// records the same address, as a cluster whose claim was written just before Azure
+    /// counted the NIC's address would.
+    pub(super) fn rival_on_second_address(&mut self, ip: &str) {
+        if self.rival_second_addresses.is_empty() {
+            return;
+        }
+        let rival = self.rival_second_addresses.remove(0);
+        self.rival_records(rival, ip);
+    }
+
+    fn rival_records(&mut self, rival: RivalClaim, ip: &str) {
         self.add_resource_group(&rival.rg);
         let value = if rival.held {
             ip.to_string()
@@ -227,5 +242,13 @@ impl super::AzureSim {
     /// address in the same instant (see [`RivalClaim`]). Several are used in order.
     pub fn race_private_claims(&self, rivals: Vec<RivalClaim>) {
         lock(&self.world).rival_claims.extend(rivals);
+    }
+
+    /// Arms a rival cluster: when a NIC's PUT next gives a new secondary IP configuration an
+    /// address, the rival records the same address in the same instant (its claim, written
+    /// after the agent read the records and before Azure counted the NIC's address). Several
+    /// are used in order.
+    pub fn race_second_addresses(&self, rivals: Vec<RivalClaim>) {
+        lock(&self.world).rival_second_addresses.extend(rivals);
     }
 }

@@ -59,6 +59,9 @@ pub struct World {
     pub rival_writes: Vec<IpAddr>,
     /// Rivals armed to claim the address of the agent's next private-IP claims, in order.
     pub rival_claims: Vec<super::resource_groups::RivalClaim>,
+    /// Rivals that record the address a NIC's new secondary IP configuration was just given
+    /// (see [`super::AzureSim::race_second_addresses`]).
+    pub rival_second_addresses: Vec<super::resource_groups::RivalClaim>,
     pub(super) active_rivals: Vec<super::resource_groups::ActiveRival>,
     /// ResourceGroups_List answers 403 (the caller lacks the read permission).
     pub deny_resource_group_list: bool,
@@ -157,6 +160,7 @@ impl World {
             quota: super::usages::PublicIpQuota::default(),
             rival_writes: Vec::new(),
             rival_claims: Vec::new(),
+            rival_second_addresses: Vec::new(),
             active_rivals: Vec::new(),
             deny_resource_group_list: false,
             next_v4: 1,

@@ -81,10 +81,13 @@ fn hash(bytes: &[u8]) -> u64 {
     })
 }
 
-/// GCE fingerprints are 8 bytes in base64 (`42WmSpB8rSM=`).
-fn fingerprint_text(n: u64) -> String {
+/// GCE fingerprints are 8 bytes in URL-safe base64 with padding (`42WmSpB8rSM=`,
+/// `--KE24GB4T0=`: abdolence/gcloud-sdk-rs#191 shows one from a real `instances.list`). The
+/// official Rust client decodes `fingerprint` with that alphabet only (`Base64<UrlSafe>`), so a
+/// `+` or `/` would fail its whole `instances.get`.
+pub(super) fn fingerprint_text(n: u64) -> String {
     use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(n.to_be_bytes())
+    base64::engine::general_purpose::URL_SAFE.encode(n.to_be_bytes())
 }
 
 /// The seed's VMs with their primary addresses: the seeded one, else the lowest free usable

@@ -580,6 +580,19 @@ impl GcpFake {
         self.lock().instance_addresses(name)
     }
 
+    /// Every VM's addresses now, by name (as [`GcpFake::instance_addresses`]).
+    pub fn all_instance_addresses(&self) -> BTreeMap<String, Vec<Ipv4Addr>> {
+        let mut w = self.lock();
+        let names: Vec<String> = w.instances.keys().cloned().collect();
+        names
+            .into_iter()
+            .map(|name| {
+                let addresses = w.instance_addresses(&name);
+                (name, addresses)
+            })
+            .collect()
+    }
+
     /// All addresses as the API would list them (any label).
     pub fn addresses(&self) -> Vec<Value> {
         let mut w = self.lock();
@@ -924,9 +937,11 @@ impl GcpPeers {
     }
 
     /// What exists now: `{addresses: [{name, ip, status, addressType, purpose, subnetwork,
-    /// labels}],
-    /// zones: {public, private: {"name TYPE": [values]}}}` (public = the `example.com.` zone,
-    /// private = the cluster's private zone).
+    /// labels}], bootstrap_host: {name, addresses: [nic0's networkIP, then each alias's
+    /// address]}, instances: {name: [addresses, likewise]}, zones: {public, private: {"name
+    /// TYPE": [values]}}}` (public = the `example.com.` zone, private = the cluster's private
+    /// zone; the bootstrap host is the VM `<infra-id>-bootstrap`; addresses as `instances.get`
+    /// shows them; `instances`: every VM of the fake).
     pub fn inspect(&self) -> Value {
         let addresses: Vec<Value> = self
             .fake
@@ -948,8 +963,26 @@ impl GcpPeers {
                 .collect();
             Value::Object(records)
         };
+        let bootstrap = format!("{}-bootstrap", self.fake.seed().infra_id);
+        let bootstrap_addresses: Vec<String> = self
+            .fake
+            .instance_addresses(&bootstrap)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let instances: serde_json::Map<String, Value> = self
+            .fake
+            .all_instance_addresses()
+            .into_iter()
+            .map(|(name, ips)| {
+                let ips: Vec<String> = ips.iter().map(ToString::to_string).collect();
+                (name, json!(ips))
+            })
+            .collect();
         json!({
             "addresses": addresses,
+            "bootstrap_host": {"name": bootstrap, "addresses": bootstrap_addresses},
+            "instances": instances,
             "zones": {
                 "public": zone("example-com"),
                 "private": zone("mycluster-7xk2p-private-zone"),

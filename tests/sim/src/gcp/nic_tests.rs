@@ -564,3 +564,22 @@ async fn the_fake_refuses_a_seed_whose_vm_addresses_do_not_fit() {
     .await;
     assert!(refused.is_err());
 }
+
+#[test]
+fn fingerprints_are_url_safe_base64_as_gce_sends_them() {
+    // The standard alphabet would write these bytes `+/8AAAAAAAA=`, which the official Rust
+    // client refuses ("Invalid symbol 43"): it decodes `fingerprint` as URL-safe base64.
+    assert_eq!(
+        instances::fingerprint_text(0xfbff_0000_0000_0000),
+        "-_8AAAAAAAA="
+    );
+    let mut w = world(Duration::ZERO);
+    for ranges in [&["/32"][..], &[], &["/32"], &[]] {
+        set_aliases(&mut w, ranges).unwrap();
+        let shown = nic(&mut w)["fingerprint"].as_str().unwrap().to_string();
+        assert!(
+            !shown.contains(['+', '/']) && shown.len() == 12 && shown.ends_with('='),
+            "{shown}"
+        );
+    }
+}

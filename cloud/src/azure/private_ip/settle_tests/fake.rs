@@ -33,6 +33,9 @@ pub(super) struct World {
     pub(super) groups: Groups,
     /// Addresses a NIC holds: CheckIPAddressAvailability calls them not available.
     pub(super) in_use: BTreeSet<Ipv4Addr>,
+    /// Addresses a NIC takes right as our claim of them is written (another cluster's
+    /// bootstrap host gets its second address): in use from then on.
+    pub(super) taken_on_claim: BTreeSet<Ipv4Addr>,
     pub(super) events: Vec<Event>,
     /// Addresses asked about, in order.
     pub(super) checked: Vec<Ipv4Addr>,
@@ -41,6 +44,12 @@ pub(super) struct World {
 
 impl World {
     fn event(&mut self, event: Event) {
+        if let Event::TagWrite(_, _, value) = &event
+            && let Some(ip) = value.strip_prefix("claim:").and_then(|ip| ip.parse().ok())
+            && self.taken_on_claim.contains(&ip)
+        {
+            self.in_use.insert(ip);
+        }
         if let Some(mut react) = self.react.take() {
             react(&event, &mut self.groups);
             self.react = Some(react);
