@@ -145,8 +145,12 @@ fn load(args: &Common) -> Result<(ClusterSpec, JournalState)> {
         .flatten()
         .unwrap_or_default();
     spec.bootstrap_ip = crate::bootstrap_ip::settle(args.bootstrap_ip, Some(&recorded));
-    // Once stage 3 removed the bootstrap host from DNS, its second address is never wanted.
-    spec.second_bootstrap_address = if recorded.bootstrap_removed {
+    // Once stage 3 removed the bootstrap host from DNS, its second address is never wanted;
+    // nor with the installer's cluster-hosted DNS (the assets' user-managed DNS): there every
+    // node resolves api-int to the load balancers' IPs from the Infrastructure (publish-lb-ips),
+    // never to the bootstrap host, so no apiserver-watcher can take it for the VIP.
+    let cluster_hosted = spec.user_managed_dns().is_some();
+    spec.second_bootstrap_address = if recorded.bootstrap_removed || cluster_hosted {
         assets::SecondAddress::Off
     } else {
         args.bootstrap_second_address
