@@ -21,9 +21,8 @@
 //! PATCH semantics" (a field left out keeps its value), so through the client the alias would
 //! stay while the update reports success.
 
-use super::{GcpSettings, classify, credentials_for, request_id};
+use super::{GcpSettings, classify, request_id};
 use crate::{CloudError, ErrorKind, Reservation, ReservationKey, ReserveRequest};
-use google_cloud_auth::credentials::{CacheableResource, Credentials};
 use google_cloud_compute_v1::client::{Instances, Regions, ZoneOperations};
 use google_cloud_compute_v1::model::operation;
 use google_cloud_compute_v1::model::{AliasIpRange, Instance, NetworkInterface, Operation};
@@ -332,39 +331,30 @@ impl GceBootstrapHost {
     }
 }
 
-/// `instances.updateNetworkInterface` with `"aliasIpRanges": []` over plain REST: the one
-/// update the client cannot send (see the module doc; gcloud says the empty list outright with
-/// `IncludeFields(['aliasIpRanges'])`, terraform-provider-google with `ForceSendFields`). Same
-/// endpoint, credentials, permission (`compute.instances.updateNetworkInterface`) and
-/// per-call retries as the clients; the answer is the zonal Operation the client would return.
+/// `instances.updateNetworkInterface` with `"aliasIpRanges": []` over plain REST
+/// ([`super::rest`]): the one update the client cannot send (see the module doc; gcloud says
+/// the empty list outright with `IncludeFields(['aliasIpRanges'])`, terraform-provider-google
+/// with `ForceSendFields`). Same permission (`compute.instances.updateNetworkInterface`); the
+/// answer is the zonal Operation the client would return.
 struct RestCompute {
-    http: reqwest::Client,
-    endpoint: String,
-    credentials: Credentials,
+    rest: super::rest::GoogleRest,
 }
 
 impl RestCompute {
     fn new(settings: &GcpSettings) -> Result<Self, CloudError> {
-        let endpoint = settings
-            .compute_endpoint
-            .clone()
-            .unwrap_or_else(|| DEFAULT_COMPUTE_ENDPOINT.to_string());
-        let credentials = credentials_for(settings, settings.compute_endpoint.as_deref())?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs(30))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| CloudError::fatal(UPDATE, format!("cannot build the HTTP client: {e}")))?;
         Ok(Self {
-            http,
-            endpoint: endpoint.trim_end_matches('/').to_string(),
-            credentials,
+            rest: super::rest::GoogleRest::new(
+                settings,
+                settings.compute_endpoint.as_deref(),
+                DEFAULT_COMPUTE_ENDPOINT,
+                UPDATE,
+                rest_error,
+            )?,
         })
     }
 
-    /// Leaves `nic` (as read: its fingerprint) of `instance` without alias IP ranges; its
-    /// transient failures retried as every call is (`retry::PER_CALL`), under one `request_id`.
+    /// Leaves `nic` (as read: its fingerprint) of `instance` without alias IP ranges, under
+    /// one `request_id`.
     async fn clear_aliases(
         &self,
         project: &str,
@@ -378,83 +368,15 @@ impl RestCompute {
         let mut body = serde_json::to_value(&fingerprint)
             .map_err(|e| CloudError::fatal(UPDATE, format!("cannot write the body: {e}")))?;
         body["aliasIpRanges"] = serde_json::json!([]);
-        let url = format!(
-            "{}/compute/v1/projects/{project}/zones/{zone}/instances/{instance}/updateNetworkInterface",
-            self.endpoint
+        let path = format!(
+            "/compute/v1/projects/{project}/zones/{zone}/instances/{instance}/updateNetworkInterface"
         );
-        let policy = crate::retry::PER_CALL;
-        let (mut attempt, mut waited) = (1, Duration::ZERO);
-        loop {
-            match self.patch(&url, &body, request_id).await {
-                Err(e) if e.is_transient() => {
-                    let Some(delay) = policy.next_delay(attempt, e.retry_after, waited) else {
-                        return Err(e);
-                    };
-                    tokio::time::sleep(delay).await;
-                    waited += delay;
-                    attempt += 1;
-                }
-                done => return done,
-            }
-        }
-    }
-
-    async fn patch(
-        &self,
-        url: &str,
-        body: &serde_json::Value,
-        request_id: &str,
-    ) -> Result<Operation, CloudError> {
-        let headers = match self.credentials.headers(Default::default()).await {
-            Ok(CacheableResource::New { data, .. }) => data,
-            Ok(CacheableResource::NotModified) => {
-                return Err(CloudError::fatal(UPDATE, "no auth headers"));
-            }
-            // The credentials error never holds the key (it is registered for redaction too).
-            Err(e) => {
-                let kind = if e.is_transient() {
-                    ErrorKind::Transient
-                } else {
-                    ErrorKind::Fatal
-                };
-                return Err(CloudError::new(
-                    kind,
-                    UPDATE,
-                    format!("cannot get a token: {e}"),
-                ));
-            }
-        };
-        let response = self
-            .http
-            .patch(url)
-            .query(&[("networkInterface", NIC), ("requestId", request_id)])
-            .headers(headers)
-            .json(body)
-            .send()
-            .await
-            .map_err(|e| {
-                let what = if e.is_timeout() {
-                    "timed out"
-                } else {
-                    "connection failed"
-                };
-                CloudError::new(ErrorKind::Transient, UPDATE, what)
-            })?;
-        let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(crate::retry::parse_retry_after);
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|_| CloudError::new(ErrorKind::Transient, UPDATE, "answer cut off"))?;
-        if !(200..300).contains(&status) {
-            let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
-            return Err(rest_error(status, &json).with_retry_after(retry_after));
-        }
-        serde_json::from_slice(&bytes)
+        let query = [("networkInterface", NIC), ("requestId", request_id)];
+        let answer = self
+            .rest
+            .call(reqwest::Method::PATCH, &path, &query, &body)
+            .await?;
+        serde_json::from_value(answer)
             .map_err(|e| CloudError::fatal(UPDATE, format!("the answer is not an Operation: {e}")))
     }
 }

@@ -44,6 +44,7 @@ mod bootstrap_host;
 mod dns;
 mod permissions;
 mod preflight;
+mod rest;
 
 pub use addresses::GceAddresses;
 pub use dns::CloudDns;

@@ -13,12 +13,10 @@
 //! address permission fails the line, and `compute.subnetworks.use` or a Cloud DNS permission
 //! missing at project level is a warning (`run` would work with a resource-level grant).
 
-use super::{GcpSettings, credentials_for};
+use super::GcpSettings;
 use crate::preflight::Check;
 use crate::{CloudError, ErrorKind, Scope};
-use google_cloud_auth::credentials::{CacheableResource, Credentials};
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 
 /// Overrides the Cloud Resource Manager endpoint (default [`DEFAULT_ENDPOINT`]).
 pub const RESOURCE_MANAGER_ENDPOINT_ENV: &str = "BOOTSTRAP_AGENT_GCP_RESOURCE_MANAGER_ENDPOINT";
@@ -150,32 +148,21 @@ pub(crate) fn verdict(
     )
 }
 
-/// `projects.testIamPermissions` over plain REST.
+/// `projects.testIamPermissions` over plain REST ([`super::rest`]).
 pub(crate) struct ResourceManager {
-    http: reqwest::Client,
-    endpoint: String,
-    credentials: Credentials,
+    rest: super::rest::GoogleRest,
 }
 
 impl ResourceManager {
     pub(crate) fn new(settings: &GcpSettings) -> Result<Self, CloudError> {
-        let endpoint = settings
-            .resource_manager_endpoint
-            .clone()
-            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
-        let credentials = credentials_for(settings, Some(&endpoint))?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs(30))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| {
-                CloudError::fatal(OPERATION, format!("cannot build the HTTP client: {e}"))
-            })?;
         Ok(Self {
-            http,
-            endpoint: endpoint.trim_end_matches('/').to_string(),
-            credentials,
+            rest: super::rest::GoogleRest::new(
+                settings,
+                settings.resource_manager_endpoint.as_deref(),
+                DEFAULT_ENDPOINT,
+                OPERATION,
+                error,
+            )?,
         })
     }
 
@@ -186,78 +173,13 @@ impl ResourceManager {
         project: &str,
         permissions: &BTreeSet<&str>,
     ) -> Result<BTreeSet<String>, CloudError> {
-        let policy = crate::retry::PER_CALL;
-        let (mut attempt, mut waited) = (1, Duration::ZERO);
-        loop {
-            match self.test_once(project, permissions).await {
-                Err(e) if e.is_transient() => {
-                    let Some(delay) = policy.next_delay(attempt, e.retry_after, waited) else {
-                        return Err(e);
-                    };
-                    tokio::time::sleep(delay).await;
-                    waited += delay;
-                    attempt += 1;
-                }
-                done => return done,
-            }
-        }
-    }
-
-    async fn test_once(
-        &self,
-        project: &str,
-        permissions: &BTreeSet<&str>,
-    ) -> Result<BTreeSet<String>, CloudError> {
-        let headers = match self.credentials.headers(Default::default()).await {
-            Ok(CacheableResource::New { data, .. }) => data,
-            Ok(CacheableResource::NotModified) => {
-                return Err(CloudError::fatal(OPERATION, "no auth headers"));
-            }
-            // The credentials error never holds the key (it is registered for redaction too).
-            Err(e) => {
-                return Err(CloudError::new(
-                    if e.is_transient() {
-                        ErrorKind::Transient
-                    } else {
-                        ErrorKind::Fatal
-                    },
-                    OPERATION,
-                    format!("cannot get a token: {e}"),
-                ));
-            }
-        };
-        let url = format!("{}/v1/projects/{project}:testIamPermissions", self.endpoint);
         let body = serde_json::json!({ "permissions": permissions });
-        let response = self
-            .http
-            .post(&url)
-            .headers(headers)
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| {
-                let what = if e.is_timeout() {
-                    "timed out"
-                } else {
-                    "connection failed"
-                };
-                CloudError::new(ErrorKind::Transient, OPERATION, what)
-            })?;
-        let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(crate::retry::parse_retry_after);
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|_| CloudError::new(ErrorKind::Transient, OPERATION, "answer cut off"))?;
-        let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
-        if !(200..300).contains(&status) {
-            return Err(error(status, &json).with_retry_after(retry_after));
-        }
-        granted(&json)
+        let path = format!("/v1/projects/{project}:testIamPermissions");
+        let answer = self
+            .rest
+            .call(reqwest::Method::POST, &path, &[], &body)
+            .await?;
+        granted(&answer)
     }
 }
 
