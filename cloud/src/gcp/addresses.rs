@@ -10,12 +10,11 @@ use crate::{AddressProvider, CloudError, ErrorKind, Reservation, ReservationKey,
 use crate::{IpFamily, Scope};
 use async_trait::async_trait;
 use google_cloud_compute_v1::client::Addresses;
-use google_cloud_compute_v1::model::{Address, Operation, address, operation};
+use google_cloud_compute_v1::model::{Address, Operation, address};
 use google_cloud_gax::error::Error as GaxError;
 use google_cloud_gax::options::RequestOptionsBuilder;
 use google_cloud_gax::paginator::ItemPaginator;
 use std::net::IpAddr;
-use std::time::Duration;
 
 pub struct GceAddresses {
     client: Addresses,
@@ -68,34 +67,18 @@ impl GceAddresses {
         what: &str,
         sent: Result<Operation, GaxError>,
     ) -> Result<(), CloudError> {
-        let mut op = sent.map_err(|e| classify(what, e))?;
-        let mut poll = crate::poll::Poll::new(
-            what,
-            crate::poll::OPERATION_BUDGET,
-            Duration::from_millis(100),
-            Duration::from_secs(2),
-        );
-        loop {
-            if op.status == Some(operation::Status::Done) {
-                return match &op.error {
-                    Some(error) if !error.errors.is_empty() => Err(operation_error(what, &op)),
-                    _ => Ok(()),
-                };
-            }
-            let name = op.name.clone().ok_or_else(|| {
-                CloudError::fatal(what, "operation without a name cannot be awaited")
-            })?;
-            poll.wait(None).await?;
-            op = self
-                .client
+        let op = sent.map_err(|e| classify(what, e))?;
+        super::until_done(what, op, |name| async move {
+            self.client
                 .get_operation()
                 .set_project(&self.project)
                 .set_region(&self.region)
                 .set_operation(name)
                 .send()
                 .await
-                .map_err(|e| classify("regionOperations.get", e))?;
-        }
+                .map_err(|e| classify("regionOperations.get", e))
+        })
+        .await
     }
 
     async fn get(&self, name: &str) -> Result<Address, CloudError> {

@@ -24,10 +24,8 @@
 use super::{GcpSettings, classify, request_id};
 use crate::{CloudError, ErrorKind, Reservation, ReservationKey, ReserveRequest};
 use google_cloud_compute_v1::client::{Instances, Regions, ZoneOperations};
-use google_cloud_compute_v1::model::operation;
 use google_cloud_compute_v1::model::{AliasIpRange, Instance, NetworkInterface, Operation};
 use std::net::IpAddr;
-use std::time::Duration;
 use tokio::sync::OnceCell;
 
 /// The one interface the installer gives its VMs.
@@ -298,36 +296,17 @@ impl GceBootstrapHost {
         zone: &str,
         sent: Result<Operation, CloudError>,
     ) -> Result<(), CloudError> {
-        let mut op = sent?;
-        let mut poll = crate::poll::Poll::new(
-            what,
-            crate::poll::OPERATION_BUDGET,
-            Duration::from_millis(100),
-            Duration::from_secs(2),
-        );
-        loop {
-            if op.status == Some(operation::Status::Done) {
-                return match &op.error {
-                    Some(error) if !error.errors.is_empty() => {
-                        Err(super::addresses::operation_error(what, &op))
-                    }
-                    _ => Ok(()),
-                };
-            }
-            let name = op.name.clone().ok_or_else(|| {
-                CloudError::fatal(what, "operation without a name cannot be awaited")
-            })?;
-            poll.wait(None).await?;
-            op = self
-                .operations
+        super::until_done(what, sent?, |name| async move {
+            self.operations
                 .get()
                 .set_project(&self.project)
                 .set_zone(zone)
                 .set_operation(name)
                 .send()
                 .await
-                .map_err(|e| classify("zoneOperations.get", e))?;
-        }
+                .map_err(|e| classify("zoneOperations.get", e))
+        })
+        .await
     }
 }
 

@@ -344,6 +344,43 @@ fn with_permissions(operation: &str, http: Option<u16>, message: String) -> Stri
     format!("{message} ({operation} needs {})", needs.join(", "))
 }
 
+/// The end of a GCE operation (regional or zonal): once it is DONE (polled with `fetch` by its
+/// name, bounded: `poll::OPERATION_BUDGET`), its error turned into ours.
+pub(crate) async fn until_done<F, Fut>(
+    what: &str,
+    mut op: google_cloud_compute_v1::model::Operation,
+    mut fetch: F,
+) -> Result<(), CloudError>
+where
+    F: FnMut(String) -> Fut,
+    Fut:
+        std::future::Future<Output = Result<google_cloud_compute_v1::model::Operation, CloudError>>,
+{
+    use google_cloud_compute_v1::model::operation;
+    let mut poll = crate::poll::Poll::new(
+        what,
+        crate::poll::OPERATION_BUDGET,
+        std::time::Duration::from_millis(100),
+        std::time::Duration::from_secs(2),
+    );
+    loop {
+        if op.status == Some(operation::Status::Done) {
+            return match &op.error {
+                Some(error) if !error.errors.is_empty() => {
+                    Err(addresses::operation_error(what, &op))
+                }
+                _ => Ok(()),
+            };
+        }
+        let name = op
+            .name
+            .clone()
+            .ok_or_else(|| CloudError::fatal(what, "operation without a name cannot be awaited"))?;
+        poll.wait(None).await?;
+        op = fetch(name).await?;
+    }
+}
+
 #[cfg(test)]
 #[path = "mod_tests.rs"]
 mod tests;
