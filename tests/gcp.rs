@@ -198,7 +198,11 @@ impl RunWorld {
     /// The fake, and a local API server whose internal load balancers must take their
     /// address from the fake's cloud-config subnetwork (the compute subnet).
     async fn new() -> Self {
-        let mut h = GcpHarness::new().await;
+        Self::with_options(FakeOptions::realistic()).await
+    }
+
+    async fn with_options(options: FakeOptions) -> Self {
+        let mut h = GcpHarness::with_options(options).await;
         let kube = KubeSim::start(KubeSimOptions {
             controller: ControllerKnobs::default(),
             cloud: h.peers.lb_cloud(),
@@ -249,6 +253,21 @@ impl RunWorld {
             );
         }
         agent::assert_gate_passed(&self.kube);
+        // G2: the internal IP is proven by GCE's health check, never by the bootstrap VM,
+        // which is one of its backends (the reused master group).
+        let proof = status["wire_proof"].as_str().unwrap_or_default();
+        let internal = format!(
+            "{}: cloud: the load balancer's health check passes 6443 by a",
+            private[0]
+        );
+        assert!(
+            proof.contains(&internal) && proof.contains("22623 by a"),
+            "{proof}"
+        );
+        assert!(
+            proof.contains("(healthy: mycluster-7xk2p-master-") && !proof.contains("bootstrap,"),
+            "{proof}"
+        );
     }
 }
 
@@ -284,6 +303,37 @@ async fn plan_names_the_gcp_changes() {
     assert!(
         text.contains("reserve private-ipv4 mycluster-7xk2p-rsvd-private-ipv4"),
         "{text}"
+    );
+}
+
+/// G2: the bootstrap VM sits in the reused master instance group, a backend of the internal
+/// load balancer, and GCE hands a backend's connection to its own internal load balancer back
+/// to it: a dial from the bootstrap host proves nothing (here it would pass: the wire override
+/// reaches the local API server). Until a backend other than the bootstrap VM passes the
+/// health check, the internal IP stays out of DNS and the bootstrap IP stays in (exit 4).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_internal_load_balancer_whose_backends_fail_the_health_check_is_not_proven() {
+    let mut w = RunWorld::with_options(FakeOptions {
+        health_check_interval: std::time::Duration::from_secs(3600),
+        ..FakeOptions::realistic()
+    })
+    .await;
+    let last = w.h.extra.len() - 1;
+    w.h.extra[last] = "4s".into();
+    let out = w.h.command(&["run"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("port 6443: no backend but the bootstrap host passes the health check yet")
+            && stderr.contains("unhealthy mycluster-7xk2p-master-0, mycluster-7xk2p-bootstrap,"),
+        "{stderr}"
+    );
+    let world = w.h.world().await;
+    let private = world.ips("private-ipv4");
+    let api_int = world.record("private", API_INT);
+    assert!(
+        api_int.contains(&BOOTSTRAP_IP.to_string()) && !api_int.contains(&private[0]),
+        "the bootstrap IP stays, the unproven internal IP never joins: {api_int:?}"
     );
 }
 

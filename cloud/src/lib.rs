@@ -93,6 +93,19 @@ pub trait AddressProvider: Send + Sync {
         let _ = ips;
         None
     }
+
+    /// The cloud's word on the load balancer at `ip`, where the bootstrap host's own
+    /// connection to it proves nothing (GCP's internal load balancer: the bootstrap VM is one
+    /// of its backends, and GCE hands a backend's connection to its own internal load balancer
+    /// back to it): every frontend at `ip` with its backends' health. None: the proof on the
+    /// wire tests this load balancer (every other one). Reads only.
+    async fn backend_health(
+        &self,
+        ip: std::net::IpAddr,
+    ) -> Option<Result<Vec<FrontendHealth>, CloudError>> {
+        let _ = ip;
+        None
+    }
 }
 
 /// Reads and writes DNS record sets with a compare step, so values of other writers survive.

@@ -353,3 +353,17 @@ mod tests {
         }
     }
 }
+
+/// One frontend of a load balancer (a GCP forwarding rule) and what the cloud's health check
+/// last saw of its backends ([`crate::AddressProvider::backend_health`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrontendHealth {
+    /// The frontend's name (GCP: the forwarding rule).
+    pub frontend: String,
+    /// Its ports, as the cloud shows them.
+    pub ports: Vec<String>,
+    /// Backends passing the health check, the bootstrap host never among them.
+    pub healthy: Vec<String>,
+    /// The backends asked that fail it (or are the bootstrap host).
+    pub unhealthy: Vec<String>,
+}

@@ -196,6 +196,7 @@ pub async fn gate(
         if let Some((ips, _)) = pending.take() {
             let ips = crate::cluster::wire::joinable(
                 settings.wire,
+                cloud,
                 &targets,
                 ips,
                 journal.state.serving.as_ref(),
@@ -209,6 +210,7 @@ pub async fn gate(
     // The path a client takes must work too, before the bootstrap IP may go.
     crate::cluster::wire::hold_until_proven(
         settings.wire,
+        cloud,
         &targets,
         settings.gate_timeout,
         |line| {

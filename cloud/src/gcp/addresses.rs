@@ -24,6 +24,8 @@ pub struct GceAddresses {
     cluster_label: String,
     /// The bootstrap host that gets a second address (None: `--bootstrap-second-address off`).
     bootstrap: Option<super::bootstrap_host::GceBootstrapHost>,
+    /// The internal load balancer's backend health (see [`super::backend_health`]).
+    health: super::backend_health::GceBackendHealth,
 }
 
 impl GceAddresses {
@@ -44,6 +46,7 @@ impl GceAddresses {
                 Some(ip) => Some(super::bootstrap_host::GceBootstrapHost::new(settings, ip).await?),
                 None => None,
             },
+            health: super::backend_health::GceBackendHealth::new(settings).await?,
         })
     }
 
@@ -318,6 +321,13 @@ impl AddressProvider for GceAddresses {
             Err(e) => return Err(e),
         };
         Ok((!address.users.is_empty()).then(|| format!("used by {}", address.users.join(", "))))
+    }
+
+    async fn backend_health(
+        &self,
+        ip: IpAddr,
+    ) -> Option<Result<Vec<crate::FrontendHealth>, CloudError>> {
+        self.health.health(ip).await.transpose()
     }
 
     async fn release(&self, reservation: &Reservation) -> Result<(), CloudError> {

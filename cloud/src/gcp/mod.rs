@@ -40,6 +40,7 @@ macro_rules! build_client {
 
 mod addresses;
 mod adopt;
+mod backend_health;
 mod bootstrap_host;
 mod dns;
 mod permissions;

@@ -149,6 +149,25 @@ pub const GCP: &[GcpGrant] = &[
         calls: "addresses.insert (INTERNAL)",
         operations: &["addresses.insert"],
     },
+    // The proof of the internal load balancer from the cloud side (`backend_health`): the
+    // address's `users` name the forwarding rules, each its backend service, whose
+    // `getHealth` needs `regionBackendServices.get`. Read in `run` while the proof is on.
+    GcpGrant {
+        permission: "compute.forwardingRules.get",
+        when: GcpWhen::Internal,
+        preflight_read: false,
+        commands: RUN,
+        calls: "forwardingRules.get (the proof: which backend service serves the internal IP)",
+        operations: &["forwardingRules.get"],
+    },
+    GcpGrant {
+        permission: "compute.regionBackendServices.get",
+        when: GcpWhen::Internal,
+        preflight_read: false,
+        commands: RUN,
+        calls: "regionBackendServices.get and getHealth (the proof: a healthy backend other than the bootstrap VM)",
+        operations: &["regionBackendServices.get", "regionBackendServices.getHealth"],
+    },
     GcpGrant {
         permission: "compute.addresses.deleteInternal",
         when: GcpWhen::Internal,

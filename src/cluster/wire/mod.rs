@@ -21,7 +21,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod any_certificate;
+mod backend;
 use any_certificate::AnyCertificate;
+pub use backend::prove_ip;
+use bootstrap_cloud::AddressProvider;
 
 pub const API_PORT: u16 = 6443;
 pub const MCS_PORT: u16 = 22623;
@@ -306,11 +309,16 @@ pub fn kept_ips(targets: &[crate::render::ServiceClaim]) -> BTreeMap<IpAddr, boo
     ips
 }
 
-/// Proves every IP of `ips`, one after the other (a handful).
-pub async fn prove_all(proof: &WireProof, ips: &BTreeMap<IpAddr, bool>) -> Vec<IpProof> {
+/// Proves every IP of `ips`, one after the other (a handful); from the cloud side where
+/// `cloud` says a dial from here proves nothing ([`prove_ip`]).
+pub async fn prove_all(
+    proof: &WireProof,
+    cloud: Option<&dyn AddressProvider>,
+    ips: &BTreeMap<IpAddr, bool>,
+) -> Vec<IpProof> {
     let mut out = Vec::new();
     for (ip, mcs) in ips {
-        out.push(proof.prove(*ip, *mcs).await);
+        out.push(prove_ip(proof, cloud, *ip, *mcs).await);
     }
     out
 }
@@ -319,6 +327,7 @@ pub async fn prove_all(proof: &WireProof, ips: &BTreeMap<IpAddr, bool>) -> Vec<I
 /// already joined, and the new ones the proof passes (all of them when the proof is off).
 pub async fn joinable(
     proof: Option<&WireProof>,
+    cloud: Option<&dyn AddressProvider>,
     targets: &[crate::render::ServiceClaim],
     served: std::collections::BTreeSet<IpAddr>,
     joined: Option<&std::collections::BTreeSet<IpAddr>>,
@@ -333,9 +342,7 @@ pub async fn joinable(
             out.insert(ip);
             continue;
         }
-        let outcome = proof
-            .prove(ip, kept.get(&ip).copied().unwrap_or(false))
-            .await;
+        let outcome = prove_ip(proof, cloud, ip, kept.get(&ip).copied().unwrap_or(false)).await;
         if outcome.ok {
             out.insert(ip);
         } else {
@@ -349,6 +356,7 @@ pub async fn joinable(
 /// telling `report` each time what it found. With the proof off, says so and returns.
 pub async fn hold_until_proven(
     proof: Option<&WireProof>,
+    cloud: Option<&dyn AddressProvider>,
     targets: &[crate::render::ServiceClaim],
     timeout: Duration,
     mut report: impl FnMut(String),
@@ -362,7 +370,7 @@ pub async fn hold_until_proven(
     let kept = kept_ips(targets);
     let started = std::time::Instant::now();
     loop {
-        let outcomes = prove_all(proof, &kept).await;
+        let outcomes = prove_all(proof, cloud, &kept).await;
         let failed: Vec<String> = outcomes
             .iter()
             .filter(|o| !o.ok)

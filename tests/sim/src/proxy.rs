@@ -461,8 +461,12 @@ pub fn classify(method: &hyper::Method, path: &str, body: &[u8]) -> Call {
         && body.contains("<Name>bootstrap-agent-preflight-")
         && !body.contains("<Action>CREATE</Action>")
         && !body.contains("<Action>UPSERT</Action>");
-    let mutating = !probe && !matches!(*method, hyper::Method::GET | hyper::Method::HEAD);
     let path = path.split('?').next().unwrap_or(path);
+    // Compute's `getHealth` is a read sent as a POST (its body names the instance group).
+    let read_by_post = path.ends_with("/getHealth");
+    let mutating = !probe
+        && !read_by_post
+        && !matches!(*method, hyper::Method::GET | hyper::Method::HEAD);
     Call {
         action: format!("{method} {path}"),
         mutating,
@@ -829,6 +833,16 @@ mod tests {
         assert!(classify(&post, "/", b"Action=AllocateAddress&Domain=vpc").mutating);
         assert!(!classify(&post, "/", b"Action=AllocateAddress&Domain=vpc&DryRun=true").mutating);
         assert!(!classify(&post, "/", b"Action=GetCallerIdentity&Version=2011-06-15").mutating);
+    }
+
+    #[test]
+    fn compute_get_health_is_a_read_other_posts_mutate() {
+        let post = hyper::Method::POST;
+        let rbs = "/compute/v1/projects/p/regions/r/backendServices/a1";
+        let body = br#"{"group": "g"}"#;
+        assert!(!classify(&post, &format!("{rbs}/getHealth"), body).mutating);
+        assert!(classify(&post, &format!("{rbs}/setSecurityPolicy"), body).mutating);
+        assert!(classify(&post, "/compute/v1/projects/p/regions/r/addresses", body).mutating);
     }
 
     /// An upstream that answers 200 "ok" and counts what reached it.

@@ -35,6 +35,7 @@ mod http;
 mod iam;
 mod instance_groups;
 mod instances;
+pub mod load_balancers;
 mod ipam;
 #[cfg(test)]
 mod nic_tests;
@@ -382,6 +383,9 @@ pub struct FakeOptions {
     /// `projects.testIamPermissions` answers them and every call is checked against (see
     /// `authz`); a project not listed grants every one.
     pub granted: BTreeMap<String, Vec<String>>,
+    /// The internal load balancers' node health check interval: their backends pass only
+    /// after the first check (see `load_balancers`; GCE's `k8s-<cluster-id>-node`: 8 s).
+    pub health_check_interval: Duration,
 }
 
 impl FakeOptions {
@@ -393,6 +397,7 @@ impl FakeOptions {
             seed: Seed::default(),
             denied: Vec::new(),
             granted: BTreeMap::new(),
+            health_check_interval: Duration::from_secs(8),
         }
     }
 }
@@ -437,6 +442,8 @@ pub(crate) struct World {
     /// The IPs of the forwarding rules the simulated service controller made, with the rules
     /// (load-balancer names) on each.
     forwarding_rule_ips: BTreeMap<IpAddr, BTreeSet<String>>,
+    /// The internal load balancers the simulated provider built, by name (`load_balancers`).
+    internal_lbs: BTreeMap<String, load_balancers::InternalLb>,
     next_id: u64,
     /// Every request: (method, path).
     log: Vec<(String, String)>,
@@ -453,6 +460,7 @@ impl World {
             zones: Vec::new(),
             instances,
             forwarding_rule_ips: BTreeMap::new(),
+            internal_lbs: BTreeMap::new(),
             next_id: 4_200_000_000_000_000_000,
             log: Vec::new(),
         };
@@ -714,6 +722,11 @@ impl AddressUsers {
         if rules.is_empty() {
             w.forwarding_rule_ips.remove(&ip);
         }
+        if !attach && w.internal_lbs.get(lb).is_some_and(|l| l.ip == ip) {
+            // Its forwarding rule and backend service go with it (not when it moved to
+            // another address, which the provider recorded already).
+            w.internal_lbs.remove(lb);
+        }
         let ip = ip.to_string();
         let Some(address) = w
             .addresses
@@ -858,6 +871,32 @@ impl GcpLbView {
     /// Every instance group of `zone` with its members.
     pub fn groups(&self, zone: &str) -> Vec<(String, Vec<String>)> {
         self.groups_with_prefix(zone, "")
+    }
+
+    /// The simulated provider built the internal load balancer `lb` (its forwarding rule and
+    /// backend service) at `ip`: `forwardingRules.get`, `backendServices.get` and `getHealth`
+    /// answer for it until its address user is detached.
+    pub fn record_internal_lb(
+        &self,
+        lb: &str,
+        ip: IpAddr,
+        ports: Vec<u16>,
+        backends: Vec<load_balancers::GroupBackend>,
+    ) {
+        let mut w = self.lock();
+        let built = match w.internal_lbs.get(lb) {
+            Some(old) if old.backends == backends => old.built,
+            _ => std::time::Instant::now(),
+        };
+        w.internal_lbs.insert(
+            lb.to_string(),
+            load_balancers::InternalLb {
+                ip,
+                ports,
+                backends,
+                built,
+            },
+        );
     }
 
     /// The region's address holding `ip` (`GetRegionAddressByIP`), as the API shows it.

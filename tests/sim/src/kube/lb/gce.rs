@@ -24,6 +24,7 @@
 
 use super::super::meta;
 use crate::gcp::GcpLbView;
+use crate::gcp::load_balancers::GroupBackend;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -34,12 +35,14 @@ pub const NETWORK_TIER: &str = "cloud.google.com/network-tier";
 /// the `ingress-uid` ConfigMap's, a fixed one here).
 const OWN_GROUP: &str = "k8s-ig--8f1c2a7d4e5b6c90";
 
-/// `ensureInternalInstanceGroups` against the fake: Ok when every zone's nodes are covered by
-/// reusable groups or fit in one group of one subnetwork.
-pub fn ensure_internal_instance_groups(view: &GcpLbView) -> Result<(), String> {
+/// `ensureInternalInstanceGroups` against the fake: the backend service's groups (the reused
+/// ones, and per zone the provider's own group of the other nodes) when every zone's nodes
+/// are covered by reusable groups or fit in one group of one subnetwork.
+pub fn ensure_internal_instance_groups(view: &GcpLbView) -> Result<Vec<GroupBackend>, String> {
     let (project, region, prefix) = view.cloud_config();
     let instances = view.instances();
     let bootstrap = format!("{prefix}-bootstrap");
+    let mut backends = Vec::new();
     let zones: BTreeSet<&str> = instances
         .iter()
         .filter(|i| i.node)
@@ -56,6 +59,11 @@ pub fn ensure_internal_instance_groups(view: &GcpLbView) -> Result<(), String> {
         for (group, members) in view.groups_with_prefix(zone, &prefix) {
             let hosts: Vec<&String> = members.iter().filter(|m| **m != bootstrap).collect();
             if !hosts.is_empty() && hosts.iter().all(|m| names.contains(m.as_str())) {
+                backends.push(GroupBackend {
+                    zone: zone.to_string(),
+                    group: group.clone(),
+                    members: members.clone(),
+                });
                 covered.extend(members);
                 reused.insert(group);
             }
@@ -88,8 +96,15 @@ pub fn ensure_internal_instance_groups(view: &GcpLbView) -> Result<(), String> {
                 subnet(&stray.subnetwork)
             ));
         }
+        if !remaining.is_empty() {
+            backends.push(GroupBackend {
+                zone: zone.to_string(),
+                group: OWN_GROUP.to_string(),
+                members: remaining.iter().map(|n| n.name.clone()).collect(),
+            });
+        }
     }
-    Ok(())
+    Ok(backends)
 }
 
 /// The Service's network tier: `cloud.google.com/network-tier` (`Standard` / `Premium`, any

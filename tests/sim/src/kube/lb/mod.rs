@@ -346,11 +346,27 @@ fn sync_failed(why: String) -> Outcome {
 /// Service of `kind` (the GCP and Azure ones, when the fake is known).
 fn cloud_checks(cloud: &CloudOptions, kind: Kind, svc: &Value) -> Result<(), String> {
     match (kind, &cloud.gcp, &cloud.azure) {
-        (Kind::GcpInternal, Some(gcp), _) => gce::ensure_internal_instance_groups(gcp),
+        (Kind::GcpInternal, Some(gcp), _) => gce::ensure_internal_instance_groups(gcp).map(drop),
         (Kind::Other, Some(gcp), _) => gce::verify_user_requested_ip(gcp, svc),
         (Kind::Other, None, Some(azure)) => azure::find_public_ips(azure, svc),
         _ => Ok(()),
     }
+}
+
+/// Tells the GCP fake the forwarding rule and backend service the provider built for `svc`
+/// (one frontend: GCE's internal Services are single stack), so the cloud shows them.
+fn record_gce_internal(gcp: &crate::gcp::GcpLbView, svc: &Value, wanted: &[frontends::Frontend]) {
+    let Some(frontend) = wanted.first() else {
+        return;
+    };
+    // Checked by `cloud_checks` a moment ago, under the same lock of the controller.
+    let backends = gce::ensure_internal_instance_groups(gcp).unwrap_or_default();
+    let ports = frontend
+        .rules
+        .iter()
+        .filter_map(|(p, _)| u16::try_from(*p).ok())
+        .collect();
+    gcp.record_internal_lb(&lb_resource_name(svc), frontend.ip, ports, backends);
 }
 
 /// The service controller's Normal events around a sync.
@@ -555,6 +571,9 @@ impl LoadBalancers {
                         {
                             return refused(why);
                         }
+                    }
+                    if let (Kind::GcpInternal, Some(gcp)) = (kind(&svc), &self.cloud.gcp) {
+                        record_gce_internal(gcp, &svc, &wanted);
                     }
                     held.insert(
                         id.clone(),

@@ -1,0 +1,161 @@
+//! compute.v1 regional `forwardingRules.get`, `backendServices.get` and
+//! `backendServices.getHealth` for the internal load balancers the simulated GCE provider
+//! builds (`kube::lb`, which records each through [`super::GcpLbView::record_internal_lb`]).
+//! What the provider builds (openshift/cloud-provider-gcp `gce_loadbalancer_internal.go`,
+//! `ensureInternalLoadBalancer`): a forwarding rule and a backend service, both named after
+//! the Service (`a<uid>`), the backend service's backends the instance groups
+//! `ensureInternalInstanceGroups` chose (the reused `<infra>-master-<zone>` groups, which
+//! hold the bootstrap VM, and `k8s-ig--<cluster-id>` for the other nodes), checked by the
+//! shared node health check `k8s-<cluster-id>-node` (HTTP :10256 `/healthz`, every 8 s,
+//! healthy after 1 success: the provider's `newInternalLBHealthCheck` defaults, as exported
+//! clusters show them).
+//!
+//! Health: :10256 is ovnkube-node's, so a VM that is a Node passes and the bootstrap VM (no
+//! OVN-Kubernetes) fails; nothing passes before the first check after the load balancer was
+//! built ([`super::FakeOptions::health_check_interval`]). `getHealth` answers for one group
+//! of the backend service (`{"group": URL}`), and refuses a group that is not one of its
+//! backends, as GCE does.
+//!
+//! Permissions (each method's "IAM Permissions"): `forwardingRules.get`:
+//! `compute.forwardingRules.get`; `backendServices.get` and `getHealth`:
+//! `compute.regionBackendServices.get`.
+
+use super::compute::{BASE, region_path};
+use super::http::{ApiError, Reply, Req};
+use super::World;
+use hyper::Method;
+use serde_json::{Value, json};
+use std::net::IpAddr;
+use std::time::Instant;
+
+/// One instance group behind an internal load balancer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupBackend {
+    pub zone: String,
+    pub group: String,
+    pub members: Vec<String>,
+}
+
+/// An internal load balancer the simulated provider built: its forwarding rule's address and
+/// ports, and its backend service's groups.
+#[derive(Clone, Debug)]
+pub(crate) struct InternalLb {
+    pub ip: IpAddr,
+    pub ports: Vec<u16>,
+    pub backends: Vec<GroupBackend>,
+    pub built: Instant,
+}
+
+/// `rest` is the path after the region. None: not a load-balancer call.
+pub(crate) fn route(w: &World, req: &Req, rest: &[&str]) -> Option<Reply> {
+    let rp = region_path(w);
+    let project = w.seed().project.clone();
+    let check = |permission: &str, resource: String| {
+        super::authz::compute(w, &project, permission, &resource)
+    };
+    Some(match (&req.method, rest) {
+        (&Method::GET, ["forwardingRules", name]) => check(
+            "compute.forwardingRules.get",
+            format!("{rp}/forwardingRules/{name}"),
+        )
+        .and_then(|()| forwarding_rule(w, name)),
+        (&Method::GET, ["backendServices", name]) => check(
+            "compute.regionBackendServices.get",
+            format!("{rp}/backendServices/{name}"),
+        )
+        .and_then(|()| backend_service(w, name)),
+        (&Method::POST, ["backendServices", name, "getHealth"]) => check(
+            "compute.regionBackendServices.get",
+            format!("{rp}/backendServices/{name}"),
+        )
+        .and_then(|()| health(w, name, &req.body)),
+        _ => return None,
+    })
+}
+
+fn lb<'a>(w: &'a World, kind: &str, name: &str) -> Result<&'a InternalLb, ApiError> {
+    w.internal_lbs.get(name).ok_or_else(|| {
+        ApiError::not_found(format!(
+            "The resource '{}/{kind}/{name}' was not found",
+            region_path(w)
+        ))
+    })
+}
+
+fn self_link(w: &World, kind: &str, name: &str) -> String {
+    format!("{BASE}/{}/{kind}/{name}", region_path(w))
+}
+
+fn group_link(w: &World, b: &GroupBackend) -> String {
+    format!(
+        "{BASE}/projects/{}/zones/{}/instanceGroups/{}",
+        w.seed().project,
+        b.zone,
+        b.group
+    )
+}
+
+fn forwarding_rule(w: &World, name: &str) -> Reply {
+    let lb = lb(w, "forwardingRules", name)?;
+    Ok(json!({
+        "kind": "compute#forwardingRule",
+        "name": name,
+        "IPAddress": lb.ip.to_string(),
+        "IPProtocol": "TCP",
+        "ports": lb.ports.iter().map(u16::to_string).collect::<Vec<_>>(),
+        "loadBalancingScheme": "INTERNAL",
+        "backendService": self_link(w, "backendServices", name),
+        "region": format!("{BASE}/{}", region_path(w)),
+        "selfLink": self_link(w, "forwardingRules", name),
+    }))
+}
+
+fn backend_service(w: &World, name: &str) -> Reply {
+    let lb = lb(w, "backendServices", name)?;
+    let backends: Vec<Value> = lb
+        .backends
+        .iter()
+        .map(|b| json!({"group": group_link(w, b), "balancingMode": "CONNECTION"}))
+        .collect();
+    Ok(json!({
+        "kind": "compute#backendService",
+        "name": name,
+        "loadBalancingScheme": "INTERNAL",
+        "protocol": "TCP",
+        "backends": backends,
+        "selfLink": self_link(w, "backendServices", name),
+    }))
+}
+
+fn health(w: &World, name: &str, body: &Value) -> Reply {
+    let lb = lb(w, "backendServices", name)?;
+    let asked = body["group"].as_str().unwrap_or_default();
+    let Some(group) = lb
+        .backends
+        .iter()
+        .find(|b| asked.ends_with(&format!("zones/{}/instanceGroups/{}", b.zone, b.group)))
+    else {
+        return Err(ApiError::invalid(format!(
+            "Invalid value for field 'resource.group': '{asked}'. The group is not a backend of backend service '{name}'."
+        )));
+    };
+    let checked = lb.built.elapsed() >= w.options.health_check_interval;
+    let statuses: Vec<Value> = group
+        .members
+        .iter()
+        .map(|m| {
+            let node = w.seed().instances.iter().any(|i| i.name == *m && i.node);
+            let ip = w
+                .instances
+                .get(m)
+                .and_then(|i| i.addresses().first().map(|a| a.to_string()));
+            json!({
+                "instance": format!("{BASE}/projects/{}/zones/{}/instances/{m}", w.seed().project, group.zone),
+                "ipAddress": ip,
+                "port": 10256,
+                "healthState": if checked && node { "HEALTHY" } else { "UNHEALTHY" },
+            })
+        })
+        .collect();
+    Ok(json!({"kind": "compute#backendServiceGroupHealth", "healthStatus": statuses}))
+}
