@@ -70,7 +70,10 @@ impl GceBackendHealth {
             }
             if a.address_type == Some(address::AddressType::Internal) {
                 return Ok(Some(
-                    a.users.iter().map(|u| last_segment(u).to_string()).collect(),
+                    a.users
+                        .iter()
+                        .map(|u| last_segment(u).to_string())
+                        .collect(),
                 ));
             }
             return Ok(None);

@@ -166,7 +166,10 @@ pub const GCP: &[GcpGrant] = &[
         preflight_read: false,
         commands: RUN,
         calls: "regionBackendServices.get and getHealth (the proof: a healthy backend other than the bootstrap VM)",
-        operations: &["regionBackendServices.get", "regionBackendServices.getHealth"],
+        operations: &[
+            "regionBackendServices.get",
+            "regionBackendServices.getHealth",
+        ],
     },
     GcpGrant {
         permission: "compute.addresses.deleteInternal",

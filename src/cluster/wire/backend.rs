@@ -117,7 +117,11 @@ mod tests {
         ];
         let proof = judge(ip(), true, Ok(answer));
         assert!(proof.ok, "{}", proof.reason);
-        assert!(proof.reason.contains("6443 by a1 (healthy: master-0)"), "{}", proof.reason);
+        assert!(
+            proof.reason.contains("6443 by a1 (healthy: master-0)"),
+            "{}",
+            proof.reason
+        );
         assert!(proof.reason.contains("22623 by a2"), "{}", proof.reason);
     }
 
@@ -130,7 +134,9 @@ mod tests {
         let proof = judge(ip(), true, Ok(unhealthy));
         assert!(!proof.ok);
         assert!(
-            proof.reason.contains("port 6443: no backend but the bootstrap host")
+            proof
+                .reason
+                .contains("port 6443: no backend but the bootstrap host")
                 && proof.reason.contains("a1: unhealthy bootstrap"),
             "{}",
             proof.reason
@@ -139,7 +145,11 @@ mod tests {
         assert!(judge(ip(), false, Ok(api_only.clone())).ok);
         let proof = judge(ip(), true, Ok(api_only));
         assert!(!proof.ok);
-        assert!(proof.reason.contains("no forwarding rule for port 22623"), "{}", proof.reason);
+        assert!(
+            proof.reason.contains("no forwarding rule for port 22623"),
+            "{}",
+            proof.reason
+        );
         assert!(!judge(ip(), false, Ok(Vec::new())).ok);
         let none = judge(ip(), false, Ok(vec![frontend("a1", "6443", &[], &[])]));
         assert!(none.reason.contains("a1: no backend"), "{}", none.reason);
@@ -157,6 +167,10 @@ mod tests {
             )),
         );
         assert!(!proof.ok);
-        assert!(proof.reason.contains("regionBackendServices.getHealth"), "{}", proof.reason);
+        assert!(
+            proof.reason.contains("regionBackendServices.getHealth"),
+            "{}",
+            proof.reason
+        );
     }
 }

@@ -464,9 +464,8 @@ pub fn classify(method: &hyper::Method, path: &str, body: &[u8]) -> Call {
     let path = path.split('?').next().unwrap_or(path);
     // Compute's `getHealth` is a read sent as a POST (its body names the instance group).
     let read_by_post = path.ends_with("/getHealth");
-    let mutating = !probe
-        && !read_by_post
-        && !matches!(*method, hyper::Method::GET | hyper::Method::HEAD);
+    let mutating =
+        !probe && !read_by_post && !matches!(*method, hyper::Method::GET | hyper::Method::HEAD);
     Call {
         action: format!("{method} {path}"),
         mutating,

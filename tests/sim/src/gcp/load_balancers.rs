@@ -20,9 +20,9 @@
 //! `compute.forwardingRules.get`; `backendServices.get` and `getHealth`:
 //! `compute.regionBackendServices.get`.
 
+use super::World;
 use super::compute::{BASE, region_path};
 use super::http::{ApiError, Reply, Req};
-use super::World;
 use hyper::Method;
 use serde_json::{Value, json};
 use std::net::IpAddr;
@@ -158,4 +158,147 @@ fn health(w: &World, name: &str, body: &Value) -> Reply {
         })
         .collect();
     Ok(json!({"kind": "compute#backendServiceGroupHealth", "healthStatus": statuses}))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::super::http::Req;
+    use super::super::{FakeOptions, Seed};
+    use super::*;
+    use std::time::Duration;
+
+    const REGION: &str = "compute/v1/projects/example-project/regions/us-central1";
+    const BOOTSTRAP: &str = "mycluster-7xk2p-bootstrap";
+    const MASTER: &str = "mycluster-7xk2p-master-0";
+
+    /// The seed's VMs and one internal load balancer `a1` on 10.0.128.2 (6443), built
+    /// `age` ago, backed by the first zone's master group (the bootstrap VM in it).
+    fn world(age: Duration, denied: &[&str]) -> World {
+        let mut w = World::new(FakeOptions {
+            seed: Seed::default(),
+            denied: denied.iter().map(|d| d.to_string()).collect(),
+            ..FakeOptions::realistic()
+        });
+        let built = Instant::now().checked_sub(age).unwrap();
+        w.internal_lbs.insert(
+            "a1".into(),
+            InternalLb {
+                ip: "10.0.128.2".parse().unwrap(),
+                ports: vec![6443],
+                backends: vec![GroupBackend {
+                    zone: "us-central1-a".into(),
+                    group: "mycluster-7xk2p-master-us-central1-a".into(),
+                    members: vec![MASTER.into(), BOOTSTRAP.into()],
+                }],
+                built,
+            },
+        );
+        w
+    }
+
+    fn call(w: &World, method: Method, tail: &str, body: Value) -> Reply {
+        let req = Req {
+            method,
+            segments: format!("{REGION}/{tail}")
+                .split('/')
+                .map(str::to_string)
+                .collect(),
+            query: Default::default(),
+            body,
+        };
+        let rest: Vec<&str> = tail.split('/').collect();
+        route(w, &req, &rest).expect("a load-balancer call")
+    }
+
+    fn health(w: &World, group: &str) -> Reply {
+        let url =
+            format!("{BASE}/projects/example-project/zones/us-central1-a/instanceGroups/{group}");
+        call(
+            w,
+            Method::POST,
+            "backendServices/a1/getHealth",
+            json!({"group": url}),
+        )
+    }
+
+    fn states(answer: &Value) -> Vec<(String, String)> {
+        answer["healthStatus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let instance = s["instance"].as_str().unwrap().rsplit('/').next().unwrap();
+                (
+                    instance.to_string(),
+                    s["healthState"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn nodes_pass_the_node_health_check_after_its_first_interval_the_bootstrap_vm_never() {
+        let group = "mycluster-7xk2p-master-us-central1-a";
+        let fresh = world(Duration::from_secs(1), &[]);
+        let unhealthy = |who: &str| (who.to_string(), "UNHEALTHY".to_string());
+        assert_eq!(
+            states(&health(&fresh, group).unwrap()),
+            [unhealthy(MASTER), unhealthy(BOOTSTRAP)],
+            "no check has run 1 s after the load balancer was built (every 8 s)"
+        );
+        let checked = world(Duration::from_secs(9), &[]);
+        assert_eq!(
+            states(&health(&checked, group).unwrap()),
+            [
+                (MASTER.to_string(), "HEALTHY".to_string()),
+                unhealthy(BOOTSTRAP)
+            ],
+            "a Node runs ovnkube-node (:10256); the bootstrap VM does not"
+        );
+    }
+
+    #[test]
+    fn a_group_that_is_not_a_backend_is_refused() {
+        let w = world(Duration::from_secs(9), &[]);
+        let e = health(&w, "k8s-ig--8f1c2a7d4e5b6c90").unwrap_err();
+        assert_eq!(e.code, 400, "{e:?}");
+    }
+
+    #[test]
+    fn the_forwarding_rule_names_its_backend_service_and_unknown_names_are_not_found() {
+        let w = world(Duration::ZERO, &[]);
+        let rule = call(&w, Method::GET, "forwardingRules/a1", Value::Null).unwrap();
+        assert_eq!(rule["IPAddress"], "10.0.128.2");
+        assert_eq!(rule["ports"], json!(["6443"]));
+        assert!(
+            rule["backendService"]
+                .as_str()
+                .unwrap()
+                .ends_with("/backendServices/a1")
+        );
+        let service = call(&w, Method::GET, "backendServices/a1", Value::Null).unwrap();
+        assert!(
+            service["backends"][0]["group"].as_str().unwrap().ends_with(
+                "/zones/us-central1-a/instanceGroups/mycluster-7xk2p-master-us-central1-a"
+            )
+        );
+        let e = call(&w, Method::GET, "forwardingRules/a2", Value::Null).unwrap_err();
+        assert_eq!(e.code, 404);
+    }
+
+    #[test]
+    fn each_read_needs_its_permission() {
+        let w = world(Duration::ZERO, &["compute.regionBackendServices.get"]);
+        let e = health(&w, "mycluster-7xk2p-master-us-central1-a").unwrap_err();
+        assert_eq!(e.code, 403);
+        assert!(
+            e.message.contains("compute.regionBackendServices.get"),
+            "{e:?}"
+        );
+        let w = world(Duration::ZERO, &["compute.forwardingRules.get"]);
+        let e = call(&w, Method::GET, "forwardingRules/a1", Value::Null).unwrap_err();
+        assert!(e.message.contains("compute.forwardingRules.get"), "{e:?}");
+    }
 }

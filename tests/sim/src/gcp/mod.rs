@@ -35,8 +35,8 @@ mod http;
 mod iam;
 mod instance_groups;
 mod instances;
-pub mod load_balancers;
 mod ipam;
+pub mod load_balancers;
 #[cfg(test)]
 mod nic_tests;
 mod nic_update;

@@ -12,9 +12,10 @@
 //!   host is destroyed; it counts only when the bootstrap host answers.
 //! - `worker-kubelet`: each worker's kubelet calls api-int; worker 0 reboots in stage 3 and
 //!   its OVN-Kubernetes starts only after its kubelet reached the API again.
-//! - `bootstrap-proof`: the bootstrap host's own connection to each internal frontend (what
-//!   the agent's proof on the wire does); it counts when a master answers through the load
-//!   balancer, not the bootstrap host itself or nobody.
+//! - `bootstrap-proof`: the agent's proof of each internal frontend: on Azure the bootstrap
+//!   host's own connection (the proof on the wire), which counts when a master answers
+//!   through the load balancer, not the bootstrap host itself or nobody; on GCP the cloud's
+//!   health check with a ready endpoint, since the bootstrap VM is a backend there (G2).
 //!
 //! Timing: the watcher's and the scripts' are OpenShift's (2 s checks, 8 failures, 30 s
 //! metadata re-reads, the kubelet's crash-loop back-off); the nodes' boot and the rollout are
@@ -452,8 +453,10 @@ async fn to_bootstrap(
     samples
 }
 
-/// The bootstrap host's own connection to each internal frontend, as the agent's proof on
-/// the wire makes it: it counts when a master answers.
+/// The agent's proof of each internal frontend, as it makes it: on Azure the bootstrap
+/// host's own connection, which counts when a master answers; on GCP the cloud's health
+/// check with a ready endpoint ([`World::cloud_proof`](crate::nodes::World::cloud_proof)),
+/// because the bootstrap VM's own connection comes back to itself (G2).
 async fn proof(
     cluster: Arc<Cluster>,
     mut pace: Pace,
@@ -472,16 +475,25 @@ async fn proof(
         };
         for vip in vips {
             let started = Instant::now();
-            let ok = dial(
-                &cluster,
-                0,
-                &[vip],
-                nodes::API,
-                timeout,
-                &mut rng,
-                |w, k| w.nodes[k].role == Role::Master,
-            )
-            .await;
+            let from_cloud = {
+                let w = lock(&cluster.world);
+                (w.cloud == Cloud::Gcp).then(|| w.cloud_proof(vip, nodes::API))
+            };
+            let ok = match from_cloud {
+                Some(ok) => ok,
+                None => {
+                    dial(
+                        &cluster,
+                        0,
+                        &[vip],
+                        nodes::API,
+                        timeout,
+                        &mut rng,
+                        |w, k| w.nodes[k].role == Role::Master,
+                    )
+                    .await
+                }
+            };
             samples.push(NodeSample {
                 class: "bootstrap-proof",
                 started,

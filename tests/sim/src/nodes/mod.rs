@@ -173,6 +173,23 @@ impl World {
             .collect()
     }
 
+    /// The agent's proof of GCP's internal frontend `vip`, made from the cloud side because a
+    /// dial from the bootstrap VM (one of its backends) comes back to itself: GCE's health
+    /// check (ovnkube-node's :10256) passes on a backend other than the bootstrap VM, and an
+    /// endpoint serves `port` (the gate's other half). Then a client that is no backend is
+    /// served: a healthy backend's OVN-K relays it to the ready endpoint.
+    pub fn cloud_proof(&self, vip: IpAddr, port: u16) -> bool {
+        let healthy = self
+            .backends(vip)
+            .iter()
+            .any(|i| self.nodes[*i].role != Role::Bootstrap && self.nodes[*i].ovnk);
+        let ready = self
+            .nodes
+            .iter()
+            .any(|n| n.role == Role::Master && n.accepts(port));
+        healthy && ready
+    }
+
     /// The forwarded IPs GCE's metadata lists for node `i`: every frontend it backs.
     pub fn forwarded_ips(&self, i: usize) -> BTreeSet<IpAddr> {
         self.internal
@@ -358,6 +375,33 @@ mod tests {
             w.connect(4, ip(VIP), API, &mut rng),
             Reached::Node(1..=3)
         ));
+    }
+
+    /// G2: the bootstrap VM's dial proves nothing (it is dropped whatever the masters do);
+    /// the cloud's health check follows the masters' OVN-K and their apiservers.
+    #[test]
+    fn the_cloud_proves_what_a_dial_from_the_bootstrap_vm_cannot() {
+        let mut w = world(Cloud::Gcp);
+        let mut rng = Rng(5);
+        assert_eq!(w.connect(0, ip(VIP), API, &mut rng), Reached::Dropped);
+        assert!(w.cloud_proof(ip(VIP), API));
+        for m in 1..=3 {
+            w.nodes[m].apiserver = Apiserver::Down;
+        }
+        assert!(
+            !w.cloud_proof(ip(VIP), API),
+            "healthy backends, no endpoint"
+        );
+        w.nodes[1].apiserver = Apiserver::Ready;
+        for i in 1..w.nodes.len() {
+            w.nodes[i].ovnk = false;
+        }
+        assert!(!w.cloud_proof(ip(VIP), API), "no backend passes the check");
+        w.nodes[4].ovnk = true;
+        assert!(
+            w.cloud_proof(ip(VIP), API),
+            "a healthy worker relays to master-0"
+        );
     }
 
     #[test]
