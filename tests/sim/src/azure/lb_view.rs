@@ -96,7 +96,9 @@ impl AzureLbView {
     /// azure_securitygroup_repo.go`), which `reconcileSecurityGroup` returns unwrapped.
     pub fn security_group(&self) -> Result<(), String> {
         let w = lock(&self.world);
-        if w.security_groups.contains_key(&World::nsg_key(SECURITY_GROUP)) {
+        if w.security_groups
+            .contains_key(&World::nsg_key(SECURITY_GROUP))
+        {
             Ok(())
         } else {
             Err(format!("nsg \"{SECURITY_GROUP}\" not found"))
@@ -208,5 +210,4 @@ impl AzureLbView {
             })
         })
     }
-
 }

@@ -31,8 +31,8 @@ mod usages;
 mod world;
 
 pub use authorization::RoleAssignment;
-pub use lb_view::{FoundPublicIp, SECURITY_GROUP, load_balancer_id};
 pub use cloud::{ALL_HOSTS, STACK_ARM_HOST, STACK_AUDIENCE, SimCloud};
+pub use lb_view::{FoundPublicIp, SECURITY_GROUP, load_balancer_id};
 pub use nic::{BOOTSTRAP_IP, BOOTSTRAP_IPCONFIG, BOOTSTRAP_NIC};
 pub use resource_groups::RivalClaim;
 pub use usages::PublicIpQuota;

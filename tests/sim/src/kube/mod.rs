@@ -318,7 +318,9 @@ impl KubeSim {
     /// `node.kubernetes.io/exclude-from-external-load-balancers` (`excluded`) or removes the
     /// label: the service controller leaves it out of every load balancer's backends.
     pub fn exclude_from_load_balancers(&self, node: &str, excluded: bool) {
-        self.controller.load_balancers().set_excluded(node, excluded);
+        self.controller
+            .load_balancers()
+            .set_excluded(node, excluded);
     }
 
     /// The Azure load balancer's backend pool, healthy backends and probes for the Service

@@ -80,5 +80,8 @@ fn rule_name(v6: bool, ports: &[i64]) -> String {
     let mut ports: Vec<String> = ports.iter().map(ToString::to_string).collect();
     ports.sort();
     let family = if v6 { "IPv6" } else { "IPv4" };
-    format!("k8s-azure-lb_allow_{family}_Tcp_Internet_{}", ports.join(","))
+    format!(
+        "k8s-azure-lb_allow_{family}_Tcp_Internet_{}",
+        ports.join(",")
+    )
 }

@@ -92,7 +92,8 @@ pub fn model(subnet: &Subnet, svc: &Value, requested: &[&str]) -> Result<Vec<Fro
 /// words) and no address of the region holds it (`GetRegionAddressByIP`'s not-found error,
 /// `gce_addresses.go`); Go's `%q` quoting.
 pub fn gcp_no_address(region: &str, ip: &str, reservation: &str) -> String {
-    let not_found = format!("googleapi: Error 404: Address with IP {ip:?} was not found in region {region:?}");
+    let not_found =
+        format!("googleapi: Error 404: Address with IP {ip:?} was not found in region {region:?}");
     format!(
         "failed to get address by IP {ip:?} after reservation attempt, err: {not_found:?}, reservation err: {reservation:?}"
     )
@@ -123,7 +124,11 @@ fn frontend(
     };
     let ip: IpAddr = requested.parse().map_err(|_| invalid())?;
     let outside = |range: &dyn std::fmt::Display| match cloud {
-        Cloud::Gcp => gcp_no_address(&subnet.region, &ip.to_string(), &gcp_outside(&ip.to_string())),
+        Cloud::Gcp => gcp_no_address(
+            &subnet.region,
+            &ip.to_string(),
+            &gcp_outside(&ip.to_string()),
+        ),
         Cloud::Azure => format!(
             "PrivateIPAddressNotInSubnet: Private static IP address {ip} does not belong to the range of subnet prefix {range}"
         ),
@@ -168,7 +173,11 @@ fn frontend(
         rules,
         holder: format!("{}/{}", meta::namespace(svc), meta::name(svc)),
         lb: super::lb_resource_name(svc),
-        family_suffix: if dual_stack && ip.is_ipv6() { "-IPv6" } else { "" },
+        family_suffix: if dual_stack && ip.is_ipv6() {
+            "-IPv6"
+        } else {
+            ""
+        },
     })
 }
 
@@ -195,7 +204,11 @@ pub fn check(subnet: &Subnet, wanted: &Frontend, others: &[&Frontend]) -> Result
                 .any(|o| o.port == r.port && o.protocol.eq_ignore_ascii_case(&r.protocol))
         });
         if let Some(rule) = clash {
-            let Rule { port, protocol, name } = rule;
+            let Rule {
+                port,
+                protocol,
+                name,
+            } = rule;
             let ip = wanted.ip;
             return Err(match wanted.cloud {
                 Cloud::Gcp => format!(

@@ -43,7 +43,9 @@ pub fn check(
     let holder = format!("{}/{}", super::meta::namespace(svc), super::meta::name(svc));
     for frontend in wanted {
         let ip = frontend.ip;
-        let used_by_a_rule = others.iter().any(|o| o.cloud == frontend.cloud && o.ip == ip);
+        let used_by_a_rule = others
+            .iter()
+            .any(|o| o.cloud == frontend.cloud && o.ip == ip);
         match (kind, &cloud.gcp, &cloud.azure) {
             (Kind::GcpInternal, Some(gcp), _) => {
                 let address = gcp.hold_internal_address(&lb, &holder, &ip.to_string())?;

@@ -436,7 +436,10 @@ impl LoadBalancers {
         match kind(svc) {
             Kind::GcpInternal => Some(frontends::Subnet {
                 cloud: frontends::Cloud::Gcp,
-                ipv4: self.cloud.gcp_compute_subnet.filter(|_| self.cloud.gcp.is_none()),
+                ipv4: self
+                    .cloud
+                    .gcp_compute_subnet
+                    .filter(|_| self.cloud.gcp.is_none()),
                 ipv6: None,
                 region,
                 lb_id,
@@ -569,8 +572,14 @@ impl LoadBalancers {
                         .flatten()
                         .collect();
                     if let Some(subnet) = self.subnet(&svc)
-                        && let Err(why) =
-                            internal::check(&self.cloud, &subnet, kind(&svc), &svc, &wanted, &others)
+                        && let Err(why) = internal::check(
+                            &self.cloud,
+                            &subnet,
+                            kind(&svc),
+                            &svc,
+                            &wanted,
+                            &others,
+                        )
                     {
                         return refused(why);
                     }
