@@ -329,6 +329,7 @@ mod tests {
         let mcs = one(&any, &svc("mcs", &[22623]), ip).unwrap();
         let clash = one(&any, &svc("other", &[80, 6443]), ip).unwrap();
         assert_eq!(check(&any, &mcs, &[&api]), Ok(()));
+        assert!(check(&any, &clash, &[&api, &mcs]).is_err());
         let gcp_subnet = Subnet {
             ipv4: None,
             ..gcp("10.0.0.0/8")

@@ -7,10 +7,16 @@
 //! | --- | --- | --- | --- |
 //! | `aws-load-balancer-type: external` | AWS Load Balancer Controller (`service`) | NLB hostname only | see `aws` and `nlb_config`: `FailedBuildModel`, `FailedDeployModel` |
 //! | other `aws-load-balancer-*` | in-tree AWS provider (`service-controller`) | ELB hostname | never |
-//! | GCP / Azure internal | service controller + cloud provider | the IP per family | see `frontends`, and on GCP `gce` (the installer's instance groups): `SyncLoadBalancerFailed` |
+//! | GCP / Azure internal | service controller + cloud provider | the IP per family | see `frontends` (subnet, ports) and `internal`: on GCP `gce` (the installer's instance groups), the address manager's reservation, an IP another rule or a VM uses without a `SHARED_LOADBALANCER_VIP` address; on Azure an IP a NIC holds, no network security group: `SyncLoadBalancerFailed` |
 //! | GCP other (with the fake known) | service controller + GCE provider | the requested IP | see `gce`: a static address of another network tier, `SyncLoadBalancerFailed` |
-//! | Azure other (with the fake known) | service controller + Azure provider | the IP per family | see `azure`: no such public IP in the cluster's or the annotated resource group, `SyncLoadBalancerFailed` |
+//! | Azure other (with the fake known) | service controller + Azure provider | the IP per family | see `azure`: no such public IP in the cluster's or the annotated resource group, a Basic one ARM will not upgrade, no network security group, `SyncLoadBalancerFailed`; else an `Internet` rule to the IP |
 //! | anything else | service controller | the requested IP per family, else a hostname | never |
+//!
+//! Whom they forward to (`backends`): every node not labelled
+//! `exclude-from-external-load-balancers`, healthy while its service proxy answers the
+//! probes; an Azure (Standard) frontend serves only while some backend is healthy, a GCE one
+//! fails open. Refusal texts are the providers' own where their sources give them; each
+//! module says where the wording could not be established.
 //!
 //! "Per family": cloud-provider-azure makes one frontend per family in `spec.ipFamilies` and
 //! takes each family's address from its annotation (`azure-load-balancer-ipv4` / `-ipv6`), else
