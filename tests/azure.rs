@@ -439,7 +439,10 @@ async fn two_internal_services_on_one_ip_and_port_fail_the_gate() {
     .collect();
     assert!(!refused.is_empty(), "{stderr}");
     assert!(
-        refused[0]["message"].as_str().unwrap().contains("6443/TCP"),
+        refused[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("is trying to consume the port 6443"),
         "{refused:?}"
     );
 }

@@ -2059,8 +2059,27 @@ async fn internal_frontends_refuse(cloud: &str) {
         "{cloud}: one IP fronts both Services, on distinct ports"
     );
     let same_port = service(MCS_NS, "same-port", annotations(inside), spec(inside));
-    let clash = ["6443/TCP", "openshift-kube-apiserver/internal-lb"];
+    // The provider's words on Azure (`checkLoadBalancerResourcesConflicts`, naming the API
+    // Service's rule `a<uid>-TCP-6443`); GCE's refusal of a duplicate IP:port on GCP.
+    let api_rule = format!("{}-TCP-6443 ", lb_of(&raw, API_NS, "internal-lb").await);
+    let duplicate = format!("Duplicate IP:port {inside}:6443-6443");
+    let clash: Vec<&str> = match cloud {
+        "gcp" => vec![&duplicate],
+        _ => vec![
+            "checkLoadBalancerResourcesConflicts: service port",
+            "consume the port 6443",
+            &api_rule,
+        ],
+    };
     refused_sync(&sim, &raw, cloud, same_port, &clash).await;
+}
+
+/// The load-balancer resource name (`a<uid>`) of the Service `ns/name`.
+async fn lb_of(raw: &Raw, ns: &str, name: &str) -> String {
+    let (_, svc) = raw
+        .get(&format!("/api/v1/namespaces/{ns}/services/{name}"))
+        .await;
+    bootstrap_sim::kube::lb_resource_name(&svc)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -2685,4 +2704,309 @@ async fn each_answered_request_is_a_busy_span_a_watch_is_not() {
         .watch("/api/v1/namespaces/default/configmaps?watch=true")
         .await;
     assert_eq!(sim.busy_spans().len(), before + 2, "a watch is no span");
+}
+
+// ---- what the GCP and Azure providers refuse, and whom their load balancers forward to ----
+
+/// Polls until `ip` serves (`serves`) or not, as `serving_ips` decides; false on a timeout.
+async fn serving_becomes(sim: &KubeSim, ip: &str, serves: bool) -> bool {
+    let ip: std::net::IpAddr = ip.parse().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if sim.serving_ips().await.contains(&ip) == serves {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// The GCE provider's address manager (`ensureAddressReservation`): with no address of the
+/// region at the IP it reserves its own `a<uid>` and releases it at the end of the sync, so
+/// none stays; an IP outside the cloud config's subnetwork cannot be reserved, and with no
+/// address holding it the provider fails naming both errors. A second Service on the IP of
+/// the first then has no `SHARED_LOADBALANCER_VIP` address: GCE refuses its forwarding rule,
+/// until the first is gone. A VM's address (a worker's) likewise.
+#[tokio::test(flavor = "multi_thread")]
+async fn gcp_without_an_address_the_provider_reserves_its_own_and_a_second_rule_is_refused() {
+    use bootstrap_sim::gcp::{FakeOptions, GcpFake};
+    let fake = GcpFake::start(FakeOptions::default()).await.unwrap();
+    let (sim, raw) = gcp_sim(&fake).await;
+    let annotations = json!({"networking.gke.io/load-balancer-type": "Internal"});
+    let on = |name: &str, ip: &str, port: u16| {
+        service(
+            API_NS,
+            name,
+            annotations.clone(),
+            json!({"loadBalancerIP": ip, "ports": [{"name": "p", "port": port, "targetPort": 6443}]}),
+        )
+    };
+    let outside = on("outside", "10.0.0.9", 6443);
+    let names = [
+        r#"failed to get address by IP "10.0.0.9" after reservation attempt, err: "googleapi: Error 404: Address with IP \"10.0.0.9\" was not found in region \"us-central1\"", reservation err: "googleapi: Error 400: Invalid value for field 'resource.address': '10.0.0.9'."#,
+    ];
+    refused_sync(&sim, &raw, "outside the subnetwork", outside, &names).await;
+    delete_service(&raw, API_NS, "outside").await;
+
+    create(&raw, on("internal-lb", "10.0.128.9", 6443)).await;
+    assert_eq!(
+        ingress(&raw, API_NS, "internal-lb").await["ip"],
+        "10.0.128.9"
+    );
+    assert!(
+        fake.addresses().is_empty(),
+        "the provider's own address is released at the end of the sync: {:?}",
+        fake.addresses()
+    );
+    let second = on("internal-lb-mcs", "10.0.128.9", 22623);
+    let names = ["googleapi: Error 409: IP_IN_USE_BY_ANOTHER_RESOURCE - IP '10.0.128.9'"];
+    refused_sync(&sim, &raw, "no shared address", second, &names).await;
+    delete_service(&raw, API_NS, "internal-lb").await;
+    assert_eq!(
+        ingress(&raw, API_NS, "internal-lb-mcs").await["ip"],
+        "10.0.128.9",
+        "served once the first rule is gone (the refusal is retried)"
+    );
+
+    // A worker's primary address (the seed's workers sit at .30 of the compute subnet).
+    let worker = on("on-a-worker", "10.0.128.30", 6443);
+    let names = ["IP_IN_USE_BY_ANOTHER_RESOURCE - IP '10.0.128.30'"];
+    refused_sync(&sim, &raw, "a VM's address", worker, &names).await;
+}
+
+/// An Azure internal Service, on the fake's compute subnet.
+fn azure_internal(name: &str, ip: &str) -> Value {
+    service(
+        API_NS,
+        name,
+        json!({"service.beta.kubernetes.io/azure-load-balancer-internal": "true",
+               "service.beta.kubernetes.io/azure-load-balancer-ipv4": ip}),
+        json!({}),
+    )
+}
+
+async fn azure_world() -> (bootstrap_sim::azure::AzureSim, KubeSim, Raw) {
+    use bootstrap_sim::azure::{AzureSim, AzureSimOptions};
+    let azure = AzureSim::start(AzureSimOptions::default()).await.unwrap();
+    let (sim, raw) = strict_sim(CloudOptions {
+        azure_compute_subnet: azure.compute_subnet_range(),
+        azure: Some(azure.lb_view()),
+        ..Default::default()
+    })
+    .await;
+    (azure, sim, raw)
+}
+
+/// Azure's backend pool holds every node (masters included: `excludeMasterFromStandardLB:
+/// false`) but those labelled `exclude-from-external-load-balancers`; each rule has a TCP
+/// probe on the Service's nodePort (5 s, 2 probes), answered by the node's service proxy. A
+/// Standard load balancer does not fail open: with no backend passing its probe the frontend
+/// serves nothing, ready endpoints or not. GCE's internal load balancer fails open.
+#[tokio::test(flavor = "multi_thread")]
+async fn azure_frontend_serves_only_through_a_healthy_backend_gcp_fails_open() {
+    let (_azure, sim, raw) = azure_world().await;
+    create(&raw, azure_internal("internal-lb", "10.0.1.253")).await;
+    ingress(&raw, API_NS, "internal-lb").await;
+    assert!(serving_becomes(&sim, "10.0.1.253", true).await);
+    let backend = sim.azure_backend(API_NS, "internal-lb").unwrap();
+    assert_eq!(backend["pool"], json!(["master-0", "master-1", "master-2"]));
+    let (_, svc) = raw
+        .get(&format!("/api/v1/namespaces/{API_NS}/services/internal-lb"))
+        .await;
+    let probe = &backend["probes"][0];
+    assert_eq!(probe["protocol"], "Tcp");
+    assert_eq!(probe["port"], svc["spec"]["ports"][0]["nodePort"]);
+    assert_eq!(
+        (
+            probe["intervalInSeconds"].as_i64(),
+            probe["numberOfProbes"].as_i64()
+        ),
+        (Some(5), Some(2))
+    );
+
+    for node in ["master-0", "master-1"] {
+        sim.set_service_proxy(node, false);
+    }
+    assert!(
+        serving_becomes(&sim, "10.0.1.253", true).await,
+        "one backend healthy"
+    );
+    sim.exclude_from_load_balancers("master-2", true);
+    assert!(
+        serving_becomes(&sim, "10.0.1.253", false).await,
+        "the healthy node left the pool: no backend passes, nothing is forwarded"
+    );
+    assert_eq!(
+        sim.azure_backend(API_NS, "internal-lb").unwrap()["pool"],
+        json!(["master-0", "master-1"])
+    );
+    sim.set_service_proxy("master-1", true);
+    assert!(serving_becomes(&sim, "10.0.1.253", true).await);
+
+    let (sim, raw) = strict_sim(CloudOptions {
+        gcp_compute_subnet: Some("10.0.128.0/17".parse().unwrap()),
+        ..Default::default()
+    })
+    .await;
+    let gcp = json!({"networking.gke.io/load-balancer-type": "Internal"});
+    create(
+        &raw,
+        service(
+            API_NS,
+            "internal-lb",
+            gcp,
+            json!({"loadBalancerIP": "10.0.128.9"}),
+        ),
+    )
+    .await;
+    for node in ["master-0", "master-1", "master-2"] {
+        sim.set_service_proxy(node, false);
+    }
+    assert!(
+        serving_becomes(&sim, "10.0.128.9", true).await,
+        "GCE fails open"
+    );
+    assert!(sim.azure_backend(API_NS, "internal-lb").is_none());
+}
+
+/// ARM refuses an internal frontend on a private IP a network interface holds (here the
+/// bootstrap VM's NIC), naming that NIC's IP configuration.
+#[tokio::test(flavor = "multi_thread")]
+async fn azure_internal_ip_a_nic_holds_is_refused() {
+    let (_azure, sim, raw) = azure_world().await;
+    let names = [
+        "PrivateIPAddressIsAllocated: IP configuration /subscriptions/",
+        "/loadBalancers/mycluster-7xk2p-internal/frontendIPConfigurations/a",
+        "is using the private IP address 10.0.1.10 which is already allocated to resource",
+        "/networkInterfaces/mycluster-7xk2p-bootstrap-nic/ipConfigurations/pipConfig.",
+    ];
+    refused_sync(
+        &sim,
+        &raw,
+        "bootstrap NIC",
+        azure_internal("internal-lb", "10.0.1.10"),
+        &names,
+    )
+    .await;
+}
+
+/// The cloud config's network security group (`<infra>-nsg`) must exist for every Service
+/// (`reconcileSecurityGroup`); the public Service adds a rule from the `Internet` tag to its
+/// public IP on its port, gone with the Service; an internal one adds none.
+#[tokio::test(flavor = "multi_thread")]
+async fn azure_security_group_must_exist_and_opens_only_the_public_ip() {
+    let (azure, sim, raw) = azure_world().await;
+    azure.create_user_public_ip(
+        bootstrap_sim::azure::CLUSTER_RG,
+        "user-api",
+        "52.1.2.3".parse().unwrap(),
+    );
+    let ipv4 = "service.beta.kubernetes.io/azure-load-balancer-ipv4";
+    create(&raw, azure_internal("internal-lb", "10.0.1.253")).await;
+    ingress(&raw, API_NS, "internal-lb").await;
+    assert_eq!(
+        azure.security_rules(),
+        Some(vec![]),
+        "an internal Service adds no rule"
+    );
+    create(
+        &raw,
+        service(API_NS, "external-lb", json!({ipv4: "52.1.2.3"}), json!({})),
+    )
+    .await;
+    ingress(&raw, API_NS, "external-lb").await;
+    let rules = azure.security_rules().unwrap();
+    assert_eq!(rules.len(), 1, "{rules:?}");
+    assert_eq!(rules[0]["sourceAddressPrefix"], "Internet");
+    assert_eq!(rules[0]["destinationAddressPrefixes"], json!(["52.1.2.3"]));
+    assert_eq!(rules[0]["destinationPortRanges"], json!(["6443"]));
+    assert!(
+        rules[0]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("k8s-azure-lb_allow_IPv4_")
+    );
+    delete_service(&raw, API_NS, "external-lb").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while azure.security_rules() != Some(vec![]) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        azure.security_rules(),
+        Some(vec![]),
+        "the rule goes with its Service"
+    );
+
+    azure.remove_security_group();
+    let names = [r#"nsg "mycluster-7xk2p-nsg" not found"#];
+    refused_sync(
+        &sim,
+        &raw,
+        "internal",
+        azure_internal("other", "10.0.1.252"),
+        &names,
+    )
+    .await;
+    let public = service(MCS_NS, "external", json!({ipv4: "52.1.2.3"}), json!({}));
+    refused_sync(&sim, &raw, "public", public, &names).await;
+}
+
+/// An adopted Basic public IP: the provider PUTs it back as Standard. ARM upgrades a Static
+/// one nothing uses (the Service is served, the address now Standard), and refuses a
+/// Dynamic one or one another resource uses.
+#[tokio::test(flavor = "multi_thread")]
+async fn azure_basic_public_ip_is_upgraded_or_refused_as_arm_does() {
+    let (azure, sim, raw) = azure_world().await;
+    let rg = bootstrap_sim::azure::CLUSTER_RG;
+    let ipv4 = "service.beta.kubernetes.io/azure-load-balancer-ipv4";
+    let cases = [
+        ("52.1.2.3", "Static", None, None),
+        (
+            "52.1.2.4",
+            "Dynamic",
+            None,
+            Some("StandardSkuPublicIPAddressesMustBeStatic: Standard sku publicIp /subscriptions/"),
+        ),
+        (
+            "52.1.2.5",
+            "Static",
+            Some(
+                "/subscriptions/x/resourceGroups/y/providers/Microsoft.Network/networkInterfaces/vm-nic/ipConfigurations/ipconfig1",
+            ),
+            Some("PublicIPAddressInUseCannotUpdate: Public IP address /subscriptions/"),
+        ),
+    ];
+    for (i, (ip, allocation, user, refusal)) in cases.iter().enumerate() {
+        azure.create_user_public_ip(rg, &format!("basic-{i}"), ip.parse().unwrap());
+        azure.set_public_ip_sku(ip.parse().unwrap(), "Basic", allocation);
+        if let Some(user) = user {
+            azure.attach_public_ip(ip.parse().unwrap(), user);
+        }
+        let svc = service(
+            API_NS,
+            &format!("external-{i}"),
+            json!({ipv4: ip}),
+            json!({}),
+        );
+        match refusal {
+            None => {
+                create(&raw, svc).await;
+                assert_eq!(
+                    ingress(&raw, API_NS, &format!("external-{i}")).await["ip"],
+                    *ip
+                );
+                assert_eq!(
+                    azure.public_ip_sku(ip.parse().unwrap()).as_deref(),
+                    Some("Standard")
+                );
+            }
+            Some(words) => {
+                refused_sync(&sim, &raw, allocation, svc, &[words]).await;
+                assert_eq!(
+                    azure.public_ip_sku(ip.parse().unwrap()).as_deref(),
+                    Some("Basic")
+                );
+            }
+        }
+    }
 }

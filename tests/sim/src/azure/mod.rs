@@ -18,6 +18,7 @@ mod arm;
 mod authorization;
 mod cloud;
 mod dns;
+mod lb_view;
 mod network;
 mod nic;
 mod nic_put;
@@ -31,6 +32,7 @@ mod world;
 
 pub use authorization::RoleAssignment;
 pub use cloud::{ALL_HOSTS, STACK_ARM_HOST, STACK_AUDIENCE, SimCloud};
+pub use lb_view::{FoundPublicIp, SECURITY_GROUP, load_balancer_id};
 pub use nic::{BOOTSTRAP_IP, BOOTSTRAP_IPCONFIG, BOOTSTRAP_NIC};
 pub use resource_groups::RivalClaim;
 pub use usages::PublicIpQuota;

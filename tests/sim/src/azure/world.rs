@@ -63,6 +63,9 @@ pub struct World {
     /// (see [`super::AzureSim::race_second_addresses`]).
     pub rival_second_addresses: Vec<super::resource_groups::RivalClaim>,
     pub(super) active_rivals: Vec<super::resource_groups::ActiveRival>,
+    /// Network security groups by lowercased `<rg>/<name>`, each with its rules by name: the
+    /// installer's `<infra-id>-nsg` in the cluster resource group (see `lb_view`).
+    pub security_groups: BTreeMap<String, BTreeMap<String, Value>>,
     /// ResourceGroups_List answers 403 (the caller lacks the read permission).
     pub deny_resource_group_list: bool,
     pub(super) next_v4: u32,
@@ -162,6 +165,12 @@ impl World {
             rival_claims: Vec::new(),
             rival_second_addresses: Vec::new(),
             active_rivals: Vec::new(),
+            security_groups: [(
+                format!("{CLUSTER_RG}/{}", super::lb_view::SECURITY_GROUP).to_ascii_lowercase(),
+                BTreeMap::new(),
+            )]
+            .into_iter()
+            .collect(),
             deny_resource_group_list: false,
             next_v4: 1,
             next_v6: 1,

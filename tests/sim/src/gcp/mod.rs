@@ -36,6 +36,7 @@ mod iam;
 mod instance_groups;
 mod instances;
 mod ipam;
+mod lb_addresses;
 pub mod load_balancers;
 #[cfg(test)]
 mod nic_tests;
@@ -224,7 +225,7 @@ impl Default for Seed {
         };
         Self {
             project: "example-project".into(),
-            region: "us-central1".into(),
+            region: DEFAULT_REGION.into(),
             network: "mycluster-network".into(),
             subnetworks: vec![
                 subnet("mycluster-master-subnet", [10, 0, 0, 0], 17),
@@ -362,6 +363,9 @@ impl Seed {
         subnet.project.as_deref().unwrap_or(&self.project)
     }
 }
+
+/// The region of every seed here.
+pub const DEFAULT_REGION: &str = "us-central1";
 
 /// The Shared VPC host project of [`Seed::shared_vpc`].
 pub const SHARED_VPC_HOST_PROJECT: &str = "example-host-project";

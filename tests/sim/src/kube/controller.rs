@@ -83,6 +83,7 @@ impl Controller {
             pods,
             node_ips,
         });
+        ctx.lbs.set_node_count(knobs.endpoints);
         kubelet::sync(
             &mut ctx.shared.store.lock(),
             &ctx.pods,
@@ -246,6 +247,7 @@ async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
                 }
                 let k = knobs.borrow_and_update().clone();
                 kubelet::sync(&mut ctx.shared.store.lock(), &ctx.pods, k.endpoints, &ctx.node_ips);
+                ctx.lbs.set_node_count(k.endpoints);
                 let services: Vec<_> = ctx.shared.store.lock().list(SERVICES, None);
                 running.clear();
                 for (_, svc) in services {

@@ -77,7 +77,9 @@ use store::{Key, Store};
 use tokio::task::JoinHandle;
 
 pub use kubelet::PodSet;
-pub use lb::{AddressBook, AddressUsers, CloudOptions, Ipv4Cidr, Ipv6Cidr, lb_resource_name};
+pub use lb::{
+    AddressBook, AddressUsers, CloudOptions, Ipv4Cidr, Ipv6Cidr, gcp_no_address, lb_resource_name,
+};
 pub use rbac::User;
 pub use tls::SERVER_NAMES;
 
@@ -304,6 +306,30 @@ impl KubeSim {
         Ok(())
     }
 
+    /// The service proxy (ovnkube-node: `:10256` and the nodePorts) of the node `node`
+    /// (`master-<i>`) answers (`up`) or not: the GCP and Azure load balancers' health checks
+    /// and probes test it. An Azure load balancer whose every backend fails its probe serves
+    /// nothing (see `lb::backends`).
+    pub fn set_service_proxy(&self, node: &str, up: bool) {
+        self.controller.load_balancers().set_service_proxy(node, up);
+    }
+
+    /// Labels the node `node` (`master-<i>`) with
+    /// `node.kubernetes.io/exclude-from-external-load-balancers` (`excluded`) or removes the
+    /// label: the service controller leaves it out of every load balancer's backends.
+    pub fn exclude_from_load_balancers(&self, node: &str, excluded: bool) {
+        self.controller
+            .load_balancers()
+            .set_excluded(node, excluded);
+    }
+
+    /// The Azure load balancer's backend pool, healthy backends and probes for the Service
+    /// `namespace/name` (see `lb::backends`); None when no Azure load balancer fronts it.
+    pub fn azure_backend(&self, namespace: &str, name: &str) -> Option<Value> {
+        let svc = self.get("", "v1", "services", Some(namespace), name)?;
+        self.controller.load_balancers().azure_backend(&svc)
+    }
+
     /// Makes this Service's ingress and ready endpoints true now (or as soon as the Service
     /// exists); returns immediately.
     pub fn make_ready(&self, namespace: &str, name: &str) {
@@ -379,7 +405,8 @@ impl KubeSim {
 
     /// The IPs a client can reach an API server through now: those of the load balancer of a
     /// Service that has ingress and at least one ready endpoint (a load balancer without a
-    /// healthy target does not answer). A load balancer's IPs: what it holds in the cloud
+    /// healthy target does not answer; on Azure also a healthy backend node, see
+    /// [`KubeSim::set_service_proxy`]). A load balancer's IPs: what it holds in the cloud
     /// (an NLB's private IPs and EIPs, an internal frontend), and the IPs of its ingress. An
     /// NLB's address counts only when it forwards every listener (see `lb::nlb_config`: an
     /// address in a zone without a healthy target serves only across zones).
@@ -539,7 +566,8 @@ async fn serving(
                 .flatten()
                 .filter_map(|p| p["port"].as_u64().and_then(|n| u16::try_from(n).ok()))
                 .collect();
-            if has_ingress && !targets.is_empty() {
+            // An Azure load balancer without a healthy backend drops new flows (see `lb`).
+            if has_ingress && !targets.is_empty() && lbs.forwards(&svc) {
                 ready.push((ns.to_string(), name.to_string(), ingress, targets, ports));
             }
         }

@@ -145,13 +145,14 @@ pub fn verify_user_requested_ip(view: &GcpLbView, svc: &Value) -> Result<(), Str
     Ok(())
 }
 
-/// GCE's rule for a second internal forwarding rule on an IP another Service's rule already
-/// uses: only an address of purpose `SHARED_LOADBALANCER_VIP` may carry several. Without one
-/// the first Service got an address of its own (the provider reserves `a<uid>`, purpose
-/// `GCE_ENDPOINT`), and GCE refuses the second rule: "IP_IN_USE_BY_ANOTHER_RESOURCE"
-/// (kubernetes/ingress-gce#2735 quotes the error).
-pub fn shared_internal_ip(view: &GcpLbView, ip: &str) -> Result<(), String> {
-    match view.address_by_ip(ip) {
+/// GCE's rule for an internal forwarding rule on an IP another resource already uses
+/// (another Service's rule, a VM's interface): only an address of purpose
+/// `SHARED_LOADBALANCER_VIP` may be used by several (`address`: the one the provider holds
+/// the IP with; None: its own `a<uid>`, purpose `GCE_ENDPOINT`). Else GCE refuses the rule:
+/// "IP_IN_USE_BY_ANOTHER_RESOURCE", a failed operation as the provider's cloud library renders
+/// it (kubernetes/ingress-gce#2735 quotes the error).
+pub fn shared_internal_ip(address: Option<&Value>, ip: &str) -> Result<(), String> {
+    match address {
         Some(a) if a["purpose"] == "SHARED_LOADBALANCER_VIP" => Ok(()),
         _ => Err(format!(
             "googleapi: Error 409: IP_IN_USE_BY_ANOTHER_RESOURCE - IP '{ip}' is already being used by another resource."

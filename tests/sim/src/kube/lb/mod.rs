@@ -7,10 +7,16 @@
 //! | --- | --- | --- | --- |
 //! | `aws-load-balancer-type: external` | AWS Load Balancer Controller (`service`) | NLB hostname only | see `aws` and `nlb_config`: `FailedBuildModel`, `FailedDeployModel` |
 //! | other `aws-load-balancer-*` | in-tree AWS provider (`service-controller`) | ELB hostname | never |
-//! | GCP / Azure internal | service controller + cloud provider | the IP per family | see `frontends`, and on GCP `gce` (the installer's instance groups): `SyncLoadBalancerFailed` |
+//! | GCP / Azure internal | service controller + cloud provider | the IP per family | see `frontends` (subnet, ports) and `internal`: on GCP `gce` (the installer's instance groups), the address manager's reservation, an IP another rule or a VM uses without a `SHARED_LOADBALANCER_VIP` address; on Azure an IP a NIC holds, no network security group: `SyncLoadBalancerFailed` |
 //! | GCP other (with the fake known) | service controller + GCE provider | the requested IP | see `gce`: a static address of another network tier, `SyncLoadBalancerFailed` |
-//! | Azure other (with the fake known) | service controller + Azure provider | the IP per family | see `azure`: no such public IP in the cluster's or the annotated resource group, `SyncLoadBalancerFailed` |
+//! | Azure other (with the fake known) | service controller + Azure provider | the IP per family | see `azure`: no such public IP in the cluster's or the annotated resource group, a Basic one ARM will not upgrade, no network security group, `SyncLoadBalancerFailed`; else an `Internet` rule to the IP |
 //! | anything else | service controller | the requested IP per family, else a hostname | never |
+//!
+//! Whom they forward to (`backends`): every node not labelled
+//! `exclude-from-external-load-balancers`, healthy while its service proxy answers the
+//! probes; an Azure (Standard) frontend serves only while some backend is healthy, a GCE one
+//! fails open. Refusal texts are the providers' own where their sources give them; each
+//! module says where the wording could not be established.
 //!
 //! "Per family": cloud-provider-azure makes one frontend per family in `spec.ipFamilies` and
 //! takes each family's address from its annotation (`azure-load-balancer-ipv4` / `-ipv6`), else
@@ -30,13 +36,16 @@
 
 mod aws;
 mod azure;
+mod backends;
 mod cidr;
 pub(crate) mod ec2;
 mod frontends;
 mod gce;
+mod internal;
 mod nlb_config;
 
 pub use cidr::{Ipv4Cidr, Ipv6Cidr};
+pub use frontends::gcp_no_address;
 
 use super::events::{EventType, Report};
 use super::meta;
@@ -303,6 +312,8 @@ pub struct LoadBalancers {
     held: tokio::sync::Mutex<HashMap<Id, Holding>>,
     /// The addresses each Service's load balancer uses in [`CloudOptions::addresses`].
     used: std::sync::Mutex<HashMap<Id, Used>>,
+    /// The nodes behind the GCP and Azure load balancers (see `backends`).
+    nodes: std::sync::Mutex<backends::Nodes>,
 }
 
 /// What one Service's load balancer uses in the cloud's address book.
@@ -348,7 +359,7 @@ fn cloud_checks(cloud: &CloudOptions, kind: Kind, svc: &Value) -> Result<(), Str
     match (kind, &cloud.gcp, &cloud.azure) {
         (Kind::GcpInternal, Some(gcp), _) => gce::ensure_internal_instance_groups(gcp).map(drop),
         (Kind::Other, Some(gcp), _) => gce::verify_user_requested_ip(gcp, svc),
-        (Kind::Other, None, Some(azure)) => azure::find_public_ips(azure, svc),
+        (Kind::Other, None, Some(azure)) => azure::ensure_public(azure, svc),
         _ => Ok(()),
     }
 }
@@ -364,7 +375,7 @@ fn record_gce_internal(gcp: &crate::gcp::GcpLbView, svc: &Value, wanted: &[front
     let ports = frontend
         .rules
         .iter()
-        .filter_map(|(p, _)| u16::try_from(*p).ok())
+        .filter_map(|r| u16::try_from(r.port).ok())
         .collect();
     gcp.record_internal_lb(&lb_resource_name(svc), frontend.ip, ports, backends);
 }
@@ -399,6 +410,7 @@ impl LoadBalancers {
             ec2,
             held: tokio::sync::Mutex::new(HashMap::new()),
             used: std::sync::Mutex::new(HashMap::new()),
+            nodes: std::sync::Mutex::new(backends::Nodes::default()),
         })
     }
 
@@ -434,21 +446,42 @@ impl LoadBalancers {
         }
     }
 
-    fn frontends(&self, svc: &Value) -> Result<Vec<frontends::Frontend>, String> {
-        let subnet = match kind(svc) {
-            Kind::GcpInternal => frontends::Subnet {
+    /// The subnet of the Service's internal frontends (None: not an internal Service). With
+    /// the GCP fake known its address reservation checks the range (see `internal`).
+    fn subnet(&self, svc: &Value) -> Option<frontends::Subnet> {
+        let region = self
+            .cloud
+            .gcp
+            .as_ref()
+            .map_or_else(|| crate::gcp::DEFAULT_REGION.to_string(), |g| g.region());
+        let lb_id = crate::azure::load_balancer_id(true);
+        match kind(svc) {
+            Kind::GcpInternal => Some(frontends::Subnet {
                 cloud: frontends::Cloud::Gcp,
-                ipv4: self.cloud.gcp_compute_subnet,
+                ipv4: self
+                    .cloud
+                    .gcp_compute_subnet
+                    .filter(|_| self.cloud.gcp.is_none()),
                 ipv6: None,
-            },
-            Kind::AzureInternal => frontends::Subnet {
+                region,
+                lb_id,
+            }),
+            Kind::AzureInternal => Some(frontends::Subnet {
                 cloud: frontends::Cloud::Azure,
                 ipv4: self.cloud.azure_compute_subnet,
                 ipv6: self.cloud.azure_compute_subnet_ipv6,
-            },
-            _ => return Ok(Vec::new()),
-        };
-        frontends::model(&subnet, svc, &requested_ips(svc))
+                region,
+                lb_id,
+            }),
+            _ => None,
+        }
+    }
+
+    fn frontends(&self, svc: &Value) -> Result<Vec<frontends::Frontend>, String> {
+        match self.subnet(svc) {
+            Some(subnet) => frontends::model(&subnet, svc, &requested_ips(svc)),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// Reconciles the load balancer of the Service `ns/name` as it is stored now: gives back
@@ -560,17 +593,17 @@ impl LoadBalancers {
                         })
                         .flatten()
                         .collect();
-                    for frontend in &wanted {
-                        if let Err(why) = frontends::check(frontend, &others) {
-                            return refused(why);
-                        }
-                        let shared = others.iter().any(|o| o.ip == frontend.ip);
-                        if let (true, Kind::GcpInternal, Some(gcp)) =
-                            (shared, kind(&svc), &self.cloud.gcp)
-                            && let Err(why) = gce::shared_internal_ip(gcp, &frontend.ip.to_string())
-                        {
-                            return refused(why);
-                        }
+                    if let Some(subnet) = self.subnet(&svc)
+                        && let Err(why) = internal::check(
+                            &self.cloud,
+                            &subnet,
+                            kind(&svc),
+                            &svc,
+                            &wanted,
+                            &others,
+                        )
+                    {
+                        return refused(why);
                     }
                     if let (Kind::GcpInternal, Some(gcp)) = (kind(&svc), &self.cloud.gcp) {
                         record_gce_internal(gcp, &svc, &wanted);
@@ -668,36 +701,40 @@ impl LoadBalancers {
         if let Some(gone) = gone {
             self.give_back(&gone.held).await;
         }
-        if let (Some(used), Some(book)) = (used, &self.cloud.addresses) {
-            for ip in used.ips {
-                book.0.detach(ip, &used.lb);
+        if let (Some(used), Some(book)) = (&used, &self.cloud.addresses) {
+            for ip in &used.ips {
+                book.0.detach(*ip, &used.lb);
+            }
+        }
+        if let (Some(used), Some(azure)) = (&used, &self.cloud.azure) {
+            for ip in &used.ips {
+                azure.remove_destination(&ip.to_string());
             }
         }
     }
 
-    /// Records (in the cloud's address book, when there is one) that the Service's load
-    /// balancer uses the addresses it asks for, and no longer the ones it used before.
+    /// Records that the Service's load balancer uses the addresses it asks for, and no longer
+    /// the ones it used before (in the cloud's address book too, when there is one).
     fn uses(&self, id: &Id, svc: &Value) {
-        let Some(book) = &self.cloud.addresses else {
-            return;
-        };
         let ips: Vec<IpAddr> = requested_ips(svc)
             .iter()
             .filter_map(|ip| ip.parse().ok())
             .collect();
         let lb = lb_resource_name(svc);
         let mut used = lock(&self.used);
-        if let Some(old) = used.get(id) {
-            for ip in old
-                .ips
-                .iter()
-                .filter(|ip| old.lb != lb || !ips.contains(ip))
-            {
-                book.0.detach(*ip, &old.lb);
+        if let Some(book) = &self.cloud.addresses {
+            if let Some(old) = used.get(id) {
+                for ip in old
+                    .ips
+                    .iter()
+                    .filter(|ip| old.lb != lb || !ips.contains(ip))
+                {
+                    book.0.detach(*ip, &old.lb);
+                }
             }
-        }
-        for ip in &ips {
-            book.0.attach(*ip, &lb);
+            for ip in &ips {
+                book.0.attach(*ip, &lb);
+            }
         }
         let uid = meta::uid(svc).to_string();
         used.insert(id.clone(), Used { uid, lb, ips });
