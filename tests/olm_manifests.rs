@@ -338,3 +338,28 @@ fn bad_input_exits_2_naming_the_flag() {
         assert!(out.stdout.is_empty(), "{args:?}: nothing printed");
     }
 }
+
+#[test]
+fn permissions_prints_the_controllers_policy_beside_ours_and_only_for_aws() {
+    let out = agent(&["permissions", "--for", "aws-load-balancer-controller"]);
+    assert!(out.status.success(), "{out:?}");
+    let policy: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(policy["Version"], "2012-10-17");
+    let actions: Vec<&str> = policy["Statement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["Action"].as_array().unwrap())
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(actions.contains(&"elasticloadbalancing:CreateLoadBalancer"));
+    let gcp = agent(&[
+        "permissions",
+        "--cloud",
+        "gcp",
+        "--for",
+        "aws-load-balancer-operator",
+    ]);
+    assert_eq!(gcp.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&gcp.stderr).contains("--for"));
+}
