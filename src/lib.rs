@@ -9,7 +9,8 @@
 //! main -> exit (exit codes from the error chain)
 //!      -> cli (argument types + one thin handler per command)
 //!           -> daemon (`run` and `wait`: walks the machine; the gate step, the drain, signals)
-//!           -> gather, status, pause (support bundle, what the journal says, hold/continue)
+//!           -> gather, status, pause (support bundle, what the journal says, hold/continue),
+//!              manifests (PURE documents for the installer's `openshift/`: the LB controller via OLM)
 //!           -> preflight (the checklist before `run` changes anything; reads and dry runs)
 //!           -> dns_answers (the records api / api-int must hold now, what a zone or the
 //!              resolver answers, the verdict, and the wait for the user's DNS)
@@ -66,6 +67,7 @@ mod golden;
 pub mod host_address;
 pub mod journal;
 pub mod machine;
+pub mod manifests;
 pub mod notify;
 pub mod options;
 pub mod output;

@@ -267,7 +267,7 @@ fn the_check_refuses_a_flag_or_command_the_cli_does_not_have() {
     assert_eq!(
         problems_of("bootstrap-agent reserv --assets DIR"),
         vec![
-            "`bootstrap-agent` needs a subcommand, one of: run, publish, preflight, capabilities, render, apply, wait, plan, reserve, publish-lb-ips, dns, teardown, status, pause, resume, permissions, gather"
+            "`bootstrap-agent` needs a subcommand, one of: run, publish, preflight, capabilities, render, apply, wait, plan, reserve, publish-lb-ips, dns, teardown, status, pause, resume, permissions, manifests, gather"
                 .to_string(),
             "`bootstrap-agent` has no --assets".to_string()
         ]

@@ -28,6 +28,9 @@ _bootstrap__agent() {
             bootstrap__agent,gather)
                 cmd="bootstrap__agent__subcmd__gather"
                 ;;
+            bootstrap__agent,manifests)
+                cmd="bootstrap__agent__subcmd__manifests"
+                ;;
             bootstrap__agent,pause)
                 cmd="bootstrap__agent__subcmd__pause"
                 ;;
@@ -91,6 +94,9 @@ _bootstrap__agent() {
             bootstrap__agent__subcmd__dns,verify)
                 cmd="bootstrap__agent__subcmd__dns__subcmd__verify"
                 ;;
+            bootstrap__agent__subcmd__manifests,aws-load-balancer-controller)
+                cmd="bootstrap__agent__subcmd__manifests__subcmd__aws__subcmd__load__subcmd__balancer__subcmd__controller"
+                ;;
             *)
                 ;;
         esac
@@ -98,7 +104,7 @@ _bootstrap__agent() {
 
     case "${cmd}" in
         bootstrap__agent)
-            opts="-h -V --help --version run publish preflight capabilities render apply wait plan reserve publish-lb-ips dns teardown status pause resume permissions gather"
+            opts="-h -V --help --version run publish preflight capabilities render apply wait plan reserve publish-lb-ips dns teardown status pause resume permissions manifests gather"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -675,6 +681,62 @@ _bootstrap__agent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        bootstrap__subcmd__agent__subcmd__manifests)
+            opts="-h --help aws-load-balancer-controller"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        bootstrap__subcmd__agent__subcmd__manifests__subcmd__aws__subcmd__load__subcmd__balancer__subcmd__controller)
+            opts="-h --dir --channel --source --source-namespace --subnet-tagging --sts-operator-role-arn --sts-controller-role-arn --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --channel)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --source)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --source-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --subnet-tagging)
+                    COMPREPLY=($(compgen -W "auto manual" -- "${cur}"))
+                    return 0
+                    ;;
+                --sts-operator-role-arn)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sts-controller-role-arn)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         bootstrap__subcmd__agent__subcmd__pause)
             opts="-h --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -694,7 +756,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__permissions)
-            opts="-h --cloud --assets --command --bootstrap-second-address --kube --output --help"
+            opts="-h --cloud --assets --command --bootstrap-second-address --kube --for --output --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -714,6 +776,10 @@ _bootstrap__agent() {
                     ;;
                 --bootstrap-second-address)
                     COMPREPLY=($(compgen -W "host cloud off" -- "${cur}"))
+                    return 0
+                    ;;
+                --for)
+                    COMPREPLY=($(compgen -W "aws-load-balancer-operator aws-load-balancer-controller" -- "${cur}"))
                     return 0
                     ;;
                 --output)

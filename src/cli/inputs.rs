@@ -105,9 +105,10 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
             assets: args.assets.as_deref(),
             ..Inputs::default()
         },
-        Command::Status { .. } | Command::Pause { .. } | Command::Resume { .. } => {
-            Inputs::default()
-        }
+        Command::Status { .. }
+        | Command::Pause { .. }
+        | Command::Resume { .. }
+        | Command::Manifests { .. } => Inputs::default(),
     }
 }
 

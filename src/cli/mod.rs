@@ -183,6 +183,12 @@ pub enum Command {
     /// or the Kubernetes ClusterRole the agent's calls need, per command, scoped by the
     /// assets. The same table preflight asks from.
     Permissions(crate::permissions::PermissionsArgs),
+    /// Print manifests for the installer's `openshift/` dir that make the cluster bring what
+    /// the agent relies on (the AWS Load Balancer Controller, through OLM).
+    Manifests {
+        #[command(subcommand)]
+        command: crate::manifests::ManifestsCommand,
+    },
     /// Write a support bundle (.tar.gz): journal, status, plan, rendered Services, gate report,
     /// the cloud's view of ours and, with a kubeconfig, our Services, slices and Events.
     Gather(GatherArgs),
@@ -246,6 +252,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Resume { state } => crate::pause::resume(&state.state_dir),
         Command::Gather(args) => crate::gather::command(&args).await,
         Command::Permissions(args) => crate::permissions::command(&args),
+        Command::Manifests { command } => crate::manifests::command(&command),
         Command::Run(args) => crate::daemon::command(&args).await,
         Command::Publish(args) => crate::publish::command(&args).await,
         Command::Preflight(args) => crate::preflight::command(&args).await,

@@ -5,7 +5,8 @@
 //! id, ReleaseAddress and DeleteNetworkInterface on resources carrying our ownership tag,
 //! CreateTags only on create, AssumeRole on the `hostedZoneRole`; GCP per project; Azure
 //! assignable to the resource groups the agent touches. `--kube` prints the Kubernetes
-//! ClusterRole instead.
+//! ClusterRole instead; `--for` the IAM policy of the aws-load-balancer-operator or of the
+//! AWS Load Balancer Controller it runs (`olm`: their own CredentialsRequests, as data).
 //!
 //! One file per cloud (`aws`, `gcp`, `azure`) turns its table into that cloud's document;
 //! `cluster_role`: the ClusterRole. Here: the command, the choice of the cloud, and the
@@ -15,6 +16,7 @@ mod aws;
 mod azure;
 mod cluster_role;
 mod gcp;
+pub mod olm;
 
 pub use aws::{AwsScoping, aws_policy};
 pub use azure::{azure_role, written_record_types};
@@ -32,7 +34,7 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 pub struct PermissionsArgs {
     /// The cloud whose policy to print (the assets' platform when --assets is given).
-    #[arg(long, value_parser = ["aws", "gcp", "azure"], required_unless_present_any = ["assets", "kube"])]
+    #[arg(long, value_parser = ["aws", "gcp", "azure"], required_unless_present_any = ["assets", "kube", "for_"])]
     pub cloud: Option<String>,
     /// Scope the policy to these assets (zones, resource groups, projects, the ownership tag).
     /// Without it: every action any plan may need, unscoped where the scope comes from assets.
@@ -50,6 +52,12 @@ pub struct PermissionsArgs {
     /// Print the Kubernetes ClusterRole the agent's cluster calls need instead.
     #[arg(long, conflicts_with = "cloud")]
     pub kube: bool,
+    /// AWS: print the IAM policy of what `manifests aws-load-balancer-controller` brings
+    /// instead of the agent's: the operator's, or the controller's it runs (from the
+    /// operator's own CredentialsRequests).
+    #[arg(long = "for", conflicts_with_all = ["kube", "command", "assets"],
+          value_parser = crate::options::one_of(olm::Whose::AwsLoadBalancerController))]
+    pub for_: Option<olm::Whose>,
     #[arg(long, default_value = "json", value_parser = crate::options::one_of(Output::Json))]
     pub output: Output,
 }
@@ -77,6 +85,17 @@ pub fn command(args: &PermissionsArgs) -> Result<()> {
         spec.second_bootstrap_address = args.bootstrap_second_address;
         spec
     });
+    if let Some(whose) = args.for_ {
+        if let Some(cloud) = args.cloud.as_deref().filter(|c| *c != "aws") {
+            return Err(crate::error::InputError::new(
+                "--for (no environment variable)",
+                format!("--cloud {cloud}"),
+                "the aws-load-balancer-operator and its controller run on AWS only; expected --cloud aws",
+            )
+            .into());
+        }
+        return output::data(args.output, &olm::policy(whose)?);
+    }
     let document = if args.kube {
         kube_cluster_role(&commands)
     } else {
@@ -201,6 +220,25 @@ pub fn generated_docs(fixtures: &std::path::Path) -> Result<Vec<(String, String,
         "bootstrap-agent permissions --kube".into(),
         serde_json::to_string_pretty(&kube_cluster_role(&Command::ALL))?,
     ));
+    // Beside ours: what `manifests aws-load-balancer-controller` brings needs these.
+    for (title, flag, whose) in [
+        (
+            "AWS Load Balancer Controller (the operator's CredentialsRequest for it)",
+            "aws-load-balancer-controller",
+            olm::Whose::AwsLoadBalancerController,
+        ),
+        (
+            "aws-load-balancer-operator (its own CredentialsRequest)",
+            "aws-load-balancer-operator",
+            olm::Whose::AwsLoadBalancerOperator,
+        ),
+    ] {
+        out.push((
+            title.into(),
+            format!("bootstrap-agent permissions --for {flag}"),
+            serde_json::to_string_pretty(&olm::policy(whose)?)?,
+        ));
+    }
     Ok(out)
 }
 

@@ -85,10 +85,7 @@ pub fn serving(inner: &Inner) -> bool {
 
 /// Brings the controller up or down: the Deployment's status and the webhook's endpoint.
 pub fn set_serving(inner: &mut Inner, serving: bool) -> anyhow::Result<()> {
-    let ctx = WriteCtx {
-        manager: "kube-controller-manager",
-        dry_run: false,
-    };
+    let ctx = WriteCtx::internal("kube-controller-manager", false);
     let key = Key::new(DEPLOYMENTS, NAMESPACE, DEPLOYMENT);
     let Some(current) = inner.get(&key) else {
         anyhow::bail!(

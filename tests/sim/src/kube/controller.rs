@@ -378,10 +378,7 @@ fn write_status(inner: &mut Inner, ns: &str, name: &str, load_balancer: Value) {
         return;
     };
     meta::set(&mut svc, &["status", "loadBalancer"], load_balancer);
-    let ctx = WriteCtx {
-        manager: CCM,
-        dry_run: false,
-    };
+    let ctx = WriteCtx::internal(CCM, false);
     let _ = ops::update(
         inner,
         &Key::new(SERVICES, ns, name),

@@ -41,15 +41,24 @@ pub fn api_versions(server: &str) -> Value {
     })
 }
 
-fn group_version(group: &str) -> Value {
-    json!({"groupVersion": format!("{group}/v1"), "version": "v1"})
+fn group_version(group: &str, version: &str) -> Value {
+    json!({"groupVersion": format!("{group}/{version}"), "version": version})
 }
 
+/// A group and its versions, in table order; the first is the preferred one
+/// (`operators.coreos.com`: v1 for OperatorGroup, v1alpha1 for Subscription).
 fn api_group(group: &str) -> Value {
+    let mut versions: Vec<&str> = Vec::new();
+    for r in RESOURCES.iter().filter(|r| r.group == group) {
+        if !versions.contains(&r.version) {
+            versions.push(r.version);
+        }
+    }
+    let preferred = versions.first().copied().unwrap_or("v1");
     json!({
         "name": group,
-        "versions": [group_version(group)],
-        "preferredVersion": group_version(group)
+        "versions": versions.iter().map(|v| group_version(group, v)).collect::<Vec<_>>(),
+        "preferredVersion": group_version(group, preferred)
     })
 }
 

@@ -186,10 +186,7 @@ pub fn sync(inner: &mut Inner, ns: &str, name: &str, gate_open: bool) {
         return;
     };
     let backends = backends(inner, &svc, gate_open);
-    let ctx = WriteCtx {
-        manager: KCM,
-        dry_run: false,
-    };
+    let ctx = WriteCtx::internal(KCM, false);
     let (endpoints, ports) = wanted_slice(&svc, ns, &backends);
     let existing = slices_of(inner, ns, name);
     match existing.first() {

@@ -55,10 +55,7 @@ fn event_name(object: &str) -> String {
 pub fn record(inner: &mut Inner, svc: &Value, report: &Report) {
     let ns = meta::namespace(svc).to_string();
     let uid = meta::uid(svc);
-    let ctx = WriteCtx {
-        manager: report.component,
-        dry_run: false,
-    };
+    let ctx = WriteCtx::internal(report.component, false);
     let now = meta::now();
     let same = inner.list(EVENTS, Some(&ns)).into_iter().find(|(_, e)| {
         meta::get_str(e, &["involvedObject", "uid"]) == Some(uid)

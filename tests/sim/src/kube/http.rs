@@ -138,6 +138,8 @@ pub(super) struct Req {
     pub content_type: String,
     pub user_agent: String,
     pub body: Bytes,
+    /// `Warning:` header values of the response (`fieldValidation=Warn`).
+    pub warnings: std::cell::RefCell<Vec<String>>,
 }
 
 impl Req {
@@ -229,6 +231,7 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>) -> Response<Body> {
         content_type,
         user_agent,
         body,
+        warnings: Default::default(),
     };
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let discovery = |v: Option<Value>| match (&r.method, v) {

@@ -166,10 +166,7 @@ fn run_pod(inner: &mut Inner, set: &PodSet, node: usize, node_ips: &[std::net::I
             "containers": [{"name": set.name, "image": format!("quay.io/openshift/{}:sim", set.name), "ports": ports}],
         },
     });
-    let ctx = WriteCtx {
-        manager: KUBELET,
-        dry_run: false,
-    };
+    let ctx = WriteCtx::internal(KUBELET, false);
     let Ok(created) = ops::create(inner, PODS, &set.namespace, pod, &ctx) else {
         return;
     };

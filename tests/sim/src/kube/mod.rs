@@ -11,8 +11,11 @@
 //!   (+status), events;
 //!   discovery.k8s.io/v1 endpointslices; config.openshift.io/v1 clusterversions and
 //!   infrastructures (cluster-scoped, +status); apiextensions.k8s.io/v1
-//!   customresourcedefinitions (holding the two CRDs); apps/v1 deployments (+status; the AWS
-//!   Load Balancer Controller's, see `aws_controller`).
+//!   customresourcedefinitions (holding the CRDs of the custom resources); apps/v1
+//!   deployments (+status; the AWS Load Balancer Controller's, see `aws_controller`);
+//!   operators.coreos.com v1 operatorgroups and v1alpha1 subscriptions (OLM), and
+//!   networking.olm.openshift.io/v1 awsloadbalancercontrollers (cluster-scoped), each from
+//!   its project's CRD (`tests/fixtures/crds`).
 //! - Objects: uid, a global resourceVersion counter, generation (bumped on changes outside
 //!   metadata/status), creationTimestamp, Service defaults and allocation (see `service`),
 //!   namespace defaults; kind/apiVersion on objects and watch events; `XList` kinds with the
@@ -31,8 +34,12 @@
 //! # What is simplified
 //! - Lists are atomic for apply and strategic merge (Service `spec.ports` is a map keyed by
 //!   port+protocol in kube-apiserver); only the validations in `objects`/`service` are done;
-//!   ClusterVersion is pruned and validated against its structural schema (`schema`), other
-//!   custom resources are schemaless; `fieldValidation` is ignored.
+//!   ClusterVersion is pruned and validated against its structural schema (`schema`), and
+//!   OperatorGroup, Subscription and AWSLoadBalancerController against their CRDs' schemas,
+//!   where an unknown field answers as kube-apiserver answers it: `fieldValidation` Strict
+//!   400, Warn (the default) pruned with a `Warning` header, Ignore pruned; server-side
+//!   apply 500 "field not declared in schema" (`objects::unknown_fields`). Other custom
+//!   resources are schemaless. No defaulting (`subnetTagging: Auto` is not filled in).
 //! - Lists always come from the latest state (`resourceVersionMatch` is ignored).
 //! - RBAC for every request (see `rbac`), as the token's user ([`KubeSimOptions::user`]).
 //! - No admission, no aggregated discovery, no OpenAPI, no protobuf, no HTTP/2.
@@ -390,10 +397,7 @@ impl KubeSim {
             &["metadata", "resourceVersion"],
             live["metadata"]["resourceVersion"].clone(),
         );
-        let ctx = ops::WriteCtx {
-            manager: "kube-sim",
-            dry_run: false,
-        };
+        let ctx = ops::WriteCtx::internal("kube-sim", false);
         ops::update(&mut inner, &key, body, apply::Scope::Main, &ctx)
             .map_err(|e| anyhow::anyhow!("{}", e.message))
     }
@@ -604,10 +608,7 @@ fn resource_of(obj: &Value) -> Result<usize> {
 
 fn create_object(shared: &Shared, obj: Value) -> Result<Value> {
     let res = resource_of(&obj)?;
-    let ctx = ops::WriteCtx {
-        manager: "kube-sim",
-        dry_run: false,
-    };
+    let ctx = ops::WriteCtx::internal("kube-sim", false);
     let mut inner = shared.store.lock();
     let ns = meta::namespace(&obj).to_string();
     let created = ops::create(&mut inner, res, &ns, obj.clone(), &ctx)

@@ -9,6 +9,7 @@
 
 use super::apply::Scope;
 use super::meta;
+use super::ops::{FieldValidation, WriteCtx};
 use super::resources::{NameRule, RESOURCES, Resource};
 use super::schema;
 use super::service;
@@ -37,6 +38,8 @@ pub fn prepare(
     old: Option<&Value>,
     new: Value,
     scope: Scope,
+    ctx: &WriteCtx<'_>,
+    apply: bool,
 ) -> Result<Value, ApiError> {
     let res = &RESOURCES[key.res];
     let mut obj = match (scope, old) {
@@ -118,7 +121,11 @@ pub fn prepare(
         _ => {}
     }
     if let Some(schema) = schema::of(res) {
-        errs.extend(schema::check(schema, &mut obj));
+        let (found, pruned) = schema::check_pruning(schema, &mut obj);
+        if !pruned.is_empty() && schema::complete(res) {
+            unknown_fields(res, key, &pruned, ctx, apply)?;
+        }
+        errs.extend(found);
     }
     if !errs.is_empty() {
         return Err(ApiError::invalid(res, &key.name, &errs));
@@ -140,6 +147,60 @@ pub fn prepare(
         meta::set(&mut obj, &["metadata", "generation"], json!(generation));
     }
     Ok(obj)
+}
+
+/// Fields the schema does not declare, as kube-apiserver treats them: decoding comes before
+/// validation, so these answers come before any 422.
+/// - server-side apply: always refused (the typed patch cannot be built:
+///   `managedfields/internal/structuredmerge.go`), a 500 without a reason (kubernetes/kubernetes
+///   issues 122480 and 139253: not a `Status` error inside the server);
+/// - otherwise `fieldValidation` decides (KEP-2885, kubernetes/kubernetes PR 105916): Strict is
+///   400 `strict decoding error: unknown field "spec.x"`, Warn (the default) prunes with a
+///   `Warning: 299 - "unknown field \"spec.x\""`, Ignore prunes silently.
+fn unknown_fields(
+    res: &Resource,
+    key: &Key,
+    pruned: &[String],
+    ctx: &WriteCtx<'_>,
+    apply: bool,
+) -> Result<(), ApiError> {
+    if apply {
+        // structured-merge-diff's ValidationErrors: one line, or "errors:" and one per line.
+        let lines: Vec<String> = pruned
+            .iter()
+            .map(|p| format!(".{p}: field not declared in schema"))
+            .collect();
+        let detail = match lines.as_slice() {
+            [one] => one.clone(),
+            many => format!("errors:\n  {}", many.join("\n  ")),
+        };
+        let gvk = if res.group.is_empty() {
+            format!("/{}, Kind={}", res.version, res.kind)
+        } else {
+            format!("{}/{}, Kind={}", res.group, res.version, res.kind)
+        };
+        return Err(ApiError::internal(format!(
+            "failed to create typed patch object ({}/{}; {gvk}): {detail}",
+            key.ns, key.name
+        )));
+    }
+    let unknown: Vec<String> = pruned
+        .iter()
+        .map(|p| format!("unknown field {p:?}"))
+        .collect();
+    match ctx.validation {
+        FieldValidation::Strict => Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            unknown.join(", ")
+        ))),
+        FieldValidation::Warn => {
+            if let Some(w) = ctx.warnings {
+                w.borrow_mut().extend(unknown);
+            }
+            Ok(())
+        }
+        FieldValidation::Ignore => Ok(()),
+    }
 }
 
 fn spec_part(v: &Value) -> Value {

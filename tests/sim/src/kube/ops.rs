@@ -3,7 +3,8 @@
 //! call these.
 //!
 //! Simplifications: strategic merge patch is applied as a JSON merge patch (lists replaced, not merged by key);
-//! `fieldValidation` is not enforced (objects are schemaless).
+//! `fieldValidation` counts only for the custom resources with a complete schema (see
+//! `objects::unknown_fields`); other objects are schemaless or pruned silently.
 
 use super::apply::{self, Scope};
 use super::delete::{collect_garbage, remove_object};
@@ -18,6 +19,44 @@ use std::sync::Arc;
 pub struct WriteCtx<'a> {
     pub manager: &'a str,
     pub dry_run: bool,
+    /// `fieldValidation` (Warn when unset, as kube-apiserver's default).
+    pub validation: FieldValidation,
+    /// Where `Warn` puts its `Warning:` lines (the HTTP layer sends them); None: dropped.
+    pub warnings: Option<&'a std::cell::RefCell<Vec<String>>>,
+}
+
+impl<'a> WriteCtx<'a> {
+    /// A write of the simulated controllers: their objects have no unknown fields.
+    pub fn internal(manager: &'a str, dry_run: bool) -> Self {
+        Self {
+            manager,
+            dry_run,
+            validation: FieldValidation::Ignore,
+            warnings: None,
+        }
+    }
+}
+
+/// The `fieldValidation` query parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldValidation {
+    Ignore,
+    Warn,
+    Strict,
+}
+
+impl FieldValidation {
+    /// kube-apiserver refuses other values with 400 (handlers/rest.go `fieldValidation`).
+    pub fn parse(value: Option<&str>) -> Result<Self, ApiError> {
+        match value {
+            None | Some("") | Some("Warn") => Ok(Self::Warn),
+            Some("Ignore") => Ok(Self::Ignore),
+            Some("Strict") => Ok(Self::Strict),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "fieldValidation must be one of Ignore, Warn, Strict, got {other}"
+            ))),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,7 +241,7 @@ pub fn create(
         return Err(ApiError::already_exists(res, &name));
     }
     meta::set_str(&mut body, &["metadata", "name"], &name);
-    let mut obj = prepare(inner, &key, None, body, Scope::Main)?;
+    let mut obj = prepare(inner, &key, None, body, Scope::Main, ctx, false)?;
     apply::record_update(
         res,
         None,
@@ -250,7 +289,7 @@ fn write(
     {
         return Err(ApiError::stale(res, &key.name));
     }
-    let mut obj = prepare(inner, key, Some(old), body, scope)?;
+    let mut obj = prepare(inner, key, Some(old), body, scope, ctx, false)?;
     apply::record_update(
         res,
         Some(old),
@@ -341,7 +380,7 @@ fn apply_patch(
     let prepared = {
         let inner_ref: &Inner = inner;
         let old_ref = old.as_deref();
-        let mut finish = |merged: Value| prepare(inner_ref, key, old_ref, merged, scope);
+        let mut finish = |merged: Value| prepare(inner_ref, key, old_ref, merged, scope, ctx, true);
         apply::apply(res, &live, config, ctx.manager, force, scope, &mut finish)?
     };
     let created = old.is_none();

@@ -108,6 +108,16 @@ const OPENSHIFT_CONFIG: Resource = Resource {
     ..DEFAULTS
 };
 
+/// A custom resource with a `/status` (as OLM's and the aws-load-balancer-operator's CRDs
+/// declare), served from a CRD vendored whole (see `schema`).
+const CUSTOM: Resource = Resource {
+    status: true,
+    returns_deleted_object: true,
+    generation: true,
+    custom: true,
+    ..DEFAULTS
+};
+
 /// `rbac.authorization.k8s.io/v1`: no status, DELETE answers with a `Status`.
 const RBAC: Resource = Resource {
     group: "rbac.authorization.k8s.io",
@@ -241,6 +251,35 @@ pub static RESOURCES: &[Resource] = &[
         singular: "rolebinding",
         kind: "RoleBinding",
         ..RBAC
+    },
+    // What `bootstrap-agent manifests aws-load-balancer-controller` writes (OLM, and the
+    // operator's own API): names and scope as their CRDs in tests/fixtures/crds say.
+    Resource {
+        group: "operators.coreos.com",
+        plural: "operatorgroups",
+        singular: "operatorgroup",
+        kind: "OperatorGroup",
+        short_names: &["og"],
+        categories: &["olm"],
+        ..CUSTOM
+    },
+    Resource {
+        group: "operators.coreos.com",
+        version: "v1alpha1",
+        plural: "subscriptions",
+        singular: "subscription",
+        kind: "Subscription",
+        short_names: &["sub", "subs"],
+        categories: &["olm"],
+        ..CUSTOM
+    },
+    Resource {
+        group: "networking.olm.openshift.io",
+        plural: "awsloadbalancercontrollers",
+        singular: "awsloadbalancercontroller",
+        kind: "AWSLoadBalancerController",
+        namespaced: false,
+        ..CUSTOM
     },
 ];
 

@@ -90,10 +90,18 @@ pub(super) fn resource(
             .and_then(|opts| delete::delete(&mut shared.store.lock(), &key, &opts)),
         (_, m) => Err(ApiError::method_not_allowed(m.as_str())),
     };
-    match result {
+    let mut response = match result {
         Ok((code, v)) => respond(code, &v),
         Err(e) => error(&e),
+    };
+    // As kube-apiserver's warning recorder: `299 - "<text>"`, one header per warning.
+    for w in r.warnings.borrow().iter() {
+        let text = format!("299 - {}", serde_json::Value::from(w.as_str()));
+        if let Ok(v) = hyper::header::HeaderValue::from_str(&text) {
+            response.headers_mut().append("warning", v);
+        }
     }
+    response
 }
 
 fn body_value(r: &Req) -> Result<Value, ApiError> {
@@ -103,7 +111,7 @@ fn body_value(r: &Req) -> Result<Value, ApiError> {
     ops::decode(&r.body)
 }
 
-fn ctx(r: &Req) -> Result<(String, bool), ApiError> {
+fn ctx(r: &Req) -> Result<(String, bool, ops::FieldValidation), ApiError> {
     let manager = r.manager();
     if manager.len() > 128 {
         return Err(ApiError::invalid_kind(
@@ -117,7 +125,8 @@ fn ctx(r: &Req) -> Result<(String, bool), ApiError> {
             )],
         ));
     }
-    Ok((manager, r.dry_run()))
+    let validation = ops::FieldValidation::parse(r.q("fieldValidation"))?;
+    Ok((manager, r.dry_run(), validation))
 }
 
 fn create(shared: &Shared, res: usize, ns: &str, r: &Req) -> Result<(u16, Value), ApiError> {
@@ -140,10 +149,12 @@ fn write(
     op: impl FnOnce(Value, &WriteCtx) -> Result<Value, ApiError>,
 ) -> Result<Value, ApiError> {
     let body = body_value(r)?;
-    let (manager, dry_run) = ctx(r)?;
+    let (manager, dry_run, validation) = ctx(r)?;
     let wc = WriteCtx {
         manager: &manager,
         dry_run,
+        validation,
+        warnings: Some(&r.warnings),
     };
     op(body, &wc)
 }
@@ -151,7 +162,7 @@ fn write(
 fn patch(shared: &Shared, key: &Key, scope: Scope, r: &Req) -> Result<(u16, Value), ApiError> {
     let typ = PatchType::from_content_type(&r.content_type)
         .ok_or_else(|| ApiError::unsupported_media(&r.content_type))?;
-    let (manager, dry_run) = ctx(r)?;
+    let (manager, dry_run, validation) = ctx(r)?;
     let force = r.q("force");
     let mut errs = Vec::new();
     if typ == PatchType::Apply && r.q("fieldManager").is_none_or(str::is_empty) {
@@ -177,6 +188,8 @@ fn patch(shared: &Shared, key: &Key, scope: Scope, r: &Req) -> Result<(u16, Valu
     let wc = WriteCtx {
         manager: &manager,
         dry_run,
+        validation,
+        warnings: Some(&r.warnings),
     };
     let force = force.is_some_and(is_true);
     let mut inner = shared.store.lock();

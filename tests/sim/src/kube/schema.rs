@@ -5,6 +5,12 @@
 //! written as the real server writes it (`status.versionHash`, `spec.capabilities.
 //! additionalEnabledCapabilities[0]`).
 //!
+//! Two kinds of schema: ClusterVersion's, written by hand with only the fields that decide
+//! whether a write is accepted (`crds/`), so its pruning stays silent; and the CRDs vendored
+//! whole from their projects (`tests/fixtures/crds`, sources in its README), whose schema
+//! has every field of the real API ([`complete`]), so an unknown field there is the client's
+//! mistake and is reported as the real server reports it (see `objects::unknown_fields`).
+//!
 //! Simplified: no formats, patterns, bounds, CEL rules or defaults; an object schema without
 //! `properties` keeps its fields (real `metadata` handling; elsewhere the real server would
 //! prune them).
@@ -16,22 +22,86 @@ use std::sync::OnceLock;
 
 const CLUSTER_VERSION: &str = include_str!("../../crds/clusterversions.config.openshift.io.yaml");
 
+/// The CRDs vendored whole: (group, kind, served version, the CRD's YAML).
+const VENDORED: [(&str, &str, &str, &str); 3] = [
+    (
+        "networking.olm.openshift.io",
+        "AWSLoadBalancerController",
+        "v1",
+        include_str!(
+            "../../../fixtures/crds/networking.olm.openshift.io_awsloadbalancercontrollers.yaml"
+        ),
+    ),
+    (
+        "operators.coreos.com",
+        "OperatorGroup",
+        "v1",
+        include_str!("../../../fixtures/crds/operators.coreos.com_operatorgroups.yaml"),
+    ),
+    (
+        "operators.coreos.com",
+        "Subscription",
+        "v1alpha1",
+        include_str!("../../../fixtures/crds/operators.coreos.com_subscriptions.yaml"),
+    ),
+];
+
 /// The schema of a custom resource, when the sim has one (others are schemaless).
 pub fn of(res: &Resource) -> Option<&'static Value> {
     static CV: OnceLock<Option<Value>> = OnceLock::new();
-    match (res.group, res.kind) {
-        ("config.openshift.io", "ClusterVersion") => CV
+    static CRDS: [OnceLock<Option<Value>>; VENDORED.len()] =
+        [const { OnceLock::new() }; VENDORED.len()];
+    if (res.group, res.kind) == ("config.openshift.io", "ClusterVersion") {
+        return CV
             .get_or_init(|| serde_saphyr::from_str(CLUSTER_VERSION).ok())
-            .as_ref(),
-        _ => None,
+            .as_ref();
     }
+    let i = vendored(res)?;
+    let (_, _, version, text) = VENDORED[i];
+    CRDS[i]
+        .get_or_init(|| served_schema(text, version))
+        .as_ref()
+}
+
+/// Whether [`of`] is the whole schema of the real API (a vendored CRD), not a subset.
+pub fn complete(res: &Resource) -> bool {
+    vendored(res).is_some()
+}
+
+fn vendored(res: &Resource) -> Option<usize> {
+    VENDORED.iter().position(|(group, kind, version, _)| {
+        (res.group, res.kind, res.version) == (*group, *kind, *version)
+    })
+}
+
+/// `spec.versions[name == version].schema.openAPIV3Schema` of a CRD.
+fn served_schema(crd: &str, version: &str) -> Option<Value> {
+    let crd: Value = serde_saphyr::from_str(crd).ok()?;
+    crd["spec"]["versions"]
+        .as_array()?
+        .iter()
+        .find(|v| v["name"] == version)?
+        .pointer("/schema/openAPIV3Schema")
+        .cloned()
 }
 
 /// Prunes `obj` to the schema and returns every violation (empty: accepted).
+#[cfg(test)]
 pub fn check(schema: &Value, obj: &mut Value) -> Vec<FieldErr> {
-    let mut errs = Vec::new();
-    walk(schema, obj, "", &mut errs);
-    errs
+    check_pruning(schema, obj).0
+}
+
+/// [`check`], and the paths of the fields it pruned (`spec.subnetTaging`), in the order met.
+pub fn check_pruning(schema: &Value, obj: &mut Value) -> (Vec<FieldErr>, Vec<String>) {
+    let mut found = Found::default();
+    walk(schema, obj, "", &mut found);
+    (found.errs, found.pruned)
+}
+
+#[derive(Default)]
+struct Found {
+    errs: Vec<FieldErr>,
+    pruned: Vec<String>,
 }
 
 fn join(path: &str, field: &str) -> String {
@@ -59,7 +129,7 @@ fn type_matches(want: &str, v: &Value) -> bool {
     have == want || (want == "number" && have == "integer")
 }
 
-fn walk(schema: &Value, v: &mut Value, path: &str, errs: &mut Vec<FieldErr>) {
+fn walk(schema: &Value, v: &mut Value, path: &str, found: &mut Found) {
     let nullable = schema.get("nullable") == Some(&Value::Bool(true));
     if v.is_null() && nullable {
         return;
@@ -69,7 +139,7 @@ fn walk(schema: &Value, v: &mut Value, path: &str, errs: &mut Vec<FieldErr>) {
     {
         let have = type_name(v);
         // kube-apiserver's wording: `spec.x: Invalid value: "integer": spec.x in body must be of type string: "integer"`.
-        errs.push(FieldErr::invalid(
+        found.errs.push(FieldErr::invalid(
             path,
             json!(have),
             format!("{path} in body must be of type {want}: {have:?}"),
@@ -80,14 +150,16 @@ fn walk(schema: &Value, v: &mut Value, path: &str, errs: &mut Vec<FieldErr>) {
         && !allowed.contains(v)
     {
         let names: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
-        errs.push(FieldErr::not_supported(path, v.clone(), &names));
+        found
+            .errs
+            .push(FieldErr::not_supported(path, v.clone(), &names));
     }
     match v {
-        Value::Object(map) => walk_object(schema, map, path, errs),
+        Value::Object(map) => walk_object(schema, map, path, found),
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
                 for (i, item) in items.iter_mut().enumerate() {
-                    walk(item_schema, item, &format!("{path}[{i}]"), errs);
+                    walk(item_schema, item, &format!("{path}[{i}]"), found);
                 }
             }
         }
@@ -95,13 +167,19 @@ fn walk(schema: &Value, v: &mut Value, path: &str, errs: &mut Vec<FieldErr>) {
     }
 }
 
-fn walk_object(schema: &Value, map: &mut Map<String, Value>, path: &str, errs: &mut Vec<FieldErr>) {
+fn walk_object(schema: &Value, map: &mut Map<String, Value>, path: &str, found: &mut Found) {
     let preserve = schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return;
     };
     if !preserve {
-        map.retain(|k, _| properties.contains_key(k));
+        map.retain(|k, _| {
+            let known = properties.contains_key(k);
+            if !known {
+                found.pruned.push(join(path, k));
+            }
+            known
+        });
     }
     for field in schema
         .get("required")
@@ -111,12 +189,12 @@ fn walk_object(schema: &Value, map: &mut Map<String, Value>, path: &str, errs: &
         .filter_map(Value::as_str)
     {
         if !map.contains_key(field) {
-            errs.push(FieldErr::required(join(path, field), ""));
+            found.errs.push(FieldErr::required(join(path, field), ""));
         }
     }
     for (k, sub) in properties {
         if let Some(child) = map.get_mut(k) {
-            walk(sub, child, &join(path, k), errs);
+            walk(sub, child, &join(path, k), found);
         }
     }
 }
@@ -195,5 +273,45 @@ mod tests {
             ]
         );
         assert!(obj["spec"].get("surprise").is_none(), "pruned: {obj}");
+    }
+
+    fn vendored_schema(kind: &str) -> &'static Value {
+        let res = RESOURCES.iter().find(|r| r.kind == kind).unwrap();
+        assert!(complete(res), "{kind}");
+        of(res).unwrap()
+    }
+
+    #[test]
+    fn every_vendored_crd_yields_the_schema_of_its_served_version() {
+        for (_, kind, version, _) in VENDORED {
+            let schema = vendored_schema(kind);
+            assert_eq!(schema["type"], "object", "{kind} {version}");
+            assert!(schema["properties"]["spec"].is_object(), "{kind}");
+        }
+        // v1 of AWSLoadBalancerController has credentialsRequestConfig; v1alpha1 has not.
+        let spec = &vendored_schema("AWSLoadBalancerController")["properties"]["spec"];
+        assert!(spec["properties"]["credentialsRequestConfig"].is_object());
+    }
+
+    #[test]
+    fn a_misspelt_controller_field_is_pruned_and_reported_and_a_wrong_enum_refused() {
+        let schema = vendored_schema("AWSLoadBalancerController");
+        let mut obj = json!({"spec": {"subnetTaging": "Manual"}});
+        let (errs, pruned) = check_pruning(schema, &mut obj);
+        assert!(errs.is_empty());
+        assert_eq!(pruned, ["spec.subnetTaging"]);
+        assert_eq!(obj, json!({"spec": {}}));
+        let mut obj = json!({"spec": {"subnetTagging": "Automatic"}});
+        assert_eq!(fields(&check(schema, &mut obj)), ["spec.subnetTagging"]);
+    }
+
+    #[test]
+    fn a_subscription_needs_its_package_and_catalog() {
+        let schema = vendored_schema("Subscription");
+        let mut obj = json!({"metadata": {"name": "s"}, "spec": {"channel": "stable-v1"}});
+        assert_eq!(
+            fields(&check(schema, &mut obj)),
+            ["spec.name", "spec.source", "spec.sourceNamespace"]
+        );
     }
 }

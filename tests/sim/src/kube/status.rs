@@ -203,6 +203,13 @@ impl ApiError {
         Self::new(400, "BadRequest", msg, None)
     }
 
+    /// An error that is not a `Status` inside kube-apiserver: `ErrorToAPIStatus` makes it a
+    /// 500 without a reason (server-side apply's "field not declared in schema" is one,
+    /// kubernetes/kubernetes issue 122480).
+    pub fn internal(msg: impl Into<String>) -> Self {
+        Self::new(500, "", msg, None)
+    }
+
     /// `services "x" is forbidden: <why>`.
     pub fn forbidden(res: &Resource, name: &str, why: &str) -> Self {
         let msg = format!("{} {name:?} is forbidden: {why}", res.qualified());
@@ -263,6 +270,12 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        if self.reason.is_empty() {
+            // `reason` is omitempty in metav1.Status.
+            if let Some(m) = s.as_object_mut() {
+                m.remove("reason");
+            }
+        }
         if let Some(d) = &self.details {
             s["details"] = d.clone();
         }
