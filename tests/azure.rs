@@ -415,6 +415,56 @@ async fn a_wrong_client_secret_fails_without_mutating_and_is_never_echoed() {
     assert!(h.calls().is_empty(), "{:?}", h.calls());
 }
 
+/// A Standard load balancer does not fail open: with no backend passing its probe (every
+/// node's service proxy down) its frontends forward nothing, so the proof on the wire never
+/// passes and `run` stops with the bootstrap IP in DNS (exit 4); once one node's proxy
+/// answers, a re-run completes. Each IP is dialled through its own front door (forwarding only
+/// while the local API server's controller says the load balancer serves it).
+#[tokio::test(flavor = "multi_thread")]
+async fn with_no_healthy_backend_the_proof_keeps_the_bootstrap_ip_until_one_answers() {
+    let mut h = AzureHarness::new("azure").await;
+    let cloud = h.peers.lb_cloud();
+    let kube = h.local_api_with_gate(cloud, "5s").await;
+    let run_flags = std::mem::take(&mut h.extra);
+    h.run(&["reserve"]).await;
+    h.extra = run_flags;
+    let mut ips = vec![EXPECTED_PRIVATE_IP.to_string()];
+    ips.extend(h.world().await.public_ip("IPv4"));
+    let mut doors = Vec::new();
+    for ip in &ips {
+        for port in [6443, 22623] {
+            let door = kube.front_door(ip.parse().unwrap(), port).await.unwrap();
+            doors.push(format!("{ip}:{port}={door}"));
+        }
+    }
+    // Before `--gate-timeout`, which stays last: per-IP dials win over `*`.
+    let at = h.extra.len() - 2;
+    h.extra.splice(
+        at..at,
+        ["--wire-dial-override".to_string(), doors.join(",")],
+    );
+    for node in ["master-0", "master-1", "master-2"] {
+        kube.set_service_proxy(node, false);
+    }
+    let out = h.command(&["run"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("proof on the wire did not pass"),
+        "{stderr}"
+    );
+    let world = h.world().await;
+    assert!(
+        world
+            .record("private", API_INT)
+            .contains(&BOOTSTRAP_IP.to_string()),
+        "the bootstrap IP stays"
+    );
+    kube.set_service_proxy("master-1", true);
+    h.run(&["run"]).await;
+    assert_eq!(h.status().await["run_step"], "done");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn two_internal_services_on_one_ip_and_port_fail_the_gate() {
     let mut h = AzureHarness::new("azure").await;

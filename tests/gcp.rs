@@ -362,7 +362,8 @@ async fn an_internal_address_outside_the_compute_subnet_fails_the_gate() {
         .expect("the service controller records why");
     let message = refused["message"].as_str().unwrap();
     assert!(
-        message.contains("10.0.0.9") && message.contains("10.0.128.0/17"),
+        message.contains("failed to get address by IP \"10.0.0.9\"")
+            && message.contains("not in the subnetwork's usable range"),
         "{message}"
     );
 }

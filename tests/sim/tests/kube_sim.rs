@@ -374,7 +374,11 @@ async fn auth_discovery_and_kubeconfig() {
             "apiextensions.k8s.io",
             // Deployments: the AWS Load Balancer Controller's, which the hand-over waits on.
             "apps",
-            "rbac.authorization.k8s.io"
+            "rbac.authorization.k8s.io",
+            // OLM's OperatorGroup and Subscription, and the aws-load-balancer-operator's
+            // AWSLoadBalancerController (`manifests aws-load-balancer-controller`).
+            "operators.coreos.com",
+            "networking.olm.openshift.io"
         ]
     );
     assert_eq!(
@@ -1293,8 +1297,12 @@ async fn oracle_dynamic_client_custom_resources() {
     assert_eq!(
         out["crds"],
         json!([
+            // The aws-load-balancer-operator's and OLM's, vendored from their projects.
+            "awsloadbalancercontrollers.networking.olm.openshift.io",
             "clusterversions.config.openshift.io",
             "infrastructures.config.openshift.io",
+            "operatorgroups.operators.coreos.com",
+            "subscriptions.operators.coreos.com",
             // The AWS Load Balancer Controller's, present by default (`aws_lb_controller`).
             "targetgroupbindings.elbv2.k8s.aws"
         ])
