@@ -2018,7 +2018,8 @@ async fn aws_refuses_targets_whose_eni_has_no_or_several_tagged_security_groups(
         let found = subnets.iter().find(|s| s["cidr"] == cidr).unwrap();
         found["id"].as_str().unwrap().to_string()
     };
-    let private = [subnet("10.0.2.0/24"), subnet("10.0.3.0/24")];
+    // The masters' subnet first: without cross-zone, only its zone's address reaches them.
+    let private = [subnet("10.0.1.0/24"), subnet("10.0.2.0/24")];
     let private: Vec<&str> = private.iter().map(String::as_str).collect();
     let eni_of = |ip: &std::net::Ipv4Addr| -> String {
         let enis = world["enis"].as_array().unwrap();
@@ -2032,7 +2033,7 @@ async fn aws_refuses_targets_whose_eni_has_no_or_several_tagged_security_groups(
     let (sim, raw) = strict_sim(peers.lb_cloud()).await;
 
     // As the installer tags them: the NLB serves.
-    let installer = ["10.0.2.100", "10.0.3.100"];
+    let installer = ["10.0.1.100", "10.0.2.100"];
     create(&raw, service(API_NS, "internal-lb", nlb(&private, &installer), json!({}))).await;
     assert!(serving_becomes(&sim, installer[0], true).await, "installer's groups");
 
@@ -2041,7 +2042,7 @@ async fn aws_refuses_targets_whose_eni_has_no_or_several_tagged_security_groups(
         .tag_security_group(&cp.groups["lb"], &key, None)
         .await
         .unwrap();
-    let untagged = ["10.0.2.101", "10.0.3.101"];
+    let untagged = ["10.0.1.101", "10.0.2.101"];
     let refused = create_until_event(
         &raw,
         service(API_NS, "untagged", nlb(&private, &untagged), json!({})),
@@ -2068,7 +2069,7 @@ async fn aws_refuses_targets_whose_eni_has_no_or_several_tagged_security_groups(
             .await
             .unwrap();
     }
-    let two = ["10.0.2.102", "10.0.3.102"];
+    let two = ["10.0.1.102", "10.0.2.102"];
     let refused = create_until_event(
         &raw,
         service(API_NS, "two", nlb(&private, &two), json!({})),
