@@ -66,8 +66,7 @@ async fn preflight_passes_on_a_good_world_shows_the_identity_and_changes_nothing
 /// tagged by other tooling would be): the AWS Load Balancer Controller could not choose, so
 /// the line fails naming the groups and quoting its refusal, and `run` changes nothing.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_second_security_group_tagged_for_the_cluster_fails_preflight_in_the_controllers_words()
-{
+async fn a_second_security_group_tagged_for_the_cluster_fails_preflight_in_the_controllers_words() {
     let mut w = world().await;
     let cp = w.h.peers.control_plane().unwrap();
     let key = format!("kubernetes.io/cluster/{}", cp.infra_id);
@@ -77,7 +76,10 @@ async fn a_second_security_group_tagged_for_the_cluster_fails_preflight_in_the_c
         .unwrap();
     let mut tagged = [cp.groups["lb"].as_str(), cp.groups["controlplane"].as_str()];
     tagged.sort_unstable();
-    let got = format!("got: [{} {}] (clusterName: {})", tagged[0], tagged[1], cp.infra_id);
+    let got = format!(
+        "got: [{} {}] (clusterName: {})",
+        tagged[0], tagged[1], cp.infra_id
+    );
     let report = w.preflight_exits(2).await;
     assert_line(
         &report,

@@ -242,10 +242,7 @@ impl AwsPeers {
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let setup = self.script(&args).await?;
-        *self
-            .control_plane
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = ControlPlane::of(&setup);
+        *self.control_plane.lock().unwrap_or_else(|p| p.into_inner()) = ControlPlane::of(&setup);
         Ok(setup)
     }
 

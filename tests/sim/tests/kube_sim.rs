@@ -2034,8 +2034,15 @@ async fn aws_refuses_targets_whose_eni_has_no_or_several_tagged_security_groups(
 
     // As the installer tags them: the NLB serves.
     let installer = ["10.0.1.100", "10.0.2.100"];
-    create(&raw, service(API_NS, "internal-lb", nlb(&private, &installer), json!({}))).await;
-    assert!(serving_becomes(&sim, installer[0], true).await, "installer's groups");
+    create(
+        &raw,
+        service(API_NS, "internal-lb", nlb(&private, &installer), json!({})),
+    )
+    .await;
+    assert!(
+        serving_becomes(&sim, installer[0], true).await,
+        "installer's groups"
+    );
 
     // None tagged: built, no target.
     peers
@@ -2057,10 +2064,17 @@ async fn aws_refuses_targets_whose_eni_has_no_or_several_tagged_security_groups(
         "{message}"
     );
     // The targets are judged in IP order: the first master's ENI.
-    assert!(message.contains(&format!("for eni {first_eni},")), "{message}");
+    assert!(
+        message.contains(&format!("for eni {first_eni},")),
+        "{message}"
+    );
     assert!(ingress(&raw, API_NS, "untagged").await["hostname"].is_string());
     assert!(serving_becomes(&sim, untagged[0], false).await);
-    assert!(!sim.serving_ips().await.contains(&untagged[0].parse().unwrap()));
+    assert!(
+        !sim.serving_ips()
+            .await
+            .contains(&untagged[0].parse().unwrap())
+    );
 
     // Two tagged: the controller names both, sorted.
     for role in ["lb", "node"] {

@@ -243,13 +243,20 @@ pub async fn backend_security_groups(
             continue;
         }
         let root = ec2
-            .call("DescribeSecurityGroups", &ec2::list_params("GroupId", &groups))
+            .call(
+                "DescribeSecurityGroups",
+                &ec2::list_params("GroupId", &groups),
+            )
             .await
             .map_err(text)?;
         let mut tagged: Vec<&str> = root
             .items("securityGroupInfo")
             .iter()
-            .filter(|g| g.items("tagSet").iter().any(|t| t.text_of("key") == Some(&key)))
+            .filter(|g| {
+                g.items("tagSet")
+                    .iter()
+                    .any(|t| t.text_of("key") == Some(&key))
+            })
             .filter_map(|g| g.text_of("groupId"))
             .collect();
         tagged.sort_unstable();
