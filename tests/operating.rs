@@ -35,6 +35,7 @@ async fn world_with(h: AwsHarness, edit: impl FnOnce(&mut KubeSimOptions)) -> Wo
         "quota-elastic-ips",
         "subnets",
         "private-zone-vpc",
+        "control-plane-security-groups",
         "aws-lb-controller",
     ];
     let mut w = World::with_options(h, options, aws_lines).await;
@@ -52,6 +53,47 @@ async fn preflight_passes_on_a_good_world_shows_the_identity_and_changes_nothing
     assert_eq!(report["passed"], true);
     // No dry run without a resource: said, not passed.
     assert_line(&report, "permission-ec2-release", "warn", &[]);
+    // The installer's masters: the controller's rule goes to `<infra-id>-lb`.
+    assert_line(
+        &report,
+        "control-plane-security-groups",
+        "pass",
+        &["mycluster-7xk2p-master-0", "(mycluster-7xk2p-lb)"],
+    );
+}
+
+/// A second security group of the masters tagged for the cluster (as an additional group
+/// tagged by other tooling would be): the AWS Load Balancer Controller could not choose, so
+/// the line fails naming the groups and quoting its refusal, and `run` changes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_security_group_tagged_for_the_cluster_fails_preflight_in_the_controllers_words() {
+    let mut w = world().await;
+    let cp = w.h.peers.control_plane().unwrap();
+    let key = format!("kubernetes.io/cluster/{}", cp.infra_id);
+    w.h.peers
+        .tag_security_group(&cp.groups["controlplane"], &key, Some("owned"))
+        .await
+        .unwrap();
+    let mut tagged = [cp.groups["lb"].as_str(), cp.groups["controlplane"].as_str()];
+    tagged.sort_unstable();
+    let got = format!(
+        "got: [{} {}] (clusterName: {})",
+        tagged[0], tagged[1], cp.infra_id
+    );
+    let report = w.preflight_exits(2).await;
+    assert_line(
+        &report,
+        "control-plane-security-groups",
+        "fail",
+        &[
+            "expected exactly one securityGroup tagged with kubernetes.io/cluster/mycluster-7xk2p for eni eni-",
+            &got,
+            "mycluster-7xk2p-controlplane",
+            "mycluster-7xk2p-node",
+            "mycluster-7xk2p-master-2",
+        ],
+    );
+    assert_run_refused(&mut w, &["control-plane-security-groups"]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -143,6 +143,7 @@ pub const AWS_CHECKS: &[&str] = &[
     "public-ipv4-pool",
     "subnets",
     "private-zone-vpc",
+    "control-plane-security-groups",
 ];
 /// The lines every cloud's checklist has after its own (the agent's, from the assets and the
 /// journal: `dns-zones` resolves the zones through the cloud's DNS API).

@@ -6,6 +6,7 @@
 //! (but never for AllocateAddress, see `ec2`); the caller puts a deadline around each step.
 
 mod adopt;
+mod backend_sg;
 mod ec2;
 mod preflight;
 mod route53;

@@ -4,7 +4,9 @@
 //! `vpc-max-elastic-ips` minus the EIPs in use), whether a `publicIpv4Pool` has a free address
 //! per EIP (DescribePublicIpv4Pools), whether every subnet exists in one VPC with
 //! free addresses (`AvailableIpAddressCount`), and whether the private hosted zone is
-//! associated with that VPC (GetHostedZone `VPCs`). Reads and dry runs only.
+//! associated with that VPC (GetHostedZone `VPCs`), and whether the AWS Load Balancer Controller
+//! can pick the backend security group of each control-plane ENI (`backend_sg`). Reads and dry
+//! runs only.
 //!
 //! The dry runs carry the `TagSpecifications` the real calls carry: EC2 authorizes
 //! `ec2:CreateTags` too when a create call tags on create (EC2 user guide, "Grant permission
@@ -556,6 +558,14 @@ impl Preflight for AwsPreflight {
         checks.push(
             self.zone_association(needs.private_zone(), vpc.as_deref())
                 .await,
+        );
+        checks.push(
+            super::backend_sg::check(&self.ec2, &self.infra_id, |action| {
+                self.grant(format!(
+                    "allow {action} to the agent's identity (IAM policy; `bootstrap-agent permissions --cloud aws` prints it)"
+                ))
+            })
+            .await,
         );
         checks
     }

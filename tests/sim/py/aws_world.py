@@ -8,7 +8,10 @@ the agent's work with someone else's eyes).
            subnets (tagged for the cluster, with role tags), plus subnets that are not the
            cluster's. --layout flat: the fixture's subnets untagged, public ones (--public)
            routed to an internet gateway, private ones by the main route table or one
-           without a way out
+           without a way out. Every layout gets the installer's control plane in the bootstrap
+           host's subnet: three instances <infra-id>-master-<i> on MASTER_IPS whose primary ENIs
+           have CAPA's three security groups, only <infra-id>-lb tagged for the cluster
+           (printed as "control_plane")
   inspect  print what exists: subnets, EIPs (with their association), ENIs (with their
            description) and the record sets of the world's two zones, and of every zone by id,
            as JSON
@@ -32,6 +35,7 @@ the agent's work with someone else's eyes).
   list-records  ListResourceRecordSets of the zone --zone-id as the IAM user --key/--secret,
            through the Route53 endpoint --via (the counting proxy, which authorizes while IAM
            is enforced); print {"records": n} or {"status", "code", "message"} of the refusal
+  tag-group  set the tag --name=--value on the security group --id (without --value: remove it)
   zone     create another hosted zone --name (--zone private: in the world's VPC; --tag k=v
            tags it), print {"id"}
 
@@ -120,6 +124,47 @@ def route(ec2, vpc, mapping, public):
             "public": [mapping[fid] for fid in public], "private": private}
 
 
+# The control-plane machines' node IPs, in the bootstrap host's subnet.
+MASTER_IPS = ["10.0.1.20", "10.0.1.21", "10.0.1.22"]
+
+
+def masters(ec2, vpc, subnet, infra_id):
+    """The installer's control plane as CAPA makes it: the groups <infra>-lb, -controlplane and
+    -node, each tagged with CAPA's own keys, only -lb also with kubernetes.io/cluster/<infra>
+    (securitygroups.go getSecurityGroupTagParams), and one instance per MASTER_IPS named
+    <infra>-master-<i> whose primary ENI has the three groups (instances.go
+    GetCoreSecurityGroups). Returns {"infra_id", "ips", "instances", "groups": {role: id}}."""
+    capa = "sigs.k8s.io/cluster-api-provider-aws"
+    groups = {}
+    for role in ("node", "lb", "controlplane"):
+        tags = {"Name": f"{infra_id}-{role}", f"{capa}/cluster/{infra_id}": "owned", f"{capa}/role": role}
+        if role == "lb":
+            tags[f"kubernetes.io/cluster/{infra_id}"] = "owned"
+        groups[role] = ec2.create_security_group(
+            GroupName=f"{infra_id}-{role}", Description=f"{infra_id} {role}", VpcId=vpc,
+            TagSpecifications=[{"ResourceType": "security-group",
+                                "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}])["GroupId"]
+    instances = []
+    for i, ip in enumerate(MASTER_IPS):
+        tags = {"Name": f"{infra_id}-master-{i}", f"kubernetes.io/cluster/{infra_id}": "owned",
+                f"{capa}/cluster/{infra_id}": "owned", f"{capa}/role": "control-plane"}
+        out = ec2.run_instances(ImageId="ami-00000000000000000", MinCount=1, MaxCount=1, InstanceType="m6i.xlarge",
+                                SubnetId=subnet, PrivateIpAddress=ip, SecurityGroupIds=list(groups.values()),
+                                TagSpecifications=[{"ResourceType": "instance",
+                                                    "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}])
+        instances.append(out["Instances"][0]["InstanceId"])
+    return {"infra_id": infra_id, "ips": MASTER_IPS, "instances": instances, "groups": groups}
+
+
+def tag_group(a):
+    """Sets (--value) or removes (no --value) the tag --name on the security group --id."""
+    ec2, _ = clients(a)
+    if a.value:
+        ec2.create_tags(Resources=[a.id], Tags=[{"Key": a.name, "Value": a.value[0]}])
+    else:
+        ec2.delete_tags(Resources=[a.id], Tags=[{"Key": a.name}])
+
+
 def setup(a):
     ec2, r53 = clients(a)
     cfg = open(os.path.join(a.fixture, "manifests", "cluster-config.yaml")).read()
@@ -139,6 +184,9 @@ def setup(a):
     # hands that address to an ENI of ours, as real EC2 would not.
     if first:
         ec2.create_network_interface(SubnetId=first, PrivateIpAddress=a.bootstrap_ip, Description="bootstrap host")
+    infra = re.search(r"infrastructureName: (\S+)", open(os.path.join(a.fixture, "manifests",
+                                                                     "cluster-infrastructure-02-config.yml")).read())
+    control_plane = masters(ec2, vpc, first, infra.group(1) if infra else a.infra_id) if first else {}
     public = r53.create_hosted_zone(Name=a.base_domain, CallerReference="public")["HostedZone"]["Id"]
     private = r53.create_hosted_zone(
         Name=f"{a.cluster}.{a.base_domain}", CallerReference="private",
@@ -163,7 +211,8 @@ def setup(a):
             open(p, "w").write(text)
     zones = {"public": public, "private": private}
     zones.update({"cross_account": real for fid, real in cross.items() if fid != PUBLIC_ZONE_PLACEHOLDER})
-    json.dump({"vpc": vpc, "subnets": mapping, "layout": layout, "zones": zones}, sys.stdout)
+    json.dump({"vpc": vpc, "subnets": mapping, "layout": layout, "zones": zones, "control_plane": control_plane},
+              sys.stdout)
 
 
 def records(r53, zone_id):
@@ -326,7 +375,7 @@ def enforce_iam(a):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("command", choices=["setup", "inspect", "write", "foreign", "eni", "delete-eni", "eip", "associate", "zone",
-                                      "subnet", "release-eip", "iam-user", "enforce-iam", "list-records"])
+                                      "subnet", "release-eip", "iam-user", "enforce-iam", "list-records", "tag-group"])
     p.add_argument("--ec2", required=True)
     p.add_argument("--route53", required=True)
     p.add_argument("--fixture")
@@ -361,7 +410,7 @@ def main():
      "delete-eni": delete_eni, "eip": eip, "associate": associate, "zone": zone,
      "release-eip": release_eip,
      "subnet": subnet, "iam-user": iam_user, "enforce-iam": enforce_iam,
-     "list-records": list_records}[a.command](a)
+     "list-records": list_records, "tag-group": tag_group}[a.command](a)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 //! The AWS world: moto (EC2) and ministack (Route53), each behind a counting proxy, plus the
-//! boto3 script that builds the VPC/zones and inspects what exists.
+//! boto3 script that builds the VPC/zones (and the installer's control-plane machines) and
+//! inspects what exists.
 
 use crate::emulator::Emulator;
 use crate::kube::CloudOptions;
@@ -37,6 +38,38 @@ pub struct AwsPeers {
     pub route53: Emulator,
     pub ec2_proxy: Proxy,
     pub route53_proxy: Proxy,
+    /// The installer's control plane the world's setup made (None before it).
+    control_plane: std::sync::Mutex<Option<ControlPlane>>,
+}
+
+/// The installer's control plane as the world's setup makes it in moto (`aws_world.py`
+/// `masters`): instances `<infra-id>-master-<i>` whose primary ENIs hold `ips` and have CAPA's
+/// three security groups, only `<infra-id>-lb` tagged `kubernetes.io/cluster/<infra-id>`.
+#[derive(Debug, Clone, Default)]
+pub struct ControlPlane {
+    pub infra_id: String,
+    pub ips: Vec<std::net::Ipv4Addr>,
+    /// Security group ids by CAPA role (`lb`, `controlplane`, `node`).
+    pub groups: std::collections::BTreeMap<String, String>,
+}
+
+impl ControlPlane {
+    fn of(setup: &Value) -> Option<Self> {
+        let cp = setup.get("control_plane")?;
+        Some(Self {
+            infra_id: cp["infra_id"].as_str()?.to_string(),
+            ips: cp["ips"]
+                .as_array()?
+                .iter()
+                .filter_map(|ip| ip.as_str()?.parse().ok())
+                .collect(),
+            groups: cp["groups"]
+                .as_object()?
+                .iter()
+                .filter_map(|(role, id)| Some((role.clone(), id.as_str()?.to_string())))
+                .collect(),
+        })
+    }
 }
 
 crate::proxy::counting_proxies!(AwsPeers: ec2_proxy, route53_proxy);
@@ -79,7 +112,26 @@ impl AwsPeers {
             route53,
             ec2_proxy,
             route53_proxy,
+            control_plane: std::sync::Mutex::new(None),
         })
+    }
+
+    /// The installer's control plane the world's setup made, once it ran.
+    pub fn control_plane(&self) -> Option<ControlPlane> {
+        self.control_plane
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Sets the tag `key` = `value` on the security group `id`, or removes it (`None`), with
+    /// boto3 as a user would.
+    pub async fn tag_security_group(&self, id: &str, key: &str, value: Option<&str>) -> Result<()> {
+        let mut args = vec!["tag-group", "--id", id, "--name", key];
+        if let Some(value) = value {
+            args.extend(["--value", value]);
+        }
+        self.script(&args).await.map(|_| ())
     }
 
     /// The record sets of the hosted zone `zone_id` (`/hostedzone/<id>` or the bare id) as
@@ -189,15 +241,22 @@ impl AwsPeers {
             }
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        self.script(&args).await
+        let setup = self.script(&args).await?;
+        *self.control_plane.lock().unwrap_or_else(|p| p.into_inner()) = ControlPlane::of(&setup);
+        Ok(setup)
     }
 
     /// What the local API server's load-balancer controller needs to claim NLB addresses in
     /// moto itself (directly, not through the proxy: the proxy counts only the agent).
+    /// Once the world is set up, the controller runs with `--cluster-name <infra-id>` and the
+    /// nodes are the world's control-plane machines.
     pub fn lb_cloud(&self) -> CloudOptions {
+        let control_plane = self.control_plane().unwrap_or_default();
         CloudOptions {
             aws_ec2_endpoint: Some(self.ec2.url()),
             aws_region: "us-east-1".into(),
+            aws_cluster_name: Some(control_plane.infra_id).filter(|id| !id.is_empty()),
+            control_plane_ips: control_plane.ips,
             ..CloudOptions::default()
         }
     }

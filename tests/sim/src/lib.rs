@@ -17,5 +17,5 @@ pub mod rng;
 pub mod upi;
 pub mod venv;
 
-pub use aws::{AwsPeers, IamUser, VpcLayout};
+pub use aws::{AwsPeers, ControlPlane, IamUser, VpcLayout};
 pub use proxy::{Fault, FaultStats, Faults, Hold, Latency, Proxy, RateLimit, Service};

@@ -2009,6 +2009,113 @@ async fn aws_eips_go_to_the_subnets_in_id_order_whatever_the_annotation_order() 
     assert_eq!(eni_of_eip(&now, &second)["subnet"], public[0].as_str());
 }
 
+/// The backend security group, as the AWS Load Balancer Controller picks it on each target's
+/// ENI in moto (the world's control plane: CAPA's three groups on each master's ENI, only
+/// `<infra-id>-lb` tagged `kubernetes.io/cluster/<infra-id>`). As the installer makes them the
+/// NLB serves. With none tagged, or two, the NLB is still built (its hostname is the ingress)
+/// but registers no target, so it serves nothing, and the controller's own words say why;
+/// tagging exactly one again heals it on the controller's next try.
+#[tokio::test(flavor = "multi_thread")]
+async fn aws_refuses_targets_whose_eni_has_no_or_several_tagged_security_groups() {
+    let (peers, _dir, world) = aws_world().await;
+    let cp = peers.control_plane().unwrap();
+    assert_eq!(cp.ips.len(), 3, "{cp:?}");
+    let key = format!("kubernetes.io/cluster/{}", cp.infra_id);
+    let subnet = |cidr: &str| -> String {
+        let subnets = world["subnets"].as_array().unwrap();
+        let found = subnets.iter().find(|s| s["cidr"] == cidr).unwrap();
+        found["id"].as_str().unwrap().to_string()
+    };
+    // The masters' subnet first: without cross-zone, only its zone's address reaches them.
+    let private = [subnet("10.0.1.0/24"), subnet("10.0.2.0/24")];
+    let private: Vec<&str> = private.iter().map(String::as_str).collect();
+    let eni_of = |ip: &std::net::Ipv4Addr| -> String {
+        let enis = world["enis"].as_array().unwrap();
+        let eni = enis.iter().find(|e| e["ip"] == ip.to_string().as_str());
+        eni.unwrap_or_else(|| panic!("no ENI holds {ip}: {world}"))["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let first_eni = eni_of(&cp.ips[0]);
+    let (sim, raw) = strict_sim(peers.lb_cloud()).await;
+
+    // As the installer tags them: the NLB serves.
+    let installer = ["10.0.1.100", "10.0.2.100"];
+    create(
+        &raw,
+        service(API_NS, "internal-lb", nlb(&private, &installer), json!({})),
+    )
+    .await;
+    assert!(
+        serving_becomes(&sim, installer[0], true).await,
+        "installer's groups"
+    );
+
+    // None tagged: built, no target.
+    peers
+        .tag_security_group(&cp.groups["lb"], &key, None)
+        .await
+        .unwrap();
+    let untagged = ["10.0.1.101", "10.0.2.101"];
+    let refused = create_until_event(
+        &raw,
+        service(API_NS, "untagged", nlb(&private, &untagged), json!({})),
+        "FailedNetworkReconcile",
+    )
+    .await;
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!(
+            "expected exactly one securityGroup tagged with {key} for eni "
+        )) && message.ends_with(&format!(", got: [] (clusterName: {})", cp.infra_id)),
+        "{message}"
+    );
+    // The targets are judged in IP order: the first master's ENI.
+    assert!(
+        message.contains(&format!("for eni {first_eni},")),
+        "{message}"
+    );
+    assert!(ingress(&raw, API_NS, "untagged").await["hostname"].is_string());
+    assert!(serving_becomes(&sim, untagged[0], false).await);
+    assert!(
+        !sim.serving_ips()
+            .await
+            .contains(&untagged[0].parse().unwrap())
+    );
+
+    // Two tagged: the controller names both, sorted.
+    for role in ["lb", "node"] {
+        peers
+            .tag_security_group(&cp.groups[role], &key, Some("owned"))
+            .await
+            .unwrap();
+    }
+    let two = ["10.0.1.102", "10.0.2.102"];
+    let refused = create_until_event(
+        &raw,
+        service(API_NS, "two", nlb(&private, &two), json!({})),
+        "FailedNetworkReconcile",
+    )
+    .await;
+    let mut both = [cp.groups["lb"].clone(), cp.groups["node"].clone()];
+    both.sort();
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("got: [{} {}]", both[0], both[1])),
+        "{message}"
+    );
+    assert!(!sim.serving_ips().await.contains(&two[0].parse().unwrap()));
+
+    // One tagged again: the next try registers the targets of both.
+    peers
+        .tag_security_group(&cp.groups["node"], &key, None)
+        .await
+        .unwrap();
+    assert!(serving_becomes(&sim, two[0], true).await, "healed");
+    assert!(serving_becomes(&sim, untagged[0], true).await, "healed");
+}
+
 /// GCP and Azure: internal frontends from the compute subnet, shared by distinct ports only.
 async fn internal_frontends_refuse(cloud: &str) {
     let (annotations, options, outside, inside): (fn(&str) -> Value, _, _, _) = match cloud {

@@ -326,6 +326,11 @@ async fn provision(ctx: &Arc<Ctx>, ns: &str, name: &str, knobs: &ControllerKnobs
                     set_ingress(&mut inner, ns, name, ctx.lbs.cloud());
                     return;
                 }
+                // The NLB exists without targets: its ingress stands, the controller requeues.
+                Outcome::Unregistered(reports) => {
+                    record(&mut inner, &svc, &reports);
+                    set_ingress(&mut inner, ns, name, ctx.lbs.cloud());
+                }
                 Outcome::Refused(reports) => {
                     record(&mut inner, &svc, &reports);
                     clear_ingress(&mut inner, ns, name);

@@ -84,6 +84,15 @@ fn backends(inner: &Inner, svc: &Value, gate_open: bool) -> Vec<Backend> {
     out
 }
 
+/// The IPs of the Running pods the Service selects: the targets a load balancer of target
+/// type `ip` registers.
+pub(super) fn selected_ips(inner: &Inner, svc: &Value) -> Vec<Ipv4Addr> {
+    backends(inner, svc, true)
+        .iter()
+        .filter_map(|b| b.ip.parse().ok())
+        .collect()
+}
+
 fn target_port(p: &Value) -> Value {
     match p.get("targetPort") {
         Some(Value::Number(n)) => json!(n),

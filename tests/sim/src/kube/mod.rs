@@ -145,7 +145,8 @@ pub struct KubeSimOptions {
     /// kube-apiserver and machine-config-server, see [`PodSet::openshift`]).
     pub control_plane_pods: Vec<PodSet>,
     /// The control-plane nodes' IPs, node `i` the i-th (e.g. machines of the world's subnets,
-    /// all in one zone); the default (and nodes beyond the list): `10.0.0.<i+1>`.
+    /// all in one zone); when empty, the cloud's ([`CloudOptions::control_plane_ips`]); the
+    /// default (and nodes beyond the list): `10.0.0.<i+1>`.
     pub node_ips: Vec<std::net::Ipv4Addr>,
     /// The kubeconfig's token's user: `system:admin` in `system:masters` (allowed everything)
     /// when None. Anyone else may do what the roles bound to it allow (`rbac`): give them
@@ -258,12 +259,18 @@ impl KubeSim {
         seed(&shared, &objects)?;
         let acceptor = tokio_rustls::TlsAcceptor::from(pki.server);
         let server = tokio::spawn(http::serve(listener, acceptor, shared.clone()));
+        // The cloud's own control-plane machines, unless the test places the nodes itself.
+        let node_ips = if opts.node_ips.is_empty() {
+            opts.cloud.control_plane_ips.clone()
+        } else {
+            opts.node_ips
+        };
         let controller = controller::Controller::start(
             shared.clone(),
             opts.controller,
             opts.cloud,
             opts.control_plane_pods,
-            opts.node_ips,
+            node_ips,
         )?;
         Ok(KubeSim {
             shared,

@@ -15,6 +15,10 @@
 //! the matching public subnet with the allocation associated to it; every ENI's Description
 //! is `ELB net/<lb-name>/<lb-id>`. Release deletes them (disassociating first).
 //!
+//! Targets (with moto and the cluster name known): each target's ENI must have a single
+//! security group or exactly one tagged `kubernetes.io/cluster/<name>`, else the NLB exists
+//! but registers no target (see [`backend_security_groups`]).
+//!
 //! The NLB's other settings (attributes, target groups, health check, source ranges) are
 //! built and checked as `nlb_config` says. Where it serves: with moto, the NLB learns the
 //! zone of each of its addresses and of every subnet of its VPC, and an address serves a
@@ -185,15 +189,86 @@ pub struct Nlb {
     pub public_ips: Vec<Ipv4Addr>,
     /// The zones of its addresses and of its VPC's subnets (empty without moto).
     pub zones: Zones,
+    /// Why its targets are not registered (see [`backend_security_groups`]): it forwards
+    /// nowhere until that is healed.
+    pub unregistered: Option<String>,
 }
 
 impl Nlb {
     /// Whether `address` (a private IP or an EIP's public IP of this NLB) forwards listener
     /// `port` to one of the healthy `targets`.
     pub fn serves(&self, address: Ipv4Addr, port: u16, targets: &[Ipv4Addr]) -> bool {
-        self.zones
-            .serves(&self.model.config, address, port, targets)
+        self.unregistered.is_none()
+            && self
+                .zones
+                .serves(&self.model.config, address, port, targets)
     }
+}
+
+/// The key the controller looks for on a target ENI's security groups.
+fn cluster_key(cluster: &str) -> String {
+    format!("kubernetes.io/cluster/{cluster}")
+}
+
+/// The controller's choice of the security group for its backend rule, per target ENI in
+/// moto (found by its private IP, as the pod ENI resolver finds a host-network pod's): the
+/// only one when the ENI has one, else the one carrying the key `kubernetes.io/cluster/<name>`
+/// (any value). Zero or several tagged is its refusal, word for word
+/// (kubernetes-sigs/aws-load-balancer-controller `pkg/targetgroupbinding/networking_manager.go`,
+/// `resolveEndpointSGForENI`; the ids sorted, as a string set lists them). A target that no
+/// ENI in moto holds is not judged (the world does not model that machine).
+pub async fn backend_security_groups(
+    ec2: &Ec2,
+    cluster: &str,
+    targets: &[Ipv4Addr],
+) -> Result<(), String> {
+    let key = cluster_key(cluster);
+    for ip in targets {
+        let root = ec2
+            .call(
+                "DescribeNetworkInterfaces",
+                &ec2::filter("addresses.private-ip-address", &ip.to_string()),
+            )
+            .await
+            .map_err(text)?;
+        let Some(eni) = root.items("networkInterfaceSet").first().copied() else {
+            continue;
+        };
+        let groups: Vec<&str> = eni
+            .items("groupSet")
+            .iter()
+            .filter_map(|g| g.text_of("groupId"))
+            .collect();
+        if groups.len() == 1 {
+            continue;
+        }
+        let root = ec2
+            .call(
+                "DescribeSecurityGroups",
+                &ec2::list_params("GroupId", &groups),
+            )
+            .await
+            .map_err(text)?;
+        let mut tagged: Vec<&str> = root
+            .items("securityGroupInfo")
+            .iter()
+            .filter(|g| {
+                g.items("tagSet")
+                    .iter()
+                    .any(|t| t.text_of("key") == Some(&key))
+            })
+            .filter_map(|g| g.text_of("groupId"))
+            .collect();
+        tagged.sort_unstable();
+        if tagged.len() != 1 {
+            return Err(format!(
+                "expected exactly one securityGroup tagged with {key} for eni {}, got: [{}] (clusterName: {cluster})",
+                eni.text_of("networkInterfaceId").unwrap_or("?"),
+                tagged.join(" ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn in_use_by_another(
@@ -239,6 +314,7 @@ pub async fn deploy(
         associations: Vec::new(),
         public_ips: Vec::new(),
         zones: Zones::default(),
+        unregistered: None,
     };
     let Some(ec2) = ec2 else {
         return Ok(nlb);

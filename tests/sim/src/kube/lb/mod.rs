@@ -5,7 +5,7 @@
 //!
 //! | Service | controller | ingress | refused when |
 //! | --- | --- | --- | --- |
-//! | `aws-load-balancer-type: external` | AWS Load Balancer Controller (`service`) | NLB hostname only | see `aws` and `nlb_config`: `FailedBuildModel`, `FailedDeployModel` |
+//! | `aws-load-balancer-type: external` | AWS Load Balancer Controller (`service`) | NLB hostname only | see `aws` and `nlb_config`: `FailedBuildModel`, `FailedDeployModel`; targets whose ENI has no or several tagged security groups: `FailedNetworkReconcile` (`targetGroupBinding`), the NLB serves nothing |
 //! | other `aws-load-balancer-*` | in-tree AWS provider (`service-controller`) | ELB hostname | never |
 //! | GCP / Azure internal | service controller + cloud provider | the IP per family | see `frontends` (subnet, ports) and `internal`: on GCP `gce` (the installer's instance groups), the address manager's reservation, an IP another rule or a VM uses without a `SHARED_LOADBALANCER_VIP` address; on Azure an IP a NIC holds, no network security group: `SyncLoadBalancerFailed` |
 //! | GCP other (with the fake known) | service controller + GCE provider | the requested IP | see `gce`: a static address of another network tier, `SyncLoadBalancerFailed` |
@@ -67,6 +67,8 @@ const AWS_PREFIX: &str = "service.beta.kubernetes.io/aws-load-balancer-";
 
 /// The AWS Load Balancer Controller's event recorder name and reasons.
 const LBC: &str = "service";
+/// The AWS Load Balancer Controller's TargetGroupBinding event recorder.
+const TGB: &str = "targetGroupBinding";
 /// The service controller of kube-controller-manager / cloud-controller-manager.
 const SERVICE_CONTROLLER: &str = "service-controller";
 
@@ -98,6 +100,14 @@ pub struct CloudOptions {
     pub addresses: Option<AddressBook>,
     /// How long after its Service is deleted a load balancer still holds its addresses.
     pub release_delay: Duration,
+    /// AWS: the controller's `--cluster-name` (the infra id). With moto known, every target's
+    /// ENI there must have a single security group or exactly one tagged
+    /// `kubernetes.io/cluster/<name>` (see `aws::backend_security_groups`).
+    pub aws_cluster_name: Option<String>,
+    /// The node IPs of the control-plane machines the cloud fake made (AWS: the installer's
+    /// master instances in moto); the simulated nodes take them unless
+    /// `KubeSimOptions::node_ips` places them.
+    pub control_plane_ips: Vec<Ipv4Addr>,
     /// GCP: the fake itself, read as the cloud provider reads the cloud (instance groups,
     /// addresses; see `gce`). When set, an internal Service needs the installer's instance
     /// groups and any other Service is a GCE external load balancer whose requested IP must be
@@ -150,6 +160,8 @@ impl Default for CloudOptions {
             aws_lb_controller: true,
             addresses: None,
             release_delay: Duration::from_secs(1),
+            aws_cluster_name: None,
+            control_plane_ips: Vec::new(),
             gcp: None,
             azure: None,
         }
@@ -302,6 +314,9 @@ pub enum Outcome {
     Provisioned(Vec<Report>),
     /// Refused: the events to record, the last one the Warning.
     Refused(Vec<Report>),
+    /// AWS: the NLB exists (its ingress is reported) but registers no target: the events to
+    /// record, the last one the Warning; the controller tries again later.
+    Unregistered(Vec<Report>),
     /// The Service is gone, or not of type LoadBalancer.
     Gone,
 }
@@ -380,6 +395,26 @@ fn record_gce_internal(gcp: &crate::gcp::GcpLbView, svc: &Value, wanted: &[front
     gcp.record_internal_lb(&lb_resource_name(svc), frontend.ip, ports, backends);
 }
 
+/// The AWS Load Balancer Controller's verdict on a deployed NLB: its Service reconciled, and,
+/// when its targets cannot be registered (`why`), the TargetGroupBinding controller's
+/// refusal. The sim keeps no TargetGroupBindings, so the Warning goes on the Service, with the
+/// reason today's controller records on the TargetGroupBinding (`FailedNetworkReconcile`,
+/// `pkg/targetgroupbinding/resource_manager.go`; v2.8 only logs the error and requeues).
+fn registered(done: Report, why: Option<&str>) -> Outcome {
+    match why {
+        None => Outcome::Provisioned(vec![done]),
+        Some(why) => Outcome::Unregistered(vec![
+            done,
+            report(
+                TGB,
+                EventType::Warning,
+                "FailedNetworkReconcile",
+                why.to_string(),
+            ),
+        ]),
+    }
+}
+
 /// The service controller's Normal events around a sync.
 fn ensuring() -> Report {
     report(
@@ -434,7 +469,7 @@ impl LoadBalancers {
         }
         match (kind(svc), current) {
             (Kind::AwsLoadBalancerController, Some(Held::Nlb(nlb))) => {
-                aws::build(svc).is_ok_and(|m| m == nlb.model)
+                nlb.unregistered.is_none() && aws::build(svc).is_ok_and(|m| m == nlb.model)
             }
             (Kind::AwsLoadBalancerController, _) => false,
             (Kind::GcpInternal | Kind::AzureInternal, current) => match self.frontends(svc) {
@@ -526,9 +561,16 @@ impl LoadBalancers {
                     "SuccessfullyReconciled",
                     "Successfully reconciled".into(),
                 );
-                if matches!(held.get(&id), Some(Holding { held: Held::Nlb(n), .. }) if n.model == model)
+                if let Some(Holding {
+                    held: Held::Nlb(nlb),
+                    ..
+                }) = held.get_mut(&id)
+                    && nlb.model == model
                 {
-                    return Outcome::Provisioned(vec![done]);
+                    if nlb.unregistered.is_some() {
+                        nlb.unregistered = self.unregistered(store, &svc).await;
+                    }
+                    return registered(done, nlb.unregistered.as_deref());
                 }
                 if let Some(old) = held.remove(&id) {
                     self.give_back(&old.held).await;
@@ -541,7 +583,9 @@ impl LoadBalancers {
                     })
                     .collect();
                 match aws::deploy(self.ec2.as_ref(), &model, &holder, &others).await {
-                    Ok(nlb) => {
+                    Ok(mut nlb) => {
+                        nlb.unregistered = self.unregistered(store, &svc).await;
+                        let outcome = registered(done, nlb.unregistered.as_deref());
                         held.insert(
                             id,
                             Holding {
@@ -549,7 +593,7 @@ impl LoadBalancers {
                                 held: Held::Nlb(Box::new(nlb)),
                             },
                         );
-                        Outcome::Provisioned(vec![done])
+                        outcome
                     }
                     Err(why) => Outcome::Refused(vec![report(
                         LBC,
@@ -738,6 +782,18 @@ impl LoadBalancers {
         }
         let uid = meta::uid(svc).to_string();
         used.insert(id.clone(), Used { uid, lb, ips });
+    }
+
+    /// Why the targets of the Service's NLB cannot be registered (None: they can, or the
+    /// cloud facts to judge are not given). The targets are the pods it selects now.
+    async fn unregistered(&self, store: &Store, svc: &Value) -> Option<String> {
+        let (Some(ec2), Some(cluster)) = (&self.ec2, &self.cloud.aws_cluster_name) else {
+            return None;
+        };
+        let targets = super::endpoints::selected_ips(&store.lock(), svc);
+        aws::backend_security_groups(ec2, cluster, &targets)
+            .await
+            .err()
     }
 
     async fn give_back(&self, held: &Held) {
