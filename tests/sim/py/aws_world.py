@@ -124,8 +124,9 @@ def route(ec2, vpc, mapping, public):
             "public": [mapping[fid] for fid in public], "private": private}
 
 
-# The control-plane machines' node IPs, in the bootstrap host's subnet.
-MASTER_IPS = ["10.0.1.20", "10.0.1.21", "10.0.1.22"]
+# The control-plane machines' node IPs, in the bootstrap host's subnet, above the bootstrap IPs
+# the fleet tests give their agents (10.0.1.10 and up).
+MASTER_IPS = ["10.0.1.240", "10.0.1.241", "10.0.1.242"]
 
 
 def masters(ec2, vpc, subnet, infra_id):
