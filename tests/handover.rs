@@ -244,7 +244,12 @@ fn scope_change_fails_only_public_clients_after_the_record_and_its_ttl(report: &
     ] {
         let private = row(false, window);
         assert_eq!(private.failures, 0, "in-VPC clients, {window}:\n{text}");
-        assert!(private.requests > 0, "in-VPC clients, {window}:\n{text}");
+        // `to-internal` ends when the public record is gone: on Azure one PUT, often sooner
+        // (0.1 s) than the clients' next request (every 200 ms), so it may hold none.
+        assert!(
+            private.requests > 0 || window == "to-internal",
+            "in-VPC clients, {window}:\n{text}"
+        );
         let public = row(true, window);
         assert_eq!(public.unanswered, 0, "public clients, {window}:\n{text}");
     }
