@@ -217,6 +217,21 @@ fn cluster_key(cluster: &str) -> String {
 /// (kubernetes-sigs/aws-load-balancer-controller `pkg/targetgroupbinding/networking_manager.go`,
 /// `resolveEndpointSGForENI`; the ids sorted, as a string set lists them). A target that no
 /// ENI in moto holds is not judged (the world does not model that machine).
+/// The network interface holding `ip` in EC2 (moto), if any.
+async fn eni_holding(ec2: &Ec2, ip: Ipv4Addr) -> Result<Option<Element>, String> {
+    let root = ec2
+        .call(
+            "DescribeNetworkInterfaces",
+            &ec2::filter("addresses.private-ip-address", &ip.to_string()),
+        )
+        .await
+        .map_err(text)?;
+    Ok(root
+        .items("networkInterfaceSet")
+        .first()
+        .map(|e| (*e).clone()))
+}
+
 pub async fn backend_security_groups(
     ec2: &Ec2,
     cluster: &str,
@@ -224,14 +239,7 @@ pub async fn backend_security_groups(
 ) -> Result<(), String> {
     let key = cluster_key(cluster);
     for ip in targets {
-        let root = ec2
-            .call(
-                "DescribeNetworkInterfaces",
-                &ec2::filter("addresses.private-ip-address", &ip.to_string()),
-            )
-            .await
-            .map_err(text)?;
-        let Some(eni) = root.items("networkInterfaceSet").first().copied() else {
+        let Some(eni) = eni_holding(ec2, *ip).await? else {
             continue;
         };
         let groups: Vec<&str> = eni
@@ -418,14 +426,7 @@ async fn check_in_ec2(ec2: &Ec2, model: &Model) -> Result<Vec<Ipv4Addr>, String>
                     "InvalidConfigurationRequest: private IPv4 address {ip} is not in the CIDR {cidr} of subnet {subnet}"
                 ));
             }
-            let root = ec2
-                .call(
-                    "DescribeNetworkInterfaces",
-                    &ec2::filter("addresses.private-ip-address", &ip.to_string()),
-                )
-                .await
-                .map_err(text)?;
-            if let Some(eni) = root.items("networkInterfaceSet").first() {
+            if let Some(eni) = eni_holding(ec2, *ip).await? {
                 return Err(format!(
                     "InvalidConfigurationRequest: private IPv4 address {ip} in subnet {subnet} is in use by network interface {} ({})",
                     eni.text_of("networkInterfaceId").unwrap_or("?"),
