@@ -261,11 +261,10 @@ pub async fn run(opts: Options) -> Result<Report> {
     let node_tasks = match opts.openshift_nodes {
         false => None,
         true => {
-            let cluster = openshift::Cluster::new(&opts.cloud, bootstrap, t0)
+            let cluster = openshift::Cluster::new(&opts.cloud, bootstrap, network.clone(), t0)
                 .context("no node model for this cloud")?;
             let driver = tokio::spawn(openshift::drive(
                 cluster.clone(),
-                network.clone(),
                 timeline.clone(),
                 private_rx.clone(),
                 opts.node_timing.clone(),

@@ -23,7 +23,7 @@
 //! watcher's 16 s as OpenShift's is.
 
 use super::Timeline;
-use super::network::Network;
+use super::network::{Alive, Network};
 use crate::nodes::watcher::{CHECK_INTERVAL, Watcher};
 use crate::nodes::{self, Apiserver, Cloud, Reached, Role, World};
 use crate::rng::Rng;
@@ -105,7 +105,35 @@ struct Life {
 pub struct Cluster {
     world: Mutex<World>,
     life: Mutex<Vec<Life>>,
+    network: Arc<Network>,
     t0: Instant,
+}
+
+/// The frontends and the bootstrap host as the network has them now. Read again at every
+/// connection, not only at the driver's 100 ms tick: a client may already resolve a VIP the
+/// agent just proved, and a world a tick behind would drop its connection (one failure per
+/// client at the join on a loaded machine, in CI).
+fn observe(world: &mut World, alive: &Alive) {
+    world.nodes[0].up = !alive.bootstrap.is_empty();
+    let own = world.nodes[0].ip;
+    world.nodes[0].aliases = alive
+        .bootstrap
+        .iter()
+        .copied()
+        .filter(|ip| *ip != own)
+        .collect();
+    world.internal = alive
+        .load_balancers
+        .iter()
+        .copied()
+        .filter(|ip| is_private(*ip))
+        .collect();
+    world.external = alive
+        .load_balancers
+        .iter()
+        .copied()
+        .filter(|ip| !is_private(*ip))
+        .collect();
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -121,7 +149,12 @@ fn is_private(ip: IpAddr) -> bool {
 }
 
 impl Cluster {
-    pub fn new(cloud: &str, bootstrap: IpAddr, t0: Instant) -> Option<Arc<Cluster>> {
+    pub fn new(
+        cloud: &str,
+        bootstrap: IpAddr,
+        network: Arc<Network>,
+        t0: Instant,
+    ) -> Option<Arc<Cluster>> {
         let cloud = match cloud {
             "gcp" => Cloud::Gcp,
             "azure" => Cloud::Azure,
@@ -148,6 +181,7 @@ impl Cluster {
         Some(Arc::new(Cluster {
             world: Mutex::new(World::new(cloud, list)),
             life: Mutex::new(life),
+            network,
             t0,
         }))
     }
@@ -163,37 +197,10 @@ impl Cluster {
     /// One step of the world at `now`: the frontends and the bootstrap host from the
     /// network, the nodes' boots, rollouts and reboots by the timeline, the watchers' checks
     /// and the GCP metadata re-reads.
-    fn tick(
-        &self,
-        now: Duration,
-        t: &Timeline,
-        network: &Network,
-        api_int: &[IpAddr],
-        timing: &NodeTiming,
-    ) {
-        let alive = network.alive();
+    fn tick(&self, now: Duration, t: &Timeline, api_int: &[IpAddr], timing: &NodeTiming) {
         let mut world = lock(&self.world);
         let mut life = lock(&self.life);
-        world.nodes[0].up = !alive.bootstrap.is_empty();
-        let own = world.nodes[0].ip;
-        world.nodes[0].aliases = alive
-            .bootstrap
-            .iter()
-            .copied()
-            .filter(|ip| *ip != own)
-            .collect();
-        world.internal = alive
-            .load_balancers
-            .iter()
-            .copied()
-            .filter(|ip| is_private(*ip))
-            .collect();
-        world.external = alive
-            .load_balancers
-            .iter()
-            .copied()
-            .filter(|ip| !is_private(*ip))
-            .collect();
+        observe(&mut world, &self.network.alive());
         let Some(seeded) = t.seeded else {
             return;
         };
@@ -300,7 +307,6 @@ impl Cluster {
 /// Drives the world every 100 ms until `stop`.
 pub async fn drive(
     cluster: Arc<Cluster>,
-    network: Arc<Network>,
     timeline: Arc<Mutex<Timeline>>,
     api_int: watch::Receiver<Vec<IpAddr>>,
     timing: NodeTiming,
@@ -309,7 +315,7 @@ pub async fn drive(
     while !*stop.borrow() {
         let t = lock(&timeline).clone();
         let answer = api_int.borrow().clone();
-        cluster.tick(cluster.t0.elapsed(), &t, &network, &answer, &timing);
+        cluster.tick(cluster.t0.elapsed(), &t, &answer, &timing);
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_millis(100)) => {}
             _ = stop.changed() => {}
@@ -331,7 +337,8 @@ async fn dial(
     rng.shuffle(&mut order);
     for ip in order {
         let (reached, ok) = {
-            let world = lock(&cluster.world);
+            let mut world = lock(&cluster.world);
+            observe(&mut world, &cluster.network.alive());
             let reached = world.connect(from, ip, port, rng);
             let ok = matches!(reached, Reached::Node(k) if accept(&world, k));
             (reached, ok)
@@ -555,4 +562,55 @@ pub async fn clients(
         }
     }
     samples
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    /// A VIP the network serves is reachable at once, even before the driver's next tick:
+    /// the client resolving it in between was dropped (CI, stop 39: 3 master and 2 worker
+    /// kubelet requests at the join, on Azure).
+    #[tokio::test]
+    async fn a_connection_sees_the_network_as_it_is_not_as_the_last_tick_saw_it() {
+        let network = Network::new();
+        let bootstrap = ip("10.0.1.10");
+        let vip = ip("10.0.1.215");
+        network.set_alive(Alive {
+            bootstrap: [bootstrap].into(),
+            load_balancers: Default::default(),
+        });
+        let t0 = Instant::now();
+        let cluster = Cluster::new("azure", bootstrap, network.clone(), t0).unwrap();
+        let timing = NodeTiming::default();
+        let timeline = Timeline {
+            seeded: Some(Duration::ZERO),
+            ..Timeline::default()
+        };
+        // Every node booted, OVN-K and the apiservers up; the VIP not yet served.
+        cluster.tick(Duration::from_secs(4), &timeline, &[bootstrap], &timing);
+        network.set_alive(Alive {
+            bootstrap: [bootstrap].into(),
+            load_balancers: [vip].into(),
+        });
+        let master = cluster.index(Role::Master, 0);
+        let ok = dial(
+            &cluster,
+            master,
+            &[vip],
+            nodes::API,
+            Duration::from_millis(10),
+            &mut Rng(1),
+            serves_api,
+        )
+        .await;
+        assert!(
+            ok,
+            "the master's kubelet reaches the VIP the network serves"
+        );
+    }
 }
