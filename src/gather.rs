@@ -36,7 +36,7 @@ pub async fn command(args: &GatherArgs) -> Result<()> {
     let providers = reading.no_cloud.is_none().then_some(&reading.providers);
     let bundle = collect(
         &reading.spec,
-        &args.common.state.state_dir,
+        args.common.state.dir(),
         providers,
         args.kubeconfig.as_deref(),
         args.templates.as_deref(),

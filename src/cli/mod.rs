@@ -235,21 +235,21 @@ pub async fn run(cli: Cli) -> Result<()> {
             state,
             output,
             watch: false,
-        } => status::show(&state.state_dir, output),
+        } => status::show(state.dir(), output),
         Command::Status {
             state,
             output,
             watch: true,
         } => {
             status::watch(
-                &state.state_dir,
+                state.dir(),
                 output,
                 std::time::Duration::from_millis(500),
             )
             .await
         }
-        Command::Pause { state } => crate::pause::pause(&state.state_dir),
-        Command::Resume { state } => crate::pause::resume(&state.state_dir),
+        Command::Pause { state } => crate::pause::pause(state.dir()),
+        Command::Resume { state } => crate::pause::resume(state.dir()),
         Command::Gather(args) => crate::gather::command(&args).await,
         Command::Permissions(args) => crate::permissions::command(&args),
         Command::Manifests { command } => crate::manifests::command(&command),
@@ -279,7 +279,7 @@ pub(crate) async fn steps(
         steps,
         |spec| {
             Ok(wait
-                .map(|w| w.check(&common.assets, spec))
+                .map(|w| w.check(common.assets(), spec))
                 .transpose()?
                 .flatten())
         },
