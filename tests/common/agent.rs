@@ -212,6 +212,59 @@ impl Agent {
         cmd
     }
 
+    /// `args` as an admin runs them on their own machine once the bootstrap host is gone: no
+    /// asset dir, no bootstrap IP, the run flags (kubeconfig, ...); `--state-dir` only when
+    /// `state` is given, else the default under [`Agent::admin_state_home`].
+    pub fn admin_command(&self, args: &[&str], state: Option<&Path>) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bootstrap-agent"));
+        cmd.args(args)
+            .args(&self.extra)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .env("XDG_STATE_HOME", self.admin_state_home())
+            .env_remove("BOOTSTRAP_AGENT_STATE_DIR")
+            .env_remove("BOOTSTRAP_AGENT_ASSETS");
+        for name in &self.env_remove {
+            cmd.env_remove(name);
+        }
+        if let Some(state) = state {
+            cmd.arg("--state-dir").arg(state);
+        }
+        cmd.kill_on_drop(true);
+        cmd
+    }
+
+    /// The admin's `XDG_STATE_HOME` (day-2 journals default to `<it>/bootstrap-agent/<infra-id>`).
+    pub fn admin_state_home(&self) -> PathBuf {
+        self.dir.path().join("admin-state-home")
+    }
+
+    /// [`Agent::admin_command`], which must succeed.
+    pub async fn admin_run(&self, args: &[&str], state: Option<&Path>) -> Output {
+        Self::succeeds(args, self.admin_command(args, state)).await
+    }
+
+    /// [`Agent::admin_command`], which must exit with `code`: (stdout, stderr).
+    pub async fn admin_run_exits(
+        &self,
+        args: &[&str],
+        state: Option<&Path>,
+        code: i32,
+    ) -> (String, String) {
+        let out = self.admin_command(args, state).output().await.unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        );
+        assert_eq!(out.status.code(), Some(code), "{stdout}\n{stderr}");
+        (stdout, stderr)
+    }
+
+    /// The bootstrap host is destroyed: its asset dir and its journal are gone.
+    pub fn destroy_bootstrap_host(&self) {
+        std::fs::remove_dir_all(&self.assets).unwrap();
+        std::fs::remove_dir_all(&self.state).unwrap();
+    }
+
     pub async fn run(&self, args: &[&str]) -> Output {
         Self::succeeds(args, self.command(args)).await
     }
@@ -389,9 +442,13 @@ impl Agent {
 
     /// Starts `args`, waits until `proxy` froze it at `hold`, SIGKILLs it.
     pub async fn kill_at(&self, args: &[&str], proxy: &Proxy, hold: Hold) {
+        Self::kill_command_at(self.command(args), proxy, hold).await;
+    }
+
+    /// Starts `command`, waits until `proxy` froze it at `hold`, SIGKILLs it.
+    pub async fn kill_command_at(mut command: tokio::process::Command, proxy: &Proxy, hold: Hold) {
         proxy.hold(hold);
-        let mut child = self
-            .command(args)
+        let mut child = command
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

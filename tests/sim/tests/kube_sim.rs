@@ -374,7 +374,12 @@ async fn auth_discovery_and_kubeconfig() {
             "apiextensions.k8s.io",
             // Deployments: the AWS Load Balancer Controller's, which the hand-over waits on.
             "apps",
-            "rbac.authorization.k8s.io"
+            "rbac.authorization.k8s.io",
+            // OLM and the aws-load-balancer-operator's API (`manifests`).
+            "operators.coreos.com",
+            "networking.olm.openshift.io",
+            // The day-2 change's Lease.
+            "coordination.k8s.io"
         ]
     );
     assert_eq!(
@@ -1293,8 +1298,12 @@ async fn oracle_dynamic_client_custom_resources() {
     assert_eq!(
         out["crds"],
         json!([
+            "awsloadbalancercontrollers.networking.olm.openshift.io",
             "clusterversions.config.openshift.io",
+            "dnses.config.openshift.io",
             "infrastructures.config.openshift.io",
+            "operatorgroups.operators.coreos.com",
+            "subscriptions.operators.coreos.com",
             // The AWS Load Balancer Controller's, present by default (`aws_lb_controller`).
             "targetgroupbindings.elbv2.k8s.aws"
         ])
