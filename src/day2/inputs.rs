@@ -7,7 +7,6 @@
 //! in memory: nothing of it is written or logged.
 
 use crate::assets::{Document, Fetched};
-use crate::error::InputError;
 use anyhow::{Context as _, Result};
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
 use serde_json::Value;
@@ -33,30 +32,14 @@ fn config_resource(kind: &str, plural: &str) -> ApiResource {
     )
 }
 
-/// A get the API server refused or could not answer, said for the object `name`.
-fn get_error(name: &str, verb_resource: &str, e: kube::Error) -> anyhow::Error {
-    match e {
-        kube::Error::Api(s) if s.code == 401 || s.code == 403 => InputError::new(
-            name,
-            "(object)",
-            format!(
-                "the kubeconfig's user may not read it ({verb_resource}; `bootstrap-agent permissions --kube` prints the role publish needs): {}",
-                s.message
-            ),
-        )
-        .into(),
-        other => anyhow::Error::new(other).context(format!("cannot read {name} from the cluster")),
-    }
-}
-
-async fn get<K>(api: kube::Api<K>, name: &str, label: &str, verb: &str) -> Result<Option<Value>>
+async fn get<K>(api: kube::Api<K>, name: &str, label: &str) -> Result<Option<Value>>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
 {
     let object = api
         .get_opt(name)
         .await
-        .map_err(|e| get_error(label, verb, e))?;
+        .map_err(|e| super::refused(e, label))?;
     object
         .map(|o| serde_json::to_value(o).with_context(|| format!("cannot encode {label}")))
         .transpose()
@@ -70,7 +53,6 @@ pub async fn fetch(client: &kube::Client) -> Result<Fetched> {
         kube::Api::<ConfigMap>::namespaced(client.clone(), "kube-system"),
         "cluster-config-v1",
         CLUSTER_CONFIG,
-        "get configmaps in kube-system",
     )
     .await?;
     docs.insert(Document::ClusterConfig, CLUSTER_CONFIG, config);
@@ -85,7 +67,6 @@ pub async fn fetch(client: &kube::Client) -> Result<Fetched> {
         dynamic("Infrastructure", "infrastructures"),
         "cluster",
         INFRASTRUCTURE,
-        "get infrastructures.config.openshift.io",
     )
     .await?;
     let platform_type = infra
@@ -102,7 +83,6 @@ pub async fn fetch(client: &kube::Client) -> Result<Fetched> {
         dynamic("DNS", "dnses"),
         "cluster",
         DNS,
-        "get dnses.config.openshift.io",
     )
     .await?;
     docs.insert(Document::Dns, DNS, dns);
@@ -112,7 +92,6 @@ pub async fn fetch(client: &kube::Client) -> Result<Fetched> {
             kube::Api::<Secret>::namespaced(client.clone(), "kube-system"),
             name,
             &label,
-            "get secrets in kube-system",
         )
         .await?;
         docs.insert(Document::CredsSecret, label, secret);

@@ -5,13 +5,14 @@
 //! The holder is `user@host <state dir>`, so the same admin resuming the same journal after a
 //! crash takes it back at once; anyone else waits until it expires (`LEASE_SECONDS` after the
 //! holder's last renewal). Taken and renewed with the resourceVersion it was read at, so two
-//! agents racing for it cannot both win. Released (deleted) when the change ends.
+//! agents racing for it cannot both win. Released when the change ends by clearing its holder
+//! (as client-go's leader election releases one), so it is made once and then only updated.
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use k8s_openapi::jiff;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use kube::api::{DeleteParams, ObjectMeta, PostParams, Preconditions};
+use kube::api::{ObjectMeta, PostParams};
 use std::time::Duration;
 
 pub const NAME: &str = "bootstrap-agent-publish";
@@ -79,8 +80,12 @@ pub async fn acquire(client: &kube::Client, holder: &str) -> Result<Held> {
             ..Default::default()
         }),
     };
-    let context = || format!("cannot take Lease {NAMESPACE}/{NAME}");
-    match api.get_opt(NAME).await.with_context(context)? {
+    let object = format!("Lease {NAMESPACE}/{NAME}");
+    match api
+        .get_opt(NAME)
+        .await
+        .map_err(|e| super::refused(e, &object))?
+    {
         None => {
             api.create(&PostParams::default(), &wanted(None, None))
                 .await
@@ -134,7 +139,7 @@ fn lost_race(e: kube::Error) -> anyhow::Error {
             renewed: "now".into(),
         }
         .into(),
-        other => anyhow::Error::new(other).context(format!("cannot take Lease {NAMESPACE}/{NAME}")),
+        other => super::refused(other, &format!("Lease {NAMESPACE}/{NAME}")),
     }
 }
 
@@ -162,28 +167,31 @@ async fn renew(api: kube::Api<Lease>, holder: String) {
 }
 
 impl Held {
-    /// Stops renewing and deletes the Lease, if it is still the one we renewed.
+    /// Stops renewing and releases the Lease (its holder cleared), if it is still ours.
     pub async fn release(self) -> Result<()> {
         self.renewing.abort();
-        let live = self.api.get_opt(NAME).await?;
-        let Some(live) = live.filter(|l| {
-            l.spec.as_ref().and_then(|s| s.holder_identity.as_deref()) == Some(self.holder.as_str())
-        }) else {
-            // Gone, or another agent took it after ours expired: theirs to release.
+        let object = format!("Lease {NAMESPACE}/{NAME}");
+        let Some(mut live) = self
+            .api
+            .get_opt(NAME)
+            .await
+            .map_err(|e| super::refused(e, &object))?
+        else {
             return Ok(());
         };
-        let params = DeleteParams {
-            preconditions: Some(Preconditions {
-                resource_version: live.metadata.resource_version,
-                uid: live.metadata.uid,
-            }),
-            ..Default::default()
-        };
-        match self.api.delete(NAME, &params).await {
+        let spec = live.spec.get_or_insert_with(Default::default);
+        if spec.holder_identity.as_deref() != Some(self.holder.as_str()) {
+            // Another agent took it after ours expired: theirs to release.
+            return Ok(());
+        }
+        spec.holder_identity = None;
+        spec.acquire_time = None;
+        spec.renew_time = None;
+        match self.api.replace(NAME, &PostParams::default(), &live).await {
             Ok(_) => Ok(()),
-            // Another agent took it after ours expired: it is theirs to release.
-            Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => Ok(()),
-            Err(e) => Err(e).context(format!("cannot release Lease {NAMESPACE}/{NAME}")),
+            // Taken by another agent between the read and the write: theirs now.
+            Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+            Err(e) => Err(super::refused(e, &object)),
         }
     }
 }

@@ -35,6 +35,24 @@ pub struct FromCluster {
     pub state_dir: PathBuf,
 }
 
+/// A request the API server refused (401, 403): the kubeconfig's user lacks a right, an input
+/// error naming `object` (exit 2) with kube-apiserver's message, which names the verb and
+/// resource; anything else stays an operational error.
+pub fn refused(e: kube::Error, object: &str) -> anyhow::Error {
+    match e {
+        kube::Error::Api(s) if s.code == 401 || s.code == 403 => InputError::new(
+            object,
+            "(object)",
+            format!(
+                "the kubeconfig's user may not do this (`bootstrap-agent permissions --kube --command publish` prints the role): {}",
+                s.message
+            ),
+        )
+        .into(),
+        other => anyhow::Error::new(other).context(format!("{object}: the cluster did not answer")),
+    }
+}
+
 /// The default day-2 state dir of cluster `infra_id`.
 pub fn default_state_dir(infra_id: &str) -> Result<PathBuf, InputError> {
     let base = std::env::var_os("XDG_STATE_HOME")

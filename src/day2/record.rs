@@ -127,18 +127,10 @@ impl RunRecord {
 pub async fn read(client: &kube::Client, infra_id: &str) -> Result<RunRecord> {
     use k8s_openapi::api::core::v1::ConfigMap;
     let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "kube-system");
-    let cm = match api.get_opt("bootstrap-agent").await {
-        Ok(cm) => cm,
-        Err(kube::Error::Api(s)) if s.code == 401 || s.code == 403 => {
-            return Err(InputError::new(
-                CONFIG_MAP,
-                "(object)",
-                format!("the kubeconfig's user may not read it: {}", s.message),
-            )
-            .into());
-        }
-        Err(e) => return Err(e).with_context(|| format!("cannot read {CONFIG_MAP}")),
-    };
+    let cm = api
+        .get_opt("bootstrap-agent")
+        .await
+        .map_err(|e| super::refused(e, CONFIG_MAP))?;
     let Some(cm) = cm else {
         return Err(InputError::new(
             CONFIG_MAP,

@@ -68,7 +68,8 @@ fn record(kube: &KubeSim) -> Value {
     serde_json::from_str(data["record.json"].as_str().unwrap_or("null")).unwrap()
 }
 
-fn lease(kube: &KubeSim) -> Option<Value> {
+/// Who holds the day-2 Lease now (None: nobody; released, or never taken).
+fn lease_holder(kube: &KubeSim) -> Option<String> {
     kube.get(
         "coordination.k8s.io",
         "v1",
@@ -76,6 +77,7 @@ fn lease(kube: &KubeSim) -> Option<Value> {
         Some("kube-system"),
         "bootstrap-agent-publish",
     )
+    .and_then(|l| l["spec"]["holderIdentity"].as_str().map(str::to_string))
 }
 
 /// After `run`, with the bootstrap host's asset dir and journal gone: `publish --scope Internal
@@ -106,7 +108,7 @@ pub async fn publish_from_an_admins_machine_with_only_a_kubeconfig_round_trips<C
     assert_internal(&h, &kube, &private).await;
     assert_eq!(config_map(&kube)["apiScope"], "Internal");
     assert_eq!(record(&kube)["apiScope"], "Internal");
-    assert!(lease(&kube).is_none(), "the Lease is released");
+    assert_eq!(lease_holder(&kube), None, "the Lease is released");
 
     h.admin_run(external, None).await;
     let now_public = assert_external(&h, &kube, public.len(), &private).await;
@@ -137,7 +139,8 @@ pub async fn publish_from_an_admins_machine_killed_mid_change_resumes<C: Cloud>(
     let state: PathBuf = h.dir.path().join("admin-journal");
     h.admin_kill_in(internal, Some(&state), true, Hold::After(1))
         .await;
-    assert!(lease(&kube).is_some(), "the killed change held the Lease");
+    let holder = lease_holder(&kube).expect("the killed change held the Lease");
+    assert!(holder.ends_with(&state.display().to_string()), "{holder}");
     h.admin_run(internal, Some(&state)).await;
     assert_internal(&h, &kube, &private).await;
     h.admin_kill_in(external, Some(&state), false, Hold::After(1))
@@ -145,6 +148,6 @@ pub async fn publish_from_an_admins_machine_killed_mid_change_resumes<C: Cloud>(
     h.admin_run(external, Some(&state)).await;
     assert_external(&h, &kube, public.len(), &private).await;
     h.peers.assert_nothing_made_twice();
-    assert!(lease(&kube).is_none());
+    assert_eq!(lease_holder(&kube), None);
     assert_eq!(not_ours(&h.world().await), foreign, "nothing else touched");
 }
