@@ -168,6 +168,11 @@ pub enum Command {
         /// done; reads the journal without the lock, so it works beside a running daemon.
         #[arg(long)]
         watch: bool,
+        /// Day 2, on an admin's machine: without --state-dir, and with no journal in the
+        /// bootstrap host's state dir, the day-2 journal of this cluster
+        /// ($XDG_STATE_HOME/bootstrap-agent/<infra-id>), else what `run` left in the cluster.
+        #[arg(long)]
+        kubeconfig: Option<std::path::PathBuf>,
     },
     /// Make a running `run` stop before its next step (it keeps its lock) until `resume`.
     Pause {
@@ -192,6 +197,11 @@ pub enum Command {
     /// Write a support bundle (.tar.gz): journal, status, plan, rendered Services, gate report,
     /// the cloud's view of ours and, with a kubeconfig, our Services, slices and Events.
     Gather(GatherArgs),
+}
+
+/// Whether `dir` holds a journal (a corrupt one counts: `status` reports it).
+fn has_journal(dir: &std::path::Path) -> Result<bool> {
+    Ok(dir.join(crate::journal::JOURNAL_FILE).exists())
 }
 
 pub async fn run(cli: Cli) -> Result<()> {
@@ -234,19 +244,25 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Status {
             state,
             output,
-            watch: false,
-        } => status::show(state.dir(), output),
-        Command::Status {
-            state,
-            output,
-            watch: true,
+            watch,
+            kubeconfig,
         } => {
-            status::watch(
-                state.dir(),
-                output,
-                std::time::Duration::from_millis(500),
-            )
-            .await
+            let day2 = match kubeconfig {
+                Some(k) if state.state_dir.is_none() && !has_journal(state.dir())? => {
+                    Some(crate::day2::read_for_status(&k).await?)
+                }
+                _ => None,
+            };
+            let (dir, fallback) = match &day2 {
+                Some((dir, started)) => (dir.as_path(), Some(started)),
+                None => (state.dir(), None),
+            };
+            if watch {
+                let every = std::time::Duration::from_millis(500);
+                status::watch(dir, fallback, output, every).await
+            } else {
+                status::show_from(dir, fallback, output)
+            }
         }
         Command::Pause { state } => crate::pause::pause(state.dir()),
         Command::Resume { state } => crate::pause::resume(state.dir()),

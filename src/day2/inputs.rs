@@ -45,8 +45,9 @@ where
         .transpose()
 }
 
-/// Reads the four documents from the cluster.
-pub async fn fetch(client: &kube::Client) -> Result<Fetched> {
+/// Reads the four documents from the cluster; the creds Secret only when `with_secret` (a
+/// command that calls the cloud).
+pub async fn fetch(client: &kube::Client, with_secret: bool) -> Result<Fetched> {
     use k8s_openapi::api::core::v1::{ConfigMap, Secret};
     let mut docs = Fetched::new("(the cluster)");
     let config = get(
@@ -86,7 +87,11 @@ pub async fn fetch(client: &kube::Client) -> Result<Fetched> {
     )
     .await?;
     docs.insert(Document::Dns, DNS, dns);
-    if let Some(name) = platform_type.as_deref().and_then(creds_secret_name) {
+    if let Some(name) = platform_type
+        .as_deref()
+        .and_then(creds_secret_name)
+        .filter(|_| with_secret)
+    {
         let label = format!("Secret kube-system/{name}");
         let secret = get(
             kube::Api::<Secret>::namespaced(client.clone(), "kube-system"),

@@ -77,13 +77,29 @@ pub fn default_state_dir(infra_id: &str) -> Result<PathBuf, InputError> {
 /// documents through the asset loader, a cloud platform, credentials, and what `run` left.
 /// `state_dir`: `--state-dir`, else the default for the cluster.
 pub async fn read(kubeconfig: &Path, state_dir: Option<&Path>) -> Result<FromCluster> {
+    read_checked(kubeconfig, state_dir, true).await
+}
+
+/// `status` on an admin's machine: the day-2 state dir of the cluster and the journal `run`
+/// left in it (no cloud credentials needed: `status` calls no cloud).
+pub async fn read_for_status(kubeconfig: &Path) -> Result<(PathBuf, crate::journal::JournalState)> {
+    let cluster = read_checked(kubeconfig, None, false).await?;
+    let started = cluster.record.journal(cluster.spec.publish.api());
+    Ok((cluster.state_dir, started))
+}
+
+async fn read_checked(
+    kubeconfig: &Path,
+    state_dir: Option<&Path>,
+    needs_cloud: bool,
+) -> Result<FromCluster> {
     let client = crate::cluster::client(kubeconfig).await.with_context(|| {
         format!(
             "no asset dir (--assets, or {} on the bootstrap host): reading the inputs from the cluster",
             crate::context::DEFAULT_ASSETS
         )
     })?;
-    let docs = inputs::fetch(&client).await?;
+    let docs = inputs::fetch(&client, needs_cloud).await?;
     let platform_type = docs
         .object(Document::Infrastructure)
         .and_then(|i| i.pointer("/status/platformStatus/type"))
@@ -101,7 +117,8 @@ pub async fn read(kubeconfig: &Path, state_dir: Option<&Path>) -> Result<FromClu
     }
     let spec = assets::load_all_from(&docs)
         .map_err(|errors| crate::validate::InputErrors { errors })?;
-    if matches!(spec.credentials, assets::Credentials::Environment)
+    if needs_cloud
+        && matches!(spec.credentials, assets::Credentials::Environment)
         && let Some(t) = &platform_type
         && let Some(expected) = inputs::missing_environment_credentials(t)
     {

@@ -563,3 +563,22 @@ pub fn preflight_line<'a>(report: &'a serde_json::Value, name: &str) -> &'a serd
         .find(|c| c["name"] == name)
         .unwrap_or_else(|| panic!("no check {name}: {report}"))
 }
+
+/// The files of a `gather` bundle, by name under `bootstrap-agent-gather/`.
+pub fn unpack_bundle(bundle: &Path) -> std::collections::BTreeMap<String, String> {
+    use std::io::Read;
+    let gz = flate2::read::GzDecoder::new(std::fs::File::open(bundle).unwrap());
+    let mut archive = tar::Archive::new(gz);
+    let mut files = std::collections::BTreeMap::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let path = entry.path().unwrap().to_string_lossy().to_string();
+        let mut text = String::new();
+        entry.read_to_string(&mut text).unwrap();
+        let name = path
+            .trim_start_matches("bootstrap-agent-gather/")
+            .to_string();
+        files.insert(name, text);
+    }
+    files
+}

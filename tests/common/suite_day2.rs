@@ -62,6 +62,68 @@ async fn after_the_bootstrap_host_is_gone<C: Cloud>()
     (h, kube, foreign, public, private, infra_id)
 }
 
+/// `args --kubeconfig K` as an admin runs it (no asset dir, no state dir), which must
+/// succeed: its stdout.
+async fn admin_reads<C: Cloud>(h: &Harness<C>, kube: &KubeSim, args: &[&str]) -> String {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_bootstrap-agent"))
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(kube.kubeconfig_path())
+        .envs(h.env.iter().map(|(k, v)| (k, v)))
+        .env("XDG_STATE_HOME", h.admin_state_home())
+        .env_remove("BOOTSTRAP_AGENT_STATE_DIR")
+        .env_remove("BOOTSTRAP_AGENT_ASSETS")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `gather` with only the kubeconfig: the bundle holds what `run` left and the journal started
+/// from it, our reservations as the cloud shows them, and no credential of the creds Secret.
+async fn gather_from_the_cluster<C: Cloud>(h: &Harness<C>, kube: &KubeSim, infra_id: &str) {
+    let out_file = h.dir.path().join("day2-gather.tar.gz");
+    let out_path = out_file.display().to_string();
+    admin_reads(h, kube, &["gather", "--out", &out_path]).await;
+    let files = super::unpack_bundle(&out_file);
+    let record: Value = serde_json::from_str(&files["record.json"]).unwrap();
+    assert_eq!(record["infraId"], infra_id);
+    let journal: Value = serde_json::from_str(&files["journal.json"]).unwrap();
+    assert_eq!(journal["run_step"], "done", "the journal `run` left");
+    assert!(files["cloud.json"].contains(&infra_id), "{}", files["cloud.json"]);
+    let secret = kube
+        .list("", "v1", "secrets", Some("kube-system"))
+        .into_iter()
+        .flat_map(|s| {
+            s["data"]
+                .as_object()
+                .into_iter()
+                .flat_map(|d| d.values().filter_map(|v| v.as_str().map(str::to_string)))
+                .flat_map(|encoded| {
+                    use base64::Engine;
+                    let decoded = base64::engine::general_purpose::STANDARD
+                        .decode(&encoded)
+                        .map(|b| String::from_utf8_lossy(&b).to_string())
+                        .unwrap_or_default();
+                    [encoded, decoded]
+                })
+                .filter(|v| v.len() >= 8)
+                .collect::<Vec<_>>()
+        })
+        .collect::<Vec<_>>();
+    for (name, text) in &files {
+        for value in &secret {
+            assert!(!text.contains(value.as_str()), "{name} holds a credential");
+        }
+    }
+    assert!(!h.admin_state_home().exists(), "gather writes no journal");
+}
+
 /// `record.json` of ConfigMap kube-system/bootstrap-agent.
 fn record(kube: &KubeSim) -> Value {
     let data = config_map(kube);
@@ -90,6 +152,12 @@ pub async fn publish_from_an_admins_machine_with_only_a_kubeconfig_round_trips<C
         after_the_bootstrap_host_is_gone::<C>().await;
     assert_eq!(record(&kube)["apiScope"], "External", "run left its record");
     assert_eq!(record(&kube)["infraId"], infra_id.as_str());
+    gather_from_the_cluster(&h, &kube, &infra_id).await;
+    let status: Value =
+        serde_json::from_str(&admin_reads(&h, &kube, &["status", "--output", "json"]).await)
+            .unwrap();
+    assert_eq!(status["run_step"], "done", "what `run` left: {status:#}");
+    assert_eq!(status["infra_id"], infra_id.as_str());
 
     let internal: &[&str] = &["publish", "--scope", "Internal", "--auto-delete"];
     let external: &[&str] = &["publish", "--scope", "External"];
@@ -109,6 +177,11 @@ pub async fn publish_from_an_admins_machine_with_only_a_kubeconfig_round_trips<C
     assert_eq!(config_map(&kube)["apiScope"], "Internal");
     assert_eq!(record(&kube)["apiScope"], "Internal");
     assert_eq!(lease_holder(&kube), None, "the Lease is released");
+    let status = admin_reads(&h, &kube, &["status"]).await;
+    assert!(
+        status.contains(&format!("cluster {infra_id}")) && status.contains("Internal"),
+        "status shows the day-2 journal: {status}"
+    );
 
     h.admin_run(external, None).await;
     let now_public = assert_external(&h, &kube, public.len(), &private).await;
