@@ -186,11 +186,7 @@ fn load(args: &Common, inputs: &Inputs<'_>) -> Result<(ClusterSpec, JournalState
     let mut spec = assets::load_from(inputs.source)?;
     // An unreadable journal is reported by the commands that need it; here it only lends the
     // seeded bootstrap IP.
-    let recorded = inputs
-        .recorded()
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let recorded = inputs.recorded().ok().flatten().unwrap_or_default();
     spec.bootstrap_ip = crate::bootstrap_ip::settle(args.bootstrap_ip, Some(&recorded));
     // Once stage 3 removed the bootstrap host from DNS, its second address is never wanted;
     // nor with the installer's cluster-hosted DNS (the assets' user-managed DNS): there every

@@ -33,9 +33,9 @@ pub struct GatherArgs {
 pub async fn command(args: &GatherArgs) -> Result<()> {
     let from_cluster = match (args.common.asset_dir_if_any(), &args.kubeconfig) {
         (Some(_), _) => None,
-        (None, Some(kubeconfig)) => Some(
-            crate::day2::read(kubeconfig, args.common.state.state_dir.as_deref()).await?,
-        ),
+        (None, Some(kubeconfig)) => {
+            Some(crate::day2::read(kubeconfig, args.common.state.state_dir.as_deref()).await?)
+        }
         (None, None) => {
             return Err(crate::error::InputError::new(
                 args.common.assets(),

@@ -78,7 +78,10 @@ async fn publish(kube: &KubeSim, env: &[(&str, &str)]) -> (Option<i32>, String, 
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!state_home.exists(), "nothing written: {stderr}");
     let writes = common::kube_mutations(kube);
-    assert!(writes.is_empty(), "nothing changed in the cluster: {writes:?}");
+    assert!(
+        writes.is_empty(),
+        "nothing changed in the cluster: {writes:?}"
+    );
     (out.status.code(), stderr, state_home)
 }
 
@@ -150,7 +153,8 @@ async fn a_bad_install_config_in_the_cluster_is_named_as_the_asset_dirs_would_be
         |file, mut d| {
             if file.contains("cluster-config") {
                 let text = d["data"]["install-config"].as_str().unwrap().to_string();
-                d["data"]["install-config"] = json!(text.replace("publish: External", "publish: Sideways"));
+                d["data"]["install-config"] =
+                    json!(text.replace("publish: External", "publish: Sideways"));
             }
             Some(d)
         },
@@ -163,7 +167,12 @@ async fn a_bad_install_config_in_the_cluster_is_named_as_the_asset_dirs_would_be
         &stderr,
         "ConfigMap kube-system/cluster-config-v1: data.install-config: publish:",
     );
-    let kube = cluster(None, |file, d| (!file.contains("cluster-config")).then_some(d), true).await;
+    let kube = cluster(
+        None,
+        |file, d| (!file.contains("cluster-config")).then_some(d),
+        true,
+    )
+    .await;
     let (code, stderr, _) = publish(&kube, &[]).await;
     assert_refused(
         code,

@@ -16,8 +16,8 @@ mod spec;
 mod subnet_lookup;
 
 pub use dns_zones::DNS_CONFIG;
-pub use source::{AssetDir, AssetSource, Document, Fetched};
 pub use doc::{Doc, kind, object_head_problem};
+pub use source::{AssetDir, AssetSource, Document, Fetched};
 pub use spec::*;
 
 use crate::error::InputError;
@@ -62,18 +62,16 @@ pub fn load_all_from(source: &dyn AssetSource) -> Result<ClusterSpec, Vec<InputE
         return Err(vec![problem]);
     }
     let mut found = Problems::default();
-    let install_config = source
-        .read(Document::ClusterConfig)
-        .and_then(|config_map| {
-            let config_map = config_map.ok_or_else(|| {
-                InputError::new(source.origin(), "(document)", "cluster config is missing")
-            })?;
-            Doc::parse(
-                &config_map.file,
-                config_map.str("data.install-config")?,
-                "data.install-config",
-            )
-        });
+    let install_config = source.read(Document::ClusterConfig).and_then(|config_map| {
+        let config_map = config_map.ok_or_else(|| {
+            InputError::new(source.origin(), "(document)", "cluster config is missing")
+        })?;
+        Doc::parse(
+            &config_map.file,
+            config_map.str("data.install-config")?,
+            "data.install-config",
+        )
+    });
     let install_config = found.take(install_config);
     let infra = found.take(source.read(Document::Infrastructure).and_then(|d| {
         d.ok_or_else(|| InputError::new(source.origin(), "(document)", "Infrastructure is missing"))
@@ -86,7 +84,11 @@ pub fn load_all_from(source: &dyn AssetSource) -> Result<ClusterSpec, Vec<InputE
 
 type Problems = problems::Problems<InputError>;
 
-fn from_docs(source: &dyn AssetSource, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, Vec<InputError>> {
+fn from_docs(
+    source: &dyn AssetSource,
+    ic: &Doc,
+    infra: &Doc,
+) -> Result<ClusterSpec, Vec<InputError>> {
     // Fields of the embedded install-config are reported as `data.install-config: <path>`.
     let ic_field = |f: &str| format!("data.install-config: {f}");
     let ic_err = |(f, p): FieldError| InputError::new(&ic.file, ic_field(&f), p);
@@ -175,16 +177,13 @@ fn from_docs(source: &dyn AssetSource, ic: &Doc, infra: &Doc) -> Result<ClusterS
                 .map_err(|e| vec![e])
                 .and_then(|secret| credentials::read(secret, &platform)),
         );
-        let zones = match (&cluster_name, &base_domain) {
-            (Some(name), Some(base)) => found.take(source.read(Document::Dns).and_then(|m| dns_zones::zones(
-                m,
-                ic,
-                &platform,
-                &format!("{name}.{base}"),
-                base,
-            ))),
-            _ => None,
-        };
+        let zones =
+            match (&cluster_name, &base_domain) {
+                (Some(name), Some(base)) => found.take(source.read(Document::Dns).and_then(|m| {
+                    dns_zones::zones(m, ic, &platform, &format!("{name}.{base}"), base)
+                })),
+                _ => None,
+            };
         Some((platform, type_agrees?, cloud?, dns?, credentials?, zones?))
     });
 

@@ -143,9 +143,7 @@ impl AssetSource for Fetched {
             Some((name, None)) if required => Err(InputError::new(
                 name,
                 "(object)",
-                self.missing
-                    .get(&which)
-                    .map_or("not found", String::as_str),
+                self.missing.get(&which).map_or("not found", String::as_str),
             )),
             None if required => Err(InputError::new(
                 &self.origin,

@@ -80,12 +80,7 @@ pub async fn fetch(client: &kube::Client, with_secret: bool) -> Result<Fetched> 
         Document::Infrastructure,
         "not found; expected the cluster's Infrastructure (config.openshift.io/v1), as every OpenShift cluster has",
     );
-    let dns = get(
-        dynamic("DNS", "dnses"),
-        "cluster",
-        DNS,
-    )
-    .await?;
+    let dns = get(dynamic("DNS", "dnses"), "cluster", DNS).await?;
     docs.insert(Document::Dns, DNS, dns);
     if let Some(name) = platform_type
         .as_deref()
@@ -130,7 +125,10 @@ pub fn missing_environment_credentials(platform_type: &str) -> Option<&'static s
             ]
             .iter()
             .any(|v| set(v))
-                || file(env_or_home("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials"))
+                || file(env_or_home(
+                    "AWS_SHARED_CREDENTIALS_FILE",
+                    ".aws/credentials",
+                ))
                 || file(env_or_home("AWS_CONFIG_FILE", ".aws/config"))
                 || !std::env::var("AWS_EC2_METADATA_DISABLED")
                     .is_ok_and(|v| v.eq_ignore_ascii_case("true"));
@@ -142,9 +140,8 @@ pub fn missing_environment_credentials(platform_type: &str) -> Option<&'static s
             let adc = std::env::var_os("CLOUDSDK_CONFIG")
                 .map(|d| std::path::Path::new(&d).join("application_default_credentials.json"))
                 .or_else(|| home(".config/gcloud/application_default_credentials.json"));
-            let found = set("GOOGLE_APPLICATION_CREDENTIALS")
-                || set("GCE_METADATA_HOST")
-                || file(adc);
+            let found =
+                set("GOOGLE_APPLICATION_CREDENTIALS") || set("GCE_METADATA_HOST") || file(adc);
             (!found).then_some(
                 "GOOGLE_APPLICATION_CREDENTIALS, `gcloud auth application-default login`, or the metadata server (GCE_METADATA_HOST)",
             )

@@ -9,9 +9,9 @@
 //! (as client-go's leader election releases one), so it is made once and then only updated.
 
 use anyhow::Result;
-use k8s_openapi::jiff;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use k8s_openapi::jiff;
 use kube::api::{ObjectMeta, PostParams};
 use std::time::Duration;
 
@@ -106,9 +106,7 @@ pub async fn acquire(client: &kube::Client, holder: &str) -> Result<Held> {
             {
                 return Err(LeaseHeld {
                     holder: other,
-                    renewed: spec
-                        .renew_time
-                        .map_or("never".into(), |t| t.0.to_string()),
+                    renewed: spec.renew_time.map_or("never".into(), |t| t.0.to_string()),
                 }
                 .into());
             }

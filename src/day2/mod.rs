@@ -115,8 +115,8 @@ async fn read_checked(
         )
         .into());
     }
-    let spec = assets::load_all_from(&docs)
-        .map_err(|errors| crate::validate::InputErrors { errors })?;
+    let spec =
+        assets::load_all_from(&docs).map_err(|errors| crate::validate::InputErrors { errors })?;
     if needs_cloud
         && matches!(spec.credentials, assets::Credentials::Environment)
         && let Some(t) = &platform_type

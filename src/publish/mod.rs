@@ -68,7 +68,11 @@ pub async fn command(args: &PublishArgs) -> Result<()> {
 /// Day 2 from an admin's machine: the inputs and what `run` left read from the cluster, the
 /// journal in the admin's state dir, the change under the cluster's Lease.
 async fn from_cluster(args: &PublishArgs) -> Result<()> {
-    let cluster = day2::read(&args.kube.kubeconfig, args.common.state.state_dir.as_deref()).await?;
+    let cluster = day2::read(
+        &args.kube.kubeconfig,
+        args.common.state.state_dir.as_deref(),
+    )
+    .await?;
     let started = cluster.record.journal(cluster.spec.publish.api());
     let inputs = Inputs {
         source: &cluster.docs,
@@ -86,7 +90,11 @@ async fn from_cluster(args: &PublishArgs) -> Result<()> {
         println!(
             "publish: inputs from the cluster, journal in {}{}",
             cluster.state_dir.display(),
-            if seeded { " (started from what `run` left)" } else { "" }
+            if seeded {
+                " (started from what `run` left)"
+            } else {
+                ""
+            }
         );
         let (mut ctx, wire) = open(args, &inputs).await?;
         if seeded {

@@ -95,7 +95,11 @@ async fn gather_from_the_cluster<C: Cloud>(h: &Harness<C>, kube: &KubeSim, infra
     assert_eq!(record["infraId"], infra_id);
     let journal: Value = serde_json::from_str(&files["journal.json"]).unwrap();
     assert_eq!(journal["run_step"], "done", "the journal `run` left");
-    assert!(files["cloud.json"].contains(&infra_id), "{}", files["cloud.json"]);
+    assert!(
+        files["cloud.json"].contains(&infra_id),
+        "{}",
+        files["cloud.json"]
+    );
     let secret = kube
         .list("", "v1", "secrets", Some("kube-system"))
         .into_iter()

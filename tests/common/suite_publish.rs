@@ -69,7 +69,8 @@ fn published_condition(kube: &KubeSim) -> Value {
 /// A cluster `run` made, with another owner's reservations beside ours; the harness set up
 /// for `publish`. What is not ours (without the load balancers' own interfaces, which come
 /// and go with them), and the (public, private) IPs in DNS.
-pub(super) async fn cluster_made_by_run<C: Cloud>() -> (Harness<C>, KubeSim, Value, Vec<String>, Vec<String>) {
+pub(super) async fn cluster_made_by_run<C: Cloud>()
+-> (Harness<C>, KubeSim, Value, Vec<String>, Vec<String>) {
     cluster_made_by(false).await
 }
 
