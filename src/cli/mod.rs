@@ -60,10 +60,11 @@ impl Cli {
 pub enum Command {
     /// The daemon: reserve, seed DNS, set capabilities, apply the Services, gate, remove the bootstrap IP. Resumable.
     Run(RunArgs),
-    /// Change the API's publishing scope (External <-> Internal) of a cluster `run` made:
-    /// journaled and resumable; `--dry-run` prints every change first. Its state is the
-    /// condition Progressing (reason ScopeChanged) in `status` and ConfigMap
-    /// kube-system/bootstrap-agent.
+    /// Change the API's publishing scope (External <-> Internal) of a cluster `run` made, from
+    /// an admin's machine with only --kubeconfig (the inputs and what `run` left are read from
+    /// the cluster; one change at a time under a Lease): journaled and resumable; `--dry-run`
+    /// prints every change first. Its state is the condition Progressing (reason
+    /// ScopeChanged) in `status` and ConfigMap kube-system/bootstrap-agent.
     Publish(crate::publish::PublishArgs),
     /// Check, before anything is created, whether it can work: credentials, permissions,
     /// quota, subnets, zones, the bootstrap IP and (with a kubeconfig) the cluster. Exit 2 when

@@ -180,11 +180,17 @@ pub async fn publish_from_an_admins_machine_with_only_a_kubeconfig_round_trips<C
         &h.admin_run(&["publish", "--scope", "Internal", "--dry-run"], None)
             .await,
     );
-    assert!(plan.contains(&format!("  - service {EXTERNAL_LB}")), "{plan}");
+    assert!(
+        plan.contains(&format!("  - service {EXTERNAL_LB}")),
+        "{plan}"
+    );
     for ip in &public {
         assert!(plan.contains(&format!(" {ip} ")), "{ip} leaves: {plan}");
     }
-    assert!(h.peers.mutating_calls().is_empty(), "a dry run changes nothing");
+    assert!(
+        h.peers.mutating_calls().is_empty(),
+        "a dry run changes nothing"
+    );
     assert!(!h.admin_state_home().exists(), "nor writes a journal");
     let out = h.admin_run(internal, None).await;
     let journal_dir = h.admin_state_home().join("bootstrap-agent").join(&infra_id);
