@@ -96,7 +96,7 @@ async fn gather_from_the_cluster<C: Cloud>(h: &Harness<C>, kube: &KubeSim, infra
     let journal: Value = serde_json::from_str(&files["journal.json"]).unwrap();
     assert_eq!(journal["run_step"], "done", "the journal `run` left");
     assert!(
-        files["cloud.json"].contains(&infra_id),
+        files["cloud.json"].contains(infra_id),
         "{}",
         files["cloud.json"]
     );

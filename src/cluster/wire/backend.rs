@@ -53,7 +53,7 @@ pub fn judge(ip: IpAddr, mcs: bool, answer: Result<Vec<FrontendHealth>, CloudErr
         let text = port.to_string();
         let serving: Vec<&FrontendHealth> = frontends
             .iter()
-            .filter(|f| f.ports.iter().any(|p| *p == text))
+            .filter(|f| f.ports.contains(&text))
             .collect();
         if serving.is_empty() {
             waiting.push(format!("no forwarding rule for port {port} yet"));
