@@ -20,6 +20,16 @@ async fn cluster(
     edit: impl Fn(&str, Value) -> Option<Value>,
     made_by_agent: bool,
 ) -> KubeSim {
+    cluster_with(user, edit, made_by_agent, None).await
+}
+
+/// [`cluster`], with `record` as the `record.json` `run` left.
+async fn cluster_with(
+    user: Option<User>,
+    edit: impl Fn(&str, Value) -> Option<Value>,
+    made_by_agent: bool,
+    record: Option<Value>,
+) -> KubeSim {
     let kube = KubeSim::start(KubeSimOptions {
         user,
         ..Default::default()
@@ -45,7 +55,10 @@ async fn cluster(
         kube.create(json!({
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "bootstrap-agent", "namespace": "kube-system"},
-            "data": {"phase": "complete"},
+            "data": match &record {
+                Some(r) => json!({"phase": "complete", "record.json": r.to_string()}),
+                None => json!({"phase": "complete"}),
+            },
         }))
         .unwrap();
     }
@@ -193,5 +206,29 @@ async fn a_kubeconfig_without_the_rights_is_refused_naming_what_it_may_not_read(
     assert!(
         stderr.contains("cannot get resource \"configmaps\""),
         "kube-apiserver's words: {stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_admin_is_kept_out_while_another_holds_the_lease() {
+    let record = json!({
+        "version": 1, "infraId": "mycluster-7xk2p", "apiScope": "External", "generation": 1,
+        "reservations": [], "records": [],
+    });
+    let kube = cluster_with(None, |_, d| Some(d), true, Some(record)).await;
+    let renewed = humantime::format_rfc3339_micros(std::time::SystemTime::now()).to_string();
+    kube.create(json!({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "bootstrap-agent-publish", "namespace": "kube-system"},
+        "spec": {"holderIdentity": "alice@laptop /home/alice/.local/state/bootstrap-agent/mycluster-7xk2p",
+                 "leaseDurationSeconds": 60, "renewTime": renewed},
+    }))
+    .unwrap();
+    kube.clear_request_log();
+    let (code, stderr, _) = publish(&kube, &[]).await;
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(
+        stderr.contains("another day-2 change of this cluster is under way: Lease kube-system/bootstrap-agent-publish is held by alice@laptop"),
+        "{stderr}"
     );
 }
