@@ -154,3 +154,79 @@ impl AssetSource for Fetched {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The asset dir's documents as the cluster holds them, under the cluster's names.
+    fn as_the_cluster_holds(fixture: &str) -> Fetched {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture);
+        let dir = AssetDir(&dir);
+        let mut docs = Fetched::new("(the cluster)");
+        for (which, name) in [
+            (
+                Document::ClusterConfig,
+                "ConfigMap kube-system/cluster-config-v1",
+            ),
+            (Document::Infrastructure, "Infrastructure cluster"),
+            (Document::Dns, "DNS cluster"),
+            (Document::CredsSecret, "Secret kube-system/creds"),
+        ] {
+            let root = dir.read(which).unwrap().map(|d| d.root);
+            docs.insert(which, name, root);
+        }
+        docs
+    }
+
+    #[test]
+    fn the_cluster_and_the_asset_dir_load_into_the_same_spec() {
+        for fixture in [
+            "tests/fixtures/assets/aws",
+            "tests/fixtures/assets/gcp",
+            "tests/fixtures/assets/azure",
+            "tests/fixtures/assets/aws-cross-account-zone",
+        ] {
+            let from_dir =
+                crate::assets::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture)).unwrap();
+            let from_cluster = crate::assets::load_from(&as_the_cluster_holds(fixture)).unwrap();
+            assert_eq!(
+                format!("{from_dir:?}"),
+                format!("{from_cluster:?}"),
+                "{fixture}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_problem_in_the_cluster_names_the_object_and_the_field() {
+        let mut docs = as_the_cluster_holds("tests/fixtures/assets/aws");
+        let mut infra = docs.object(Document::Infrastructure).cloned().unwrap();
+        infra["status"]["infrastructureName"] = serde_json::json!("Not_An_Id");
+        docs.insert(
+            Document::Infrastructure,
+            "Infrastructure cluster",
+            Some(infra),
+        );
+        let e = crate::assets::load_from(&docs).unwrap_err();
+        assert_eq!(
+            (e.file.display().to_string(), e.field.as_str()),
+            (
+                "Infrastructure cluster".to_string(),
+                "status.infrastructureName"
+            )
+        );
+        docs.insert(Document::Infrastructure, "Infrastructure cluster", None);
+        docs.when_missing(Document::Infrastructure, "not found");
+        let e = crate::assets::load_from(&docs).unwrap_err();
+        assert_eq!(e.to_string(), "Infrastructure cluster: (object): not found");
+    }
+
+    #[test]
+    fn the_fetched_documents_never_show_in_debug() {
+        let docs = as_the_cluster_holds("tests/fixtures/assets/aws");
+        let shown = format!("{docs:?}");
+        assert!(!shown.contains("aws_secret_access_key"), "{shown}");
+        assert!(shown.contains("Secret kube-system/creds"), "{shown}");
+    }
+}
