@@ -32,21 +32,35 @@ use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct StateDir {
-    /// Where the journal and its lock live.
-    #[arg(
-        long,
-        env = "BOOTSTRAP_AGENT_STATE_DIR",
-        default_value = "/var/lib/bootstrap-agent"
-    )]
-    pub state_dir: PathBuf,
+    /// Where the journal and its lock live [default: /var/lib/bootstrap-agent; a day-2
+    /// command that reads its inputs from the cluster: $XDG_STATE_HOME/bootstrap-agent/<infra-id>]
+    #[arg(long, env = "BOOTSTRAP_AGENT_STATE_DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// The bootstrap host's state dir, unless `--state-dir` says otherwise.
+pub const DEFAULT_STATE_DIR: &str = "/var/lib/bootstrap-agent";
+
+/// The installer's asset dir on the bootstrap host, unless `--assets` says otherwise.
+pub const DEFAULT_ASSETS: &str = "/opt/openshift";
+
+impl StateDir {
+    /// `--state-dir`, else the bootstrap host's.
+    pub fn dir(&self) -> &Path {
+        self.state_dir
+            .as_deref()
+            .unwrap_or(Path::new(DEFAULT_STATE_DIR))
+    }
 }
 
 /// The arguments every cloud command shares: the context's inputs.
 #[derive(Debug, Args)]
 pub struct Common {
-    /// Installer asset dir (manifests/, openshift/).
-    #[arg(long, env = "BOOTSTRAP_AGENT_ASSETS", default_value = "/opt/openshift")]
-    pub assets: PathBuf,
+    /// Installer asset dir (manifests/, openshift/) [default: /opt/openshift]. `publish` and
+    /// `gather` without it, where /opt/openshift does not exist, read the same documents from
+    /// the cluster (--kubeconfig).
+    #[arg(long, env = "BOOTSTRAP_AGENT_ASSETS")]
+    pub assets: Option<PathBuf>,
     #[command(flatten)]
     pub state: StateDir,
     /// The bootstrap host's private IP (default: recorded in the journal, else detected).
@@ -84,6 +98,23 @@ pub struct Common {
     pub dns: Option<DnsMode>,
 }
 
+impl Common {
+    /// The asset dir: `--assets`, else the bootstrap host's.
+    pub fn assets(&self) -> &Path {
+        self.assets.as_deref().unwrap_or(Path::new(DEFAULT_ASSETS))
+    }
+
+    /// Where a day-2 command (`publish`, `gather`) reads its inputs: the asset dir when
+    /// `--assets` is given or the bootstrap host's exists (on the bootstrap host, or for a
+    /// cluster whose API does not answer), else the cluster.
+    pub fn asset_dir_if_any(&self) -> Option<&Path> {
+        match &self.assets {
+            Some(dir) => Some(dir),
+            None => Some(Path::new(DEFAULT_ASSETS)).filter(|d| d.exists()),
+        }
+    }
+}
+
 /// `--dns`: who writes the records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DnsMode {
@@ -116,6 +147,21 @@ pub enum Cloud {
     BestEffort,
 }
 
+/// Where a command's documents and journal are: the asset dir and `--state-dir` (the
+/// bootstrap host), or the cluster's documents and the admin's state dir (day 2).
+pub struct Inputs<'a> {
+    pub source: &'a dyn assets::AssetSource,
+    pub state_dir: &'a Path,
+    /// The journal to read when the state dir has none (day 2: what `run` left in the cluster).
+    pub fallback: Option<&'a JournalState>,
+}
+
+impl Inputs<'_> {
+    fn recorded(&self) -> Result<Option<JournalState>> {
+        Ok(journal::read_state(self.state_dir)?.or_else(|| self.fallback.cloned()))
+    }
+}
+
 /// A command's settled inputs, read without the lock.
 pub struct Reading {
     pub spec: ClusterSpec,
@@ -136,14 +182,11 @@ pub struct Context {
 }
 
 /// Steps 1 and 2: the spec with the bootstrap IP settled, and the journal as last written.
-fn load(args: &Common) -> Result<(ClusterSpec, JournalState)> {
-    let mut spec = assets::load(&args.assets)?;
+fn load(args: &Common, inputs: &Inputs<'_>) -> Result<(ClusterSpec, JournalState)> {
+    let mut spec = assets::load_from(inputs.source)?;
     // An unreadable journal is reported by the commands that need it; here it only lends the
     // seeded bootstrap IP.
-    let recorded = journal::read_state(&args.state.state_dir)
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let recorded = inputs.recorded().ok().flatten().unwrap_or_default();
     spec.bootstrap_ip = crate::bootstrap_ip::settle(args.bootstrap_ip, Some(&recorded));
     // Once stage 3 removed the bootstrap host from DNS, its second address is never wanted;
     // nor with the installer's cluster-hosted DNS (the assets' user-managed DNS): there every
@@ -172,8 +215,19 @@ fn load(args: &Common) -> Result<(ClusterSpec, JournalState)> {
 
 impl Reading {
     pub async fn new(args: &Common, cloud: Cloud) -> Result<Self> {
-        let (mut spec, _) = load(args)?;
-        let recorded = match journal::read_state(&args.state.state_dir) {
+        let dir = assets::AssetDir(args.assets());
+        let inputs = Inputs {
+            source: &dir,
+            state_dir: args.state.dir(),
+            fallback: None,
+        };
+        Self::from_inputs(args, &inputs, cloud).await
+    }
+
+    /// As `new`, from `inputs` (day 2: the cluster's documents).
+    pub async fn from_inputs(args: &Common, inputs: &Inputs<'_>, cloud: Cloud) -> Result<Self> {
+        let (mut spec, _) = load(args, inputs)?;
+        let recorded = match inputs.recorded() {
             Ok(state) => state.unwrap_or_default(),
             // `gather` collects what it can, the journal's own error included.
             Err(_) if cloud == Cloud::BestEffort => JournalState::default(),
@@ -245,10 +299,28 @@ impl Context {
         settled: impl FnOnce(&ClusterSpec) -> Result<()>,
         prepare: impl AsyncFnOnce(&ClusterSpec, &Providers, &JournalState) -> Result<U>,
     ) -> Result<(Self, (T, U))> {
-        let (mut spec, recorded) = load(args)?;
+        let dir = assets::AssetDir(args.assets());
+        let inputs = Inputs {
+            source: &dir,
+            state_dir: args.state.dir(),
+            fallback: None,
+        };
+        Self::open_from(args, &inputs, stages, input, settled, prepare).await
+    }
+
+    /// As `open_prepared`, from `inputs` (day 2: the cluster's documents, the admin's state dir).
+    pub async fn open_from<T, U>(
+        args: &Common,
+        inputs: &Inputs<'_>,
+        stages: &[Step],
+        input: impl FnOnce(&ClusterSpec) -> Result<T>,
+        settled: impl FnOnce(&ClusterSpec) -> Result<()>,
+        prepare: impl AsyncFnOnce(&ClusterSpec, &Providers, &JournalState) -> Result<U>,
+    ) -> Result<(Self, (T, U))> {
+        let (mut spec, recorded) = load(args, inputs)?;
         crate::bootstrap_ip::check(&spec, stages, &recorded)?;
         let checked = input(&spec)?;
-        let mut journal = Journal::open(&args.state.state_dir)?;
+        let mut journal = Journal::open(inputs.state_dir)?;
         let providers = providers::for_spec(&mut spec).await?;
         settled(&spec)?;
         // The user's reservations that do not fit are bad input: refused before the journal.

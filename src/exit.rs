@@ -20,7 +20,7 @@ pub fn code(err: &anyhow::Error) -> i32 {
         {
             return INVALID_INPUT;
         }
-        if cause.is::<LockedError>() {
+        if cause.is::<LockedError>() || cause.is::<crate::day2::lease::LeaseHeld>() {
             return LOCKED;
         }
         if cause.is::<crate::journal::CorruptJournal>() {

@@ -6,7 +6,7 @@
 //! is serialized without its credentials, and no input file is copied.
 
 use crate::assets::ClusterSpec;
-use crate::context::{Cloud, Common, Reading};
+use crate::context::{Cloud, Common, Inputs, Reading};
 use crate::providers::Providers;
 use anyhow::Result;
 use serde_json::{Value, json};
@@ -28,20 +28,56 @@ pub struct GatherArgs {
 }
 
 /// `gather`: reads only (no lock, no journal write), collects what it can, says what it could not.
+/// Its inputs come from the asset dir, else (with `--kubeconfig`) from the cluster, with what
+/// `run` left there (`day2`).
 pub async fn command(args: &GatherArgs) -> Result<()> {
-    let reading = Reading::new(&args.common, Cloud::BestEffort).await?;
+    let from_cluster = match (args.common.asset_dir_if_any(), &args.kubeconfig) {
+        (Some(_), _) => None,
+        (None, Some(kubeconfig)) => {
+            Some(crate::day2::read(kubeconfig, args.common.state.state_dir.as_deref()).await?)
+        }
+        (None, None) => {
+            return Err(crate::error::InputError::new(
+                args.common.assets(),
+                "(dir)",
+                "asset dir does not exist; expected --assets, or --kubeconfig to read the inputs from the cluster",
+            )
+            .into());
+        }
+    };
+    let dir = crate::assets::AssetDir(args.common.assets());
+    let started = from_cluster
+        .as_ref()
+        .map(|c| c.record.journal(c.spec.publish.api()));
+    let inputs = match &from_cluster {
+        Some(c) => Inputs {
+            source: &c.docs,
+            state_dir: &c.state_dir,
+            fallback: started.as_ref(),
+        },
+        None => Inputs {
+            source: &dir,
+            state_dir: args.common.state.dir(),
+            fallback: None,
+        },
+    };
+    let reading = Reading::from_inputs(&args.common, &inputs, Cloud::BestEffort).await?;
     if let Some(why) = &reading.no_cloud {
         eprintln!("gather: no cloud view: {why}");
     }
     let providers = reading.no_cloud.is_none().then_some(&reading.providers);
-    let bundle = collect(
+    let mut bundle = collect(
         &reading.spec,
-        &args.common.state.state_dir,
+        &inputs,
         providers,
         args.kubeconfig.as_deref(),
         args.templates.as_deref(),
     )
     .await;
+    if let Some(c) = &from_cluster {
+        // What `run` left in the cluster: ids, names and IPs, nothing secret.
+        bundle.json("record.json", &c.record);
+    }
     for e in &bundle.errors {
         eprintln!("gather: not collected: {e}");
     }
@@ -62,7 +98,7 @@ pub struct Bundle {
 }
 
 impl Bundle {
-    fn json(&mut self, name: &str, value: &impl serde::Serialize) {
+    pub fn json(&mut self, name: &str, value: &impl serde::Serialize) {
         match serde_json::to_vec_pretty(value) {
             Ok(bytes) => self.files.push((name.to_string(), bytes)),
             Err(e) => self.errors.push(format!("{name}: {e}")),
@@ -121,11 +157,12 @@ async fn within<T>(what: &str, fut: impl std::future::Future<Output = Result<T>>
 /// Collects everything it can.
 pub async fn collect(
     spec: &ClusterSpec,
-    state_dir: &Path,
+    inputs: &Inputs<'_>,
     providers: Option<&Providers>,
     kubeconfig: Option<&Path>,
     templates: Option<&Path>,
 ) -> Bundle {
+    let state_dir = inputs.state_dir;
     let mut b = Bundle::default();
     b.json(
         "versions.json",
@@ -141,7 +178,7 @@ pub async fn collect(
     b.json("spec.json", spec);
     let state = crate::journal::read_state(state_dir);
     let state = match state {
-        Ok(s) => s,
+        Ok(s) => s.or_else(|| inputs.fallback.cloned()),
         Err(e) => {
             b.errors
                 .push(format!("journal.json: {}", crate::error::render_chain(&e)));

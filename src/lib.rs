@@ -56,6 +56,7 @@ pub mod cluster;
 pub mod cluster_hosted;
 pub mod context;
 pub mod daemon;
+pub mod day2;
 pub mod dns_answers;
 pub mod error;
 pub mod exit;

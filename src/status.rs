@@ -45,18 +45,33 @@ fn timeline(started: &str, finished: Option<&str>) -> String {
 }
 
 pub fn show(state_dir: &Path, output: Output) -> Result<()> {
-    crate::output::write_stdout(&render(state_dir, output)?.0)
+    show_from(state_dir, None, output)
+}
+
+/// `show`, with `fallback` shown when the state dir has no journal (day 2 from an admin's
+/// machine: the journal started from what `run` left in the cluster).
+pub fn show_from(
+    state_dir: &Path,
+    fallback: Option<&journal::JournalState>,
+    output: Output,
+) -> Result<()> {
+    crate::output::write_stdout(&render(state_dir, fallback, output)?.0)
 }
 
 /// `status --watch`: prints the status again whenever it changes (on a terminal, redrawn in
 /// place), until `run` is done. Reads the journal without the lock, as `status` does; the
 /// journal is replaced atomically, so every read sees a whole one.
-pub async fn watch(state_dir: &Path, output: Output, every: std::time::Duration) -> Result<()> {
+pub async fn watch(
+    state_dir: &Path,
+    fallback: Option<&journal::JournalState>,
+    output: Output,
+    every: std::time::Duration,
+) -> Result<()> {
     use std::io::IsTerminal;
     let redraw = output == Output::Text && std::io::stdout().is_terminal();
     let mut last = String::new();
     loop {
-        let (text, done) = render(state_dir, output)?;
+        let (text, done) = render(state_dir, fallback, output)?;
         if text != last {
             let shown = if redraw {
                 // Home, clear: the new picture replaces the old one.
@@ -75,8 +90,12 @@ pub async fn watch(state_dir: &Path, output: Output, every: std::time::Duration)
 }
 
 /// The status as printed, and whether `run` is done.
-fn render(state_dir: &Path, output: Output) -> Result<(String, bool)> {
-    let Some(state) = journal::read_state(state_dir)? else {
+fn render(
+    state_dir: &Path,
+    fallback: Option<&journal::JournalState>,
+    output: Output,
+) -> Result<(String, bool)> {
+    let Some(state) = journal::read_state(state_dir)?.or_else(|| fallback.cloned()) else {
         let text = match output {
             Output::Text => format!(
                 "no journal in {}: nothing has run yet\n",

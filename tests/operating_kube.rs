@@ -41,6 +41,15 @@ async fn agent(w: &World, args: &[&str]) -> (Option<i32>, String) {
     )
 }
 
+/// The agent with `args` as an admin runs it, without an asset dir: exit code and stderr.
+async fn admin(w: &World, args: &[&str]) -> (Option<i32>, String) {
+    let out = w.h.admin_command(args, None).output().await.unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// `teardown --all` with only the kubeconfig flag: exit code and stderr.
 async fn teardown_all(w: &mut World) -> (Option<i32>, String) {
     let kubeconfig = w.kube.kubeconfig_path().display().to_string();
@@ -377,10 +386,12 @@ fn publish_flags(w: &World) -> Vec<String> {
     ]
 }
 
-/// For each verb of `publish`'s printed ClusterRole: on a cluster `run` made, the round trip
-/// `publish --scope Internal --auto-delete` then `--scope External`, holding the role less
-/// that verb, fails with the API server's refusal naming it; holding the whole role, the same
-/// command then finishes the change (nothing is left half-done that a re-run cannot finish).
+/// For each verb of `publish`'s printed ClusterRole: on a cluster `run` made, from an admin's
+/// machine once the bootstrap host is gone (the inputs and what `run` left read from the
+/// cluster, the Lease), the round trip `publish --scope Internal --auto-delete` then `--scope
+/// External`, holding the role less that verb, fails with the API server's refusal naming it;
+/// holding the whole role, the same command then finishes the change (nothing is left
+/// half-done that a re-run cannot finish).
 #[tokio::test(flavor = "multi_thread")]
 async fn publish_without_any_one_printed_verb_fails_naming_it() {
     let role = rbac::printed_role(&[Covered::Publish]);
@@ -390,20 +401,22 @@ async fn publish_without_any_one_printed_verb_fails_naming_it() {
         let (code, stderr) = agent(&w, &["run"]).await;
         assert_eq!(code, Some(0), "{stderr}");
         w.h.extra = publish_flags(&w);
+        common::suite_day2::installer_left_in_the_cluster(&w.kube, &w.h.assets);
+        w.h.destroy_bootstrap_host();
         grant(&w, &rbac::without(&role, &g));
         let mut refused = false;
         for args in [
             &["publish", "--scope", "Internal", "--auto-delete"][..],
             &["publish", "--scope", "External"],
         ] {
-            let (code, stderr) = agent(&w, args).await;
+            let (code, stderr) = admin(&w, args).await;
             if code == Some(0) {
                 continue;
             }
             assert!(names(&stderr, &g), "without {g}: {args:?}: {stderr}");
             refused = true;
             grant(&w, &role);
-            let (code, stderr) = agent(&w, args).await;
+            let (code, stderr) = admin(&w, args).await;
             assert_eq!(
                 code,
                 Some(0),

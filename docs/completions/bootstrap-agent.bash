@@ -1282,7 +1282,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__status)
-            opts="-h --state-dir --output --watch --help"
+            opts="-h --state-dir --output --watch --kubeconfig --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1294,6 +1294,10 @@ _bootstrap__agent() {
                     ;;
                 --output)
                     COMPREPLY=($(compgen -W "text json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

@@ -7,14 +7,15 @@ use super::spec::{Credentials, Platform};
 use crate::error::InputError;
 use base64::Engine;
 use serde_json::Value;
-use std::path::Path;
 
-/// Credentials from the creds secret at `path` when it exists; else the SDK's standard chain.
-pub(super) fn read(path: &Path, platform: &Platform) -> Result<Credentials, Vec<InputError>> {
-    if matches!(platform, Platform::None) || !path.exists() {
+/// Credentials from the creds secret when there is one; else the SDK's standard chain.
+pub(super) fn read(
+    secret: Option<Doc>,
+    platform: &Platform,
+) -> Result<Credentials, Vec<InputError>> {
+    let Some(secret) = secret.filter(|_| !matches!(platform, Platform::None)) else {
         return Ok(Credentials::Environment);
-    }
-    let secret = Doc::read(path).map_err(|e| vec![e])?;
+    };
     let mut errors = Vec::new();
     // A `stringData` or `data` that is not a mapping hides every key: said once, for itself.
     for section in ["stringData", "data"] {

@@ -27,18 +27,12 @@ pub const DNS_CONFIG: &str = "manifests/cluster-dns-02-config.yml";
 /// The zones of a cluster named `cluster_domain` under `base_domain`. `ic` is the embedded
 /// install-config (its errors are reported as `data.install-config: <field>`).
 pub fn zones(
-    dir: &Path,
+    manifest: Option<Doc>,
     ic: &Doc,
     platform: &Platform,
     cluster_domain: &str,
     base_domain: &str,
 ) -> Result<DnsZones, InputError> {
-    let path = dir.join(DNS_CONFIG);
-    let manifest = if path.exists() {
-        Some(Doc::read(&path)?)
-    } else {
-        None
-    };
     let mut zones = DnsZones {
         private: ZoneRef {
             domain: cluster_domain.to_string(),

@@ -11,11 +11,13 @@ mod network;
 mod platform_spec;
 mod problems;
 mod publishing;
+mod source;
 mod spec;
 mod subnet_lookup;
 
 pub use dns_zones::DNS_CONFIG;
 pub use doc::{Doc, kind, object_head_problem};
+pub use source::{AssetDir, AssetSource, Document, Fetched};
 pub use spec::*;
 
 use crate::error::InputError;
@@ -35,44 +37,58 @@ pub const DEFAULT_TTL: u32 = 30;
 /// Loads and validates the asset dir: the first problem (the one pass, `validate::check`,
 /// reports them all with [`load_all`]).
 pub fn load(dir: &Path) -> Result<ClusterSpec, InputError> {
-    load_all(dir).map_err(|all| {
+    load_from(&AssetDir(dir))
+}
+
+/// [`load`] from any source of the documents (the asset dir, or the cluster).
+pub fn load_from(source: &dyn AssetSource) -> Result<ClusterSpec, InputError> {
+    load_all_from(source).map_err(|all| {
         all.into_iter()
             .next()
-            .unwrap_or_else(|| InputError::new(dir, "(dir)", "cannot be loaded"))
+            .unwrap_or_else(|| InputError::new(source.origin(), "(dir)", "cannot be loaded"))
     })
 }
 
-/// Loads and validates the asset dir; Err holds every problem found (at least one). A part
-/// that depends on another (the platform block on the infra id and publish; the zones on the
-/// names) is checked once what it depends on is sound.
+/// Loads and validates the asset dir; Err holds every problem found (at least one).
 pub fn load_all(dir: &Path) -> Result<ClusterSpec, Vec<InputError>> {
-    if !dir.is_dir() {
-        return Err(vec![InputError::new(
-            dir,
-            "(dir)",
-            "asset dir does not exist or is not a directory",
-        )]);
+    load_all_from(&AssetDir(dir))
+}
+
+/// Loads and validates the documents of `source`; Err holds every problem found (at least
+/// one). A part that depends on another (the platform block on the infra id and publish; the
+/// zones on the names) is checked once what it depends on is sound.
+pub fn load_all_from(source: &dyn AssetSource) -> Result<ClusterSpec, Vec<InputError>> {
+    if let Some(problem) = source.problem() {
+        return Err(vec![problem]);
     }
     let mut found = Problems::default();
-    let config_path = dir.join(CLUSTER_CONFIG);
-    let install_config = Doc::read(&config_path).and_then(|config_map| {
+    let install_config = source.read(Document::ClusterConfig).and_then(|config_map| {
+        let config_map = config_map.ok_or_else(|| {
+            InputError::new(source.origin(), "(document)", "cluster config is missing")
+        })?;
         Doc::parse(
-            &config_path,
+            &config_map.file,
             config_map.str("data.install-config")?,
             "data.install-config",
         )
     });
     let install_config = found.take(install_config);
-    let infra = found.take(Doc::read(&dir.join(INFRASTRUCTURE)));
+    let infra = found.take(source.read(Document::Infrastructure).and_then(|d| {
+        d.ok_or_else(|| InputError::new(source.origin(), "(document)", "Infrastructure is missing"))
+    }));
     match (install_config, infra) {
-        (Some(ic), Some(infra)) => from_docs(dir, &ic, &infra),
+        (Some(ic), Some(infra)) => from_docs(source, &ic, &infra),
         _ => Err(found.into_vec()),
     }
 }
 
 type Problems = problems::Problems<InputError>;
 
-fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, Vec<InputError>> {
+fn from_docs(
+    source: &dyn AssetSource,
+    ic: &Doc,
+    infra: &Doc,
+) -> Result<ClusterSpec, Vec<InputError>> {
     // Fields of the embedded install-config are reported as `data.install-config: <path>`.
     let ic_field = |f: &str| format!("data.install-config: {f}");
     let ic_err = |(f, p): FieldError| InputError::new(&ic.file, ic_field(&f), p);
@@ -155,17 +171,19 @@ fn from_docs(dir: &Path, ic: &Doc, infra: &Doc) -> Result<ClusterSpec, Vec<Input
             _ => Ok(()),
         });
         let dns = found.take(publishing::dns_management(ic, infra, &platform));
-        let credentials = found.take_all(credentials::read(&dir.join(CREDS_SECRET), &platform));
-        let zones = match (&cluster_name, &base_domain) {
-            (Some(name), Some(base)) => found.take(dns_zones::zones(
-                dir,
-                ic,
-                &platform,
-                &format!("{name}.{base}"),
-                base,
-            )),
-            _ => None,
-        };
+        let credentials = found.take_all(
+            source
+                .read(Document::CredsSecret)
+                .map_err(|e| vec![e])
+                .and_then(|secret| credentials::read(secret, &platform)),
+        );
+        let zones =
+            match (&cluster_name, &base_domain) {
+                (Some(name), Some(base)) => found.take(source.read(Document::Dns).and_then(|m| {
+                    dns_zones::zones(m, ic, &platform, &format!("{name}.{base}"), base)
+                })),
+                _ => None,
+            };
         Some((platform, type_agrees?, cloud?, dns?, credentials?, zones?))
     });
 

@@ -8,9 +8,25 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
     use crate::validate::Inputs;
     fn assets(common: &Common) -> Inputs<'_> {
         Inputs {
-            assets: Some(common.assets.as_path()),
-            state_dir: Some(common.state.state_dir.as_path()),
+            assets: Some(common.assets()),
+            state_dir: Some(common.state.dir()),
             ..Inputs::default()
+        }
+    }
+    /// A day-2 command: the asset dir when there is one (`Common::asset_dir_if_any`), else
+    /// the cluster, whose documents the same loader checks once read (`day2`); the state dir
+    /// when given (its default then follows from the cluster's infra id).
+    fn day2(common: &Common) -> Inputs<'_> {
+        match common.asset_dir_if_any() {
+            Some(dir) => Inputs {
+                assets: Some(dir),
+                state_dir: Some(common.state.dir()),
+                ..Inputs::default()
+            },
+            None => Inputs {
+                state_dir: common.state.state_dir.as_deref(),
+                ..Inputs::default()
+            },
         }
     }
     /// A command that takes the state dir's lock (`Context::open`): the lock file too.
@@ -56,7 +72,7 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
             templates: args.templates.as_deref(),
             // A support bundle is wanted most when the journal is broken: it collects it as is.
             state_dir: None,
-            ..assets(&args.common)
+            ..day2(&args.common)
         },
         Command::Render { common, templates } => Inputs {
             renders: true,
@@ -92,7 +108,7 @@ pub(super) fn inputs_of(command: &Command) -> crate::validate::Inputs<'_> {
             templates: args.kube.templates.as_deref(),
             // `--dry-run` only reads.
             locks_state_dir: !args.dry_run,
-            ..assets(&args.common)
+            ..day2(&args.common)
         },
         Command::Preflight(args) => Inputs {
             kubeconfig: args.kubeconfig.as_deref(),

@@ -60,10 +60,11 @@ impl Cli {
 pub enum Command {
     /// The daemon: reserve, seed DNS, set capabilities, apply the Services, gate, remove the bootstrap IP. Resumable.
     Run(RunArgs),
-    /// Change the API's publishing scope (External <-> Internal) of a cluster `run` made:
-    /// journaled and resumable; `--dry-run` prints every change first. Its state is the
-    /// condition Progressing (reason ScopeChanged) in `status` and ConfigMap
-    /// kube-system/bootstrap-agent.
+    /// Change the API's publishing scope (External <-> Internal) of a cluster `run` made, from
+    /// an admin's machine with only --kubeconfig (the inputs and what `run` left are read from
+    /// the cluster; one change at a time under a Lease): journaled and resumable; `--dry-run`
+    /// prints every change first. Its state is the condition Progressing (reason
+    /// ScopeChanged) in `status` and ConfigMap kube-system/bootstrap-agent.
     Publish(crate::publish::PublishArgs),
     /// Check, before anything is created, whether it can work: credentials, permissions,
     /// quota, subnets, zones, the bootstrap IP and (with a kubeconfig) the cluster. Exit 2 when
@@ -168,6 +169,11 @@ pub enum Command {
         /// done; reads the journal without the lock, so it works beside a running daemon.
         #[arg(long)]
         watch: bool,
+        /// Day 2, on an admin's machine: without --state-dir, and with no journal in the
+        /// bootstrap host's state dir, the day-2 journal of this cluster
+        /// ($XDG_STATE_HOME/bootstrap-agent/<infra-id>), else what `run` left in the cluster.
+        #[arg(long)]
+        kubeconfig: Option<std::path::PathBuf>,
     },
     /// Make a running `run` stop before its next step (it keeps its lock) until `resume`.
     Pause {
@@ -192,6 +198,11 @@ pub enum Command {
     /// Write a support bundle (.tar.gz): journal, status, plan, rendered Services, gate report,
     /// the cloud's view of ours and, with a kubeconfig, our Services, slices and Events.
     Gather(GatherArgs),
+}
+
+/// Whether `dir` holds a journal (a corrupt one counts: `status` reports it).
+fn has_journal(dir: &std::path::Path) -> Result<bool> {
+    Ok(dir.join(crate::journal::JOURNAL_FILE).exists())
 }
 
 pub async fn run(cli: Cli) -> Result<()> {
@@ -234,22 +245,28 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Status {
             state,
             output,
-            watch: false,
-        } => status::show(&state.state_dir, output),
-        Command::Status {
-            state,
-            output,
-            watch: true,
+            watch,
+            kubeconfig,
         } => {
-            status::watch(
-                &state.state_dir,
-                output,
-                std::time::Duration::from_millis(500),
-            )
-            .await
+            let day2 = match kubeconfig {
+                Some(k) if state.state_dir.is_none() && !has_journal(state.dir())? => {
+                    Some(crate::day2::read_for_status(&k).await?)
+                }
+                _ => None,
+            };
+            let (dir, fallback) = match &day2 {
+                Some((dir, started)) => (dir.as_path(), Some(started)),
+                None => (state.dir(), None),
+            };
+            if watch {
+                let every = std::time::Duration::from_millis(500);
+                status::watch(dir, fallback, output, every).await
+            } else {
+                status::show_from(dir, fallback, output)
+            }
         }
-        Command::Pause { state } => crate::pause::pause(&state.state_dir),
-        Command::Resume { state } => crate::pause::resume(&state.state_dir),
+        Command::Pause { state } => crate::pause::pause(state.dir()),
+        Command::Resume { state } => crate::pause::resume(state.dir()),
         Command::Gather(args) => crate::gather::command(&args).await,
         Command::Permissions(args) => crate::permissions::command(&args),
         Command::Manifests { command } => crate::manifests::command(&command),
@@ -279,7 +296,7 @@ pub(crate) async fn steps(
         steps,
         |spec| {
             Ok(wait
-                .map(|w| w.check(&common.assets, spec))
+                .map(|w| w.check(common.assets(), spec))
                 .transpose()?
                 .flatten())
         },

@@ -26,7 +26,7 @@ pub(super) async fn command(
     let selection = crate::capabilities::selection_for_spec(
         &reg,
         &gates,
-        &common.assets,
+        common.assets(),
         spec.capabilities.as_ref(),
     )?;
     let mut observed = reading.observe().await?;
@@ -62,7 +62,7 @@ pub(super) async fn command(
     // Printed first, so the plan shows what the pool lacks; then refused as the input it is.
     match plan.public_ipv4_pool.as_ref().and_then(|p| p.shortage()) {
         Some(problem) => Err(crate::error::InputError::new(
-            common.assets.join(crate::assets::CLUSTER_CONFIG),
+            common.assets().join(crate::assets::CLUSTER_CONFIG),
             "data.install-config: platform.aws.publicIpv4Pool",
             problem,
         )

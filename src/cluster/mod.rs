@@ -72,7 +72,7 @@ pub async fn publish_signal(
 /// Server-side applies `data` into ConfigMap `kube-system/bootstrap-agent` as `manager`
 /// (each manager owns its keys; neither apply removes the other's), unless the keys `same`
 /// already hold their values.
-async fn apply_signal_keys(
+pub(crate) async fn apply_signal_keys(
     client: &kube::Client,
     manager: &str,
     data: std::collections::BTreeMap<String, String>,

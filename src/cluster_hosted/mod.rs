@@ -86,7 +86,7 @@ fn cloud_key(spec: &ClusterSpec) -> Option<&'static str> {
 /// Reserve, then write both manifests; every input checked before the lock and the cloud.
 pub async fn publish(common: &Common) -> Result<Published> {
     // The installer's own inputs decide, not `--dns manual`: only they make DNS cluster-hosted.
-    let installer = assets::load(&common.assets)?;
+    let installer = assets::load(common.assets())?;
     let (Some(cloud), Some(_)) = (cloud_key(&installer), installer.user_managed_dns()) else {
         return Ok(Published {
             skipped: Some("DNS is not cluster-hosted (no userProvisionedDNS: Enabled, no dnsType: ClusterHosted); the installer publishes no IPs then, and `run` writes the cloud's records".into()),
@@ -96,8 +96,8 @@ pub async fn publish(common: &Common) -> Result<Published> {
             written: Vec::new(),
         });
     };
-    let infra_path = common.assets.join(INFRASTRUCTURE);
-    let lb_path = common.assets.join(LB_CONFIG);
+    let infra_path = common.assets().join(INFRASTRUCTURE);
+    let lb_path = common.assets().join(LB_CONFIG);
     // Bad shapes and too many IPs are refused before anything is reserved: the edit is
     // tried on placeholders as many as the reservations will be.
     let infra = Doc::read(&infra_path)?;

@@ -86,7 +86,7 @@ pub async fn command(args: &RunArgs) -> Result<()> {
         &[Step::SeedDns, Step::RemoveBootstrap],
         |spec| {
             let checked = check_input(args, spec)?;
-            let wait = args.dns_wait.check(&common.assets, spec)?;
+            let wait = args.dns_wait.check(common.assets(), spec)?;
             Ok((checked, wait))
         },
         |spec| crate::validate::templates_render(spec, kube.templates.as_deref()),
@@ -182,7 +182,7 @@ fn check_input(
     crate::capabilities::selection::Selection,
     Option<crate::capabilities::cluster_version::CvoOverrides>,
 )> {
-    let assets = &args.common.assets;
+    let assets = args.common.assets();
     let (reg, gates) = args.registry.load()?;
     let capabilities =
         crate::capabilities::selection_for_spec(&reg, &gates, assets, spec.capabilities.as_ref())?;

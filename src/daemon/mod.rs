@@ -169,6 +169,13 @@ pub async fn run(
                         settings.done_file.as_deref(),
                     )
                     .await?;
+                    // What day 2 needs once this host is gone (`day2::record`).
+                    let record = crate::day2::record::RunRecord::of(
+                        &journal.state,
+                        &spec.infra_id,
+                        spec.publish.api(),
+                    );
+                    crate::day2::record::write(kube, &record).await?;
                 }
             }
             (_, None) => anyhow::bail!("state {state:?} runs no step"),

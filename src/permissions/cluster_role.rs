@@ -12,6 +12,8 @@ struct KubeRule {
     resources: &'static [&'static str],
     verbs: &'static [&'static str],
     commands: &'static [Command],
+    /// `resourceNames`: the rule holds for these objects only (none: every object).
+    names: &'static [&'static str],
 }
 
 const RUN: &[Command] = &[Command::Run];
@@ -33,6 +35,12 @@ const PUBLISH: &[Command] = &[Command::Publish];
 ///   get), its deletion with `--auto-delete` (else the admin's, watched through get), and
 ///   the scope keys applied to the ConfigMap `run` made (get, patch).
 ///
+/// - `day2` (`publish` from an admin's machine, without an asset dir): ConfigMaps get
+///   (kube-system cluster-config-v1, the install-config; bootstrap-agent, what `run` left),
+///   Infrastructure and DNS `cluster` get, the cloud's creds Secret in kube-system get (by
+///   name: aws-creds, gcp-credentials, azure-credentials), and the change's Lease get, create
+///   and update (taken, renewed, released by clearing its holder).
+///
 /// Preflight's SelfSubjectAccessReviews need no rule: kube-apiserver's bootstrap policy binds
 /// `system:basic-user`, which holds them, to every authenticated user (OpenShift too).
 const KUBE: &[KubeRule] = &[
@@ -41,84 +49,119 @@ const KUBE: &[KubeRule] = &[
         resources: &["namespaces"],
         verbs: &["get", "create"],
         commands: RUN,
+        names: &[],
     },
     KubeRule {
         group: "",
         resources: &["services"],
         verbs: &["get", "list", "watch", "create", "patch", "delete"],
         commands: RUN,
+        names: &[],
     },
     KubeRule {
         group: "",
         resources: &["services"],
         verbs: &["get", "delete"],
         commands: &[Command::TeardownAll],
+        names: &[],
     },
     KubeRule {
         group: "",
         resources: &["namespaces"],
         verbs: &["get"],
         commands: PUBLISH,
+        names: &[],
     },
     KubeRule {
         group: "",
         resources: &["services"],
         verbs: &["get", "list", "watch", "create", "patch", "delete"],
         commands: PUBLISH,
+        names: &[],
     },
     KubeRule {
         group: "",
         resources: &["endpoints"],
         verbs: &["list", "watch"],
         commands: PUBLISH,
+        names: &[],
     },
     KubeRule {
         group: "discovery.k8s.io",
         resources: &["endpointslices"],
         verbs: &["list", "watch"],
         commands: PUBLISH,
+        names: &[],
     },
     KubeRule {
         group: "",
         resources: &["configmaps"],
         verbs: &["get", "patch"],
         commands: PUBLISH,
+        names: &[],
+    },
+    KubeRule {
+        group: "config.openshift.io",
+        resources: &["infrastructures", "dnses"],
+        verbs: &["get"],
+        commands: PUBLISH,
+        names: &["cluster"],
+    },
+    KubeRule {
+        group: "",
+        resources: &["secrets"],
+        verbs: &["get"],
+        commands: PUBLISH,
+        names: &["aws-creds", "gcp-credentials", "azure-credentials"],
+    },
+    KubeRule {
+        group: "coordination.k8s.io",
+        resources: &["leases"],
+        verbs: &["get", "create", "update"],
+        commands: PUBLISH,
+        names: &[],
     },
     KubeRule {
         group: "",
         resources: &["endpoints"],
         verbs: &["list", "watch"],
         commands: RUN,
+        names: &[],
     },
     KubeRule {
         group: "discovery.k8s.io",
         resources: &["endpointslices"],
         verbs: &["list", "watch"],
         commands: RUN,
+        names: &[],
     },
     KubeRule {
         group: "",
         resources: &["configmaps"],
         verbs: &["get", "create", "patch"],
         commands: RUN,
+        names: &[],
     },
     KubeRule {
         group: "config.openshift.io",
         resources: &["clusterversions"],
         verbs: &["get", "list", "watch", "create", "patch"],
         commands: &[Command::Run, Command::CapabilitiesApply],
+        names: &[],
     },
     KubeRule {
         group: "apiextensions.k8s.io",
         resources: &["customresourcedefinitions"],
         verbs: &["get"],
         commands: RUN,
+        names: &[],
     },
     KubeRule {
         group: "apps",
         resources: &["deployments"],
         verbs: &["get", "list", "watch"],
         commands: RUN,
+        names: &[],
     },
 ];
 
@@ -130,30 +173,35 @@ const VERB_ORDER: &[&str] = &[
 /// PURE: the ClusterRole for `commands`: one rule per (group, resources), its verbs the union
 /// of those the commands need.
 pub fn kube_cluster_role(commands: &[Command]) -> Value {
-    let mut rules: Vec<(&str, &[&str], Vec<&str>)> = Vec::new();
+    type Rule<'a> = (&'a str, &'a [&'a str], &'a [&'a str], Vec<&'a str>);
+    let mut rules: Vec<Rule<'_>> = Vec::new();
     for r in KUBE
         .iter()
         .filter(|r| r.commands.iter().any(|c| commands.contains(c)))
     {
         match rules
             .iter_mut()
-            .find(|(g, res, _)| *g == r.group && *res == r.resources)
+            .find(|(g, res, names, _)| *g == r.group && *res == r.resources && *names == r.names)
         {
-            Some((_, _, verbs)) => {
+            Some((_, _, _, verbs)) => {
                 for v in r.verbs {
                     if !verbs.contains(v) {
                         verbs.push(v);
                     }
                 }
             }
-            None => rules.push((r.group, r.resources, r.verbs.to_vec())),
+            None => rules.push((r.group, r.resources, r.names, r.verbs.to_vec())),
         }
     }
     let rules: Vec<Value> = rules
         .into_iter()
-        .map(|(group, resources, mut verbs)| {
+        .map(|(group, resources, names, mut verbs)| {
             verbs.sort_by_key(|v| VERB_ORDER.iter().position(|o| o == v));
-            json!({"apiGroups": [group], "resources": resources, "verbs": verbs})
+            let mut rule = json!({"apiGroups": [group], "resources": resources, "verbs": verbs});
+            if !names.is_empty() {
+                rule["resourceNames"] = json!(names);
+            }
+            rule
         })
         .collect();
     json!({

@@ -150,7 +150,10 @@ pub(super) async fn change(
             step(&spec, scope.journal, cloud, None, Step::SeedDns).await?;
         }
     }
-    scope.done().await
+    scope.done().await?;
+    // What day 2 starts from next time, wherever it runs: the new scope, our reservations.
+    let record = crate::day2::record::RunRecord::of(&ctx.journal.state, &ctx.spec.infra_id, to);
+    crate::day2::record::write(&client, &record).await
 }
 
 /// The TTL of the records the withdrawal changes (the drain), else the TTL we write.

@@ -3,13 +3,13 @@
 use super::args::PublishArgs;
 use super::target::{change_of, require_run_done, revert_command, stages, target_spec};
 use crate::assets::Exposure;
-use crate::context::{Cloud, Reading};
+use crate::context::{Cloud, Inputs, Reading};
 use crate::plan::Plan;
 use anyhow::Result;
 
 /// `publish --dry-run`: every change of the scope change, planned against the cloud as it is.
-pub(super) async fn dry_run(args: &PublishArgs) -> Result<()> {
-    let reading = Reading::new(&args.common, Cloud::Observe).await?;
+pub(super) async fn dry_run(args: &PublishArgs, inputs: &Inputs<'_>) -> Result<()> {
+    let reading = Reading::from_inputs(&args.common, inputs, Cloud::Observe).await?;
     require_run_done(&reading.recorded)?;
     let (from, to) = change_of(&reading.spec, &reading.recorded, args.scope);
     let spec = target_spec(&reading.spec, from, to);

@@ -41,18 +41,81 @@ pub use args::PublishArgs;
 pub use target::{change_of, revert_command};
 
 use crate::cluster;
-use crate::context::Context;
+use crate::context::{Context, Inputs};
+use crate::day2;
 use crate::notify;
 use anyhow::Result;
 
-/// `publish`: the change, journaled and resumable; `--dry-run` prints it.
+/// `publish`: the change, journaled and resumable; `--dry-run` prints it. Its inputs come
+/// from the asset dir, else from the cluster (see `day2`).
 pub async fn command(args: &PublishArgs) -> Result<()> {
+    let Some(dir) = args.common.asset_dir_if_any() else {
+        return from_cluster(args).await;
+    };
+    let dir = crate::assets::AssetDir(dir);
+    let inputs = Inputs {
+        source: &dir,
+        state_dir: args.common.state.dir(),
+        fallback: None,
+    };
     if args.dry_run {
-        return dry_run::dry_run(args).await;
+        return dry_run::dry_run(args, &inputs).await;
     }
+    let (mut ctx, wire) = open(args, &inputs).await?;
+    change(&mut ctx, args, wire.as_ref()).await
+}
+
+/// Day 2 from an admin's machine: the inputs and what `run` left read from the cluster, the
+/// journal in the admin's state dir, the change under the cluster's Lease.
+async fn from_cluster(args: &PublishArgs) -> Result<()> {
+    let cluster = day2::read(
+        &args.kube.kubeconfig,
+        args.common.state.state_dir.as_deref(),
+    )
+    .await?;
+    let started = cluster.record.journal(cluster.spec.publish.api());
+    let inputs = Inputs {
+        source: &cluster.docs,
+        state_dir: &cluster.state_dir,
+        fallback: Some(&started),
+    };
+    if args.dry_run {
+        return dry_run::dry_run(args, &inputs).await;
+    }
+    crate::validate::templates_render(&cluster.spec, args.kube.templates.as_deref())?;
+    let holder = day2::lease::holder_identity(&cluster.state_dir);
+    let lease = day2::lease::acquire(&cluster.client, &holder).await?;
+    let outcome = async {
+        let seeded = cluster.seed_journal()?;
+        println!(
+            "publish: inputs from the cluster, journal in {}{}",
+            cluster.state_dir.display(),
+            if seeded {
+                " (started from what `run` left)"
+            } else {
+                ""
+            }
+        );
+        let (mut ctx, wire) = open(args, &inputs).await?;
+        if seeded {
+            day2::FromCluster::confirm(&mut ctx).await?;
+        }
+        change(&mut ctx, args, wire.as_ref()).await
+    }
+    .await;
+    let released = lease.release().await;
+    outcome?;
+    released
+}
+
+async fn open(
+    args: &PublishArgs,
+    inputs: &Inputs<'_>,
+) -> Result<(Context, Option<cluster::wire::WireProof>)> {
     let kube_args = &args.kube;
-    let (mut ctx, ((), wire)) = Context::open_prepared(
+    let (ctx, ((), wire)) = Context::open_from(
         &args.common,
+        inputs,
         &[],
         |_| {
             cluster::read_kubeconfig(&kube_args.kubeconfig)?;
@@ -62,7 +125,16 @@ pub async fn command(args: &PublishArgs) -> Result<()> {
         async |_, _, _| args.wire.proof(&kube_args.kubeconfig).await,
     )
     .await?;
-    let outcome = change::change(&mut ctx, args, wire.as_ref()).await;
+    Ok((ctx, wire))
+}
+
+/// The change, its failure journaled and told to systemd.
+async fn change(
+    ctx: &mut Context,
+    args: &PublishArgs,
+    wire: Option<&cluster::wire::WireProof>,
+) -> Result<()> {
+    let outcome = change::change(ctx, args, wire).await;
     if let Err(e) = &outcome {
         ctx.journal.state.last_error = Some(crate::error::render_chain(e));
         ctx.journal.save()?;

@@ -212,6 +212,64 @@ impl Agent {
         cmd
     }
 
+    /// `args` as an admin runs them on their own machine once the bootstrap host is gone: no
+    /// asset dir, no bootstrap IP, the run flags (kubeconfig, ...); `--state-dir` only when
+    /// `state` is given, else the default under [`Agent::admin_state_home`].
+    pub fn admin_command(&self, args: &[&str], state: Option<&Path>) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bootstrap-agent"));
+        cmd.args(args)
+            .args(&self.extra)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .env("XDG_STATE_HOME", self.admin_state_home())
+            .env_remove("BOOTSTRAP_AGENT_STATE_DIR")
+            .env_remove("BOOTSTRAP_AGENT_ASSETS");
+        for name in &self.env_remove {
+            cmd.env_remove(name);
+        }
+        if let Some(state) = state {
+            cmd.arg("--state-dir").arg(state);
+        }
+        cmd.kill_on_drop(true);
+        cmd
+    }
+
+    /// The admin's `XDG_STATE_HOME` (day-2 journals default to `<it>/bootstrap-agent/<infra-id>`).
+    pub fn admin_state_home(&self) -> PathBuf {
+        self.dir.path().join("admin-state-home")
+    }
+
+    /// [`Agent::admin_command`], which must succeed.
+    pub async fn admin_run(&self, args: &[&str], state: Option<&Path>) -> Output {
+        Self::succeeds(args, self.admin_command(args, state)).await
+    }
+
+    /// [`Agent::admin_command`], which must exit with `code`: (stdout, stderr).
+    pub async fn admin_run_exits(
+        &self,
+        args: &[&str],
+        state: Option<&Path>,
+        code: i32,
+    ) -> (String, String) {
+        let out = self.admin_command(args, state).output().await.unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        );
+        assert_eq!(out.status.code(), Some(code), "{stdout}\n{stderr}");
+        (stdout, stderr)
+    }
+
+    /// The bootstrap host is destroyed: its journal is gone, and its asset dir when it is this
+    /// harness's own copy (AWS writes one with the world's subnet ids). A shared fixture of the
+    /// repository (GCP, Azure) stays, as other tests read it: the admin's commands are never
+    /// given its path, and without `--assets` they read only the cluster.
+    pub fn destroy_bootstrap_host(&self) {
+        if self.assets.starts_with(self.dir.path()) {
+            std::fs::remove_dir_all(&self.assets).unwrap();
+        }
+        std::fs::remove_dir_all(&self.state).unwrap();
+    }
+
     pub async fn run(&self, args: &[&str]) -> Output {
         Self::succeeds(args, self.command(args)).await
     }
@@ -389,9 +447,13 @@ impl Agent {
 
     /// Starts `args`, waits until `proxy` froze it at `hold`, SIGKILLs it.
     pub async fn kill_at(&self, args: &[&str], proxy: &Proxy, hold: Hold) {
+        Self::kill_command_at(self.command(args), proxy, hold).await;
+    }
+
+    /// Starts `command`, waits until `proxy` froze it at `hold`, SIGKILLs it.
+    pub async fn kill_command_at(mut command: tokio::process::Command, proxy: &Proxy, hold: Hold) {
         proxy.hold(hold);
-        let mut child = self
-            .command(args)
+        let mut child = command
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -505,4 +567,23 @@ pub fn preflight_line<'a>(report: &'a serde_json::Value, name: &str) -> &'a serd
         .iter()
         .find(|c| c["name"] == name)
         .unwrap_or_else(|| panic!("no check {name}: {report}"))
+}
+
+/// The files of a `gather` bundle, by name under `bootstrap-agent-gather/`.
+pub fn unpack_bundle(bundle: &Path) -> std::collections::BTreeMap<String, String> {
+    use std::io::Read;
+    let gz = flate2::read::GzDecoder::new(std::fs::File::open(bundle).unwrap());
+    let mut archive = tar::Archive::new(gz);
+    let mut files = std::collections::BTreeMap::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let path = entry.path().unwrap().to_string_lossy().to_string();
+        let mut text = String::new();
+        entry.read_to_string(&mut text).unwrap();
+        let name = path
+            .trim_start_matches("bootstrap-agent-gather/")
+            .to_string();
+        files.insert(name, text);
+    }
+    files
 }

@@ -273,6 +273,20 @@ impl<P: Cloud> Harness<P> {
         self.agent.kill_at(args, proxy, hold).await;
     }
 
+    /// [`Harness::kill_in`] for `args` as an admin runs them ([`Agent::admin_command`]).
+    pub async fn admin_kill_in(
+        &self,
+        args: &[&str],
+        state: Option<&std::path::Path>,
+        dns: bool,
+        hold: Hold,
+    ) {
+        let (dns_proxy, address_proxy) = self.peers.dns_and_address_proxies();
+        let proxy = if dns { dns_proxy } else { address_proxy };
+        self.peers.reset_counts();
+        Agent::kill_command_at(self.agent.admin_command(args, state), proxy, hold).await;
+    }
+
     /// No mutating call names any of `markers` (operations or resource paths).
     pub fn assert_no_mutating_call_naming(&self, markers: &[&str]) {
         let calls: Vec<String> = self

@@ -5,6 +5,7 @@
 
 use super::agent::{API, API_INT, BOOTSTRAP, OTHER_WRITER, fault_seed};
 use super::cloud::{Cloud, CloudWorld, Harness, InstallerNetwork};
+pub use super::suite_day2::*;
 pub use super::suite_publish::*;
 pub use super::suite_user_dns::*;
 use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
@@ -869,6 +870,8 @@ macro_rules! cloud_suite {
             publish_reverted_mid_change_returns_to_the_previous_state_with_nothing_leaked,
             publish_killed_at_each_step_resumes_without_leaks_or_duplicates,
             publish_leaves_the_users_public_ip_untouched,
+            publish_from_an_admins_machine_with_only_a_kubeconfig_round_trips,
+            publish_from_an_admins_machine_killed_mid_change_resumes,
         );
     };
     (installer_network $cloud:ty) => {

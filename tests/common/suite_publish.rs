@@ -8,7 +8,7 @@ use bootstrap_sim::Hold;
 use bootstrap_sim::kube::KubeSim;
 use serde_json::Value;
 
-const EXTERNAL_LB: &str = "openshift-kube-apiserver/external-lb";
+pub(super) const EXTERNAL_LB: &str = "openshift-kube-apiserver/external-lb";
 
 /// The flags of `publish` against the local API server (the wire proof dials it for every
 /// load-balancer IP); no drain unless a test asks for one.
@@ -24,7 +24,7 @@ fn publish_flags(kube: &KubeSim) -> Vec<String> {
 }
 
 /// Our LoadBalancer Services in the local API server, `namespace/name`.
-fn our_services(kube: &KubeSim) -> Vec<String> {
+pub(super) fn our_services(kube: &KubeSim) -> Vec<String> {
     let mut names: Vec<String> = kube
         .list("", "v1", "services", None)
         .iter()
@@ -54,7 +54,7 @@ async fn admin_deletes(kube: &KubeSim, service: &str) {
 }
 
 /// ConfigMap kube-system/bootstrap-agent's data.
-fn config_map(kube: &KubeSim) -> Value {
+pub(super) fn config_map(kube: &KubeSim) -> Value {
     super::agent::signal(kube)
 }
 
@@ -69,7 +69,8 @@ fn published_condition(kube: &KubeSim) -> Value {
 /// A cluster `run` made, with another owner's reservations beside ours; the harness set up
 /// for `publish`. What is not ours (without the load balancers' own interfaces, which come
 /// and go with them), and the (public, private) IPs in DNS.
-async fn cluster_made_by_run<C: Cloud>() -> (Harness<C>, KubeSim, Value, Vec<String>, Vec<String>) {
+pub(super) async fn cluster_made_by_run<C: Cloud>()
+-> (Harness<C>, KubeSim, Value, Vec<String>, Vec<String>) {
     cluster_made_by(false).await
 }
 
@@ -106,7 +107,7 @@ async fn cluster_made_by<C: Cloud>(
 
 /// What is not ours, without what the load balancers hold themselves (their interfaces
 /// come and go with them; an AWS NLB's are `ELB net/...`).
-fn not_ours(world: &impl CloudWorld) -> Value {
+pub(super) fn not_ours(world: &impl CloudWorld) -> Value {
     fn strip(v: &mut Value) {
         match v {
             Value::Array(items) => {
@@ -135,7 +136,7 @@ async fn kill_at<C: Cloud>(h: &Harness<C>, args: &[&str], dns: bool, hold: Hold)
 
 /// Private: the private records hold the reserved private IPs as `run` left them, and the
 /// public `api` holds none of ours; no public IP of ours; no external Service.
-async fn assert_internal<C: Cloud>(h: &Harness<C>, kube: &KubeSim, private: &[String]) {
+pub(super) async fn assert_internal<C: Cloud>(h: &Harness<C>, kube: &KubeSim, private: &[String]) {
     let world = h.world().await;
     assert!(world.reserved_public().is_empty(), "{:#}", world.raw());
     assert!(world.values("public", API).is_empty(), "{:#}", world.raw());
@@ -147,7 +148,7 @@ async fn assert_internal<C: Cloud>(h: &Harness<C>, kube: &KubeSim, private: &[St
 
 /// Public again: as many public IPs of ours as `run` reserved, all in the public `api`, the
 /// external Service holding them; the private side untouched.
-async fn assert_external<C: Cloud>(
+pub(super) async fn assert_external<C: Cloud>(
     h: &Harness<C>,
     kube: &KubeSim,
     public_count: usize,
@@ -169,7 +170,7 @@ async fn assert_external<C: Cloud>(
     public
 }
 
-fn text(out: &std::process::Output) -> String {
+pub(super) fn text(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).to_string()
 }
 

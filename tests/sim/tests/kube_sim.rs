@@ -375,10 +375,11 @@ async fn auth_discovery_and_kubeconfig() {
             // Deployments: the AWS Load Balancer Controller's, which the hand-over waits on.
             "apps",
             "rbac.authorization.k8s.io",
-            // OLM's OperatorGroup and Subscription, and the aws-load-balancer-operator's
-            // AWSLoadBalancerController (`manifests aws-load-balancer-controller`).
+            // OLM and the aws-load-balancer-operator's API (`manifests`).
             "operators.coreos.com",
-            "networking.olm.openshift.io"
+            "networking.olm.openshift.io",
+            // The day-2 change's Lease.
+            "coordination.k8s.io"
         ]
     );
     assert_eq!(
@@ -1300,6 +1301,7 @@ async fn oracle_dynamic_client_custom_resources() {
             // The aws-load-balancer-operator's and OLM's, vendored from their projects.
             "awsloadbalancercontrollers.networking.olm.openshift.io",
             "clusterversions.config.openshift.io",
+            "dnses.config.openshift.io",
             "infrastructures.config.openshift.io",
             "operatorgroups.operators.coreos.com",
             "subscriptions.operators.coreos.com",

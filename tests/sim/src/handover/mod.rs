@@ -59,7 +59,9 @@ pub struct Options {
     /// How long the clients go on after the host is destroyed (and after each scope change).
     pub linger: Duration,
     /// After `complete` and the linger: `publish --scope Internal --auto-delete`, the linger,
-    /// then `publish --scope External`, with the clients going on through both.
+    /// then `publish --scope External`, with the clients going on through both; run as an
+    /// admin runs them once the bootstrap host is destroyed (the installer's documents in the
+    /// cluster, no asset dir, a fresh state dir).
     pub scope_round_trip: bool,
     /// GCP / Azure: the cluster's own nodes as clients and backends ([`openshift`]).
     pub openshift_nodes: bool,
@@ -516,13 +518,17 @@ fn scope_round_trip(
             return Ok(());
         }
     };
+    if scope == "Internal" {
+        installer_left_in_the_cluster(kube, assets)?;
+    }
     let api = kube.url().trim_start_matches("https://").to_string();
+    // Day 2 as an admin runs it: the bootstrap host (its asset dir, its journal) is not
+    // used; the inputs and what `run` left come from the cluster, the journal is the admin's.
     let child = tokio::process::Command::new(&opts.agent)
         .args(["publish", "--scope", scope, "--auto-delete"])
-        .arg("--assets")
-        .arg(assets)
         .arg("--state-dir")
-        .arg(opts.work.join("state"))
+        .arg(opts.work.join("admin-state"))
+        .env_remove("BOOTSTRAP_AGENT_ASSETS")
         .arg("--kubeconfig")
         .arg(kube.kubeconfig_path())
         .arg("--dns-ttl")
@@ -537,6 +543,32 @@ fn scope_round_trip(
         .spawn()
         .context("cannot start publish")?;
     *publish = Some(child);
+    Ok(())
+}
+
+/// What the installer leaves in the cluster of the asset dir (cluster-bootstrap applies its
+/// manifests): ConfigMap kube-system/cluster-config-v1, Infrastructure `cluster` with its
+/// status, and the creds Secret when the assets have one.
+fn installer_left_in_the_cluster(kube: &KubeSim, assets: &std::path::Path) -> Result<()> {
+    for file in [
+        "manifests/cluster-config.yaml",
+        "manifests/cluster-infrastructure-02-config.yml",
+        "openshift/99_cloud-creds-secret.yaml",
+    ] {
+        let path = assets.join(file);
+        if !path.exists() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let mut doc: serde_json::Value = serde_saphyr::from_str(&text)
+            .with_context(|| format!("{} is not YAML", path.display()))?;
+        if let Some(meta) = doc["metadata"].as_object_mut() {
+            meta.remove("creationTimestamp");
+        }
+        kube.create(doc)
+            .with_context(|| format!("cannot create {file} in the cluster"))?;
+    }
     Ok(())
 }
 

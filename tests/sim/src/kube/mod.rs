@@ -7,10 +7,11 @@
 //!   for 127.0.0.1/::1/localhost, bearer-token auth (401 `Status` otherwise), and a
 //!   kubeconfig with `certificate-authority-data` and a token.
 //! - Discovery: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>` (legacy
-//!   format) for core/v1 namespaces, services (+status), endpoints, configmaps, pods
-//!   (+status), events;
-//!   discovery.k8s.io/v1 endpointslices; config.openshift.io/v1 clusterversions and
-//!   infrastructures (cluster-scoped, +status); apiextensions.k8s.io/v1
+//!   format) for core/v1 namespaces, services (+status), endpoints, configmaps, secrets,
+//!   pods (+status), events;
+//!   discovery.k8s.io/v1 endpointslices; coordination.k8s.io/v1 leases;
+//!   config.openshift.io/v1 clusterversions, infrastructures and dnses (cluster-scoped,
+//!   +status; Infrastructure and DNS from openshift/api's CRDs); apiextensions.k8s.io/v1
 //!   customresourcedefinitions (holding the CRDs of the custom resources); apps/v1
 //!   deployments (+status; the AWS Load Balancer Controller's, see `aws_controller`);
 //!   operators.coreos.com v1 operatorgroups and v1alpha1 subscriptions (OLM), and
@@ -35,7 +36,8 @@
 //! - Lists are atomic for apply and strategic merge (Service `spec.ports` is a map keyed by
 //!   port+protocol in kube-apiserver); only the validations in `objects`/`service` are done;
 //!   ClusterVersion is pruned and validated against its structural schema (`schema`), and
-//!   OperatorGroup, Subscription and AWSLoadBalancerController against their CRDs' schemas,
+//!   Infrastructure, DNS, OperatorGroup, Subscription and AWSLoadBalancerController against
+//!   their CRDs' schemas,
 //!   where an unknown field answers as kube-apiserver answers it: `fieldValidation` Strict
 //!   400, Warn (the default) pruned with a `Warning` header, Ignore pruned; server-side
 //!   apply 500 "field not declared in schema" (`objects::unknown_fields`). Other custom

@@ -281,6 +281,29 @@ pub static RESOURCES: &[Resource] = &[
         namespaced: false,
         ..CUSTOM
     },
+    // Where the installer keeps the cloud's credentials (kube-system aws-creds, ...), which a
+    // day-2 command reads from an admin's machine.
+    Resource {
+        plural: "secrets",
+        singular: "secret",
+        kind: "Secret",
+        ..DEFAULTS
+    },
+    // The cluster's DNS config (the zones), from openshift/api's CRD (`schema`).
+    Resource {
+        plural: "dnses",
+        singular: "dns",
+        kind: "DNS",
+        ..OPENSHIFT_CONFIG
+    },
+    // The day-2 change's Lease (one admin at a time).
+    Resource {
+        group: "coordination.k8s.io",
+        plural: "leases",
+        singular: "lease",
+        kind: "Lease",
+        ..DEFAULTS
+    },
 ];
 
 pub fn find(group: &str, version: &str, plural: &str) -> Option<usize> {

@@ -23,7 +23,19 @@ use std::sync::OnceLock;
 const CLUSTER_VERSION: &str = include_str!("../../crds/clusterversions.config.openshift.io.yaml");
 
 /// The CRDs vendored whole: (group, kind, served version, the CRD's YAML).
-const VENDORED: [(&str, &str, &str, &str); 3] = [
+const VENDORED: [(&str, &str, &str, &str); 5] = [
+    (
+        "config.openshift.io",
+        "Infrastructure",
+        "v1",
+        include_str!("../../../fixtures/crds/config.openshift.io_infrastructures-Default.yaml"),
+    ),
+    (
+        "config.openshift.io",
+        "DNS",
+        "v1",
+        include_str!("../../../fixtures/crds/config.openshift.io_dnses-Default.yaml"),
+    ),
     (
         "networking.olm.openshift.io",
         "AWSLoadBalancerController",
