@@ -109,10 +109,11 @@ pub struct Cluster {
     t0: Instant,
 }
 
-/// The frontends and the bootstrap host as the network has them now. Read again at every
-/// connection, not only at the driver's 100 ms tick: a client may already resolve a VIP the
-/// agent just proved, and a world a tick behind would drop its connection (one failure per
-/// client at the join on a loaded machine, in CI).
+/// The frontends and the bootstrap host as the network has them now. Read again by every
+/// client ([`Cluster::now`]), not only at the driver's 100 ms tick: a client may already
+/// resolve a VIP the agent just proved, and a world a tick behind would drop its connection
+/// (one failure per client at the join on a loaded machine, in CI); a master would dial the
+/// bootstrap host the tick still shows alive.
 fn observe(world: &mut World, alive: &Alive) {
     world.nodes[0].up = !alive.bootstrap.is_empty();
     let own = world.nodes[0].ip;
@@ -294,6 +295,13 @@ impl Cluster {
         }
     }
 
+    /// The world as a client finds it now: the network read again (see [`observe`]).
+    fn now(&self) -> std::sync::MutexGuard<'_, World> {
+        let mut world = lock(&self.world);
+        observe(&mut world, &self.network.alive());
+        world
+    }
+
     fn booted(&self, i: usize) -> bool {
         lock(&self.life)[i].boot_at.is_some()
     }
@@ -337,8 +345,7 @@ async fn dial(
     rng.shuffle(&mut order);
     for ip in order {
         let (reached, ok) = {
-            let mut world = lock(&cluster.world);
-            observe(&mut world, &cluster.network.alive());
+            let world = cluster.now();
             let reached = world.connect(from, ip, port, rng);
             let ok = matches!(reached, Reached::Node(k) if accept(&world, k));
             (reached, ok)
@@ -440,7 +447,7 @@ async fn to_bootstrap(
     let mut turn = 0usize;
     while pace.next().await {
         let target = {
-            let w = lock(&cluster.world);
+            let w = cluster.now();
             w.nodes[0].up.then_some(w.nodes[0].ip)
         };
         let Some(ip) = target.filter(|_| cluster.booted(i)) else {
@@ -474,7 +481,7 @@ async fn proof(
     let mut samples = Vec::new();
     while pace.next().await {
         let vips: Vec<IpAddr> = {
-            let w = lock(&cluster.world);
+            let w = cluster.now();
             match w.nodes[0].up {
                 true => w.internal.iter().copied().collect(),
                 false => Vec::new(),
@@ -483,7 +490,7 @@ async fn proof(
         for vip in vips {
             let started = Instant::now();
             let from_cloud = {
-                let w = lock(&cluster.world);
+                let w = cluster.now();
                 (w.cloud == Cloud::Gcp).then(|| w.cloud_proof(vip, nodes::API))
             };
             let ok = match from_cloud {
