@@ -113,8 +113,14 @@ pub fn queries(spec: &ClusterSpec, recorded: &[Reservation]) -> Vec<UserReservat
 
 /// The adopted reservations, or the input error naming each resource that exists but does
 /// not fit, each `--reservations` entry that names a purpose the cluster does not have, and
-/// each one that was not found.
-pub fn settle(spec: &ClusterSpec, found: Vec<UserMade>) -> Result<Vec<Reservation>> {
+/// each one that was not found. One the journal adopted before (`recorded`) and the cloud no
+/// longer shows is not missing: the user deleted their ENI at the hand-over, as the plan told
+/// them, and [`remember`] keeps it.
+pub fn settle(
+    spec: &ClusterSpec,
+    found: Vec<UserMade>,
+    recorded: &[Reservation],
+) -> Result<Vec<Reservation>> {
     let file = spec
         .adoption
         .file
@@ -147,7 +153,11 @@ pub fn settle(spec: &ClusterSpec, found: Vec<UserMade>) -> Result<Vec<Reservatio
         }
     }
     for (key, lookup) in &spec.adoption.named {
-        if wanted.contains(key) && !adopted.iter().any(|r| &r.key == key) && problems.is_empty() {
+        if wanted.contains(key)
+            && !adopted.iter().any(|r| &r.key == key)
+            && !recorded.iter().any(|r| &r.key == key)
+            && problems.is_empty()
+        {
             problems.push(format!("{key}: {lookup} was not found"));
         }
     }
@@ -174,7 +184,7 @@ pub async fn precheck(
         .addresses
         .find_user_made(&queries(spec, recorded))
         .await?;
-    settle(spec, found)?;
+    settle(spec, found, recorded)?;
     Ok(())
 }
 
@@ -348,23 +358,32 @@ mod tests {
                 resource: "address x".into(),
                 problem: "is INTERNAL".into(),
             }],
+            &[],
         )
         .unwrap_err();
         assert_eq!(crate::exit::code(&err), crate::exit::INVALID_INPUT);
         assert!(err.to_string().contains("address x is INTERNAL"), "{err}");
         let f = file("public-ipv6: {name: v6}\nprivate-ipv4: {name: my-vip}\n");
         s.adoption = load(Some(f.path()), false, &s).unwrap();
-        let err = settle(&s, Vec::new()).unwrap_err().to_string();
+        let err = settle(&s, Vec::new(), &[]).unwrap_err().to_string();
         assert!(
             err.contains("public-ipv6: the cluster has no such reservation"),
             "{err}"
         );
         s.adoption.named.retain(|(k, _)| k.scope == Scope::Private);
-        let err = settle(&s, Vec::new()).unwrap_err().to_string();
+        let err = settle(&s, Vec::new(), &[]).unwrap_err().to_string();
         assert!(
             err.contains("private-ipv4: name my-vip was not found"),
             "{err}"
         );
+        // Adopted before and gone since (the user's hand-over): not missing.
+        let before = Reservation {
+            id: "my-vip".into(),
+            ip: "10.0.0.9".parse().unwrap(),
+            name: "my-vip".into(),
+            key: ReservationKey::parse("private-ipv4").unwrap(),
+        };
+        assert_eq!(settle(&s, Vec::new(), &[before]).unwrap(), Vec::new());
     }
 
     #[test]

@@ -1475,3 +1475,139 @@ async fn a_controller_that_never_serves_stops_run_before_the_hand_over() {
             .is_none_or(Vec::is_empty)
     );
 }
+
+/// The EIP `allocation` as moto has it now: the interface it is associated with, if any
+/// (moto answers an empty id for none).
+fn eip_holder(world: &AwsWorld, allocation: &str) -> Option<String> {
+    world.0["eips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == allocation)
+        .and_then(|e| e["eni"].as_str().filter(|id| !id.is_empty()))
+        .map(str::to_string)
+}
+
+/// The AWS Load Balancer Controller never changes the addresses of an existing NLB (it
+/// compares subnets only; the simulated one does the same). A UPI user who swaps one of their
+/// EIPs for another (`--reservations` names the new allocation) and runs `apply` again gets the
+/// external Service replaced: deleted, its NLB waited out (the Service gone, no ELB interface
+/// left on the claimed IPs), applied anew, so the new NLB holds the new EIP and `wait` passes.
+/// `plan --kubeconfig` shows the replacement first.
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_swapping_an_eip_replaces_the_external_service_so_its_nlb_takes_the_new_one() {
+    let mut w = World::new(ControllerKnobs::default()).await;
+    let kubeconfig = w.kube.kubeconfig_path().display().to_string();
+    w.h.extra.clear();
+    let world = w.h.world().await;
+    let (private, public) = (
+        subnets(&world, &PRIVATE_CIDRS),
+        subnets(&world, &PUBLIC_CIDRS),
+    );
+    // The user's EIPs and ENIs, named by id in --reservations.
+    let mut eips = Vec::new();
+    for _ in &public {
+        eips.push(w.h.peers.allocate_eip().await.unwrap());
+    }
+    let mut enis = Vec::new();
+    for (i, subnet) in private.iter().enumerate() {
+        let name = format!("user-eni-{i}");
+        enis.push(w.h.peers.create_named(&name, Some(subnet)).await.unwrap());
+    }
+    let file = w.h.dir.path().join("reservations.yaml");
+    let write = |eips: &[(String, String)]| {
+        let mut text = String::new();
+        for (subnet, (id, _)) in public.iter().zip(eips) {
+            text.push_str(&format!("public-ipv4@{subnet}: {{id: {id}}}\n"));
+        }
+        for (subnet, (id, _)) in private.iter().zip(&enis) {
+            text.push_str(&format!("private-ipv4@{subnet}: {{id: {id}}}\n"));
+        }
+        std::fs::write(&file, text).unwrap();
+    };
+    write(&eips);
+    w.h.extra = vec!["--reservations".into(), file.display().to_string()];
+    w.h.run(&["dns", "seed"]).await;
+    for (id, _) in &enis {
+        w.h.peers.delete_eni(id).await.unwrap();
+    }
+    w.h.run(&["apply", "--kubeconfig", &kubeconfig]).await;
+    w.h.run(&["wait", "--kubeconfig", &kubeconfig, "--gate-timeout", "60s"])
+        .await;
+    let external = || apiserver_service(&w.kube, "external-lb");
+    let before = external()["metadata"]["uid"].clone();
+    let (old, _) = eips[0].clone();
+    assert!(
+        eip_holder(&w.h.world().await, &old).is_some(),
+        "the NLB holds the user's first EIP"
+    );
+
+    // The user swaps the first EIP for a new one, and the by-hand steps follow: DNS first
+    // (the public record gets the new IP, the journal the new adoption), then the Services.
+    let swapped = w.h.peers.allocate_eip().await.unwrap();
+    eips[0] = swapped.clone();
+    write(&eips);
+    w.h.run(&["dns", "seed"]).await;
+    let plan = text_of(
+        w.h.run(&[
+            "plan",
+            "--step",
+            "apply-services",
+            "--kubeconfig",
+            &kubeconfig,
+        ])
+        .await,
+    );
+    assert!(
+        plan.contains("-/+ service openshift-kube-apiserver/external-lb")
+            && plan.contains("aws-load-balancer-eip-allocations changed"),
+        "{plan}"
+    );
+    assert!(
+        !plan.contains("-/+ service openshift-kube-apiserver/internal-lb"),
+        "the internal Service keeps its addresses: {plan}"
+    );
+    let said = text_of(w.h.run(&["apply", "--kubeconfig", &kubeconfig]).await);
+    assert!(
+        said.contains("openshift-kube-apiserver/external-lb: replaced"),
+        "{said}"
+    );
+    w.h.run(&["wait", "--kubeconfig", &kubeconfig, "--gate-timeout", "60s"])
+        .await;
+    let after = external();
+    assert_ne!(after["metadata"]["uid"], before, "a new Service");
+    assert!(
+        annotation_list(
+            &after,
+            "service.beta.kubernetes.io/aws-load-balancer-eip-allocations"
+        )
+        .contains(&swapped.0)
+    );
+    let world = w.h.world().await;
+    assert!(
+        eip_holder(&world, &swapped.0).is_some(),
+        "the new NLB holds the new EIP: {:#}",
+        world.raw()
+    );
+    assert_eq!(
+        eip_holder(&world, &old),
+        None,
+        "the old EIP is free again, the user's to release"
+    );
+    assert!(
+        world.values("public", API).contains(&swapped.1),
+        "{:#}",
+        world.raw()
+    );
+    // Applied again, nothing is replaced.
+    let said = text_of(w.h.run(&["apply", "--kubeconfig", &kubeconfig]).await);
+    assert!(!said.contains("replaced"), "{said}");
+}
+
+fn text_of(out: std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}

@@ -794,7 +794,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__plan)
-            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --offline --step --templates --registry --feature-set --feature-gates --dns-seeding --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --offline --step --templates --kubeconfig --registry --feature-set --feature-gates --dns-seeding --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -841,6 +841,10 @@ _bootstrap__agent() {
                     return 0
                     ;;
                 --templates)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

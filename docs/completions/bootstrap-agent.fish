@@ -250,6 +250,7 @@ complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -l
 manual\t'The user: the one user-managed DNS mode of the spec'"
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -l step -d 'Steps to plan, comma separated. Default: what is left of `run` per the journal, else all of it' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -l templates -d 'Directory overriding the embedded templates (the Services `run` would apply)' -r -F
+complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -l kubeconfig -d 'The cluster, read only: our Services as it holds them, so that the plan shows a Service `apply-services` must replace (delete, wait, apply) because its load balancer never changes its addresses (AWS). Without it, every Service is planned as an apply' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -l registry -d 'Capability registry file replacing the embedded templates/capabilities.yaml' -r -F
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -l feature-set -d 'The cluster\'s feature set (default: the registry\'s, Default)' -r
 complete -c bootstrap-agent -n "__fish_bootstrap_agent_using_subcommand plan" -l feature-gates -d 'Enabled feature gates, comma separated (default: those of the feature set)' -r

@@ -113,6 +113,12 @@ pub enum Command {
         /// Directory overriding the embedded templates (the Services `run` would apply).
         #[arg(long, env = "BOOTSTRAP_AGENT_TEMPLATES")]
         templates: Option<std::path::PathBuf>,
+        /// The cluster, read only: our Services as it holds them, so that the plan shows a
+        /// Service `apply-services` must replace (delete, wait, apply) because its load
+        /// balancer never changes its addresses (AWS). Without it, every Service is planned
+        /// as an apply.
+        #[arg(long)]
+        kubeconfig: Option<std::path::PathBuf>,
         #[command(flatten)]
         registry: RegistryArgs,
         /// How `run` seeds DNS (as `run --dns-seeding`): planned the way `run` will do it.
@@ -218,11 +224,12 @@ pub async fn run(cli: Cli) -> Result<()> {
             offline,
             step,
             templates,
+            kubeconfig,
             registry,
             dns_seeding,
         } => {
-            let templates = templates.as_deref();
-            plan::command(&common, offline, &step, templates, &registry, dns_seeding).await
+            let cluster = (templates.as_deref(), kubeconfig.as_deref());
+            plan::command(&common, offline, &step, cluster, &registry, dns_seeding).await
         }
         Command::Reserve { common } => steps(&common, &[Step::Reserve], None, None).await,
         Command::PublishLbIps { common } => crate::cluster_hosted::command(&common).await,

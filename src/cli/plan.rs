@@ -10,7 +10,7 @@ pub(super) async fn command(
     common: &Common,
     offline: bool,
     steps: &[Step],
-    templates: Option<&std::path::Path>,
+    (templates, kubeconfig): (Option<&std::path::Path>, Option<&std::path::Path>),
     registry: &RegistryArgs,
     dns_seeding: crate::daemon::DnsSeeding,
 ) -> Result<()> {
@@ -33,7 +33,7 @@ pub(super) async fn command(
     if cloud_observed {
         observed.address_pool = reading.providers.addresses.address_pool().await?;
     }
-    let (kube, _) = crate::runner::kube_wants(spec, &observed, Some(&selection), templates)?;
+    let (mut kube, _) = crate::runner::kube_wants(spec, &observed, Some(&selection), templates)?;
     let planning_run = steps.is_empty();
     let steps = if planning_run {
         crate::machine::remaining_steps(recorded.run_step)
@@ -46,6 +46,11 @@ pub(super) async fn command(
         .then(|| dns_seeding.plan_as_run(&mut observed));
     if cloud_observed && steps.contains(&Step::Reserve) {
         crate::adopt::require_complete(spec, &observed)?;
+    }
+    if let Some(kubeconfig) = kubeconfig.filter(|_| steps.contains(&Step::ApplyServices)) {
+        let client = crate::cluster::client(kubeconfig).await?;
+        kube.live_addresses = Some(crate::runner::live_addresses(&client, spec, &kube).await?);
+        kube.replacing = recorded.replacing.clone();
     }
     let mut plan = Plan::calculate_with(spec, &observed, &kube, &steps, recorded.generation);
     plan.notes.extend(seeding_note);

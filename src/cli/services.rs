@@ -19,8 +19,25 @@ pub async fn render(common: &Common, templates: Option<&std::path::Path>) -> Res
 
 pub async fn apply(common: &Common, kube: &KubeArgs) -> Result<()> {
     let reading = Reading::new(common, Cloud::Observe).await?;
-    let rendered = reading.rendered(kube.templates.as_deref()).await?;
+    let observed = reading.observe().await?;
+    let (rendered, reservations) =
+        crate::context::rendered_for(&reading.spec, &observed, kube.templates.as_deref())?;
     let client = crate::cluster::client(&kube.kubeconfig).await?;
+    // A load balancer never changes the addresses it was built with (AWS): replaced first.
+    for replaced in crate::runner::replace_where_fixed(
+        &client,
+        &reading.providers,
+        &reading.spec,
+        &rendered,
+        &reservations,
+        common.step_timeout,
+    )
+    .await?
+    {
+        println!(
+            "{replaced}: replaced (its load balancer never changes its addresses: deleted, waited out, applied anew)"
+        );
+    }
     let applied = crate::cluster::apply::apply_services(&client, &rendered).await?;
     match common.output {
         Output::Text => {

@@ -132,6 +132,11 @@ pub struct JournalState {
     /// The Services `run` applied, which the gate waits for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<crate::render::ServiceClaim>,
+    /// `namespace/name` of each Service being replaced (deleted, its load balancer waited
+    /// out, applied anew): set before the deletion, cleared once applied, so a resume finishes
+    /// a replacement whose Service is already gone.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub replacing: std::collections::BTreeSet<String>,
     /// The readiness gate's last report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<crate::cluster::gate::GateReport>,
@@ -225,6 +230,7 @@ impl Default for JournalState {
             user_dns: Vec::new(),
             run_step: None,
             services: Vec::new(),
+            replacing: Default::default(),
             gate: None,
             serving: None,
             drain_until: None,

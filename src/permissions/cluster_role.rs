@@ -30,7 +30,9 @@ const PUBLISH: &[Command] = &[Command::Publish];
 ///   create `version` (no cvo-overrides.yaml).
 /// - `preflight::kube_checks` and `cluster::lb_controller` (AWS): the controller's CRD get,
 ///   its Deployment get, and Deployment and EndpointSlices list/watch until it serves.
-/// - `runner::kube` (`teardown --all`): our Services get/delete.
+/// - `runner::kube` (`teardown --all`): our Services get/delete. `apply-services` (`run`,
+///   `publish`): a Service whose load balancer never changes its addresses (AWS) is read
+///   (get), deleted and watched until gone before it is applied anew.
 /// - `publish`: as `run`'s apply and gate for the external Service (its namespace exists:
 ///   get), its deletion with `--auto-delete` (else the admin's, watched through get), and
 ///   the scope keys applied to the ConfigMap `run` made (get, patch).

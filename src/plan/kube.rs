@@ -6,6 +6,7 @@
 
 use super::{Change, Value};
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What the Kubernetes stages want.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -17,6 +18,25 @@ pub struct KubeWants {
     /// (`render::is_ours`), as looked up; None: the cluster was not asked (`plan`), so every
     /// rendered Service is planned for deletion, if it exists and is ours.
     pub ours_live: Option<Vec<LiveService>>,
+    /// `apply-services`: our Services the cluster holds now, with the addresses their load
+    /// balancers were built with; None: the cluster was not asked (`plan` without
+    /// `--kubeconfig`), so no replacement can be planned.
+    pub live_addresses: Option<Vec<LiveAddresses>>,
+    /// `namespace/name` of the Services a replacement was started for and not finished (the
+    /// journal's): one that is gone now is waited for and applied, never skipped.
+    pub replacing: BTreeSet<String>,
+}
+
+/// One of our Services as the cluster holds it, with its address annotations (those the
+/// load balancer never changes once built, see [`WantedService::addresses`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LiveAddresses {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub addresses: BTreeMap<String, String>,
+    /// Being deleted (a deletion timestamp; the controller's finalizer still on it).
+    pub deleting: bool,
 }
 
 /// A Service of ours as the cluster holds it now.
@@ -62,6 +82,17 @@ pub struct WantedService {
     /// The reserved IPs the Service claims.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub claims: Vec<Value>,
+    /// The annotations that fix its load balancer's addresses and that the controller never
+    /// changes on an existing one (AWS Load Balancer Controller: subnets, private IPs, EIP
+    /// allocations), as rendered: other values than the live Service's mean a replacement.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub addresses: BTreeMap<String, String>,
+}
+
+impl WantedService {
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
 }
 
 pub(super) fn set_capabilities(wants: &KubeWants) -> Vec<Change> {
@@ -105,10 +136,64 @@ pub(super) fn delete_services(wants: &KubeWants) -> Vec<Change> {
         .collect()
 }
 
+/// Each Service applied, or replaced where its load balancer would keep other addresses
+/// than it now claims (the AWS Load Balancer Controller never changes the addresses of an
+/// existing NLB: it compares subnets only).
 pub(super) fn apply_services(wants: &KubeWants) -> Vec<Change> {
     wants
         .services
         .iter()
-        .map(|s| Change::ApplyService { service: s.clone() })
+        .map(|s| match replacement(wants, s) {
+            Some((uid, changed)) => Change::ReplaceService {
+                service: s.clone(),
+                uid,
+                changed,
+            },
+            None => Change::ApplyService { service: s.clone() },
+        })
         .collect()
 }
+
+/// Of [`apply_services`], the replacements only.
+pub fn replacements(wants: &KubeWants) -> Vec<Change> {
+    apply_services(wants)
+        .into_iter()
+        .filter(|c| matches!(c, Change::ReplaceService { .. }))
+        .collect()
+}
+
+/// Why `service` must be deleted and applied anew: the live Service's uid (None: gone
+/// already, its replacement interrupted) and the address annotations that differ. None:
+/// an apply does.
+fn replacement(
+    wants: &KubeWants,
+    service: &WantedService,
+) -> Option<(Option<String>, Vec<String>)> {
+    if service.delete || service.addresses.is_empty() {
+        return None;
+    }
+    let interrupted = wants.replacing.contains(&service.id());
+    let live = wants
+        .live_addresses
+        .as_ref()?
+        .iter()
+        .find(|l| l.namespace == service.namespace && l.name == service.name);
+    let Some(live) = live else {
+        return interrupted.then(|| (None, Vec::new()));
+    };
+    let keys: BTreeSet<&String> = live
+        .addresses
+        .keys()
+        .chain(service.addresses.keys())
+        .collect();
+    let changed: Vec<String> = keys
+        .into_iter()
+        .filter(|k| live.addresses.get(*k) != service.addresses.get(*k))
+        .cloned()
+        .collect();
+    (live.deleting || !changed.is_empty()).then(|| (Some(live.uid.clone()), changed))
+}
+
+#[cfg(test)]
+#[path = "kube_tests.rs"]
+mod tests;

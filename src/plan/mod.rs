@@ -15,7 +15,9 @@ pub use cloud::{bootstrap_ip_conflict, records_of_interest};
 pub use desired::{
     DEFAULT_TTL, WantedRecord, WantedReservation, reservation_name, second_address_host,
 };
-pub use kube::{Capabilities, DoomedService, KubeWants, LiveService, WantedService};
+pub use kube::{
+    Capabilities, DoomedService, KubeWants, LiveAddresses, LiveService, WantedService, replacements,
+};
 pub use observed::{Observed, ObservedRecord};
 pub use pool::PoolNeed;
 
@@ -96,6 +98,18 @@ pub enum Change {
     DeleteService {
         service: DoomedService,
     },
+    /// Delete one of our Services whose load balancer would keep other addresses than it
+    /// claims now, wait until the controller removed that load balancer (the Service gone,
+    /// no load-balancer interface holding a claimed IP), then apply it anew.
+    ReplaceService {
+        service: WantedService,
+        /// The live Service's uid (the deletion is conditional on it); None: gone already.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uid: Option<String>,
+        /// The address annotations whose values differ.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changed: Vec<String>,
+    },
 }
 
 impl Change {
@@ -106,6 +120,7 @@ impl Change {
             Change::SetCapabilities { .. }
                 | Change::ApplyService { .. }
                 | Change::DeleteService { .. }
+                | Change::ReplaceService { .. }
         )
     }
 }

@@ -134,6 +134,19 @@ impl Plan {
                     "  - service {}/{} (ours, from {}): deleted so its load balancer lets go of the addresses",
                     service.namespace, service.name, service.template
                 ),
+                Change::ReplaceService {
+                    service, changed, ..
+                } => writeln!(
+                    out,
+                    "  -/+ service {}/{} from {}: replaced, as its load balancer never changes its addresses{}: deleted, its load balancer waited out, applied anew",
+                    service.namespace,
+                    service.name,
+                    service.template,
+                    match changed.is_empty() {
+                        true => " (a replacement interrupted)".to_string(),
+                        false => format!(" ({} changed)", changed.join(", ")),
+                    }
+                ),
                 Change::ApplyService { service } if service.delete => writeln!(
                     out,
                     "  - service {}/{} (deleted, as {} asks)",

@@ -97,3 +97,36 @@ pub fn claimed_ips(service: &Service, reservations: &[Reservation]) -> Vec<std::
     ips.dedup();
     ips
 }
+
+/// The annotations that fix an NLB's addresses, which the AWS Load Balancer Controller reads
+/// only when it creates the NLB: later reconciles compare the subnets and never change the
+/// addresses (../shared/research/aws-lb-controller-observed.md, 2). A Service of ours with
+/// other values than these is replaced, not re-applied.
+const FIXED_AT_CREATION: &[&str] = &[
+    "service.beta.kubernetes.io/aws-load-balancer-subnets",
+    "service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses",
+    EIP_ALLOCATIONS,
+];
+
+/// Of `annotations`, those fixed when the load balancer is created, for a Service served by
+/// the AWS Load Balancer Controller (empty for any other: their controllers change addresses
+/// in place).
+pub fn fixed_addresses(
+    annotations: Option<&std::collections::BTreeMap<String, String>>,
+) -> std::collections::BTreeMap<String, String> {
+    let Some(annotations) = annotations else {
+        return Default::default();
+    };
+    if annotations
+        .get("service.beta.kubernetes.io/aws-load-balancer-type")
+        .map(String::as_str)
+        != Some("external")
+    {
+        return Default::default();
+    }
+    annotations
+        .iter()
+        .filter(|(k, _)| FIXED_AT_CREATION.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}

@@ -7,7 +7,7 @@
 mod claims;
 mod context;
 
-pub use claims::{ServiceClaim, claimed_ips};
+pub use claims::{ServiceClaim, claimed_ips, fixed_addresses};
 
 use crate::assets::{ClusterSpec, Platform};
 use anyhow::{Context, Result};

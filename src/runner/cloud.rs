@@ -185,7 +185,8 @@ impl Runner<'_> {
             )),
             Change::SetCapabilities { .. }
             | Change::ApplyService { .. }
-            | Change::DeleteService { .. } => Err(CloudError::fatal(
+            | Change::DeleteService { .. }
+            | Change::ReplaceService { .. } => Err(CloudError::fatal(
                 "plan",
                 "a change of the cluster was planned in a cloud step",
             )),

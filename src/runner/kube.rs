@@ -86,6 +86,7 @@ pub fn kube_wants(
                         .map_or(Value::Ip(ip), |res| Value::Reserved(res.key.clone()))
                 })
                 .collect(),
+            addresses: render::fixed_addresses(meta.annotations.as_ref()),
         });
     }
     let wants = KubeWants {
@@ -95,6 +96,8 @@ pub fn kube_wants(
         }),
         services,
         ours_live: None,
+        live_addresses: None,
+        replacing: Default::default(),
     };
     Ok((wants, rendered))
 }
@@ -223,8 +226,12 @@ impl Runner<'_> {
             adopted: self.journal.state.adopted.clone(),
             ..Default::default()
         };
-        let (wants, rendered) = kube_wants(self.spec, &known, kube.capabilities, kube.templates)?;
+        let (mut wants, rendered) =
+            kube_wants(self.spec, &known, kube.capabilities, kube.templates)?;
         if step == Step::ApplyServices {
+            wants.live_addresses =
+                Some(super::replace::live_addresses(kube.client, self.spec, &wants).await?);
+            wants.replacing = self.journal.state.replacing.clone();
             let missing = known.missing_claimed_reservations(self.spec);
             if !missing.is_empty() {
                 bail!(
@@ -249,6 +256,23 @@ impl Runner<'_> {
                 Change::SetCapabilities { .. } => set_capabilities(kube).await,
                 Change::ApplyService { service } => {
                     apply_service(kube, &rendered, service, &known, &mut claims).await
+                }
+                Change::ReplaceService { service, uid, .. } => {
+                    self.journal.state.replacing.insert(service.id());
+                    self.journal.save()?;
+                    let replaced = super::replace::replace_service(
+                        kube,
+                        self.providers,
+                        &rendered,
+                        (service, uid.as_deref()),
+                        &known,
+                        &mut claims,
+                    )
+                    .await;
+                    if replaced.is_ok() {
+                        self.journal.state.replacing.remove(&service.id());
+                    }
+                    replaced
                 }
                 other => bail!("{other:?} is not a change of the cluster"),
             };
@@ -303,20 +327,14 @@ async fn set_capabilities(kube: &Kubernetes<'_>) -> Result<(bool, serde_json::Va
 }
 
 /// Applies (or deletes) one Service; one that stands afterwards joins `claims`.
-async fn apply_service(
+pub(super) async fn apply_service(
     kube: &Kubernetes<'_>,
     rendered: &[Rendered],
     service: &WantedService,
     known: &Observed,
     claims: &mut Vec<ServiceClaim>,
 ) -> Result<(bool, serde_json::Value)> {
-    let r = rendered
-        .iter()
-        .find(|r| {
-            r.service.metadata.namespace.as_deref() == Some(&service.namespace)
-                && r.service.metadata.name.as_deref() == Some(&service.name)
-        })
-        .with_context(|| format!("{}/{} was not rendered", service.namespace, service.name))?;
+    let r = super::replace::rendered_for(rendered, service)?;
     let applied = apply::apply_services(kube.client, std::slice::from_ref(r)).await?;
     let outcome = applied.first().map(|a| a.outcome);
     if matches!(outcome, Some(Outcome::Applied | Outcome::Unchanged)) {

@@ -28,7 +28,7 @@ pub async fn observe(
         .addresses
         .find_user_made(&crate::adopt::queries(spec, &recorded.adopted))
         .await?;
-    let adopted = crate::adopt::settle(spec, found)?;
+    let adopted = crate::adopt::settle(spec, found, &recorded.adopted)?;
     let placements = p.addresses.placements(&subnets(spec)).await?;
     let interest = records_of_interest(spec);
     let mut zones = BTreeMap::new();

@@ -132,6 +132,21 @@ fn per_subnet(
     Ok(())
 }
 
+/// What the controller makes of `wanted` for an NLB built as `existing`: later reconciles
+/// compare the subnets only, so with the same subnets the NLB keeps the private IPs and EIPs
+/// it was created with, whatever the Service asks now
+/// (../shared/research/aws-lb-controller-observed.md, 2). Other subnets: the Service's.
+pub fn as_kept(existing: &Model, wanted: Model) -> Model {
+    if existing.subnets != wanted.subnets {
+        return wanted;
+    }
+    Model {
+        private_ips: existing.private_ips.clone(),
+        eips: existing.eips.clone(),
+        ..wanted
+    }
+}
+
 /// The model, or why it cannot be built (the text after "Failed build model due to").
 pub fn build(svc: &Value) -> Result<Model, String> {
     let internal = match meta::get_str(svc, &["metadata", "annotations", SCHEME]) {
@@ -606,6 +621,37 @@ mod tests {
         assert!(both(json!({SCHEME: "sideways"})).contains("unknown scheme"));
         let ok = build(&svc(json!({SUBNETS: "subnet-a", PRIVATE_IPS: "10.0.4.5"}))).unwrap();
         assert!(ok.internal, "internal is the default scheme");
+    }
+
+    /// The real controller's later reconciles compare subnets only: an existing NLB keeps its
+    /// addresses whatever the Service asks now; other subnets are a change it makes.
+    #[test]
+    fn an_existing_nlb_keeps_its_addresses_and_follows_only_a_subnet_change() {
+        let external = |subnets: &str, eips: &str| {
+            build(&svc(
+                json!({SCHEME: "internet-facing", SUBNETS: subnets, EIPS: eips}),
+            ))
+            .unwrap()
+        };
+        let built = external("subnet-a,subnet-b", "eipalloc-1,eipalloc-2");
+        let asked = external("subnet-a,subnet-b", "eipalloc-1,eipalloc-9");
+        assert_eq!(as_kept(&built, asked), built, "the EIP change is ignored");
+        let internal = |ips: &str| {
+            build(&svc(
+                json!({SUBNETS: "subnet-a,subnet-b", PRIVATE_IPS: ips}),
+            ))
+            .unwrap()
+        };
+        let built = internal("10.0.4.5,10.0.5.5");
+        assert_eq!(as_kept(&built, internal("10.0.4.6,10.0.5.5")), built);
+        let moved = external("subnet-a,subnet-c", "eipalloc-1,eipalloc-3");
+        assert_eq!(
+            as_kept(
+                &external("subnet-a,subnet-b", "eipalloc-1,eipalloc-2"),
+                moved.clone()
+            ),
+            moved
+        );
     }
 
     #[test]

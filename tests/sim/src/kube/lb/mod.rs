@@ -469,7 +469,8 @@ impl LoadBalancers {
         }
         match (kind(svc), current) {
             (Kind::AwsLoadBalancerController, Some(Held::Nlb(nlb))) => {
-                nlb.unregistered.is_none() && aws::build(svc).is_ok_and(|m| m == nlb.model)
+                nlb.unregistered.is_none()
+                    && aws::build(svc).is_ok_and(|m| aws::as_kept(&nlb.model, m) == nlb.model)
             }
             (Kind::AwsLoadBalancerController, _) => false,
             (Kind::GcpInternal | Kind::AzureInternal, current) => match self.frontends(svc) {
@@ -545,7 +546,14 @@ impl LoadBalancers {
         match kind(&svc) {
             Kind::AwsLoadBalancerController => {
                 let model = match aws::build(&svc) {
-                    Ok(m) => m,
+                    // An existing NLB's addresses never change.
+                    Ok(m) => match held.get(&id) {
+                        Some(Holding {
+                            held: Held::Nlb(nlb),
+                            ..
+                        }) => aws::as_kept(&nlb.model, m),
+                        _ => m,
+                    },
                     Err(why) => {
                         return Outcome::Refused(vec![report(
                             LBC,

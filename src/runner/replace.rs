@@ -1,0 +1,218 @@
+//! Replacing a Service whose load balancer never changes the addresses it was made with
+//! (the AWS Load Balancer Controller's NLBs): read ours as the cluster holds them, delete,
+//! wait until the controller removed the load balancer, apply anew (docs/clouds.md, "An
+//! NLB's addresses are fixed when it is made").
+
+use super::kube::{Kubernetes, apply_service, delete_service};
+use crate::assets::ClusterSpec;
+use crate::plan::{Change, DoomedService, KubeWants, LiveAddresses, Observed, WantedService};
+use crate::render::{self, Rendered, ServiceClaim};
+use anyhow::{Context, Result, bail};
+use bootstrap_cloud::Reservation;
+use k8s_openapi::api::core::v1::Service;
+use kube::Api;
+use std::net::IpAddr;
+use std::time::Duration;
+
+/// `apply-services`: each wanted Service that fixes its load balancer's addresses
+/// ([`render::fixed_addresses`]) as the cluster holds it, when it is ours (GET each; one
+/// absent or without our labels is left to the apply).
+pub async fn live_addresses(
+    client: &kube::Client,
+    spec: &ClusterSpec,
+    wants: &KubeWants,
+) -> Result<Vec<LiveAddresses>> {
+    let mut live = Vec::new();
+    for s in wants.services.iter().filter(|s| !s.addresses.is_empty()) {
+        let api: Api<Service> = Api::namespaced(client.clone(), &s.namespace);
+        let found = api
+            .get_opt(&s.name)
+            .await
+            .with_context(|| format!("cannot read Service {}/{}", s.namespace, s.name))?;
+        let Some(found) = found else { continue };
+        if !render::is_ours(found.metadata.labels.as_ref(), &spec.infra_id) {
+            continue;
+        }
+        live.push(LiveAddresses {
+            namespace: s.namespace.clone(),
+            name: s.name.clone(),
+            uid: found.metadata.uid.clone().unwrap_or_default(),
+            addresses: render::fixed_addresses(found.metadata.annotations.as_ref()),
+            deleting: found.metadata.deletion_timestamp.is_some(),
+        });
+    }
+    Ok(live)
+}
+
+/// Replaces one Service whose load balancer would keep other addresses: deletes it (only the
+/// one the lookup saw), waits until it is gone (the controller drops its finalizer once the
+/// load balancer is deleted) and until no load-balancer interface holds an IP it claims (the
+/// cloud frees them a moment after), then applies it. A resume repeats what is left: the
+/// deletion finds it gone, the waits pass at once.
+pub(super) async fn replace_service(
+    kube: &Kubernetes<'_>,
+    providers: &crate::providers::Providers,
+    rendered: &[Rendered],
+    (service, uid): (&WantedService, Option<&str>),
+    known: &Observed,
+    claims: &mut Vec<ServiceClaim>,
+) -> Result<(bool, serde_json::Value)> {
+    let doomed = DoomedService {
+        namespace: service.namespace.clone(),
+        name: service.name.clone(),
+        template: service.template.clone(),
+        uid: uid.map(str::to_string),
+    };
+    let (deleted, found) = match uid {
+        Some(_) => delete_service(kube, &doomed).await?,
+        None => (false, serde_json::json!({ "outcome": "already-absent" })),
+    };
+    if found["outcome"] == "replaced-not-ours" {
+        bail!(
+            "Service {}: re-created by someone else since it was read; left in place (run again to replace it)",
+            service.id()
+        );
+    }
+    wait_gone(kube, &doomed).await?;
+    let reservations: Vec<_> = known.kept().into_values().collect();
+    let r = rendered_for(rendered, service)?;
+    let ips = render::claimed_ips(&r.service, &reservations);
+    wait_interfaces_gone(providers, &service.id(), &ips).await?;
+    let (applied, outcome) = apply_service(kube, rendered, service, known, claims).await?;
+    Ok((
+        deleted || applied,
+        serde_json::json!({ "deleted": found["outcome"], "applied": outcome["outcome"] }),
+    ))
+}
+
+/// Until the Service `doomed` names is gone (or another object stands under its name): a
+/// watch, bounded by the step's wait.
+async fn wait_gone(kube: &Kubernetes<'_>, doomed: &DoomedService) -> Result<()> {
+    let api: Api<Service> = Api::namespaced(kube.client.clone(), &doomed.namespace);
+    let uid = doomed.uid.clone().unwrap_or_default();
+    let gone = kube::runtime::wait::await_condition(
+        api,
+        &doomed.name,
+        kube::runtime::wait::conditions::is_deleted(&uid),
+    );
+    tracing::info!(namespace = %doomed.namespace, name = %doomed.name, "waiting for the controller to delete the load balancer of the Service being replaced");
+    match tokio::time::timeout(kube.wait, gone).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e).with_context(|| {
+            format!(
+                "cannot watch Service {}/{} being deleted",
+                doomed.namespace, doomed.name
+            )
+        }),
+        Err(_) => bail!(
+            "Service {}/{} is still there after {:?}: its load balancer controller has not let go of it (a finalizer); see its Events",
+            doomed.namespace,
+            doomed.name,
+            kube.wait
+        ),
+    }
+}
+
+/// Until no load-balancer interface holds any of `ips` (clouds that report the holders:
+/// AWS), so the new load balancer can take them.
+async fn wait_interfaces_gone(
+    providers: &crate::providers::Providers,
+    service: &str,
+    ips: &[IpAddr],
+) -> Result<()> {
+    let operation = format!("wait for the load balancer of {service} to let go of its addresses");
+    let mut poll = bootstrap_cloud::poll::Poll::change(&operation, Duration::from_millis(250));
+    loop {
+        let held: Vec<String> = match providers.addresses.holders(ips).await {
+            None => return Ok(()),
+            Some(found) => found?
+                .into_iter()
+                .filter(|(_, h)| h.is_load_balancer())
+                .map(|(ip, h)| format!("{ip} ({}, {})", h.id, h.description))
+                .collect(),
+        };
+        if held.is_empty() {
+            return Ok(());
+        }
+        tracing::info!(service, held = %held.join(", "), "the old load balancer's interfaces still hold addresses");
+        poll.wait(None).await?;
+    }
+}
+
+/// The UPI step `apply` (no journal): replaces each rendered Service of ours whose load
+/// balancer would keep other addresses, as `apply-services` does, before the apply of all.
+/// The `namespace/name` of each replaced. Run again after a failure, it finds the Service
+/// gone or replaced already and waits out what is left.
+pub async fn replace_where_fixed(
+    client: &kube::Client,
+    providers: &crate::providers::Providers,
+    spec: &ClusterSpec,
+    rendered: &[Rendered],
+    reservations: &[Reservation],
+    wait: Duration,
+) -> Result<Vec<String>> {
+    let kube = Kubernetes {
+        client,
+        capabilities: None,
+        overrides: None,
+        templates: None,
+        wait,
+    };
+    let wants = KubeWants {
+        services: rendered
+            .iter()
+            .map(|r| WantedService {
+                namespace: r.service.metadata.namespace.clone().unwrap_or_default(),
+                name: r.service.metadata.name.clone().unwrap_or_default(),
+                template: r.template.clone(),
+                delete: false,
+                claims: Vec::new(),
+                addresses: render::fixed_addresses(r.service.metadata.annotations.as_ref()),
+            })
+            .collect(),
+        live_addresses: Some(Vec::new()),
+        ..KubeWants::default()
+    };
+    let wants = KubeWants {
+        live_addresses: Some(live_addresses(client, spec, &wants).await?),
+        ..wants
+    };
+    let mut replaced = Vec::new();
+    for change in crate::plan::replacements(&wants) {
+        let Change::ReplaceService { service, uid, .. } = change else {
+            continue;
+        };
+        let doomed = DoomedService {
+            namespace: service.namespace.clone(),
+            name: service.name.clone(),
+            template: service.template.clone(),
+            uid,
+        };
+        let (_, found) = delete_service(&kube, &doomed).await?;
+        if found["outcome"] == "replaced-not-ours" {
+            bail!(
+                "Service {}: re-created by someone else since it was read; left in place (run again to replace it)",
+                service.id()
+            );
+        }
+        wait_gone(&kube, &doomed).await?;
+        let r = rendered_for(rendered, &service)?;
+        let ips = render::claimed_ips(&r.service, reservations);
+        wait_interfaces_gone(providers, &service.id(), &ips).await?;
+        replaced.push(service.id());
+    }
+    Ok(replaced)
+}
+
+pub(super) fn rendered_for<'r>(
+    rendered: &'r [Rendered],
+    service: &WantedService,
+) -> Result<&'r Rendered> {
+    rendered
+        .iter()
+        .find(|r| {
+            r.service.metadata.namespace.as_deref() == Some(&service.namespace)
+                && r.service.metadata.name.as_deref() == Some(&service.name)
+        })
+        .with_context(|| format!("{} was not rendered", service.id()))
+}
