@@ -829,7 +829,7 @@ async fn gather_bundles_a_stuck_install_without_any_secret() {
     let args = gather(vec!["--kubeconfig".into(), kubeconfig]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     w.h.run(&args).await;
-    let files = unpack(&out);
+    let files = unpack_bundle(&out);
     for name in [
         "versions.json",
         "spec.json",
@@ -877,7 +877,7 @@ async fn gather_bundles_a_stuck_install_without_any_secret() {
     let args = gather(vec!["--kubeconfig".into(), dead.display().to_string()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     w.h.run(&args).await;
-    let files = unpack(&out);
+    let files = unpack_bundle(&out);
     assert!(
         files["errors.txt"].contains("cluster.json"),
         "{}",
@@ -885,24 +885,6 @@ async fn gather_bundles_a_stuck_install_without_any_secret() {
     );
     assert!(files.contains_key("journal.json") && files.contains_key("plan.json"));
     w.h.extra = run_flags;
-}
-
-fn unpack(bundle: &std::path::Path) -> std::collections::BTreeMap<String, String> {
-    use std::io::Read;
-    let gz = flate2::read::GzDecoder::new(std::fs::File::open(bundle).unwrap());
-    let mut archive = tar::Archive::new(gz);
-    let mut files = std::collections::BTreeMap::new();
-    for entry in archive.entries().unwrap() {
-        let mut entry = entry.unwrap();
-        let path = entry.path().unwrap().to_string_lossy().to_string();
-        let mut text = String::new();
-        entry.read_to_string(&mut text).unwrap();
-        let name = path
-            .trim_start_matches("bootstrap-agent-gather/")
-            .to_string();
-        files.insert(name, text);
-    }
-    files
 }
 
 // ---- UPI, by hand: the docs/upi.md runbook, played by the user ---------------------------------------
@@ -979,8 +961,9 @@ fn sorted(items: impl Iterator<Item = String>) -> Vec<String> {
     items
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn upi_by_hand_adopts_the_users_eips_and_enis_and_teardown_all_leaves_them() {
+/// The AWS world for the by-hand (UPI) commands: no `run` flags; its kubeconfig and its
+/// (private, public) subnets.
+async fn upi_world() -> (World, String, Vec<String>, Vec<String>) {
     let mut w = World::new(ControllerKnobs::default()).await;
     let kubeconfig = w.kube.kubeconfig_path().display().to_string();
     w.h.extra.clear();
@@ -989,6 +972,12 @@ async fn upi_by_hand_adopts_the_users_eips_and_enis_and_teardown_all_leaves_them
         subnets(&world, &PRIVATE_CIDRS),
         subnets(&world, &PUBLIC_CIDRS),
     );
+    (w, kubeconfig, private, public)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn upi_by_hand_adopts_the_users_eips_and_enis_and_teardown_all_leaves_them() {
+    let (w, kubeconfig, private, public) = upi_world().await;
     // 1. The user allocates an EIP per public subnet and an ENI per private subnet, named as
     //    the seed says (with boto3): with the subnet suffix, or without it (EIPs then fill the
     //    public subnets in order; an ENI serves the subnet it lies in).
@@ -1496,14 +1485,7 @@ fn eip_holder(world: &AwsWorld, allocation: &str) -> Option<String> {
 /// `plan --kubeconfig` shows the replacement first.
 #[tokio::test(flavor = "multi_thread")]
 async fn upi_swapping_an_eip_replaces_the_external_service_so_its_nlb_takes_the_new_one() {
-    let mut w = World::new(ControllerKnobs::default()).await;
-    let kubeconfig = w.kube.kubeconfig_path().display().to_string();
-    w.h.extra.clear();
-    let world = w.h.world().await;
-    let (private, public) = (
-        subnets(&world, &PRIVATE_CIDRS),
-        subnets(&world, &PUBLIC_CIDRS),
-    );
+    let (mut w, kubeconfig, private, public) = upi_world().await;
     // The user's EIPs and ENIs, named by id in --reservations.
     let mut eips = Vec::new();
     for _ in &public {

@@ -160,16 +160,9 @@ pub async fn live_ours(
 ) -> Result<Vec<LiveService>> {
     let mut live = Vec::new();
     for s in wants.services.iter().filter(|s| !s.delete) {
-        let api: Api<Service> = Api::namespaced(kube.client.clone(), &s.namespace);
-        let found = api
-            .get_opt(&s.name)
-            .await
-            .with_context(|| format!("cannot read Service {}/{}", s.namespace, s.name))?;
-        let Some(found) = found else { continue };
-        if !render::is_ours(found.metadata.labels.as_ref(), &spec.infra_id) {
-            tracing::warn!(namespace = %s.namespace, name = %s.name, "a Service of this name exists without the agent's labels: not ours, left in place");
+        let Some(found) = get_ours(kube.client, spec, &s.namespace, &s.name).await? else {
             continue;
-        }
+        };
         live.push(LiveService {
             namespace: s.namespace.clone(),
             name: s.name.clone(),
@@ -177,6 +170,32 @@ pub async fn live_ours(
         });
     }
     Ok(live)
+}
+
+/// The Service `namespace/name` when the cluster holds it with our labels (one without them is
+/// not ours: left in place, and said so).
+pub(super) async fn get_ours(
+    client: &kube::Client,
+    spec: &ClusterSpec,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<Service>> {
+    let api: Api<Service> = Api::namespaced(client.clone(), namespace);
+    let found = api
+        .get_opt(name)
+        .await
+        .with_context(|| format!("cannot read Service {namespace}/{name}"))?;
+    Ok(found.filter(|found| {
+        let ours = render::is_ours(found.metadata.labels.as_ref(), &spec.infra_id);
+        if !ours {
+            tracing::warn!(
+                namespace,
+                name,
+                "a Service of this name exists without the agent's labels: not ours, left in place"
+            );
+        }
+        ours
+    }))
 }
 
 /// Deletes one of our Services, only if it is still the one the lookup found (uid

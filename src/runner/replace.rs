@@ -24,15 +24,9 @@ pub async fn live_addresses(
 ) -> Result<Vec<LiveAddresses>> {
     let mut live = Vec::new();
     for s in wants.services.iter().filter(|s| !s.addresses.is_empty()) {
-        let api: Api<Service> = Api::namespaced(client.clone(), &s.namespace);
-        let found = api
-            .get_opt(&s.name)
-            .await
-            .with_context(|| format!("cannot read Service {}/{}", s.namespace, s.name))?;
-        let Some(found) = found else { continue };
-        if !render::is_ours(found.metadata.labels.as_ref(), &spec.infra_id) {
+        let Some(found) = super::kube::get_ours(client, spec, &s.namespace, &s.name).await? else {
             continue;
-        }
+        };
         live.push(LiveAddresses {
             namespace: s.namespace.clone(),
             name: s.name.clone(),
