@@ -23,6 +23,18 @@ async fn cluster(
     cluster_with(user, edit, made_by_agent, None).await
 }
 
+/// [`cluster`] made by the agent, with `edit` applied to the one document whose file name
+/// contains `part`.
+async fn cluster_editing(part: &str, edit: impl Fn(&mut Value)) -> KubeSim {
+    let edit_one = |file: &str, mut d: Value| {
+        if file.contains(part) {
+            edit(&mut d);
+        }
+        Some(d)
+    };
+    cluster(None, edit_one, true).await
+}
+
 /// [`cluster`], with `record` as the `record.json` `run` left.
 async fn cluster_with(
     user: Option<User>,
@@ -128,17 +140,10 @@ async fn a_cluster_bootstrap_agent_did_not_install_is_refused() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_infrastructure_of_another_platform_is_refused() {
-    let kube = cluster(
-        None,
-        |file, mut d| {
-            if file.contains("infrastructure") {
-                d["status"]["platformStatus"] = json!({"type": "BareMetal"});
-                d["status"]["platform"] = json!("BareMetal");
-            }
-            Some(d)
-        },
-        true,
-    )
+    let kube = cluster_editing("infrastructure", |d| {
+        d["status"]["platformStatus"] = json!({"type": "BareMetal"});
+        d["status"]["platform"] = json!("BareMetal");
+    })
     .await;
     let (code, stderr, _) = publish(&kube, &[]).await;
     assert_refused(
@@ -161,18 +166,10 @@ async fn missing_cloud_credentials_are_refused_naming_the_secret_and_what_would_
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_bad_install_config_in_the_cluster_is_named_as_the_asset_dirs_would_be() {
-    let kube = cluster(
-        None,
-        |file, mut d| {
-            if file.contains("cluster-config") {
-                let text = d["data"]["install-config"].as_str().unwrap().to_string();
-                d["data"]["install-config"] =
-                    json!(text.replace("publish: External", "publish: Sideways"));
-            }
-            Some(d)
-        },
-        true,
-    )
+    let kube = cluster_editing("cluster-config", |d| {
+        let text = d["data"]["install-config"].as_str().unwrap().to_string();
+        d["data"]["install-config"] = json!(text.replace("publish: External", "publish: Sideways"));
+    })
     .await;
     let (code, stderr, _) = publish(&kube, &[]).await;
     assert_refused(
