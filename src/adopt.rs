@@ -383,7 +383,22 @@ mod tests {
             name: "my-vip".into(),
             key: ReservationKey::parse("private-ipv4").unwrap(),
         };
-        assert_eq!(settle(&s, Vec::new(), &[before]).unwrap(), Vec::new());
+        assert_eq!(
+            settle(&s, Vec::new(), std::slice::from_ref(&before)).unwrap(),
+            Vec::new()
+        );
+        // Found now: adopted; another purpose's reservation found is not this one.
+        let found = |key: &str| {
+            vec![UserMade::Fits(Reservation {
+                key: ReservationKey::parse(key).unwrap(),
+                ..before.clone()
+            })]
+        };
+        assert_eq!(settle(&s, found("private-ipv4"), &[]).unwrap().len(), 1);
+        let err = settle(&s, found("public-ipv4"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("name my-vip was not found"), "{err}");
     }
 
     #[test]
