@@ -38,11 +38,9 @@ pub async fn live_addresses(
     Ok(live)
 }
 
-/// Replaces one Service whose load balancer would keep other addresses: deletes it (only the
-/// one the lookup saw), waits until it is gone (the controller drops its finalizer once the
-/// load balancer is deleted) and until no load-balancer interface holds an IP it claims (the
-/// cloud frees them a moment after), then applies it. A resume repeats what is left: the
-/// deletion finds it gone, the waits pass at once.
+/// Replaces one Service whose load balancer would keep other addresses: [`let_go`], then
+/// applies it. A resume repeats what is left: the deletion finds it gone, the waits pass at
+/// once.
 pub(super) async fn replace_service(
     kube: &Kubernetes<'_>,
     providers: &crate::providers::Providers,
@@ -50,6 +48,26 @@ pub(super) async fn replace_service(
     (service, uid): (&WantedService, Option<&str>),
     known: &Observed,
     claims: &mut Vec<ServiceClaim>,
+) -> Result<(bool, serde_json::Value)> {
+    let reservations: Vec<_> = known.kept().into_values().collect();
+    let (deleted, found) = let_go(kube, providers, rendered, (service, uid), &reservations).await?;
+    let (applied, outcome) = apply_service(kube, rendered, service, known, claims).await?;
+    Ok((
+        deleted || applied,
+        serde_json::json!({ "deleted": found["outcome"], "applied": outcome["outcome"] }),
+    ))
+}
+
+/// The first half of a replacement: deletes the Service (only the one the lookup saw, `uid`;
+/// None: gone already), waits until it is gone (the controller drops its finalizer once the
+/// load balancer is deleted) and until no load-balancer interface holds an IP it claims (the
+/// cloud frees them a moment after). Whether it deleted, and what the deletion found.
+async fn let_go(
+    kube: &Kubernetes<'_>,
+    providers: &crate::providers::Providers,
+    rendered: &[Rendered],
+    (service, uid): (&WantedService, Option<&str>),
+    reservations: &[Reservation],
 ) -> Result<(bool, serde_json::Value)> {
     let doomed = DoomedService {
         namespace: service.namespace.clone(),
@@ -68,15 +86,10 @@ pub(super) async fn replace_service(
         );
     }
     wait_gone(kube, &doomed).await?;
-    let reservations: Vec<_> = known.kept().into_values().collect();
     let r = rendered_for(rendered, service)?;
-    let ips = render::claimed_ips(&r.service, &reservations);
+    let ips = render::claimed_ips(&r.service, reservations);
     wait_interfaces_gone(providers, &service.id(), &ips).await?;
-    let (applied, outcome) = apply_service(kube, rendered, service, known, claims).await?;
-    Ok((
-        deleted || applied,
-        serde_json::json!({ "deleted": found["outcome"], "applied": outcome["outcome"] }),
-    ))
+    Ok((deleted, found))
 }
 
 /// Until the Service `doomed` names is gone (or another object stands under its name): a
@@ -152,7 +165,7 @@ pub async fn replace_where_fixed(
         templates: None,
         wait,
     };
-    let wants = KubeWants {
+    let mut wants = KubeWants {
         services: rendered
             .iter()
             .map(|r| WantedService {
@@ -164,35 +177,22 @@ pub async fn replace_where_fixed(
                 addresses: render::fixed_addresses(r.service.metadata.annotations.as_ref()),
             })
             .collect(),
-        live_addresses: Some(Vec::new()),
         ..KubeWants::default()
     };
-    let wants = KubeWants {
-        live_addresses: Some(live_addresses(client, spec, &wants).await?),
-        ..wants
-    };
+    wants.live_addresses = Some(live_addresses(client, spec, &wants).await?);
     let mut replaced = Vec::new();
     for change in crate::plan::replacements(&wants) {
         let Change::ReplaceService { service, uid, .. } = change else {
             continue;
         };
-        let doomed = DoomedService {
-            namespace: service.namespace.clone(),
-            name: service.name.clone(),
-            template: service.template.clone(),
-            uid,
-        };
-        let (_, found) = delete_service(&kube, &doomed).await?;
-        if found["outcome"] == "replaced-not-ours" {
-            bail!(
-                "Service {}: re-created by someone else since it was read; left in place (run again to replace it)",
-                service.id()
-            );
-        }
-        wait_gone(&kube, &doomed).await?;
-        let r = rendered_for(rendered, &service)?;
-        let ips = render::claimed_ips(&r.service, reservations);
-        wait_interfaces_gone(providers, &service.id(), &ips).await?;
+        let_go(
+            &kube,
+            providers,
+            rendered,
+            (&service, uid.as_deref()),
+            reservations,
+        )
+        .await?;
         replaced.push(service.id());
     }
     Ok(replaced)

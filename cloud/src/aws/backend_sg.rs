@@ -52,7 +52,8 @@ pub(super) async fn check(
     infra_id: &str,
     fix: impl Fn(&str) -> String,
 ) -> Check {
-    let denied = |call: &str| fix(&format!("ec2:{call}"));
+    // A refused or failed read is the check's failure, never "no instance" or "no tag".
+    let failed = |call: &str, e| Check::from_error(NAME, &e, fix(&format!("ec2:{call}")));
     let out = match ec2
         .describe_instances()
         .filters(
@@ -70,15 +71,10 @@ pub(super) async fn check(
         )
         .send()
         .await
+        .map_err(|e| classify("DescribeInstances", e))
     {
         Ok(out) => out,
-        Err(e) => {
-            return Check::from_error(
-                NAME,
-                &classify("DescribeInstances", e),
-                denied("DescribeInstances"),
-            );
-        }
+        Err(e) => return failed("DescribeInstances", e),
     };
     let targets: Vec<TargetEni> = out
         .reservations()
@@ -98,15 +94,10 @@ pub(super) async fn check(
             .set_group_ids(Some(ids.iter().map(|s| s.to_string()).collect()))
             .send()
             .await
+            .map_err(|e| classify("DescribeSecurityGroups", e))
         {
             Ok(out) => out,
-            Err(e) => {
-                return Check::from_error(
-                    NAME,
-                    &classify("DescribeSecurityGroups", e),
-                    denied("DescribeSecurityGroups"),
-                );
-            }
+            Err(e) => return failed("DescribeSecurityGroups", e),
         };
         for group in out.security_groups() {
             let keys: BTreeSet<String> = group
