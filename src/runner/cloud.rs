@@ -226,7 +226,9 @@ impl Runner<'_> {
 
     /// One phase's zone batches: each journaled (intent) first, then written at once, one
     /// write per zone, then each outcome journaled. A zone that failed fails the step (the
-    /// step's retry re-observes: the zones that were written find nothing left to do).
+    /// step's retry re-observes: the zones that were written find nothing left to do). A value
+    /// that names no address yet (`dns seed` before `reserve`) fails it before any zone is
+    /// written: no record holds half of what it should.
     async fn apply_zones(
         &mut self,
         step: Step,
@@ -235,17 +237,20 @@ impl Runner<'_> {
         observed: &Observed,
         batches: &[Change],
     ) -> Result<()> {
-        let mut jobs = Vec::new();
+        let mut resolved = Vec::new();
         for batch in batches {
             let Change::EditZone { zone, records } = batch else {
                 bail!("a change that is not a zone's batch among them");
             };
+            resolved.push((batch, zone, zone_edit(observed, records)?));
+        }
+        let mut jobs = Vec::new();
+        for (batch, zone, edits) in resolved {
             let seq = self.journal.intent(step.name(), batch)?;
-            jobs.push((seq, zone, zone_edit(observed, records)));
+            jobs.push((seq, zone, edits));
         }
         let dns = providers.dns.as_ref();
         let writes = jobs.iter().map(|(_, zone_ref, edits)| async move {
-            let edits = edits.as_ref().map_err(Clone::clone)?;
             let zone = zones
                 .get(*zone_ref)
                 .ok_or_else(|| CloudError::fatal("dns", format!("{zone_ref} was not observed")))?;
@@ -261,8 +266,8 @@ impl Runner<'_> {
         let results = futures::future::join_all(writes).await;
         let mut failed: Option<CloudError> = None;
         for ((seq, zone_ref, edits), result) in jobs.iter().zip(results) {
-            match (result, edits) {
-                (Ok(written), Ok(edits)) => {
+            match result {
+                Ok(written) => {
                     tracing::info!(zone = %zone_ref, records = edits.len(), written = written.len(), "zone's record sets edited");
                     for (record, edit) in edits {
                         self.remember(zone_ref, record, edit);
@@ -274,12 +279,7 @@ impl Runner<'_> {
                     self.journal
                         .outcome(*seq, Ok(serde_json::json!({ "values": written })))?;
                 }
-                (result, edits) => {
-                    let e = match (result, edits) {
-                        (Err(e), _) => e,
-                        (_, Err(e)) => e.clone(),
-                        (Ok(_), Ok(_)) => continue,
-                    };
+                Err(e) => {
                     self.journal.outcome(*seq, Err(e.to_string()))?;
                     // The one to report: one retrying would not help, before a transient one.
                     if failed

@@ -279,6 +279,42 @@ pub async fn sigkill_right_after_the_second_address_was_added_resumes_without_an
         .await;
 }
 
+/// `dns seed` by hand before `reserve`: the records it writes name addresses only `reserve`
+/// makes, so it is refused naming `reserve` before any zone is written, no record holding half
+/// of what it should. First with nothing reserved; then (GCP, Azure) with the VIPs reserved
+/// but not the bootstrap host's second address (`reserve --bootstrap-second-address off`),
+/// where the public zone could be written and the private one could not. Then `reserve` and
+/// `dns seed` seed as usual.
+pub async fn dns_seed_before_reserve_writes_all_or_nothing<C: Cloud>() {
+    let h = C::start().await;
+    let refused_with_nothing_written = || async {
+        h.peers.reset_counts();
+        let (_, stderr) = h.run_exits(&["dns", "seed"], 1).await;
+        assert!(
+            stderr.contains("does not exist yet; run `bootstrap-agent reserve` first"),
+            "{stderr}"
+        );
+        assert_eq!(h.peers.mutating_calls(), Vec::<String>::new(), "{stderr}");
+        let world = h.world().await;
+        for (zone, name) in [("private", API), ("private", API_INT), ("public", API)] {
+            assert!(
+                world.values(zone, name).is_empty(),
+                "{zone} {name}: {:#}",
+                world.raw()
+            );
+        }
+    };
+    refused_with_nothing_written().await;
+    h.run(&["reserve", "--bootstrap-second-address", "off"])
+        .await;
+    if C::SECOND_ADDRESS {
+        refused_with_nothing_written().await;
+        h.run(&["reserve"]).await;
+    }
+    h.run(&["dns", "seed"]).await;
+    h.world().await.assert_seeded(&[]);
+}
+
 /// After `teardown --all`: no reservation and no DNS value of ours left, what is not ours as
 /// it was (`foreign`), and no mutating call named a foreign resource.
 async fn assert_all_ours_released<C: Cloud>(h: &Harness<C>, foreign: &serde_json::Value) {
@@ -864,6 +900,7 @@ macro_rules! cloud_suite {
             the_fixture_secrets_are_never_printed_even_at_trace,
             the_bootstrap_hosts_second_address_is_in_api_int_until_stage_3,
             sigkill_right_after_the_second_address_was_added_resumes_without_another,
+            dns_seed_before_reserve_writes_all_or_nothing,
             with_dns_wait_the_agent_moves_on_once_a_late_writer_created_the_records,
             with_dns_wait_a_wrong_value_keeps_it_waiting_until_the_deadline,
             publish_round_trip_external_internal_external,
