@@ -47,6 +47,10 @@ pub struct LiveService {
     /// The uid the lookup saw: the deletion is conditional on it, so a Service re-created
     /// meanwhile (by someone else) is never deleted.
     pub uid: String,
+    /// Deleted already (a deletion timestamp): its controller holds it by its finalizer until
+    /// the load balancer is gone.
+    #[serde(default)]
+    pub deleting: bool,
 }
 
 /// One Service `teardown --all` deletes: ours (rendered from our templates, carrying our
@@ -60,6 +64,10 @@ pub struct DoomedService {
     /// None in a plan made without asking the cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+    /// Deleted already (a resume): not deleted again, only waited out until its controller,
+    /// once the load balancer is gone, lets go of it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deleting: bool,
 }
 
 /// ClusterVersion `version` `spec.capabilities`, as the install-config selects it.
@@ -107,22 +115,23 @@ pub(super) fn set_capabilities(wants: &KubeWants) -> Vec<Change> {
 
 /// `teardown --all`, first: delete each Service we render that the cluster holds with our
 /// labels (every one we render, when the cluster was not asked), so that the load balancers
-/// let go of the reserved addresses before they are released. A template that deletes its
-/// Service (`release.openshift.io/delete`) has nothing to tear down.
+/// let go of the reserved addresses before they are released; one deleted already is only
+/// waited out. A template that deletes its Service (`release.openshift.io/delete`) has nothing
+/// to tear down.
 pub(super) fn delete_services(wants: &KubeWants) -> Vec<Change> {
     wants
         .services
         .iter()
         .filter(|s| !s.delete)
         .filter_map(|s| {
-            let uid = match &wants.ours_live {
-                None => None,
-                Some(live) => Some(
-                    live.iter()
-                        .find(|l| l.namespace == s.namespace && l.name == s.name)?
-                        .uid
-                        .clone(),
-                ),
+            let (uid, deleting) = match &wants.ours_live {
+                None => (None, false),
+                Some(live) => {
+                    let found = live
+                        .iter()
+                        .find(|l| l.namespace == s.namespace && l.name == s.name)?;
+                    (Some(found.uid.clone()), found.deleting)
+                }
             };
             Some(Change::DeleteService {
                 service: DoomedService {
@@ -130,6 +139,7 @@ pub(super) fn delete_services(wants: &KubeWants) -> Vec<Change> {
                     name: s.name.clone(),
                     template: s.template.clone(),
                     uid,
+                    deleting,
                 },
             })
         })

@@ -167,6 +167,7 @@ pub async fn live_ours(
             namespace: s.namespace.clone(),
             name: s.name.clone(),
             uid: found.metadata.uid.unwrap_or_default(),
+            deleting: found.metadata.deletion_timestamp.is_some(),
         });
     }
     Ok(live)
@@ -198,8 +199,9 @@ pub(super) async fn get_ours(
     }))
 }
 
-/// Deletes one of our Services, only if it is still the one the lookup found (uid
-/// precondition); whether it deleted, and what it found.
+/// Deletes one of our Services (only the one the lookup saw, `uid`) and, as `kubectl delete`
+/// does, waits until it is gone: its load-balancer controller holds it by a finalizer until the
+/// load balancer is deleted. One deleted already (a resume) is only waited out.
 pub(super) async fn delete_service(
     kube: &Kubernetes<'_>,
     service: &DoomedService,
@@ -212,26 +214,65 @@ pub(super) async fn delete_service(
         }),
         ..Default::default()
     };
-    let outcome = match api.delete(&service.name, &params).await {
-        Ok(_) => "deleted",
-        // Gone already (a resume after a crash), or re-created by someone else since the
-        // lookup (the precondition failed): not ours to delete.
-        Err(kube::Error::Api(e)) if e.code == 404 => "already-absent",
-        Err(kube::Error::Api(e)) if e.code == 409 => "replaced-not-ours",
-        Err(e) => {
-            return Err(e).with_context(|| {
-                format!(
-                    "cannot delete Service {}/{}",
-                    service.namespace, service.name
-                )
-            });
+    let outcome = if service.deleting {
+        "being-deleted"
+    } else {
+        match api.delete(&service.name, &params).await {
+            Ok(_) => "deleted",
+            // Gone already (a resume after a crash), or re-created by someone else since the
+            // lookup (the precondition failed): not ours to delete.
+            Err(kube::Error::Api(e)) if e.code == 404 => "already-absent",
+            Err(kube::Error::Api(e)) if e.code == 409 => "replaced-not-ours",
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!(
+                        "cannot delete Service {}/{}",
+                        service.namespace, service.name
+                    )
+                });
+            }
         }
     };
     tracing::info!(namespace = %service.namespace, name = %service.name, outcome, "service");
+    if matches!(outcome, "deleted" | "being-deleted") {
+        wait_gone(kube, api, service).await?;
+    }
     Ok((
         outcome == "deleted",
         serde_json::json!({ "outcome": outcome }),
     ))
+}
+
+/// Until the Service `doomed` names is gone (or another object stands under its name): a
+/// watch, bounded by the step's wait.
+async fn wait_gone(kube: &Kubernetes<'_>, api: Api<Service>, doomed: &DoomedService) -> Result<()> {
+    let uid = doomed.uid.clone().unwrap_or_default();
+    let gone = kube::runtime::wait::await_condition(
+        api,
+        &doomed.name,
+        kube::runtime::wait::conditions::is_deleted(&uid),
+    );
+    let line = format!(
+        "waiting for the load balancer of Service {}/{} to be deleted (its controller's finalizer)",
+        doomed.namespace, doomed.name
+    );
+    crate::notify::status(&line);
+    tracing::info!("{line}");
+    match tokio::time::timeout(kube.wait, gone).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e).with_context(|| {
+            format!(
+                "cannot watch Service {}/{} being deleted",
+                doomed.namespace, doomed.name
+            )
+        }),
+        Err(_) => bail!(
+            "Service {}/{} is still there after {:?}: its load balancer controller has not let go of it (a finalizer); see its Events",
+            doomed.namespace,
+            doomed.name,
+            kube.wait
+        ),
+    }
 }
 
 impl Runner<'_> {

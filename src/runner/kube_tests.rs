@@ -90,8 +90,9 @@ fn teardown_deletes_only_the_services_the_cluster_holds_with_our_labels() {
         namespace: "openshift-kube-apiserver".into(),
         name: "internal-lb".into(),
         uid: "uid-1".into(),
+        deleting: false,
     };
-    let plan = plan_of_teardown("gcp", Some(vec![ours]));
+    let plan = plan_of_teardown("gcp", Some(vec![ours.clone()]));
     let deleted: Vec<(String, Option<String>)> = plan
         .changes
         .iter()
@@ -124,6 +125,27 @@ fn teardown_deletes_only_the_services_the_cluster_holds_with_our_labels() {
         !none.changes.iter().any(|c| c.is_kubernetes()),
         "nothing of ours in the cluster: nothing deleted there"
     );
+    let deleting = LiveService {
+        deleting: true,
+        ..ours
+    };
+    let again = plan_of_teardown("gcp", Some(vec![deleting]));
+    let waited: Vec<&DoomedService> = again
+        .changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::DeleteService { service } => Some(service),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(waited.len(), 1, "{again:?}");
+    assert!(
+        waited[0].deleting && waited[0].uid.as_deref() == Some("uid-1"),
+        "deleted already, held by its controller's finalizer: waited out, not deleted again"
+    );
+    assert_eq!(again.changes.len(), plan.changes.len());
+    let text = again.to_text(&Observed::default());
+    assert!(text.contains("being deleted already"), "{text}");
 }
 
 #[test]

@@ -9,8 +9,6 @@ use crate::plan::{Change, DoomedService, KubeWants, LiveAddresses, Observed, Wan
 use crate::render::{self, Rendered, ServiceClaim};
 use anyhow::{Context, Result, bail};
 use bootstrap_cloud::Reservation;
-use k8s_openapi::api::core::v1::Service;
-use kube::Api;
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -74,6 +72,7 @@ async fn let_go(
         name: service.name.clone(),
         template: service.template.clone(),
         uid: uid.map(str::to_string),
+        deleting: false,
     };
     let (deleted, found) = match uid {
         Some(_) => delete_service(kube, &doomed).await?,
@@ -85,39 +84,10 @@ async fn let_go(
             service.id()
         );
     }
-    wait_gone(kube, &doomed).await?;
     let r = rendered_for(rendered, service)?;
     let ips = render::claimed_ips(&r.service, reservations);
     wait_interfaces_gone(providers, &service.id(), &ips).await?;
     Ok((deleted, found))
-}
-
-/// Until the Service `doomed` names is gone (or another object stands under its name): a
-/// watch, bounded by the step's wait.
-async fn wait_gone(kube: &Kubernetes<'_>, doomed: &DoomedService) -> Result<()> {
-    let api: Api<Service> = Api::namespaced(kube.client.clone(), &doomed.namespace);
-    let uid = doomed.uid.clone().unwrap_or_default();
-    let gone = kube::runtime::wait::await_condition(
-        api,
-        &doomed.name,
-        kube::runtime::wait::conditions::is_deleted(&uid),
-    );
-    tracing::info!(namespace = %doomed.namespace, name = %doomed.name, "waiting for the controller to delete the load balancer of the Service being replaced");
-    match tokio::time::timeout(kube.wait, gone).await {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(e).with_context(|| {
-            format!(
-                "cannot watch Service {}/{} being deleted",
-                doomed.namespace, doomed.name
-            )
-        }),
-        Err(_) => bail!(
-            "Service {}/{} is still there after {:?}: its load balancer controller has not let go of it (a finalizer); see its Events",
-            doomed.namespace,
-            doomed.name,
-            kube.wait
-        ),
-    }
 }
 
 /// Until no load-balancer interface holds any of `ips` (clouds that report the holders:
