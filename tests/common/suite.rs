@@ -464,10 +464,10 @@ pub async fn teardown_all_after_a_gate_timeout_with_the_load_balancers_up_releas
         );
     }
     assert!(
-        stderr.contains("waiting for the cloud to let go of"),
-        "the load balancers held the addresses a while after their Services went: {stderr}"
+        stderr.contains("waiting for the load balancer of Service"),
+        "each Service is held by its controller's finalizer until its load balancer is gone: {stderr}"
     );
-    assert!(our_services(&kube).is_empty(), "our Services are deleted");
+    assert!(our_services(&kube).is_empty(), "our Services are gone");
     assert!(
         kube.get(
             "",
@@ -493,9 +493,11 @@ pub async fn teardown_all_after_a_gate_timeout_with_the_load_balancers_up_releas
     );
 }
 
-/// `teardown --all` SIGKILLed while it waits for the cloud to let go of the addresses (our
-/// Services already deleted): run again, it finds the deletions done, waits, and releases
-/// everything ours, nothing leaked.
+/// `teardown --all` SIGKILLed once it deleted our Services, while their load balancers are
+/// being deleted (on GCP and Azure the Services stand, held by their controllers' finalizers,
+/// until then; on AWS the NLBs' interfaces hold the addresses a while after the Services went):
+/// run again, it deletes nothing again (a Service still being deleted is only waited out), and
+/// releases everything ours, nothing leaked.
 pub async fn teardown_all_killed_while_waiting_for_the_load_balancers_resumes<C: Cloud>() {
     let mut h = C::start().await;
     let foreign = h.world().await.foreign();
@@ -506,12 +508,22 @@ pub async fn teardown_all_killed_while_waiting_for_the_load_balancers_resumes<C:
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Our Services gone: the agent is past their deletion, and the load balancers still hold
-    // the addresses for the controllers' release delay (1 s).
-    while !our_services(&kube).is_empty() {
+    // Every Service of ours deleted: being deleted, or gone. The load balancers let go of the
+    // addresses the controllers' release delay (1 s) after.
+    let being_deleted = |kube: &KubeSim| {
+        our_services(kube)
+            .iter()
+            .filter(|svc| {
+                let (ns, name) = svc.split_once('/').unwrap();
+                kube.get("", "v1", "services", Some(ns), name)
+                    .is_some_and(|s| s["metadata"]["deletionTimestamp"].is_string())
+            })
+            .count()
+    };
+    while being_deleted(&kube) < our_services(&kube).len() {
         tokio::select! {
             status = child.wait() => panic!("teardown --all exited early: {status:?}"),
-            _ = tokio::time::sleep(std::time::Duration::from_millis(10)) => {}
+            _ = tokio::time::sleep(std::time::Duration::from_millis(5)) => {}
         }
     }
     child.start_kill().unwrap();
@@ -520,7 +532,19 @@ pub async fn teardown_all_killed_while_waiting_for_the_load_balancers_resumes<C:
         h.world().await.our_count() > 0,
         "killed before everything was released"
     );
-    h.run(&["teardown", "--all"]).await;
+    let still_there = !our_services(&kube).is_empty();
+    kube.clear_request_log();
+    let out = h.run(&["teardown", "--all"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        super::agent::kube_mutations(&kube),
+        Vec::<(String, String)>::new(),
+        "no Service deleted twice"
+    );
+    if still_there {
+        assert!(stdout.contains("being deleted already"), "{stdout}");
+    }
+    assert!(our_services(&kube).is_empty(), "our Services are gone");
     let world = h.world().await;
     assert_eq!(world.our_count(), 0, "ours released: {:#}", world.raw());
     assert_eq!(

@@ -882,11 +882,19 @@ async fn controller_sets_ingress_then_endpoints() {
     let added = w.event().await;
     assert_eq!(added["type"], "ADDED");
     // Both Services get their ingress after the same delay, in either order: take each
-    // Service's first MODIFIED event without dropping the other's.
+    // Service's first MODIFIED event with an ingress (the controller's finalizer comes just
+    // before it) without dropping the other's.
     let mut first_modified = HashMap::new();
     while first_modified.len() < 2 {
         let e = w.event().await;
         if e["type"] == "MODIFIED" {
+            assert_eq!(
+                e["object"]["metadata"]["finalizers"],
+                json!(["service.kubernetes.io/load-balancer-cleanup"]),
+                "{e:#}"
+            );
+        }
+        if e["type"] == "MODIFIED" && !e["object"]["status"]["loadBalancer"]["ingress"].is_null() {
             let name = e["object"]["metadata"]["name"]
                 .as_str()
                 .unwrap()
@@ -3126,4 +3134,99 @@ async fn azure_basic_public_ip_is_upgraded_or_refused_as_arm_does() {
             }
         }
     }
+}
+
+/// The Service `ns/name` as stored, None once it is gone.
+async fn stored_service(raw: &Raw, ns: &str, name: &str) -> Option<Value> {
+    let (code, body) = raw
+        .get(&format!("/api/v1/namespaces/{ns}/services/{name}"))
+        .await;
+    match code {
+        200 => Some(body),
+        404 => None,
+        other => panic!("{other}: {body}"),
+    }
+}
+
+/// Until the Service `ns/name` is gone; how long that took from `since`.
+async fn gone_after(raw: &Raw, ns: &str, name: &str, since: Instant) -> Duration {
+    for _ in 0..200 {
+        if stored_service(raw, ns, name).await.is_none() {
+            return since.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{ns}/{name} never went")
+}
+
+/// A deleted LoadBalancer Service outlives its load balancer, held by its controller's
+/// finalizer (the service controller's `service.kubernetes.io/load-balancer-cleanup`, the AWS
+/// Load Balancer Controller's `service.k8s.aws/resources`): the DELETE answers 200 with the
+/// object and its deletion timestamp, the ingress is cleared, and the Service goes once the
+/// cloud let go of its addresses (release delay 800 ms); an NLB's Service goes once the NLB
+/// is deleted, before ELB frees its interfaces. A Service whose model the controller cannot
+/// build carries no finalizer and goes at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deleted_service_stays_until_its_controller_deleted_the_load_balancer() {
+    let release = Duration::from_millis(800);
+    let (_sim, raw) = strict_sim(CloudOptions {
+        release_delay: release,
+        ..Default::default()
+    })
+    .await;
+    let internal = json!({"networking.gke.io/load-balancer-type": "Internal"});
+    let (subnets, ips) = (["subnet-a", "subnet-b"], ["10.0.4.100", "10.0.5.100"]);
+    let cases = [
+        (
+            "internal-lb",
+            service(
+                API_NS,
+                "internal-lb",
+                internal,
+                json!({"loadBalancerIP": "10.0.0.5"}),
+            ),
+            "service.kubernetes.io/load-balancer-cleanup",
+        ),
+        (
+            "nlb",
+            service(API_NS, "nlb", nlb(&subnets, &ips), json!({})),
+            "service.k8s.aws/resources",
+        ),
+    ];
+    for (name, svc, finalizer) in cases {
+        create(&raw, svc).await;
+        ingress(&raw, API_NS, name).await;
+        let held = stored_service(&raw, API_NS, name).await.unwrap();
+        assert_eq!(
+            held["metadata"]["finalizers"],
+            json!([finalizer]),
+            "{name}: {held:#}"
+        );
+        let t0 = Instant::now();
+        let (code, deleting) = raw
+            .delete(&format!("/api/v1/namespaces/{API_NS}/services/{name}"))
+            .await;
+        assert_eq!(code, 200, "{deleting:#}");
+        assert!(
+            deleting["metadata"]["deletionTimestamp"].is_string(),
+            "{name}: {deleting:#}"
+        );
+        let took = gone_after(&raw, API_NS, name, t0).await;
+        if finalizer == "service.k8s.aws/resources" {
+            assert!(took < release, "{name}: the NLB went first: {took:?}");
+        } else {
+            assert!(took >= release, "{name}: the rule went first: {took:?}");
+        }
+    }
+    let unbuilt = create_until_event(
+        &raw,
+        service(API_NS, "odd", nlb(&subnets, &ips[..1]), json!({})),
+        "FailedBuildModel",
+    )
+    .await;
+    assert!(unbuilt["message"].is_string());
+    let odd = stored_service(&raw, API_NS, "odd").await.unwrap();
+    assert!(odd["metadata"].get("finalizers").is_none(), "{odd:#}");
+    delete_service(&raw, API_NS, "odd").await;
+    assert!(stored_service(&raw, API_NS, "odd").await.is_none());
 }

@@ -56,6 +56,9 @@ struct Ctx {
     published: Mutex<HashMap<Id, bool>>,
     /// `make_ready` calls for Services that do not exist yet.
     pending: Mutex<HashSet<Id>>,
+    /// Deleted Services (by uid) whose load balancer is being deleted before their finalizer
+    /// comes off.
+    cleaning: Mutex<HashSet<(Id, String)>>,
     pods: Vec<PodSet>,
     /// The control-plane nodes' IPs (see `kubelet::node_ip`).
     node_ips: Vec<std::net::Ipv4Addr>,
@@ -80,6 +83,7 @@ impl Controller {
             lbs: Arc::new(LoadBalancers::new(cloud)?),
             published: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashSet::new()),
+            cleaning: Mutex::new(HashSet::new()),
             pods,
             node_ips,
         });
@@ -177,13 +181,20 @@ fn seen(
         meta::namespace(obj).to_string(),
         meta::name(obj).to_string(),
     );
-    if deleted || !is_lb(obj) {
+    let finalized = !deleted && holds_finalizer(obj);
+    if deleted || !is_lb(obj) || meta::get(obj, &["metadata", "deletionTimestamp"]).is_some() {
         let was_lb = running.remove(&id).is_some();
-        if was_lb || deleted {
+        if was_lb || deleted || finalized {
             lock(&ctx.published).remove(&id);
             clear(&mut ctx.shared.store.lock(), &id.0, &id.1, deleted);
-            let (lbs, uid) = (ctx.lbs.clone(), meta::uid(obj).to_string());
-            tokio::spawn(async move { lbs.release(&id.0, &id.1, &uid).await });
+            let uid = meta::uid(obj).to_string();
+            if !finalized {
+                let lbs = ctx.lbs.clone();
+                tokio::spawn(async move { lbs.release(&id.0, &id.1, &uid).await });
+            } else if lock(&ctx.cleaning).insert((id.clone(), uid.clone())) {
+                let first = lb::finalizer_goes_first(obj);
+                tokio::spawn(let_go(ctx.clone(), id, uid, first));
+            }
         }
         return;
     }
@@ -206,6 +217,74 @@ fn seen(
         knobs.clone(),
     ));
     running.insert(id, Running { inputs, task });
+}
+
+/// Whether the Service carries the finalizer of a load-balancer controller (see
+/// [`lb::finalizer`]).
+fn holds_finalizer(svc: &Value) -> bool {
+    meta::get(svc, &["metadata", "finalizers"])
+        .and_then(Value::as_array)
+        .is_some_and(|f| {
+            f.iter()
+                .any(|f| f.as_str().is_some_and(|f| lb::FINALIZERS.contains(&f)))
+        })
+}
+
+/// A deleted Service (or one no longer a LoadBalancer) whose controller holds it by its
+/// finalizer: the load balancer is deleted, then the finalizer comes off (for an NLB first,
+/// ELB freeing its interfaces after), and with it a deleted Service goes.
+async fn let_go(ctx: Arc<Ctx>, id: Id, uid: String, finalizer_first: bool) {
+    if finalizer_first {
+        remove_finalizer(&mut ctx.shared.store.lock(), &id, &uid);
+    }
+    ctx.lbs.release(&id.0, &id.1, &uid).await;
+    if !finalizer_first {
+        remove_finalizer(&mut ctx.shared.store.lock(), &id, &uid);
+    }
+    lock(&ctx.cleaning).remove(&(id, uid));
+}
+
+/// Puts the Service's controller's finalizer on it (not on one being deleted: the API server
+/// refuses a new finalizer there).
+fn add_finalizer(inner: &mut Inner, ns: &str, name: &str) {
+    let Some(mut svc) = service(inner, ns, name) else {
+        return;
+    };
+    let Some(finalizer) = lb::finalizer(&svc) else {
+        return;
+    };
+    if holds_finalizer(&svc) || meta::get(&svc, &["metadata", "deletionTimestamp"]).is_some() {
+        return;
+    }
+    let mut finalizers = meta::get(&svc, &["metadata", "finalizers"])
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    finalizers.push(json!(finalizer));
+    meta::set(&mut svc, &["metadata", "finalizers"], json!(finalizers));
+    write_main(inner, ns, name, svc);
+}
+
+/// Takes the controller's finalizer off the Service `id` with `uid` (one re-created under its
+/// name keeps its own).
+fn remove_finalizer(inner: &mut Inner, id: &Id, uid: &str) {
+    let Some(mut svc) = service(inner, &id.0, &id.1).filter(|s| meta::uid(s) == uid) else {
+        return;
+    };
+    let Some(finalizers) = meta::get(&svc, &["metadata", "finalizers"]).and_then(Value::as_array)
+    else {
+        return;
+    };
+    let kept: Vec<Value> = finalizers
+        .iter()
+        .filter(|f| !f.as_str().is_some_and(|f| lb::FINALIZERS.contains(&f)))
+        .cloned()
+        .collect();
+    if kept.len() == finalizers.len() {
+        return;
+    }
+    meta::set(&mut svc, &["metadata", "finalizers"], json!(kept));
+    write_main(inner, &id.0, &id.1, svc);
 }
 
 async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
@@ -306,6 +385,7 @@ async fn provision(ctx: &Arc<Ctx>, ns: &str, name: &str, knobs: &ControllerKnobs
         return;
     }
     tokio::time::sleep(knobs.ingress_delay).await;
+    add_finalizer(&mut ctx.shared.store.lock(), ns, name);
     loop {
         // Detached, so that a restart of this pipeline cannot cut a claim in the cloud in half.
         let (lbs, store) = (ctx.lbs.clone(), ctx.shared.store.clone());
@@ -391,6 +471,11 @@ fn write_status(inner: &mut Inner, ns: &str, name: &str, load_balancer: Value) {
         Scope::Status,
         &ctx,
     );
+}
+
+fn write_main(inner: &mut Inner, ns: &str, name: &str, svc: Value) {
+    let ctx = WriteCtx::internal(CCM, false);
+    let _ = ops::update(inner, &Key::new(SERVICES, ns, name), svc, Scope::Main, &ctx);
 }
 
 fn set_ingress(inner: &mut Inner, ns: &str, name: &str, cloud: &CloudOptions) {

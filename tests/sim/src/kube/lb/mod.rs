@@ -254,6 +254,36 @@ pub fn needs_aws_lb_controller(svc: &Value) -> bool {
     kind(svc) == Kind::AwsLoadBalancerController
 }
 
+/// The AWS Load Balancer Controller's finalizer (aws-load-balancer-controller
+/// `controllers/service/service_controller.go`, `serviceFinalizer`).
+const LBC_FINALIZER: &str = "service.k8s.aws/resources";
+/// The service controller's finalizer (k8s.io/cloud-provider `controllers/service/controller.go`,
+/// `servicehelper.LoadBalancerCleanupFinalizer`).
+const CLEANUP_FINALIZER: &str = "service.kubernetes.io/load-balancer-cleanup";
+
+/// Both, as a controller that deletes a load balancer takes either off.
+pub const FINALIZERS: [&str; 2] = [LBC_FINALIZER, CLEANUP_FINALIZER];
+
+/// The finalizer the Service's controller puts on it before it makes a load balancer, and takes
+/// off once it deleted it, so that a deleted Service outlives its load balancer: the AWS Load
+/// Balancer Controller's once it built a model (`reconcileLoadBalancerResources`: a
+/// `FailedBuildModel` adds none), else the service controller's (`syncLoadBalancerIfNeeded`:
+/// `addFinalizer` before `ensureLoadBalancer`, refused or not).
+pub fn finalizer(svc: &Value) -> Option<&'static str> {
+    match kind(svc) {
+        Kind::AwsLoadBalancerController => aws::build(svc).is_ok().then_some(LBC_FINALIZER),
+        _ => Some(CLEANUP_FINALIZER),
+    }
+}
+
+/// Whether the controller takes its finalizer off before the cloud lets go of the addresses:
+/// the AWS Load Balancer Controller once ELB deleted the NLB (`cleanupLoadBalancerResources`),
+/// whose interfaces, and with them its IPs, go a while later; the service controller only once
+/// `EnsureLoadBalancerDeleted` deleted the forwarding rules or frontends holding them.
+pub fn finalizer_goes_first(svc: &Value) -> bool {
+    kind(svc) == Kind::AwsLoadBalancerController
+}
+
 /// Whether a controller serves the Service at all (the AWS Load Balancer Controller only
 /// when installed).
 pub fn served(svc: &Value, cloud: &CloudOptions) -> bool {
