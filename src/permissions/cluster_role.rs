@@ -30,9 +30,10 @@ const PUBLISH: &[Command] = &[Command::Publish];
 ///   create `version` (no cvo-overrides.yaml).
 /// - `preflight::kube_checks` and `cluster::lb_controller` (AWS): the controller's CRD get,
 ///   its Deployment get, and Deployment and EndpointSlices list/watch until it serves.
-/// - `runner::kube` (`teardown --all`): our Services get/delete. `apply-services` (`run`,
-///   `publish`): a Service whose load balancer never changes its addresses (AWS) is read
-///   (get), deleted and watched until gone before it is applied anew.
+/// - `runner::kube` (`teardown --all`): our Services get, delete, and list/watch (by name)
+///   until gone (their controllers' finalizers hold them until the load balancer is deleted).
+///   `apply-services` (`run`, `publish`): a Service whose load balancer never changes its
+///   addresses (AWS) is read (get), deleted and watched until gone before it is applied anew.
 /// - `publish`: as `run`'s apply and gate for the external Service (its namespace exists:
 ///   get), its deletion with `--auto-delete` (else the admin's, watched through get), and
 ///   the scope keys applied to the ConfigMap `run` made (get, patch).
@@ -63,7 +64,7 @@ const KUBE: &[KubeRule] = &[
     KubeRule {
         group: "",
         resources: &["services"],
-        verbs: &["get", "delete"],
+        verbs: &["get", "list", "watch", "delete"],
         commands: &[Command::TeardownAll],
         names: &[],
     },

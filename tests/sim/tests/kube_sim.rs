@@ -1442,11 +1442,14 @@ async fn create(raw: &Raw, svc: Value) {
     assert_eq!(code, 201, "{body}");
 }
 
+/// Deletes the Service and, as `kubectl delete` does, waits until it is gone (its controller's
+/// finalizer holds it until the load balancer is deleted).
 async fn delete_service(raw: &Raw, ns: &str, name: &str) {
     let (code, body) = raw
         .delete(&format!("/api/v1/namespaces/{ns}/services/{name}"))
         .await;
     assert_eq!(code, 200, "{body}");
+    gone_after(raw, ns, name, Instant::now()).await;
 }
 
 /// Waits until the Service `ns/name` has an ingress entry; returns it.

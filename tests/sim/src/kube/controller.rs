@@ -231,10 +231,11 @@ fn holds_finalizer(svc: &Value) -> bool {
 }
 
 /// A deleted Service (or one no longer a LoadBalancer) whose controller holds it by its
-/// finalizer: the load balancer is deleted, then the finalizer comes off (for an NLB first,
-/// ELB freeing its interfaces after), and with it a deleted Service goes.
+/// finalizer: the load balancer is deleted, then the finalizer comes off (for an NLB once the
+/// NLB is deleted, ELB freeing its interfaces after), and with it a deleted Service goes.
 async fn let_go(ctx: Arc<Ctx>, id: Id, uid: String, finalizer_first: bool) {
     if finalizer_first {
+        tokio::time::sleep(ctx.lbs.cloud().nlb_deletion).await;
         remove_finalizer(&mut ctx.shared.store.lock(), &id, &uid);
     }
     ctx.lbs.release(&id.0, &id.1, &uid).await;

@@ -98,8 +98,13 @@ pub struct CloudOptions {
     /// them (a GCE address's `users`, an Azure public IP's `ipConfiguration`), so that the
     /// cloud refuses to delete an address in use as the real one does.
     pub addresses: Option<AddressBook>,
-    /// How long after its Service is deleted a load balancer still holds its addresses.
+    /// How long after its Service is deleted a load balancer still holds its addresses (an
+    /// NLB: after it was deleted, see `nlb_deletion`).
     pub release_delay: Duration,
+    /// How long the AWS Load Balancer Controller takes to delete an NLB (the load balancer,
+    /// then its target groups) before it takes its finalizer off the Service; ELB frees the
+    /// NLB's interfaces `release_delay` after.
+    pub nlb_deletion: Duration,
     /// AWS: the controller's `--cluster-name` (the infra id). With moto known, every target's
     /// ENI there must have a single security group or exactly one tagged
     /// `kubernetes.io/cluster/<name>` (see `aws::backend_security_groups`).
@@ -160,6 +165,7 @@ impl Default for CloudOptions {
             aws_lb_controller: true,
             addresses: None,
             release_delay: Duration::from_secs(1),
+            nlb_deletion: Duration::from_millis(250),
             aws_cluster_name: None,
             control_plane_ips: Vec::new(),
             gcp: None,
