@@ -964,7 +964,14 @@ fn sorted(items: impl Iterator<Item = String>) -> Vec<String> {
 /// The AWS world for the by-hand (UPI) commands: no `run` flags; its kubeconfig and its
 /// (private, public) subnets.
 async fn upi_world() -> (World, String, Vec<String>, Vec<String>) {
-    let mut w = World::new(ControllerKnobs::default()).await;
+    upi_world_with(|_| {}).await
+}
+
+/// [`upi_world`] with a local API server started with the options `edit` makes.
+async fn upi_world_with(
+    edit: impl FnOnce(&mut KubeSimOptions),
+) -> (World, String, Vec<String>, Vec<String>) {
+    let mut w = World::with_kube_options("aws", "60s", edit).await;
     let kubeconfig = w.kube.kubeconfig_path().display().to_string();
     w.h.extra.clear();
     let world = w.h.world().await;
@@ -1482,10 +1489,15 @@ fn eip_holder(world: &AwsWorld, allocation: &str) -> Option<String> {
 /// EIPs for another (`--reservations` names the new allocation) and runs `apply` again gets the
 /// external Service replaced: deleted, its NLB waited out (the Service gone, no ELB interface
 /// left on the claimed IPs), applied anew, so the new NLB holds the new EIP and `wait` passes.
-/// `plan --kubeconfig` shows the replacement first.
+/// `plan --kubeconfig` shows the replacement first. A second swap whose `apply` is killed
+/// while the old NLB is being deleted (2 s here) resumes: the Service being deleted is waited
+/// out, not deleted again.
 #[tokio::test(flavor = "multi_thread")]
 async fn upi_swapping_an_eip_replaces_the_external_service_so_its_nlb_takes_the_new_one() {
-    let (mut w, kubeconfig, private, public) = upi_world().await;
+    let (mut w, kubeconfig, private, public) = upi_world_with(|o| {
+        o.cloud.nlb_deletion = std::time::Duration::from_secs(2);
+    })
+    .await;
     // The user's EIPs and ENIs, named by id in --reservations.
     let mut eips = Vec::new();
     for _ in &public {
@@ -1584,6 +1596,45 @@ async fn upi_swapping_an_eip_replaces_the_external_service_so_its_nlb_takes_the_
     // Applied again, nothing is replaced.
     let said = text_of(w.h.run(&["apply", "--kubeconfig", &kubeconfig]).await);
     assert!(!said.contains("replaced"), "{said}");
+
+    // The second swap: `apply` killed once the old Service is being deleted.
+    let before = external()["metadata"]["uid"].clone();
+    let again = w.h.peers.allocate_eip().await.unwrap();
+    eips[0] = again.clone();
+    write(&eips);
+    w.h.run(&["dns", "seed"]).await;
+    let mut child =
+        w.h.command(&["apply", "--kubeconfig", &kubeconfig])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+    while !external()["metadata"]["deletionTimestamp"].is_string() {
+        tokio::select! {
+            status = child.wait() => panic!("apply exited before the deletion: {status:?}"),
+            _ = tokio::time::sleep(std::time::Duration::from_millis(5)) => {}
+        }
+    }
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    w.kube.clear_request_log();
+    let said = text_of(w.h.run(&["apply", "--kubeconfig", &kubeconfig]).await);
+    assert!(
+        said.contains("openshift-kube-apiserver/external-lb: replaced"),
+        "{said}"
+    );
+    let deletions: Vec<_> = common::agent::kube_mutations(&w.kube)
+        .into_iter()
+        .filter(|(method, _)| method == "DELETE")
+        .collect();
+    assert_eq!(deletions, Vec::new(), "being deleted: waited out: {said}");
+    w.h.run(&["wait", "--kubeconfig", &kubeconfig, "--gate-timeout", "60s"])
+        .await;
+    let after = external();
+    assert_ne!(after["metadata"]["uid"], before, "a new Service");
+    let world = w.h.world().await;
+    assert!(eip_holder(&world, &again.0).is_some(), "{:#}", world.raw());
+    assert_eq!(eip_holder(&world, &swapped.0), None, "{:#}", world.raw());
 }
 
 fn text_of(out: std::process::Output) -> String {

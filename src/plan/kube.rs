@@ -154,9 +154,10 @@ pub(super) fn apply_services(wants: &KubeWants) -> Vec<Change> {
         .services
         .iter()
         .map(|s| match replacement(wants, s) {
-            Some((uid, changed)) => Change::ReplaceService {
+            Some((uid, deleting, changed)) => Change::ReplaceService {
                 service: s.clone(),
                 uid,
+                deleting,
                 changed,
             },
             None => Change::ApplyService { service: s.clone() },
@@ -173,12 +174,12 @@ pub fn replacements(wants: &KubeWants) -> Vec<Change> {
 }
 
 /// Why `service` must be deleted and applied anew: the live Service's uid (None: gone
-/// already, its replacement interrupted) and the address annotations that differ. None:
-/// an apply does.
+/// already, its replacement interrupted), whether it is being deleted already, and the
+/// address annotations that differ. None: an apply does.
 fn replacement(
     wants: &KubeWants,
     service: &WantedService,
-) -> Option<(Option<String>, Vec<String>)> {
+) -> Option<(Option<String>, bool, Vec<String>)> {
     if service.delete || service.addresses.is_empty() {
         return None;
     }
@@ -189,7 +190,7 @@ fn replacement(
         .iter()
         .find(|l| l.namespace == service.namespace && l.name == service.name);
     let Some(live) = live else {
-        return interrupted.then(|| (None, Vec::new()));
+        return interrupted.then(|| (None, false, Vec::new()));
     };
     let keys: BTreeSet<&String> = live
         .addresses
@@ -201,7 +202,7 @@ fn replacement(
         .filter(|k| live.addresses.get(*k) != service.addresses.get(*k))
         .cloned()
         .collect();
-    (live.deleting || !changed.is_empty()).then(|| (Some(live.uid.clone()), changed))
+    (live.deleting || !changed.is_empty()).then(|| (Some(live.uid.clone()), live.deleting, changed))
 }
 
 #[cfg(test)]

@@ -71,6 +71,14 @@ fn planned(w: &KubeWants) -> Option<(Option<String>, Vec<String>)> {
     }
 }
 
+/// Whether the one replacement planned finds its Service being deleted already.
+fn waits_out_a_deletion(w: &KubeWants) -> bool {
+    match &apply_services(w)[..] {
+        [Change::ReplaceService { deleting, .. }] => *deleting,
+        other => panic!("{other:?}"),
+    }
+}
+
 const NEW: &[(&str, &str)] = &[
     (SUBNETS, "subnet-a,subnet-b"),
     (EIPS, "eipalloc-1,eipalloc-9"),
@@ -91,6 +99,7 @@ fn other_addresses_than_the_live_services_replace_it_naming_what_changed() {
         planned(&w),
         Some((Some("uid-external-lb".into()), vec![EIPS.to_string()]))
     );
+    assert!(!waits_out_a_deletion(&w), "a live Service is deleted");
     // An annotation the live Service has and the wanted one lacks is a change too.
     let w = wants(
         wanted("external-lb", &NEW[..1]),
@@ -128,6 +137,16 @@ fn a_service_being_deleted_is_waited_out_before_it_is_applied() {
         planned(&w),
         Some((Some("uid-external-lb".into()), Vec::new()))
     );
+    assert!(waits_out_a_deletion(&w), "not deleted a second time");
+    let plan = crate::plan::Plan {
+        changes: apply_services(&w),
+        ..Default::default()
+    };
+    let text = plan.to_text(&crate::plan::Observed::default());
+    assert!(
+        text.contains("being deleted already, its load balancer waited out, applied anew"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -138,6 +157,7 @@ fn a_replacement_interrupted_after_the_deletion_resumes_without_a_live_service()
         &["openshift-kube-apiserver/external-lb"],
     );
     assert_eq!(planned(&w), Some((None, Vec::new())));
+    assert!(!waits_out_a_deletion(&w));
     // Another Service's interrupted replacement is not this one's.
     let w = wants(
         wanted("external-lb", NEW),

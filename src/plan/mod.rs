@@ -106,6 +106,9 @@ pub enum Change {
         /// The live Service's uid (the deletion is conditional on it); None: gone already.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         uid: Option<String>,
+        /// The live Service is being deleted already (a resume): waited out, not deleted again.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        deleting: bool,
         /// The address annotations whose values differ.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         changed: Vec<String>,

@@ -140,16 +140,23 @@ impl Plan {
                     service.namespace, service.name, service.template
                 ),
                 Change::ReplaceService {
-                    service, changed, ..
+                    service,
+                    changed,
+                    deleting,
+                    ..
                 } => writeln!(
                     out,
-                    "  -/+ service {}/{} from {}: replaced, as its load balancer never changes its addresses{}: deleted, its load balancer waited out, applied anew",
+                    "  -/+ service {}/{} from {}: replaced, as its load balancer never changes its addresses{}: {}, its load balancer waited out, applied anew",
                     service.namespace,
                     service.name,
                     service.template,
                     match changed.is_empty() {
                         true => " (a replacement interrupted)".to_string(),
                         false => format!(" ({} changed)", changed.join(", ")),
+                    },
+                    match deleting {
+                        true => "being deleted already",
+                        false => "deleted",
                     }
                 ),
                 Change::ApplyService { service } if service.delete => writeln!(

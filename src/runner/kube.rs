@@ -317,14 +317,19 @@ impl Runner<'_> {
                 Change::ApplyService { service } => {
                     apply_service(kube, &rendered, service, &known, &mut claims).await
                 }
-                Change::ReplaceService { service, uid, .. } => {
+                Change::ReplaceService {
+                    service,
+                    uid,
+                    deleting,
+                    ..
+                } => {
                     self.journal.state.replacing.insert(service.id());
                     self.journal.save()?;
                     let replaced = super::replace::replace_service(
                         kube,
                         self.providers,
                         &rendered,
-                        (service, uid.as_deref()),
+                        (service, uid.as_deref(), *deleting),
                         &known,
                         &mut claims,
                     )

@@ -43,12 +43,19 @@ pub(super) async fn replace_service(
     kube: &Kubernetes<'_>,
     providers: &crate::providers::Providers,
     rendered: &[Rendered],
-    (service, uid): (&WantedService, Option<&str>),
+    (service, uid, deleting): (&WantedService, Option<&str>, bool),
     known: &Observed,
     claims: &mut Vec<ServiceClaim>,
 ) -> Result<(bool, serde_json::Value)> {
     let reservations: Vec<_> = known.kept().into_values().collect();
-    let (deleted, found) = let_go(kube, providers, rendered, (service, uid), &reservations).await?;
+    let (deleted, found) = let_go(
+        kube,
+        providers,
+        rendered,
+        (service, uid, deleting),
+        &reservations,
+    )
+    .await?;
     let (applied, outcome) = apply_service(kube, rendered, service, known, claims).await?;
     Ok((
         deleted || applied,
@@ -57,14 +64,14 @@ pub(super) async fn replace_service(
 }
 
 /// The first half of a replacement: deletes the Service (only the one the lookup saw, `uid`;
-/// None: gone already), waits until it is gone (the controller drops its finalizer once the
+/// None: gone already; `deleting`: deleted already, only waited out), waits until it is gone (the controller drops its finalizer once the
 /// load balancer is deleted) and until no load-balancer interface holds an IP it claims (the
 /// cloud frees them a moment after). Whether it deleted, and what the deletion found.
 async fn let_go(
     kube: &Kubernetes<'_>,
     providers: &crate::providers::Providers,
     rendered: &[Rendered],
-    (service, uid): (&WantedService, Option<&str>),
+    (service, uid, deleting): (&WantedService, Option<&str>, bool),
     reservations: &[Reservation],
 ) -> Result<(bool, serde_json::Value)> {
     let doomed = DoomedService {
@@ -72,7 +79,7 @@ async fn let_go(
         name: service.name.clone(),
         template: service.template.clone(),
         uid: uid.map(str::to_string),
-        deleting: false,
+        deleting,
     };
     let (deleted, found) = match uid {
         Some(_) => delete_service(kube, &doomed).await?,
@@ -152,14 +159,20 @@ pub async fn replace_where_fixed(
     wants.live_addresses = Some(live_addresses(client, spec, &wants).await?);
     let mut replaced = Vec::new();
     for change in crate::plan::replacements(&wants) {
-        let Change::ReplaceService { service, uid, .. } = change else {
+        let Change::ReplaceService {
+            service,
+            uid,
+            deleting,
+            ..
+        } = change
+        else {
             continue;
         };
         let_go(
             &kube,
             providers,
             rendered,
-            (&service, uid.as_deref()),
+            (&service, uid.as_deref(), deleting),
             reservations,
         )
         .await?;
