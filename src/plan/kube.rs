@@ -21,22 +21,10 @@ pub struct KubeWants {
     /// `apply-services`: our Services the cluster holds now, with the addresses their load
     /// balancers were built with; None: the cluster was not asked (`plan` without
     /// `--kubeconfig`), so no replacement can be planned.
-    pub live_addresses: Option<Vec<LiveAddresses>>,
+    pub live_addresses: Option<Vec<LiveService>>,
     /// `namespace/name` of the Services a replacement was started for and not finished (the
     /// journal's): one that is gone now is waited for and applied, never skipped.
     pub replacing: BTreeSet<String>,
-}
-
-/// One of our Services as the cluster holds it, with its address annotations (those the
-/// load balancer never changes once built, see [`WantedService::addresses`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LiveAddresses {
-    pub namespace: String,
-    pub name: String,
-    pub uid: String,
-    pub addresses: BTreeMap<String, String>,
-    /// Being deleted (a deletion timestamp; the controller's finalizer still on it).
-    pub deleting: bool,
 }
 
 /// A Service of ours as the cluster holds it now.
@@ -51,6 +39,10 @@ pub struct LiveService {
     /// the load balancer is gone.
     #[serde(default)]
     pub deleting: bool,
+    /// Its address annotations, those the load balancer never changes once built (see
+    /// [`WantedService::addresses`]).
+    #[serde(default)]
+    pub addresses: BTreeMap<String, String>,
 }
 
 /// One Service `teardown --all` deletes: ours (rendered from our templates, carrying our

@@ -26,8 +26,8 @@ fn wanted(name: &str, fixed: &[(&str, &str)]) -> WantedService {
     }
 }
 
-fn live(name: &str, fixed: &[(&str, &str)], deleting: bool) -> LiveAddresses {
-    LiveAddresses {
+fn live(name: &str, fixed: &[(&str, &str)], deleting: bool) -> LiveService {
+    LiveService {
         namespace: "openshift-kube-apiserver".into(),
         name: name.into(),
         uid: format!("uid-{name}"),
@@ -36,11 +36,7 @@ fn live(name: &str, fixed: &[(&str, &str)], deleting: bool) -> LiveAddresses {
     }
 }
 
-fn wants(
-    service: WantedService,
-    live: Option<Vec<LiveAddresses>>,
-    replacing: &[&str],
-) -> KubeWants {
+fn wants(service: WantedService, live: Option<Vec<LiveService>>, replacing: &[&str]) -> KubeWants {
     KubeWants {
         services: vec![service],
         live_addresses: live,
@@ -195,7 +191,7 @@ fn without_the_cluster_or_fixed_addresses_or_when_deleted_it_is_an_apply() {
         &[],
     );
     assert_eq!(planned(&w), None);
-    let other_ns = LiveAddresses {
+    let other_ns = LiveService {
         namespace: "default".into(),
         ..live("external-lb", OLD, false)
     };

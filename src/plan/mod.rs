@@ -15,9 +15,7 @@ pub use cloud::{bootstrap_ip_conflict, records_of_interest};
 pub use desired::{
     DEFAULT_TTL, WantedRecord, WantedReservation, reservation_name, second_address_host,
 };
-pub use kube::{
-    Capabilities, DoomedService, KubeWants, LiveAddresses, LiveService, WantedService, replacements,
-};
+pub use kube::{Capabilities, DoomedService, KubeWants, LiveService, WantedService, replacements};
 pub use observed::{Observed, ObservedRecord};
 pub use pool::PoolNeed;
 

@@ -152,22 +152,49 @@ pub(super) async fn unpublish_wants(
 }
 
 /// The Services of `wants` the cluster holds with our labels (GET each; one without our
-/// labels, or absent, is left alone).
+/// labels, or absent, is left alone), but for those a template deletes.
 pub async fn live_ours(
     kube: &Kubernetes<'_>,
     spec: &ClusterSpec,
     wants: &KubeWants,
 ) -> Result<Vec<LiveService>> {
+    live(
+        kube.client,
+        spec,
+        wants.services.iter().filter(|s| !s.delete),
+    )
+    .await
+}
+
+/// `apply-services`: of `wants`, those that fix their load balancer's addresses
+/// ([`render::fixed_addresses`]) as the cluster holds them, when ours (one absent or without
+/// our labels is left to the apply).
+pub async fn live_addresses(
+    client: &kube::Client,
+    spec: &ClusterSpec,
+    wants: &KubeWants,
+) -> Result<Vec<LiveService>> {
+    let fixing = wants.services.iter().filter(|s| !s.addresses.is_empty());
+    live(client, spec, fixing).await
+}
+
+/// Each of `services` the cluster holds with our labels, as it holds it (GET each).
+async fn live(
+    client: &kube::Client,
+    spec: &ClusterSpec,
+    services: impl Iterator<Item = &WantedService>,
+) -> Result<Vec<LiveService>> {
     let mut live = Vec::new();
-    for s in wants.services.iter().filter(|s| !s.delete) {
-        let Some(found) = get_ours(kube.client, spec, &s.namespace, &s.name).await? else {
+    for s in services {
+        let Some(found) = get_ours(client, spec, &s.namespace, &s.name).await? else {
             continue;
         };
         live.push(LiveService {
             namespace: s.namespace.clone(),
             name: s.name.clone(),
-            uid: found.metadata.uid.unwrap_or_default(),
+            uid: found.metadata.uid.clone().unwrap_or_default(),
             deleting: found.metadata.deletion_timestamp.is_some(),
+            addresses: render::fixed_addresses(found.metadata.annotations.as_ref()),
         });
     }
     Ok(live)
@@ -289,8 +316,7 @@ impl Runner<'_> {
         let (mut wants, rendered) =
             kube_wants(self.spec, &known, kube.capabilities, kube.templates)?;
         if step == Step::ApplyServices {
-            wants.live_addresses =
-                Some(super::replace::live_addresses(kube.client, self.spec, &wants).await?);
+            wants.live_addresses = Some(live_addresses(kube.client, self.spec, &wants).await?);
             wants.replacing = self.journal.state.replacing.clone();
             let missing = known.missing_claimed_reservations(self.spec);
             if !missing.is_empty() {

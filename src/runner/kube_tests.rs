@@ -91,6 +91,7 @@ fn teardown_deletes_only_the_services_the_cluster_holds_with_our_labels() {
         name: "internal-lb".into(),
         uid: "uid-1".into(),
         deleting: false,
+        addresses: Default::default(),
     };
     let plan = plan_of_teardown("gcp", Some(vec![ours.clone()]));
     let deleted: Vec<(String, Option<String>)> = plan

@@ -12,9 +12,9 @@ mod kube;
 mod observe;
 mod replace;
 
-pub use kube::{Kubernetes, kube_wants, live_ours, stand_ins, unwanted_services};
+pub use kube::{Kubernetes, kube_wants, live_addresses, live_ours, stand_ins, unwanted_services};
 pub use observe::{Observation, observe};
-pub use replace::{live_addresses, replace_where_fixed};
+pub use replace::replace_where_fixed;
 
 use crate::assets::ClusterSpec;
 use crate::journal::Journal;

@@ -3,38 +3,14 @@
 //! wait until the controller removed the load balancer, apply anew (docs/clouds.md, "An
 //! NLB's addresses are fixed when it is made").
 
-use super::kube::{Kubernetes, apply_service, delete_service};
+use super::kube::{Kubernetes, apply_service, delete_service, live_addresses};
 use crate::assets::ClusterSpec;
-use crate::plan::{Change, DoomedService, KubeWants, LiveAddresses, Observed, WantedService};
+use crate::plan::{Change, DoomedService, KubeWants, Observed, WantedService};
 use crate::render::{self, Rendered, ServiceClaim};
 use anyhow::{Context, Result, bail};
 use bootstrap_cloud::Reservation;
 use std::net::IpAddr;
 use std::time::Duration;
-
-/// `apply-services`: each wanted Service that fixes its load balancer's addresses
-/// ([`render::fixed_addresses`]) as the cluster holds it, when it is ours (GET each; one
-/// absent or without our labels is left to the apply).
-pub async fn live_addresses(
-    client: &kube::Client,
-    spec: &ClusterSpec,
-    wants: &KubeWants,
-) -> Result<Vec<LiveAddresses>> {
-    let mut live = Vec::new();
-    for s in wants.services.iter().filter(|s| !s.addresses.is_empty()) {
-        let Some(found) = super::kube::get_ours(client, spec, &s.namespace, &s.name).await? else {
-            continue;
-        };
-        live.push(LiveAddresses {
-            namespace: s.namespace.clone(),
-            name: s.name.clone(),
-            uid: found.metadata.uid.clone().unwrap_or_default(),
-            addresses: render::fixed_addresses(found.metadata.annotations.as_ref()),
-            deleting: found.metadata.deletion_timestamp.is_some(),
-        });
-    }
-    Ok(live)
-}
 
 /// Replaces one Service whose load balancer would keep other addresses: [`let_go`], then
 /// applies it. A resume repeats what is left: the deletion finds it gone, the waits pass at
