@@ -86,6 +86,10 @@ fn network_action(l: &[&str], verb: impl Fn(&str) -> String) -> Option<String> {
         ["networkinterfaces", _] => {
             format!("Microsoft.Network/networkInterfaces/{}", verb("read"))
         }
+        ["loadbalancers", ..] => format!("Microsoft.Network/loadBalancers/{}", verb("read")),
+        ["networksecuritygroups", _] => {
+            format!("Microsoft.Network/networkSecurityGroups/{}", verb("read"))
+        }
         ["virtualnetworks", _, "subnets", _] => {
             "Microsoft.Network/virtualNetworks/subnets/read".to_string()
         }
@@ -132,6 +136,9 @@ fn required_action(method: &str, l: &[&str]) -> Option<String> {
                 "Microsoft.Authorization/permissions/read".to_string()
             }
             ("microsoft.network", network) => network_action(network, verb)?,
+            ("microsoft.compute", ["virtualmachines", _]) => {
+                "Microsoft.Compute/virtualMachines/read".to_string()
+            }
             ("microsoft.resources", ["tags", "default"]) => {
                 format!("Microsoft.Resources/tags/{}", verb("read"))
             }

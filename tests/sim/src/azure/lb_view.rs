@@ -38,7 +38,7 @@ pub struct FoundPublicIp {
 }
 
 impl World {
-    fn nsg_key(name: &str) -> String {
+    pub(super) fn nsg_key(name: &str) -> String {
         format!("{}/{}", CLUSTER_RG, name).to_ascii_lowercase()
     }
 }
@@ -59,7 +59,16 @@ impl AzureSim {
         lock(&self.world)
             .security_groups
             .get(&World::nsg_key(SECURITY_GROUP))
-            .map(|rules| rules.values().cloned().collect())
+            .map(|rules| {
+                rules
+                    .values()
+                    .map(|r| {
+                        let mut flat = r["properties"].clone();
+                        flat["name"] = r["name"].clone();
+                        flat
+                    })
+                    .collect()
+            })
     }
 
     /// Makes the public IP holding `ip` Basic (a user's older address) with `allocation`
@@ -113,12 +122,14 @@ impl AzureLbView {
             return;
         };
         let ports: Vec<String> = ports.iter().map(ToString::to_string).collect();
+        let priority = 500 + rules.len();
         let rule = rules.entry(name.to_string()).or_insert_with(|| {
-            json!({"name": name, "access": "Allow", "direction": "Inbound", "protocol": "Tcp",
-                   "sourceAddressPrefix": source, "destinationAddressPrefixes": [],
-                   "destinationPortRanges": ports})
+            json!({"name": name, "properties": {
+                "access": "Allow", "direction": "Inbound", "protocol": "Tcp",
+                "priority": priority, "sourcePortRange": "*", "sourceAddressPrefix": source,
+                "destinationAddressPrefixes": [], "destinationPortRanges": ports}})
         });
-        if let Some(list) = rule["destinationAddressPrefixes"].as_array_mut() {
+        if let Some(list) = rule["properties"]["destinationAddressPrefixes"].as_array_mut() {
             for d in destinations {
                 if !list.iter().any(|v| v == d.as_str()) {
                     list.push(json!(d));
@@ -135,12 +146,12 @@ impl AzureLbView {
             return;
         };
         for rule in rules.values_mut() {
-            if let Some(list) = rule["destinationAddressPrefixes"].as_array_mut() {
+            if let Some(list) = rule["properties"]["destinationAddressPrefixes"].as_array_mut() {
                 list.retain(|v| v != ip);
             }
         }
         rules.retain(|_, r| {
-            r["destinationAddressPrefixes"]
+            r["properties"]["destinationAddressPrefixes"]
                 .as_array()
                 .is_some_and(|l| !l.is_empty())
         });

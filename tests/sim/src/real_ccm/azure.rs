@@ -1,0 +1,323 @@
+//! Azure for `bootstrap-sim real-ccm`: OpenShift's Azure cloud-controller-manager against the
+//! ARM fake (`crate::azure`) and the local API server.
+//!
+//! The CCM is pointed at loopback before it starts (openshift/cloud-provider-azure
+//! d04449b95a54): the cloud config's `resourceManagerEndpoint` makes it read
+//! `/metadata/endpoints` of the fake's ARM (an array naming the fake's ARM and authority,
+//! vendor `sigs.k8s.io/cloud-provider-azure/pkg/azclient/cloud.go:42-104`); `tenantId: adfs`
+//! keeps MSAL from instance discovery at `login.microsoftonline.com`; the fake's CA is its
+//! only trust (`SSL_CERT_FILE`); `useInstanceMetadata: false` keeps it off IMDS
+//! (169.254.169.254, `pkg/consts/consts.go:435`). The cluster is the fixture's: three
+//! control-plane Nodes, each a VM of the fake with its NIC in the control-plane subnet, and
+//! the installer's cloud config (`excludeMasterFromStandardLB: false`, so the masters are the
+//! load balancers' backends, openshift/installer `pkg/asset/manifests/azure/
+//! cloudproviderconfig.go`). The CCM's ARM calls go through a counting proxy of their own.
+
+use super::{CallsPerService, CloudUnderTest, Report};
+use crate::azure::{
+    AzurePeers, CLIENT_ID, CLIENT_SECRET, CLUSTER_RG, COMPUTE_SUBNET, LOCATION, NETWORK_RG,
+    SECURITY_GROUP, SUBSCRIPTION, VNET,
+};
+use crate::kube::{KubeSim, KubeSimOptions};
+use crate::proxy::{Proxy, Service};
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+
+use std::time::{Duration, Instant};
+
+/// Where the CCM comes from (the user builds it; nothing here does).
+pub const SOURCE: &str = "github.com/openshift/cloud-provider-azure at commit \
+     d04449b95a54a9f41669d701ed63153575cced1e (or later)";
+
+/// The infra id: the CCM's `--cluster-name`, as OpenShift runs it.
+const INFRA_ID: &str = "mycluster-7xk2p";
+
+/// The control-plane Nodes: name and address (in the fixture's control-plane subnet,
+/// 10.0.0.0/24, past its platform-reserved first four).
+const NODES: [(&str, Ipv4Addr); 3] = [
+    ("master-0", Ipv4Addr::new(10, 0, 0, 5)),
+    ("master-1", Ipv4Addr::new(10, 0, 0, 6)),
+    ("master-2", Ipv4Addr::new(10, 0, 0, 7)),
+];
+
+struct Azure {
+    peers: AzurePeers,
+    ccm_proxy: Proxy,
+}
+
+impl CloudUnderTest for Azure {
+    fn assets(&self) -> PathBuf {
+        crate::peers::fixture("azure")
+    }
+
+    fn agent_env(&self) -> Vec<(String, String)> {
+        self.peers.agent_env()
+    }
+
+    fn agent_mutations(&self) -> usize {
+        self.peers.mutating_calls().len()
+    }
+
+    fn reset_agent_counts(&self) {
+        self.peers.reset_counts();
+    }
+
+    fn ccm_calls(&self) -> usize {
+        self.ccm_proxy.calls().len()
+    }
+
+    fn serving_since(&self, ip: std::net::IpAddr) -> Option<Instant> {
+        self.peers.sim.frontend_serving_since(ip)
+    }
+
+    fn left_ours(&self) -> Vec<String> {
+        let world = self.peers.sim.inspect();
+        let mut left = Vec::new();
+        for pip in world["public_ips"].as_array().into_iter().flatten() {
+            let ours = pip["tags"]
+                .as_object()
+                .is_some_and(|t| t.keys().any(|k| k.starts_with("bootstrap-agent")));
+            if ours {
+                left.push(format!("public IP {} ({})", pip["name"], pip["ip"]));
+            }
+        }
+        let configs = world["bootstrap_nic"]["ip_configurations"].as_array();
+        for config in configs.into_iter().flatten() {
+            if config["primary"] != true {
+                left.push(format!(
+                    "bootstrap NIC ipConfiguration {} ({})",
+                    config["name"], config["ip"]
+                ));
+            }
+        }
+        for (rg, tags) in world["resource_group_tags"].as_object().into_iter().flatten() {
+            for key in tags.as_object().into_iter().flatten().map(|(k, _)| k) {
+                if key.starts_with("bootstrap-agent") {
+                    left.push(format!("resource group {rg} tag {key}"));
+                }
+            }
+        }
+        for visibility in ["public", "private"] {
+            for (record, values) in world["zones"][visibility].as_object().into_iter().flatten()
+            {
+                left.push(format!("{visibility} record {record} {values}"));
+            }
+        }
+        left
+    }
+
+    fn left_ccm(&self) -> Vec<String> {
+        let mut left = Vec::new();
+        for lb in self.peers.sim.load_balancers() {
+            let name = lb["name"].as_str().unwrap_or_default();
+            left.push(format!("load balancer {name}"));
+            for collection in [
+                "frontendIPConfigurations",
+                "loadBalancingRules",
+                "probes",
+                "backendAddressPools",
+            ] {
+                for child in lb["properties"][collection].as_array().into_iter().flatten() {
+                    left.push(format!("{name} {collection} {}", child["name"]));
+                }
+            }
+        }
+        for rule in self.peers.sim.security_rules().into_iter().flatten() {
+            left.push(format!("{SECURITY_GROUP} rule {}", rule["name"]));
+        }
+        left
+    }
+}
+
+/// The installer's cloud config for the fixture's cluster, pointed at the fake.
+fn cloud_config(arm: &str) -> Value {
+    json!({
+        "cloud": "AzureCloud",
+        "resourceManagerEndpoint": arm,
+        "tenantId": "adfs",
+        "subscriptionId": SUBSCRIPTION,
+        "aadClientId": CLIENT_ID,
+        "aadClientSecret": CLIENT_SECRET,
+        "useManagedIdentityExtension": false,
+        "useInstanceMetadata": false,
+        "resourceGroup": CLUSTER_RG,
+        "location": LOCATION,
+        "vnetName": VNET,
+        "vnetResourceGroup": NETWORK_RG,
+        "subnetName": COMPUTE_SUBNET,
+        "securityGroupName": SECURITY_GROUP,
+        "securityGroupResourceGroup": CLUSTER_RG,
+        "routeTableName": format!("{INFRA_ID}-node-routetable"),
+        "vmType": "standard",
+        "loadBalancerSku": "standard",
+        "excludeMasterFromStandardLB": false,
+        "cloudProviderBackoff": false,
+    })
+}
+
+/// A control-plane Node as the kubelet and the cloud-node-manager leave it: its VM's
+/// providerID, the installer's role labels, Ready.
+fn node(name: &str, ip: Ipv4Addr) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "node-role.kubernetes.io/master": "",
+                "node-role.kubernetes.io/control-plane": "",
+                "node.openshift.io/os_id": "rhcos",
+                "topology.kubernetes.io/region": LOCATION,
+                "topology.kubernetes.io/zone": format!("{LOCATION}-1"),
+            },
+        },
+        "spec": {
+            "providerID": format!(
+                "azure:///subscriptions/{SUBSCRIPTION}/resourceGroups/{CLUSTER_RG}/providers/Microsoft.Compute/virtualMachines/{name}"
+            ),
+        },
+        "status": {
+            "addresses": [
+                {"type": "InternalIP", "address": ip.to_string()},
+                {"type": "Hostname", "address": name},
+            ],
+            "conditions": [{
+                "type": "Ready", "status": "True", "reason": "KubeletReady",
+                "message": "kubelet is posting ready status",
+                "lastHeartbeatTime": "2026-01-01T00:00:00Z",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }],
+        },
+    })
+}
+
+/// The CCM process, killed when dropped.
+fn start_ccm(
+    ccm: &Path,
+    arm: &str,
+    kube: &KubeSim,
+    peers: &AzurePeers,
+    work: &Path,
+) -> Result<tokio::process::Child> {
+    let config = work.join("azure.json");
+    let arm = format!("{arm}/");
+    std::fs::write(&config, serde_json::to_vec_pretty(&cloud_config(&arm))?)
+        .with_context(|| format!("cannot write {}", config.display()))?;
+    let mut cmd = tokio::process::Command::new(ccm);
+    cmd.args([
+        "--cloud-provider=azure",
+        "--controllers=*,-cloud-node",
+        "--configure-cloud-routes=false",
+        "--allocate-node-cidrs=false",
+        "--leader-elect=false",
+        "--secure-port=0",
+        "--kube-api-content-type=application/json",
+        "--v=2",
+    ])
+    .arg(format!("--cluster-name={INFRA_ID}"))
+    .arg(format!("--cloud-config={}", config.display()))
+    .arg(format!("--kubeconfig={}", kube.kubeconfig_path().display()))
+    .env("SSL_CERT_FILE", &peers.ca_file)
+    .env_remove("AZURE_CLIENT_ID")
+    .env_remove("AZURE_CLIENT_SECRET")
+    .env_remove("AZURE_TENANT_ID")
+    .env_remove("AZURE_ENVIRONMENT_FILEPATH")
+    // A guard: any HTTP(S) dial off loopback goes to a closed loopback port and fails (Go
+    // never proxies loopback addresses).
+    .env("HTTPS_PROXY", "http://127.0.0.1:9")
+    .env("HTTP_PROXY", "http://127.0.0.1:9")
+    .env("NO_PROXY", "127.0.0.1,localhost")
+    .stdout(super::log_file(work, "ccm.stdout")?)
+    .stderr(super::log_file(work, "ccm.log")?)
+    .kill_on_drop(true);
+    cmd.spawn()
+        .with_context(|| format!("cannot start {}", ccm.display()))
+}
+
+/// The whole harness run (see the module doc).
+pub async fn run(agent: &Path, ccm: &Path, work: &Path) -> Result<Report> {
+    let peers = AzurePeers::start().await?;
+    let ccm_proxy = Proxy::start(peers.sim.arm_addr, Service::Arm).await?;
+    for (name, ip) in NODES {
+        peers.sim.add_machine(name, ip);
+    }
+    let mut cloud = peers.lb_cloud();
+    cloud.external_controller = true;
+    let kube = KubeSim::start(KubeSimOptions {
+        cloud,
+        node_ips: NODES.iter().map(|(_, ip)| *ip).collect(),
+        objects: NODES.iter().map(|(name, ip)| node(name, *ip)).collect(),
+        ..Default::default()
+    })
+    .await?;
+    let mut ccm_process = start_ccm(ccm, &ccm_proxy.url(), &kube, &peers, work)?;
+    let azure = Azure { peers, ccm_proxy };
+
+    let gate = super::gate_watch(&kube)?;
+    let run_exit = super::agent_step(agent, &["run"], &azure, &kube, work).await?;
+    let gate_at = if gate.is_finished() {
+        gate.await.ok().flatten()
+    } else {
+        gate.abort();
+        None
+    };
+    let services = super::our_services(&kube);
+    let count = services.len().max(1) as f64;
+    let served = services
+        .iter()
+        .flat_map(|(_, _, _, ips)| ips.iter())
+        .filter_map(|ip| ip.parse().ok())
+        .map(|ip| azure.serving_since(ip))
+        .collect::<Option<Vec<Instant>>>()
+        .and_then(|all| all.into_iter().max());
+    let gate_lag_ms = gate_at.zip(served).map(|(gate, served)| super::signed_ms(served, gate));
+    let run_calls = azure.ccm_calls();
+
+    azure.reset_agent_counts();
+    let second_run_exit = super::agent_step(agent, &["run"], &azure, &kube, work).await?;
+    let second_run_mutations = azure.agent_mutations();
+    let second_calls = azure.ccm_calls() - run_calls;
+    let events = super::ccm_events(&kube);
+
+    let started = Instant::now();
+    let teardown_exit =
+        super::agent_step(agent, &["teardown", "--all"], &azure, &kube, work).await?;
+    let teardown_ms = started.elapsed().as_millis();
+    settle(&kube).await;
+    let teardown_calls = azure.ccm_calls() - run_calls - second_calls;
+    let _ = ccm_process.start_kill();
+    Ok(Report {
+        cloud: "azure".into(),
+        kube: "local".into(),
+        run_exit,
+        second_run_exit,
+        second_run_mutations,
+        teardown_exit,
+        left_ours: azure.left_ours(),
+        left_ccm: azure.left_ccm(),
+        events,
+        gate_lag_ms,
+        calls_per_service: CallsPerService {
+            run: run_calls as f64 / count,
+            second_run: second_calls as f64 / count,
+            teardown: teardown_calls as f64 / count,
+        },
+        teardown_ms,
+    })
+}
+
+/// Waits (at most a minute) until no LoadBalancer Service is left: the CCM took its finalizer
+/// off once it deleted the load balancer.
+async fn settle(kube: &KubeSim) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let Some(mut changes) = kube.changes("", "v1", "services") else {
+        return;
+    };
+    while !super::our_services(kube).is_empty() && Instant::now() < deadline {
+        let _ = tokio::time::timeout_at(deadline.into(), changes.recv()).await;
+    }
+}
