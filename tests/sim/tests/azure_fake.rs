@@ -467,8 +467,14 @@ async fn the_official_client_builds_load_balancers_as_arm_does() {
         "{r}"
     );
     assert_eq!(r["missing_probe"]["status"], 400, "{r}");
-    assert_eq!(r["missing_probe"]["code"], "InvalidResourceReference", "{r}");
-    assert_eq!(r["held_by_a_nic"]["code"], "PrivateIPAddressIsAllocated", "{r}");
+    assert_eq!(
+        r["missing_probe"]["code"], "InvalidResourceReference",
+        "{r}"
+    );
+    assert_eq!(
+        r["held_by_a_nic"]["code"], "PrivateIPAddressIsAllocated",
+        "{r}"
+    );
     assert_eq!(
         r["pip_user"],
         serde_json::json!(["mycluster-7xk2p", "frontendIPConfigurations", "apublic"]),
@@ -535,14 +541,10 @@ async fn compute_reads_and_the_cloud_list_are_served_as_the_ccm_reads_them() {
     let (status, gone) = arm_get(&sim, &token, &vm_path).await;
     assert_eq!(status, 404, "{gone}");
     assert_eq!(gone["error"]["code"], "ResourceNotFound");
-    let (status, clouds) =
-        arm_get(&sim, "", "/metadata/endpoints?api-version=2019-05-01").await;
+    let (status, clouds) = arm_get(&sim, "", "/metadata/endpoints?api-version=2019-05-01").await;
     assert_eq!(status, 200, "{clouds}");
     assert_eq!(clouds[0]["name"], "AzureCloud");
-    assert_eq!(
-        clouds[0]["resourceManager"],
-        format!("{}/", sim.arm_url())
-    );
+    assert_eq!(clouds[0]["resourceManager"], format!("{}/", sim.arm_url()));
     assert_eq!(
         clouds[0]["authentication"]["loginEndpoint"],
         format!("{}/", sim.login_url())

@@ -101,9 +101,8 @@ impl World {
     pub fn handle(&mut self, call: &Call) -> Reply {
         self.tick();
         let reply = self.route(call);
-        if call.method != "GET" {
-            self.note_serving();
-        }
+        // A NIC's update may have finished in `tick` (a GET) or a rule come with this call.
+        self.note_serving();
         reply
     }
 
@@ -195,6 +194,17 @@ impl World {
                     (_, ["providers", "microsoft.network", "publicipaddresses", _]) => {
                         self.public_ip(call, rg_name, orig[3])
                     }
+                    // The fake has no Private Link services: the list is empty (the CCM lists
+                    // them when a frontend goes, `azure_privatelinkservice.go:174`).
+                    ("GET", ["providers", "microsoft.network", "privatelinkservices"]) => self
+                        .paged(
+                            call,
+                            &[],
+                            &format!(
+                                "{}/providers/Microsoft.Network/privateLinkServices",
+                                super::world::rg_id(rg_name)
+                            ),
+                        ),
                     ("GET", ["providers", "microsoft.network", "loadbalancers"]) => {
                         self.list_load_balancers(call, rg_name)
                     }

@@ -86,6 +86,7 @@ fn network_action(l: &[&str], verb: impl Fn(&str) -> String) -> Option<String> {
         ["networkinterfaces", _] => {
             format!("Microsoft.Network/networkInterfaces/{}", verb("read"))
         }
+        ["privatelinkservices"] => "Microsoft.Network/privateLinkServices/read".to_string(),
         ["loadbalancers", ..] => format!("Microsoft.Network/loadBalancers/{}", verb("read")),
         ["networksecuritygroups", _] => {
             format!("Microsoft.Network/networkSecurityGroups/{}", verb("read"))

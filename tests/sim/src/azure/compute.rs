@@ -176,7 +176,10 @@ mod tests {
     fn a_machine_has_its_nic_and_loses_it_with_the_machine() {
         let mut w = World::fixture(std::time::Duration::ZERO, false, false);
         w.add_vm("mycluster-7xk2p-rg", "master-0", Ipv4Addr::new(10, 0, 0, 5));
-        assert_eq!(w.nic_addresses("master-0-nic"), [Ipv4Addr::new(10, 0, 0, 5)]);
+        assert_eq!(
+            w.nic_addresses("master-0-nic"),
+            [Ipv4Addr::new(10, 0, 0, 5)]
+        );
         w.remove_vm("MyCluster-7xk2p-RG", "master-0");
         assert!(w.nic_addresses("master-0-nic").is_empty());
         assert!(w.vms.is_empty());

@@ -51,13 +51,20 @@ mod tests {
         assert!(wants_array(Some("2022-09-01")));
         assert!(!wants_array(Some("2015-01-01")));
         assert!(!wants_array(None));
-        let body = clouds(SimCloud::Public, "http://127.0.0.1:1", "https://127.0.0.1:2")
-            .body
-            .unwrap_or_default();
+        let body = clouds(
+            SimCloud::Public,
+            "http://127.0.0.1:1",
+            "https://127.0.0.1:2",
+        )
+        .body
+        .unwrap_or_default();
         let entry = &body.as_array().map(|a| a[0].clone()).unwrap_or_default();
         assert_eq!(entry["name"], "AzureCloud");
         assert_eq!(entry["resourceManager"], "http://127.0.0.1:1/");
-        assert_eq!(entry["authentication"]["loginEndpoint"], "https://127.0.0.1:2/");
+        assert_eq!(
+            entry["authentication"]["loginEndpoint"],
+            "https://127.0.0.1:2/"
+        );
         assert_eq!(
             entry["authentication"]["audiences"][1],
             "https://management.core.windows.net/"

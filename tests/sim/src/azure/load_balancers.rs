@@ -229,13 +229,17 @@ impl World {
         let known = |reference: &str| {
             let lower = reference.to_ascii_lowercase();
             names.iter().any(|(collection, children)| {
-                children.iter().any(|child| {
-                    lower == format!("{id}/{collection}/{child}").to_ascii_lowercase()
-                })
+                children
+                    .iter()
+                    .any(|child| lower == format!("{id}/{collection}/{child}").to_ascii_lowercase())
             })
         };
         for collection in ["loadBalancingRules", "inboundNatRules", "outboundRules"] {
-            for child in body["properties"][collection].as_array().into_iter().flatten() {
+            for child in body["properties"][collection]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
                 let props = &child["properties"];
                 for key in [
                     "frontendIPConfiguration",
@@ -266,7 +270,9 @@ impl World {
                 };
                 if let Some(user) = held.ip_configuration.as_deref().filter(|user| {
                     !user.eq_ignore_ascii_case(&frontend_id)
-                        && !user.to_ascii_lowercase().starts_with(&id.to_ascii_lowercase())
+                        && !user
+                            .to_ascii_lowercase()
+                            .starts_with(&id.to_ascii_lowercase())
                 }) {
                     return Some(Reply::error(
                         400,
@@ -278,7 +284,10 @@ impl World {
                 }
                 continue;
             }
-            let subnet_ref = props["subnet"]["id"].as_str().unwrap_or_default().to_string();
+            let subnet_ref = props["subnet"]["id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
             let Some(subnet) = self
                 .subnet_of(&subnet_ref)
                 .and_then(|name| self.vnet.subnets.iter().find(|s| s.name == name))
@@ -333,8 +342,9 @@ impl World {
         }
     }
 
-    /// Notes the addresses load balancers serve from now on: a frontend's (its private
-    /// address, or its public IP's) once a rule forwards it to a pool with a member.
+    /// Notes the addresses and ports load balancers serve from now on: a rule's frontend
+    /// address (private, or its public IP's) and frontend port, once the rule forwards to a
+    /// pool with a member whose NIC update is done (`Succeeded`).
     pub(super) fn note_serving(&mut self) {
         let mut serving = Vec::new();
         for lb in self.load_balancers.values() {
@@ -344,12 +354,21 @@ impl World {
                 let has_members = refs(r, "backendAddressPool")
                     .into_iter()
                     .chain(refs(r, "backendAddressPools"))
-                    .any(|pool| !self.pool_members(pool).is_empty());
+                    .any(|pool| self.pool_has_a_ready_member(pool));
+                let Some(port) = r["frontendPort"]
+                    .as_u64()
+                    .and_then(|p| u16::try_from(p).ok())
+                else {
+                    continue;
+                };
                 if !has_members {
                     continue;
                 }
                 let frontends = refs(r, "frontendIPConfiguration");
-                let all = props["frontendIPConfigurations"].as_array().into_iter().flatten();
+                let all = props["frontendIPConfigurations"]
+                    .as_array()
+                    .into_iter()
+                    .flatten();
                 for f in all.filter(|f| {
                     frontends
                         .iter()
@@ -361,17 +380,29 @@ impl World {
                             .public_ips
                             .get(&pip.to_ascii_lowercase())
                             .and_then(|p| p.ip),
-                        None => p["privateIPAddress"].as_str().and_then(|ip| ip.parse().ok()),
+                        None => p["privateIPAddress"]
+                            .as_str()
+                            .and_then(|ip| ip.parse().ok()),
                     };
-                    serving.extend(ip);
+                    serving.extend(ip.map(|ip| (ip, port)));
                 }
             }
         }
-        for ip in serving {
+        for at in serving {
             self.frontends_since
-                .entry(ip)
+                .entry(at)
                 .or_insert_with(std::time::Instant::now);
         }
+    }
+
+    fn pool_has_a_ready_member(&self, pool: &str) -> bool {
+        self.nics.values().any(|nic| {
+            nic.state == "Succeeded"
+                && nic
+                    .ipconfigs
+                    .iter()
+                    .any(|c| c.pools.iter().any(|p| p.eq_ignore_ascii_case(pool)))
+        })
     }
 
     /// The id of the load balancer frontend holding the private `ip`, if one does.
@@ -474,9 +505,16 @@ impl super::AzureSim {
         w.load_balancers.values().map(|lb| w.lb_json(lb)).collect()
     }
 
-    /// When a load balancer first served `ip`: a frontend holding it had a rule to a pool with
-    /// a member (see `note_serving`).
-    pub fn frontend_serving_since(&self, ip: std::net::IpAddr) -> Option<std::time::Instant> {
-        super::lock(&self.world).frontends_since.get(&ip).copied()
+    /// When a load balancer first served `ip` on `port`: a frontend holding it had a rule on
+    /// the port to a pool with a ready member (see `note_serving`).
+    pub fn frontend_serving_since(
+        &self,
+        ip: std::net::IpAddr,
+        port: u16,
+    ) -> Option<std::time::Instant> {
+        super::lock(&self.world)
+            .frontends_since
+            .get(&(ip, port))
+            .copied()
     }
 }

@@ -200,7 +200,11 @@ impl World {
                 )
             })?;
             let mut pools = Vec::new();
-            for pool in p["loadBalancerBackendAddressPools"].as_array().into_iter().flatten() {
+            for pool in p["loadBalancerBackendAddressPools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
                 let pool = pool["id"].as_str().unwrap_or_default();
                 if !self.backend_pool_exists(pool) {
                     return Err(bad_request(

@@ -149,18 +149,20 @@ fn nsg_json(rg: &str, name: &str, etag: &str, rules: &BTreeMap<String, Value>) -
         .collect();
     let defaults: Vec<Value> = DEFAULT_RULES
         .iter()
-        .map(|(rule_name, priority, direction, access, source, destination)| {
-            rule(
-                "defaultSecurityRules",
-                rule_name,
-                json!({
-                    "description": "Default rule", "protocol": "*", "sourcePortRange": "*",
-                    "destinationPortRange": "*", "sourceAddressPrefix": source,
-                    "destinationAddressPrefix": destination, "access": access,
-                    "priority": priority, "direction": direction,
-                }),
-            )
-        })
+        .map(
+            |(rule_name, priority, direction, access, source, destination)| {
+                rule(
+                    "defaultSecurityRules",
+                    rule_name,
+                    json!({
+                        "description": "Default rule", "protocol": "*", "sourcePortRange": "*",
+                        "destinationPortRange": "*", "sourceAddressPrefix": source,
+                        "destinationAddressPrefix": destination, "access": access,
+                        "priority": priority, "direction": direction,
+                    }),
+                )
+            },
+        )
         .collect();
     json!({
         "name": name,

@@ -72,8 +72,8 @@ pub struct World {
     pub security_group_etags: BTreeMap<String, String>,
     /// Lowercased resource id -> load balancer (see `load_balancers`).
     pub load_balancers: BTreeMap<String, super::load_balancers::LoadBalancer>,
-    /// When a load balancer frontend first served each address (see `load_balancers`).
-    pub frontends_since: BTreeMap<IpAddr, std::time::Instant>,
+    /// When a load balancer first served each address and port (see `load_balancers`).
+    pub frontends_since: BTreeMap<(IpAddr, u16), std::time::Instant>,
     /// Lowercased resource id -> virtual machine (see `compute`).
     pub vms: BTreeMap<String, super::compute::Vm>,
     /// ResourceGroups_List answers 403 (the caller lacks the read permission).

@@ -68,8 +68,8 @@ impl CloudUnderTest for Azure {
         self.ccm_proxy.calls().len()
     }
 
-    fn serving_since(&self, ip: std::net::IpAddr) -> Option<Instant> {
-        self.peers.sim.frontend_serving_since(ip)
+    fn serving_since(&self, ip: std::net::IpAddr, port: u16) -> Option<Instant> {
+        self.peers.sim.frontend_serving_since(ip, port)
     }
 
     fn left_ours(&self) -> Vec<String> {
@@ -92,7 +92,11 @@ impl CloudUnderTest for Azure {
                 ));
             }
         }
-        for (rg, tags) in world["resource_group_tags"].as_object().into_iter().flatten() {
+        for (rg, tags) in world["resource_group_tags"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
             for key in tags.as_object().into_iter().flatten().map(|(k, _)| k) {
                 if key.starts_with("bootstrap-agent") {
                     left.push(format!("resource group {rg} tag {key}"));
@@ -100,8 +104,7 @@ impl CloudUnderTest for Azure {
             }
         }
         for visibility in ["public", "private"] {
-            for (record, values) in world["zones"][visibility].as_object().into_iter().flatten()
-            {
+            for (record, values) in world["zones"][visibility].as_object().into_iter().flatten() {
                 left.push(format!("{visibility} record {record} {values}"));
             }
         }
@@ -119,13 +122,24 @@ impl CloudUnderTest for Azure {
                 "probes",
                 "backendAddressPools",
             ] {
-                for child in lb["properties"][collection].as_array().into_iter().flatten() {
+                for child in lb["properties"][collection]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                {
                     left.push(format!("{name} {collection} {}", child["name"]));
                 }
             }
         }
         for rule in self.peers.sim.security_rules().into_iter().flatten() {
-            left.push(format!("{SECURITY_GROUP} rule {}", rule["name"]));
+            left.push(format!(
+                "{SECURITY_GROUP} rule {} {} {} -> {} {}",
+                rule["name"],
+                rule["priority"],
+                rule["sourceAddressPrefix"],
+                rule["destinationAddressPrefixes"],
+                rule["destinationPortRanges"]
+            ));
         }
         left
     }
@@ -258,7 +272,7 @@ pub async fn run(agent: &Path, ccm: &Path, work: &Path) -> Result<Report> {
     let azure = Azure { peers, ccm_proxy };
 
     let gate = super::gate_watch(&kube)?;
-    let run_exit = super::agent_step(agent, &["run"], &azure, &kube, work).await?;
+    let run_exit = super::agent_step(agent, &["run"], "agent-run.log", &azure, &kube, work).await?;
     let gate_at = if gate.is_finished() {
         gate.await.ok().flatten()
     } else {
@@ -267,27 +281,39 @@ pub async fn run(agent: &Path, ccm: &Path, work: &Path) -> Result<Report> {
     };
     let services = super::our_services(&kube);
     let count = services.len().max(1) as f64;
-    let served = services
-        .iter()
-        .flat_map(|(_, _, _, ips)| ips.iter())
-        .filter_map(|ip| ip.parse().ok())
-        .map(|ip| azure.serving_since(ip))
-        .collect::<Option<Vec<Instant>>>()
-        .and_then(|all| all.into_iter().max());
-    let gate_lag_ms = gate_at.zip(served).map(|(gate, served)| super::signed_ms(served, gate));
+    let served = super::all_served_at(&azure, &services);
+    let gate_lag_ms = gate_at
+        .zip(served)
+        .map(|(gate, served)| super::signed_ms(served, gate));
     let run_calls = azure.ccm_calls();
+    let built_ccm = azure.left_ccm();
 
     azure.reset_agent_counts();
-    let second_run_exit = super::agent_step(agent, &["run"], &azure, &kube, work).await?;
+    let second_run_exit =
+        super::agent_step(agent, &["run"], "agent-second-run.log", &azure, &kube, work).await?;
     let second_run_mutations = azure.agent_mutations();
     let second_calls = azure.ccm_calls() - run_calls;
     let events = super::ccm_events(&kube);
 
     let started = Instant::now();
-    let teardown_exit =
-        super::agent_step(agent, &["teardown", "--all"], &azure, &kube, work).await?;
+    let teardown_exit = super::agent_step(
+        agent,
+        &["teardown", "--all"],
+        "agent-teardown.log",
+        &azure,
+        &kube,
+        work,
+    )
+    .await?;
     let teardown_ms = started.elapsed().as_millis();
     settle(&kube).await;
+    let calls: Vec<String> = azure
+        .ccm_proxy
+        .calls()
+        .into_iter()
+        .map(|c| c.action)
+        .collect();
+    std::fs::write(work.join("ccm-arm-calls.log"), calls.join("\n"))?;
     let teardown_calls = azure.ccm_calls() - run_calls - second_calls;
     let _ = ccm_process.start_kill();
     Ok(Report {
@@ -299,6 +325,7 @@ pub async fn run(agent: &Path, ccm: &Path, work: &Path) -> Result<Report> {
         teardown_exit,
         left_ours: azure.left_ours(),
         left_ccm: azure.left_ccm(),
+        built_ccm,
         events,
         gate_lag_ms,
         calls_per_service: CallsPerService {

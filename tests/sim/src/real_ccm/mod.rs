@@ -32,6 +32,8 @@ pub struct Report {
     pub left_ours: Vec<String>,
     /// What is left of what the CCM made for our Services.
     pub left_ccm: Vec<String>,
+    /// What the CCM had made once the first `run` was done (same form).
+    pub built_ccm: Vec<String>,
     /// The CCM's Events on our Services (`<ns>/<name> <type> <reason>: <message>`).
     pub events: Vec<String>,
     /// From the moment the last of a Service's reserved IPs was served by a load balancer
@@ -60,6 +62,7 @@ impl Report {
             "teardown_exit": self.teardown_exit,
             "left_ours": self.left_ours,
             "left_ccm": self.left_ccm,
+            "built_ccm": self.built_ccm,
             "events": self.events,
             "gate_lag_ms": self.gate_lag_ms,
             "calls_per_service": {
@@ -83,8 +86,8 @@ pub trait CloudUnderTest {
     fn reset_agent_counts(&self);
     /// The CCM's cloud calls since the start.
     fn ccm_calls(&self) -> usize;
-    /// When a load balancer frontend first served `ip`.
-    fn serving_since(&self, ip: std::net::IpAddr) -> Option<Instant>;
+    /// When a load balancer first served `ip` on `port`.
+    fn serving_since(&self, ip: std::net::IpAddr, port: u16) -> Option<Instant>;
     /// What is left of the agent's resources.
     fn left_ours(&self) -> Vec<String>;
     /// What is left of the CCM's resources.
@@ -134,17 +137,18 @@ pub async fn command(args: &[&str]) -> Result<i32> {
     }
     let work = crate::venv::target_dir().join(format!("real-ccm-{cloud}"));
     let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)
-        .with_context(|| format!("cannot create {}", work.display()))?;
+    std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
     let report = azure::run(&agent, &ccm, &work).await?;
     println!("{}", serde_json::to_string_pretty(&report.to_json())?);
     Ok(0)
 }
 
-/// One agent command (`run`, `teardown --all`) against the local API server; its exit code.
+/// One agent command (`run`, `teardown --all`) against the local API server, its output in
+/// `log` of `work`; its exit code.
 pub async fn agent_step(
     agent: &Path,
     step: &[&str],
+    log: &str,
     cloud: &dyn CloudUnderTest,
     kube: &KubeSim,
     work: &Path,
@@ -161,7 +165,7 @@ pub async fn agent_step(
         .arg(kube.kubeconfig_path())
         .envs(cloud.agent_env())
         .stdout(std::process::Stdio::null())
-        .stderr(log_file(work, &format!("agent-{}.log", step.join("-")))?)
+        .stderr(log_file(work, log)?)
         .kill_on_drop(true);
     if step[0] == "run" {
         cmd.args(["--drain-wait", "0s"])
@@ -183,8 +187,17 @@ pub fn log_file(work: &Path, name: &str) -> Result<std::fs::File> {
     std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))
 }
 
-/// Our LoadBalancer Services now: `(namespace, name, uid, requested IPs)`.
-pub fn our_services(kube: &KubeSim) -> Vec<(String, String, String, Vec<String>)> {
+/// One of our LoadBalancer Services as it is now.
+pub struct OurService {
+    pub namespace: String,
+    pub name: String,
+    /// The addresses its annotations ask for.
+    pub ips: Vec<std::net::IpAddr>,
+    pub ports: Vec<u16>,
+}
+
+/// Our LoadBalancer Services now.
+pub fn our_services(kube: &KubeSim) -> Vec<OurService> {
     kube.list("", "v1", "services", None)
         .into_iter()
         .filter(|s| s["spec"]["type"] == "LoadBalancer")
@@ -200,17 +213,40 @@ pub fn our_services(kube: &KubeSim) -> Vec<(String, String, String, Vec<String>)
                 .as_object()
                 .into_iter()
                 .flatten()
-                .filter(|(k, _)| k.contains("load-balancer-ipv4") || k.contains("load-balancer-ipv6"))
-                .filter_map(|(_, v)| v.as_str().map(str::to_string))
+                .filter(|(k, _)| {
+                    k.contains("load-balancer-ipv4") || k.contains("load-balancer-ipv6")
+                })
+                .filter_map(|(_, v)| v.as_str()?.parse().ok())
                 .collect();
-            (
-                text(&["metadata", "namespace"]),
-                text(&["metadata", "name"]),
-                text(&["metadata", "uid"]),
+            let ports = s["spec"]["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| u16::try_from(p["port"].as_u64()?).ok())
+                .collect();
+            OurService {
+                namespace: text(&["metadata", "namespace"]),
+                name: text(&["metadata", "name"]),
                 ips,
-            )
+                ports,
+            }
         })
         .collect()
+}
+
+/// When the last of `services` was served by its load balancer on each of its addresses and
+/// ports (None: one never was).
+pub fn all_served_at(cloud: &dyn CloudUnderTest, services: &[OurService]) -> Option<Instant> {
+    let mut latest: Option<Instant> = None;
+    for svc in services {
+        for ip in &svc.ips {
+            for port in &svc.ports {
+                let at = cloud.serving_since(*ip, *port)?;
+                latest = Some(latest.map_or(at, |l| l.max(at)));
+            }
+        }
+    }
+    latest
 }
 
 /// The Events the CCM recorded on Services.
