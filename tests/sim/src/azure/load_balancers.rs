@@ -505,6 +505,19 @@ impl super::AzureSim {
         w.load_balancers.values().map(|lb| w.lb_json(lb)).collect()
     }
 
+    /// `(NIC, backend pool id)` for every NIC ipConfiguration naming a pool.
+    pub fn nic_pool_references(&self) -> Vec<(String, String)> {
+        let w = super::lock(&self.world);
+        w.nics
+            .values()
+            .flat_map(|nic| {
+                nic.ipconfigs
+                    .iter()
+                    .flat_map(|c| c.pools.iter().map(|p| (nic.name.clone(), p.clone())))
+            })
+            .collect()
+    }
+
     /// When a load balancer first served `ip` on `port`: a frontend holding it had a rule on
     /// the port to a pool with a ready member (see `note_serving`).
     pub fn frontend_serving_since(

@@ -64,8 +64,14 @@ impl CloudUnderTest for Azure {
         self.peers.reset_counts();
     }
 
+    /// Its ARM calls, not counting `/metadata/endpoints` (read once per client it makes, 76
+    /// at start-up, no token).
     fn ccm_calls(&self) -> usize {
-        self.ccm_proxy.calls().len()
+        let calls = self.ccm_proxy.calls();
+        calls
+            .iter()
+            .filter(|c| !c.action.contains("/metadata/endpoints"))
+            .count()
     }
 
     fn serving_since(&self, ip: std::net::IpAddr, port: u16) -> Option<Instant> {
@@ -122,26 +128,71 @@ impl CloudUnderTest for Azure {
                 "probes",
                 "backendAddressPools",
             ] {
-                for child in lb["properties"][collection]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                {
-                    left.push(format!("{name} {collection} {}", child["name"]));
+                let children = lb["properties"][collection].as_array();
+                for child in children.into_iter().flatten() {
+                    left.push(format!(
+                        "{name} {collection} {}",
+                        describe(collection, child)
+                    ));
                 }
             }
         }
         for rule in self.peers.sim.security_rules().into_iter().flatten() {
-            left.push(format!(
-                "{SECURITY_GROUP} rule {} {} {} -> {} {}",
-                rule["name"],
-                rule["priority"],
-                rule["sourceAddressPrefix"],
-                rule["destinationAddressPrefixes"],
-                rule["destinationPortRanges"]
-            ));
+            left.push(format!("{SECURITY_GROUP} rule {rule}"));
+        }
+        for (nic, pool) in self.peers.sim.nic_pool_references() {
+            left.push(format!("NIC {nic} names backend pool {pool}"));
         }
         left
+    }
+}
+
+/// A load balancer's child in one line: its name and what decides its behaviour.
+fn describe(collection: &str, child: &Value) -> String {
+    let p = &child["properties"];
+    let last = |v: &Value| {
+        v["id"]
+            .as_str()
+            .and_then(|id| id.rsplit('/').next())
+            .unwrap_or("-")
+            .to_string()
+    };
+    let name = child["name"].as_str().unwrap_or_default();
+    match collection {
+        "frontendIPConfigurations" => format!(
+            "{name} private {} public {}",
+            p["privateIPAddress"].as_str().unwrap_or("-"),
+            last(&p["publicIPAddress"])
+        ),
+        "loadBalancingRules" => format!(
+            "{name} {}:{}->{} floatingIP {} tcpReset {} idle {} probe {}",
+            p["protocol"].as_str().unwrap_or("-"),
+            p["frontendPort"],
+            p["backendPort"],
+            p["enableFloatingIP"],
+            p["enableTcpReset"],
+            p["idleTimeoutInMinutes"],
+            last(&p["probe"])
+        ),
+        "probes" => format!(
+            "{name} {} port {} every {}s x{}",
+            p["protocol"].as_str().unwrap_or("-"),
+            p["port"],
+            p["intervalInSeconds"],
+            p["probeThreshold"]
+                .as_u64()
+                .or(p["numberOfProbes"].as_u64())
+                .unwrap_or(0)
+        ),
+        _ => {
+            let members: Vec<&str> = p["backendIPConfigurations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m["id"].as_str()?.split("/networkInterfaces/").nth(1))
+                .collect();
+            format!("{name} members {members:?}")
+        }
     }
 }
 
@@ -253,14 +304,14 @@ fn start_ccm(
 }
 
 /// The whole harness run (see the module doc).
-pub async fn run(agent: &Path, ccm: &Path, work: &Path) -> Result<Report> {
+pub async fn run(agent: &Path, ccm: Option<&Path>, work: &Path) -> Result<Report> {
     let peers = AzurePeers::start().await?;
     let ccm_proxy = Proxy::start(peers.sim.arm_addr, Service::Arm).await?;
     for (name, ip) in NODES {
         peers.sim.add_machine(name, ip);
     }
     let mut cloud = peers.lb_cloud();
-    cloud.external_controller = true;
+    cloud.external_controller = ccm.is_some();
     let kube = KubeSim::start(KubeSimOptions {
         cloud,
         node_ips: NODES.iter().map(|(_, ip)| *ip).collect(),
@@ -268,10 +319,14 @@ pub async fn run(agent: &Path, ccm: &Path, work: &Path) -> Result<Report> {
         ..Default::default()
     })
     .await?;
-    let mut ccm_process = start_ccm(ccm, &ccm_proxy.url(), &kube, &peers, work)?;
+    let mut ccm_process = match ccm {
+        Some(ccm) => Some(start_ccm(ccm, &ccm_proxy.url(), &kube, &peers, work)?),
+        None => None,
+    };
     let azure = Azure { peers, ccm_proxy };
 
     let gate = super::gate_watch(&kube)?;
+    let ingress = super::ingress_watch(&kube)?;
     let run_exit = super::agent_step(agent, &["run"], "agent-run.log", &azure, &kube, work).await?;
     let gate_at = if gate.is_finished() {
         gate.await.ok().flatten()
@@ -285,6 +340,17 @@ pub async fn run(agent: &Path, ccm: &Path, work: &Path) -> Result<Report> {
     let gate_lag_ms = gate_at
         .zip(served)
         .map(|(gate, served)| super::signed_ms(served, gate));
+    let ingress_at = {
+        let seen = ingress.lock().unwrap_or_else(|p| p.into_inner());
+        services
+            .iter()
+            .map(|s| seen.get(&(s.namespace.clone(), s.name.clone())).copied())
+            .collect::<Option<Vec<Instant>>>()
+            .and_then(|all| all.into_iter().max())
+    };
+    let gate_after_ingress_ms = gate_at
+        .zip(ingress_at)
+        .map(|(gate, ingress)| super::signed_ms(ingress, gate));
     let run_calls = azure.ccm_calls();
     let built_ccm = azure.left_ccm();
 
@@ -315,7 +381,9 @@ pub async fn run(agent: &Path, ccm: &Path, work: &Path) -> Result<Report> {
         .collect();
     std::fs::write(work.join("ccm-arm-calls.log"), calls.join("\n"))?;
     let teardown_calls = azure.ccm_calls() - run_calls - second_calls;
-    let _ = ccm_process.start_kill();
+    if let Some(process) = ccm_process.as_mut() {
+        let _ = process.start_kill();
+    }
     Ok(Report {
         cloud: "azure".into(),
         kube: "local".into(),
@@ -328,6 +396,13 @@ pub async fn run(agent: &Path, ccm: &Path, work: &Path) -> Result<Report> {
         built_ccm,
         events,
         gate_lag_ms,
+        gate_after_ingress_ms,
+        controller: if ccm.is_some() {
+            "real-ccm"
+        } else {
+            "simulated"
+        }
+        .into(),
         calls_per_service: CallsPerService {
             run: run_calls as f64 / count,
             second_run: second_calls as f64 / count,

@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub const USAGE: &str = "bootstrap-sim real-ccm azure --ccm PATH --output json";
+pub const USAGE: &str = "bootstrap-sim real-ccm azure (--ccm PATH | --simulated) --output json";
 
 /// What one harness run found.
 #[derive(Debug)]
@@ -39,6 +39,11 @@ pub struct Report {
     /// From the moment the last of a Service's reserved IPs was served by a load balancer
     /// frontend the CCM made to the gate passing (None: the gate never passed, or no frontend).
     pub gate_lag_ms: Option<i64>,
+    /// From the moment the last of our Services got its ingress to the gate passing.
+    pub gate_after_ingress_ms: Option<i64>,
+    /// `real-ccm` (the CCM built the load balancers) or `simulated` (the local API server's
+    /// simulated controller did, for comparison).
+    pub controller: String,
     /// The CCM's cloud calls per Service, in each phase.
     pub calls_per_service: CallsPerService,
     pub teardown_ms: u128,
@@ -65,6 +70,8 @@ impl Report {
             "built_ccm": self.built_ccm,
             "events": self.events,
             "gate_lag_ms": self.gate_lag_ms,
+            "gate_after_ingress_ms": self.gate_after_ingress_ms,
+            "controller": self.controller,
             "calls_per_service": {
                 "run": self.calls_per_service.run,
                 "second_run": self.calls_per_service.second_run,
@@ -103,8 +110,13 @@ pub async fn command(args: &[&str]) -> Result<i32> {
     };
     let mut ccm: Option<PathBuf> = None;
     let mut output = "json";
+    let mut simulated = false;
     let mut it = rest.iter();
     while let Some(flag) = it.next() {
+        if *flag == "--simulated" {
+            simulated = true;
+            continue;
+        }
         let value = it
             .next()
             .with_context(|| format!("{flag} needs a value\n{USAGE}"))?;
@@ -121,13 +133,14 @@ pub async fn command(args: &[&str]) -> Result<i32> {
         "azure" => azure::SOURCE,
         other => bail!("unknown cloud {other:?}: expected azure\n{USAGE}"),
     };
-    let Some(ccm) = ccm.filter(|p| p.is_file()) else {
+    let ccm = ccm.filter(|p| p.is_file());
+    if ccm.is_none() && !simulated {
         eprintln!(
             "error: --ccm: the cloud-controller-manager binary is missing; build \
              ./cmd/cloud-controller-manager of {source} and pass its path"
         );
         return Ok(2);
-    };
+    }
     let agent = std::env::current_exe()?.with_file_name("bootstrap-agent");
     if !agent.exists() {
         bail!(
@@ -138,7 +151,7 @@ pub async fn command(args: &[&str]) -> Result<i32> {
     let work = crate::venv::target_dir().join(format!("real-ccm-{cloud}"));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
-    let report = azure::run(&agent, &ccm, &work).await?;
+    let report = azure::run(&agent, ccm.as_deref(), &work).await?;
     println!("{}", serde_json::to_string_pretty(&report.to_json())?);
     Ok(0)
 }
@@ -266,6 +279,37 @@ pub fn ccm_events(kube: &KubeSim) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// When each LoadBalancer Service first had an ingress, recorded from now on.
+pub fn ingress_watch(
+    kube: &KubeSim,
+) -> Result<std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<(String, String), Instant>>>>
+{
+    let mut changes = kube
+        .changes("", "v1", "services")
+        .context("the local API server serves no Services")?;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeMap::new()));
+    let record = seen.clone();
+    tokio::spawn(async move {
+        while let Some(svc) = changes.recv().await {
+            let has_ingress = svc["status"]["loadBalancer"]["ingress"]
+                .as_array()
+                .is_some_and(|i| !i.is_empty());
+            if has_ingress {
+                let key = (
+                    svc["metadata"]["namespace"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string(),
+                    svc["metadata"]["name"].as_str().unwrap_or("").to_string(),
+                );
+                let mut map = record.lock().unwrap_or_else(|p| p.into_inner());
+                map.entry(key).or_insert_with(Instant::now);
+            }
+        }
+    });
+    Ok(seen)
 }
 
 /// When the agent's gate first passed: the first write of the ConfigMap
