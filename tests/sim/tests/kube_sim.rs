@@ -3046,8 +3046,11 @@ async fn azure_security_group_must_exist_and_opens_only_the_public_ip() {
     let rules = azure.security_rules().unwrap();
     assert_eq!(rules.len(), 1, "{rules:?}");
     assert_eq!(rules[0]["sourceAddressPrefix"], "Internet");
-    assert_eq!(rules[0]["destinationAddressPrefixes"], json!(["52.1.2.3"]));
+    // One destination: the singular field, as the provider writes it (`SetDestinationPrefixes`).
+    assert_eq!(rules[0]["destinationAddressPrefix"], "52.1.2.3");
+    assert_eq!(rules[0].get("destinationAddressPrefixes"), None);
     assert_eq!(rules[0]["destinationPortRanges"], json!(["6443"]));
+    assert_eq!(rules[0]["priority"], 500);
     assert!(
         rules[0]["name"]
             .as_str()
