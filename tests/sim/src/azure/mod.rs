@@ -20,6 +20,7 @@ mod cloud;
 mod compute;
 mod dns;
 mod endpoints;
+mod lb_state;
 mod lb_view;
 mod load_balancers;
 mod login;
