@@ -359,6 +359,11 @@ pub async fn run(agent: &Path, ccm: Option<&Path>, work: &Path) -> Result<Report
         super::agent_step(agent, &["run"], "agent-second-run.log", &azure, &kube, work).await?;
     let second_run_mutations = azure.agent_mutations();
     let second_calls = azure.ccm_calls() - run_calls;
+    let node_added_ms = match ccm {
+        Some(_) => add_a_node(&azure, &kube).await?,
+        None => None,
+    };
+    let node_calls = azure.ccm_calls() - run_calls - second_calls;
     let events = super::ccm_events(&kube);
 
     let started = Instant::now();
@@ -380,7 +385,7 @@ pub async fn run(agent: &Path, ccm: Option<&Path>, work: &Path) -> Result<Report
         .map(|c| c.action)
         .collect();
     std::fs::write(work.join("ccm-arm-calls.log"), calls.join("\n"))?;
-    let teardown_calls = azure.ccm_calls() - run_calls - second_calls;
+    let teardown_calls = azure.ccm_calls() - run_calls - second_calls - node_calls;
     if let Some(process) = ccm_process.as_mut() {
         let _ = process.start_kill();
     }
@@ -397,6 +402,7 @@ pub async fn run(agent: &Path, ccm: Option<&Path>, work: &Path) -> Result<Report
         events,
         gate_lag_ms,
         gate_after_ingress_ms,
+        node_added_ms,
         controller: if ccm.is_some() {
             "real-ccm"
         } else {
@@ -406,10 +412,39 @@ pub async fn run(agent: &Path, ccm: Option<&Path>, work: &Path) -> Result<Report
         calls_per_service: CallsPerService {
             run: run_calls as f64 / count,
             second_run: second_calls as f64 / count,
+            node_added: node_calls as f64 / count,
             teardown: teardown_calls as f64 / count,
         },
         teardown_ms,
     })
+}
+
+/// A fourth control-plane machine and its Node (a node change): how long until the CCM put
+/// its NIC in both load balancers' pools (None: not within a minute). Read off the fake's
+/// state every 50 ms: the NIC changes in the cloud, where nothing can be watched.
+async fn add_a_node(azure: &Azure, kube: &KubeSim) -> Result<Option<u128>> {
+    let (name, ip) = ("master-3", Ipv4Addr::new(10, 0, 0, 8));
+    azure.peers.sim.add_machine(name, ip);
+    let started = Instant::now();
+    kube.create(node(name, ip))
+        .context("cannot create the fourth Node")?;
+    let nic = format!("{name}-nic");
+    let deadline = started + Duration::from_secs(60);
+    let mut tick = tokio::time::interval(Duration::from_millis(50));
+    while Instant::now() < deadline {
+        tick.tick().await;
+        let pools = azure
+            .peers
+            .sim
+            .nic_pool_references()
+            .into_iter()
+            .filter(|(n, _)| *n == nic)
+            .count();
+        if pools >= 2 {
+            return Ok(Some(started.elapsed().as_millis()));
+        }
+    }
+    Ok(None)
 }
 
 /// Waits (at most a minute) until no LoadBalancer Service is left: the CCM took its finalizer

@@ -39,6 +39,9 @@ pub struct Report {
     /// From the moment the last of a Service's reserved IPs was served by a load balancer
     /// frontend the CCM made to the gate passing (None: the gate never passed, or no frontend).
     pub gate_lag_ms: Option<i64>,
+    /// After the second `run`, a fourth Node and its VM come: how long until the CCM put the
+    /// VM's NIC in the pools (None: no CCM, or not within a minute).
+    pub node_added_ms: Option<u128>,
     /// From the moment the last of our Services got its ingress to the gate passing.
     pub gate_after_ingress_ms: Option<i64>,
     /// `real-ccm` (the CCM built the load balancers) or `simulated` (the local API server's
@@ -53,6 +56,8 @@ pub struct Report {
 pub struct CallsPerService {
     pub run: f64,
     pub second_run: f64,
+    /// After a fourth Node (and its VM) came.
+    pub node_added: f64,
     pub teardown: f64,
 }
 
@@ -71,10 +76,12 @@ impl Report {
             "events": self.events,
             "gate_lag_ms": self.gate_lag_ms,
             "gate_after_ingress_ms": self.gate_after_ingress_ms,
+            "node_added_ms": self.node_added_ms,
             "controller": self.controller,
             "calls_per_service": {
                 "run": self.calls_per_service.run,
                 "second_run": self.calls_per_service.second_run,
+                "node_added": self.calls_per_service.node_added,
                 "teardown": self.calls_per_service.teardown,
             },
             "teardown_ms": self.teardown_ms,
@@ -281,11 +288,12 @@ pub fn ccm_events(kube: &KubeSim) -> Vec<String> {
         .collect()
 }
 
+/// When each LoadBalancer Service (namespace, name) first had an ingress.
+pub type IngressTimes =
+    std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<(String, String), Instant>>>;
+
 /// When each LoadBalancer Service first had an ingress, recorded from now on.
-pub fn ingress_watch(
-    kube: &KubeSim,
-) -> Result<std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<(String, String), Instant>>>>
-{
+pub fn ingress_watch(kube: &KubeSim) -> Result<IngressTimes> {
     let mut changes = kube
         .changes("", "v1", "services")
         .context("the local API server serves no Services")?;
@@ -322,7 +330,7 @@ pub fn gate_watch(kube: &KubeSim) -> Result<tokio::task::JoinHandle<Option<Insta
         while let Some(cm) = changes.recv().await {
             let ours = cm["metadata"]["namespace"] == "kube-system"
                 && cm["metadata"]["name"] == "bootstrap-agent";
-            if ours && cm["data"]["phase"] == Value::from("gate-passed") {
+            if ours && cm["data"]["phase"] == "gate-passed" {
                 return Some(Instant::now());
             }
         }
