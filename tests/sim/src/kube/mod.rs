@@ -8,7 +8,8 @@
 //!   kubeconfig with `certificate-authority-data` and a token.
 //! - Discovery: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>` (legacy
 //!   format) for core/v1 namespaces, services (+status), endpoints, configmaps, secrets,
-//!   pods (+status), events;
+//!   pods (+status), events, nodes (+status; created by `bootstrap-sim real-ccm` for a real
+//!   cloud-controller-manager);
 //!   discovery.k8s.io/v1 endpointslices; coordination.k8s.io/v1 leases;
 //!   config.openshift.io/v1 clusterversions, infrastructures and dnses (cluster-scoped,
 //!   +status; Infrastructure and DNS from openshift/api's CRDs); apiextensions.k8s.io/v1
