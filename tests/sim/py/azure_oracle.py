@@ -362,6 +362,10 @@ def load_balancer_checks(net, nic_name, pip_name):
     freed = net.public_ip_addresses.get(RG, pip_name).ip_configuration
     out["pip_user_after_delete"] = freed.id if freed else None
     out["missing"] = failure(lambda: net.load_balancers.get(RG, "mycluster-7xk2p"))
+    net.load_balancers.begin_delete(RG, lb_name, **FAST).result()
+    left = net.network_interfaces.get(RG, nic_name).ip_configurations[0]
+    out["nic_pools_after_delete"] = [
+        p.id for p in (left.load_balancer_backend_address_pools or [])]
     nsg = net.network_security_groups.get(RG, "mycluster-7xk2p-nsg")
     out["nsg_defaults"] = sorted(r.name for r in nsg.default_security_rules)
     old_etag = nsg.etag

@@ -421,7 +421,7 @@ async fn the_official_client_adds_and_removes_a_secondary_ip_configuration() {
 /// `backendIPConfigurations`; a rule naming a probe the body lacks is refused
 /// `InvalidResourceReference`, a frontend on an address a NIC holds
 /// `PrivateIPAddressIsAllocated`; a public frontend shows in its public IP's `ipConfiguration`
-/// until the load balancer goes; the cluster's NSG has Azure's six default rules and takes a
+/// until the load balancer goes, and its pool from the NICs; the cluster's NSG has Azure's six default rules and takes a
 /// rule with its etag, a stale etag refused.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_official_client_builds_load_balancers_as_arm_does() {
@@ -487,6 +487,11 @@ async fn the_official_client_builds_load_balancers_as_arm_does() {
     );
     assert_eq!(r["pip_user_after_delete"], Value::Null, "{r}");
     assert_eq!(r["missing"]["status"], 404, "{r}");
+    assert_eq!(
+        r["nic_pools_after_delete"],
+        serde_json::json!([]),
+        "a deleted load balancer's pool is gone from its NICs: {r}"
+    );
     assert_eq!(r["nsg_defaults"].as_array().unwrap().len(), 6, "{r}");
     assert_eq!(
         r["nsg_rules"],

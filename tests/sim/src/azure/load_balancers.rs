@@ -13,7 +13,8 @@
 //! `loadBalancingRules` and `backendIPConfigurations` (the NIC ipConfigurations that name the
 //! pool in their `loadBalancerBackendAddressPools`, see `nic_put`); a public IP a frontend
 //! uses shows the frontend in its `ipConfiguration` until the frontend or the load balancer
-//! goes (see `public_ip`: it cannot be deleted meanwhile).
+//! goes (see `public_ip`: it cannot be deleted meanwhile); a deleted load balancer's pools
+//! are gone from the NICs that named them.
 //!
 //! Refused as Network Resource Provider refuses it (400 unless said):
 //! - `If-Match` not the current etag, or `If-None-Match: *` on an existing load balancer: 412
@@ -112,7 +113,9 @@ impl World {
             "PUT" => self.put_load_balancer(call, rg, name, &key),
             "DELETE" => match self.load_balancers.remove(&key) {
                 Some(lb) => {
-                    self.release_public_ips(&lb_id(&lb.rg, &lb.name), &[]);
+                    let id = lb_id(&lb.rg, &lb.name);
+                    self.release_public_ips(&id, &[]);
+                    self.leave_pools_of(&id);
                     Reply::empty(200)
                 }
                 None => Reply::empty(204),
@@ -324,6 +327,22 @@ impl World {
             }
         }
         None
+    }
+
+    /// A deleted load balancer's pools are gone from the NICs that named them: for VMs in
+    /// availability sets (and standalone ones) cloud-provider-azure deletes the load balancer
+    /// without touching the NICs (`azure_loadbalancer.go:696-700`: "do nothing for
+    /// availability set", only scale sets must leave the pools first), so ARM drops the
+    /// references itself.
+    fn leave_pools_of(&mut self, id: &str) {
+        let prefix = format!("{}/backendaddresspools/", id.to_ascii_lowercase());
+        for nic in self.nics.values_mut() {
+            for config in &mut nic.ipconfigs {
+                config
+                    .pools
+                    .retain(|p| !p.to_ascii_lowercase().starts_with(&prefix));
+            }
+        }
     }
 
     /// Public IPs a frontend of load balancer `id` used and that are not in `kept` (public IP
