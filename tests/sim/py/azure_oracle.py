@@ -284,6 +284,103 @@ def nic_checks(net, name):
     return out
 
 
+def load_balancer_checks(net, nic_name, pip_name):
+    """What cloud-provider-azure does to a load balancer, as the official client does it: an
+    internal load balancer made with one Service's frontend, rule and probe, a second Service's
+    rule on the same frontend (PUT with the etag), a stale etag refused, a node's NIC put in
+    the backend pool, refusals; a public load balancer on a public IP; the NSG's rules."""
+    from azure.mgmt.network import models as m
+
+    lb_name = "mycluster-7xk2p-internal"
+    lb_id = f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Network/loadBalancers/{lb_name}"
+    subnet = net.subnets.get(NET_RG, VNET, SUBNET)
+
+    def ref(kind, name):
+        return m.SubResource(id=f"{lb_id}/{kind}/{name}")
+
+    def rule(name, port, probe):
+        return m.LoadBalancingRule(
+            name=name, protocol="Tcp", frontend_port=port, backend_port=port,
+            enable_floating_ip=True, enable_tcp_reset=True, idle_timeout_in_minutes=4,
+            frontend_ip_configuration=ref("frontendIPConfigurations", "afront"),
+            backend_address_pool=ref("backendAddressPools", "mycluster-7xk2p"),
+            probe=ref("probes", probe))
+
+    def probe(name, port):
+        return m.Probe(name=name, protocol="Tcp", port=port, interval_in_seconds=5,
+                       number_of_probes=2)
+
+    lb = m.LoadBalancer(
+        location="eastus", sku=m.LoadBalancerSku(name="Standard"),
+        frontend_ip_configurations=[m.FrontendIPConfiguration(
+            name="afront", subnet=m.Subnet(id=subnet.id), private_ip_address="10.0.1.20",
+            private_ip_allocation_method="Static")],
+        backend_address_pools=[m.BackendAddressPool(name="mycluster-7xk2p")],
+        load_balancing_rules=[rule("afront-TCP-6443", 6443, "afront-TCP-6443")],
+        probes=[probe("afront-TCP-6443", 30443)])
+    out = {}
+    made = net.load_balancers.begin_create_or_update(RG, lb_name, lb, **FAST).result()
+    out["made"] = {"state": made.provisioning_state, "etag": bool(made.etag),
+                   "frontend": made.frontend_ip_configurations[0].id,
+                   "frontend_state": made.frontend_ip_configurations[0].provisioning_state}
+    stale = made.etag
+    made.load_balancing_rules.append(rule("bsecond-TCP-22623", 22623, "bsecond-TCP-22623"))
+    made.probes.append(probe("bsecond-TCP-22623", 32623))
+    shared = net.load_balancers.begin_create_or_update(
+        RG, lb_name, made, headers={"If-Match": made.etag}, **FAST).result()
+    out["shared_frontend_rules"] = sorted(
+        r.id.rsplit("/", 1)[-1] for r in shared.frontend_ip_configurations[0].load_balancing_rules)
+    made.etag = stale
+    out["stale"] = failure(lambda: net.load_balancers.begin_create_or_update(
+        RG, lb_name, made, headers={"If-Match": stale}, **FAST).result())
+    nic = net.network_interfaces.get(RG, nic_name)
+    nic.ip_configurations[0].load_balancer_backend_address_pools = [
+        m.BackendAddressPool(id=shared.backend_address_pools[0].id)]
+    net.network_interfaces.begin_create_or_update(RG, nic_name, nic, **FAST).result()
+    pool = net.load_balancers.get(RG, lb_name).backend_address_pools[0]
+    out["pool_members"] = [c.id.split("/networkInterfaces/")[1] for c in pool.backend_ip_configurations]
+    bad = m.LoadBalancer(location="eastus", sku=m.LoadBalancerSku(name="Standard"),
+                         frontend_ip_configurations=lb.frontend_ip_configurations,
+                         load_balancing_rules=[rule("x", 1, "missing")])
+    out["missing_probe"] = failure(
+        lambda: net.load_balancers.begin_create_or_update(RG, "bad-lb", bad, **FAST).result())
+    taken = m.LoadBalancer(location="eastus", sku=m.LoadBalancerSku(name="Standard"),
+                           frontend_ip_configurations=[m.FrontendIPConfiguration(
+                               name="f", subnet=m.Subnet(id=subnet.id),
+                               private_ip_address="10.0.1.10",
+                               private_ip_allocation_method="Static")])
+    out["held_by_a_nic"] = failure(
+        lambda: net.load_balancers.begin_create_or_update(RG, "bad-lb", taken, **FAST).result())
+    pip = net.public_ip_addresses.get(RG, pip_name)
+    public = m.LoadBalancer(location="eastus", sku=m.LoadBalancerSku(name="Standard"),
+                            frontend_ip_configurations=[m.FrontendIPConfiguration(
+                                name="apublic", public_ip_address=m.PublicIPAddress(id=pip.id))])
+    net.load_balancers.begin_create_or_update(RG, "mycluster-7xk2p", public, **FAST).result()
+    out["pip_user"] = net.public_ip_addresses.get(RG, pip_name).ip_configuration.id.rsplit("/", 3)[-3:]
+    out["listed"] = sorted(lb.name for lb in net.load_balancers.list(RG))
+    net.load_balancers.begin_delete(RG, "mycluster-7xk2p", **FAST).result()
+    freed = net.public_ip_addresses.get(RG, pip_name).ip_configuration
+    out["pip_user_after_delete"] = freed.id if freed else None
+    out["missing"] = failure(lambda: net.load_balancers.get(RG, "mycluster-7xk2p"))
+    net.load_balancers.begin_delete(RG, lb_name, **FAST).result()
+    left = net.network_interfaces.get(RG, nic_name).ip_configurations[0]
+    out["nic_pools_after_delete"] = [
+        p.id for p in (left.load_balancer_backend_address_pools or [])]
+    nsg = net.network_security_groups.get(RG, "mycluster-7xk2p-nsg")
+    out["nsg_defaults"] = sorted(r.name for r in nsg.default_security_rules)
+    old_etag = nsg.etag
+    nsg.security_rules = [m.SecurityRule(
+        name="k8s-azure-lb_allow_IPv4_x", protocol="Tcp", access="Allow", direction="Inbound",
+        priority=500, source_address_prefix="Internet", source_port_range="*",
+        destination_address_prefixes=[pip.ip_address], destination_port_ranges=["6443"])]
+    put = net.network_security_groups.begin_create_or_update(
+        RG, "mycluster-7xk2p-nsg", nsg, headers={"If-Match": old_etag}, **FAST).result()
+    out["nsg_rules"] = [(r.name, r.destination_address_prefixes) for r in put.security_rules]
+    out["nsg_stale"] = failure(lambda: net.network_security_groups.begin_create_or_update(
+        RG, "mycluster-7xk2p-nsg", nsg, headers={"If-Match": old_etag}, **FAST).result())
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--arm", required=True)
@@ -294,8 +391,14 @@ def main():
                         help="only try to create one public IP (and read a subnet)")
     parser.add_argument("--in-use", help="only: the public IP NAME a frontend uses")
     parser.add_argument("--nic", help="only: read the NIC NAME, add a Dynamic secondary, remove it")
+    parser.add_argument("--load-balancer", nargs=2, metavar=("NIC", "PIP"),
+                        help="only: load balancers on node NIC and public IP PIP, and the NSG")
     args = parser.parse_args()
     net, dns, pdns = clients(args.arm, args.token)
+    if args.load_balancer:
+        json.dump(load_balancer_checks(net, *args.load_balancer), sys.stdout, indent=1,
+                  sort_keys=True)
+        return
     if args.in_use:
         json.dump(in_use_checks(net, args.in_use), sys.stdout, indent=1, sort_keys=True)
         return

@@ -413,3 +413,145 @@ async fn the_official_client_adds_and_removes_a_secondary_ip_configuration() {
         ["10.0.1.10".parse::<std::net::Ipv4Addr>().unwrap()]
     );
 }
+
+/// Load balancers as cloud-provider-azure makes them, seen by azure-mgmt-network: a PUT
+/// completes at once (`Succeeded`, with an etag and ids on every child); a second Service's
+/// rule joins the first one's frontend with a PUT conditional on the etag, and a stale etag
+/// is refused 412; a node's NIC naming the pool shows in the pool's
+/// `backendIPConfigurations`; a rule naming a probe the body lacks is refused
+/// `InvalidResourceReference`, a frontend on an address a NIC holds
+/// `PrivateIPAddressIsAllocated`; a public frontend shows in its public IP's `ipConfiguration`
+/// until the load balancer goes, and its pool from the NICs; the cluster's NSG has Azure's six default rules and takes a
+/// rule with its etag, a stale etag refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_client_builds_load_balancers_as_arm_does() {
+    let sim = AzureSim::start(AzureSimOptions {
+        provisioning_delay: Duration::from_millis(100),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    sim.add_machine("master-0", "10.0.0.5".parse().unwrap());
+    sim.create_user_public_ip(
+        "mycluster-7xk2p-rg",
+        "user-api-pip",
+        "52.1.2.3".parse().unwrap(),
+    );
+    let token = sim.issue_token();
+    let r = oracle_with(
+        &sim.arm_url(),
+        &token,
+        &["--load-balancer", "master-0-nic", "user-api-pip"],
+    )
+    .await;
+    assert_eq!(r["made"]["state"], "Succeeded", "{r}");
+    assert_eq!(r["made"]["frontend_state"], "Succeeded", "{r}");
+    assert_eq!(r["made"]["etag"], true, "{r}");
+    assert!(
+        r["made"]["frontend"]
+            .as_str()
+            .unwrap()
+            .ends_with("/loadBalancers/mycluster-7xk2p-internal/frontendIPConfigurations/afront"),
+        "{r}"
+    );
+    assert_eq!(
+        r["shared_frontend_rules"],
+        serde_json::json!(["afront-TCP-6443", "bsecond-TCP-22623"]),
+        "{r}"
+    );
+    assert_eq!(r["stale"]["status"], 412, "{r}");
+    assert_eq!(r["stale"]["code"], "PreconditionFailed", "{r}");
+    assert_eq!(
+        r["pool_members"],
+        serde_json::json!(["master-0-nic/ipConfigurations/pipConfig"]),
+        "{r}"
+    );
+    assert_eq!(r["missing_probe"]["status"], 400, "{r}");
+    assert_eq!(
+        r["missing_probe"]["code"], "InvalidResourceReference",
+        "{r}"
+    );
+    assert_eq!(
+        r["held_by_a_nic"]["code"], "PrivateIPAddressIsAllocated",
+        "{r}"
+    );
+    assert_eq!(
+        r["pip_user"],
+        serde_json::json!(["mycluster-7xk2p", "frontendIPConfigurations", "apublic"]),
+        "{r}"
+    );
+    assert_eq!(
+        r["listed"],
+        serde_json::json!(["mycluster-7xk2p", "mycluster-7xk2p-internal"]),
+        "{r}"
+    );
+    assert_eq!(r["pip_user_after_delete"], Value::Null, "{r}");
+    assert_eq!(r["missing"]["status"], 404, "{r}");
+    assert_eq!(
+        r["nic_pools_after_delete"],
+        serde_json::json!([]),
+        "a deleted load balancer's pool is gone from its NICs: {r}"
+    );
+    assert_eq!(r["nsg_defaults"].as_array().unwrap().len(), 6, "{r}");
+    assert_eq!(
+        r["nsg_rules"],
+        serde_json::json!([["k8s-azure-lb_allow_IPv4_x", ["52.1.2.3"]]]),
+        "{r}"
+    );
+    assert_eq!(r["nsg_stale"]["status"], 412, "{r}");
+    // The simulated controller reads the same rules.
+    assert_eq!(
+        sim.security_rules().unwrap()[0]["destinationAddressPrefixes"],
+        serde_json::json!(["52.1.2.3"])
+    );
+}
+
+/// What cloud-provider-azure reads besides the network: the Compute provider's zones (its
+/// start-up zone sync), a Node's VM with its primary NIC (404 once the machine is gone, so
+/// its node lifecycle controller deletes the Node), and `/metadata/endpoints` at the
+/// api-version it asks (2019-05-01: an array naming the fake's ARM and authority, no token).
+#[tokio::test(flavor = "multi_thread")]
+async fn compute_reads_and_the_cloud_list_are_served_as_the_ccm_reads_them() {
+    let sim = AzureSim::start(AzureSimOptions::default()).await.unwrap();
+    sim.add_machine("master-1", "10.0.0.6".parse().unwrap());
+    let token = sim.issue_token();
+    let sub = "/subscriptions/00000000-0000-0000-0000-000000000001";
+    let (status, provider) = arm_get(
+        &sim,
+        &token,
+        &format!("{sub}/providers/Microsoft.Compute?api-version=2021-04-01"),
+    )
+    .await;
+    assert_eq!(status, 200, "{provider}");
+    assert_eq!(
+        provider["resourceTypes"][0]["zoneMappings"][0]["zones"],
+        serde_json::json!(["1", "2", "3"])
+    );
+    let vm_path = format!(
+        "{sub}/resourceGroups/mycluster-7xk2p-rg/providers/Microsoft.Compute/virtualMachines/master-1?api-version=2025-04-01&$expand=instanceView"
+    );
+    let (status, vm) = arm_get(&sim, &token, &vm_path).await;
+    assert_eq!(status, 200, "{vm}");
+    assert!(
+        vm["properties"]["networkProfile"]["networkInterfaces"][0]["id"]
+            .as_str()
+            .unwrap()
+            .ends_with("/networkInterfaces/master-1-nic")
+    );
+    assert_eq!(
+        vm["properties"]["instanceView"]["statuses"][1]["code"],
+        "PowerState/running"
+    );
+    sim.remove_machine("master-1");
+    let (status, gone) = arm_get(&sim, &token, &vm_path).await;
+    assert_eq!(status, 404, "{gone}");
+    assert_eq!(gone["error"]["code"], "ResourceNotFound");
+    let (status, clouds) = arm_get(&sim, "", "/metadata/endpoints?api-version=2019-05-01").await;
+    assert_eq!(status, 200, "{clouds}");
+    assert_eq!(clouds[0]["name"], "AzureCloud");
+    assert_eq!(clouds[0]["resourceManager"], format!("{}/", sim.arm_url()));
+    assert_eq!(
+        clouds[0]["authentication"]["loginEndpoint"],
+        format!("{}/", sim.login_url())
+    );
+}

@@ -3046,8 +3046,11 @@ async fn azure_security_group_must_exist_and_opens_only_the_public_ip() {
     let rules = azure.security_rules().unwrap();
     assert_eq!(rules.len(), 1, "{rules:?}");
     assert_eq!(rules[0]["sourceAddressPrefix"], "Internet");
-    assert_eq!(rules[0]["destinationAddressPrefixes"], json!(["52.1.2.3"]));
+    // One destination: the singular field, as the provider writes it (`SetDestinationPrefixes`).
+    assert_eq!(rules[0]["destinationAddressPrefix"], "52.1.2.3");
+    assert_eq!(rules[0].get("destinationAddressPrefixes"), None);
     assert_eq!(rules[0]["destinationPortRanges"], json!(["6443"]));
+    assert_eq!(rules[0]["priority"], 500);
     assert!(
         rules[0]["name"]
             .as_str()
@@ -3232,4 +3235,66 @@ async fn a_deleted_service_stays_until_its_controller_deleted_the_load_balancer(
     assert!(odd["metadata"].get("finalizers").is_none(), "{odd:#}");
     delete_service(&raw, API_NS, "odd").await;
     assert!(stored_service(&raw, API_NS, "odd").await.is_none());
+}
+
+/// With a real cloud-controller-manager building the load balancers (`bootstrap-sim real-ccm`,
+/// `CloudOptions::external_controller`), the simulated controller serves no Service: no
+/// ingress, no finalizer, and a deleted Service waits for the real controller's finalizer to
+/// come off; endpoints are still published. The finalizer goes on and off as the service
+/// controller writes it: a strategic-merge PATCH of `/status` (client-go's
+/// `$setElementOrder` / `$deleteFromPrimitiveList` directives), which kube-apiserver's Service
+/// status strategy keeps (it resets only the spec).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_external_controller_builds_the_load_balancers_the_sim_only_publishes_endpoints() {
+    let (_azure, _sim, raw) = {
+        use bootstrap_sim::azure::{AzureSim, AzureSimOptions};
+        let azure = AzureSim::start(AzureSimOptions::default()).await.unwrap();
+        let (sim, raw) = strict_sim(CloudOptions {
+            azure_compute_subnet: azure.compute_subnet_range(),
+            azure: Some(azure.lb_view()),
+            external_controller: true,
+            ..Default::default()
+        })
+        .await;
+        (azure, sim, raw)
+    };
+    create(&raw, azure_internal("internal-lb", "10.0.1.253")).await;
+    let mut endpoints = raw
+        .watch(&format!(
+            "/api/v1/namespaces/{API_NS}/endpoints?watch=true&fieldSelector=metadata.name%3Dinternal-lb"
+        ))
+        .await;
+    endpoints
+        .until(|e| e["object"]["subsets"][0]["addresses"].is_array())
+        .await;
+    let path = format!("/api/v1/namespaces/{API_NS}/services/internal-lb");
+    let (_, svc) = raw.get(&path).await;
+    assert_eq!(
+        svc["status"]["loadBalancer"]["ingress"],
+        Value::Null,
+        "{svc}"
+    );
+    assert_eq!(svc["metadata"]["finalizers"], Value::Null, "{svc}");
+
+    let strategic = "application/strategic-merge-patch+json";
+    let cleanup = "service.kubernetes.io/load-balancer-cleanup";
+    let add =
+        json!({"metadata": {"$setElementOrder/finalizers": [cleanup], "finalizers": [cleanup]}});
+    let (code, svc) = raw
+        .patch(&format!("{path}/status"), strategic, &add.to_string())
+        .await;
+    assert_eq!(code, 200, "{svc}");
+    assert_eq!(svc["metadata"]["finalizers"], json!([cleanup]), "{svc}");
+    let (code, svc) = raw.delete(&path).await;
+    assert_eq!(code, 200, "{svc}");
+    let (code, svc) = raw.get(&path).await;
+    assert_eq!(code, 200, "held by the real controller's finalizer: {svc}");
+    assert!(svc["metadata"]["deletionTimestamp"].is_string(), "{svc}");
+    let remove = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": [cleanup]}});
+    let (code, svc) = raw
+        .patch(&format!("{path}/status"), strategic, &remove.to_string())
+        .await;
+    assert_eq!(code, 200, "{svc}");
+    let (code, _) = raw.get(&path).await;
+    assert_eq!(code, 404, "gone once the finalizer is off");
 }

@@ -100,6 +100,13 @@ impl World {
 
     pub fn handle(&mut self, call: &Call) -> Reply {
         self.tick();
+        let reply = self.route(call);
+        // A NIC's update may have finished in `tick` (a GET) or a rule come with this call.
+        self.note_serving();
+        reply
+    }
+
+    fn route(&mut self, call: &Call) -> Reply {
         if !call.query.contains_key("api-version") {
             return Reply::error(
                 400,
@@ -129,6 +136,7 @@ impl World {
         }
         match (call.method, &l[2..]) {
             ("GET", []) => super::authorization::subscription(),
+            ("GET", ["providers", "microsoft.compute"]) => super::compute::compute_provider(),
             ("GET", ["providers", "microsoft.network", "locations", _, "usages"]) => {
                 self.usages(s[5])
             }
@@ -185,6 +193,29 @@ impl World {
                     }
                     (_, ["providers", "microsoft.network", "publicipaddresses", _]) => {
                         self.public_ip(call, rg_name, orig[3])
+                    }
+                    // The fake has no Private Link services: the list is empty (the CCM lists
+                    // them when a frontend goes, `azure_privatelinkservice.go:174`).
+                    ("GET", ["providers", "microsoft.network", "privatelinkservices"]) => self
+                        .paged(
+                            call,
+                            &[],
+                            &format!(
+                                "{}/providers/Microsoft.Network/privateLinkServices",
+                                super::world::rg_id(rg_name)
+                            ),
+                        ),
+                    ("GET", ["providers", "microsoft.network", "loadbalancers"]) => {
+                        self.list_load_balancers(call, rg_name)
+                    }
+                    (_, ["providers", "microsoft.network", "loadbalancers", _]) => {
+                        self.load_balancer(call, rg_name, orig[3])
+                    }
+                    (_, ["providers", "microsoft.network", "networksecuritygroups", _]) => {
+                        self.network_security_group(call, rg_name, orig[3])
+                    }
+                    ("GET", ["providers", "microsoft.compute", "virtualmachines", _]) => {
+                        self.virtual_machine(call, rg_name, orig[3])
                     }
                     (_, ["providers", "microsoft.network", "networkinterfaces", _]) => {
                         self.network_interface(call, rg_name, orig[3])

@@ -86,6 +86,11 @@ fn network_action(l: &[&str], verb: impl Fn(&str) -> String) -> Option<String> {
         ["networkinterfaces", _] => {
             format!("Microsoft.Network/networkInterfaces/{}", verb("read"))
         }
+        ["privatelinkservices"] => "Microsoft.Network/privateLinkServices/read".to_string(),
+        ["loadbalancers", ..] => format!("Microsoft.Network/loadBalancers/{}", verb("read")),
+        ["networksecuritygroups", _] => {
+            format!("Microsoft.Network/networkSecurityGroups/{}", verb("read"))
+        }
         ["virtualnetworks", _, "subnets", _] => {
             "Microsoft.Network/virtualNetworks/subnets/read".to_string()
         }
@@ -132,6 +137,10 @@ fn required_action(method: &str, l: &[&str]) -> Option<String> {
                 "Microsoft.Authorization/permissions/read".to_string()
             }
             ("microsoft.network", network) => network_action(network, verb)?,
+            // The fake serves VM reads only (what cloud-provider-azure needs).
+            ("microsoft.compute", ["virtualmachines", _]) if method == "GET" => {
+                "Microsoft.Compute/virtualMachines/read".to_string()
+            }
             ("microsoft.resources", ["tags", "default"]) => {
                 format!("Microsoft.Resources/tags/{}", verb("read"))
             }
@@ -302,6 +311,15 @@ mod tests {
         let tags = action("PUT", &format!("{rg}/microsoft.resources/tags/default"));
         assert_eq!(tags.as_deref(), Some("Microsoft.Resources/tags/write"));
         let vm = action("PUT", &format!("{rg}/microsoft.compute/virtualmachines/vm"));
-        assert_eq!(vm, None, "the fake serves no compute: nothing to check");
+        assert_eq!(vm, None, "the fake serves no VM writes: nothing to check");
+        let vm = action("GET", &format!("{rg}/microsoft.compute/virtualmachines/vm"));
+        assert_eq!(
+            vm.as_deref(),
+            Some("Microsoft.Compute/virtualMachines/read")
+        );
+        let lb = action("PUT", &format!("{rg}/microsoft.network/loadbalancers/lb"));
+        assert_eq!(lb.as_deref(), Some("Microsoft.Network/loadBalancers/write"));
+        let disk = action("GET", &format!("{rg}/microsoft.storage/storageaccounts/x"));
+        assert_eq!(disk, None, "the fake serves no storage: nothing to check");
     }
 }

@@ -38,7 +38,7 @@ pub struct FoundPublicIp {
 }
 
 impl World {
-    fn nsg_key(name: &str) -> String {
+    pub(super) fn nsg_key(name: &str) -> String {
         format!("{}/{}", CLUSTER_RG, name).to_ascii_lowercase()
     }
 }
@@ -59,7 +59,16 @@ impl AzureSim {
         lock(&self.world)
             .security_groups
             .get(&World::nsg_key(SECURITY_GROUP))
-            .map(|rules| rules.values().cloned().collect())
+            .map(|rules| {
+                rules
+                    .values()
+                    .map(|r| {
+                        let mut flat = r["properties"].clone();
+                        flat["name"] = r["name"].clone();
+                        flat
+                    })
+                    .collect()
+            })
     }
 
     /// Makes the public IP holding `ip` Basic (a user's older address) with `allocation`
@@ -106,25 +115,27 @@ impl AzureLbView {
     }
 
     /// Adds `destinations` to the rule `name` allowing `source` on `ports` (TCP), creating
-    /// it when missing.
+    /// it when missing. As the provider writes a rule (`SetDestinationPrefixes`,
+    /// `pkg/provider/securitygroup/securityrule.go:125-134`, openshift/cloud-provider-azure
+    /// d04449b95a54): one destination is `destinationAddressPrefix`, several are
+    /// `destinationAddressPrefixes` (sorted, no duplicates); `sourcePortRange` `*`; the
+    /// first priority from 500 (`consts.LoadBalancerMinimumPriority`).
     pub fn allow_inbound(&self, name: &str, source: &str, destinations: &[String], ports: &[i64]) {
         let mut w = lock(&self.world);
         let Some(rules) = w.security_groups.get_mut(&World::nsg_key(SECURITY_GROUP)) else {
             return;
         };
         let ports: Vec<String> = ports.iter().map(ToString::to_string).collect();
+        let priority = 500 + rules.len();
         let rule = rules.entry(name.to_string()).or_insert_with(|| {
-            json!({"name": name, "access": "Allow", "direction": "Inbound", "protocol": "Tcp",
-                   "sourceAddressPrefix": source, "destinationAddressPrefixes": [],
-                   "destinationPortRanges": ports})
+            json!({"name": name, "properties": {
+                "access": "Allow", "direction": "Inbound", "protocol": "Tcp",
+                "priority": priority, "sourcePortRange": "*", "sourceAddressPrefix": source,
+                "destinationPortRanges": ports}})
         });
-        if let Some(list) = rule["destinationAddressPrefixes"].as_array_mut() {
-            for d in destinations {
-                if !list.iter().any(|v| v == d.as_str()) {
-                    list.push(json!(d));
-                }
-            }
-        }
+        let mut all = rule_destinations(rule);
+        all.extend(destinations.iter().cloned());
+        set_destinations(rule, all);
     }
 
     /// Takes `ip` out of every rule's destinations (its Service is gone); a rule left with
@@ -135,15 +146,13 @@ impl AzureLbView {
             return;
         };
         for rule in rules.values_mut() {
-            if let Some(list) = rule["destinationAddressPrefixes"].as_array_mut() {
-                list.retain(|v| v != ip);
-            }
+            let kept: Vec<String> = rule_destinations(rule)
+                .into_iter()
+                .filter(|d| d != ip)
+                .collect();
+            set_destinations(rule, kept);
         }
-        rules.retain(|_, r| {
-            r["destinationAddressPrefixes"]
-                .as_array()
-                .is_some_and(|l| !l.is_empty())
-        });
+        rules.retain(|_, r| !rule_destinations(r).is_empty());
     }
 
     /// The public IP of resource group `rg` holding `ip`.
@@ -209,5 +218,42 @@ impl AzureLbView {
                 )
             })
         })
+    }
+}
+
+/// A security rule's destination prefixes, from either of its two fields.
+fn rule_destinations(rule: &Value) -> Vec<String> {
+    let p = &rule["properties"];
+    let many = p["destinationAddressPrefixes"]
+        .as_array()
+        .into_iter()
+        .flatten();
+    many.chain(
+        p["destinationAddressPrefix"]
+            .as_str()
+            .map(|_| &p["destinationAddressPrefix"]),
+    )
+    .filter_map(|v| v.as_str().map(str::to_string))
+    .collect()
+}
+
+/// `SetDestinationPrefixes`: one prefix in `destinationAddressPrefix`, several (sorted, no
+/// duplicates) in `destinationAddressPrefixes`, none: neither.
+fn set_destinations(rule: &mut Value, mut prefixes: Vec<String>) {
+    prefixes.sort();
+    prefixes.dedup();
+    let Some(p) = rule["properties"].as_object_mut() else {
+        return;
+    };
+    p.remove("destinationAddressPrefix");
+    p.remove("destinationAddressPrefixes");
+    match prefixes.as_slice() {
+        [] => {}
+        [one] => {
+            p.insert("destinationAddressPrefix".into(), json!(one));
+        }
+        _ => {
+            p.insert("destinationAddressPrefixes".into(), json!(prefixes));
+        }
     }
 }

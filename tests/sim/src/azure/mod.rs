@@ -17,8 +17,13 @@
 mod arm;
 mod authorization;
 mod cloud;
+mod compute;
 mod dns;
+mod endpoints;
+mod lb_state;
 mod lb_view;
+mod load_balancers;
+mod login;
 mod network;
 mod nic;
 mod nic_put;
@@ -26,6 +31,7 @@ mod nic_put;
 mod nic_tests;
 mod public_ip;
 mod resource_groups;
+mod security_groups;
 mod tags;
 mod usages;
 mod world;
@@ -182,9 +188,10 @@ impl AzureSim {
         w.retry_after = options.retry_after;
         w.page_size = options.page_size.max(1);
         w.cloud = options.cloud;
-        let world = Arc::new(Mutex::new(w));
         let arm = TcpListener::bind("127.0.0.1:0").await?;
         let login = TcpListener::bind("127.0.0.1:0").await?;
+        w.login_origin = format!("https://127.0.0.1:{}", login.local_addr()?.port());
+        let world = Arc::new(Mutex::new(w));
         let arm_tls = TcpListener::bind("127.0.0.1:0").await?;
         let (arm_addr, login_addr) = (arm.local_addr()?, login.local_addr()?);
         let arm_tls_addr = arm_tls.local_addr()?;
@@ -197,7 +204,7 @@ impl AzureSim {
         let arm_tls_task = serve(arm_tls, tls.clone(), world.clone(), |req, w| {
             arm_handler(req, w, "https")
         });
-        let login_task = serve(login, tls, world.clone(), login_handler);
+        let login_task = serve(login, tls, world.clone(), login::login_handler);
         Ok(Self {
             arm_addr,
             arm_tls_addr,
@@ -562,9 +569,15 @@ async fn arm_handler(
                 .or_else(|| cloud.refuse_provider(&path, api_version.as_deref()))
         };
         match token {
-            _ if parts.method == hyper::Method::GET && path == ["metadata", "endpoints"] => cloud
-                .metadata()
-                .unwrap_or_else(|| Reply::error(404, "NotFound", "no such route")),
+            _ if parts.method == hyper::Method::GET && path == ["metadata", "endpoints"] => {
+                if endpoints::wants_array(api_version.as_deref()) {
+                    endpoints::clouds(cloud, &format!("{scheme}://{host}"), &w.login_origin)
+                } else {
+                    cloud
+                        .metadata()
+                        .unwrap_or_else(|| Reply::error(404, "NotFound", "no such route"))
+                }
+            }
             None => Reply::error(
                 401,
                 "AuthenticationFailed",
@@ -644,77 +657,6 @@ fn to_response(reply: Reply) -> Response<Full<Bytes>> {
 /// The non-empty segments of the request's path.
 fn segments(uri: &hyper::Uri) -> Vec<&str> {
     uri.path().split('/').filter(|s| !s.is_empty()).collect()
-}
-
-/// Entra ID's v2 token endpoint, client-credentials grant only.
-async fn login_handler(
-    req: Request<Incoming>,
-    world: Shared,
-) -> Result<Response<Full<Bytes>>, hyper::Error> {
-    let (parts, body) = req.into_parts();
-    let body = body.collect().await?.to_bytes();
-    let form: BTreeMap<String, String> = url::form_urlencoded::parse(&body).into_owned().collect();
-    let segments = segments(&parts.uri);
-    let aad = |status: u16, error: &str, description: &str| Reply {
-        status,
-        headers: Vec::new(),
-        body: Some(json!({"error": error, "error_description": description, "error_codes": []})),
-    };
-    let reply = match (parts.method.as_str(), segments.as_slice()) {
-        ("POST", [tenant, "oauth2", "v2.0", "token"]) => {
-            if *tenant != TENANT {
-                aad(
-                    400,
-                    "invalid_request",
-                    &format!("AADSTS90002: Tenant '{tenant}' not found."),
-                )
-            } else if form.get("grant_type").map(String::as_str) != Some("client_credentials") {
-                aad(
-                    400,
-                    "unsupported_grant_type",
-                    "AADSTS70003: The app requested an unsupported grant type.",
-                )
-            } else if form.get("client_id").map(String::as_str) != Some(CLIENT_ID) {
-                aad(
-                    400,
-                    "unauthorized_client",
-                    "AADSTS700016: Application not found in the directory.",
-                )
-            } else if form.get("client_secret").map(String::as_str) != Some(CLIENT_SECRET) {
-                aad(
-                    401,
-                    "invalid_client",
-                    "AADSTS7000215: Invalid client secret provided.",
-                )
-            } else if !form.get("scope").is_some_and(|s| s.ends_with("/.default")) {
-                aad(
-                    400,
-                    "invalid_scope",
-                    "AADSTS1002012: The provided value for scope is not valid.",
-                )
-            } else {
-                let token = format!("fake-arm-token-{}", uuid::Uuid::new_v4());
-                let info = cloud::TokenInfo {
-                    audience: form
-                        .get("scope")
-                        .and_then(|s| cloud::audience_of(s))
-                        .unwrap_or_default(),
-                    issuer_host: parts
-                        .headers
-                        .get(hyper::header::HOST)
-                        .and_then(|h| h.to_str().ok())
-                        .and_then(cloud::named_host),
-                };
-                lock(&world).tokens.insert(token.clone(), info);
-                Reply::json(
-                    200,
-                    json!({"token_type": "Bearer", "expires_in": 3599, "ext_expires_in": 3599, "access_token": token}),
-                )
-            }
-        }
-        _ => aad(404, "not_found", "no such endpoint in the fake"),
-    };
-    Ok(to_response(reply))
 }
 
 /// A throwaway CA and a server certificate for 127.0.0.1 / localhost.

@@ -40,6 +40,9 @@ pub struct IpConfig {
     pub primary: bool,
     /// The subnet's name (of the world's one virtual network).
     pub subnet: String,
+    /// The load balancers' backend pools (ids as sent) this ipConfiguration is a member of
+    /// (`loadBalancerBackendAddressPools`): the pools list it in `backendIPConfigurations`.
+    pub pools: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -104,15 +107,19 @@ impl World {
                 allocation: "Dynamic".into(),
                 primary: true,
                 subnet,
+                pools: Vec::new(),
             }],
         };
         self.nics
             .insert(nic_id(rg, &name).to_ascii_lowercase(), nic);
     }
 
-    /// Whether a private address is taken: marked in use, or held by a NIC's ipConfiguration.
+    /// Whether a private address is taken: marked in use, held by a NIC's ipConfiguration
+    /// or by a load balancer's frontend.
     pub fn private_ip_taken(&self, ip: Ipv4Addr) -> bool {
-        self.in_use.contains(&ip) || self.nic_holding(ip).is_some()
+        self.in_use.contains(&ip)
+            || self.nic_holding(ip).is_some()
+            || self.frontend_holding(ip).is_some()
     }
 
     /// The id of the ipConfiguration holding `ip`, if a NIC's does.
@@ -155,6 +162,7 @@ impl World {
             .ipconfigs
             .iter()
             .map(|c| {
+                let pools: Vec<Value> = c.pools.iter().map(|p| json!({"id": p})).collect();
                 json!({
                     "name": c.name,
                     "id": format!("{id}/ipConfigurations/{}", c.name),
@@ -167,6 +175,7 @@ impl World {
                         "privateIPAddressVersion": "IPv4",
                         "primary": c.primary,
                         "subnet": {"id": self.subnet_id(&c.subnet)},
+                        "loadBalancerBackendAddressPools": pools,
                     },
                 })
             })

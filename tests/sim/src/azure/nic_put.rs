@@ -19,7 +19,10 @@
 //! - a subnet that does not exist (the fake's world has one virtual network, so a subnet of
 //!   another network is one): `InvalidResourceReference`, "Resource <subnet id> referenced by
 //!   resource <nic id> was not found. Please make sure that the referenced resource exists, and
-//!   that both resources are in the same region." (Azure/azure-cli#13258).
+//!   that both resources are in the same region." (Azure/azure-cli#13258). The same for a
+//!   `loadBalancerBackendAddressPools` id naming no pool of an existing load balancer (the
+//!   pool then lists the ipConfiguration in its `backendIPConfigurations`, see
+//!   `load_balancers`).
 //! - a Static address that is no IPv4 address: `InvalidPrivateIPAddressFormat`; outside its
 //!   subnet: `PrivateIPAddressNotInSubnet`; one of the subnet's first four or last address:
 //!   `PrivateIPAddressInReservedRange` (both codes in ARM's "common deployment errors" list);
@@ -51,6 +54,7 @@ struct Asked {
     allocation: String,
     ip: Option<String>,
     primary: bool,
+    pools: Vec<String>,
 }
 
 fn bad_request(code: &str, message: String) -> Reply {
@@ -195,6 +199,23 @@ impl World {
                     ),
                 )
             })?;
+            let mut pools = Vec::new();
+            for pool in p["loadBalancerBackendAddressPools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                let pool = pool["id"].as_str().unwrap_or_default();
+                if !self.backend_pool_exists(pool) {
+                    return Err(bad_request(
+                        "InvalidResourceReference",
+                        format!(
+                            "Resource {pool} referenced by resource {id} was not found. Please make sure that the referenced resource exists, and that both resources are in the same region."
+                        ),
+                    ));
+                }
+                pools.push(pool.to_string());
+            }
             let allocation = match p["privateIPAllocationMethod"].as_str() {
                 Some(m) if m.eq_ignore_ascii_case("Static") => "Static",
                 _ => "Dynamic",
@@ -206,6 +227,7 @@ impl World {
                 allocation: allocation.into(),
                 ip: p["privateIPAddress"].as_str().map(str::to_string),
                 primary: p["primary"].as_bool().unwrap_or(false),
+                pools,
             });
         }
         if let [only] = asked.as_mut_slice() {
@@ -229,7 +251,7 @@ impl World {
     }
 
     /// The name of the world's subnet a subnet id names (case-insensitive), if it exists.
-    fn subnet_of(&self, id: &str) -> Option<String> {
+    pub(super) fn subnet_of(&self, id: &str) -> Option<String> {
         let lower = id.to_ascii_lowercase();
         let rest = lower.strip_prefix(&super::nic::subscription_prefix())?;
         let parts: Vec<&str> = rest.split('/').collect();
@@ -301,6 +323,7 @@ impl World {
                 .map(|c| format!("{id}/ipConfigurations/{}", c.name))
                 .or_else(|| {
                     self.nic_holding(ip)
+                        .or_else(|| self.frontend_holding(ip))
                         .filter(|h| !h.to_ascii_lowercase().starts_with(key))
                 })
                 .unwrap_or_else(|| {
@@ -403,28 +426,35 @@ fn config(a: Asked, ip: Ipv4Addr) -> (usize, IpConfig) {
         allocation: a.allocation,
         primary: a.primary,
         subnet: a.subnet,
+        pools: a.pools,
     };
     (a.index, config)
 }
 
 /// `If-Match` (the etag, or `*`: the NIC exists) and `If-None-Match: *` (it does not).
 fn precondition(call: &Call, existing: Option<&Nic>) -> Option<Reply> {
+    precondition_on(call, existing.map(|nic| nic.etag.as_str()))
+}
+
+/// ARM's optimistic concurrency for a resource whose current etag is `etag` (None: it does
+/// not exist): `If-Match` (the etag, or `*`) and `If-None-Match: *`, else 412.
+pub(super) fn precondition_on(call: &Call, etag: Option<&str>) -> Option<Reply> {
     let failed = |what: String| {
         Some(Reply::error(
             412,
             "PreconditionFailed",
             format!(
-                "The condition '{what}' in the request header was not met: the network interface has been modified or does not exist."
+                "The condition '{what}' in the request header was not met: the resource has been modified or does not exist."
             ),
         ))
     };
     if let Some(want) = call.header("if-match") {
-        match existing {
-            Some(nic) if want == "*" || want == nic.etag => {}
+        match etag {
+            Some(etag) if want == "*" || want == etag => {}
             _ => return failed(format!("If-Match: {want}")),
         }
     }
-    if call.header("if-none-match") == Some("*") && existing.is_some() {
+    if call.header("if-none-match") == Some("*") && etag.is_some() {
         return failed("If-None-Match: *".into());
     }
     None

@@ -37,6 +37,8 @@ pub struct World {
     pub page_size: usize,
     /// Bearer token -> what it was issued for (see `cloud`).
     pub tokens: BTreeMap<String, super::cloud::TokenInfo>,
+    /// The fake's authority, `https://127.0.0.1:PORT` (what `/metadata/endpoints` names).
+    pub login_origin: String,
     /// The cloud this fake is: which tokens its ARM accepts.
     pub cloud: super::cloud::SimCloud,
     pub resource_groups: BTreeMap<String, Map<String, Value>>,
@@ -66,6 +68,14 @@ pub struct World {
     /// Network security groups by lowercased `<rg>/<name>`, each with its rules by name: the
     /// installer's `<infra-id>-nsg` in the cluster resource group (see `lb_view`).
     pub security_groups: BTreeMap<String, BTreeMap<String, Value>>,
+    /// Their etags (ARM's `etag`, changed by each PUT), by the same key.
+    pub security_group_etags: BTreeMap<String, String>,
+    /// Lowercased resource id -> load balancer (see `load_balancers`).
+    pub load_balancers: BTreeMap<String, super::load_balancers::LoadBalancer>,
+    /// When a load balancer first served each address and port (see `load_balancers`).
+    pub frontends_since: BTreeMap<(IpAddr, u16), std::time::Instant>,
+    /// Lowercased resource id -> virtual machine (see `compute`).
+    pub vms: BTreeMap<String, super::compute::Vm>,
     /// ResourceGroups_List answers 403 (the caller lacks the read permission).
     pub deny_resource_group_list: bool,
     pub(super) next_v4: u32,
@@ -125,6 +135,7 @@ impl World {
             retry_after: 1,
             page_size: 3,
             tokens: BTreeMap::new(),
+            login_origin: String::new(),
             cloud: super::cloud::SimCloud::default(),
             resource_groups,
             public_ips: BTreeMap::new(),
@@ -171,6 +182,10 @@ impl World {
             )]
             .into_iter()
             .collect(),
+            security_group_etags: BTreeMap::new(),
+            load_balancers: BTreeMap::new(),
+            vms: BTreeMap::new(),
+            frontends_since: BTreeMap::new(),
             deny_resource_group_list: false,
             next_v4: 1,
             next_v6: 1,

@@ -187,6 +187,10 @@ fn seen(
         if was_lb || deleted || finalized {
             lock(&ctx.published).remove(&id);
             clear(&mut ctx.shared.store.lock(), &id.0, &id.1, deleted);
+            if ctx.lbs.cloud().external_controller {
+                // The real controller deletes its load balancer and takes its finalizer off.
+                return;
+            }
             let uid = meta::uid(obj).to_string();
             if !finalized {
                 let lbs = ctx.lbs.clone();

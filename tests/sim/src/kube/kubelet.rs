@@ -11,7 +11,8 @@
 //! A node beyond N loses its pods. Pods are written through the store like any client's
 //! writes (manager `kubelet`), so they are visible and watchable.
 //!
-//! Simplified: no Node objects, no containers' lifecycle, no mirror-pod annotations or owner
+//! Simplified: no Node objects of its own (`bootstrap-sim real-ccm` creates them for a real
+//! cloud-controller-manager), no containers' lifecycle, no mirror-pod annotations or owner
 //! references (the DaemonSet is not simulated).
 
 use super::apply::Scope;

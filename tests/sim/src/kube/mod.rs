@@ -8,7 +8,8 @@
 //!   kubeconfig with `certificate-authority-data` and a token.
 //! - Discovery: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>` (legacy
 //!   format) for core/v1 namespaces, services (+status), endpoints, configmaps, secrets,
-//!   pods (+status), events;
+//!   pods (+status), events, nodes (+status; created by `bootstrap-sim real-ccm` for a real
+//!   cloud-controller-manager);
 //!   discovery.k8s.io/v1 endpointslices; coordination.k8s.io/v1 leases;
 //!   config.openshift.io/v1 clusterversions, infrastructures and dnses (cluster-scoped,
 //!   +status; Infrastructure and DNS from openshift/api's CRDs); apiextensions.k8s.io/v1
@@ -74,6 +75,7 @@ mod selector;
 mod service;
 mod status;
 mod store;
+mod strategic;
 mod tls;
 mod watch;
 
@@ -483,6 +485,28 @@ impl KubeSim {
     /// Closes all open watch streams now.
     pub fn drop_watches(&self) {
         self.shared.store.lock().drop_watches();
+    }
+
+    /// Every change of objects of type `plural` (of `group`/`version`; core is `""`/`v1`)
+    /// from now on, as the objects after the change (a deleted one as it was last), in order.
+    /// None for a type the server does not serve.
+    pub fn changes(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<tokio::sync::mpsc::UnboundedReceiver<Value>> {
+        let res = resources::find(group, version, plural)?;
+        let (_, mut events) = self.shared.store.lock().subscribe(res, None, true).ok()?;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Some(e) = events.recv().await {
+                if tx.send((*e.obj).clone()).is_err() {
+                    return;
+                }
+            }
+        });
+        Some(rx)
     }
 
     /// (method, path+query) of every request so far, in order.

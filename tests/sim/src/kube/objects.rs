@@ -51,6 +51,17 @@ pub fn prepare(
                     meta::remove(&mut o, &["status"]);
                 }
             }
+            // kube-apiserver's Service status strategy resets only the spec
+            // (`pkg/registry/core/service/strategy.go`, `serviceStatusStrategy`): the service
+            // controller puts its finalizer on and off through `/status`.
+            if key.res == super::resources::SERVICES {
+                match meta::get(&new, &["metadata", "finalizers"]) {
+                    Some(f) => meta::set(&mut o, &["metadata", "finalizers"], f.clone()),
+                    None => {
+                        meta::remove(&mut o, &["metadata", "finalizers"]);
+                    }
+                }
+            }
             o
         }
         _ => new,

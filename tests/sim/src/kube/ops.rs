@@ -2,7 +2,8 @@
 //! and the four patch types (deletes are in `delete`). The HTTP layer and the controller both
 //! call these.
 //!
-//! Simplifications: strategic merge patch is applied as a JSON merge patch (lists replaced, not merged by key);
+//! Simplifications: strategic merge patch is applied as a JSON merge patch (lists replaced, not merged by key,
+//! but for the directives and the finalizers, see `strategic`);
 //! `fieldValidation` counts only for the custom resources with a complete schema (see
 //! `objects::unknown_fields`); other objects are schemaless or pruned silently.
 
@@ -333,6 +334,11 @@ pub fn patch(
             if !p.is_object() {
                 return Err(ApiError::bad_request("the patch is not a JSON object"));
             }
+            let p = if typ == PatchType::Strategic {
+                super::strategic::to_merge_patch(&doc, &p)
+            } else {
+                p
+            };
             json_patch::merge(&mut doc, &p);
         }
     }

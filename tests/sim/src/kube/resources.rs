@@ -296,6 +296,19 @@ pub static RESOURCES: &[Resource] = &[
         kind: "DNS",
         ..OPENSHIFT_CONFIG
     },
+    // The cluster's Nodes, for a real cloud controller manager (`bootstrap-sim real-ccm`):
+    // its service controller takes them as backends, its node lifecycle controller checks
+    // their instances in the cloud. The simulated controllers do not read them.
+    Resource {
+        plural: "nodes",
+        singular: "node",
+        kind: "Node",
+        namespaced: false,
+        status: true,
+        short_names: &["no"],
+        returns_deleted_object: true,
+        ..DEFAULTS
+    },
     // The day-2 change's Lease (one admin at a time).
     Resource {
         group: "coordination.k8s.io",

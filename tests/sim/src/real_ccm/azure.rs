@@ -1,0 +1,460 @@
+//! Azure for `bootstrap-sim real-ccm`: OpenShift's Azure cloud-controller-manager against the
+//! ARM fake (`crate::azure`) and the local API server.
+//!
+//! The CCM is pointed at loopback before it starts (openshift/cloud-provider-azure
+//! d04449b95a54): the cloud config's `resourceManagerEndpoint` makes it read
+//! `/metadata/endpoints` of the fake's ARM (an array naming the fake's ARM and authority,
+//! vendor `sigs.k8s.io/cloud-provider-azure/pkg/azclient/cloud.go:42-104`); `tenantId: adfs`
+//! keeps MSAL from instance discovery at `login.microsoftonline.com`; the fake's CA is its
+//! only trust (`SSL_CERT_FILE`); `useInstanceMetadata: false` keeps it off IMDS
+//! (169.254.169.254, `pkg/consts/consts.go:435`). The cluster is the fixture's: three
+//! control-plane Nodes, each a VM of the fake with its NIC in the control-plane subnet, and
+//! the installer's cloud config (`excludeMasterFromStandardLB: false`, so the masters are the
+//! load balancers' backends, openshift/installer `pkg/asset/manifests/azure/
+//! cloudproviderconfig.go`). The CCM's ARM calls go through a counting proxy of their own.
+
+use super::{CallsPerService, CloudUnderTest, Report};
+use crate::azure::{
+    AzurePeers, CLIENT_ID, CLIENT_SECRET, CLUSTER_RG, COMPUTE_SUBNET, LOCATION, NETWORK_RG,
+    SECURITY_GROUP, SUBSCRIPTION, VNET,
+};
+use crate::kube::{KubeSim, KubeSimOptions};
+use crate::proxy::{Proxy, Service};
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+
+use std::time::{Duration, Instant};
+
+/// Where the CCM comes from (the user builds it; nothing here does).
+pub const SOURCE: &str = "github.com/openshift/cloud-provider-azure at commit \
+     d04449b95a54a9f41669d701ed63153575cced1e (or later)";
+
+/// The infra id: the CCM's `--cluster-name`, as OpenShift runs it.
+const INFRA_ID: &str = "mycluster-7xk2p";
+
+/// The control-plane Nodes: name and address (in the fixture's control-plane subnet,
+/// 10.0.0.0/24, past its platform-reserved first four).
+const NODES: [(&str, Ipv4Addr); 3] = [
+    ("master-0", Ipv4Addr::new(10, 0, 0, 5)),
+    ("master-1", Ipv4Addr::new(10, 0, 0, 6)),
+    ("master-2", Ipv4Addr::new(10, 0, 0, 7)),
+];
+
+struct Azure {
+    peers: AzurePeers,
+    ccm_proxy: Proxy,
+}
+
+impl CloudUnderTest for Azure {
+    fn assets(&self) -> PathBuf {
+        crate::peers::fixture("azure")
+    }
+
+    fn agent_env(&self) -> Vec<(String, String)> {
+        self.peers.agent_env()
+    }
+
+    fn agent_mutations(&self) -> usize {
+        self.peers.mutating_calls().len()
+    }
+
+    fn reset_agent_counts(&self) {
+        self.peers.reset_counts();
+    }
+
+    /// Its ARM calls, not counting `/metadata/endpoints` (read once per client it makes, 76
+    /// at start-up, no token).
+    fn ccm_calls(&self) -> usize {
+        let calls = self.ccm_proxy.calls();
+        calls
+            .iter()
+            .filter(|c| !c.action.contains("/metadata/endpoints"))
+            .count()
+    }
+
+    fn serving_since(&self, ip: std::net::IpAddr, port: u16) -> Option<Instant> {
+        self.peers.sim.frontend_serving_since(ip, port)
+    }
+
+    fn left_ours(&self) -> Vec<String> {
+        let world = self.peers.sim.inspect();
+        let mut left = Vec::new();
+        for pip in world["public_ips"].as_array().into_iter().flatten() {
+            let ours = pip["tags"]
+                .as_object()
+                .is_some_and(|t| t.keys().any(|k| k.starts_with("bootstrap-agent")));
+            if ours {
+                left.push(format!("public IP {} ({})", pip["name"], pip["ip"]));
+            }
+        }
+        let configs = world["bootstrap_nic"]["ip_configurations"].as_array();
+        for config in configs.into_iter().flatten() {
+            if config["primary"] != true {
+                left.push(format!(
+                    "bootstrap NIC ipConfiguration {} ({})",
+                    config["name"], config["ip"]
+                ));
+            }
+        }
+        for (rg, tags) in world["resource_group_tags"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
+            for key in tags.as_object().into_iter().flatten().map(|(k, _)| k) {
+                if key.starts_with("bootstrap-agent") {
+                    left.push(format!("resource group {rg} tag {key}"));
+                }
+            }
+        }
+        for visibility in ["public", "private"] {
+            for (record, values) in world["zones"][visibility].as_object().into_iter().flatten() {
+                left.push(format!("{visibility} record {record} {values}"));
+            }
+        }
+        left
+    }
+
+    fn left_ccm(&self) -> Vec<String> {
+        let mut left = Vec::new();
+        for lb in self.peers.sim.load_balancers() {
+            let name = lb["name"].as_str().unwrap_or_default();
+            left.push(format!("load balancer {name}"));
+            for collection in [
+                "frontendIPConfigurations",
+                "loadBalancingRules",
+                "probes",
+                "backendAddressPools",
+            ] {
+                let children = lb["properties"][collection].as_array();
+                for child in children.into_iter().flatten() {
+                    left.push(format!(
+                        "{name} {collection} {}",
+                        describe(collection, child)
+                    ));
+                }
+            }
+        }
+        for rule in self.peers.sim.security_rules().into_iter().flatten() {
+            left.push(format!("{SECURITY_GROUP} rule {rule}"));
+        }
+        for (nic, pool) in self.peers.sim.nic_pool_references() {
+            left.push(format!("NIC {nic} names backend pool {pool}"));
+        }
+        left
+    }
+}
+
+/// A load balancer's child in one line: its name and what decides its behaviour.
+fn describe(collection: &str, child: &Value) -> String {
+    let p = &child["properties"];
+    let last = |v: &Value| {
+        v["id"]
+            .as_str()
+            .and_then(|id| id.rsplit('/').next())
+            .unwrap_or("-")
+            .to_string()
+    };
+    let name = child["name"].as_str().unwrap_or_default();
+    match collection {
+        "frontendIPConfigurations" => format!(
+            "{name} private {} public {}",
+            p["privateIPAddress"].as_str().unwrap_or("-"),
+            last(&p["publicIPAddress"])
+        ),
+        "loadBalancingRules" => format!(
+            "{name} {}:{}->{} floatingIP {} tcpReset {} idle {} probe {}",
+            p["protocol"].as_str().unwrap_or("-"),
+            p["frontendPort"],
+            p["backendPort"],
+            p["enableFloatingIP"],
+            p["enableTcpReset"],
+            p["idleTimeoutInMinutes"],
+            last(&p["probe"])
+        ),
+        "probes" => format!(
+            "{name} {} port {} every {}s x{}",
+            p["protocol"].as_str().unwrap_or("-"),
+            p["port"],
+            p["intervalInSeconds"],
+            p["probeThreshold"]
+                .as_u64()
+                .or(p["numberOfProbes"].as_u64())
+                .unwrap_or(0)
+        ),
+        _ => {
+            let members: Vec<&str> = p["backendIPConfigurations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m["id"].as_str()?.split("/networkInterfaces/").nth(1))
+                .collect();
+            format!("{name} members {members:?}")
+        }
+    }
+}
+
+/// The installer's cloud config for the fixture's cluster, pointed at the fake.
+fn cloud_config(arm: &str) -> Value {
+    json!({
+        "cloud": "AzureCloud",
+        "resourceManagerEndpoint": arm,
+        "tenantId": "adfs",
+        "subscriptionId": SUBSCRIPTION,
+        "aadClientId": CLIENT_ID,
+        "aadClientSecret": CLIENT_SECRET,
+        "useManagedIdentityExtension": false,
+        "useInstanceMetadata": false,
+        "resourceGroup": CLUSTER_RG,
+        "location": LOCATION,
+        "vnetName": VNET,
+        "vnetResourceGroup": NETWORK_RG,
+        "subnetName": COMPUTE_SUBNET,
+        "securityGroupName": SECURITY_GROUP,
+        "securityGroupResourceGroup": CLUSTER_RG,
+        "routeTableName": format!("{INFRA_ID}-node-routetable"),
+        "vmType": "standard",
+        "loadBalancerSku": "standard",
+        "excludeMasterFromStandardLB": false,
+        "cloudProviderBackoff": false,
+    })
+}
+
+/// A control-plane Node as the kubelet and the cloud-node-manager leave it: its VM's
+/// providerID, the installer's role labels, Ready.
+fn node(name: &str, ip: Ipv4Addr) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "node-role.kubernetes.io/master": "",
+                "node-role.kubernetes.io/control-plane": "",
+                "node.openshift.io/os_id": "rhcos",
+                "topology.kubernetes.io/region": LOCATION,
+                "topology.kubernetes.io/zone": format!("{LOCATION}-1"),
+            },
+        },
+        "spec": {
+            "providerID": format!(
+                "azure:///subscriptions/{SUBSCRIPTION}/resourceGroups/{CLUSTER_RG}/providers/Microsoft.Compute/virtualMachines/{name}"
+            ),
+        },
+        "status": {
+            "addresses": [
+                {"type": "InternalIP", "address": ip.to_string()},
+                {"type": "Hostname", "address": name},
+            ],
+            "conditions": [{
+                "type": "Ready", "status": "True", "reason": "KubeletReady",
+                "message": "kubelet is posting ready status",
+                "lastHeartbeatTime": "2026-01-01T00:00:00Z",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }],
+        },
+    })
+}
+
+/// The CCM process, killed when dropped.
+fn start_ccm(
+    ccm: &Path,
+    arm: &str,
+    kube: &KubeSim,
+    peers: &AzurePeers,
+    work: &Path,
+) -> Result<tokio::process::Child> {
+    let config = work.join("azure.json");
+    let arm = format!("{arm}/");
+    std::fs::write(&config, serde_json::to_vec_pretty(&cloud_config(&arm))?)
+        .with_context(|| format!("cannot write {}", config.display()))?;
+    let mut cmd = tokio::process::Command::new(ccm);
+    cmd.args([
+        "--cloud-provider=azure",
+        "--controllers=*,-cloud-node",
+        "--configure-cloud-routes=false",
+        "--allocate-node-cidrs=false",
+        "--leader-elect=false",
+        "--secure-port=0",
+        "--kube-api-content-type=application/json",
+        "--v=2",
+    ])
+    .arg(format!("--cluster-name={INFRA_ID}"))
+    .arg(format!("--cloud-config={}", config.display()))
+    .arg(format!("--kubeconfig={}", kube.kubeconfig_path().display()))
+    .env("SSL_CERT_FILE", &peers.ca_file)
+    .env_remove("AZURE_CLIENT_ID")
+    .env_remove("AZURE_CLIENT_SECRET")
+    .env_remove("AZURE_TENANT_ID")
+    .env_remove("AZURE_ENVIRONMENT_FILEPATH")
+    // A guard: any HTTP(S) dial off loopback goes to a closed loopback port and fails (Go
+    // never proxies loopback addresses).
+    .env("HTTPS_PROXY", "http://127.0.0.1:9")
+    .env("HTTP_PROXY", "http://127.0.0.1:9")
+    .env("NO_PROXY", "127.0.0.1,localhost")
+    .stdout(super::log_file(work, "ccm.stdout")?)
+    .stderr(super::log_file(work, "ccm.log")?)
+    .kill_on_drop(true);
+    cmd.spawn()
+        .with_context(|| format!("cannot start {}", ccm.display()))
+}
+
+/// The whole harness run (see the module doc).
+pub async fn run(agent: &Path, ccm: Option<&Path>, work: &Path) -> Result<Report> {
+    let peers = AzurePeers::start().await?;
+    let ccm_proxy = Proxy::start(peers.sim.arm_addr, Service::Arm).await?;
+    for (name, ip) in NODES {
+        peers.sim.add_machine(name, ip);
+    }
+    let mut cloud = peers.lb_cloud();
+    cloud.external_controller = ccm.is_some();
+    let kube = KubeSim::start(KubeSimOptions {
+        cloud,
+        node_ips: NODES.iter().map(|(_, ip)| *ip).collect(),
+        objects: NODES.iter().map(|(name, ip)| node(name, *ip)).collect(),
+        ..Default::default()
+    })
+    .await?;
+    let mut ccm_process = match ccm {
+        Some(ccm) => Some(start_ccm(ccm, &ccm_proxy.url(), &kube, &peers, work)?),
+        None => None,
+    };
+    let azure = Azure { peers, ccm_proxy };
+
+    let gate = super::gate_watch(&kube)?;
+    let ingress = super::ingress_watch(&kube)?;
+    let run_exit = super::agent_step(agent, &["run"], "agent-run.log", &azure, &kube, work).await?;
+    let gate_at = if gate.is_finished() {
+        gate.await.ok().flatten()
+    } else {
+        gate.abort();
+        None
+    };
+    let services = super::our_services(&kube);
+    let count = services.len().max(1) as f64;
+    let served = super::all_served_at(&azure, &services);
+    let gate_lag_ms = gate_at
+        .zip(served)
+        .map(|(gate, served)| super::signed_ms(served, gate));
+    let ingress_at = {
+        let seen = ingress.lock().unwrap_or_else(|p| p.into_inner());
+        services
+            .iter()
+            .map(|s| seen.get(&(s.namespace.clone(), s.name.clone())).copied())
+            .collect::<Option<Vec<Instant>>>()
+            .and_then(|all| all.into_iter().max())
+    };
+    let gate_after_ingress_ms = gate_at
+        .zip(ingress_at)
+        .map(|(gate, ingress)| super::signed_ms(ingress, gate));
+    let run_calls = azure.ccm_calls();
+    let built_ccm = azure.left_ccm();
+
+    azure.reset_agent_counts();
+    let second_run_exit =
+        super::agent_step(agent, &["run"], "agent-second-run.log", &azure, &kube, work).await?;
+    let second_run_mutations = azure.agent_mutations();
+    let second_calls = azure.ccm_calls() - run_calls;
+    let node_added_ms = match ccm {
+        Some(_) => add_a_node(&azure, &kube).await?,
+        None => None,
+    };
+    let node_calls = azure.ccm_calls() - run_calls - second_calls;
+    let events = super::ccm_events(&kube);
+
+    let started = Instant::now();
+    let teardown_exit = super::agent_step(
+        agent,
+        &["teardown", "--all"],
+        "agent-teardown.log",
+        &azure,
+        &kube,
+        work,
+    )
+    .await?;
+    let teardown_ms = started.elapsed().as_millis();
+    settle(&kube).await;
+    let calls: Vec<String> = azure
+        .ccm_proxy
+        .calls()
+        .into_iter()
+        .map(|c| c.action)
+        .collect();
+    std::fs::write(work.join("ccm-arm-calls.log"), calls.join("\n"))?;
+    let teardown_calls = azure.ccm_calls() - run_calls - second_calls - node_calls;
+    if let Some(process) = ccm_process.as_mut() {
+        let _ = process.start_kill();
+    }
+    Ok(Report {
+        cloud: "azure".into(),
+        kube: "local".into(),
+        run_exit,
+        second_run_exit,
+        second_run_mutations,
+        teardown_exit,
+        left_ours: azure.left_ours(),
+        left_ccm: azure.left_ccm(),
+        built_ccm,
+        events,
+        gate_lag_ms,
+        gate_after_ingress_ms,
+        node_added_ms,
+        controller: if ccm.is_some() {
+            "real-ccm"
+        } else {
+            "simulated"
+        }
+        .into(),
+        calls_per_service: CallsPerService {
+            run: run_calls as f64 / count,
+            second_run: second_calls as f64 / count,
+            node_added: node_calls as f64 / count,
+            teardown: teardown_calls as f64 / count,
+        },
+        teardown_ms,
+    })
+}
+
+/// A fourth control-plane machine and its Node (a node change): how long until the CCM put
+/// its NIC in both load balancers' pools (None: not within a minute). Read off the fake's
+/// state every 50 ms: the NIC changes in the cloud, where nothing can be watched.
+async fn add_a_node(azure: &Azure, kube: &KubeSim) -> Result<Option<u128>> {
+    let (name, ip) = ("master-3", Ipv4Addr::new(10, 0, 0, 8));
+    azure.peers.sim.add_machine(name, ip);
+    let started = Instant::now();
+    kube.create(node(name, ip))
+        .context("cannot create the fourth Node")?;
+    let nic = format!("{name}-nic");
+    let deadline = started + Duration::from_secs(60);
+    let mut tick = tokio::time::interval(Duration::from_millis(50));
+    while Instant::now() < deadline {
+        tick.tick().await;
+        let pools = azure
+            .peers
+            .sim
+            .nic_pool_references()
+            .into_iter()
+            .filter(|(n, _)| *n == nic)
+            .count();
+        if pools >= 2 {
+            return Ok(Some(started.elapsed().as_millis()));
+        }
+    }
+    Ok(None)
+}
+
+/// Waits (at most a minute) until no LoadBalancer Service is left: the CCM took its finalizer
+/// off once it deleted the load balancer.
+async fn settle(kube: &KubeSim) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let Some(mut changes) = kube.changes("", "v1", "services") else {
+        return;
+    };
+    while !super::our_services(kube).is_empty() && Instant::now() < deadline {
+        let _ = tokio::time::timeout_at(deadline.into(), changes.recv()).await;
+    }
+}
