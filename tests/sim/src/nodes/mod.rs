@@ -15,19 +15,22 @@
 //!   node is healthy when OVN-Kubernetes runs on it, not when an apiserver serves.
 //! - No healthy backend: GCE's internal passthrough load balancer fails open (spreads over
 //!   every backend); an Azure Standard load balancer drops new flows.
-//! - GCE: a backend's own connection to its internal load balancer's address is delivered
-//!   to that backend itself (the MCO README of apiserver-watcher: "all hairpin traffic ... is
-//!   always handled by that backend, even if it is down"). [`World::gce_backend_hairpin`]
-//!   turns the rule off, to show what it decides.
+//! - GCE: whether a backend's own connection to its internal load balancer's address comes
+//!   back to that backend is unsettled ([`Hairpin`]). Google's text ("is always answered by the
+//!   client/backend VM") is the guest agent's local route, which RHCOS does not run; whether
+//!   the fabric itself returns the packets only a real cloud can tell, so both are modelled.
 //! - Azure: a flow the load balancer sends back to its own sender is dropped (it DNATs, so
 //!   the SYN-ACK comes from the wrong address; the header of MCO's azure-routes script).
 //! - OVN-Kubernetes (ovn-kubernetes `gateway_iptables.go`, `getExternalIPTRules`): a node's
-//!   own and its pods' connections to a Service's load-balancer IP are DNAT'd to the
-//!   ClusterIP (chain OVN-KUBE-EXTERNALIP, from nat PREROUTING and OUTPUT), so they reach a
-//!   ready endpoint without the load balancer; the route scripts' rules come first (they
-//!   register at boot).
+//!   own connections to a Service's load-balancer IP are DNAT'd to the ClusterIP (chain
+//!   OVN-KUBE-EXTERNALIP, nat OUTPUT), so they reach a ready endpoint without the load
+//!   balancer; the route scripts' output rules come first (they register at boot). Packets
+//!   arriving for that IP are steered into OVN by br-ex's flows before the host's netfilter
+//!   (`gateway_shared_intf.go`, `updateServiceFlowCache`), so a route script's prerouting rule
+//!   matters only while OVN-K is not running.
 //! - The route scripts and the apiserver-watcher: [`routes`], [`watcher`].
 
+pub mod conformance;
 pub mod routes;
 pub mod watcher;
 
@@ -79,7 +82,7 @@ pub struct Node {
     pub apiserver: Apiserver,
     pub watcher: Option<Watcher>,
     pub run: RunDir,
-    /// GCP: the forwarded IPs as gcp-routes last read them from the metadata.
+    /// GCP: the forwarded IPs as its route script last read them from the metadata.
     pub forwarded: BTreeSet<IpAddr>,
 }
 
@@ -126,6 +129,38 @@ pub enum Reached {
     Dropped,
 }
 
+/// Where a node's own connection goes on the node itself (its output hook, before OVN-K and
+/// the network): what the real route scripts decide, judged by `bootstrap-sim
+/// nodes-conformance` ([`World::on_host`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum OnHost {
+    /// Accepted on the node itself.
+    Served,
+    /// Redirected to, or addressed to, the node itself, where nothing listens.
+    Refused,
+    /// Sent out of the node.
+    Leaves,
+}
+
+impl OnHost {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnHost::Served => "served-locally",
+            OnHost::Refused => "refused",
+            OnHost::Leaves => "leaves-the-host",
+        }
+    }
+}
+
+/// GCE, a backend's own connection to its internal load balancer's address (unsettled, see
+/// the module doc): it comes back to that backend, healthy or not (`Returns`), or it is
+/// balanced as any other client's (`Balances`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hairpin {
+    Returns,
+    Balances,
+}
+
 #[derive(Clone, Debug)]
 pub struct World {
     pub cloud: Cloud,
@@ -133,7 +168,7 @@ pub struct World {
     /// The load balancers' frontend addresses that exist now: internal and external.
     pub internal: BTreeSet<IpAddr>,
     pub external: BTreeSet<IpAddr>,
-    pub gce_backend_hairpin: bool,
+    pub hairpin: Hairpin,
 }
 
 impl World {
@@ -143,7 +178,7 @@ impl World {
             nodes,
             internal: BTreeSet::new(),
             external: BTreeSet::new(),
-            gce_backend_hairpin: true,
+            hairpin: Hairpin::Returns,
         }
     }
 
@@ -151,10 +186,25 @@ impl World {
         self.nodes.iter().position(|n| n.role == Role::Bootstrap)
     }
 
-    fn redirects(&self, node: &Node) -> routes::Redirects {
-        match node.role {
-            Role::Master => routes::programmed(self.cloud, &node.forwarded, &node.run),
-            _ => routes::Redirects::default(),
+    /// What the node's route script has programmed ([`routes::Script::of`] its role).
+    pub fn redirects(&self, node: &Node) -> routes::Redirects {
+        match routes::Script::of(self.cloud, node.role) {
+            Some(script) => routes::programmed(script, &node.forwarded, &node.run),
+            None => routes::Redirects::default(),
+        }
+    }
+
+    /// Where node `from`'s own connection to `ip:port` goes on the node itself: the route
+    /// script's output rule or one of its own addresses makes it local.
+    pub fn on_host(&self, from: usize, ip: IpAddr, port: u16) -> OnHost {
+        let me = &self.nodes[from];
+        let own = me.ip == ip || me.aliases.contains(&ip);
+        if !(own || self.redirects(me).local.contains(&ip)) {
+            return OnHost::Leaves;
+        }
+        match me.accepts(port) {
+            true => OnHost::Served,
+            false => OnHost::Refused,
         }
     }
 
@@ -249,7 +299,7 @@ impl World {
         }
         let backends = self.backends(ip);
         let gcp_internal = self.cloud == Cloud::Gcp && self.internal.contains(&ip);
-        if gcp_internal && self.gce_backend_hairpin && backends.contains(&from) {
+        if gcp_internal && self.hairpin == Hairpin::Returns && backends.contains(&from) {
             return self.arrive(from, ip, port, rng);
         }
         let healthy: Vec<usize> = backends
@@ -275,14 +325,18 @@ impl World {
     }
 
     /// A packet the load balancer delivered to backend `i` with the VIP as its destination
-    /// (GCE does no DNAT; Azure's rules use floating IP).
+    /// (GCE does no DNAT; Azure's rules use floating IP). With OVN-K running, br-ex's flows
+    /// steer it into OVN before the host's netfilter sees it (ovn-kubernetes
+    /// `gateway_shared_intf.go` `updateServiceFlowCache`: "By default incoming traffic into the
+    /// node is steered directly into OVN", shared gateway mode, `externalTrafficPolicy:
+    /// Cluster`); without OVN-K the route script's prerouting rule decides.
     fn arrive(&self, i: usize, ip: IpAddr, port: u16, rng: &mut Rng) -> Reached {
         let node = &self.nodes[i];
-        if self.redirects(node).external.contains(&ip) {
-            return self.answer(i, port);
-        }
         if node.ovnk {
             return self.endpoint(port, rng);
+        }
+        if self.redirects(node).external.contains(&ip) {
+            return self.answer(i, port);
         }
         Reached::Dropped
     }
@@ -361,29 +415,73 @@ mod tests {
         ));
     }
 
+    /// RHCOS's own gcp-routes runs on workers and the bootstrap VM (the old model ran
+    /// nothing there): no output rule, so their own connection leaves the host; a prerouting
+    /// rule, so what GCE hands back (hypothesis `Returns`) lands on the node itself.
     #[test]
-    fn gce_answers_a_backends_own_connection_to_its_internal_vip_on_that_backend() {
+    fn gcp_workers_and_the_bootstrap_vm_get_their_own_connection_back_on_themselves() {
         let mut w = world(Cloud::Gcp);
         let mut rng = Rng(3);
-        // The bootstrap host runs no route script: its own proof is dropped.
+        assert_eq!(w.on_host(0, ip(VIP), API), OnHost::Leaves);
+        assert_eq!(w.on_host(4, ip(VIP), API), OnHost::Leaves);
+        // The bootstrap VM's script has read our VIP: its own proof is served by itself.
+        assert_eq!(w.connect(0, ip(VIP), API, &mut rng), Reached::Node(0));
+        // Before its next read (every 240 s) it has no rule for the VIP: dropped.
+        w.nodes[0].forwarded.clear();
         assert_eq!(w.connect(0, ip(VIP), API, &mut rng), Reached::Dropped);
-        // A rebooted worker (OVN-K not yet up) cannot reach api-int either.
+        // A rebooted worker (OVN-K not yet up) is redirected to itself, where nothing
+        // listens: refused at once (it was a drop, a connect timeout).
         w.nodes[4].ovnk = false;
-        assert_eq!(w.connect(4, ip(VIP), API, &mut rng), Reached::Dropped);
-        w.gce_backend_hairpin = false;
+        assert_eq!(w.connect(4, ip(VIP), API, &mut rng), Reached::Refused);
+        w.hairpin = Hairpin::Balances;
         assert!(matches!(
             w.connect(4, ip(VIP), API, &mut rng),
             Reached::Node(1..=3)
         ));
     }
 
-    /// G2: the bootstrap VM's dial proves nothing (it is dropped whatever the masters do);
-    /// the cloud's health check follows the masters' OVN-K and their apiservers.
+    /// Arrivals at a node running OVN-K are steered into OVN by br-ex before the host's
+    /// prerouting rule: a master whose kube-apiserver restarts does not refuse what the load
+    /// balancer hands it (the old model redirected it to the dead server first).
+    #[test]
+    fn a_packet_the_load_balancer_hands_a_node_with_ovnk_reaches_a_ready_endpoint() {
+        let mut w = world(Cloud::Gcp);
+        let mut rng = Rng(6);
+        w.nodes[1].apiserver = Apiserver::Down;
+        assert!(w.redirects(&w.nodes[1]).external.contains(&ip(VIP)));
+        assert!(matches!(
+            w.arrive(1, ip(VIP), API, &mut rng),
+            Reached::Node(2 | 3)
+        ));
+        w.nodes[1].ovnk = false;
+        assert_eq!(w.arrive(1, ip(VIP), API, &mut rng), Reached::Refused);
+    }
+
+    #[test]
+    fn on_host_follows_the_output_rules_and_the_nodes_own_addresses() {
+        let mut w = world(Cloud::Azure);
+        let boot = ip("10.0.1.10");
+        assert_eq!(w.on_host(1, boot, API), OnHost::Leaves);
+        assert_eq!(w.on_host(0, boot, API), OnHost::Served, "its own address");
+        w.nodes[1].run.up.insert(boot);
+        assert_eq!(w.on_host(1, boot, API), OnHost::Served);
+        w.nodes[1].apiserver = Apiserver::Down;
+        assert_eq!(w.on_host(1, boot, API), OnHost::Refused);
+        assert_eq!(
+            w.on_host(4, ip(VIP), API),
+            OnHost::Leaves,
+            "Azure workers: no script"
+        );
+    }
+
+    /// G2: the bootstrap VM's dial proves nothing (it is answered by itself, or dropped,
+    /// whatever the masters do); the cloud's health check follows the masters' OVN-K and
+    /// their apiservers.
     #[test]
     fn the_cloud_proves_what_a_dial_from_the_bootstrap_vm_cannot() {
         let mut w = world(Cloud::Gcp);
         let mut rng = Rng(5);
-        assert_eq!(w.connect(0, ip(VIP), API, &mut rng), Reached::Dropped);
+        assert_eq!(w.connect(0, ip(VIP), API, &mut rng), Reached::Node(0));
         assert!(w.cloud_proof(ip(VIP), API));
         for m in 1..=3 {
             w.nodes[m].apiserver = Apiserver::Down;
@@ -391,6 +489,11 @@ mod tests {
         assert!(
             !w.cloud_proof(ip(VIP), API),
             "healthy backends, no endpoint"
+        );
+        assert_eq!(
+            w.connect(0, ip(VIP), API, &mut rng),
+            Reached::Node(0),
+            "the dial passes anyway"
         );
         w.nodes[1].apiserver = Apiserver::Ready;
         for i in 1..w.nodes.len() {

@@ -1,0 +1,444 @@
+//! One node of the judge, run by `bootstrap-sim nodes-conformance-node` inside the network
+//! and mount namespaces `unshare --net --mount` made for it ([`super::harness`] starts it):
+//! a veth `eth0` holding the node's addresses with a default route out of it, a private `/run`
+//! (tmpfs: `/run/cloud-routes`, `/run/gcp-routes`), a hosts file bind-mounted over
+//! `/etc/hosts` answering api-int as the stage's zone does, a stand-in kube-apiserver on
+//! `0.0.0.0:6443` (TLS, `/readyz` 200) that is up or down, on GCP a stand-in metadata server
+//! on 169.254.169.254:80 listing the node's forwarded IPs, and the real programs: the
+//! apiserver-watcher (masters) and the node's route script. Nothing here leaves the
+//! namespace: every address it dials is inside it.
+
+use super::{API_INT, Cell, Design, Local, NodeSpec, node_specs, role_name};
+use crate::nodes::routes::Script;
+use crate::nodes::{Cloud, OnHost, Role};
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+use tokio::time::{Instant, sleep, timeout};
+
+/// The next hop of the node's default route: a neighbour that never answers, so a
+/// connection that is not made local leaves through `eth0` and is counted there.
+const GATEWAY: &str = "10.255.255.254";
+const METADATA_IP: &str = "169.254.169.254";
+
+/// What the parent passes: the node and the real programs.
+pub struct NodeRun {
+    pub cloud: Cloud,
+    pub role: Role,
+    pub design: Design,
+    pub work: PathBuf,
+    pub watcher: Option<PathBuf>,
+    pub script: Option<PathBuf>,
+}
+
+fn sh(program: &str, args: &[&str]) -> Result<()> {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run {program}"))?;
+    if !out.status.success() {
+        bail!(
+            "{program} {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+fn setup_network(spec: &NodeSpec) -> Result<()> {
+    sh("ip", &["link", "set", "lo", "up"])?;
+    sh(
+        "ip",
+        &[
+            "link", "add", "eth0", "type", "veth", "peer", "name", "fabric0",
+        ],
+    )?;
+    sh("ip", &["link", "set", "fabric0", "up"])?;
+    for addr in std::iter::once(&spec.ip).chain(&spec.aliases) {
+        sh("ip", &["addr", "add", &format!("{addr}/32"), "dev", "eth0"])?;
+    }
+    sh("ip", &["link", "set", "eth0", "up"])?;
+    sh(
+        "ip",
+        &["route", "add", &format!("{GATEWAY}/32"), "dev", "eth0"],
+    )?;
+    sh(
+        "ip",
+        &[
+            "neigh",
+            "add",
+            GATEWAY,
+            "lladdr",
+            "02:00:00:00:00:01",
+            "dev",
+            "eth0",
+            "nud",
+            "permanent",
+        ],
+    )?;
+    sh(
+        "ip",
+        &["route", "add", "default", "via", GATEWAY, "dev", "eth0"],
+    )?;
+    if spec.cloud == Cloud::Gcp {
+        sh(
+            "ip",
+            &["addr", "add", &format!("{METADATA_IP}/32"), "dev", "lo"],
+        )?;
+    }
+    Ok(())
+}
+
+fn write_hosts(path: &Path, api_int: &[IpAddr]) -> Result<()> {
+    let mut text =
+        format!("127.0.0.1 localhost\n::1 localhost\n{METADATA_IP} metadata.google.internal\n");
+    for ip in api_int {
+        text.push_str(&format!("{ip} {API_INT}\n"));
+    }
+    // In place (same inode): the bind mount over /etc/hosts follows it.
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Packets sent through `eth0` so far (`/proc/net/dev` is this namespace's).
+fn tx_packets() -> Result<u64> {
+    let text = std::fs::read_to_string("/proc/net/dev").context("/proc/net/dev")?;
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("eth0:"))
+        .context("/proc/net/dev: no eth0")?;
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    // "eth0:" then 8 receive columns; transmit packets is the 10th field.
+    fields
+        .get(10)
+        .and_then(|f| f.parse().ok())
+        .context("/proc/net/dev: no transmit packets for eth0")
+}
+
+/// Where a connection to `ip:6443` from this node goes.
+async fn probe(ip: IpAddr) -> Result<OnHost> {
+    let before = tx_packets()?;
+    let verdict = match timeout(
+        Duration::from_millis(700),
+        TcpStream::connect(SocketAddr::new(ip, 6443)),
+    )
+    .await
+    {
+        Ok(Ok(_)) => OnHost::Served,
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => OnHost::Refused,
+        other => {
+            if tx_packets()? > before {
+                OnHost::Leaves
+            } else {
+                bail!("{ip}:6443: neither answered nor sent out of eth0 ({other:?})")
+            }
+        }
+    };
+    Ok(verdict)
+}
+
+/// The stand-in kube-apiserver: TLS on 0.0.0.0:6443, every request answered 200 `ok`.
+struct StandIn {
+    tls: tokio_rustls::TlsAcceptor,
+    task: Option<JoinHandle<()>>,
+}
+
+impl StandIn {
+    fn new() -> Result<StandIn> {
+        let pki = crate::pki::generate("judge-ca", "localhost", &["localhost", "127.0.0.1"])?;
+        Ok(StandIn {
+            tls: tokio_rustls::TlsAcceptor::from(pki.server),
+            task: None,
+        })
+    }
+
+    async fn up(&mut self) -> Result<()> {
+        if self.task.is_some() {
+            return Ok(());
+        }
+        let listener = TcpListener::bind("0.0.0.0:6443")
+            .await
+            .context("stand-in kube-apiserver: bind 0.0.0.0:6443")?;
+        let tls = self.tls.clone();
+        self.task = Some(tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let tls = tls.clone();
+                tokio::spawn(async move {
+                    if let Ok(mut stream) = tls.accept(tcp).await {
+                        answer_ok(&mut stream).await;
+                    }
+                });
+            }
+        }));
+        Ok(())
+    }
+
+    /// Closes the listener: connections are refused, as while a kube-apiserver restarts.
+    fn down(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+async fn read_head<S: AsyncReadExt + Unpin>(stream: &mut S) -> String {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+async fn answer_ok<S: AsyncReadExt + AsyncWriteExt + Unpin>(stream: &mut S) {
+    let _ = read_head(stream).await;
+    let _ = stream
+        .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        .await;
+    let _ = stream.shutdown().await;
+}
+
+/// GCE's metadata server as the route scripts read it: one NIC, its forwarded IPs by index,
+/// and only with `Metadata-Flavor: Google` (403 otherwise, as GCE does).
+async fn metadata_server(forwarded: Vec<IpAddr>, reads: Arc<AtomicUsize>) -> Result<()> {
+    let listener = TcpListener::bind((METADATA_IP, 80))
+        .await
+        .context("stand-in metadata server: bind 169.254.169.254:80")?;
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            let forwarded = forwarded.clone();
+            let reads = reads.clone();
+            tokio::spawn(async move {
+                let head = read_head(&mut tcp).await;
+                let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
+                let flavored = head.lines().any(|l| {
+                    l.to_ascii_lowercase()
+                        .starts_with("metadata-flavor: google")
+                });
+                let prefix = "/computeMetadata/v1/instance/network-interfaces/";
+                let body = match path.strip_prefix(prefix) {
+                    _ if !flavored => None,
+                    Some("") => Some("0/\n".to_string()),
+                    Some("0/mac") => Some("42:01:0a:00:00:14".to_string()),
+                    Some("0/forwarded-ips/") => {
+                        reads.fetch_add(1, Ordering::SeqCst);
+                        Some((0..forwarded.len()).map(|i| format!("{i}\n")).collect())
+                    }
+                    Some(rest) => rest
+                        .strip_prefix("0/forwarded-ips/")
+                        .and_then(|i| i.parse::<usize>().ok())
+                        .and_then(|i| forwarded.get(i))
+                        .map(|ip| ip.to_string()),
+                    None => None,
+                };
+                let reply = match body {
+                    Some(b) => format!(
+                        "HTTP/1.1 200 OK\r\nMetadata-Flavor: Google\r\nContent-Type: application/text\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+                        b.len()
+                    ),
+                    None if !flavored => {
+                        "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                            .into()
+                    }
+                    None => {
+                        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                            .into()
+                    }
+                };
+                let _ = tcp.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    Ok(())
+}
+
+fn ruleset() -> String {
+    Command::new("nft")
+        .args(["list", "ruleset"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default()
+}
+
+/// Waits until the nftables ruleset has not changed for `quiet` (the scripts react within a
+/// second or two of a flag file; GCP's without inotifywait polls every second), at most `max`.
+async fn settle(quiet: Duration, max: Duration) {
+    let start = Instant::now();
+    let mut last = ruleset();
+    let mut since = Instant::now();
+    while start.elapsed() < max {
+        sleep(Duration::from_millis(250)).await;
+        let now = ruleset();
+        if now != last {
+            last = now;
+            since = Instant::now();
+        } else if since.elapsed() >= quiet {
+            return;
+        }
+    }
+}
+
+fn count_in(path: &Path, needle: &str) -> usize {
+    std::fs::read_to_string(path)
+        .map(|t| t.matches(needle).count())
+        .unwrap_or(0)
+}
+
+/// Waits for the watcher's next `Running On{Success,Failure} trigger` line (at most 40 s: the
+/// failure threshold is 16 s).
+async fn await_trigger(log: &Path, needle: &str, seen: usize) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while Instant::now() < deadline {
+        if count_in(log, needle) > seen {
+            return true;
+        }
+        sleep(Duration::from_millis(200)).await;
+    }
+    false
+}
+
+fn spawn_logged(cmd: &mut Command, log: &Path) -> Result<std::process::Child> {
+    let out = std::fs::File::create(log).with_context(|| format!("{}", log.display()))?;
+    let err = out.try_clone()?;
+    cmd.stdout(out)
+        .stderr(err)
+        .spawn()
+        .with_context(|| format!("cannot start {cmd:?}"))
+}
+
+/// systemd's `openshift-azure-routes.path` (`PathChanged=/run/cloud-routes/`): runs the
+/// script's `start` after every change of the directory (std has no inotify: polled).
+fn azure_path_unit(script: PathBuf, log: PathBuf) -> JoinHandle<()> {
+    tokio::task::spawn_blocking(move || {
+        let listing = || -> Vec<String> {
+            let mut names: Vec<String> = std::fs::read_dir("/run/cloud-routes")
+                .map(|d| {
+                    d.filter_map(|e| e.ok())
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .filter(|n| !n.ends_with(".lock"))
+                        .collect()
+                })
+                .unwrap_or_default();
+            names.sort();
+            names
+        };
+        let mut last = listing();
+        loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let now = listing();
+            if now != last {
+                last = now;
+                let mut cmd = Command::new("bash");
+                cmd.arg(&script).arg("start");
+                if let Ok(mut child) = spawn_logged(&mut cmd, &log) {
+                    let _ = child.wait();
+                }
+            }
+        }
+    })
+}
+
+/// Runs the node through every stage; the measured cells as JSON.
+pub async fn run(node: NodeRun) -> Result<Vec<Value>> {
+    let spec = node_specs(node.cloud, node.design)
+        .into_iter()
+        .find(|s| s.role == node.role)
+        .context("no such role")?;
+    std::fs::create_dir_all(&node.work)?;
+    setup_network(&spec)?;
+    sh("mount", &["-t", "tmpfs", "tmpfs", "/run"])?;
+    std::fs::create_dir_all("/run/cloud-routes")?;
+    let hosts = node.work.join("hosts");
+    write_hosts(&hosts, &spec.api_int[0])?;
+    sh("mount", &["--bind", &hosts.to_string_lossy(), "/etc/hosts"])?;
+    let reads = Arc::new(AtomicUsize::new(0));
+    if spec.cloud == Cloud::Gcp {
+        metadata_server(spec.forwarded.clone(), reads.clone()).await?;
+    }
+    let mut standin = StandIn::new()?;
+    if spec.role == Role::Bootstrap {
+        standin.up().await?;
+    }
+    let mut children = Vec::new();
+    let script_log = node.work.join("script.log");
+    match (spec.script, &node.script) {
+        (Some(Script::McoAzure), Some(path)) => {
+            azure_path_unit(path.clone(), script_log);
+        }
+        (Some(_), Some(path)) => {
+            let mut cmd = Command::new("bash");
+            cmd.arg(path).arg("start");
+            children.push(spawn_logged(&mut cmd, &script_log)?);
+            // Its first read of the metadata, then its rules.
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while reads.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+                sleep(Duration::from_millis(100)).await;
+            }
+            settle(Duration::from_secs(2), Duration::from_secs(10)).await;
+        }
+        (Some(s), None) => bail!("{s:?}: no script given"),
+        (None, _) => {}
+    }
+    let watcher_log = node.work.join("watcher.log");
+    let mut cells = Vec::new();
+    for (s, api_int) in spec.api_int.iter().enumerate() {
+        write_hosts(&hosts, api_int)?;
+        for local in &spec.locals {
+            let needle = match local {
+                Local::Up => "Running OnSuccess trigger",
+                _ => "Running OnFailure trigger",
+            };
+            let seen = count_in(&watcher_log, needle);
+            match local {
+                Local::Up => standin.up().await?,
+                Local::Down => standin.down(),
+                Local::None => {}
+            }
+            if s == 0 && *local == spec.locals[0] && spec.watcher {
+                let bin = node
+                    .watcher
+                    .as_ref()
+                    .context("no apiserver-watcher given")?;
+                let mut cmd = Command::new(bin);
+                cmd.args([
+                    "run",
+                    &format!("--health-check-url=https://{API_INT}:6443/readyz"),
+                    "--root-mount=/",
+                ]);
+                children.push(spawn_logged(&mut cmd, &watcher_log)?);
+            }
+            let triggered = !spec.watcher || await_trigger(&watcher_log, needle, seen).await;
+            settle(Duration::from_secs(3), Duration::from_secs(20)).await;
+            for (target, ip) in &spec.targets {
+                let cell = Cell {
+                    role: role_name(spec.role),
+                    stage: s as u8 + 1,
+                    local: *local,
+                    target: *target,
+                    ip: *ip,
+                };
+                let mut v = super::cell_json(&cell);
+                v["goes"] = json!(probe(*ip).await?.as_str());
+                v["watcher_triggered"] = json!(triggered);
+                cells.push(v);
+            }
+        }
+        std::fs::write(node.work.join(format!("ruleset-stage{}", s + 1)), ruleset())?;
+    }
+    for mut child in children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    Ok(cells)
+}
