@@ -774,6 +774,7 @@ impl Report {
                 "gce_hairpin": format!("{:?}", self.options.node_design.hairpin).to_lowercase(),
                 "watcher_health_check_host": format!("{:?}", self.options.node_design.watcher_host).to_lowercase(),
                 "restart_watchers": format!("{:?}", self.options.node_design.restart).to_lowercase(),
+                "nodes_without_bootstrap_ip": self.options.node_design.second_address_alone,
             },
             "classes": self.class_rows.iter().map(|r| json!({
                 "class": r.class,

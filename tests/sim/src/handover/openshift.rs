@@ -108,6 +108,11 @@ pub enum WatcherRestart {
 #[derive(Clone, Debug)]
 pub struct NodeDesign {
     pub hairpin: Hairpin,
+    /// The nodes resolve api-int without the bootstrap IP while it also holds the bootstrap
+    /// host's second address: a design the agent does not implement (it seeds both), evaluated
+    /// here on the node clients only (the DNS clients' figures are the same: both addresses
+    /// answer on the bootstrap host).
+    pub second_address_alone: bool,
     pub watcher_host: WatcherHost,
     pub restart: WatcherRestart,
     /// When a restart happens after the bootstrap addresses left api-int (`run` sets the
@@ -119,6 +124,7 @@ impl Default for NodeDesign {
     fn default() -> Self {
         NodeDesign {
             hairpin: Hairpin::Returns,
+            second_address_alone: false,
             watcher_host: WatcherHost::ApiInt,
             restart: WatcherRestart::Off,
             restart_after: Duration::from_secs(30),
@@ -391,6 +397,15 @@ impl Cluster {
         world
     }
 
+    /// api-int as the nodes' resolvers answer it under the design.
+    fn resolve(&self, zone: &[IpAddr]) -> Vec<IpAddr> {
+        let bootstrap = lock(&self.world).nodes[0].ip;
+        match self.design.second_address_alone && zone.len() > 1 && zone.contains(&bootstrap) {
+            true => zone.iter().copied().filter(|ip| *ip != bootstrap).collect(),
+            false => zone.to_vec(),
+        }
+    }
+
     fn booted(&self, i: usize) -> bool {
         lock(&self.life)[i].boot_at.is_some()
     }
@@ -411,7 +426,7 @@ pub async fn drive(
 ) {
     while !*stop.borrow() {
         let t = lock(&timeline).clone();
-        let answer = api_int.borrow().clone();
+        let answer = cluster.resolve(&api_int.borrow());
         cluster.tick(cluster.t0.elapsed(), &t, &answer, &timing);
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_millis(100)) => {}
@@ -493,7 +508,7 @@ async fn kubelet(
     let mut rng = Rng(seed);
     let mut samples = Vec::new();
     while pace.next().await {
-        let answer = api_int.borrow().clone();
+        let answer = cluster.resolve(&api_int.borrow());
         if !cluster.booted(i) || answer.is_empty() {
             continue;
         }

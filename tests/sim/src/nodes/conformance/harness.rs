@@ -261,6 +261,9 @@ pub async fn run(opts: &Options) -> Result<Value> {
         }
         let cells: Vec<Value> = serde_json::from_slice(&out.stdout)
             .with_context(|| format!("{role}: the namespace run's output is not JSON"))?;
+        if let Some(note) = cells.iter().find_map(|c| c["note"].as_str()) {
+            notes.push(format!("{role}: {note}"));
+        }
         if cells.iter().any(|c| c["watcher_triggered"] == false) {
             notes.push(format!("{role}: the watcher missed a trigger in some cell"));
         }

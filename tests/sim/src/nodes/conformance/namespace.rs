@@ -164,9 +164,13 @@ impl StandIn {
         if self.task.is_some() {
             return Ok(());
         }
-        let listener = TcpListener::bind("0.0.0.0:6443")
-            .await
-            .context("stand-in kube-apiserver: bind 0.0.0.0:6443")?;
+        // Dual stack: `localhost` is ::1 first for the watcher's check.
+        let listener = match TcpListener::bind("[::]:6443").await {
+            Ok(l) => l,
+            Err(_) => TcpListener::bind("0.0.0.0:6443")
+                .await
+                .context("stand-in kube-apiserver: bind 0.0.0.0:6443")?,
+        };
         let tls = self.tls.clone();
         self.task = Some(tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
@@ -308,6 +312,49 @@ async fn await_trigger(log: &Path, needle: &str, seen: usize) -> bool {
     false
 }
 
+/// nftables before 1.0.7 refuses the standard priority name `dstnat` on the output hook,
+/// which both MCO scripts use; `dstnat` is -100 (nft(8), "Standard priority names"). When
+/// this namespace's `nft` refuses it, the scripts get an `nft` first on their PATH that
+/// spells it -100 and changes nothing else. Returns that PATH, and a note for the report.
+fn nft_path(work: &Path) -> Result<(String, Option<String>)> {
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/sbin:/usr/bin:/sbin:/bin".into());
+    let mut check = Command::new("nft")
+        .args(["-c", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .context("cannot run nft")?;
+    if let Some(mut stdin) = check.stdin.take() {
+        use std::io::Write;
+        stdin.write_all(
+            b"add table inet judge-check
+add chain inet judge-check o { type nat hook output priority dstnat; }
+",
+        )?;
+    }
+    if check.wait()?.success() {
+        return Ok((path, None));
+    }
+    let real = path
+        .split(':')
+        .map(|d| Path::new(d).join("nft"))
+        .find(|p| p.is_file())
+        .context("nft: not on PATH")?;
+    let bin = work.join("bin");
+    std::fs::create_dir_all(&bin)?;
+    let shim = format!(
+        "#!/bin/bash\nif [ \"$1\" = -f ] && [ \"$2\" = - ]; then sed 's/priority dstnat/priority -100/g' | {real} -f -; else exec {real} \"$@\"; fi\n",
+        real = real.display()
+    );
+    std::fs::write(bin.join("nft"), shim)?;
+    sh("chmod", &["0755", &bin.join("nft").to_string_lossy()])?;
+    Ok((
+        format!("{}:{path}", bin.display()),
+        Some("this nft refuses `priority dstnat` on the output hook (nftables < 1.0.7): the scripts' nft input had it spelt -100".into()),
+    ))
+}
+
 fn spawn_logged(cmd: &mut Command, log: &Path) -> Result<std::process::Child> {
     let out = std::fs::File::create(log).with_context(|| format!("{}", log.display()))?;
     let err = out.try_clone()?;
@@ -319,7 +366,7 @@ fn spawn_logged(cmd: &mut Command, log: &Path) -> Result<std::process::Child> {
 
 /// systemd's `openshift-azure-routes.path` (`PathChanged=/run/cloud-routes/`): runs the
 /// script's `start` after every change of the directory (std has no inotify: polled).
-fn azure_path_unit(script: PathBuf, log: PathBuf) -> JoinHandle<()> {
+fn azure_path_unit(script: PathBuf, log: PathBuf, path: String) -> JoinHandle<()> {
     tokio::task::spawn_blocking(move || {
         let listing = || -> Vec<String> {
             let mut names: Vec<String> = std::fs::read_dir("/run/cloud-routes")
@@ -340,7 +387,7 @@ fn azure_path_unit(script: PathBuf, log: PathBuf) -> JoinHandle<()> {
             if now != last {
                 last = now;
                 let mut cmd = Command::new("bash");
-                cmd.arg(&script).arg("start");
+                cmd.arg(&script).arg("start").env("PATH", &path);
                 if let Ok(mut child) = spawn_logged(&mut cmd, &log) {
                     let _ = child.wait();
                 }
@@ -372,13 +419,14 @@ pub async fn run(node: NodeRun) -> Result<Vec<Value>> {
     }
     let mut children = Vec::new();
     let script_log = node.work.join("script.log");
+    let (script_path, nft_note) = nft_path(&node.work)?;
     match (spec.script, &node.script) {
         (Some(Script::McoAzure), Some(path)) => {
-            azure_path_unit(path.clone(), script_log);
+            azure_path_unit(path.clone(), script_log, script_path);
         }
         (Some(_), Some(path)) => {
             let mut cmd = Command::new("bash");
-            cmd.arg(path).arg("start");
+            cmd.arg(path).arg("start").env("PATH", &script_path);
             children.push(spawn_logged(&mut cmd, &script_log)?);
             // Its first read of the metadata, then its rules.
             let deadline = Instant::now() + Duration::from_secs(20);
@@ -431,6 +479,7 @@ pub async fn run(node: NodeRun) -> Result<Vec<Value>> {
                 let mut v = super::cell_json(&cell);
                 v["goes"] = json!(probe(*ip).await?.as_str());
                 v["watcher_triggered"] = json!(triggered);
+                v["note"] = json!(nft_note.as_ref().filter(|_| spec.script.is_some()));
                 cells.push(v);
             }
         }
