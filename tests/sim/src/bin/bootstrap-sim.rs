@@ -15,7 +15,7 @@ use std::path::PathBuf;
 const USAGE: &str = "usage: bootstrap-sim demo <aws|gcp|azure>   plan, run, plan, status against local peers\n       \
                      bootstrap-sim handover <aws|gcp|azure> [--dns-seeding progressive|all-at-once] [--bootstrap-second-address cloud|off] [--ttl 30s] [--scope-round-trip true] [--openshift-nodes true [--gce-hairpin returns|balances] [--watcher-host api-int|vip] [--nodes-without-bootstrap-ip true] [--restart-watchers off|restart|restart-clean]] [--output text|json]\n       \
                      \x20   API clients through a whole run: failures and p99 per stage\n       \
-                     bootstrap-sim nodes-conformance <gcp|azure> --apiserver-watcher BIN --mco DIR [--rhcos DIR] [--design second-address|bootstrap-alone|all-at-once] [--output text|json]\n       \
+                     bootstrap-sim nodes-conformance <gcp|azure> --apiserver-watcher BIN --mco DIR [--rhcos DIR] [--design second-address|bootstrap-alone|all-at-once|second-address-alone|watcher-on-vip] [--output text|json]\n       \
                      \x20   the node model against the real apiserver-watcher and route scripts, in network namespaces (root, nft); exit 2 when something is missing\n       \
                      bootstrap-sim venv                   install the emulators into target/sim-venv\n\
                      (build the agent first: cargo build --all-features --workspace --bins)";

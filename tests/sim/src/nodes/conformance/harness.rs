@@ -16,7 +16,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-pub const USAGE: &str = "bootstrap-sim nodes-conformance <gcp|azure> --apiserver-watcher BIN --mco DIR [--rhcos DIR] [--design second-address|bootstrap-alone|all-at-once] [--output text|json]";
+pub const USAGE: &str = "bootstrap-sim nodes-conformance <gcp|azure> --apiserver-watcher BIN --mco DIR [--rhcos DIR] [--design second-address|bootstrap-alone|all-at-once|second-address-alone|watcher-on-vip] [--output text|json]";
 
 /// The MCO templates of each script, relative to the MCO tree.
 pub const MCO_GCP_SCRIPT: &str =
@@ -290,6 +290,8 @@ pub fn design_name(d: Design) -> &'static str {
         Design::SecondAddress => "second-address",
         Design::BootstrapAlone => "bootstrap-alone",
         Design::AllAtOnce => "all-at-once",
+        Design::SecondAddressAlone => "second-address-alone",
+        Design::WatcherOnVip => "watcher-on-vip",
     }
 }
 

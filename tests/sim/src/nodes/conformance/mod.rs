@@ -43,6 +43,12 @@ pub enum Design {
     BootstrapAlone,
     /// `--dns-seeding all-at-once`: the bootstrap IP and the VIP from the start.
     AllAtOnce,
+    /// The bootstrap host's second address without its IP in api-int until the VIP serves
+    /// (not an agent flag; the simulation's `--nodes-without-bootstrap-ip true`).
+    SecondAddressAlone,
+    /// The agent's default, with the watcher's `--health-check-url` naming the VIP as an IP
+    /// literal (a MachineConfig overriding the static pod).
+    WatcherOnVip,
 }
 
 impl Design {
@@ -51,8 +57,10 @@ impl Design {
             "second-address" => Design::SecondAddress,
             "bootstrap-alone" => Design::BootstrapAlone,
             "all-at-once" => Design::AllAtOnce,
+            "second-address-alone" => Design::SecondAddressAlone,
+            "watcher-on-vip" => Design::WatcherOnVip,
             other => bail!(
-                "--design: expected second-address, bootstrap-alone or all-at-once, found {other:?}"
+                "--design: expected second-address, bootstrap-alone, all-at-once, second-address-alone or watcher-on-vip, found {other:?}"
             ),
         })
     }
@@ -107,12 +115,22 @@ pub struct NodeSpec {
     pub targets: Vec<(&'static str, IpAddr)>,
     /// Runs the apiserver-watcher (masters).
     pub watcher: bool,
+    /// The host of the watcher's `--health-check-url`: api-int, or this IP literal.
+    pub watcher_literal: Option<IpAddr>,
     pub script: Option<Script>,
+}
+
+/// Whether the bootstrap host has its second address under `design`.
+fn second(design: Design) -> bool {
+    matches!(
+        design,
+        Design::SecondAddress | Design::SecondAddressAlone | Design::WatcherOnVip
+    )
 }
 
 fn world(cloud: Cloud, design: Design) -> World {
     let mut bootstrap = Node::new("bootstrap", Role::Bootstrap, ip(BOOTSTRAP_IP));
-    if design == Design::SecondAddress {
+    if second(design) {
         bootstrap.aliases.push(ip(SECOND_ADDRESS));
     }
     let nodes = vec![
@@ -133,12 +151,15 @@ fn world(cloud: Cloud, design: Design) -> World {
 pub fn node_specs(cloud: Cloud, design: Design) -> Vec<NodeSpec> {
     let (b, s, v) = (ip(BOOTSTRAP_IP), ip(SECOND_ADDRESS), ip(INTERNAL_VIP));
     let api_int = match design {
-        Design::SecondAddress => vec![vec![b, s], vec![b, s, v], vec![v]],
+        Design::SecondAddress | Design::WatcherOnVip => {
+            vec![vec![b, s], vec![b, s, v], vec![v]]
+        }
+        Design::SecondAddressAlone => vec![vec![s], vec![s, v], vec![v]],
         Design::BootstrapAlone => vec![vec![b], vec![b, v], vec![v]],
         Design::AllAtOnce => vec![vec![b, v], vec![b, v], vec![v]],
     };
     let mut targets = vec![("bootstrap-ip", b)];
-    if design == Design::SecondAddress {
+    if second(design) {
         targets.push(("second-address", s));
     }
     targets.push(("internal-vip", v));
@@ -164,6 +185,7 @@ pub fn node_specs(cloud: Cloud, design: Design) -> Vec<NodeSpec> {
                 },
                 targets: targets.clone(),
                 watcher: node.role == Role::Master,
+                watcher_literal: (design == Design::WatcherOnVip).then_some(v),
                 script: Script::of(cloud, node.role),
             }
         })
@@ -206,6 +228,11 @@ pub fn model_table(spec: &NodeSpec, design: Design) -> Table {
                 _ => Apiserver::Ready,
             };
             if let Some(watcher) = node.watcher.as_mut() {
+                let literal: Vec<IpAddr> = spec.watcher_literal.into_iter().collect();
+                let answer = match literal.is_empty() {
+                    true => answer.as_slice(),
+                    false => literal.as_slice(),
+                };
                 watcher.maybe_start(now, API_INT, answer);
                 let (ready, checks) = match local {
                     Local::Down => (false, FAILURE_THRESHOLD),

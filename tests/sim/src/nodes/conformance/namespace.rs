@@ -461,7 +461,11 @@ pub async fn run(node: NodeRun) -> Result<Vec<Value>> {
                 let mut cmd = Command::new(bin);
                 cmd.args([
                     "run",
-                    &format!("--health-check-url=https://{API_INT}:6443/readyz"),
+                    &format!(
+                        "--health-check-url=https://{}:6443/readyz",
+                        spec.watcher_literal
+                            .map_or(API_INT.to_string(), |ip| ip.to_string())
+                    ),
                     "--root-mount=/",
                 ]);
                 children.push(spawn_logged(&mut cmd, &watcher_log)?);

@@ -156,3 +156,27 @@ fn designs_parse_by_name() {
     assert_eq!(Design::parse("all-at-once").unwrap(), Design::AllAtOnce);
     assert!(Design::parse("both").is_err());
 }
+
+/// The two designs that keep the bootstrap host's addresses out of the watchers' VIPs: on
+/// Azure no master redirects the bootstrap IP; on GCP the watcher on the VIP marks it down.
+#[test]
+fn the_model_with_the_bootstrap_ip_out_of_the_watchers_view() {
+    let d = Design::SecondAddressAlone;
+    let t = model_table(&spec(Cloud::Azure, Role::Master, d), d);
+    for stage in 1..=3 {
+        assert_eq!(
+            verdict(&t, stage, Local::Up, "bootstrap-ip"),
+            OnHost::Leaves
+        );
+        assert_eq!(
+            verdict(&t, stage, Local::Up, "second-address"),
+            OnHost::Served
+        );
+    }
+    let d = Design::WatcherOnVip;
+    let t = model_table(&spec(Cloud::Gcp, Role::Master, d), d);
+    assert_eq!(verdict(&t, 3, Local::Down, "internal-vip"), OnHost::Leaves);
+    let t = model_table(&spec(Cloud::Azure, Role::Master, d), d);
+    assert_eq!(verdict(&t, 1, Local::Up, "bootstrap-ip"), OnHost::Leaves);
+    assert_eq!(verdict(&t, 1, Local::Up, "internal-vip"), OnHost::Served);
+}
