@@ -366,7 +366,13 @@ fn spawn_logged(cmd: &mut Command, log: &Path) -> Result<std::process::Child> {
 
 /// systemd's `openshift-azure-routes.path` (`PathChanged=/run/cloud-routes/`): runs the
 /// script's `start` after every change of the directory (std has no inotify: polled).
-fn azure_path_unit(script: PathBuf, log: PathBuf, path: String) -> JoinHandle<()> {
+/// `runs` counts the script's completed runs.
+fn azure_path_unit(
+    script: PathBuf,
+    log: PathBuf,
+    path: String,
+    runs: Arc<AtomicUsize>,
+) -> JoinHandle<()> {
     tokio::task::spawn_blocking(move || {
         let listing = || -> Vec<String> {
             let mut names: Vec<String> = std::fs::read_dir("/run/cloud-routes")
@@ -391,6 +397,7 @@ fn azure_path_unit(script: PathBuf, log: PathBuf, path: String) -> JoinHandle<()
                 if let Ok(mut child) = spawn_logged(&mut cmd, &log) {
                     let _ = child.wait();
                 }
+                runs.fetch_add(1, Ordering::SeqCst);
             }
         }
     })
@@ -409,6 +416,7 @@ pub async fn run(node: NodeRun) -> Result<Vec<Value>> {
     let hosts = node.work.join("hosts");
     write_hosts(&hosts, &spec.api_int[0])?;
     sh("mount", &["--bind", &hosts.to_string_lossy(), "/etc/hosts"])?;
+    // GCP: the metadata server's forwarded-IP listings; Azure: the path unit's script runs.
     let reads = Arc::new(AtomicUsize::new(0));
     if spec.cloud == Cloud::Gcp {
         metadata_server(spec.forwarded.clone(), reads.clone()).await?;
@@ -422,7 +430,7 @@ pub async fn run(node: NodeRun) -> Result<Vec<Value>> {
     let (script_path, nft_note) = nft_path(&node.work)?;
     match (spec.script, &node.script) {
         (Some(Script::McoAzure), Some(path)) => {
-            azure_path_unit(path.clone(), script_log, script_path);
+            azure_path_unit(path.clone(), script_log, script_path, reads.clone());
         }
         (Some(_), Some(path)) => {
             let mut cmd = Command::new("bash");
@@ -470,7 +478,22 @@ pub async fn run(node: NodeRun) -> Result<Vec<Value>> {
                 ]);
                 children.push(spawn_logged(&mut cmd, &watcher_log)?);
             }
+            // The script's reaction to the watcher's files: GCP's re-reads the metadata after
+            // every change of the run dir, Azure's path unit runs it once more.
+            // (Azure's runs only on a change, which the trigger makes: counted from before it;
+            // GCP's also re-reads every few seconds: counted from after it.)
+            let before = reads.load(Ordering::SeqCst);
             let triggered = !spec.watcher || await_trigger(&watcher_log, needle, seen).await;
+            let reacted = match spec.script {
+                Some(Script::McoGcp) => reads.load(Ordering::SeqCst),
+                _ => before,
+            };
+            if spec.watcher && matches!(spec.script, Some(Script::McoAzure | Script::McoGcp)) {
+                let deadline = Instant::now() + Duration::from_secs(15);
+                while reads.load(Ordering::SeqCst) == reacted && Instant::now() < deadline {
+                    sleep(Duration::from_millis(100)).await;
+                }
+            }
             settle(Duration::from_secs(3), Duration::from_secs(20)).await;
             for (target, ip) in &spec.targets {
                 let cell = Cell {
