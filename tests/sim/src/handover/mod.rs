@@ -16,6 +16,7 @@
 
 pub mod clients;
 pub mod network;
+pub mod node_design;
 pub mod openshift;
 
 use crate::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
@@ -771,9 +772,9 @@ impl Report {
             })).collect::<Vec<_>>(),
             "openshift_nodes": self.options.openshift_nodes,
             "node_design": {
-                "gce_hairpin": format!("{:?}", self.options.node_design.hairpin).to_lowercase(),
-                "watcher_health_check_host": format!("{:?}", self.options.node_design.watcher_host).to_lowercase(),
-                "restart_watchers": format!("{:?}", self.options.node_design.restart).to_lowercase(),
+                "gce_hairpin": self.options.node_design.hairpin.as_str(),
+                "watcher_health_check_host": self.options.node_design.watcher_host.as_str(),
+                "restart_watchers": self.options.node_design.restart.as_str(),
                 "nodes_without_bootstrap_ip": self.options.node_design.second_address_alone,
             },
             "classes": self.class_rows.iter().map(|r| json!({

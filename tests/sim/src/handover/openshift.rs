@@ -28,9 +28,10 @@
 
 use super::Timeline;
 use super::network::{Alive, Network};
+pub use super::node_design::{NodeDesign, WatcherHost, WatcherRestart};
 use crate::nodes::routes::Script;
 use crate::nodes::watcher::{CHECK_INTERVAL, Watcher};
-use crate::nodes::{self, Apiserver, Cloud, Hairpin, Reached, Role, World};
+use crate::nodes::{self, Apiserver, Cloud, Reached, Role, World};
 use crate::rng::Rng;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -80,55 +81,6 @@ impl NodeTiming {
     pub fn rollouts_end(&self) -> Duration {
         let one = self.restart + Duration::from_secs(1);
         self.shutdown_delay + one * MASTERS as u32 + Duration::from_secs(3)
-    }
-}
-
-/// What the watcher's `--health-check-url` names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WatcherHost {
-    /// `{{.Infra.Status.APIServerInternalURL}}`: api-int, as MCO renders it.
-    ApiInt,
-    /// The reserved private VIP as an IP literal (a MachineConfig overriding the static pod).
-    /// Modelled as the watcher starting once that VIP first serves: its flag files matter
-    /// only from then on (no client dials the VIP before it is in api-int).
-    Vip,
-}
-
-/// Once the bootstrap addresses left api-int, and the masters' resolvers' caches (one TTL):
-/// restart each master's apiserver-watcher (its container stopped, SIGTERM), and with
-/// `RestartClean` also remove the flag files of the addresses it is no longer given.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WatcherRestart {
-    Off,
-    Restart,
-    RestartClean,
-}
-
-/// The node side's design and the hypothesis a real cloud settles.
-#[derive(Clone, Debug)]
-pub struct NodeDesign {
-    pub hairpin: Hairpin,
-    /// The nodes resolve api-int without the bootstrap IP while it also holds the bootstrap
-    /// host's second address: a design the agent does not implement (it seeds both), evaluated
-    /// here on the node clients only (the DNS clients' figures are the same: both addresses
-    /// answer on the bootstrap host).
-    pub second_address_alone: bool,
-    pub watcher_host: WatcherHost,
-    pub restart: WatcherRestart,
-    /// When a restart happens after the bootstrap addresses left api-int (`run` sets the
-    /// DNS TTL).
-    pub restart_after: Duration,
-}
-
-impl Default for NodeDesign {
-    fn default() -> Self {
-        NodeDesign {
-            hairpin: Hairpin::Returns,
-            second_address_alone: false,
-            watcher_host: WatcherHost::ApiInt,
-            restart: WatcherRestart::Off,
-            restart_after: Duration::from_secs(30),
-        }
     }
 }
 

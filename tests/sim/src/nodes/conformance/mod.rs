@@ -14,6 +14,7 @@
 
 pub mod harness;
 pub mod namespace;
+mod standins;
 
 use super::routes::Script;
 use super::watcher::{FAILURE_THRESHOLD, Watcher};
