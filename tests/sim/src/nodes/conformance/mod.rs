@@ -248,7 +248,7 @@ pub fn model_table(spec: &NodeSpec, design: Design) -> Table {
                     role: role_name(spec.role),
                     stage: s as u8 + 1,
                     local: *local,
-                    target: *target,
+                    target,
                     ip: *ip,
                 };
                 table.insert(cell, w.on_host(i, *ip, API));

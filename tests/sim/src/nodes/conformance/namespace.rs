@@ -377,7 +377,7 @@ pub async fn run(node: NodeRun) -> Result<Vec<Value>> {
                     role: role_name(spec.role),
                     stage: s as u8 + 1,
                     local: *local,
-                    target: *target,
+                    target,
                     ip: *ip,
                 };
                 let mut v = super::cell_json(&cell);
