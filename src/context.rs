@@ -68,8 +68,8 @@ pub struct Common {
           value_parser = options::checked(options::bootstrap_ip, IpAddr::from([0, 0, 0, 0])))]
     pub bootstrap_ip: Option<IpAddr>,
     /// GCP and Azure: give the bootstrap host a second private address in `api-int` until
-    /// stage 3, so OpenShift's apiserver-watcher never takes the bootstrap IP for the API VIP:
-    /// `host` (the cloud's alias IP / IP configuration, added to this host with iproute2),
+    /// stage 3 (what the masters' apiserver-watcher makes of it: docs/clouds.md, "OpenShift's
+    /// own nodes on GCP and Azure"): `host` (the cloud's alias IP / IP configuration, added to this host with iproute2),
     /// `cloud` (the host's own network agent brings it up), `off` (the bootstrap IP alone).
     #[arg(long, env = "BOOTSTRAP_AGENT_BOOTSTRAP_SECOND_ADDRESS", default_value = "host",
           value_parser = options::one_of(assets::SecondAddress::Host))]

@@ -48,10 +48,10 @@ pub struct ClusterSpec {
 }
 
 /// `--bootstrap-second-address`: a second private address of the bootstrap host, next to the
-/// bootstrap IP in `api-int` until stage 3. With two addresses there, OpenShift's
-/// apiserver-watcher on each master refuses to start (it wants exactly one) until only the
-/// load balancer's VIP is left, so it never takes the bootstrap IP for the VIP (docs/clouds.md,
-/// "OpenShift's own nodes on GCP and Azure").
+/// bootstrap IP in `api-int` until stage 3. It was chosen against OpenShift 4.7's
+/// apiserver-watcher, which refused two addresses; since 4.8 the watcher takes every address
+/// of api-int for a VIP, so it no longer keeps the bootstrap IP out of the masters' route
+/// scripts (docs/clouds.md, "OpenShift's own nodes on GCP and Azure", has the figures).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum SecondAddress {

@@ -13,9 +13,11 @@ use bootstrap_sim::peers::Peers;
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: bootstrap-sim demo <aws|gcp|azure>   plan, run, plan, status against local peers\n       \
-                     bootstrap-sim handover <aws|gcp|azure> [--dns-seeding progressive|all-at-once] [--bootstrap-second-address cloud|off] [--ttl 30s] [--scope-round-trip true] [--openshift-nodes true] [--output text|json]\n       \
+                     bootstrap-sim handover <aws|gcp|azure> [--dns-seeding progressive|all-at-once] [--bootstrap-second-address cloud|off] [--ttl 30s] [--scope-round-trip true] [--openshift-nodes true [--gce-hairpin returns|balances] [--watcher-host api-int|vip] [--nodes-without-bootstrap-ip true] [--restart-watchers off|restart|restart-clean]] [--output text|json]\n       \
                      \x20   API clients through a whole run: failures and p99 per stage\n       \
                      bootstrap-sim real-ccm azure --ccm PATH --output json   run, run, teardown --all with a real cloud-controller-manager\n       \
+                     bootstrap-sim nodes-conformance <gcp|azure> --apiserver-watcher BIN --mco DIR [--rhcos DIR] [--design second-address|bootstrap-alone|all-at-once|second-address-alone|watcher-on-vip] [--output text|json]\n       \
+                     \x20   the node model against the real apiserver-watcher and route scripts, in network namespaces (root, nft); exit 2 when something is missing\n       \
                      bootstrap-sim venv                   install the emulators into target/sim-venv\n\
                      (build the agent first: cargo build --all-features --workspace --bins)";
 
@@ -50,6 +52,17 @@ async fn run() -> Result<()> {
                 std::process::exit(code);
             }
             Ok(())
+        }
+        ["nodes-conformance", cloud, rest @ ..] => {
+            let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+            nodes_conformance(cloud, rest).await
+        }
+        ["nodes-conformance-node", rest @ ..] => {
+            let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+            let cells = bootstrap_sim::nodes::conformance::harness::node_main(rest).await?;
+            println!("{}", serde_json::Value::Array(cells));
+            // The path unit's watch thread never ends: exit without waiting for it.
+            std::process::exit(0)
         }
         ["venv"] => {
             let venv = bootstrap_sim::venv::ensure()?;
@@ -198,6 +211,40 @@ async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
                     other => bail!("--openshift-nodes: expected true or false, found {other:?}"),
                 }
             }
+            "--gce-hairpin" => {
+                opts.node_design.hairpin = match *value {
+                    "returns" => bootstrap_sim::nodes::Hairpin::Returns,
+                    "balances" => bootstrap_sim::nodes::Hairpin::Balances,
+                    other => bail!("--gce-hairpin: expected returns or balances, found {other:?}"),
+                }
+            }
+            "--nodes-without-bootstrap-ip" => {
+                opts.node_design.second_address_alone = match *value {
+                    "true" => true,
+                    "false" => false,
+                    other => bail!(
+                        "--nodes-without-bootstrap-ip: expected true or false, found {other:?}"
+                    ),
+                }
+            }
+            "--watcher-host" => {
+                opts.node_design.watcher_host = match *value {
+                    "api-int" => bootstrap_sim::handover::openshift::WatcherHost::ApiInt,
+                    "vip" => bootstrap_sim::handover::openshift::WatcherHost::Vip,
+                    other => bail!("--watcher-host: expected api-int or vip, found {other:?}"),
+                }
+            }
+            "--restart-watchers" => {
+                use bootstrap_sim::handover::openshift::WatcherRestart;
+                opts.node_design.restart = match *value {
+                    "off" => WatcherRestart::Off,
+                    "restart" => WatcherRestart::Restart,
+                    "restart-clean" => WatcherRestart::RestartClean,
+                    other => bail!(
+                        "--restart-watchers: expected off, restart or restart-clean, found {other:?}"
+                    ),
+                }
+            }
             "--ttl" => {
                 opts.ttl = humantime::parse_duration(value).with_context(|| {
                     format!("--ttl: expected a duration like 30s, found {value:?}")
@@ -223,6 +270,34 @@ async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&report.to_json())?);
     } else {
         print!("{}", report.to_text());
+    }
+    Ok(())
+}
+
+/// `bootstrap-sim nodes-conformance <cloud> ...`: see `bootstrap_sim::nodes::conformance`.
+/// Exit 2 when a binary, a tree or a tool is missing, 1 on a mismatch.
+async fn nodes_conformance(cloud: &str, args: &[&str]) -> Result<()> {
+    use bootstrap_sim::nodes::conformance::harness;
+    let opts = harness::parse(cloud, args)?;
+    let report = match harness::run(&opts).await {
+        Ok(r) => r,
+        Err(e) => match e.downcast_ref::<harness::Missing>() {
+            Some(missing) => {
+                eprintln!("error: {missing}");
+                std::process::exit(2)
+            }
+            None => return Err(e),
+        },
+    };
+    match opts.json {
+        true => println!("{}", serde_json::to_string_pretty(&report)?),
+        false => print!("{}", harness::to_text(&report)),
+    }
+    if report["mismatches"]
+        .as_array()
+        .is_some_and(|m| !m.is_empty())
+    {
+        std::process::exit(1);
     }
     Ok(())
 }

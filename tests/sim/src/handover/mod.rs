@@ -16,6 +16,7 @@
 
 pub mod clients;
 pub mod network;
+pub mod node_design;
 pub mod openshift;
 
 use crate::kube::{ControllerKnobs, KubeSim, KubeSimOptions};
@@ -66,6 +67,7 @@ pub struct Options {
     /// GCP / Azure: the cluster's own nodes as clients and backends ([`openshift`]).
     pub openshift_nodes: bool,
     pub node_timing: openshift::NodeTiming,
+    pub node_design: openshift::NodeDesign,
 }
 
 impl Options {
@@ -85,6 +87,7 @@ impl Options {
             scope_round_trip: false,
             openshift_nodes: false,
             node_timing: openshift::NodeTiming::default(),
+            node_design: openshift::NodeDesign::default(),
         }
     }
 }
@@ -263,8 +266,17 @@ pub async fn run(opts: Options) -> Result<Report> {
     let node_tasks = match opts.openshift_nodes {
         false => None,
         true => {
-            let cluster = openshift::Cluster::new(&opts.cloud, bootstrap, network.clone(), t0)
-                .context("no node model for this cloud")?;
+            let cluster = openshift::Cluster::new(
+                &opts.cloud,
+                bootstrap,
+                network.clone(),
+                t0,
+                openshift::NodeDesign {
+                    restart_after: opts.ttl,
+                    ..opts.node_design.clone()
+                },
+            )
+            .context("no node model for this cloud")?;
             let driver = tokio::spawn(openshift::drive(
                 cluster.clone(),
                 timeline.clone(),
@@ -759,6 +771,12 @@ impl Report {
                 "unanswered": r.unanswered,
             })).collect::<Vec<_>>(),
             "openshift_nodes": self.options.openshift_nodes,
+            "node_design": {
+                "gce_hairpin": self.options.node_design.hairpin.as_str(),
+                "watcher_health_check_host": self.options.node_design.watcher_host.as_str(),
+                "restart_watchers": self.options.node_design.restart.as_str(),
+                "nodes_without_bootstrap_ip": self.options.node_design.second_address_alone,
+            },
             "classes": self.class_rows.iter().map(|r| json!({
                 "class": r.class,
                 "stage": r.stage,

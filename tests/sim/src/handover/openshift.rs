@@ -17,13 +17,19 @@
 //!   through the load balancer, not the bootstrap host itself or nobody; on GCP the cloud's
 //!   health check with a ready endpoint, since the bootstrap VM is a backend there (G2).
 //!
-//! Timing: the watcher's and the scripts' are OpenShift's (2 s checks, 8 failures, 30 s
-//! metadata re-reads, the kubelet's crash-loop back-off); the nodes' boot and the rollout are
-//! shortened to fit the simulation (`NodeTiming`), the shutdown delay kept above the
-//! watcher's 16 s as OpenShift's is.
+//! Timing: the watcher's and the scripts' are OpenShift's (2 s checks, 8 failures, metadata
+//! re-read every 30 s on masters and 240 s on workers and the bootstrap VM); the nodes' boot
+//! and the rollout are shortened to fit the simulation (`NodeTiming`), the shutdown delay kept
+//! above the watcher's 16 s as OpenShift's is.
+//!
+//! [`NodeDesign`]: what the simulation cannot settle (GCE's hairpin) and the node-side
+//! designs it evaluates beside the agent's own flags (the watcher's health-check host, a
+//! restart of the watchers once the bootstrap addresses left api-int).
 
 use super::Timeline;
 use super::network::{Alive, Network};
+pub use super::node_design::{NodeDesign, WatcherHost, WatcherRestart};
+use crate::nodes::routes::Script;
 use crate::nodes::watcher::{CHECK_INTERVAL, Watcher};
 use crate::nodes::{self, Apiserver, Cloud, Reached, Role, World};
 use crate::rng::Rng;
@@ -99,10 +105,13 @@ struct Life {
     reboot_at: Option<Duration>,
     kubelet_ok_at: Option<Duration>,
     next_check: Duration,
-    next_refresh: Duration,
+    /// The route script's last read of the metadata (GCP).
+    last_read: Option<Duration>,
+    restarted: bool,
 }
 
 pub struct Cluster {
+    design: NodeDesign,
     world: Mutex<World>,
     life: Mutex<Vec<Life>>,
     network: Arc<Network>,
@@ -155,6 +164,7 @@ impl Cluster {
         bootstrap: IpAddr,
         network: Arc<Network>,
         t0: Instant,
+        design: NodeDesign,
     ) -> Option<Arc<Cluster>> {
         let cloud = match cloud {
             "gcp" => Cloud::Gcp,
@@ -178,9 +188,14 @@ impl Cluster {
             ));
         }
         list[0].up = true;
-        let life = vec![Life::default(); list.len()];
+        let mut life = vec![Life::default(); list.len()];
+        // The bootstrap VM runs before the agent starts: its route script read at boot.
+        life[0].boot_at = Some(Duration::ZERO);
+        let mut world = World::new(cloud, list);
+        world.hairpin = design.hairpin;
         Some(Arc::new(Cluster {
-            world: Mutex::new(World::new(cloud, list)),
+            design,
+            world: Mutex::new(world),
             life: Mutex::new(life),
             network,
             t0,
@@ -210,6 +225,7 @@ impl Cluster {
             t.gate_passed,
             t.removed.map(|r| r + Duration::from_secs(1)),
         ];
+        let world_internal = world.internal.clone();
         for (m, stage_start) in stage_start.into_iter().enumerate().take(MASTERS) {
             let i = self.index(Role::Master, m);
             let boot = seeded + timing.master_boot + Duration::from_millis(200 * m as u64);
@@ -221,7 +237,6 @@ impl Cluster {
             if l.boot_at.is_none() {
                 l.boot_at = Some(boot);
                 l.next_check = boot;
-                l.next_refresh = boot;
                 node.up = true;
                 node.watcher = Some(Watcher::new(now));
             }
@@ -248,8 +263,31 @@ impl Cluster {
             };
             let ready = node.apiserver == Apiserver::Ready;
             let l = &mut life[i];
-            if let Some(w) = node.watcher.as_mut() {
-                w.maybe_start(now, "api-int", api_int);
+            let restart_at = t.removed.map(|r| r + self.design.restart_after);
+            if self.design.restart != WatcherRestart::Off
+                && !l.restarted
+                && restart_at.is_some_and(|at| now >= at)
+                && let Some(w) = node.watcher.as_mut()
+            {
+                l.restarted = true;
+                let old: Vec<IpAddr> = w.vips().to_vec();
+                w.restart(now);
+                if self.design.restart == WatcherRestart::RestartClean {
+                    for ip in old.iter().filter(|ip| !api_int.contains(ip)) {
+                        node.run.up.remove(ip);
+                        node.run.down.remove(ip);
+                    }
+                }
+            }
+            let vip: Vec<IpAddr> = world_internal.iter().copied().collect();
+            let answer = match self.design.watcher_host {
+                WatcherHost::ApiInt => api_int,
+                WatcherHost::Vip => vip.as_slice(),
+            };
+            if let Some(w) = node.watcher.as_mut()
+                && !answer.is_empty()
+            {
+                w.maybe_start(now, "api-int", answer);
                 while now >= l.next_check {
                     w.on_check(ready, &mut node.run);
                     l.next_check += CHECK_INTERVAL;
@@ -282,15 +320,24 @@ impl Cluster {
                 .kubelet_ok_at
                 .is_some_and(|ok| now >= ok + timing.ovnk_start);
         }
-        // gcp-routes re-reads the metadata at least every 30 s, and on a run-dir change
-        // (modelled as the next tick after the watcher's write).
-        if world.cloud == Cloud::Gcp {
-            for m in 0..MASTERS {
-                let i = self.index(Role::Master, m);
-                if life[i].boot_at.is_some() && now >= life[i].next_refresh {
-                    world.nodes[i].forwarded = world.forwarded_ips(i);
-                    life[i].next_refresh = now + crate::nodes::routes::GCP_ROUTES_REFRESH;
-                }
+        // The GCP route scripts re-read the metadata when they start (boot, reboot) and then
+        // at least every 30 s (masters) or 240 s (RHCOS's, on workers and the bootstrap VM);
+        // a run-dir change only matters through `.down`, which the rules read live.
+        for i in 0..world.nodes.len() {
+            let role = world.nodes[i].role;
+            let Some(refresh) = Script::of(world.cloud, role).and_then(Script::refresh) else {
+                continue;
+            };
+            let l = &mut life[i];
+            let Some(boot) = l.reboot_at.or(l.boot_at) else {
+                continue;
+            };
+            let due = l
+                .last_read
+                .is_none_or(|read| read < boot || now >= read + refresh);
+            if now >= boot && due {
+                world.nodes[i].forwarded = world.forwarded_ips(i);
+                l.last_read = Some(now);
             }
         }
     }
@@ -300,6 +347,15 @@ impl Cluster {
         let mut world = lock(&self.world);
         observe(&mut world, &self.network.alive());
         world
+    }
+
+    /// api-int as the nodes' resolvers answer it under the design.
+    fn resolve(&self, zone: &[IpAddr]) -> Vec<IpAddr> {
+        let bootstrap = lock(&self.world).nodes[0].ip;
+        match self.design.second_address_alone && zone.len() > 1 && zone.contains(&bootstrap) {
+            true => zone.iter().copied().filter(|ip| *ip != bootstrap).collect(),
+            false => zone.to_vec(),
+        }
     }
 
     fn booted(&self, i: usize) -> bool {
@@ -322,7 +378,7 @@ pub async fn drive(
 ) {
     while !*stop.borrow() {
         let t = lock(&timeline).clone();
-        let answer = api_int.borrow().clone();
+        let answer = cluster.resolve(&api_int.borrow());
         cluster.tick(cluster.t0.elapsed(), &t, &answer, &timing);
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_millis(100)) => {}
@@ -404,7 +460,7 @@ async fn kubelet(
     let mut rng = Rng(seed);
     let mut samples = Vec::new();
     while pace.next().await {
-        let answer = api_int.borrow().clone();
+        let answer = cluster.resolve(&api_int.borrow());
         if !cluster.booted(i) || answer.is_empty() {
             continue;
         }
@@ -592,7 +648,14 @@ mod tests {
             load_balancers: Default::default(),
         });
         let t0 = Instant::now();
-        let cluster = Cluster::new("azure", bootstrap, network.clone(), t0).unwrap();
+        let cluster = Cluster::new(
+            "azure",
+            bootstrap,
+            network.clone(),
+            t0,
+            NodeDesign::default(),
+        )
+        .unwrap();
         let timing = NodeTiming::default();
         let timeline = Timeline {
             seeded: Some(Duration::ZERO),
