@@ -187,6 +187,15 @@ pub fn cname_in_the_way(
     )
 }
 
+/// A cloud's refusal `err` that names a CNAME at the written name, as [`cname_in_the_way`] of
+/// `write` (the write it names, else the batch's first); `err` itself without one.
+pub fn cname_refusal(err: CloudError, write: Option<&RecordWrite<'_>>) -> CloudError {
+    match write {
+        Some(w) => cname_in_the_way(&err.operation, &w.zone.reference, w.key, &err.message),
+        None => err,
+    }
+}
+
 /// Parses the values of a record set as read; a value that is not an IP (someone put a name
 /// in an A set) is an error naming the record, never silently dropped, since the exact-match
 /// replace must write back what it read.

@@ -194,10 +194,10 @@ fn gen_docs(root: &Path, mode: Mode) -> Result<()> {
 mod tests {
     use super::*;
 
-    /// A scratch repository root with its own owned directories.
-    fn scratch() -> PathBuf {
+    /// An empty directory of this test's own (`what`: whose), under the system's temp dir.
+    pub(crate) fn scratch(what: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!(
-            "xtask-gen-docs-{}-{:?}",
+            "xtask-{what}-{}-{:?}",
             std::process::id(),
             std::thread::current().id()
         ));
@@ -237,7 +237,7 @@ mod tests {
 
     #[test]
     fn check_fails_until_written_then_passes_and_names_stale_files() {
-        let root = scratch();
+        let root = scratch("gen-docs");
         let err = gen_docs(&root, Mode::Check).unwrap_err().to_string();
         assert!(
             err.contains("differs from the code: docs/man/bootstrap-agent.1"),

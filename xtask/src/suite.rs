@@ -120,13 +120,7 @@ mod tests {
     /// A stand-in for cargo: it logs every call's arguments, answers `nextest --version` only
     /// once `install` has run (or from the start, `installed`), and exits 3 from `nextest run`.
     fn fake_cargo(installed: bool) -> (PathBuf, PathBuf) {
-        let dir = std::env::temp_dir().join(format!(
-            "xtask-test-{}-{installed}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::tests::scratch(&format!("test-{installed}"));
         let marker = dir.join("installed");
         if installed {
             std::fs::write(&marker, "").unwrap();

@@ -323,12 +323,7 @@ fn cname_or(err: CloudError, writes: &[RecordWrite<'_>]) -> CloudError {
         .iter()
         .find(|w| Some(normalize(&w.key.name)) == named)
         .or(writes.first());
-    match write {
-        Some(w) => {
-            crate::dns::cname_in_the_way(&err.operation, &w.zone.reference, w.key, &err.message)
-        }
-        None => err,
-    }
+    crate::dns::cname_refusal(err, write)
 }
 
 #[cfg(test)]

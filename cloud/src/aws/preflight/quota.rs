@@ -48,11 +48,7 @@ impl AwsPreflight {
             "vpc-max-elastic-ips {limit}, in use {in_use}, free {free}, needed {}",
             needs.public_addresses
         );
-        if free >= needs.public_addresses {
-            Check::pass(NAME, line)
-        } else {
-            Check::fail(NAME, line, fix)
-        }
+        enough(NAME, free, needs.public_addresses, line, fix)
     }
 
     /// `publicIpv4Pool`: the pool has a free address for every EIP to allocate
@@ -73,10 +69,15 @@ impl AwsPreflight {
             "{pool}: needs {}, has {free} free (of {total})",
             needs.public_addresses
         );
-        if free >= needs.public_addresses {
-            Check::pass(NAME, line)
-        } else {
-            Check::fail(NAME, line, fix)
-        }
+        enough(NAME, free, needs.public_addresses, line, fix)
+    }
+}
+
+/// The line `name` passes when `free` covers what is `needed`, else fails with `fix`.
+fn enough(name: &str, free: u32, needed: u32, line: String, fix: impl Into<String>) -> Check {
+    if free >= needed {
+        Check::pass(name, line)
+    } else {
+        Check::fail(name, line, fix)
     }
 }

@@ -4,7 +4,6 @@
 use super::AzureAddresses;
 use crate::azure::subnet::{parse_v4_prefix, parse_v6_prefix};
 use crate::{CloudError, IpFamily, Reservation};
-use reqwest::Method;
 use std::net::IpAddr;
 
 impl AzureAddresses {
@@ -65,20 +64,10 @@ impl AzureAddresses {
                 self.settings.compute_subnet
             )));
         }
-        if let IpAddr::V4(_) = ip
+        if let IpAddr::V4(v4) = ip
             && query.adopted_before != Some(ip)
         {
-            let url = self.arm.url(
-                &format!("{}/CheckIPAddressAvailability", self.vnet_path()),
-                self.settings.api.network,
-                &[("ipAddress", &ip.to_string())],
-            )?;
-            let answer = self
-                .arm
-                .send("CheckIPAddressAvailability", Method::GET, url, &[], None)
-                .await?
-                .body;
-            if answer["available"] != true {
+            if !self.still_free(v4).await? {
                 return Ok(misfit(format!(
                     "is not free in the compute subnet {} (CheckIPAddressAvailability); pick a free one",
                     self.settings.compute_subnet
