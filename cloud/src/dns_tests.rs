@@ -365,6 +365,35 @@ fn a_cname_in_the_way_is_fatal_and_names_the_record_and_the_cname() {
     );
 }
 
+/// A cloud's refusal is reported as the CNAME in the way of the write it names, and kept as
+/// the cloud said it when no write is named.
+#[test]
+fn a_cname_refusal_names_its_write_or_stays_the_clouds_error() {
+    let (zone, key, values) = (zone(), named("api.d"), BTreeSet::new());
+    let write = RecordWrite {
+        zone: &zone,
+        key: &key,
+        current: None,
+        values: &values,
+        ttl: 60,
+    };
+    let refused = || {
+        CloudError::fatal(
+            "ChangeResourceRecordSets",
+            "conflicting RRSet of type CNAME",
+        )
+    };
+    let named = cname_refusal(refused(), Some(&write));
+    assert!(
+        named.message.contains("a CNAME record api.d exists")
+            && named.message.contains("conflicting RRSet of type CNAME"),
+        "{named}"
+    );
+    assert_eq!(named.operation, "ChangeResourceRecordSets");
+    let unnamed = cname_refusal(refused(), None);
+    assert_eq!(unnamed.message, "conflicting RRSet of type CNAME");
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_zone_without_batches_writes_its_sets_at_once_and_reports_the_worst() {
     // RacyDns has no write_zone of its own: the default writes each set.
