@@ -501,3 +501,24 @@ fn anchors_are_as_github_makes_them() {
         vec!["b.md#c", "#e"]
     );
 }
+
+/// The README's test command, as the block after "Run all tests" shows it, is what CI's test
+/// stage runs, word for word: CI proves the command a reader types.
+#[test]
+fn ci_runs_the_readmes_test_command_unchanged() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let (_, after) = readme
+        .split_once("Run all tests")
+        .expect("README.md has no \"Run all tests\" paragraph");
+    let block = blocks(after).into_iter().next().expect("no block after it");
+    assert_eq!(block.info, "sh");
+    assert_eq!(block.lines.len(), 1, "{:?}", block.lines);
+    let command = block.lines[0].trim();
+    assert_eq!(command, "cargo xtask test");
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    let stage: Vec<&str> = ci
+        .lines()
+        .filter(|l| l.trim_start().starts_with("stage test "))
+        .collect();
+    assert_eq!(stage, [format!("stage test {command}")], "{stage:?}");
+}

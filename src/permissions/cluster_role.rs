@@ -30,7 +30,7 @@ const PUBLISH: &[Command] = &[Command::Publish];
 ///   create `version` (no cvo-overrides.yaml).
 /// - `preflight::kube_checks` and `cluster::lb_controller` (AWS): the controller's CRD get,
 ///   its Deployment get, and Deployment and EndpointSlices list/watch until it serves.
-/// - `runner::kube` (`teardown --all`): our Services get, delete, and list/watch (by name)
+/// - `runner::services` (`teardown --all`): our Services get, delete, and list/watch (by name)
 ///   until gone (their controllers' finalizers hold them until the load balancer is deleted).
 ///   `apply-services` (`run`, `publish`): a Service whose load balancer never changes its
 ///   addresses (AWS) is read (get), deleted and watched until gone before it is applied anew.

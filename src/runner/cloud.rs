@@ -211,7 +211,7 @@ impl Runner<'_> {
                 service: service.clone(),
             },
         )?;
-        match super::kube::delete_service(kube, service).await {
+        match super::services::delete_service(kube, service).await {
             Ok((deleted, value)) => {
                 self.journal.outcome(seq, Ok(value))?;
                 Ok(deleted)

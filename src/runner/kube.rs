@@ -3,38 +3,19 @@
 //! hand-over window must stay tiny, and the handed-over IPs are only in the journal anyway),
 //! then applied change by change like the cloud's, each journaled before and after.
 
-use super::{Runner, StepReport};
+use super::replace::replace_service;
+use super::services::{apply_service, live_addresses, live_ours};
+use super::{Kubernetes, Runner, StepReport};
 use crate::assets::ClusterSpec;
-use crate::capabilities::cluster_version::{self, CvoOverrides};
+use crate::capabilities::cluster_version;
 use crate::capabilities::selection::Selection;
-use crate::cluster::apply::{self, Outcome};
-use crate::plan::{
-    Capabilities, Change, DoomedService, KubeWants, LiveService, Observed, Plan, Step, Value,
-    WantedService,
-};
-use crate::render::{self, Rendered, ServiceClaim};
+use crate::cluster::apply;
+use crate::plan::{Capabilities, Change, KubeWants, Observed, Plan, Step, Value, WantedService};
+use crate::render::{self, Rendered};
 use anyhow::{Context, Result, bail};
 use bootstrap_cloud::{IpFamily, Reservation};
-use k8s_openapi::api::core::v1::Service;
-use kube::Api;
-use kube::api::{DeleteParams, Preconditions};
 use std::net::IpAddr;
 use std::path::Path;
-use std::time::Duration;
-
-/// The cluster and what `run` wants of it.
-pub struct Kubernetes<'a> {
-    pub client: &'a kube::Client,
-    /// None: a command that writes no capability (`teardown --all`, which deletes Services).
-    pub capabilities: Option<&'a Selection>,
-    /// The installer's `manifests/cvo-overrides.yaml`, when present: ClusterVersion is created
-    /// from it when it does not exist yet.
-    pub overrides: Option<&'a CvoOverrides>,
-    pub templates: Option<&'a Path>,
-    /// How long to wait for ClusterVersion `version` when it does not exist and there is no
-    /// cvo-overrides.yaml.
-    pub wait: Duration,
-}
 
 /// The reservations to render with: the ones that exist (observed or handed over) and, for a
 /// wanted one not reserved yet, a stand-in from the documentation ranges (RFC 5737/3849), so
@@ -151,157 +132,6 @@ pub(super) async fn unpublish_wants(
     Ok(wants)
 }
 
-/// The Services of `wants` the cluster holds with our labels (GET each; one without our
-/// labels, or absent, is left alone), but for those a template deletes.
-pub async fn live_ours(
-    kube: &Kubernetes<'_>,
-    spec: &ClusterSpec,
-    wants: &KubeWants,
-) -> Result<Vec<LiveService>> {
-    live(
-        kube.client,
-        spec,
-        wants.services.iter().filter(|s| !s.delete),
-    )
-    .await
-}
-
-/// `apply-services`: of `wants`, those that fix their load balancer's addresses
-/// ([`render::fixed_addresses`]) as the cluster holds them, when ours (one absent or without
-/// our labels is left to the apply).
-pub async fn live_addresses(
-    client: &kube::Client,
-    spec: &ClusterSpec,
-    wants: &KubeWants,
-) -> Result<Vec<LiveService>> {
-    let fixing = wants.services.iter().filter(|s| !s.addresses.is_empty());
-    live(client, spec, fixing).await
-}
-
-/// Each of `services` the cluster holds with our labels, as it holds it (GET each).
-async fn live(
-    client: &kube::Client,
-    spec: &ClusterSpec,
-    services: impl Iterator<Item = &WantedService>,
-) -> Result<Vec<LiveService>> {
-    let mut live = Vec::new();
-    for s in services {
-        let Some(found) = get_ours(client, spec, &s.namespace, &s.name).await? else {
-            continue;
-        };
-        live.push(LiveService {
-            namespace: s.namespace.clone(),
-            name: s.name.clone(),
-            uid: found.metadata.uid.clone().unwrap_or_default(),
-            deleting: found.metadata.deletion_timestamp.is_some(),
-            addresses: render::fixed_addresses(found.metadata.annotations.as_ref()),
-        });
-    }
-    Ok(live)
-}
-
-/// The Service `namespace/name` when the cluster holds it with our labels (one without them is
-/// not ours: left in place, and said so).
-pub(super) async fn get_ours(
-    client: &kube::Client,
-    spec: &ClusterSpec,
-    namespace: &str,
-    name: &str,
-) -> Result<Option<Service>> {
-    let api: Api<Service> = Api::namespaced(client.clone(), namespace);
-    let found = api
-        .get_opt(name)
-        .await
-        .with_context(|| format!("cannot read Service {namespace}/{name}"))?;
-    Ok(found.filter(|found| {
-        let ours = render::is_ours(found.metadata.labels.as_ref(), &spec.infra_id);
-        if !ours {
-            tracing::warn!(
-                namespace,
-                name,
-                "a Service of this name exists without the agent's labels: not ours, left in place"
-            );
-        }
-        ours
-    }))
-}
-
-/// Deletes one of our Services (only the one the lookup saw, `uid`) and, as `kubectl delete`
-/// does, waits until it is gone: its load-balancer controller holds it by a finalizer until the
-/// load balancer is deleted. One deleted already (a resume) is only waited out.
-pub(super) async fn delete_service(
-    kube: &Kubernetes<'_>,
-    service: &DoomedService,
-) -> Result<(bool, serde_json::Value)> {
-    let api: Api<Service> = Api::namespaced(kube.client.clone(), &service.namespace);
-    let params = DeleteParams {
-        preconditions: service.uid.clone().map(|uid| Preconditions {
-            uid: Some(uid),
-            resource_version: None,
-        }),
-        ..Default::default()
-    };
-    let outcome = if service.deleting {
-        "being-deleted"
-    } else {
-        match api.delete(&service.name, &params).await {
-            Ok(_) => "deleted",
-            // Gone already (a resume after a crash), or re-created by someone else since the
-            // lookup (the precondition failed): not ours to delete.
-            Err(kube::Error::Api(e)) if e.code == 404 => "already-absent",
-            Err(kube::Error::Api(e)) if e.code == 409 => "replaced-not-ours",
-            Err(e) => {
-                return Err(e).with_context(|| {
-                    format!(
-                        "cannot delete Service {}/{}",
-                        service.namespace, service.name
-                    )
-                });
-            }
-        }
-    };
-    tracing::info!(namespace = %service.namespace, name = %service.name, outcome, "service");
-    if matches!(outcome, "deleted" | "being-deleted") {
-        wait_gone(kube, api, service).await?;
-    }
-    Ok((
-        outcome == "deleted",
-        serde_json::json!({ "outcome": outcome }),
-    ))
-}
-
-/// Until the Service `doomed` names is gone (or another object stands under its name): a
-/// watch, bounded by the step's wait.
-async fn wait_gone(kube: &Kubernetes<'_>, api: Api<Service>, doomed: &DoomedService) -> Result<()> {
-    let uid = doomed.uid.clone().unwrap_or_default();
-    let gone = kube::runtime::wait::await_condition(
-        api,
-        &doomed.name,
-        kube::runtime::wait::conditions::is_deleted(&uid),
-    );
-    let line = format!(
-        "waiting for the load balancer of Service {}/{} to be deleted (its controller's finalizer)",
-        doomed.namespace, doomed.name
-    );
-    crate::notify::status(&line);
-    tracing::info!("{line}");
-    match tokio::time::timeout(kube.wait, gone).await {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(e).with_context(|| {
-            format!(
-                "cannot watch Service {}/{} being deleted",
-                doomed.namespace, doomed.name
-            )
-        }),
-        Err(_) => bail!(
-            "Service {}/{} is still there after {:?}: its load balancer controller has not let go of it (a finalizer); see its Events",
-            doomed.namespace,
-            doomed.name,
-            kube.wait
-        ),
-    }
-}
-
 impl Runner<'_> {
     pub(super) async fn execute_kube(&mut self, step: Step) -> Result<StepReport> {
         let kube = self
@@ -351,7 +181,7 @@ impl Runner<'_> {
                 } => {
                     self.journal.state.replacing.insert(service.id());
                     self.journal.save()?;
-                    let replaced = super::replace::replace_service(
+                    let replaced = replace_service(
                         kube,
                         self.providers,
                         &rendered,
@@ -415,28 +245,6 @@ async fn set_capabilities(kube: &Kubernetes<'_>) -> Result<(bool, serde_json::Va
         "ClusterVersion version: spec.capabilities in place (status is the CVO's)"
     );
     Ok((applied.mutations > 0, serde_json::to_value(&applied)?))
-}
-
-/// Applies (or deletes) one Service; one that stands afterwards joins `claims`.
-pub(super) async fn apply_service(
-    kube: &Kubernetes<'_>,
-    rendered: &[Rendered],
-    service: &WantedService,
-    known: &Observed,
-    claims: &mut Vec<ServiceClaim>,
-) -> Result<(bool, serde_json::Value)> {
-    let r = super::replace::rendered_for(rendered, service)?;
-    let applied = apply::apply_services(kube.client, std::slice::from_ref(r)).await?;
-    let outcome = applied.first().map(|a| a.outcome);
-    if matches!(outcome, Some(Outcome::Applied | Outcome::Unchanged)) {
-        let reservations: Vec<_> = known.kept().into_values().collect();
-        claims.push(ServiceClaim::for_service(
-            &r.service,
-            render::claimed_ips(&r.service, &reservations),
-        ));
-    }
-    let wrote = matches!(outcome, Some(Outcome::Applied | Outcome::Deleted));
-    Ok((wrote, serde_json::json!({ "outcome": outcome })))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 use super::*;
 use crate::capabilities::registry::Registry;
 use crate::capabilities::selection::Gates;
+use crate::plan::{DoomedService, LiveService};
 
 /// `plan` on a fresh asset dir: all of `run`, the cluster's changes included.
 fn plan_of_run(fixture: &str) -> String {

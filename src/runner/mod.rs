@@ -11,18 +11,23 @@ mod cloud;
 mod kube;
 mod observe;
 mod replace;
+mod services;
 
-pub use kube::{Kubernetes, kube_wants, live_addresses, live_ours, stand_ins, unwanted_services};
+pub use kube::{kube_wants, stand_ins, unwanted_services};
 pub use observe::{Observation, observe};
 pub use replace::replace_where_fixed;
+pub use services::{live_addresses, live_ours};
 
 use crate::assets::ClusterSpec;
+use crate::capabilities::cluster_version::CvoOverrides;
+use crate::capabilities::selection::Selection;
 use crate::journal::Journal;
 use crate::plan::{Observed, Plan, Step};
 use crate::providers::Providers;
 use anyhow::{Result, anyhow, bail};
 use backon::{BackoffBuilder, ExponentialBuilder};
 use bootstrap_cloud::CloudError;
+use std::path::Path;
 use std::time::Duration;
 
 pub struct Runner<'a> {
@@ -33,6 +38,20 @@ pub struct Runner<'a> {
     pub kube: Option<&'a Kubernetes<'a>>,
     /// Outer deadline per step; retries of transient errors happen inside it.
     pub step_timeout: Duration,
+}
+
+/// The cluster and what `run` wants of it.
+pub struct Kubernetes<'a> {
+    pub client: &'a ::kube::Client,
+    /// None: a command that writes no capability (`teardown --all`, which deletes Services).
+    pub capabilities: Option<&'a Selection>,
+    /// The installer's `manifests/cvo-overrides.yaml`, when present: ClusterVersion is created
+    /// from it when it does not exist yet.
+    pub overrides: Option<&'a CvoOverrides>,
+    pub templates: Option<&'a Path>,
+    /// How long to wait for ClusterVersion `version` when it does not exist and there is no
+    /// cvo-overrides.yaml.
+    pub wait: Duration,
 }
 
 /// What a step did.

@@ -3,11 +3,12 @@
 //! wait until the controller removed the load balancer, apply anew (docs/clouds.md, "An
 //! NLB's addresses are fixed when it is made").
 
-use super::kube::{Kubernetes, apply_service, delete_service, live_addresses};
+use super::Kubernetes;
+use super::services::{apply_service, delete_service, live_addresses, rendered_for};
 use crate::assets::ClusterSpec;
 use crate::plan::{Change, DoomedService, KubeWants, Observed, WantedService};
 use crate::render::{self, Rendered, ServiceClaim};
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use bootstrap_cloud::Reservation;
 use std::net::IpAddr;
 use std::time::Duration;
@@ -155,17 +156,4 @@ pub async fn replace_where_fixed(
         replaced.push(service.id());
     }
     Ok(replaced)
-}
-
-pub(super) fn rendered_for<'r>(
-    rendered: &'r [Rendered],
-    service: &WantedService,
-) -> Result<&'r Rendered> {
-    rendered
-        .iter()
-        .find(|r| {
-            r.service.metadata.namespace.as_deref() == Some(&service.namespace)
-                && r.service.metadata.name.as_deref() == Some(&service.name)
-        })
-        .with_context(|| format!("{} was not rendered", service.id()))
 }

@@ -1,4 +1,8 @@
-//! Repository chores, run as `cargo run -p xtask -- <task>`.
+//! Repository chores, run as `cargo xtask <task>` (`.cargo/config.toml`: the alias of
+//! `cargo run -p xtask --`).
+//!
+//! `test [ARGS]`: the README's test command (`suite`): installs cargo-nextest when missing,
+//! then runs `cargo nextest run --workspace --all-features [ARGS]`.
 //!
 //! `gen-docs` writes the reference generated from the CLI's clap definitions
 //! (`bootstrap_agent::cli::command()`, the one source of `--help`): a man page per command in
@@ -8,6 +12,8 @@
 //! `gen-docs --check` writes nothing and fails when the checked-in files differ from what the
 //! code generates, or when a file there is no longer generated: CI runs it, so the reference
 //! cannot drift from `--help`.
+
+mod suite;
 
 use anyhow::{Context, Result, bail};
 use clap_complete::Shell;
@@ -25,7 +31,8 @@ const PERMISSIONS: &str = "docs/permissions.md";
 /// The shells completions are written for.
 const SHELLS: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
 
-const USAGE: &str = "usage: cargo run -p xtask -- gen-docs [--check]";
+const USAGE: &str =
+    "usage: cargo xtask gen-docs [--check]\n       cargo xtask test [ARGS for cargo nextest run]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -33,6 +40,14 @@ fn main() -> ExitCode {
     let result = match args.as_slice() {
         ["gen-docs"] => gen_docs(&repo_root(), Mode::Write),
         ["gen-docs", "--check"] => gen_docs(&repo_root(), Mode::Check),
+        ["test", extra @ ..] => {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let extra: Vec<String> = extra.iter().map(|a| a.to_string()).collect();
+            match suite::test(Path::new(&cargo), &repo_root(), &extra) {
+                Ok(code) => return code,
+                Err(e) => Err(e),
+            }
+        }
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
@@ -179,10 +194,10 @@ fn gen_docs(root: &Path, mode: Mode) -> Result<()> {
 mod tests {
     use super::*;
 
-    /// A scratch repository root with its own owned directories.
-    fn scratch() -> PathBuf {
+    /// An empty directory of this test's own (`what`: whose), under the system's temp dir.
+    pub(crate) fn scratch(what: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!(
-            "xtask-gen-docs-{}-{:?}",
+            "xtask-{what}-{}-{:?}",
             std::process::id(),
             std::thread::current().id()
         ));
@@ -222,7 +237,7 @@ mod tests {
 
     #[test]
     fn check_fails_until_written_then_passes_and_names_stale_files() {
-        let root = scratch();
+        let root = scratch("gen-docs");
         let err = gen_docs(&root, Mode::Check).unwrap_err().to_string();
         assert!(
             err.contains("differs from the code: docs/man/bootstrap-agent.1"),

@@ -2,22 +2,21 @@
 //! CREATE the new one; Route53 rejects the whole batch (InvalidChangeBatch) if the set changed
 //! meanwhile, which is our compare-and-swap. After a write we wait until the change is INSYNC.
 
+mod record_sets;
+
 use super::{RedactingCredentials, classify};
 use crate::patient_dns::{Backoff, PATIENCE, READ_BACKOFF, WRITE_BACKOFF, patiently};
 use crate::poll::Poll;
-use crate::{
-    CloudError, DnsProvider, RecordKey, RecordSet, RecordType, RecordWrite, Zone, ZoneRef,
-};
+use crate::{CloudError, DnsProvider, RecordKey, RecordSet, RecordWrite, Zone, ZoneRef};
 use async_trait::async_trait;
 use aws_config::retry::RetryConfig;
 use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_sdk_route53::Client;
-use aws_sdk_route53::types::{
-    Change, ChangeAction, ChangeBatch, ChangeStatus, ResourceRecord, ResourceRecordSet, RrType,
-    TagResourceType,
+use aws_sdk_route53::types::{ChangeAction, ChangeBatch, ChangeStatus, TagResourceType};
+use record_sets::{
+    ZONE_LISTING, change, common_parent, descends_from, listed, normalize, record_set, rr_type,
 };
-use std::collections::{BTreeMap, BTreeSet};
-use std::net::IpAddr;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub struct Route53Dns {
@@ -134,113 +133,6 @@ impl Route53Dns {
             }
         }
     }
-}
-
-/// Route53 names end with a dot and may use escapes; compare lowercase without the dot.
-fn normalize(name: &str) -> String {
-    name.trim_end_matches('.').to_ascii_lowercase()
-}
-
-/// Record sets one [`Route53Dns::read_zone`] lists: the apex's own (SOA, NS), then a cluster's
-/// `api-int`, `api` and the few beside them.
-const ZONE_LISTING: i32 = 20;
-
-/// The record set `key` among `sets` (as ListResourceRecordSets gives them), None when it is
-/// not there. An alias or routing-policy set is refused: round-robin values cannot be added
-/// to it.
-fn listed(
-    sets: &[ResourceRecordSet],
-    zone: &Zone,
-    key: &RecordKey,
-) -> Result<Option<RecordSet>, CloudError> {
-    let Some(set) = sets
-        .iter()
-        .find(|s| normalize(s.name()) == normalize(&key.name) && *s.r#type() == rr_type(key.rtype))
-    else {
-        return Ok(None);
-    };
-    if set.alias_target().is_some() || set.set_identifier().is_some() {
-        return Err(CloudError::fatal(
-            "ListResourceRecordSets",
-            format!(
-                "{key} in {} is an alias or routing-policy record; round-robin values cannot be added to it",
-                zone.reference
-            ),
-        ));
-    }
-    let ttl = set.ttl().and_then(|t| u32::try_from(t).ok()).unwrap_or(60);
-    let values = set.resource_records().iter().map(|r| r.value());
-    crate::dns::set_compared_by_value("ListResourceRecordSets", key, values, ttl).map(Some)
-}
-
-/// The longest name whose descendants (or itself) all of `names` are, compared by whole
-/// labels: `mycluster.example.com` for `api.mycluster.example.com` and
-/// `api-int.mycluster.example.com`. None when they share no label.
-fn common_parent<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    let mut names = names.into_iter().map(|name| {
-        let name = normalize(name);
-        name.rsplit('.').map(str::to_string).collect::<Vec<_>>()
-    });
-    let mut common = names.next()?;
-    for labels in names {
-        let shared = common
-            .iter()
-            .zip(&labels)
-            .take_while(|(a, b)| a == b)
-            .count();
-        common.truncate(shared);
-    }
-    if common.is_empty() {
-        return None;
-    }
-    common.reverse();
-    Some(common.join("."))
-}
-
-/// Whether `name` is `parent` or below it (both normalized).
-fn descends_from(name: &str, parent: &str) -> bool {
-    name == parent
-        || name
-            .strip_suffix(parent)
-            .is_some_and(|above| above.ends_with('.'))
-}
-
-fn rr_type(t: RecordType) -> RrType {
-    match t {
-        RecordType::A => RrType::A,
-        RecordType::Aaaa => RrType::Aaaa,
-    }
-}
-
-fn record_set(
-    key: &RecordKey,
-    ttl: u32,
-    values: &BTreeSet<IpAddr>,
-) -> Result<ResourceRecordSet, CloudError> {
-    let invalid = |e: aws_sdk_route53::error::BuildError| {
-        CloudError::fatal("ChangeResourceRecordSets", e.to_string())
-    };
-    let mut builder = ResourceRecordSet::builder()
-        .name(format!("{}.", key.name))
-        .r#type(rr_type(key.rtype))
-        .ttl(i64::from(ttl));
-    for value in values {
-        builder = builder.resource_records(
-            ResourceRecord::builder()
-                .value(value.to_string())
-                .build()
-                .map_err(invalid)?,
-        );
-    }
-    builder.build().map_err(invalid)
-}
-
-fn change(action: ChangeAction, set: ResourceRecordSet) -> Result<Change, CloudError> {
-    Change::builder()
-        .action(action)
-        .resource_record_set(set)
-        .build()
-        .map_err(|e| CloudError::fatal("ChangeResourceRecordSets", e.to_string()))
 }
 
 #[async_trait]
@@ -431,61 +323,12 @@ fn cname_or(err: CloudError, writes: &[RecordWrite<'_>]) -> CloudError {
         .iter()
         .find(|w| Some(normalize(&w.key.name)) == named)
         .or(writes.first());
-    match write {
-        Some(w) => {
-            crate::dns::cname_in_the_way(&err.operation, &w.zone.reference, w.key, &err.message)
-        }
-        None => err,
-    }
+    crate::dns::cname_refusal(err, write)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A cluster's `api` and `api-int` are listed from the cluster's domain; names that share
-    /// only a label's prefix (`api` and `api-int`) do not share it as a parent.
-    #[test]
-    fn the_common_parent_is_the_longest_shared_suffix_of_whole_labels() {
-        let parent = |names: &[&str]| common_parent(names.iter().copied());
-        assert_eq!(
-            parent(&[
-                "api.mycluster.example.com",
-                "API-INT.mycluster.example.com."
-            ])
-            .as_deref(),
-            Some("mycluster.example.com")
-        );
-        assert_eq!(
-            parent(&["api.a.example.com", "api.b.example.com", "x.example.com"]).as_deref(),
-            Some("example.com")
-        );
-        assert_eq!(
-            parent(&["api.example.com", "api.example.com"]).as_deref(),
-            Some("api.example.com")
-        );
-        assert_eq!(parent(&["api.example.com", "api.example.net"]), None);
-        assert_eq!(parent(&["a.api", "a.api-int"]), None);
-        assert_eq!(parent(&[]), None);
-    }
-
-    #[test]
-    fn a_name_descends_from_itself_and_its_parents_by_whole_labels() {
-        assert!(descends_from(
-            "mycluster.example.com",
-            "mycluster.example.com"
-        ));
-        assert!(descends_from(
-            "api.mycluster.example.com",
-            "mycluster.example.com"
-        ));
-        assert!(!descends_from(
-            "xmycluster.example.com",
-            "mycluster.example.com"
-        ));
-        assert!(!descends_from("other.example.com", "mycluster.example.com"));
-        assert!(!descends_from("example.com", "mycluster.example.com"));
-    }
 
     /// Route53 reads retry throttling at the read cadence; a compare-and-swap write, whose read
     /// ages while it waits, at the shorter write cadence (set per call in `write_zone`).

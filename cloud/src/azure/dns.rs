@@ -80,7 +80,7 @@ impl AzureDns {
         )
     }
 
-    fn record_path(&self, zone: &Zone, key: &RecordKey) -> Result<String, CloudError> {
+    fn record_url(&self, zone: &Zone, key: &RecordKey) -> Result<url::Url, CloudError> {
         let domain = zone.reference.domain.to_ascii_lowercase();
         let name = key.name.to_ascii_lowercase();
         let relative = if name == domain {
@@ -92,7 +92,8 @@ impl AzureDns {
                 })?
                 .to_string()
         };
-        Ok(format!("{}/{}/{relative}", zone.id, key.rtype))
+        let path = format!("{}/{}/{relative}", zone.id, key.rtype);
+        self.arm.url(&path, self.api(&zone.reference), &[])
     }
 
     fn values_field(zone: &ZoneRef, rtype: RecordType) -> (&'static str, &'static str) {
@@ -132,11 +133,7 @@ impl DnsProvider for AzureDns {
 
     async fn read(&self, zone: &Zone, key: &RecordKey) -> Result<Option<RecordSet>, CloudError> {
         let f = flavor(&zone.reference);
-        let url = self.arm.url(
-            &self.record_path(zone, key)?,
-            self.api(&zone.reference),
-            &[],
-        )?;
+        let url = self.record_url(zone, key)?;
         let Some(set) = self.arm.get_optional("GetRecordSet", url).await? else {
             return Ok(None);
         };
@@ -180,11 +177,7 @@ impl DnsProvider for AzureDns {
             ttl,
         } = *write;
         let f = flavor(&zone.reference);
-        let url = self.arm.url(
-            &self.record_path(zone, key)?,
-            self.api(&zone.reference),
-            &[],
-        )?;
+        let url = self.record_url(zone, key)?;
         let etag = current.and_then(|c| c.version.clone());
         let condition: (&str, String) = match (current, &etag) {
             (Some(_), Some(etag)) => ("If-Match", etag.clone()),

@@ -254,7 +254,7 @@ impl AzureAddresses {
     }
 
     /// Whether CheckIPAddressAvailability still calls `ip` free (no NIC holds it).
-    async fn still_free(&self, ip: Ipv4Addr) -> Result<bool, CloudError> {
+    pub(super) async fn still_free(&self, ip: Ipv4Addr) -> Result<bool, CloudError> {
         let url = self.arm.url(
             &format!("{}/CheckIPAddressAvailability", self.vnet_path()),
             self.settings.api.network,
@@ -265,7 +265,7 @@ impl AzureAddresses {
             .send("CheckIPAddressAvailability", Method::GET, url, &[], None)
             .await?
             .body;
-        tracing::debug!(%ip, available = %answer["available"], "checked again");
+        tracing::debug!(%ip, available = %answer["available"], "CheckIPAddressAvailability");
         Ok(answer["available"] == true)
     }
 

@@ -259,12 +259,8 @@ fn cname_or(err: CloudError, added: &[&RecordWrite<'_>]) -> CloudError {
         .split_once("additions[")
         .and_then(|(_, rest)| rest.split(']').next())
         .and_then(|n| n.parse::<usize>().ok());
-    match index.and_then(|i| added.get(i)).or(added.first()) {
-        Some(w) => {
-            crate::dns::cname_in_the_way(&err.operation, &w.zone.reference, w.key, &err.message)
-        }
-        None => err,
-    }
+    let write = index.and_then(|i| added.get(i)).or(added.first());
+    crate::dns::cname_refusal(err, write.copied())
 }
 
 #[cfg(test)]
