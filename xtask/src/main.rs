@@ -8,6 +8,10 @@
 //! `gen-docs --check` writes nothing and fails when the checked-in files differ from what the
 //! code generates, or when a file there is no longer generated: CI runs it, so the reference
 //! cannot drift from `--help`.
+//! `gen-feature-gates --api DIR --commit SHA` writes `templates/feature-gates.yaml` from an
+//! openshift/api checkout (see `feature_gates.rs`).
+
+mod feature_gates;
 
 use anyhow::{Context, Result, bail};
 use clap_complete::Shell;
@@ -25,7 +29,7 @@ const PERMISSIONS: &str = "docs/permissions.md";
 /// The shells completions are written for.
 const SHELLS: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
 
-const USAGE: &str = "usage: cargo run -p xtask -- gen-docs [--check]";
+const USAGE: &str = "usage: cargo run -p xtask -- gen-docs [--check]\n       cargo run -p xtask -- gen-feature-gates --api DIR --commit SHA";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -33,6 +37,9 @@ fn main() -> ExitCode {
     let result = match args.as_slice() {
         ["gen-docs"] => gen_docs(&repo_root(), Mode::Write),
         ["gen-docs", "--check"] => gen_docs(&repo_root(), Mode::Check),
+        ["gen-feature-gates", "--api", api, "--commit", commit] => {
+            feature_gates::gen_feature_gates(&repo_root(), Path::new(api), commit)
+        }
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
