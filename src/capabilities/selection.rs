@@ -357,4 +357,89 @@ mod tests {
         let s = Selection::resolve(&r, Some(&want), &tp, Path::new("f"), IC_FIELD).unwrap();
         assert!(s.enabled.contains("ClusterAPI"));
     }
+
+    #[test]
+    fn the_releases_crd_must_accept_the_baseline_and_each_additional_capability() {
+        let (mut r, g) = setup();
+        r.release = Some(crate::capabilities::release::CrdEnums {
+            source: "crd.yaml".into(),
+            baselines: vec!["None".into(), "vCurrent".into()],
+            capabilities: vec!["Console".into(), "baremetal".into()],
+        });
+        let ok = Selection::resolve(
+            &r,
+            Some(&spec(Some("None"), &["Console"])),
+            &g,
+            Path::new("f"),
+            IC_FIELD,
+        );
+        assert!(ok.is_ok(), "{ok:?}");
+        // v4.14 is in the registry, not in this release's CRD.
+        let e = Selection::resolve(
+            &r,
+            Some(&spec(Some("v4.14"), &[])),
+            &g,
+            Path::new("cc.yaml"),
+            IC_FIELD,
+        )
+        .unwrap_err();
+        assert_eq!(e.field, format!("{IC_FIELD}.baselineCapabilitySet"));
+        assert_eq!(
+            e.problem,
+            "unknown capability set \"v4.14\" for this release (its ClusterVersion CRD crd.yaml); valid: None, vCurrent"
+        );
+        let e = Selection::resolve(
+            &r,
+            Some(&spec(None, &["Console", "Insights"])),
+            &g,
+            Path::new("cc.yaml"),
+            IC_FIELD,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.field,
+            format!("{IC_FIELD}.additionalEnabledCapabilities[1]")
+        );
+        assert!(e.problem.ends_with("valid: Console, baremetal"), "{e}");
+    }
+
+    #[test]
+    fn gates_come_from_the_file_the_flags_or_the_table_for_the_profile() {
+        let tp = |profile: Option<&str>| {
+            Gates::resolve(&GateInputs {
+                feature_set: Some("TechPreviewNoUpgrade"),
+                profile,
+                ..GateInputs::default()
+            })
+            .unwrap()
+        };
+        let smha = tp(None);
+        assert!(
+            smha.source
+                .starts_with("embedded table from openshift/api@2259ae9f"),
+            "{}",
+            smha.source
+        );
+        assert_ne!(smha.gates, tp(Some("ibm-cloud-managed")).gates);
+        assert_eq!(smha.gates, tp(Some("single-node-developer")).gates);
+        let explicit = ["A".to_string(), " ".to_string()];
+        let g = Gates::resolve(&GateInputs {
+            explicit: Some(&explicit),
+            ..GateInputs::default()
+        })
+        .unwrap();
+        assert_eq!((g.feature_set.as_str(), g.gates.len()), ("Default", 1));
+        let e = Gates::resolve(&GateInputs {
+            feature_set: Some("Nope"),
+            ..GateInputs::default()
+        })
+        .unwrap_err();
+        assert!(e.problem.contains("valid: CustomNoUpgrade, Default"), "{e}");
+        let e = Gates::resolve(&GateInputs {
+            major: Some(11),
+            ..GateInputs::default()
+        })
+        .unwrap_err();
+        assert!(e.problem.contains("major version 11"), "{e}");
+    }
 }
