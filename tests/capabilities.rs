@@ -487,6 +487,60 @@ fn unreadable_documents_are_named_the_others_decided_and_the_exit_code_is_6() {
     assert_eq!(v["unreadable"][2]["field"], "document 0: metadata.name");
 }
 
+/// `upgrade` reads both payloads as `filter` does; with an unreadable document it still
+/// reports, exits 6, and with --kubeconfig deletes nothing (it stops before connecting).
+#[test]
+fn upgrade_reads_as_filter_reads_and_deletes_nothing_on_a_partly_read_payload() {
+    let old = manifests(&[("0000_10_a.yaml", obj("ConfigMap", "a", &[PROFILE]))]);
+    let new = manifests(&[(
+        "0000_10_a.yaml",
+        format!(
+            "{}---\nkind: [\n---\n{}",
+            obj(
+                "ConfigMap",
+                "a",
+                &[PROFILE, "capability.openshift.io/name: Build"]
+            ),
+            obj(
+                "ConfigMap",
+                "gone",
+                &[PROFILE, "release.openshift.io/delete: \"true\""]
+            )
+        ),
+    )]);
+    let o = agent(&upgrade(old.path(), new.path(), &["--baseline", "None"]));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(6), "{stdout}{stderr}");
+    assert!(stdout.contains("implicitly enabled: Build"), "{stdout}");
+    assert!(stdout.contains("would delete"), "{stdout}");
+    assert!(
+        stderr.contains("0000_10_a.yaml: document 1: (document)"),
+        "{stderr}"
+    );
+    let state = tempfile::tempdir().unwrap();
+    let o = agent(&upgrade(
+        old.path(),
+        new.path(),
+        &[
+            "--baseline",
+            "None",
+            "--kubeconfig",
+            "/nonexistent/kubeconfig",
+            "--state-dir",
+            path(state.path()),
+        ],
+    ));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(6), "{stderr}");
+    assert!(
+        !stderr.contains("kubeconfig"),
+        "stopped before reading the kubeconfig: {stderr}"
+    );
+}
+
 #[test]
 fn values_the_cluster_does_not_accept_exclude_the_object_with_the_reason() {
     let m = manifests(&[(

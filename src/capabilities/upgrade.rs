@@ -223,4 +223,30 @@ mod tests {
         let u = upgrade(&old, &new, &ctx(&[]), None, &set(&[]));
         assert!(u.report.enabled.is_empty());
     }
+
+    /// The old payload is judged with its own major version, the new one with the new.
+    #[test]
+    fn each_payload_is_judged_with_its_own_major_version() {
+        let crd = |caps: Option<&str>| {
+            obj("CustomResourceDefinition", "a", caps)
+                .replace("apps/v1", "apiextensions.k8s.io/v1")
+                .replace(
+                    "  annotations:\n",
+                    "  annotations:\n    release.openshift.io/major-version: \"4\"\n",
+                )
+        };
+        let old = payload(&[crd(None)]);
+        let new =
+            payload(&[crd(Some("Build")).replace("major-version: \"4\"", "major-version: \"5\"")]);
+        let ctx5 = Context {
+            major_version: Some(5),
+            ..ctx(&[])
+        };
+        // Applied under 4, so its new capability is enabled on the update to 5.
+        let u = upgrade(&old, &new, &ctx5, Some(4), &set(&[]));
+        assert_eq!(u.report.enabled, set(&["Build"]));
+        // Judged with 5, the old object was never applied: nothing to keep.
+        let u = upgrade(&old, &new, &ctx5, Some(5), &set(&[]));
+        assert!(u.report.enabled.is_empty());
+    }
 }
