@@ -520,7 +520,14 @@ fn upgrade_reads_as_filter_reads_and_deletes_nothing_on_a_partly_read_payload() 
         stderr.contains("0000_10_a.yaml: document 1: (document)"),
         "{stderr}"
     );
+    // A kubeconfig for a loopback port nothing listens on: reaching it would fail with 1.
     let state = tempfile::tempdir().unwrap();
+    let kubeconfig = state.path().join("kubeconfig");
+    fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+    )
+    .unwrap();
     let o = agent(&upgrade(
         old.path(),
         new.path(),
@@ -528,17 +535,21 @@ fn upgrade_reads_as_filter_reads_and_deletes_nothing_on_a_partly_read_payload() 
             "--baseline",
             "None",
             "--kubeconfig",
-            "/nonexistent/kubeconfig",
+            path(&kubeconfig),
             "--state-dir",
             path(state.path()),
         ],
     ));
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(6), "{stderr}");
-    assert!(
-        !stderr.contains("kubeconfig"),
-        "stopped before reading the kubeconfig: {stderr}"
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
     );
+    assert_eq!(o.status.code(), Some(6), "{stdout}{stderr}");
+    assert!(
+        stdout.is_empty(),
+        "nothing decided, nothing deleted: {stdout}"
+    );
+    assert!(!state.path().join("deleted-objects.json").exists());
 }
 
 #[test]
