@@ -203,7 +203,7 @@ fn a_registry_file_replaces_the_embedded_one() {
     let reg = dir.path().join("capabilities.yaml");
     fs::write(
         &reg,
-        "defaultBaseline: Mini\ndefaultFeatureSet: Default\ncapabilities: [{name: Console}, {name: Foo}]\nsets: {Mini: [Console], Full: [Console, Foo]}\nfeatureSets: {Default: []}\n",
+        "defaultBaseline: Mini\ncapabilities: [{name: Console}, {name: Foo}]\nsets: {Mini: [Console], Full: [Console, Foo]}\n",
     )
     .unwrap();
     let out = ok(&validate(&fixture("none"), &["--registry", path(&reg)]));
@@ -390,46 +390,359 @@ fn out_writes_only_included_objects_byte_for_byte() {
     assert!(!none.path().join("0000_90_all_excluded.yaml").exists());
 }
 
+/// Shaped like the csi-snapshot-controller operator's service account, which names its
+/// capability twice. sigs.k8s.io/yaml is not strict: the cluster reads it, the last wins.
 #[test]
-fn bad_annotation_values_exit_2_naming_the_manifest() {
-    for (annotation, value) in [
-        ("release.openshift.io/delete", "\"yes\""),
+fn a_manifest_naming_its_capability_twice_is_decided_with_the_last_value() {
+    let sa = "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: csi-snapshot-controller-operator\n  namespace: openshift-cluster-storage-operator\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n    capability.openshift.io/name: CSISnapshot\n    capability.openshift.io/name: Insights\n";
+    let m = manifests(&[(
+        "0000_50_csi-snapshot-controller-operator_03_sa.yaml",
+        sa.to_string(),
+    )]);
+    let out = ok(&filter(
+        m.path(),
+        &[
+            "--baseline",
+            "None",
+            "--additional",
+            "Insights",
+            "--explain",
+        ],
+    ));
+    assert!(
+        out.contains("ServiceAccount openshift-cluster-storage-operator/csi-snapshot-controller-operator\tincluded"),
+        "{out}"
+    );
+    let out = ok(&filter(
+        m.path(),
+        &[
+            "--baseline",
+            "None",
+            "--additional",
+            "CSISnapshot",
+            "--explain",
+        ],
+    ));
+    assert!(
+        out.contains("excluded: capability not enabled: Insights"),
+        "{out}"
+    );
+}
+
+#[test]
+fn unreadable_documents_are_named_the_others_decided_and_the_exit_code_is_6() {
+    let m = manifests(&[
         (
-            "include.release.openshift.io/self-managed-high-availability",
-            "\"True\"",
-        ),
-        ("release.openshift.io/feature-set", "Bogus"),
-        ("capability.openshift.io/name", "Console++Insights"),
-    ] {
-        let m = manifests(&[(
             "0000_10_a_00.yaml",
             format!(
-                "{}---\n{}",
-                obj("ConfigMap", "fine", &[PROFILE]),
-                obj("ConfigMap", "bad", &[&format!("{annotation}: {value}")])
+                "{}---\nkind: [\n---\n{}---\n{}",
+                obj("ConfigMap", "first", &[PROFILE]),
+                obj(
+                    "ConfigMap",
+                    "bad-delete",
+                    &[PROFILE, "release.openshift.io/delete: \"yes\""]
+                ),
+                obj("ConfigMap", "last", &[PROFILE]),
             ),
-        )]);
-        let (code, err) = fails(&filter(m.path(), &[]));
-        assert_eq!(code, Some(2), "{annotation}: {err}");
-        assert!(err.contains("0000_10_a_00.yaml"), "{err}");
+        ),
+        (
+            "0000_20_b_00.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n".into(),
+        ),
+        (
+            "0000_30_c_00.yaml",
+            obj("ConfigMap", "other-file", &[PROFILE]),
+        ),
+    ]);
+    let out_dir = tempfile::tempdir().unwrap();
+    let o = agent(&filter(
+        m.path(),
+        &["--explain", "--out", path(out_dir.path())],
+    ));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(6), "{stdout}{stderr}");
+    for name in ["first", "last", "other-file"] {
         assert!(
-            err.contains(&format!("document 1: metadata.annotations.{annotation}")),
-            "{err}"
+            explain_line(&stdout, name).ends_with("included"),
+            "{stdout}"
         );
     }
-    let m = manifests(&[(
-        "a.yaml",
-        obj(
-            "ConfigMap",
-            "a",
-            &["release.openshift.io/feature-set: Nope"],
+    assert!(stdout.contains("3 object(s) in 3 file(s): 3 included, 0 to delete (not created at install), 0 excluded; 3 document(s) unreadable"), "{stdout}");
+    for needle in [
+        "0000_10_a_00.yaml: document 1: (document)",
+        "0000_10_a_00.yaml: document 2: metadata.annotations.release.openshift.io/delete",
+        "0000_20_b_00.yaml: document 0: metadata.name",
+        "3 manifest document(s) could not be read",
+    ] {
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+    }
+    assert!(out_dir.path().join("0000_30_c_00.yaml").exists());
+    let o = agent(&filter(m.path(), &["--output", "json"]));
+    assert_eq!(o.status.code(), Some(6));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["unreadable"].as_array().unwrap().len(), 3);
+    assert_eq!(v["unreadable"][2]["field"], "document 0: metadata.name");
+}
+
+/// `upgrade` reads both payloads as `filter` does; with an unreadable document it still
+/// reports, exits 6, and with --kubeconfig deletes nothing (it stops before connecting).
+#[test]
+fn upgrade_reads_as_filter_reads_and_deletes_nothing_on_a_partly_read_payload() {
+    let old = manifests(&[("0000_10_a.yaml", obj("ConfigMap", "a", &[PROFILE]))]);
+    let new = manifests(&[(
+        "0000_10_a.yaml",
+        format!(
+            "{}---\nkind: [\n---\n{}",
+            obj(
+                "ConfigMap",
+                "a",
+                &[PROFILE, "capability.openshift.io/name: Build"]
+            ),
+            obj(
+                "ConfigMap",
+                "gone",
+                &[PROFILE, "release.openshift.io/delete: \"true\""]
+            )
         ),
     )]);
-    let (_, err) = fails(&filter(m.path(), &[]));
+    let o = agent(&upgrade(old.path(), new.path(), &["--baseline", "None"]));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(6), "{stdout}{stderr}");
+    assert!(stdout.contains("implicitly enabled: Build"), "{stdout}");
+    assert!(stdout.contains("would delete"), "{stdout}");
     assert!(
-        err.contains(
-            "valid: CustomNoUpgrade, Default, DevPreviewNoUpgrade, OKD, TechPreviewNoUpgrade"
+        stderr.contains("0000_10_a.yaml: document 1: (document)"),
+        "{stderr}"
+    );
+    // A kubeconfig for a loopback port nothing listens on: reaching it would fail with 1.
+    let state = tempfile::tempdir().unwrap();
+    let kubeconfig = state.path().join("kubeconfig");
+    fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+    )
+    .unwrap();
+    let o = agent(&upgrade(
+        old.path(),
+        new.path(),
+        &[
+            "--baseline",
+            "None",
+            "--kubeconfig",
+            path(&kubeconfig),
+            "--state-dir",
+            path(state.path()),
+        ],
+    ));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(6), "{stdout}{stderr}");
+    assert!(
+        stdout.is_empty(),
+        "nothing decided, nothing deleted: {stdout}"
+    );
+    assert!(!state.path().join("deleted-objects.json").exists());
+}
+
+#[test]
+fn values_the_cluster_does_not_accept_exclude_the_object_with_the_reason() {
+    let m = manifests(&[(
+        "0000_10_a_00.yaml",
+        [
+            obj(
+                "ConfigMap",
+                "fs-bogus",
+                &[PROFILE, "release.openshift.io/feature-set: Bogus"],
+            ),
+            obj(
+                "ConfigMap",
+                "profile-true-cased",
+                &["include.release.openshift.io/self-managed-high-availability: \"True\""],
+            ),
+            obj("ConfigMap", "number", &[PROFILE, "example.com/replicas: 3"]),
+            obj(
+                "ConfigMap",
+                "empty-cap",
+                &[PROFILE, "capability.openshift.io/name: \"\""],
+            ),
+        ]
+        .join("---\n"),
+    )]);
+    let out = explain(m.path(), &[]);
+    assert!(
+        explain_line(&out, "fs-bogus").ends_with(
+            "excluded: release.openshift.io/feature-set names \"Bogus\", which is not a feature set; valid: CustomNoUpgrade, Default, DevPreviewNoUpgrade, OKD, TechPreviewNoUpgrade"
         ),
+        "{out}"
+    );
+    assert!(
+        explain_line(&out, "profile-true-cased").contains("is \"True\", not \"true\""),
+        "{out}"
+    );
+    assert!(
+        explain_line(&out, "number").ends_with(
+            "excluded: no annotations the cluster can read (the value of example.com/replicas is a number, not a string (quote it))"
+        ),
+        "{out}"
+    );
+    assert!(
+        explain_line(&out, "empty-cap").ends_with("included"),
+        "{out}"
+    );
+}
+
+/// The gated capabilities follow CVO's mapping, with the gates of the embedded table.
+#[test]
+fn gated_capabilities_follow_the_gates_of_the_feature_set() {
+    let m = manifests(&[(
+        "0000_30_capi.yaml",
+        [
+            obj(
+                "ConfigMap",
+                "capi",
+                &[PROFILE, "capability.openshift.io/name: ClusterAPI"],
+            ),
+            obj(
+                "ConfigMap",
+                "compat",
+                &[
+                    PROFILE,
+                    "capability.openshift.io/name: CompatibilityRequirements",
+                ],
+            ),
+            obj(
+                "ConfigMap",
+                "insights-gated",
+                &[PROFILE, "release.openshift.io/feature-gate: InsightsConfig"],
+            ),
+        ]
+        .join("---\n"),
+    )]);
+    let decided = |flags: &[&str]| {
+        let mut args = filter(m.path(), &["--explain"]);
+        args.extend_from_slice(flags);
+        let out = ok(&args);
+        ["capi", "compat", "insights-gated"].map(|n| explain_line(&out, n).ends_with("included"))
+    };
+    assert_eq!(decided(&[]), [false, false, true]);
+    assert_eq!(
+        decided(&["--feature-set", "TechPreviewNoUpgrade"]),
+        [true, true, true]
+    );
+    let custom = ["--feature-set", "CustomNoUpgrade", "--feature-gates"];
+    let with = |g: &'static str| [custom[0], custom[1], custom[2], g];
+    assert_eq!(
+        decided(&with("CRDCompatibilityRequirementOperator")),
+        [false, true, false]
+    );
+    assert_eq!(
+        decided(&with("ClusterAPIMachineManagement")),
+        [true, true, false]
+    );
+    let (code, err) = fails(&filter(m.path(), &["--feature-set", "CustomNoUpgrade"]));
+    assert_eq!(code, Some(2));
+    assert!(err.contains("spec.customNoUpgrade"), "{err}");
+}
+
+/// A FeatureGate as the installer renders it: its feature set and gates decide.
+#[test]
+fn a_feature_gate_file_gives_the_feature_set_and_the_gates() {
+    let m = manifests(&[(
+        "0000_30_x.yaml",
+        [
+            obj(
+                "ConfigMap",
+                "tp",
+                &[
+                    PROFILE,
+                    "release.openshift.io/feature-set: TechPreviewNoUpgrade",
+                ],
+            ),
+            obj(
+                "ConfigMap",
+                "gated",
+                &[PROFILE, "release.openshift.io/feature-gate: OnlyInTheFile"],
+            ),
+        ]
+        .join("---\n"),
+    )]);
+    let dir = tempfile::tempdir().unwrap();
+    let fg = dir.path().join("99_feature-gate.yaml");
+    fs::write(
+        &fg,
+        "apiVersion: config.openshift.io/v1\nkind: FeatureGate\nmetadata: {name: cluster}\nspec: {featureSet: TechPreviewNoUpgrade}\nstatus:\n  featureGates:\n  - version: \"\"\n    enabled: [{name: OnlyInTheFile}]\n    disabled: []\n",
+    )
+    .unwrap();
+    let out = explain(m.path(), &["--feature-gates-file", path(&fg)]);
+    assert!(explain_line(&out, "tp").ends_with("included"), "{out}");
+    assert!(explain_line(&out, "gated").ends_with("included"), "{out}");
+    let (code, err) = fails(&filter(
+        m.path(),
+        &[
+            "--feature-gates-file",
+            path(&fg),
+            "--feature-set",
+            "Default",
+        ],
+    ));
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("99_feature-gate.yaml says \"TechPreviewNoUpgrade\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn major_version_comes_from_the_flag_or_the_release_metadata() {
+    let crd = |name: &str, majors: &str| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {name}\n  annotations:\n    {PROFILE}\n    release.openshift.io/major-version: \"{majors}\"\n"
+        )
+    };
+    let m = manifests(&[(
+        "0000_30_crds.yaml",
+        [
+            crd("four.example.com", "4"),
+            crd("not-four.example.com", "-4,5"),
+        ]
+        .join("---\n"),
+    )]);
+    let names = |out: &str| -> Vec<bool> {
+        ["four.example.com", "not-four.example.com"]
+            .iter()
+            .map(|n| {
+                out.lines()
+                    .find(|l| {
+                        l.contains(&format!(
+                            "CustomResourceDefinition.apiextensions.k8s.io {n}\t"
+                        ))
+                    })
+                    .unwrap_or_else(|| panic!("{n}: {out}"))
+                    .ends_with("included")
+            })
+            .collect()
+    };
+    // Unchecked without a major version.
+    assert_eq!(names(&explain(m.path(), &[])), [true, true]);
+    assert_eq!(
+        names(&explain(m.path(), &["--major-version", "4"])),
+        [true, false]
+    );
+    fs::write(m.path().join("release-metadata"), r#"{"version": "5.0.1"}"#).unwrap();
+    assert_eq!(names(&explain(m.path(), &[])), [false, true]);
+    fs::write(m.path().join("release-metadata"), r#"{"version": "five"}"#).unwrap();
+    let (code, err) = fails(&filter(m.path(), &[]));
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("release-metadata") && err.contains("\"five\""),
         "{err}"
     );
 }
@@ -911,20 +1224,21 @@ mod props {
         fn annotation_parsing_and_decisions_never_panic(
             pairs in proptest::collection::btree_map(key(), value(), 0..8)
         ) {
-            let fs = vec!["Default".to_string(), "TechPreviewNoUpgrade".to_string()];
             let pairs: BTreeMap<String, String> = pairs;
-            if let Ok(a) = Annotations::parse(&pairs, &fs) {
+            if let Ok(a) = Annotations::parse(&pairs) {
                 let ctx = Context {
                     profile: "self-managed-high-availability".into(),
                     feature_set: "Default".into(),
+                    known_feature_sets: vec!["Default".into(), "TechPreviewNoUpgrade".into()],
                     gates: Default::default(),
+                    major_version: Some(4),
                     exclude: vec!["internal-openshift-hosted".into()],
                     enabled: ["Console".to_string()].into(),
                     known: ["Console".to_string(), "Insights".to_string()].into(),
                 };
                 let _ = decide(&a, &ctx).to_string();
                 if let Some(caps) = &a.capabilities {
-                    prop_assert!(caps.iter().all(|c| !c.is_empty() && !c.contains('+')));
+                    prop_assert!(caps.iter().all(|c| !c.contains('+')));
                 }
             }
         }
@@ -941,7 +1255,7 @@ mod props {
 
         #[test]
         fn parsing_arbitrary_files_never_panics(text in "\\PC{0,200}") {
-            let _ = from_files(Path::new("m"), vec![ManifestFile { name: "f.yaml".into(), text }], &[]);
+            let _ = from_files(Path::new("m"), vec![ManifestFile { name: "f.yaml".into(), text }]);
         }
     }
 }

@@ -190,7 +190,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__capabilities__subcmd__apply)
-            opts="-h --assets --kubeconfig --registry --feature-set --feature-gates --wait --output --help"
+            opts="-h --assets --kubeconfig --registry --feature-set --feature-gates --feature-gates-file --release-version --cluster-version-crd --wait --output --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -216,6 +216,18 @@ _bootstrap__agent() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --feature-gates-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --release-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-version-crd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -232,7 +244,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__capabilities__subcmd__filter)
-            opts="-h --assets --baseline --additional --profile --exclude --registry --feature-set --feature-gates --manifests --out --explain --output --help"
+            opts="-h --assets --baseline --additional --profile --exclude --major-version --registry --feature-set --feature-gates --feature-gates-file --release-version --cluster-version-crd --manifests --out --explain --output --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -258,6 +270,10 @@ _bootstrap__agent() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --major-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --registry)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -267,6 +283,18 @@ _bootstrap__agent() {
                     return 0
                     ;;
                 --feature-gates)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --feature-gates-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --release-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-version-crd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -290,7 +318,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__capabilities__subcmd__upgrade)
-            opts="-h --assets --baseline --additional --profile --exclude --registry --feature-set --feature-gates --from --to --previously-enabled --kubeconfig --state-dir --output --help"
+            opts="-h --assets --baseline --additional --profile --exclude --major-version --registry --feature-set --feature-gates --feature-gates-file --release-version --cluster-version-crd --from --to --previously-enabled --kubeconfig --state-dir --output --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -316,6 +344,10 @@ _bootstrap__agent() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --major-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --registry)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -325,6 +357,18 @@ _bootstrap__agent() {
                     return 0
                     ;;
                 --feature-gates)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --feature-gates-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --release-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-version-crd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -360,7 +404,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__capabilities__subcmd__validate)
-            opts="-h --assets --registry --feature-set --feature-gates --output --help"
+            opts="-h --assets --registry --feature-set --feature-gates --feature-gates-file --release-version --cluster-version-crd --output --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -379,6 +423,18 @@ _bootstrap__agent() {
                     return 0
                     ;;
                 --feature-gates)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --feature-gates-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --release-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-version-crd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -794,7 +850,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__plan)
-            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --offline --step --templates --kubeconfig --registry --feature-set --feature-gates --dns-seeding --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --offline --step --templates --kubeconfig --registry --feature-set --feature-gates --feature-gates-file --release-version --cluster-version-crd --dns-seeding --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -857,6 +913,18 @@ _bootstrap__agent() {
                     return 0
                     ;;
                 --feature-gates)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --feature-gates-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --release-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-version-crd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1184,7 +1252,7 @@ _bootstrap__agent() {
             return 0
             ;;
         bootstrap__subcmd__agent__subcmd__run)
-            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --gate-timeout --done-file --drain-wait --registry --feature-set --feature-gates --dns-seeding --wire-proof --wire-dial-override --skip-preflight --dns-wait --dns-check --help"
+            opts="-h --assets --state-dir --bootstrap-ip --bootstrap-second-address --step-timeout --dns-ttl --output --reservations --adopt-only --dns --kubeconfig --templates --gate-timeout --done-file --drain-wait --registry --feature-set --feature-gates --feature-gates-file --release-version --cluster-version-crd --dns-seeding --wire-proof --wire-dial-override --skip-preflight --dns-wait --dns-check --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1255,6 +1323,18 @@ _bootstrap__agent() {
                     return 0
                     ;;
                 --feature-gates)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --feature-gates-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --release-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-version-crd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

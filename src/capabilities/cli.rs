@@ -1,11 +1,14 @@
 //! `bootstrap-agent capabilities validate|apply|filter|upgrade`.
 
-use super::{counts, list, manifests, upgrade};
+mod upgrade_cmd;
+
+use super::{counts, list, manifests};
 use crate::output::Output;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use serde_json::json;
 use std::path::PathBuf;
+use upgrade_cmd::upgrade_cmd;
 
 // ---- the arguments of `capabilities ...` and of the registry options `run` shares ----------
 
@@ -15,26 +18,64 @@ pub struct RegistryArgs {
     /// Capability registry file replacing the embedded templates/capabilities.yaml.
     #[arg(long, env = "BOOTSTRAP_AGENT_CAPABILITY_REGISTRY")]
     pub registry: Option<PathBuf>,
-    /// The cluster's feature set (default: the registry's, Default).
+    /// The cluster's feature set (default: Default, or what --feature-gates-file says).
     #[arg(long, env = "BOOTSTRAP_AGENT_FEATURE_SET")]
     pub feature_set: Option<String>,
-    /// Enabled feature gates, comma separated (default: those of the feature set).
-    #[arg(long, env = "BOOTSTRAP_AGENT_FEATURE_GATES", value_delimiter = ',')]
+    /// Enabled feature gates, comma separated (default: those of the feature set in the
+    /// table generated from openshift/api at 2259ae9f14832ecb13cc52e0decf85ccba60685b).
+    #[arg(
+        long,
+        env = "BOOTSTRAP_AGENT_FEATURE_GATES",
+        value_delimiter = ',',
+        conflicts_with = "feature_gates_file"
+    )]
     pub feature_gates: Option<Vec<String>>,
+    /// The FeatureGate `cluster` object (YAML or JSON) whose status gives the feature set and
+    /// the enabled gates: the installer's rendered one, or a running cluster's.
+    #[arg(long, env = "BOOTSTRAP_AGENT_FEATURE_GATES_FILE")]
+    pub feature_gates_file: Option<PathBuf>,
+    /// With a FeatureGate listing several versions: the release version whose gates count.
+    #[arg(long)]
+    pub release_version: Option<String>,
+    /// The release's ClusterVersion CRD: the baseline and additional capabilities must be in
+    /// its enums (an unknown one is an error naming the valid ones for that release).
+    #[arg(long, env = "BOOTSTRAP_AGENT_CLUSTER_VERSION_CRD")]
+    pub cluster_version_crd: Option<PathBuf>,
 }
 
 impl RegistryArgs {
+    /// The registry and the gates for the default profile and major version.
     pub fn load(
         &self,
     ) -> Result<(
         crate::capabilities::registry::Registry,
         crate::capabilities::selection::Gates,
     )> {
-        let registry = crate::capabilities::registry::Registry::load(self.registry.as_deref())?;
+        self.load_for(None, None)
+    }
+
+    /// The registry and the gates for a cluster profile and a release major version.
+    pub fn load_for(
+        &self,
+        profile: Option<&str>,
+        major: Option<u64>,
+    ) -> Result<(
+        crate::capabilities::registry::Registry,
+        crate::capabilities::selection::Gates,
+    )> {
+        let mut registry = crate::capabilities::registry::Registry::load(self.registry.as_deref())?;
+        if let Some(crd) = &self.cluster_version_crd {
+            registry.release = Some(crate::capabilities::release::crd_enums(crd)?);
+        }
         let gates = crate::capabilities::selection::Gates::resolve(
-            &registry,
-            self.feature_set.as_deref(),
-            self.feature_gates.as_deref(),
+            &crate::capabilities::selection::GateInputs {
+                feature_set: self.feature_set.as_deref(),
+                explicit: self.feature_gates.as_deref(),
+                file: self.feature_gates_file.as_deref(),
+                release_version: self.release_version.as_deref(),
+                profile,
+                major,
+            },
         )?;
         Ok((registry, gates))
     }
@@ -58,6 +99,10 @@ pub struct SelectionArgs {
     /// Identifiers in force for exclude.release.openshift.io/<id> (e.g. internal-openshift-hosted).
     #[arg(long, value_delimiter = ',')]
     pub exclude: Vec<String>,
+    /// The release's major version, for release.openshift.io/major-version (default: the
+    /// `version` of release-metadata in the manifests dir, as the CVO reads it; else unchecked).
+    #[arg(long)]
+    pub major_version: Option<u64>,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
@@ -246,8 +291,10 @@ fn validate(assets: &std::path::Path, registry: &RegistryArgs, output: Output) -
                 }
             );
             println!(
-                "feature set: {} (gates: {})",
+                "feature set: {} ({} gate(s) from {}): {}",
                 gates.feature_set,
+                gates.gates.len(),
+                gates.source,
                 list(&gates.gates)
             );
             println!("enabled ({}): {}", sel.enabled.len(), list(&sel.enabled));
@@ -260,23 +307,41 @@ fn validate(assets: &std::path::Path, registry: &RegistryArgs, output: Output) -
     Ok(())
 }
 
-type Resolved = (
-    super::selection::Selection,
-    super::inclusion::Context,
-    Vec<String>,
-);
+type Resolved = (super::selection::Selection, super::inclusion::Context);
 
-/// The selection, the decision context and the valid feature sets.
-fn resolve(args: &SelectionArgs) -> Result<Resolved> {
-    let (reg, gates) = args.registry.load()?;
+/// The selection and the decision context for a release of major version `major`.
+fn resolve(args: &SelectionArgs, major: Option<u64>) -> Result<Resolved> {
+    let (reg, gates) = args.registry.load_for(Some(&args.profile), major)?;
     let sel = match &args.assets {
         Some(dir) => super::selection_from_assets(&reg, &gates, dir)?,
         None => {
             super::selection_from_flags(&reg, &gates, args.baseline.as_deref(), &args.additional)?
         }
     };
-    let ctx = super::context(&sel, &gates, &args.profile, &args.exclude);
-    Ok((sel, ctx, reg.feature_set_names()))
+    let mut ctx = super::context(&sel, &gates, &args.profile, &args.exclude);
+    ctx.major_version = major;
+    Ok((sel, ctx))
+}
+
+/// `--major-version`, else the major version of the release-metadata in `dir`, if any.
+fn major_version(args: &SelectionArgs, dir: &std::path::Path) -> Result<Option<u64>> {
+    match args.major_version {
+        Some(m) => Ok(Some(m)),
+        None => Ok(super::release::major_version(dir)?),
+    }
+}
+
+/// Prints the documents that could not be read, and fails with the exit code that says so.
+fn unreadable(payloads: &[&manifests::Payload]) -> Result<()> {
+    let all: Vec<_> = payloads.iter().flat_map(|p| &p.unreadable).collect();
+    for e in &all {
+        eprintln!("unreadable: {e}");
+    }
+    if all.is_empty() {
+        Ok(())
+    } else {
+        Err(super::UnreadableManifests { count: all.len() }.into())
+    }
 }
 
 fn filter(
@@ -286,8 +351,8 @@ fn filter(
     explain: bool,
     output: Output,
 ) -> Result<()> {
-    let (_, ctx, feature_sets) = resolve(args)?;
-    let payload = manifests::read_dir(dir, &feature_sets)?;
+    let (_, ctx) = resolve(args, major_version(args, dir)?)?;
+    let payload = manifests::read_dir(dir)?;
     let decisions = super::decide_all(&payload, &ctx);
     let written = match out {
         Some(out) => Some(super::write_included(&payload, &decisions, out)?),
@@ -300,9 +365,13 @@ fn filter(
                 print!("{}", super::explain(&payload, &decisions));
             }
             println!(
-                "{} object(s) in {} file(s): {included} included, {delete} to delete (not created at install), {excluded} excluded",
+                "{} object(s) in {} file(s): {included} included, {delete} to delete (not created at install), {excluded} excluded{}",
                 decisions.len(),
-                payload.files.len()
+                payload.files.len(),
+                match payload.unreadable.len() {
+                    0 => String::new(),
+                    n => format!("; {n} document(s) unreadable"),
+                }
             );
             if let (Some(n), Some(out)) = (written, out) {
                 println!("wrote {n} file(s) to {}", out.display());
@@ -320,93 +389,10 @@ fn filter(
                 &json!({
                     "context": ctx, "included": included, "delete": delete,
                     "excluded": excluded, "objects": objects,
+                    "unreadable": super::unreadable_json(&payload),
                 }),
             )?;
         }
     }
-    Ok(())
-}
-
-async fn upgrade_cmd(
-    args: &SelectionArgs,
-    from: &std::path::Path,
-    to: &std::path::Path,
-    previously_enabled: &[String],
-    kubeconfig: Option<&std::path::Path>,
-    state_dir: &std::path::Path,
-    output: Output,
-) -> Result<()> {
-    let (sel, mut ctx, feature_sets) = resolve(args)?;
-    for (i, c) in previously_enabled.iter().enumerate() {
-        if !ctx.known.contains(c) {
-            return Err(crate::error::InputError::new(
-                "(command line)",
-                format!("--previously-enabled[{i}]"),
-                format!("unknown capability {c:?}; valid: {}", list(&ctx.known)),
-            )
-            .into());
-        }
-        ctx.enabled.insert(c.clone());
-    }
-    let old = manifests::read_dir(from, &feature_sets)?;
-    let new = manifests::read_dir(to, &feature_sets)?;
-    let up = upgrade::upgrade(&old, &new, &ctx, &sel.enabled);
-    let targets = super::delete::targets(&new, &up.decisions);
-    let deleted = match kubeconfig {
-        Some(kc) => {
-            let client = crate::cluster::client(kc).await?;
-            Some(super::delete::execute(&client, &targets, state_dir).await?)
-        }
-        None => None,
-    };
-    let (included, delete, excluded) = counts(&up.decisions);
-    match output {
-        Output::Text => {
-            println!(
-                "enabled ({}): {}",
-                up.report.enabled.len(),
-                list(&up.report.enabled)
-            );
-            println!(
-                "implicitly enabled: {}",
-                list(&up.report.implicitly_enabled)
-            );
-            let c = &up.report.condition;
-            println!("{}={} ({}): {}", c.type_, c.status, c.reason, c.message);
-            println!(
-                "new payload: {} object(s): {included} included, {delete} to delete, {excluded} excluded",
-                up.decisions.len()
-            );
-            match &deleted {
-                None => {
-                    for t in &targets {
-                        println!("would delete {t}");
-                    }
-                }
-                Some(done) => {
-                    for d in done {
-                        let re = if d.reappeared {
-                            " (WARNING: it had been deleted before and reappeared)"
-                        } else {
-                            ""
-                        };
-                        println!("delete {}: {:?}{re}", d.target, d.outcome);
-                    }
-                    let verified = done
-                        .iter()
-                        .filter(|d| d.outcome != super::delete::Outcome::Requested)
-                        .count();
-                    println!("deletes: {} requested, {verified} verified", done.len());
-                }
-            }
-        }
-        Output::Json | Output::Yaml => crate::output::data(
-            output,
-            &json!({
-                "upgrade": up, "included": included, "delete": delete, "excluded": excluded,
-                "deleteTargets": targets, "deleted": deleted,
-            }),
-        )?,
-    }
-    Ok(())
+    unreadable(&[&payload])
 }

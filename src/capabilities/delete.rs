@@ -202,7 +202,7 @@ mod tests {
                 text: format!("{}---\n{}---\n{}", doc("a0"), doc("kept"), doc("a2")),
             },
         ];
-        let p = from_files(Path::new("m"), files, &[]).unwrap();
+        let p = from_files(Path::new("m"), files);
         let mut d = vec![Decision::Delete; p.manifests.len()];
         let kept = p
             .manifests

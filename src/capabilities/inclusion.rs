@@ -1,22 +1,29 @@
-//! PURE: does one object belong to this cluster? The annotations are parsed once
-//! ([`Annotations::parse`], where malformed values are errors), then [`decide`] applies the
-//! CVO's checks in order: exclude identifier, feature set, feature gates, cluster profile,
-//! capabilities. An included object annotated `release.openshift.io/delete: "true"` is not
-//! created at install and is deleted on an update.
+//! PURE: does one object belong to this cluster? The annotations are read once
+//! ([`Annotations::parse`]), then [`decide`] applies the checks of library-go `pkg/manifest`
+//! `Include` (as cluster-version-operator 6e719331fb58 vendors it: `manifest.go:310-376`) in
+//! its order: exclude identifier, feature set and feature gate together, feature set,
+//! feature gates, major version, cluster profile, capabilities. Values the cluster does not
+//! accept exclude the object, as there, with a reason that says what is wrong. An included
+//! object annotated `release.openshift.io/delete: "true"` is not created at install and is
+//! deleted on an update.
 
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
+
+mod reason;
+pub use reason::{Decision, Reason};
 
 pub const EXCLUDE_PREFIX: &str = "exclude.release.openshift.io/";
 pub const INCLUDE_PREFIX: &str = "include.release.openshift.io/";
 pub const FEATURE_SET: &str = "release.openshift.io/feature-set";
 pub const FEATURE_GATE: &str = "release.openshift.io/feature-gate";
+pub const MAJOR_VERSION: &str = "release.openshift.io/major-version";
 pub const CAPABILITY: &str = "capability.openshift.io/name";
 pub const DELETE: &str = "release.openshift.io/delete";
 pub const DEFAULT_PROFILE: &str = "self-managed-high-availability";
 
-/// A malformed annotation. The caller adds which manifest it is on.
+/// A malformed `release.openshift.io/delete` (the one annotation `Include` does not read:
+/// the agent refuses to guess). The caller adds which manifest it is on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("annotation {annotation} is {value:?}: {problem}")]
 pub struct AnnotationError {
@@ -25,111 +32,93 @@ pub struct AnnotationError {
     pub problem: String,
 }
 
-fn bad(annotation: &str, value: &str, problem: impl Into<String>) -> AnnotationError {
-    AnnotationError {
-        annotation: annotation.to_string(),
-        value: value.to_string(),
-        problem: problem.into(),
-    }
+/// One entry of `release.openshift.io/feature-gate`: `Gate` needs it on, `-Gate` off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GateRequirement {
+    pub gate: String,
+    pub enabled: bool,
 }
 
-/// The inclusion-relevant annotations of one object, validated.
+/// The inclusion-relevant annotations of one object, as `Include` reads them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Annotations {
-    /// Identifiers with `exclude.release.openshift.io/<id>: "true"`.
+    /// The object has no annotations the cluster can read: none at all, or one whose value
+    /// is not a string (`unstructured.GetAnnotations` then returns nil). `Include` excludes
+    /// it ("no annotations"). Holds what the reader found.
+    pub unreadable: Option<String>,
+    /// Identifiers with `exclude.release.openshift.io/<id>: "true"` (other values are ignored).
     pub excluded_for: Vec<String>,
-    /// `release.openshift.io/feature-set`, when present.
+    /// `release.openshift.io/feature-set`, split on `,` (not trimmed, as `getFeatureSets`).
     pub feature_sets: Option<Vec<String>>,
-    /// `release.openshift.io/feature-gate`, when present.
-    pub feature_gates: Option<Vec<String>>,
-    /// Profiles with `include.release.openshift.io/<profile>: "true"`.
-    pub profiles: Vec<String>,
-    /// `capability.openshift.io/name`, split on `+`, when present.
+    /// `release.openshift.io/feature-gate`: entries trimmed, empty ones skipped.
+    pub feature_gates: Option<Vec<GateRequirement>>,
+    /// `release.openshift.io/major-version` as written; checked only with a major version.
+    pub major_version: Option<String>,
+    /// Whether the object's kind may carry a major-version requirement (a FeatureGate of
+    /// config.openshift.io or a CustomResourceDefinition); the reader sets it.
+    pub major_version_kind: bool,
+    /// `include.release.openshift.io/<profile>` values by profile.
+    pub profiles: BTreeMap<String, String>,
+    /// `capability.openshift.io/name`, split on `+`; None when absent or empty.
     pub capabilities: Option<Vec<String>>,
     /// `release.openshift.io/delete: "true"`.
     pub delete: bool,
 }
 
-/// The entries of `value` split on `separator`, trimmed; an empty entry is an error saying
-/// `problem`.
-fn split_list(
-    key: &str,
-    value: &str,
-    separator: char,
-    problem: &str,
-) -> Result<Vec<String>, AnnotationError> {
-    value
-        .split(separator)
-        .map(|s| {
-            let s = s.trim();
-            if s.is_empty() {
-                Err(bad(key, value, problem))
-            } else {
-                Ok(s.to_string())
-            }
-        })
-        .collect()
-}
-
-/// A comma list with no empty entries.
-fn comma_list(key: &str, value: &str) -> Result<Vec<String>, AnnotationError> {
-    split_list(
-        key,
-        value,
-        ',',
-        "expected a comma-separated list without empty entries",
-    )
-}
-
 impl Annotations {
-    /// Validates the annotations; `feature_sets` are the valid feature-set names.
-    pub fn parse(
-        annotations: &BTreeMap<String, String>,
-        feature_sets: &[String],
-    ) -> Result<Self, AnnotationError> {
+    /// Reads the annotations. Only `release.openshift.io/delete` with a value other than
+    /// `"true"` is an error.
+    pub fn parse(annotations: &BTreeMap<String, String>) -> Result<Self, AnnotationError> {
         let mut out = Annotations::default();
         for (key, value) in annotations {
             if let Some(id) = key.strip_prefix(EXCLUDE_PREFIX) {
-                match value.as_str() {
-                    "true" => out.excluded_for.push(id.to_string()),
-                    _ => return Err(bad(key, value, "the only valid value is \"true\"")),
+                if value == "true" {
+                    out.excluded_for.push(id.to_string());
                 }
             } else if let Some(profile) = key.strip_prefix(INCLUDE_PREFIX) {
-                match value.as_str() {
-                    "true" => out.profiles.push(profile.to_string()),
-                    _ => return Err(bad(key, value, "the only valid value is \"true\"")),
-                }
+                out.profiles.insert(profile.to_string(), value.clone());
             } else if key == FEATURE_SET {
-                let list = comma_list(key, value)?;
-                if let Some(unknown) = list.iter().find(|s| !feature_sets.contains(s)) {
-                    return Err(bad(
-                        key,
-                        value,
-                        format!(
-                            "unknown feature set {unknown:?}; valid: {}",
-                            feature_sets.join(", ")
-                        ),
-                    ));
-                }
-                out.feature_sets = Some(list);
+                out.feature_sets = Some(value.split(',').map(str::to_string).collect());
             } else if key == FEATURE_GATE {
-                out.feature_gates = Some(comma_list(key, value)?);
+                out.feature_gates = Some(gate_requirements(value));
+            } else if key == MAJOR_VERSION {
+                out.major_version = Some(value.clone());
             } else if key == CAPABILITY {
-                out.capabilities = Some(split_list(
-                    key,
-                    value,
-                    '+',
-                    "expected capability names separated by '+', without empty names",
-                )?);
+                out.capabilities =
+                    (!value.is_empty()).then(|| value.split('+').map(str::to_string).collect());
             } else if key == DELETE {
-                match value.as_str() {
-                    "true" => out.delete = true,
-                    _ => return Err(bad(key, value, "the only valid value is \"true\"")),
+                if value != "true" {
+                    return Err(AnnotationError {
+                        annotation: key.clone(),
+                        value: value.clone(),
+                        problem: "the only valid value is \"true\"".into(),
+                    });
                 }
+                out.delete = true;
             }
         }
         Ok(out)
     }
+}
+
+/// `checkFeatureGates` (library-go manifest.go:206-237): trimmed, empty entries skipped,
+/// a leading `-` asks for the gate to be off.
+fn gate_requirements(value: &str) -> Vec<GateRequirement> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| match s.strip_prefix('-') {
+            Some(gate) => GateRequirement {
+                gate: gate.to_string(),
+                enabled: false,
+            },
+            None => GateRequirement {
+                gate: s.to_string(),
+                enabled: true,
+            },
+        })
+        .collect()
 }
 
 /// What the cluster is: everything the decision depends on.
@@ -138,94 +127,20 @@ pub struct Context {
     pub profile: String,
     #[serde(rename = "featureSet")]
     pub feature_set: String,
+    /// The values `release.openshift.io/feature-set` may hold.
+    #[serde(rename = "knownFeatureSets")]
+    pub known_feature_sets: Vec<String>,
     #[serde(rename = "featureGates")]
     pub gates: BTreeSet<String>,
+    /// The release's major version; None: `release.openshift.io/major-version` is not checked.
+    #[serde(rename = "majorVersion")]
+    pub major_version: Option<u64>,
     /// `exclude.release.openshift.io/<id>` identifiers in force (e.g. internal-openshift-hosted).
     pub exclude: Vec<String>,
     #[serde(rename = "enabledCapabilities")]
     pub enabled: BTreeSet<String>,
     #[serde(rename = "knownCapabilities")]
     pub known: BTreeSet<String>,
-}
-
-/// Why an object is left out.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "reason", rename_all = "kebab-case")]
-pub enum Reason {
-    /// `exclude.release.openshift.io/<identifier>: "true"` for an identifier in force.
-    ExcludedFor { identifier: String },
-    /// Its feature-set list does not include the cluster's.
-    FeatureSet {
-        cluster: String,
-        allowed: Vec<String>,
-    },
-    /// A feature gate it needs is off.
-    FeatureGates { disabled: Vec<String> },
-    /// Not `include.release.openshift.io/<profile>: "true"`.
-    Profile { profile: String },
-    /// It names capabilities the registry does not know.
-    UnknownCapabilities { unknown: Vec<String> },
-    /// It needs capabilities that are not enabled.
-    DisabledCapabilities { disabled: Vec<String> },
-}
-
-impl fmt::Display for Reason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Reason::ExcludedFor { identifier } => {
-                write!(f, "{EXCLUDE_PREFIX}{identifier}=true")
-            }
-            Reason::FeatureSet { cluster, allowed } => write!(
-                f,
-                "feature set {cluster} is not in {FEATURE_SET}={}",
-                allowed.join(",")
-            ),
-            Reason::FeatureGates { disabled } => {
-                write!(f, "feature gate(s) not enabled: {}", disabled.join(","))
-            }
-            Reason::Profile { profile } => {
-                write!(
-                    f,
-                    "not in profile ({INCLUDE_PREFIX}{profile} is not \"true\")"
-                )
-            }
-            Reason::UnknownCapabilities { unknown } => {
-                write!(f, "unknown capability: {}", unknown.join("+"))
-            }
-            Reason::DisabledCapabilities { disabled } => {
-                write!(f, "capability not enabled: {}", disabled.join("+"))
-            }
-        }
-    }
-}
-
-/// The outcome for one object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "decision", rename_all = "kebab-case")]
-pub enum Decision {
-    Include,
-    /// Included, but annotated for deletion: not created at install, deleted on an update.
-    Delete,
-    Exclude(Reason),
-}
-
-impl Decision {
-    pub fn is_included(&self) -> bool {
-        matches!(self, Decision::Include)
-    }
-}
-
-impl fmt::Display for Decision {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Decision::Include => f.write_str("included"),
-            Decision::Delete => write!(
-                f,
-                "delete ({DELETE}=true: not created at install, deleted on an update)"
-            ),
-            Decision::Exclude(r) => write!(f, "excluded: {r}"),
-        }
-    }
 }
 
 /// The names `set` does not hold, in their order.
@@ -237,36 +152,103 @@ fn not_in(names: &[String], set: &BTreeSet<String>) -> Vec<String> {
         .collect()
 }
 
+/// `checkMajorVersion` (library-go manifest.go:240-297).
+fn major_version_check(a: &Annotations, cluster: u64) -> Option<Reason> {
+    let value = a.major_version.as_ref()?;
+    if !a.major_version_kind {
+        return Some(Reason::MajorVersionKind);
+    }
+    let mut included = BTreeSet::new();
+    let mut excluded = BTreeSet::new();
+    for entry in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (set, digits) = match entry.strip_prefix('-') {
+            Some(rest) => (&mut excluded, rest),
+            None => (&mut included, entry),
+        };
+        // strconv.ParseUint(s, 10, 64): ASCII digits only, no sign.
+        match digits.parse::<u64>() {
+            Ok(v) if digits.bytes().all(|b| b.is_ascii_digit()) => {
+                set.insert(v);
+            }
+            _ => {
+                return Some(Reason::MajorVersionInvalid {
+                    value: value.clone(),
+                });
+            }
+        }
+    }
+    let mismatch = || Reason::MajorVersion {
+        cluster,
+        required: value.clone(),
+    };
+    if included.intersection(&excluded).next().is_some() {
+        Some(Reason::MajorVersionInvalid {
+            value: value.clone(),
+        })
+    } else if included.contains(&cluster) {
+        None
+    } else if excluded.contains(&cluster) || !included.is_empty() {
+        Some(mismatch())
+    } else {
+        None
+    }
+}
+
 /// Every check but the capabilities one (used for implicit enablement on updates).
 pub fn decide_without_capabilities(a: &Annotations, ctx: &Context) -> Option<Reason> {
+    if let Some(found) = &a.unreadable {
+        return Some(Reason::NoAnnotations {
+            found: found.clone(),
+        });
+    }
     if let Some(id) = a.excluded_for.iter().find(|id| ctx.exclude.contains(id)) {
         return Some(Reason::ExcludedFor {
             identifier: id.clone(),
         });
     }
-    if let Some(allowed) = &a.feature_sets
-        && !allowed.contains(&ctx.feature_set)
-    {
-        return Some(Reason::FeatureSet {
-            cluster: ctx.feature_set.clone(),
-            allowed: allowed.clone(),
-        });
+    if a.feature_sets.is_some() && a.feature_gates.is_some() {
+        return Some(Reason::FeatureSetAndGate);
     }
-    if let Some(gates) = &a.feature_gates {
-        let disabled = not_in(gates, &ctx.gates);
-        if !disabled.is_empty() {
-            return Some(Reason::FeatureGates { disabled });
+    if let Some(allowed) = &a.feature_sets {
+        if let Some(unknown) = allowed.iter().find(|s| !ctx.known_feature_sets.contains(s)) {
+            return Some(Reason::UnknownFeatureSet {
+                value: unknown.clone(),
+                known: ctx.known_feature_sets.clone(),
+            });
+        }
+        if !allowed.contains(&ctx.feature_set) {
+            return Some(Reason::FeatureSet {
+                cluster: ctx.feature_set.clone(),
+                allowed: allowed.clone(),
+            });
         }
     }
-    if !a.profiles.contains(&ctx.profile) {
-        return Some(Reason::Profile {
-            profile: ctx.profile.clone(),
-        });
+    if let Some(requirements) = &a.feature_gates {
+        let (disabled, enabled): (Vec<_>, Vec<_>) = requirements
+            .iter()
+            .filter(|r| ctx.gates.contains(&r.gate) != r.enabled)
+            .partition(|r| r.enabled);
+        if !disabled.is_empty() || !enabled.is_empty() {
+            let names = |v: Vec<&GateRequirement>| v.into_iter().map(|r| r.gate.clone()).collect();
+            return Some(Reason::FeatureGates {
+                disabled: names(disabled),
+                enabled: names(enabled),
+            });
+        }
     }
-    None
+    if let Some(r) = ctx.major_version.and_then(|v| major_version_check(a, v)) {
+        return Some(r);
+    }
+    match a.profiles.get(&ctx.profile) {
+        Some(v) if v == "true" => None,
+        value => Some(Reason::Profile {
+            profile: ctx.profile.clone(),
+            value: value.cloned(),
+        }),
+    }
 }
 
-/// The capability check alone.
+/// The capability check alone (`checkResourceEnablement`).
 pub fn capability_check(a: &Annotations, ctx: &Context) -> Option<Reason> {
     let names = a.capabilities.as_ref()?;
     let unknown = not_in(names, &ctx.known);

@@ -3,8 +3,9 @@
 //! Only what inclusion needs is deserialized (apiVersion, kind, name, namespace, annotations).
 
 use super::inclusion::{AnnotationError, Annotations};
+use super::reader;
 use crate::error::InputError;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
@@ -68,6 +69,8 @@ pub struct Payload {
     pub dir: PathBuf,
     pub files: Vec<ManifestFile>,
     pub manifests: Vec<Manifest>,
+    /// Documents that could not be read (file, `document N: field`, problem).
+    pub unreadable: Vec<InputError>,
 }
 
 impl Payload {
@@ -119,102 +122,51 @@ pub fn split_documents(text: &str) -> Vec<Range<usize>> {
     docs
 }
 
-#[derive(Deserialize)]
-struct Head {
-    #[serde(rename = "apiVersion")]
-    api_version: Option<String>,
-    kind: Option<String>,
-    metadata: Option<Meta>,
-}
-
-#[derive(Deserialize)]
-struct Meta {
-    name: Option<String>,
-    namespace: Option<String>,
-    annotations: Option<BTreeMap<String, serde_json::Value>>,
-}
-
-/// Whether a document holds nothing but comments and blank lines.
-fn is_blank(doc: &str) -> bool {
-    doc.lines().all(|l| {
-        let t = l.trim();
-        t.is_empty() || t.starts_with('#')
-    })
-}
-
-/// Parses one file's documents into manifests (appended to `out`).
+/// Reads one file's documents into manifests (appended to `out`). A document that cannot be
+/// read goes to `unreadable`, named by file and document number; the others are still read.
 pub fn parse_file(
     dir: &Path,
     file_index: usize,
     file: &ManifestFile,
-    feature_sets: &[String],
     out: &mut Vec<Manifest>,
-) -> Result<(), InputError> {
+    unreadable: &mut Vec<InputError>,
+) {
     let path = dir.join(&file.name);
-    for (doc, range) in split_documents(&file.text).into_iter().enumerate() {
-        let text = &file.text[range.clone()];
-        if is_blank(text) {
-            continue;
-        }
+    for (doc, range, parsed) in reader::documents(&file.text) {
         let field = |f: &str| format!("document {doc}: {f}");
-        let head: Head = serde_saphyr::from_str(text).map_err(|e| {
-            // A field of the wrong type: named by its path, not by a line and column.
-            match serde_saphyr::from_str::<serde_json::Value>(text)
-                .ok()
-                .as_ref()
-                .and_then(crate::assets::object_head_problem)
-            {
-                Some((f, problem)) => InputError::new(&path, field(&f), problem),
-                None => InputError::new(
-                    &path,
-                    field("(document)"),
-                    format!("invalid YAML or not a Kubernetes object: {e}"),
-                ),
+        let object = match parsed {
+            Ok(Some(o)) => o,
+            Ok(None) => continue,
+            Err(reader::Problem { field: f, problem }) => {
+                unreadable.push(InputError::new(&path, field(&f), problem));
+                continue;
             }
-        })?;
-        let required = |v: Option<String>, f: &str| {
-            v.filter(|s| !s.trim().is_empty())
-                .ok_or_else(|| InputError::new(&path, field(f), "missing; expected a string"))
         };
-        let api_version = required(head.api_version, "apiVersion")?;
-        let kind = required(head.kind, "kind")?;
-        let meta = head
-            .metadata
-            .ok_or_else(|| InputError::new(&path, field("metadata"), "missing"))?;
-        let name = required(meta.name, "metadata.name")?;
-        let (group, version) = api_version
+        let (group, version) = object
+            .api_version
             .rsplit_once('/')
-            .map_or((String::new(), api_version.clone()), |(g, v)| {
+            .map_or((String::new(), object.api_version.clone()), |(g, v)| {
                 (g.to_string(), v.to_string())
             });
-        let mut raw_annotations = BTreeMap::new();
-        for (k, v) in meta.annotations.unwrap_or_default() {
-            match v {
-                serde_json::Value::String(s) => {
-                    raw_annotations.insert(k, s);
-                }
-                other => {
-                    return Err(InputError::new(
-                        &path,
-                        field(&format!("metadata.annotations.{k}")),
-                        format!("annotation values are strings; found {other} (quote it)"),
-                    ));
-                }
-            }
-        }
-        let annotations = Annotations::parse(&raw_annotations, feature_sets).map_err(
-            |AnnotationError {
-                 annotation,
-                 value,
-                 problem,
-             }| {
-                InputError::new(
+        let mut annotations = match Annotations::parse(&object.annotations) {
+            Ok(a) => a,
+            Err(AnnotationError {
+                annotation,
+                value,
+                problem,
+            }) => {
+                unreadable.push(InputError::new(
                     &path,
                     field(&format!("metadata.annotations.{annotation}")),
                     format!("{value:?}: {problem}"),
-                )
-            },
-        )?;
+                ));
+                continue;
+            }
+        };
+        annotations.unreadable = object.unreadable_annotations;
+        annotations.major_version_kind = (group == "config.openshift.io"
+            && object.kind == "FeatureGate")
+            || (group == "apiextensions.k8s.io" && object.kind == "CustomResourceDefinition");
         out.push(Manifest {
             file: file_index,
             doc,
@@ -222,19 +174,18 @@ pub fn parse_file(
             id: ObjectId {
                 group,
                 version,
-                kind,
-                namespace: meta.namespace.unwrap_or_default(),
-                name,
+                kind: object.kind,
+                namespace: object.namespace,
+                name: object.name,
             },
-            raw_annotations,
+            raw_annotations: object.annotations,
             annotations,
         });
     }
-    Ok(())
 }
 
 /// Reads every `*.yaml`, `*.yml` and `*.json` file of `dir` (not recursive), in name order.
-pub fn read_dir(dir: &Path, feature_sets: &[String]) -> Result<Payload, InputError> {
+pub fn read_dir(dir: &Path) -> Result<Payload, InputError> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| InputError::new(dir, "(dir)", format!("cannot read manifests dir: {e}")))?;
     let mut names = Vec::new();
@@ -257,24 +208,22 @@ pub fn read_dir(dir: &Path, feature_sets: &[String]) -> Result<Payload, InputErr
             .map_err(|e| InputError::new(&path, "(file)", format!("cannot read: {e}")))?;
         files.push(ManifestFile { name, text });
     }
-    from_files(dir, files, feature_sets)
+    Ok(from_files(dir, files))
 }
 
 /// Parses already-read files (the bench and tests use this without touching the disk).
-pub fn from_files(
-    dir: &Path,
-    files: Vec<ManifestFile>,
-    feature_sets: &[String],
-) -> Result<Payload, InputError> {
+pub fn from_files(dir: &Path, files: Vec<ManifestFile>) -> Payload {
     let mut manifests = Vec::new();
+    let mut unreadable = Vec::new();
     for (i, f) in files.iter().enumerate() {
-        parse_file(dir, i, f, feature_sets, &mut manifests)?;
+        parse_file(dir, i, f, &mut manifests, &mut unreadable);
     }
-    Ok(Payload {
+    Payload {
         dir: dir.to_path_buf(),
         files,
         manifests,
-    })
+        unreadable,
+    }
 }
 
 /// The text of a file holding only the documents `keep` (by manifest index in `payload`),
@@ -355,18 +304,20 @@ mod tests {
         assert_eq!(run_level("0000_xx_a_b.yaml"), None);
     }
 
-    #[test]
-    fn a_partly_kept_file_keeps_each_kept_document_verbatim() {
-        let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}  # keep me\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
-        let p = from_files(
+    fn payload(text: &str) -> Payload {
+        from_files(
             Path::new("m"),
             vec![ManifestFile {
                 name: "f.yaml".into(),
                 text: text.into(),
             }],
-            &[],
         )
-        .unwrap();
+    }
+
+    #[test]
+    fn a_partly_kept_file_keeps_each_kept_document_verbatim() {
+        let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}  # keep me\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+        let p = payload(text);
         assert_eq!(p.manifests.len(), 3);
         assert_eq!(p.manifests[1].id.to_string(), "ConfigMap b");
         let out = filtered_text(&p, 0, &[true, false, true]).unwrap();
@@ -379,47 +330,55 @@ mod tests {
     }
 
     #[test]
-    fn non_string_annotation_and_missing_name_are_errors_naming_the_document() {
-        let f = |text: &str| {
-            from_files(
-                Path::new("m"),
-                vec![ManifestFile {
-                    name: "f.yaml".into(),
-                    text: text.into(),
-                }],
-                &[],
-            )
-            .unwrap_err()
-        };
-        let e = f(
-            "apiVersion: v1\nkind: X\nmetadata:\n  name: a\n  annotations:\n    release.openshift.io/delete: true\n",
+    fn an_unreadable_document_is_named_and_the_others_are_still_read() {
+        let p = payload(
+            "apiVersion: v1\nkind: X\nmetadata:\n  name: a\n  annotations:\n    release.openshift.io/delete: \"yes\"\n---\napiVersion: v1\nkind: X\nmetadata: {}\n---\nkind: [\n---\napiVersion: v1\nkind: X\nmetadata: {name: d}\n",
         );
+        let names: Vec<_> = p
+            .manifests
+            .iter()
+            .map(|m| (m.doc, m.id.name.as_str()))
+            .collect();
+        assert_eq!(names, [(3, "d")]);
+        let fields: Vec<_> = p.unreadable.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(
-            e.field,
-            "document 0: metadata.annotations.release.openshift.io/delete"
+            fields,
+            [
+                "document 0: metadata.annotations.release.openshift.io/delete",
+                "document 1: metadata.name",
+                "document 2: (document)",
+            ]
         );
-        let e = f(
-            "apiVersion: v1\nkind: X\nmetadata: {name: a}\n---\napiVersion: v1\nkind: X\nmetadata: {}\n",
-        );
-        assert_eq!(e.field, "document 1: metadata.name");
-        assert!(e.file.ends_with("f.yaml"));
+        assert!(p.unreadable.iter().all(|e| e.file.ends_with("f.yaml")));
     }
 
     #[test]
-    fn a_list_where_the_annotations_mapping_belongs_is_named_by_its_path() {
-        let e = from_files(
-            Path::new("m"),
-            vec![ManifestFile {
-                name: "f.yaml".into(),
-                text: "apiVersion: v1\nkind: X\nmetadata: {name: a}\n---\napiVersion: v1\nkind: X\nmetadata:\n  name: b\n  annotations:\n  - capability.openshift.io/name\n".into(),
-            }],
-            &[],
-        )
-        .unwrap_err();
-        assert_eq!(e.field, "document 1: metadata.annotations");
-        assert_eq!(
-            e.problem,
-            "expected a mapping of names to string values, found a list"
+    fn a_non_string_annotation_leaves_the_object_with_none_the_cluster_can_read() {
+        let p = payload(
+            "apiVersion: v1\nkind: X\nmetadata:\n  name: a\n  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n    x: 1\n",
         );
+        let a = &p.manifests[0].annotations;
+        assert_eq!(
+            a.unreadable.as_deref(),
+            Some("the value of x is a number, not a string (quote it)")
+        );
+        assert!(p.unreadable.is_empty());
+    }
+
+    #[test]
+    fn major_version_is_allowed_only_on_feature_gates_and_crds() {
+        let doc = |api: &str, kind: &str| {
+            payload(&format!(
+                "apiVersion: {api}\nkind: {kind}\nmetadata: {{name: a}}\n"
+            ))
+            .manifests[0]
+                .annotations
+                .major_version_kind
+        };
+        assert!(doc("config.openshift.io/v1", "FeatureGate"));
+        assert!(doc("apiextensions.k8s.io/v1", "CustomResourceDefinition"));
+        assert!(!doc("config.openshift.io/v1", "ClusterVersion"));
+        assert!(!doc("v1", "FeatureGate"));
+        assert!(!doc("apiextensions.k8s.io/v1", "ConfigMap"));
     }
 }

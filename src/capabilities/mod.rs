@@ -1,9 +1,12 @@
 //! Capabilities (OpenShift semantics): which optional components a cluster gets.
 //!
-//! - `registry`: known capabilities, capability sets and feature sets, as data
+//! - `registry`: known capabilities and capability sets, as data
 //!   (`templates/capabilities.yaml`, embedded; `--registry FILE` replaces it).
+//! - `feature_gates`: the cluster's feature set and gates (a FeatureGate object, or the table
+//!   generated from openshift/api).
 //! - `selection`: the install-config's `capabilities` block -> the enabled set (exit 2 on
 //!   unknown names).
+//! - `reader`: manifest documents read as the cluster reads them (non-strict YAML, JSON).
 //! - `manifests`: multi-document manifest files with each document's byte range.
 //! - `inclusion`: PURE decision per object, with a reason (`Decision`, `Reason`).
 //! - `upgrade`: PURE implicit enablement across payloads, and the condition.
@@ -14,9 +17,12 @@
 pub mod cli;
 pub mod cluster_version;
 pub mod delete;
+pub mod feature_gates;
 pub mod inclusion;
 pub mod manifests;
+pub mod reader;
 pub mod registry;
+pub mod release;
 pub mod selection;
 pub mod upgrade;
 
@@ -75,11 +81,32 @@ pub fn selection_from_flags(
     )
 }
 
-/// The decision context for a selection.
+/// Some manifest documents could not be read (exit 6): each was reported with its file and
+/// document number, and every other object was decided.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{count} manifest document(s) could not be read (each is listed above); the others were decided"
+)]
+pub struct UnreadableManifests {
+    pub count: usize,
+}
+
+/// The unreadable documents of a payload, as data.
+pub fn unreadable_json(payload: &Payload) -> serde_json::Value {
+    payload
+        .unreadable
+        .iter()
+        .map(|e| serde_json::json!({"file": e.file, "field": e.field, "problem": e.problem}))
+        .collect()
+}
+
+/// The decision context for a selection (no major-version check: set `major_version`).
 pub fn context(sel: &Selection, gates: &Gates, profile: &str, exclude: &[String]) -> Context {
     Context {
         profile: profile.to_string(),
         feature_set: gates.feature_set.clone(),
+        known_feature_sets: gates.known_feature_sets.clone(),
+        major_version: None,
         gates: gates.gates.clone(),
         exclude: exclude.to_vec(),
         enabled: sel.enabled.clone(),

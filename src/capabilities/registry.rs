@@ -1,6 +1,9 @@
-//! The capability registry as data: known capabilities, capability sets and feature sets come
-//! from `templates/capabilities.yaml` (embedded at build time) or from a file given with
-//! `--registry`. Nothing about OpenShift's capability list is hard-coded in Rust.
+//! The capability registry as data: known capabilities and capability sets come from
+//! `templates/capabilities.yaml` (embedded at build time) or from a file given with
+//! `--registry`. Nothing about OpenShift's capability list is hard-coded in Rust. A gated
+//! capability names the gates that enable it; ANY one of them does, as in
+//! cluster-version-operator's `lib/capability/capability.go:13-42` (6e719331fb58). The feature
+//! gates themselves come from `feature_gates`.
 
 use crate::error::InputError;
 use serde::Deserialize;
@@ -16,8 +19,9 @@ pub const EMBEDDED_NAME: &str = "<embedded>/templates/capabilities.yaml";
 #[serde(deny_unknown_fields)]
 struct RawCapability {
     name: String,
-    #[serde(default, rename = "featureGate")]
-    feature_gate: Option<String>,
+    /// Enabled when ANY of these gates is (empty: always known).
+    #[serde(default, rename = "featureGates")]
+    feature_gates: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -25,12 +29,8 @@ struct RawCapability {
 struct RawRegistry {
     #[serde(rename = "defaultBaseline")]
     default_baseline: String,
-    #[serde(rename = "defaultFeatureSet")]
-    default_feature_set: String,
     capabilities: Vec<RawCapability>,
     sets: BTreeMap<String, Vec<String>>,
-    #[serde(rename = "featureSets")]
-    feature_sets: BTreeMap<String, Vec<String>>,
 }
 
 /// A validated registry.
@@ -39,11 +39,17 @@ pub struct Registry {
     /// Where it came from (a path, or [`EMBEDDED_NAME`]).
     pub source: PathBuf,
     pub default_baseline: String,
-    pub default_feature_set: String,
-    /// Capability name -> the feature gate it needs (None: always known), in file order.
-    capabilities: Vec<(String, Option<String>)>,
+    /// Capability name -> the gates any one of which enables it (empty: always known), in
+    /// file order.
+    capabilities: Vec<(String, Vec<String>)>,
     sets: BTreeMap<String, BTreeSet<String>>,
-    feature_sets: BTreeMap<String, BTreeSet<String>>,
+    /// The release's own ClusterVersion CRD enums, when given (`--cluster-version-crd`).
+    pub release: Option<super::release::CrdEnums>,
+}
+
+/// Whether a capability gated by `needs` (any of them) is enabled with `gates` on.
+fn gate_open(needs: &[String], gates: &BTreeSet<String>) -> bool {
+    needs.is_empty() || needs.iter().any(|g| gates.contains(g))
 }
 
 /// The set that also gets the gated capabilities whose gates are on.
@@ -106,38 +112,32 @@ impl Registry {
                 format!("{:?} is not one of the sets", raw.default_baseline),
             ));
         }
-        if !raw.feature_sets.contains_key(&raw.default_feature_set) {
-            return Err(err(
-                "defaultFeatureSet",
-                format!("{:?} is not one of featureSets", raw.default_feature_set),
-            ));
-        }
         Ok(Self {
             source: source.to_path_buf(),
             default_baseline: raw.default_baseline,
-            default_feature_set: raw.default_feature_set,
             capabilities: raw
                 .capabilities
                 .into_iter()
-                .map(|c| (c.name, c.feature_gate))
+                .map(|c| (c.name, c.feature_gates))
                 .collect(),
             sets,
-            feature_sets: raw
-                .feature_sets
-                .into_iter()
-                .map(|(k, v)| (k, v.into_iter().collect()))
-                .collect(),
+            release: None,
         })
     }
 
     /// Capabilities known with these feature gates on: the ungated ones plus the gated ones
-    /// whose gate is enabled.
+    /// one of whose gates is enabled.
     pub fn known(&self, gates: &BTreeSet<String>) -> BTreeSet<String> {
         self.capabilities
             .iter()
-            .filter(|(_, gate)| gate.as_ref().is_none_or(|g| gates.contains(g)))
+            .filter(|(_, needs)| gate_open(needs, gates))
             .map(|(n, _)| n.clone())
             .collect()
+    }
+
+    /// Every capability the registry names, gated or not.
+    pub fn all_names(&self) -> BTreeSet<String> {
+        self.capabilities.iter().map(|(n, _)| n.clone()).collect()
     }
 
     /// The members of a set with these gates on; None for an unknown set name.
@@ -147,7 +147,7 @@ impl Registry {
             members.extend(
                 self.capabilities
                     .iter()
-                    .filter(|(_, gate)| gate.as_ref().is_some_and(|g| gates.contains(g)))
+                    .filter(|(_, needs)| !needs.is_empty() && gate_open(needs, gates))
                     .map(|(n, _)| n.clone()),
             );
         }
@@ -167,16 +167,6 @@ impl Registry {
             .filter_map(|s| self.set(s, gates))
             .flatten()
             .collect()
-    }
-
-    /// The valid values of `release.openshift.io/feature-set`, sorted.
-    pub fn feature_set_names(&self) -> Vec<String> {
-        self.feature_sets.keys().cloned().collect()
-    }
-
-    /// The gates a feature set enables; None for an unknown feature set.
-    pub fn feature_set_gates(&self, name: &str) -> Option<&BTreeSet<String>> {
-        self.feature_sets.get(name)
     }
 }
 
@@ -218,23 +208,37 @@ mod tests {
         assert_eq!(r.in_some_set(&none), r.known(&none));
     }
 
+    /// CVO's `featureGatedCapabilities`: ClusterAPI by ClusterAPIMachineManagement;
+    /// CompatibilityRequirements by CRDCompatibilityRequirementOperator OR that gate.
     #[test]
-    fn gated_capabilities_join_vcurrent_and_known_only_with_their_gate() {
+    fn gated_capabilities_follow_the_cvos_mapping_any_gate_enables() {
         let r = Registry::load(None).unwrap();
-        let on = gates(&["ClusterAPI"]);
-        assert!(r.set("vCurrent", &on).unwrap().contains("ClusterAPI"));
-        assert!(!r.set("v4.18", &on).unwrap().contains("ClusterAPI"));
-        assert!(r.known(&on).contains("ClusterAPI"));
-        assert!(!r.known(&gates(&[])).contains("ClusterAPI"));
+        let gated = |on: &[&str]| {
+            let on = gates(on);
+            let known = r.known(&on);
+            assert_eq!(known, r.set("vCurrent", &on).unwrap(), "vCurrent = known");
+            assert!(!r.set("v4.18", &on).unwrap().contains("ClusterAPI"));
+            ["ClusterAPI", "CompatibilityRequirements"]
+                .into_iter()
+                .filter(|c| known.contains(*c))
+                .collect::<Vec<_>>()
+        };
+        assert!(gated(&[]).is_empty());
+        assert!(gated(&["ClusterAPI", "CompatibilityRequirements"]).is_empty());
         assert_eq!(
-            r.feature_set_gates("TechPreviewNoUpgrade").unwrap(),
-            &gates(&["ClusterAPI", "CompatibilityRequirements"])
+            gated(&["ClusterAPIMachineManagement"]),
+            ["ClusterAPI", "CompatibilityRequirements"]
         );
+        assert_eq!(
+            gated(&["CRDCompatibilityRequirementOperator"]),
+            ["CompatibilityRequirements"]
+        );
+        assert_eq!(r.all_names().len(), 19);
     }
 
     #[test]
     fn a_registry_naming_an_unknown_member_is_rejected_with_the_set() {
-        let text = "defaultBaseline: A\ndefaultFeatureSet: Default\ncapabilities: [{name: x}]\nsets: {A: [x, y]}\nfeatureSets: {Default: []}\n";
+        let text = "defaultBaseline: A\ncapabilities: [{name: x}]\nsets: {A: [x, y]}\n";
         let e = Registry::parse(Path::new("r.yaml"), text).unwrap_err();
         assert_eq!(e.field, "sets.A");
         assert!(e.problem.contains("\"y\""), "{e}");

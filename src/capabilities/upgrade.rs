@@ -82,17 +82,24 @@ pub struct Upgrade {
 }
 
 /// `ctx.enabled` is what the cluster has enabled now (spec + previously enabled); the old
-/// payload is judged with it, the new payload with the result.
+/// payload is judged with it (and its own major version, `old_major`, as the CVO's
+/// `GetImplicitlyEnabledCapabilities` judges the current payload), the new payload with the
+/// result.
 pub fn upgrade(
     old: &Payload,
     new: &Payload,
     ctx: &Context,
+    old_major: Option<u64>,
     requested: &BTreeSet<String>,
 ) -> Upgrade {
+    let old_ctx = Context {
+        major_version: old_major,
+        ..ctx.clone()
+    };
     let applied: HashSet<(&str, &str, &str, &str)> = old
         .manifests
         .iter()
-        .filter(|m| decide(&m.annotations, ctx) == Decision::Include)
+        .filter(|m| decide(&m.annotations, &old_ctx) == Decision::Include)
         .map(|m| m.id.key())
         .collect();
     let mut enabled = ctx.enabled.clone();
@@ -147,9 +154,7 @@ mod tests {
                 name: "0000_50_x_00.yaml".into(),
                 text: docs.join("---\n"),
             }],
-            &[],
         )
-        .unwrap()
     }
 
     fn set(s: &[&str]) -> BTreeSet<String> {
@@ -160,7 +165,9 @@ mod tests {
         Context {
             profile: DEFAULT_PROFILE.into(),
             feature_set: "Default".into(),
+            known_feature_sets: vec!["Default".into()],
             gates: BTreeSet::new(),
+            major_version: None,
             exclude: Vec::new(),
             enabled: set(enabled),
             known: set(&["Console", "Insights", "Build"]),
@@ -178,7 +185,7 @@ mod tests {
             obj("Deployment", "b", Some("Build")),
             obj("Deployment", "c", Some("Console")),
         ]);
-        let u = upgrade(&old, &new, &ctx(&[]), &set(&[]));
+        let u = upgrade(&old, &new, &ctx(&[]), None, &set(&[]));
         assert_eq!(u.report.enabled, set(&["Insights"]));
         assert_eq!(u.report.implicitly_enabled, set(&["Insights"]));
         assert_eq!(u.report.condition.status, "True");
@@ -203,7 +210,7 @@ mod tests {
     fn nothing_moved_means_as_expected() {
         let old = payload(&[obj("Deployment", "a", Some("Console"))]);
         let new = payload(&[obj("Deployment", "a", Some("Console"))]);
-        let u = upgrade(&old, &new, &ctx(&["Console"]), &set(&["Console"]));
+        let u = upgrade(&old, &new, &ctx(&["Console"]), None, &set(&["Console"]));
         assert_eq!(u.report.enabled, set(&["Console"]));
         assert_eq!(u.report.condition.status, "False");
         assert_eq!(u.report.condition.reason, "AsExpected");
@@ -213,7 +220,33 @@ mod tests {
     fn matching_ignores_the_api_version_but_not_the_kind() {
         let old = payload(&[obj("Deployment", "a", None)]);
         let new = payload(&[obj("DaemonSet", "a", Some("Build"))]);
-        let u = upgrade(&old, &new, &ctx(&[]), &set(&[]));
+        let u = upgrade(&old, &new, &ctx(&[]), None, &set(&[]));
+        assert!(u.report.enabled.is_empty());
+    }
+
+    /// The old payload is judged with its own major version, the new one with the new.
+    #[test]
+    fn each_payload_is_judged_with_its_own_major_version() {
+        let crd = |caps: Option<&str>| {
+            obj("CustomResourceDefinition", "a", caps)
+                .replace("apps/v1", "apiextensions.k8s.io/v1")
+                .replace(
+                    "  annotations:\n",
+                    "  annotations:\n    release.openshift.io/major-version: \"4\"\n",
+                )
+        };
+        let old = payload(&[crd(None)]);
+        let new =
+            payload(&[crd(Some("Build")).replace("major-version: \"4\"", "major-version: \"5\"")]);
+        let ctx5 = Context {
+            major_version: Some(5),
+            ..ctx(&[])
+        };
+        // Applied under 4, so its new capability is enabled on the update to 5.
+        let u = upgrade(&old, &new, &ctx5, Some(4), &set(&[]));
+        assert_eq!(u.report.enabled, set(&["Build"]));
+        // Judged with 5, the old object was never applied: nothing to keep.
+        let u = upgrade(&old, &new, &ctx5, Some(5), &set(&[]));
         assert!(u.report.enabled.is_empty());
     }
 }

@@ -1,6 +1,6 @@
 use super::*;
 use crate::capabilities::registry::Registry;
-use crate::capabilities::selection::Gates;
+use crate::capabilities::selection::{GateInputs, Gates};
 use crate::plan::{DoomedService, LiveService};
 
 /// `plan` on a fresh asset dir: all of `run`, the cluster's changes included.
@@ -11,7 +11,7 @@ fn plan_of_run(fixture: &str) -> String {
     let mut spec = crate::assets::load(&assets).unwrap();
     spec.bootstrap_ip = Some("10.0.0.5".parse().unwrap());
     let registry = Registry::load(None).unwrap();
-    let gates = Gates::resolve(&registry, None, None).unwrap();
+    let gates = Gates::resolve(&GateInputs::default()).unwrap();
     let selection = crate::capabilities::selection_for_spec(
         &registry,
         &gates,

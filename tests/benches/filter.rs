@@ -8,7 +8,11 @@ mod payload;
 mod report;
 
 use bootstrap_agent::capabilities::{
-    self, inclusion::Annotations, manifests, registry::Registry, selection::Gates,
+    self,
+    inclusion::Annotations,
+    manifests,
+    registry::Registry,
+    selection::{GateInputs, Gates},
 };
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -30,7 +34,7 @@ fn time<T>(n: usize, mut f: impl FnMut() -> T) -> Vec<Duration> {
 
 fn main() {
     let registry = Registry::load(None).unwrap_or_else(|e| panic!("{e}"));
-    let gates = Gates::resolve(&registry, None, None).unwrap_or_else(|e| panic!("{e}"));
+    let gates = Gates::resolve(&GateInputs::default()).unwrap_or_else(|e| panic!("{e}"));
     let sel = capabilities::selection_from_flags(&registry, &gates, Some("v4.14"), &[])
         .unwrap_or_else(|e| panic!("{e}"));
     let ctx = capabilities::context(
@@ -39,14 +43,13 @@ fn main() {
         capabilities::inclusion::DEFAULT_PROFILE,
         &["internal-openshift-hosted".to_string()],
     );
-    let feature_sets = registry.feature_set_names();
     let files: Vec<manifests::ManifestFile> = payload::generate(1000, 42)
         .into_iter()
         .map(|(name, text)| manifests::ManifestFile { name, text })
         .collect();
     let bytes: usize = files.iter().map(|f| f.text.len()).sum();
-    let payload = manifests::from_files(Path::new("payload"), files.clone(), &feature_sets)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let payload = manifests::from_files(Path::new("payload"), files.clone());
+    assert!(payload.unreadable.is_empty(), "{:?}", payload.unreadable);
     let (i, d, e) = capabilities::counts(&capabilities::decide_all(&payload, &ctx));
     println!(
         "payload: {} objects in {} files, {} KiB; {i} included, {d} to delete, {e} excluded",
@@ -66,7 +69,7 @@ fn main() {
                 .manifests
                 .iter()
                 .map(|m| {
-                    Annotations::parse(&m.raw_annotations, &feature_sets)
+                    Annotations::parse(&m.raw_annotations)
                         .map(|a| capabilities::inclusion::decide(&a, &ctx))
                 })
                 .collect::<Vec<_>>()
@@ -75,8 +78,7 @@ fn main() {
     report(
         "split + YAML parse + decide (whole filter, in memory)",
         time(20, || {
-            let p = manifests::from_files(Path::new("payload"), files.clone(), &feature_sets)
-                .unwrap_or_else(|e| panic!("{e}"));
+            let p = manifests::from_files(Path::new("payload"), files.clone());
             capabilities::decide_all(&p, &ctx)
         }),
     );

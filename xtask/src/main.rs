@@ -12,7 +12,10 @@
 //! `gen-docs --check` writes nothing and fails when the checked-in files differ from what the
 //! code generates, or when a file there is no longer generated: CI runs it, so the reference
 //! cannot drift from `--help`.
+//! `gen-feature-gates --api DIR --commit SHA` writes `templates/feature-gates.yaml` from an
+//! openshift/api checkout (see `feature_gates.rs`).
 
+mod feature_gates;
 mod suite;
 
 use anyhow::{Context, Result, bail};
@@ -31,8 +34,7 @@ const PERMISSIONS: &str = "docs/permissions.md";
 /// The shells completions are written for.
 const SHELLS: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
 
-const USAGE: &str =
-    "usage: cargo xtask gen-docs [--check]\n       cargo xtask test [ARGS for cargo nextest run]";
+const USAGE: &str = "usage: cargo xtask gen-docs [--check]\n       cargo xtask test [ARGS for cargo nextest run]\n       cargo xtask gen-feature-gates --api DIR --commit SHA";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -47,6 +49,9 @@ fn main() -> ExitCode {
                 Ok(code) => return code,
                 Err(e) => Err(e),
             }
+        }
+        ["gen-feature-gates", "--api", api, "--commit", commit] => {
+            feature_gates::gen_feature_gates(&repo_root(), Path::new(api), commit)
         }
         _ => {
             eprintln!("{USAGE}");
