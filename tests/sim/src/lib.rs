@@ -13,6 +13,7 @@ pub mod peers;
 pub mod percent;
 pub mod pki;
 pub mod proxy;
+pub mod real_ccm;
 pub mod rng;
 pub mod upi;
 pub mod venv;

@@ -15,6 +15,8 @@ use std::path::PathBuf;
 const USAGE: &str = "usage: bootstrap-sim demo <aws|gcp|azure>   plan, run, plan, status against local peers\n       \
                      bootstrap-sim handover <aws|gcp|azure> [--dns-seeding progressive|all-at-once] [--bootstrap-second-address cloud|off] [--ttl 30s] [--scope-round-trip true] [--openshift-nodes true] [--output text|json]\n       \
                      \x20   API clients through a whole run: failures and p99 per stage\n       \
+                     bootstrap-sim real-ccm gcp --ccm PATH [--output text|json]\n       \
+                     \x20   run, run, teardown --all with the real cloud-controller-manager building the load balancers\n       \
                      bootstrap-sim venv                   install the emulators into target/sim-venv\n\
                      (build the agent first: cargo build --all-features --workspace --bins)";
 
@@ -41,6 +43,14 @@ async fn run() -> Result<()> {
         ["handover", cloud, rest @ ..] => {
             let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
             handover(cloud, rest).await
+        }
+        ["real-ccm", ..] => {
+            let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+            let code = bootstrap_sim::real_ccm::main(&args[1..]).await?;
+            if code != 0 {
+                std::process::exit(code);
+            }
+            Ok(())
         }
         ["venv"] => {
             let venv = bootstrap_sim::venv::ensure()?;

@@ -74,6 +74,7 @@ mod selector;
 mod service;
 mod status;
 mod store;
+mod strategic;
 mod tls;
 mod watch;
 

@@ -333,6 +333,10 @@ pub fn patch(
             if !p.is_object() {
                 return Err(ApiError::bad_request("the patch is not a JSON object"));
             }
+            let p = match typ {
+                PatchType::Strategic => super::strategic::resolve(&doc, &p),
+                _ => p,
+            };
             json_patch::merge(&mut doc, &p);
         }
     }

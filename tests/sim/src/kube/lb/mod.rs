@@ -122,6 +122,10 @@ pub struct CloudOptions {
     /// set, a Service that is not internal is an Azure public load balancer whose address
     /// must be a public IP of the cluster's resource group or of the annotated one.
     pub azure: Option<crate::azure::AzureLbView>,
+    /// The cloud's service controller runs outside this server (a real
+    /// cloud-controller-manager, `bootstrap-sim real-ccm`): the simulated one builds no load
+    /// balancer, sets no ingress and touches no finalizer; endpoints are still published.
+    pub external_service_controller: bool,
 }
 
 /// What a cloud fake records of the load balancers using its addresses. `lb` is the load
@@ -170,6 +174,7 @@ impl Default for CloudOptions {
             control_plane_ips: Vec::new(),
             gcp: None,
             azure: None,
+            external_service_controller: false,
         }
     }
 }
@@ -293,7 +298,8 @@ pub fn finalizer_goes_first(svc: &Value) -> bool {
 /// Whether a controller serves the Service at all (the AWS Load Balancer Controller only
 /// when installed).
 pub fn served(svc: &Value, cloud: &CloudOptions) -> bool {
-    kind(svc) != Kind::AwsLoadBalancerController || cloud.aws_lb_controller
+    !cloud.external_service_controller
+        && (kind(svc) != Kind::AwsLoadBalancerController || cloud.aws_lb_controller)
 }
 
 /// The ingress entries the Service's controller reports once its load balancer exists.
