@@ -341,6 +341,29 @@ fn a_backend_service_update_with_a_stale_fingerprint_is_refused_with_412() {
 }
 
 #[test]
+fn fingerprints_are_url_safe_base64_as_the_rust_client_decodes_them() {
+    let mut w = world();
+    let prints: Vec<String> = (0..64)
+        .map(|_| super::lb_store::fingerprint(&mut w))
+        .collect();
+    for print in &prints {
+        assert!(!print.contains('+') && !print.contains('/'), "{print}");
+        use base64::Engine;
+        assert_eq!(
+            base64::engine::general_purpose::URL_SAFE
+                .decode(print)
+                .unwrap()
+                .len(),
+            8
+        );
+    }
+    assert!(
+        prints.iter().any(|p| p.contains('-') || p.contains('_')),
+        "the alphabet's last two characters show up"
+    );
+}
+
+#[test]
 fn instance_groups_hold_vms_of_their_zone_once_each() {
     let mut w = world();
     let zone = format!("{P}/zones/us-central1-a");

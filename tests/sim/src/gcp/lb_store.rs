@@ -207,11 +207,13 @@ fn get(w: &World, path: &str) -> Reply {
     w.lb.get(path).cloned().ok_or_else(|| not_found(path))
 }
 
-/// A new fingerprint (base64 of 8 bytes, as GCE's look).
+/// A new fingerprint: 8 bytes in URL-safe base64, as GCE writes its `format: byte` fields
+/// (`-` and `_`, never `+` or `/`: google-cloud-compute-v1 decodes them with
+/// `serde_with::base64::Base64<UrlSafe>` and fails on anything else).
 pub(crate) fn fingerprint(w: &mut World) -> String {
     use base64::Engine;
     let id = w.id();
-    base64::engine::general_purpose::STANDARD.encode(
+    base64::engine::general_purpose::URL_SAFE.encode(
         super::reads::stable_id(&id)
             .parse::<u64>()
             .unwrap_or_default()

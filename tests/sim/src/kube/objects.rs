@@ -51,6 +51,19 @@ pub fn prepare(
                     meta::remove(&mut o, &["status"]);
                 }
             }
+            // A status write keeps the old spec but takes the metadata it sends, as
+            // kube-apiserver's status strategies reset only the spec (`serviceStatusStrategy.
+            // PrepareForUpdate`: `newService.Spec = oldService.Spec`). The service controller
+            // and OpenShift's GCE provider put and take their finalizers through
+            // `services/status` (k8s.io/cloud-provider `servicehelper.PatchService`).
+            for field in ["finalizers", "labels", "annotations"] {
+                match new.get("metadata").and_then(|m| m.get(field)) {
+                    Some(v) => meta::set(&mut o, &["metadata", field], v.clone()),
+                    None => {
+                        meta::remove(&mut o, &["metadata", field]);
+                    }
+                }
+            }
             o
         }
         _ => new,

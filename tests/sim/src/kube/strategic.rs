@@ -37,6 +37,22 @@ pub fn resolve(current: &Value, patch: &Value) -> Value {
         let items = v.as_array()?;
         items.iter().all(Value::is_string).then(|| items.clone())
     };
+    // `finalizers` has the `merge` strategy: without `$setElementOrder` the patch's items are
+    // added to the current ones (a client whose copy was stale adds its own, keeping others').
+    if let (Some(added), Some(existing)) = (
+        fields.get("finalizers").and_then(strings),
+        current.get("finalizers").and_then(strings),
+    ) && !fields.contains_key("$setElementOrder/finalizers")
+    {
+        let mut merged = existing;
+        merged.extend(
+            added
+                .into_iter()
+                .filter(|v| !merged.contains(v))
+                .collect::<Vec<_>>(),
+        );
+        out.insert("finalizers".into(), Value::Array(merged));
+    }
     for (key, value) in fields {
         let Some((directive, list)) = key.split_once('/') else {
             continue;
@@ -74,6 +90,12 @@ mod tests {
         assert_eq!(
             resolve(&svc, &add),
             json!({"metadata": {"finalizers": ["service.kubernetes.io/load-balancer-cleanup", "gke.networking.io/l4-ilb-v1"]}})
+        );
+        let stale = json!({"metadata": {"finalizers": ["gke.networking.io/l4-ilb-v1"]}});
+        assert_eq!(
+            resolve(&svc, &stale),
+            json!({"metadata": {"finalizers": ["service.kubernetes.io/load-balancer-cleanup", "gke.networking.io/l4-ilb-v1"]}}),
+            "a list of the merge strategy is merged, not replaced"
         );
         let both = json!({"metadata": {"finalizers": ["a", "b"]}});
         let remove = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["b"]}});

@@ -76,7 +76,11 @@ fn cloud_config(peers: &GcpPeers, ccm_proxy: &Proxy) -> String {
     let seed = peers.fake.seed();
     let infra = &seed.infra_id;
     let zone = crate::gcp::region_zones(&seed.region).remove(0);
-    let (project, subnet, api) = (&seed.project, &seed.cloud_config_subnetwork, ccm_proxy.url());
+    let (project, subnet, api) = (
+        &seed.project,
+        &seed.cloud_config_subnetwork,
+        ccm_proxy.url(),
+    );
     format!(
         "[global]\nproject-id = {project}\nlocal-zone = {zone}\nregional = true\nmultizone = true\n\
          node-tags = {infra}-master\nnode-tags = {infra}-control-plane\nnode-tags = {infra}-worker\n\
@@ -91,10 +95,7 @@ pub async fn run(ccm: &Path) -> Result<Report> {
     std::fs::create_dir_all(&work)?;
     let peers = GcpPeers::start(FakeOptions::realistic()).await?;
     let ccm_proxy = Proxy::start(peers.fake.addr, Service::Google).await?;
-    let mut objects = nodes(&peers);
-    objects.push(
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-system"}}),
-    );
+    let objects = nodes(&peers);
     let kube = KubeSim::start(KubeSimOptions {
         cloud: CloudOptions {
             external_service_controller: true,
@@ -157,6 +158,19 @@ pub async fn run(ccm: &Path) -> Result<Report> {
     };
     ccm_proxy.reset();
     report.run_exit = runs.step(&["run"], 1).await?.0;
+    report.finalizers_after_run = kube
+        .list("", "v1", "services", None)
+        .iter()
+        .filter(|s| s["spec"]["type"] == "LoadBalancer")
+        .map(|s| {
+            format!(
+                "{}/{}: {}",
+                s["metadata"]["namespace"].as_str().unwrap_or_default(),
+                s["metadata"]["name"].as_str().unwrap_or_default(),
+                s["metadata"]["finalizers"]
+            )
+        })
+        .collect();
     let serving = peers.fake.serving_since();
     let joined = peers.fake.dns_additions();
     for (ip, since) in &serving {
@@ -176,7 +190,9 @@ pub async fn run(ccm: &Path) -> Result<Report> {
     peers.reset_counts();
     runs.step(&["run"], 2).await?;
     report.second_run_mutations = peers.mutating_calls().len();
-    let (exit, took) = runs.step(&["teardown", "--all"], 1).await?;
+    let (exit, took) = runs
+        .step(&["teardown", "--all", "--step-timeout", "90s"], 1)
+        .await?;
     report.teardown_exit = exit;
     report.teardown_ms = took.as_millis();
     // The controller deletes what it shares between Services (instance group, node health
@@ -194,6 +210,12 @@ pub async fn run(ccm: &Path) -> Result<Report> {
         .filter_map(|a| a["name"].as_str().map(str::to_string))
         .collect();
     report.events = service_events(&kube);
+    let requests: Vec<String> = kube
+        .request_log()
+        .iter()
+        .map(|(method, path)| format!("{method} {path}"))
+        .collect();
+    std::fs::write(work.join("kube-requests.log"), requests.join("\n"))?;
     if !controller.alive() {
         report.events.push(format!(
             "the controller exited during the run; see {}",

@@ -74,6 +74,8 @@ pub struct Report {
     pub calls_per_service: f64,
     pub mutating_calls_per_service: f64,
     pub teardown_ms: u128,
+    /// Each LoadBalancer Service's finalizers once `run` is done.
+    pub finalizers_after_run: Vec<String>,
 }
 
 impl Report {
@@ -96,6 +98,7 @@ impl Report {
             "calls_per_service": self.calls_per_service,
             "mutating_calls_per_service": self.mutating_calls_per_service,
             "teardown_ms": self.teardown_ms,
+            "finalizers_after_run": self.finalizers_after_run,
         })
     }
 }
