@@ -18,6 +18,8 @@ const USAGE: &str = "usage: bootstrap-sim demo <aws|gcp|azure>   plan, run, plan
                      bootstrap-sim real-ccm azure --ccm PATH --output json   run, run, teardown --all with a real cloud-controller-manager\n       \
                      bootstrap-sim nodes-conformance <gcp|azure> --apiserver-watcher BIN --mco DIR [--rhcos DIR] [--design second-address|bootstrap-alone|all-at-once|second-address-alone|watcher-on-vip] [--output text|json]\n       \
                      \x20   the node model against the real apiserver-watcher and route scripts, in network namespaces (root, nft); exit 2 when something is missing\n       \
+                     bootstrap-sim real-ccm gcp --ccm PATH [--output text|json]\n       \
+                     \x20   run, run, teardown --all with the real cloud-controller-manager building the load balancers\n       \
                      bootstrap-sim venv                   install the emulators into target/sim-venv\n\
                      (build the agent first: cargo build --all-features --workspace --bins)";
 
@@ -44,6 +46,14 @@ async fn run() -> Result<()> {
         ["handover", cloud, rest @ ..] => {
             let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
             handover(cloud, rest).await
+        }
+        ["real-ccm", "gcp", ..] => {
+            let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+            let code = bootstrap_sim::real_ccm_gcp::main(&args[1..]).await?;
+            if code != 0 {
+                std::process::exit(code);
+            }
+            Ok(())
         }
         ["real-ccm", rest @ ..] => {
             let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();

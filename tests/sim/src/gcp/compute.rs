@@ -104,7 +104,7 @@ fn valid_label(text: &str, key: bool) -> bool {
 }
 
 /// RFC 1035 resource names: `[a-z]([-a-z0-9]*[a-z0-9])?`, at most 63 characters.
-fn valid_name(name: &str) -> bool {
+pub(super) fn valid_name(name: &str) -> bool {
     name.len() <= 63
         && name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
         && !name.ends_with('-')
@@ -128,11 +128,13 @@ fn is_uuid(text: &str) -> bool {
 /// subnetwork resource cannot be found." (the shape of terraform-provider-google#2140, for
 /// an instance's subnetwork; #19507 for this field of an address).
 pub(super) fn subnetwork<'a>(w: &'a World, url: &str) -> Result<&'a SubnetSeed, ApiError> {
-    let path = url
-        .strip_prefix(BASE)
-        .or_else(|| url.strip_prefix("https://compute.googleapis.com/compute/v1"))
-        .unwrap_or(url)
-        .trim_start_matches('/');
+    // Any endpoint's form: GCE's own hosts, or the `api-endpoint` a client was pointed at
+    // (OpenShift's provider builds `<api-endpoint>projects/...`, gce.go:939-951).
+    let path = match url.find("/compute/v1/") {
+        Some(i) if url.contains("://") => &url[i + "/compute/v1/".len()..],
+        _ => url,
+    }
+    .trim_start_matches('/');
     let seed = w.seed();
     let (project, rest) = match path.strip_prefix("projects/") {
         Some(rest) => match rest.split_once('/') {
@@ -325,10 +327,13 @@ pub(super) fn operation(
     target_id: String,
     effect: Option<Effect>,
 ) -> Operation {
+    // A global operation names neither.
     let scope_key = if scope.contains("/zones/") {
-        "zone"
+        Some("zone")
+    } else if scope.contains("/regions/") {
+        Some("region")
     } else {
-        "region"
+        None
     };
     let id = w.id();
     let name = format!(
@@ -337,8 +342,7 @@ pub(super) fn operation(
         &uuid::Uuid::new_v4().simple().to_string()[..12]
     );
     let now = now_rfc3339();
-    Operation {
-        json: json!({
+    let mut json = json!({
             "kind": "compute#operation",
             "id": id,
             "name": name,
@@ -351,8 +355,12 @@ pub(super) fn operation(
             "insertTime": now,
             "startTime": now,
             "selfLink": format!("{BASE}/{scope}/operations/{name}"),
-            scope_key: format!("{BASE}/{scope}"),
-        }),
+    });
+    if let Some(key) = scope_key {
+        json[key] = json!(format!("{BASE}/{scope}"));
+    }
+    Operation {
+        json,
         done_at: Instant::now() + w.options.operation_delay,
         effect,
     }

@@ -1,24 +1,36 @@
 //! Compute Engine's list `filter`: `field = value`, `field != value`, `field:*` (has) and
 //! `field:value`, several of them AND-ed when written as `(a) (b)` or `a AND b`. Fields are
 //! dotted paths into the resource (`labels.env`, `name`, `status`). Quotes are optional.
+//!
+//! The older `field eq value` / `field ne value` form takes an RE2 regular expression that must
+//! match the whole field (compute v1 `instances.list` `filter`: "The literal value is
+//! interpreted as a regular expression using Google RE2 library syntax. The literal value
+//! must match the entire field."). It is what the Go clients send: k8s-cloud-provider
+//! `pkg/cloud/filter/filter.go` (`Regexp`, `EqualRegexp`) writes `name eq infra.*`, and
+//! OpenShift's cloud provider lists `<infra>-master-<zone>` groups with it
+//! (openshift/cloud-provider-gcp 30cc0479 `providers/gce/gce_instancegroup.go:79-93`).
 
 use serde_json::Value;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 enum Op {
     Eq,
     Ne,
     Has,
+    /// `eq`: the whole field matches the RE2 expression.
+    Matches(regex::Regex),
+    /// `ne`: it does not.
+    NotMatches(regex::Regex),
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 struct Term {
     field: String,
     op: Op,
     value: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Filter(Vec<Term>);
 
 impl Filter {
@@ -53,6 +65,10 @@ impl Filter {
                 (Op::Eq, None) => false,
                 (Op::Ne, Some(v)) => v != t.value,
                 (Op::Ne, None) => true,
+                (Op::Matches(re), Some(v)) => re.is_match(&v),
+                (Op::Matches(_), None) => false,
+                (Op::NotMatches(re), Some(v)) => !re.is_match(&v),
+                (Op::NotMatches(_), None) => true,
             }
         })
     }
@@ -95,12 +111,12 @@ fn term(raw: &str) -> Result<Term, String> {
         (f, Op::Ne, v)
     } else if let Some((f, v)) = raw.split_once('=') {
         (f, Op::Eq, v)
+    } else if let Some((f, v)) = raw.split_once(" eq ") {
+        (f, Op::Matches(whole(v)?), v)
+    } else if let Some((f, v)) = raw.split_once(" ne ") {
+        (f, Op::NotMatches(whole(v)?), v)
     } else if let Some((f, v)) = raw.split_once(':') {
         (f, Op::Has, v)
-    } else if let Some((f, v)) = raw.split_once(" eq ") {
-        (f, Op::Eq, v)
-    } else if let Some((f, v)) = raw.split_once(" ne ") {
-        (f, Op::Ne, v)
     } else {
         return Err(invalid());
     };
@@ -123,6 +139,18 @@ fn term(raw: &str) -> Result<Term, String> {
     })
 }
 
+/// An RE2 expression matching a whole field (quotes optional); the 400's text otherwise.
+fn whole(value: &str) -> Result<regex::Regex, String> {
+    let value = value.trim();
+    let value = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(value);
+    regex::Regex::new(&format!("^(?:{value})$")).map_err(|_| {
+        format!("Invalid list filter expression: '{value}' is not a valid regular expression.")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +166,39 @@ mod tests {
         assert!(f.matches(&json!({"name": "bar", "status": "RESERVED"})));
         assert!(Filter::parse("(labels.a = ").is_err());
         assert!(Filter::parse("nonsense").is_err());
+    }
+
+    #[test]
+    fn eq_and_ne_take_an_re2_expression_that_must_match_the_whole_field() {
+        let group = json!({"name": "mycluster-7xk2p-master-us-central1-a"});
+        assert!(
+            Filter::parse("name eq mycluster-7xk2p.*")
+                .unwrap()
+                .matches(&group)
+        );
+        assert!(
+            !Filter::parse("name eq mycluster-7xk2p")
+                .unwrap()
+                .matches(&group),
+            "the whole field must match, not a prefix"
+        );
+        assert!(
+            !Filter::parse("name ne mycluster-7xk2p.*")
+                .unwrap()
+                .matches(&group)
+        );
+        assert!(Filter::parse("name ne other.*").unwrap().matches(&group));
+        assert!(
+            Filter::parse("address eq 10.0.128.2")
+                .unwrap()
+                .matches(&json!({"address": "10.0.128.2"}))
+        );
+        assert!(Filter::parse("name eq (unclosed").is_err());
+        assert!(
+            !Filter::parse("name = mycluster-7xk2p.*")
+                .unwrap()
+                .matches(&group),
+            "`=` stays a literal comparison"
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! The HTTP/1.1 server, the routing of REST paths, query parsing and Google's error envelope.
 
-use super::{World, compute, dns, iam, instances, reads};
+use super::{World, compute, dns, iam, instances, lb_store, reads, zonal};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -140,6 +140,29 @@ async fn handle(
     world: Arc<Mutex<World>>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let (parts, body) = req.into_parts();
+    if let Some(rest) = parts.uri.path().strip_prefix("/computeMetadata/v1/") {
+        let flavor = parts
+            .headers
+            .get("metadata-flavor")
+            .and_then(|v| v.to_str().ok());
+        let (status, content_type, text) = {
+            let mut w = world.lock().unwrap_or_else(|p| p.into_inner());
+            w.log
+                .push(("GET".into(), format!("/computeMetadata/v1/{rest}")));
+            super::metadata::answer(&w, rest, flavor)
+        };
+        let mut response = Response::new(Full::new(Bytes::from(text)));
+        *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+        response.headers_mut().insert(
+            hyper::header::CONTENT_TYPE,
+            hyper::header::HeaderValue::from_static(content_type),
+        );
+        response.headers_mut().insert(
+            "metadata-flavor",
+            hyper::header::HeaderValue::from_static("Google"),
+        );
+        return Ok(response);
+    }
     let bytes = body
         .collect()
         .await
@@ -220,8 +243,24 @@ async fn route(req: &Req, world: &Arc<Mutex<World>>) -> Reply {
             op,
             "wait",
         ] if req.method == Method::POST => instances::wait_operation(world, p, z, op).await,
+        // globalOperations.wait, likewise.
+        [
+            "compute",
+            "v1",
+            "projects",
+            p,
+            "global",
+            "operations",
+            op,
+            "wait",
+        ] if req.method == Method::POST => lb_store::wait_global_operation(world, p, op).await,
         ["compute", "v1", "projects", ..] => {
             let mut w = world.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(reply) =
+                zonal::route(&mut w, req, &s[3..]).or_else(|| lb_store::route(&mut w, req, &s[3..]))
+            {
+                return reply;
+            }
             match reads::route(&w, req, &s[3..]) {
                 Some(reply) => reply,
                 None => match instances::route(&mut w, req, &s[3..]) {

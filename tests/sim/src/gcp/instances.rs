@@ -238,7 +238,7 @@ pub(super) fn nic_json(w: &World, instance: &InstanceState) -> Value {
     nic
 }
 
-fn instance_json(w: &World, name: &str, instance: &InstanceState) -> Value {
+pub(super) fn instance_json(w: &World, name: &str, instance: &InstanceState) -> Value {
     let seed = w.seed();
     let zone_path = format!("projects/{}/zones/{}", seed.project, instance.zone);
     let path = format!("{zone_path}/instances/{name}");

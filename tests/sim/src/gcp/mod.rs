@@ -28,6 +28,7 @@
 //! google-api-python-client, which `tests/gcp_fake.rs` uses as the oracle.
 
 mod authz;
+mod ccm_view;
 mod compute;
 mod dns;
 mod filter;
@@ -37,11 +38,17 @@ mod instance_groups;
 mod instances;
 mod ipam;
 mod lb_addresses;
+mod lb_rules;
+#[cfg(test)]
+mod lb_rules_tests;
+mod lb_store;
 pub mod load_balancers;
+mod metadata;
 #[cfg(test)]
 mod nic_tests;
 mod nic_update;
 mod reads;
+mod zonal;
 
 use crate::proxy::{Proxy, Service};
 use anyhow::Result;
@@ -448,6 +455,11 @@ pub(crate) struct World {
     forwarding_rule_ips: BTreeMap<IpAddr, BTreeSet<String>>,
     /// The internal load balancers the simulated provider built, by name (`load_balancers`).
     internal_lbs: BTreeMap<String, load_balancers::InternalLb>,
+    /// The load-balancer resources a cloud-controller-manager made through the API, by path
+    /// (`projects/p/global/firewalls/x`; see `lb_store`).
+    lb: BTreeMap<String, Value>,
+    /// When each of them was made (a backend service's health is checked from then on).
+    lb_built: BTreeMap<String, Instant>,
     next_id: u64,
     /// Every request: (method, path).
     log: Vec<(String, String)>,
@@ -465,6 +477,8 @@ impl World {
             instances,
             forwarding_rule_ips: BTreeMap::new(),
             internal_lbs: BTreeMap::new(),
+            lb: BTreeMap::new(),
+            lb_built: BTreeMap::new(),
             next_id: 4_200_000_000_000_000_000,
             log: Vec::new(),
         };
@@ -708,10 +722,18 @@ impl GcpFake {
 struct AddressUsers(Arc<Mutex<World>>);
 
 impl AddressUsers {
-    /// Edits the users of the address holding `ip` (none: nothing to do).
     fn edit(&self, ip: std::net::IpAddr, lb: &str, attach: bool) {
         let mut w = self.0.lock().unwrap_or_else(|p| p.into_inner());
         w.tick();
+        w.edit_address_users(ip, lb, attach);
+    }
+}
+
+impl World {
+    /// Edits the users of the address holding `ip` (none: only the forwarding rules' IPs):
+    /// the forwarding rule `lb` uses it (`attach`) or no longer does.
+    pub(crate) fn edit_address_users(&mut self, ip: std::net::IpAddr, lb: &str, attach: bool) {
+        let w = self;
         let rule = format!(
             "https://www.googleapis.com/compute/v1/projects/{}/regions/{}/forwardingRules/{lb}",
             w.seed().project,

@@ -184,6 +184,12 @@ fn seen(
     let finalized = !deleted && holds_finalizer(obj);
     if deleted || !is_lb(obj) || meta::get(obj, &["metadata", "deletionTimestamp"]).is_some() {
         let was_lb = running.remove(&id).is_some();
+        if ctx.lbs.cloud().external_controller {
+            // The real controller deletes the load balancer and takes its finalizers off.
+            lock(&ctx.published).remove(&id);
+            endpoints::clear(&mut ctx.shared.store.lock(), &id.0, &id.1);
+            return;
+        }
         if was_lb || deleted || finalized {
             lock(&ctx.published).remove(&id);
             clear(&mut ctx.shared.store.lock(), &id.0, &id.1, deleted);

@@ -51,14 +51,18 @@ pub fn prepare(
                     meta::remove(&mut o, &["status"]);
                 }
             }
-            // kube-apiserver's Service status strategy resets only the spec
-            // (`pkg/registry/core/service/strategy.go`, `serviceStatusStrategy`): the service
-            // controller puts its finalizer on and off through `/status`.
+            // kube-apiserver's status strategies reset only the spec
+            // (`pkg/registry/core/service/strategy.go`, `serviceStatusStrategy.PrepareForUpdate`:
+            // `newService.Spec = oldService.Spec`): the service controller and OpenShift's GCE
+            // provider put their finalizers on and off through `services/status`
+            // (k8s.io/cloud-provider `servicehelper.PatchService`).
             if key.res == super::resources::SERVICES {
-                match meta::get(&new, &["metadata", "finalizers"]) {
-                    Some(f) => meta::set(&mut o, &["metadata", "finalizers"], f.clone()),
-                    None => {
-                        meta::remove(&mut o, &["metadata", "finalizers"]);
+                for field in ["finalizers", "labels", "annotations"] {
+                    match new.get("metadata").and_then(|m| m.get(field)) {
+                        Some(v) => meta::set(&mut o, &["metadata", field], v.clone()),
+                        None => {
+                            meta::remove(&mut o, &["metadata", field]);
+                        }
                     }
                 }
             }

@@ -317,6 +317,19 @@ pub static RESOURCES: &[Resource] = &[
         kind: "Lease",
         ..DEFAULTS
     },
+    // The cluster's Nodes, for a real cloud-controller-manager (`bootstrap-sim real-ccm`): its
+    // service controller takes a load balancer's backends from them, its node controllers
+    // check each Node's instance in the cloud.
+    Resource {
+        plural: "nodes",
+        singular: "node",
+        kind: "Node",
+        namespaced: false,
+        status: true,
+        short_names: &["no"],
+        returns_deleted_object: true,
+        ..DEFAULTS
+    },
 ];
 
 pub fn find(group: &str, version: &str, plural: &str) -> Option<usize> {

@@ -28,7 +28,8 @@ fn resolve(current: &Value, patch: &Value, path: &[&str]) -> Value {
     let mut out = Map::new();
     let mut deletions: Vec<(&str, &Vec<Value>)> = Vec::new();
     for (key, value) in fields {
-        if key.starts_with(SET_ORDER) {
+        // `$patch: merge` is the default strategy; `$setElementOrder` only orders.
+        if key.starts_with(SET_ORDER) || key == "$patch" {
             continue;
         }
         if let Some(list) = key.strip_prefix(DELETE_PRIMITIVES) {
@@ -90,6 +91,23 @@ mod tests {
             to_merge_patch(&svc, &removed),
             json!({"metadata": {"finalizers": []},
                    "status": {"loadBalancer": {"ingress": [{"ip": "10.0.1.20"}]}}})
+        );
+    }
+
+    /// OpenShift's GCE provider adds its finalizer from a copy that may not hold the service
+    /// controller's: a list of the merge strategy is merged, never replaced.
+    #[test]
+    fn a_second_finalizer_is_merged_in_from_a_stale_copy() {
+        let svc = json!({"metadata": {"name": "s", "finalizers": ["service.kubernetes.io/load-balancer-cleanup"]}});
+        let stale = json!({"metadata": {"finalizers": ["gke.networking.io/l4-ilb-v1"]}});
+        assert_eq!(
+            to_merge_patch(&svc, &stale),
+            json!({"metadata": {"finalizers": ["service.kubernetes.io/load-balancer-cleanup", "gke.networking.io/l4-ilb-v1"]}}),
+        );
+        let plain = json!({"status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.5"}]}}, "$patch": "merge"});
+        assert_eq!(
+            to_merge_patch(&svc, &plain),
+            json!({"status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.5"}]}}})
         );
     }
 }
