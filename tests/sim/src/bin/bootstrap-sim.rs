@@ -15,6 +15,10 @@ use std::path::PathBuf;
 const USAGE: &str = "usage: bootstrap-sim demo <aws|gcp|azure>   plan, run, plan, status against local peers\n       \
                      bootstrap-sim handover <aws|gcp|azure> [--dns-seeding progressive|all-at-once] [--bootstrap-second-address cloud|off] [--ttl 30s] [--scope-round-trip true] [--openshift-nodes true] [--output text|json]\n       \
                      \x20   API clients through a whole run: failures and p99 per stage\n       \
+                     bootstrap-sim faults <aws|gcp|azure> [--p 0.4] [--cycles 10] [--seed 4] [--output text|json]\n       \
+                     \x20   install/teardown cycles through injected faults: leaks, duplicates, others touched\n       \
+                     bootstrap-sim soak <aws|gcp|azure> [--cycles 50] [--output text|json]\n       \
+                     \x20   cycles in a row under the published limits: leaks, peak RSS, state dir, time\n       \
                      bootstrap-sim venv                   install the emulators into target/sim-venv\n\
                      (build the agent first: cargo build --all-features --workspace --bins)";
 
@@ -41,6 +45,32 @@ async fn run() -> Result<()> {
         ["handover", cloud, rest @ ..] => {
             let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
             handover(cloud, rest).await
+        }
+        ["faults", cloud, rest @ ..] => {
+            let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+            let report =
+                bootstrap_sim::baddays::faults::command(cloud, rest, agent_binary()?).await?;
+            if report.clean < report.cycles {
+                bail!(
+                    "{} of {} cycles not clean",
+                    report.cycles - report.clean,
+                    report.cycles
+                );
+            }
+            Ok(())
+        }
+        ["soak", cloud, rest @ ..] => {
+            let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+            let report =
+                bootstrap_sim::baddays::soak::command(cloud, rest, agent_binary()?).await?;
+            if report.clean < report.cycles {
+                bail!(
+                    "{} of {} cycles not clean",
+                    report.cycles - report.clean,
+                    report.cycles
+                );
+            }
+            Ok(())
         }
         ["venv"] => {
             let venv = bootstrap_sim::venv::ensure()?;
