@@ -43,8 +43,13 @@ fn walk_missing(path: &str, base: &Value, now: &Value, out: &mut Vec<String>) {
         }
         (Value::Array(b), Value::Array(n)) => {
             for v in b {
-                if !n.contains(v) {
-                    out.push(format!("{path}: {v} gone or changed"));
+                // A named thing (the bootstrap host's NIC) may gain ours (a second address)
+                // but keep all it had; anything else must be there as it was.
+                let named = v.get("name").filter(|_| v.is_object());
+                match named.and_then(|name| n.iter().find(|e| e.get("name") == Some(name))) {
+                    Some(found) => walk_missing(&format!("{path}[{}]", v["name"]), v, found, out),
+                    None if n.contains(v) => {}
+                    None => out.push(format!("{path}: {v} gone or changed")),
                 }
             }
         }

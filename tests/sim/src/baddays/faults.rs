@@ -38,7 +38,7 @@ async fn cycle(
     faults: Option<&crate::Faults>,
     shapes: &mut Vec<Value>,
 ) -> Result<(bool, Value)> {
-    let state = state_dir(&bench.work)?;
+    let state = state_dir(&bench.work, &bench.cloud, n)?;
     let recording = shapes.is_empty();
     let mut stages = Vec::new();
     let mut clean = true;

@@ -39,7 +39,7 @@ pub async fn run(opts: Options) -> Result<Report> {
     let mut clean = 0;
     for n in 1..=opts.cycles {
         bench.reset_calls();
-        let state = state_dir(&bench.work)?;
+        let state = state_dir(&bench.work, &bench.cloud, n)?;
         let started = Instant::now();
         let (mut rss, mut runs, mut completed) = (0, 0, true);
         for stage in Stage::ALL {
