@@ -2,7 +2,10 @@
 
 use super::*;
 use crate::proxy::Proxy;
+use bytes::Bytes;
 use http_body_util::BodyExt;
+use http_body_util::Full;
+use hyper::Response;
 use hyper::{Method, Request};
 use hyper_util::rt::TokioIo;
 use std::net::SocketAddr;
