@@ -363,7 +363,8 @@ impl RestCompute {
 /// An error answer of compute over REST, classified as [`classify`] classifies the clients'.
 fn rest_error(status: u16, body: &serde_json::Value) -> CloudError {
     let kind = match status {
-        429 | 500..=599 => ErrorKind::Transient,
+        _ if super::is_throttling(status, body) => ErrorKind::Transient,
+        500..=599 => ErrorKind::Transient,
         404 => ErrorKind::NotFound,
         409 | 412 => ErrorKind::Conflict,
         _ => ErrorKind::Fatal,

@@ -271,7 +271,8 @@ impl google_cloud_gax::retry_policy::RetryPolicy for TransientErrors {
 fn is_transient(err: &GaxError) -> bool {
     use google_cloud_gax::error::rpc::Code;
     if let Some(http) = err.http_status_code() {
-        return http == 429 || (500..=599).contains(&http);
+        let throttled = http == 403 && is_rate_limited(err);
+        return http == 429 || throttled || (500..=599).contains(&http);
     }
     err.is_timeout()
         || err.is_io()
@@ -281,6 +282,38 @@ fn is_transient(err: &GaxError) -> bool {
             err.status().map(|s| s.code),
             Some(Code::Unavailable | Code::ResourceExhausted | Code::DeadlineExceeded)
         )
+}
+
+/// Compute Engine answers a spent per-minute rate quota with 403 and the reason
+/// `rateLimitExceeded` (cloud.google.com/compute/docs/api-rate-limits: "you receive a 403
+/// error with the reason rateLimitExceeded"), older APIs `userRateLimitExceeded`: throttling,
+/// not a refusal.
+pub(crate) fn is_rate_limit_reason(reason: &str) -> bool {
+    matches!(reason, "rateLimitExceeded" | "userRateLimitExceeded")
+}
+
+/// Whether an error carries a rate-limit reason: in the envelope's `errors[]` (which the
+/// client turns into ErrorInfo details) or in an ErrorInfo of its own (`RATE_LIMIT_EXCEEDED`).
+fn is_rate_limited(err: &GaxError) -> bool {
+    use google_cloud_gax::error::rpc::StatusDetails;
+    let in_details = err.status().is_some_and(|status| {
+        status.details.iter().any(|d| match d {
+            StatusDetails::ErrorInfo(info) => {
+                is_rate_limit_reason(&info.reason) || info.reason == "RATE_LIMIT_EXCEEDED"
+            }
+            _ => false,
+        })
+    });
+    in_details || reason(err).is_some_and(|r| is_rate_limit_reason(&r))
+}
+
+/// Whether a REST answer is Google's throttling: 429, or 403 with a rate-limit reason.
+pub(crate) fn is_throttling(http: u16, body: &serde_json::Value) -> bool {
+    http == 429
+        || (http == 403
+            && body["error"]["errors"][0]["reason"]
+                .as_str()
+                .is_some_and(is_rate_limit_reason))
 }
 
 /// Google's reason (`errors[0].reason`, e.g. `conditionNotMet`, `alreadyExists`) from the

@@ -165,3 +165,39 @@ fn a_refusal_names_the_permissions_of_the_call() {
     let unknown = classify("frobnicate", http_error(403, Code::PermissionDenied));
     assert!(!unknown.message.contains("needs"), "{}", unknown.message);
 }
+
+/// Compute Engine's spent rate quota is a 403 with the reason `rateLimitExceeded` (its quota
+/// page): throttling, retried, not a permission refusal; a 403 without it stays fatal.
+#[test]
+fn a_403_rate_limit_exceeded_is_throttling_not_a_refusal() {
+    let answer = |reason: &str| {
+        // As the client makes it of the envelope's `errors[]`: an ErrorInfo per entry.
+        let details = serde_json::json!({
+            "message": "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service 'compute.googleapis.com'.",
+            "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                         "domain": "usageLimits", "reason": reason}],
+        });
+        let status: Status = serde_json::from_value(details).unwrap();
+        let status = status.set_code(Code::PermissionDenied);
+        GaxError::service_with_http_metadata(status, Some(403), None)
+    };
+    let throttled = classify("addresses.insert", answer("rateLimitExceeded"));
+    assert_eq!(throttled.kind, ErrorKind::Transient, "{throttled}");
+    assert!(
+        TransientErrors
+            .on_error(&RetryState::new(true), answer("rateLimitExceeded"))
+            .is_continue()
+    );
+    assert_eq!(
+        classify("addresses.insert", answer("forbidden")).kind,
+        ErrorKind::Fatal
+    );
+    assert!(super::is_throttling(
+        403,
+        &serde_json::json!({"error": {"errors": [{"reason": "rateLimitExceeded"}]}})
+    ));
+    assert!(!super::is_throttling(
+        403,
+        &serde_json::json!({"error": {}})
+    ));
+}

@@ -205,7 +205,8 @@ fn granted(json: &serde_json::Value) -> Result<BTreeSet<String>, CloudError> {
 /// PURE: Google's error envelope as ours: its status and message, never the request.
 fn error(http: u16, json: &serde_json::Value) -> CloudError {
     let kind = match http {
-        429 | 500..=599 => ErrorKind::Transient,
+        _ if super::is_throttling(http, json) => ErrorKind::Transient,
+        500..=599 => ErrorKind::Transient,
         404 => ErrorKind::NotFound,
         _ => ErrorKind::Fatal,
     };

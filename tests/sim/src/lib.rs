@@ -4,10 +4,12 @@
 
 pub mod aws;
 pub mod azure;
+pub mod baddays;
 pub mod emulator;
 pub mod gcp;
 pub mod handover;
 pub mod kube;
+pub mod limits;
 pub mod nodes;
 pub mod peers;
 pub mod percent;
@@ -20,4 +22,5 @@ pub mod upi;
 pub mod venv;
 
 pub use aws::{AwsPeers, ControlPlane, IamUser, VpcLayout};
+pub use limits::{Limits, QuotaUse};
 pub use proxy::{Fault, FaultStats, Faults, Hold, Latency, Proxy, RateLimit, Service};

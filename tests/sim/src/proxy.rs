@@ -10,6 +10,7 @@
 //! Independently of those, it can delay requests ([`Latency`]): a slow network or a slow API,
 //! the answer itself unchanged.
 
+use crate::limits::{Limiter, Limits, QuotaUse};
 use crate::rng::Rng;
 use anyhow::Result;
 use bytes::Bytes;
@@ -53,10 +54,24 @@ pub enum Fault {
     ServerError,
     /// Forwarded and done by the emulator; the connection is then dropped unanswered.
     LostAnswer,
+    /// The service's own HTTP 503 (unavailable); the emulator never sees the request.
+    Unavailable,
+    /// The connection is dropped before the request is forwarded: the emulator never sees it
+    /// and the client hears nothing (a reset on the way there).
+    Reset,
 }
 
 impl Fault {
+    /// The three the seeded tests have always drawn from (their seeds' verdicts unchanged).
     pub const ALL: [Fault; 3] = [Fault::Throttle, Fault::ServerError, Fault::LostAnswer];
+    /// Every kind: a bad day (`bootstrap-sim faults`).
+    pub const BAD_DAY: [Fault; 5] = [
+        Fault::Throttle,
+        Fault::ServerError,
+        Fault::Unavailable,
+        Fault::LostAnswer,
+        Fault::Reset,
+    ];
 }
 
 /// Fault injection settings: each request fails with probability `rate`, the fault picked
@@ -148,36 +163,6 @@ impl RateLimit {
     };
 }
 
-struct Bucket {
-    limit: RateLimit,
-    tokens: f64,
-    last: std::time::Instant,
-}
-
-impl Bucket {
-    fn new(limit: RateLimit) -> Self {
-        Self {
-            limit,
-            tokens: limit.burst,
-            last: std::time::Instant::now(),
-        }
-    }
-
-    /// Takes a token if there is one.
-    fn take(&mut self) -> bool {
-        let now = std::time::Instant::now();
-        let refill = (now - self.last).as_secs_f64() * self.limit.per_second;
-        self.tokens = (self.tokens + refill).min(self.limit.burst);
-        self.last = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-}
-
 /// How many requests the proxy saw and how many of them it spoiled, by fault.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FaultStats {
@@ -185,13 +170,15 @@ pub struct FaultStats {
     pub throttled: usize,
     pub server_errors: usize,
     pub lost_answers: usize,
+    pub unavailable: usize,
+    pub resets: usize,
     /// Requests delayed by [`Latency`] (not a failure: not counted by [`Self::injected`]).
     pub delayed: usize,
 }
 
 impl FaultStats {
     pub fn injected(&self) -> usize {
-        self.throttled + self.server_errors + self.lost_answers
+        self.throttled + self.server_errors + self.lost_answers + self.unavailable + self.resets
     }
 
     pub fn add(&mut self, other: &FaultStats) {
@@ -199,6 +186,8 @@ impl FaultStats {
         self.throttled += other.throttled;
         self.server_errors += other.server_errors;
         self.lost_answers += other.lost_answers;
+        self.unavailable += other.unavailable;
+        self.resets += other.resets;
         self.delayed += other.delayed;
     }
 }
@@ -274,10 +263,11 @@ struct State {
     held: bool,
     injector: Option<Injector>,
     stats: FaultStats,
-    bucket: Option<Bucket>,
-    /// Requests answered with the throttling error because the bucket was empty.
+    /// The account's published limits ([`crate::limits`]), when enforced.
+    limiter: Option<Limiter>,
+    /// Requests answered with the throttling error because a quota was spent.
     rate_limited: usize,
-    /// Requests let through the bucket.
+    /// Requests let through the limits.
     admitted: usize,
     /// When each request came and when its answer went, in the order answered (benches
     /// tell the peers' time from the agent's with it).
@@ -390,10 +380,25 @@ impl Proxy {
     /// Limits the request rate as `limit` says from now on (None: no limit); the counts start
     /// afresh.
     pub fn rate_limit(&self, limit: Option<RateLimit>) {
+        self.limit(limit.map(|l| Limits::one_bucket(l.per_second, l.burst)));
+    }
+
+    /// Enforces `limits` (a cloud's published ones: [`Limits::of`]) from now on (None: no
+    /// limit); the counts start afresh.
+    pub fn limit(&self, limits: Option<Limits>) {
         let mut s = self.lock();
-        s.bucket = limit.map(Bucket::new);
+        s.limiter = limits.map(Limiter::new);
         s.rate_limited = 0;
         s.admitted = 0;
+    }
+
+    /// Per quota since the last [`Proxy::limit`]: let through, refused, peak use.
+    pub fn quota_use(&self) -> Vec<QuotaUse> {
+        self.lock()
+            .limiter
+            .as_ref()
+            .map(Limiter::report)
+            .unwrap_or_default()
     }
 
     /// Route53's IAM, which ministack lacks: with `Some(moto)`, every request is first posted
@@ -500,7 +505,7 @@ async fn handle_timed(
     let (parts, body) = req.into_parts();
     let body = body.collect().await?.to_bytes();
     let call = classify(&parts.method, parts.uri.path(), &body);
-    let (hold, fault, delay, authorizer) = {
+    let (hold, fault, delay, authorizer, refused) = {
         let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
         s.calls.push(call.clone());
         s.times.push(std::time::Instant::now());
@@ -509,15 +514,17 @@ async fn handle_timed(
             Some(h @ (Hold::Before(n) | Hold::After(n))) if call.mutating && n == nth => Some(h),
             _ => None,
         };
-        let mut fault = s.injector.as_mut().and_then(Injector::decide);
+        let fault = s.injector.as_mut().and_then(Injector::decide);
+        let mut refused = None;
         if fault.is_none()
-            && let Some(bucket) = s.bucket.as_mut()
+            && let Some(limiter) = s.limiter.as_mut()
         {
-            if bucket.take() {
-                s.admitted += 1;
-            } else {
-                s.rate_limited += 1;
-                fault = Some((Fault::Throttle, 0));
+            match limiter.admit(&parts.method, parts.uri.path(), &body) {
+                Ok(()) => s.admitted += 1,
+                Err(refusal) => {
+                    s.rate_limited += 1;
+                    refused = Some(refusal);
+                }
             }
         }
         let delay = s.injector.as_mut().and_then(Injector::delay);
@@ -531,9 +538,12 @@ async fn handle_timed(
             Some((Fault::Throttle, _)) => s.stats.throttled += 1,
             Some((Fault::ServerError, _)) => s.stats.server_errors += 1,
             Some((Fault::LostAnswer, _)) => s.stats.lost_answers += 1,
+            Some((Fault::Unavailable, _)) => s.stats.unavailable += 1,
+            Some((Fault::Reset, _)) => s.stats.resets += 1,
+            None if refused.is_some() => s.stats.throttled += 1,
             None => {}
         }
-        (hold, fault, delay, s.authorizer)
+        (hold, fault, delay, s.authorizer, refused)
     };
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;
@@ -546,9 +556,14 @@ async fn handle_timed(
     if let Some(Hold::Before(_)) = hold {
         freeze().await;
     }
+    if let Some(refused) = refused {
+        return Ok(crate::limits::refusal(service, &refused));
+    }
     match fault {
         Some((Fault::Throttle, pick)) => return Ok(throttled(service, &call, pick)),
         Some((Fault::ServerError, _)) => return Ok(server_error(service)),
+        Some((Fault::Unavailable, _)) => return Ok(unavailable(service)),
+        Some((Fault::Reset, _)) => return Err("injected: the connection was reset".into()),
         _ => {}
     }
     if let Some(moto) = authorizer {
@@ -641,7 +656,7 @@ fn request_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
-fn ec2_error(status: u16, code: &str, message: &str) -> Response<Full<Bytes>> {
+pub(crate) fn ec2_error(status: u16, code: &str, message: &str) -> Response<Full<Bytes>> {
     response(
         status,
         "text/xml;charset=UTF-8",
@@ -652,7 +667,12 @@ fn ec2_error(status: u16, code: &str, message: &str) -> Response<Full<Bytes>> {
     )
 }
 
-fn route53_error(status: u16, kind: &str, code: &str, message: &str) -> Response<Full<Bytes>> {
+pub(crate) fn route53_error(
+    status: u16,
+    kind: &str,
+    code: &str,
+    message: &str,
+) -> Response<Full<Bytes>> {
     response(
         status,
         "text/xml",
@@ -663,7 +683,7 @@ fn route53_error(status: u16, kind: &str, code: &str, message: &str) -> Response
     )
 }
 
-fn arm_error(status: u16, code: &str, message: &str) -> Response<Full<Bytes>> {
+pub(crate) fn arm_error(status: u16, code: &str, message: &str) -> Response<Full<Bytes>> {
     let body = serde_json::json!({"error": {"code": code, "message": message}});
     let mut r = response(status, "application/json; charset=utf-8", body.to_string());
     if let Ok(id) = hyper::header::HeaderValue::from_str(&request_id()) {
@@ -672,7 +692,12 @@ fn arm_error(status: u16, code: &str, message: &str) -> Response<Full<Bytes>> {
     r
 }
 
-fn google_error(code: u16, status: &str, reason: &str, message: &str) -> Response<Full<Bytes>> {
+pub(crate) fn google_error(
+    code: u16,
+    status: &str,
+    reason: &str,
+    message: &str,
+) -> Response<Full<Bytes>> {
     let domain = if reason == "rateLimitExceeded" {
         "usageLimits"
     } else {
@@ -728,6 +753,34 @@ fn throttled(service: Service, call: &Call, pick: u64) -> Response<Full<Bytes>> 
             "UNAVAILABLE",
             "rateLimitExceeded",
             "Rate Limit Exceeded",
+        ),
+    }
+}
+
+/// The service's own HTTP 503.
+fn unavailable(service: Service) -> Response<Full<Bytes>> {
+    match service {
+        Service::Ec2 => ec2_error(
+            503,
+            "Unavailable",
+            "The server is overloaded and can't handle the request.",
+        ),
+        Service::Route53 => route53_error(
+            503,
+            "Receiver",
+            "ServiceUnavailable",
+            "The service is unavailable. Please try again later.",
+        ),
+        Service::Arm => arm_error(
+            503,
+            "ServiceUnavailable",
+            "The service is currently unavailable. Please try again later.",
+        ),
+        Service::Google => google_error(
+            503,
+            "UNAVAILABLE",
+            "backendError",
+            "The service is currently unavailable.",
         ),
     }
 }

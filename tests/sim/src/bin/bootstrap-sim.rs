@@ -20,6 +20,10 @@ const USAGE: &str = "usage: bootstrap-sim demo <aws|gcp|azure>   plan, run, plan
                      \x20   the node model against the real apiserver-watcher and route scripts, in network namespaces (root, nft); exit 2 when something is missing\n       \
                      bootstrap-sim real-ccm gcp --ccm PATH [--output text|json]\n       \
                      \x20   run, run, teardown --all with the real cloud-controller-manager building the load balancers\n       \
+                     bootstrap-sim faults <aws|gcp|azure> [--p 0.4] [--cycles 10] [--seed 4] [--output text|json]\n       \
+                     \x20   install/teardown cycles through injected faults: leaks, duplicates, others touched\n       \
+                     bootstrap-sim soak <aws|gcp|azure> [--cycles 50] [--output text|json]\n       \
+                     \x20   cycles in a row under the published limits: leaks, peak RSS, state dir, time\n       \
                      bootstrap-sim venv                   install the emulators into target/sim-venv\n\
                      (build the agent first: cargo build --all-features --workspace --bins)";
 
@@ -73,6 +77,32 @@ async fn run() -> Result<()> {
             println!("{}", serde_json::Value::Array(cells));
             // The path unit's watch thread never ends: exit without waiting for it.
             std::process::exit(0)
+        }
+        ["faults", cloud, rest @ ..] => {
+            let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+            let report =
+                bootstrap_sim::baddays::faults::command(cloud, rest, agent_binary()?).await?;
+            if report.clean < report.cycles {
+                bail!(
+                    "{} of {} cycles not clean",
+                    report.cycles - report.clean,
+                    report.cycles
+                );
+            }
+            Ok(())
+        }
+        ["soak", cloud, rest @ ..] => {
+            let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+            let report =
+                bootstrap_sim::baddays::soak::command(cloud, rest, agent_binary()?).await?;
+            if report.clean < report.cycles {
+                bail!(
+                    "{} of {} cycles not clean",
+                    report.cycles - report.clean,
+                    report.cycles
+                );
+            }
+            Ok(())
         }
         ["venv"] => {
             let venv = bootstrap_sim::venv::ensure()?;

@@ -1,0 +1,206 @@
+//! `bootstrap-sim faults aws|gcp|azure --p 0.4 --cycles N --seed S`: install/teardown cycles
+//! (reserve, dns seed, run with its hand-over, dns teardown, teardown --all) through the
+//! fault-injecting proxies, every kind of fault at rate p ([`crate::Fault::BAD_DAY`]: the
+//! cloud's own throttling and 500 and 503, an answer lost after the peer did the change, a
+//! connection reset before it), each failed command run again as the unit would. A fault-free
+//! reference cycle first gives the shape of the world after each stage. A cycle is clean when
+//! every stage completed, nothing of the planted world was touched, the shape matched the
+//! reference after every stage, and `teardown --all` left exactly the planted world.
+
+use super::{Bench, Stage, check, state_dir};
+use anyhow::Result;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub cloud: String,
+    pub p: f64,
+    pub cycles: usize,
+    pub seed: u64,
+    pub agent: PathBuf,
+    pub work: PathBuf,
+}
+
+/// What the cycles showed.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub cycles: usize,
+    pub clean: usize,
+    pub json: Value,
+}
+
+/// One cycle: every stage, its checks, and the leaks at the end. `shapes`: the reference's
+/// shapes per stage (None: this is the reference, record them).
+async fn cycle(
+    bench: &Bench,
+    n: usize,
+    faults: Option<&crate::Faults>,
+    shapes: &mut Vec<Value>,
+) -> Result<(bool, Value)> {
+    let state = state_dir(&bench.work, &bench.cloud, n)?;
+    let recording = shapes.is_empty();
+    let mut stages = Vec::new();
+    let mut clean = true;
+    for (i, stage) in Stage::ALL.into_iter().enumerate() {
+        if let Some(f) = faults {
+            // Each stage its own verdicts, reproducible from the seed.
+            bench.inject(&crate::Faults {
+                seed: f.seed.wrapping_add((n * 100 + i * 10) as u64),
+                ..f.clone()
+            });
+        }
+        let run = bench.run_stage(stage, &state, n).await?;
+        let stats = bench.fault_stats();
+        bench.stop_faults();
+        let world = bench.world().await?;
+        let touched = check::missing(&bench.base, &world);
+        let shape = check::shape(&world);
+        let shape_diff = if recording {
+            shapes.push(shape);
+            Vec::new()
+        } else {
+            check::shape_diff(&shapes[i], &shape)
+        };
+        clean &= run.completed() && touched.is_empty() && shape_diff.is_empty();
+        stages.push(json!({
+            "stage": stage.name(),
+            "completed": run.completed(),
+            "runs": run.exits.len(),
+            "exits": run.exits,
+            "seconds": round(run.seconds),
+            "peak_rss_kib": run.peak_rss_kib,
+            "last_error": run.last_error,
+            "requests": stats.requests,
+            "faults": {
+                "throttled": stats.throttled,
+                "server_errors": stats.server_errors,
+                "unavailable": stats.unavailable,
+                "lost_answers": stats.lost_answers,
+                "resets": stats.resets,
+            },
+            "touched": touched,
+            "shape_diff": shape_diff,
+        }));
+        if !run.completed() {
+            break;
+        }
+    }
+    let leaks = check::missing(&bench.world().await?, &bench.base);
+    clean &= leaks.is_empty();
+    Ok((
+        clean,
+        json!({"cycle": n, "clean": clean, "stages": stages, "leaks": leaks}),
+    ))
+}
+
+pub async fn run(opts: Options) -> Result<Report> {
+    let bench = Bench::start(&opts.cloud, opts.agent.clone(), &opts.work).await?;
+    let mut shapes = Vec::new();
+    let (reference_clean, reference) = cycle(&bench, 0, None, &mut shapes).await?;
+    if !reference_clean {
+        anyhow::bail!(
+            "the fault-free reference cycle is not clean on {}: {reference:#}",
+            opts.cloud
+        );
+    }
+    let faults = crate::Faults {
+        kinds: crate::Fault::BAD_DAY.to_vec(),
+        ..crate::Faults::new(opts.p, opts.seed)
+    };
+    let mut cycles = Vec::new();
+    let (mut clean, mut reruns, mut requests) = (0, 0, 0);
+    let mut injected = std::collections::BTreeMap::<String, u64>::new();
+    for n in 1..=opts.cycles {
+        let (ok, report) = cycle(&bench, n, Some(&faults), &mut shapes).await?;
+        clean += usize::from(ok);
+        for stage in report["stages"].as_array().into_iter().flatten() {
+            reruns += stage["runs"].as_u64().unwrap_or(1).saturating_sub(1);
+            requests += stage["requests"].as_u64().unwrap_or(0);
+            for (kind, count) in stage["faults"].as_object().into_iter().flatten() {
+                *injected.entry(kind.clone()).or_default() += count.as_u64().unwrap_or(0);
+            }
+        }
+        cycles.push(report);
+    }
+    let json = json!({
+        "cloud": opts.cloud,
+        "p": opts.p,
+        "seed": opts.seed,
+        "cycles": opts.cycles,
+        "clean_cycles": clean,
+        "reruns": reruns,
+        "requests": requests,
+        "faults": injected,
+        "reference": reference,
+        "per_cycle": cycles,
+    });
+    Ok(Report {
+        cycles: opts.cycles,
+        clean,
+        json,
+    })
+}
+
+fn round(seconds: f64) -> f64 {
+    (seconds * 100.0).round() / 100.0
+}
+
+/// `bootstrap-sim faults <cloud> [--p 0.4] [--cycles 10] [--seed 4] [--output text|json]`.
+pub async fn command(cloud: &str, args: &[&str], agent: PathBuf) -> Result<Report> {
+    let cloud = super::cloud_arg(cloud)?.to_string();
+    let mut opts = Options {
+        work: crate::venv::target_dir().join(format!("faults-{cloud}")),
+        cloud,
+        p: 0.4,
+        cycles: 10,
+        seed: 4,
+        agent,
+    };
+    let mut json = false;
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let value = it
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("{flag} needs a value"))?;
+        match *flag {
+            "--p" => {
+                opts.p = value
+                    .parse()
+                    .ok()
+                    .filter(|p: &f64| (0.0..1.0).contains(p))
+                    .ok_or_else(|| {
+                        anyhow::anyhow!("--p: expected a rate in [0, 1), found {value:?}")
+                    })?
+            }
+            "--cycles" => {
+                opts.cycles = value
+                    .parse()
+                    .map_err(|_| anyhow::anyhow!("--cycles: expected a number, found {value:?}"))?
+            }
+            "--seed" => {
+                opts.seed = value
+                    .parse()
+                    .map_err(|_| anyhow::anyhow!("--seed: expected a number, found {value:?}"))?
+            }
+            "--output" => json = super::output_arg(value)?,
+            other => anyhow::bail!("unknown option {other:?}"),
+        }
+    }
+    let report = run(opts).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report.json)?);
+    } else {
+        println!(
+            "{}: {} of {} cycles clean at p = {} (seed {}); {} re-runs; faults {}",
+            report.json["cloud"].as_str().unwrap_or(""),
+            report.clean,
+            report.cycles,
+            report.json["p"],
+            report.json["seed"],
+            report.json["reruns"],
+            report.json["faults"]
+        );
+    }
+    Ok(report)
+}

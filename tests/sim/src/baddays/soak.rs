@@ -1,0 +1,146 @@
+//! `bootstrap-sim soak aws|gcp|azure --cycles N`: install/teardown cycles in a row on one
+//! account, each cloud's published limits on (`crate::limits`), no injected faults. Per cycle
+//! (one state dir for all: installs retried on one bootstrap host): its time, the agent's peak resident set
+//! over its commands, the state dir's size at the end, the requests it made, and what it left
+//! (leaks) or touched of the planted world. The figures that must stay flat: first against
+//! last cycle.
+
+use super::{Bench, Stage, check, dir_size, state_dir};
+use anyhow::{Result, bail};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub cloud: String,
+    pub cycles: usize,
+    pub agent: PathBuf,
+    pub work: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub cycles: usize,
+    /// Cycles that completed with nothing left and nothing touched.
+    pub clean: usize,
+    /// Peak RSS of the last cycle over the first's.
+    pub rss_ratio: f64,
+    pub json: Value,
+}
+
+pub async fn run(opts: Options) -> Result<Report> {
+    if opts.cycles == 0 {
+        bail!("--cycles: at least 1");
+    }
+    let bench = Bench::start(&opts.cloud, opts.agent.clone(), &opts.work).await?;
+    bench.limits_on();
+    let mut per_cycle = Vec::new();
+    let mut clean = 0;
+    for n in 1..=opts.cycles {
+        bench.reset_calls();
+        let state = state_dir(&bench.work, &bench.cloud, n)?;
+        let started = Instant::now();
+        let (mut rss, mut runs, mut completed) = (0, 0, true);
+        for stage in Stage::ALL {
+            let run = bench.run_stage(stage, &state, n).await?;
+            rss = rss.max(run.peak_rss_kib);
+            runs += run.exits.len();
+            if !run.completed() {
+                completed = false;
+                break;
+            }
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        let world = bench.world().await?;
+        let leaks = check::missing(&world, &bench.base);
+        let touched = check::missing(&bench.base, &world);
+        let ok = completed && leaks.is_empty() && touched.is_empty();
+        clean += usize::from(ok);
+        let calls = bench.calls().len();
+        per_cycle.push(json!({
+            "cycle": n,
+            "clean": ok,
+            "seconds": (seconds * 100.0).round() / 100.0,
+            "peak_rss_kib": rss,
+            "state_dir_bytes": dir_size(&state),
+            "runs": runs,
+            "requests": calls,
+            "requests_per_minute": (calls as f64 / seconds * 60.0).round(),
+            "leaks": leaks,
+            "touched": touched,
+        }));
+    }
+    let figure = |i: usize, key: &str| per_cycle[i][key].as_f64().unwrap_or(0.0);
+    let last = per_cycle.len() - 1;
+    let ratio = |key: &str| {
+        let first = figure(0, key);
+        if first > 0.0 {
+            (figure(last, key) / first * 1000.0).round() / 1000.0
+        } else {
+            0.0
+        }
+    };
+    let rss_ratio = ratio("peak_rss_kib");
+    let json = json!({
+        "cloud": opts.cloud,
+        "cycles": opts.cycles,
+        "clean_cycles": clean,
+        "last_over_first": {
+            "peak_rss": rss_ratio,
+            "seconds": ratio("seconds"),
+            "state_dir_bytes": ratio("state_dir_bytes"),
+            "requests": ratio("requests"),
+        },
+        "max_state_dir_bytes": per_cycle.iter().filter_map(|c| c["state_dir_bytes"].as_u64()).max(),
+        "limits": bench.quota_use(),
+        "per_cycle": per_cycle,
+    });
+    Ok(Report {
+        cycles: opts.cycles,
+        clean,
+        rss_ratio,
+        json,
+    })
+}
+
+/// `bootstrap-sim soak <cloud> [--cycles 50] [--output text|json]`.
+pub async fn command(cloud: &str, args: &[&str], agent: PathBuf) -> Result<Report> {
+    let cloud = super::cloud_arg(cloud)?.to_string();
+    let mut opts = Options {
+        work: crate::venv::target_dir().join(format!("soak-{cloud}")),
+        cloud,
+        cycles: 50,
+        agent,
+    };
+    let mut json = false;
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let value = it
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("{flag} needs a value"))?;
+        match *flag {
+            "--cycles" => {
+                opts.cycles = value
+                    .parse()
+                    .map_err(|_| anyhow::anyhow!("--cycles: expected a number, found {value:?}"))?
+            }
+            "--output" => json = super::output_arg(value)?,
+            other => bail!("unknown option {other:?}"),
+        }
+    }
+    let report = run(opts).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report.json)?);
+    } else {
+        println!(
+            "{}: {} of {} cycles clean; peak RSS last/first {}; {}",
+            report.json["cloud"].as_str().unwrap_or(""),
+            report.clean,
+            report.cycles,
+            report.rss_ratio,
+            report.json["last_over_first"]
+        );
+    }
+    Ok(report)
+}
