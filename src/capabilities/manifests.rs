@@ -85,43 +85,6 @@ impl Payload {
     }
 }
 
-/// Byte ranges of the documents in a YAML stream. A line starting with `---` (followed by
-/// nothing or whitespace, or by inline content) starts a document; a `...` line ends one.
-pub fn split_documents(text: &str) -> Vec<Range<usize>> {
-    let mut docs = Vec::new();
-    let mut start = 0;
-    let mut pos = 0;
-    let mut in_doc = true;
-    while pos < text.len() {
-        let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1);
-        let line = &text[pos..end];
-        let marker = |m: &str| {
-            line.strip_prefix(m)
-                .map(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n']))
-                .unwrap_or(false)
-        };
-        if marker("---") {
-            if in_doc {
-                docs.push(start..pos);
-            }
-            let rest = &line[3..];
-            start = if rest.trim().is_empty() { end } else { pos + 3 };
-            in_doc = true;
-        } else if marker("...") {
-            if in_doc {
-                docs.push(start..pos);
-            }
-            in_doc = false;
-            start = end;
-        }
-        pos = end;
-    }
-    if in_doc {
-        docs.push(start..text.len());
-    }
-    docs
-}
-
 /// Reads one file's documents into manifests (appended to `out`). A document that cannot be
 /// read goes to `unreadable`, named by file and document number; the others are still read.
 pub fn parse_file(
@@ -274,9 +237,9 @@ pub fn run_level(file_name: &str) -> Option<(u32, &str)> {
 mod tests {
     use super::*;
 
-    /// The documents of `text`, cut at the byte ranges `split_documents` gives.
+    /// The documents of `text`, cut at the byte ranges `reader::split_documents` gives.
     fn documents(text: &str) -> Vec<&str> {
-        split_documents(text)
+        reader::split_documents(text)
             .into_iter()
             .map(|r| &text[r])
             .collect()

@@ -53,12 +53,49 @@ pub fn is_json(text: &str) -> bool {
     text.trim_start().starts_with('{')
 }
 
+/// Byte ranges of the documents in a YAML stream. A line starting with `---` (followed by
+/// nothing or whitespace, or by inline content) starts a document; a `...` line ends one.
+pub fn split_documents(text: &str) -> Vec<Range<usize>> {
+    let mut docs = Vec::new();
+    let mut start = 0;
+    let mut pos = 0;
+    let mut in_doc = true;
+    while pos < text.len() {
+        let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1);
+        let line = &text[pos..end];
+        let marker = |m: &str| {
+            line.strip_prefix(m)
+                .map(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n']))
+                .unwrap_or(false)
+        };
+        if marker("---") {
+            if in_doc {
+                docs.push(start..pos);
+            }
+            let rest = &line[3..];
+            start = if rest.trim().is_empty() { end } else { pos + 3 };
+            in_doc = true;
+        } else if marker("...") {
+            if in_doc {
+                docs.push(start..pos);
+            }
+            in_doc = false;
+            start = end;
+        }
+        pos = end;
+    }
+    if in_doc {
+        docs.push(start..text.len());
+    }
+    docs
+}
+
 /// The documents of a file, in order.
 pub fn documents(text: &str) -> Vec<Document> {
     if is_json(text) {
         return json_documents(text);
     }
-    super::manifests::split_documents(text)
+    split_documents(text)
         .into_iter()
         .enumerate()
         .map(|(doc, range)| {
