@@ -191,8 +191,8 @@ pub fn records(spec: &ClusterSpec) -> Vec<WantedRecord> {
                     continue;
                 }
                 // The bootstrap host's addresses first: its IP, then its second address.
-                let with_bootstrap_ip = !(host == "api-int"
-                    && api_int_without_bootstrap_ip(spec, &second_address));
+                let with_bootstrap_ip =
+                    !(host == "api-int" && api_int_without_bootstrap_ip(spec, &second_address));
                 let values = bootstrap_ip
                     .iter()
                     .filter(|_| with_bootstrap_ip)
@@ -245,7 +245,11 @@ mod tests {
         let found: Vec<WantedRecord> = records(spec)
             .into_iter()
             .filter(|r| r.key.name == name && r.key.rtype == family.record_type())
-            .filter(|r| r.values.iter().any(|v| !matches!(v, Value::Reserved(k) if k.scope == Scope::Public)))
+            .filter(|r| {
+                r.values
+                    .iter()
+                    .any(|v| !matches!(v, Value::Reserved(k) if k.scope == Scope::Public))
+            })
             .collect();
         assert_eq!(found.len(), 1, "{host} {family:?}: {found:?}");
         found[0].values.clone()
@@ -272,17 +276,29 @@ mod tests {
                 assert_eq!(api_int, [second.clone(), vip.clone()], "{name}");
             }
             let azure = with_second("azure", second_mode);
-            assert_eq!(private_values(&azure, "api", IpFamily::Ipv4), both, "azure api");
+            assert_eq!(
+                private_values(&azure, "api", IpFamily::Ipv4),
+                both,
+                "azure api"
+            );
             let gcp = with_second("gcp", second_mode);
             for host in ["api", "api-int"] {
-                assert_eq!(private_values(&gcp, host, IpFamily::Ipv4), both, "gcp {host}");
+                assert_eq!(
+                    private_values(&gcp, host, IpFamily::Ipv4),
+                    both,
+                    "gcp {host}"
+                );
             }
         }
         // IPv6: no bootstrap address of that family, the private VIP alone.
         let dual = with_second("azure-dualstack", SecondAddress::Host);
         let vip6 = Value::Reserved(key(Scope::Private, IpFamily::Ipv6, None));
         for host in ["api", "api-int"] {
-            assert_eq!(private_values(&dual, host, IpFamily::Ipv6), [vip6.clone()], "{host}");
+            assert_eq!(
+                private_values(&dual, host, IpFamily::Ipv6),
+                [vip6.clone()],
+                "{host}"
+            );
         }
         // Without a second address api-int keeps the bootstrap IP: the one address serving.
         let mut off = with_second("azure", SecondAddress::Off);
@@ -296,7 +312,11 @@ mod tests {
         off.second_bootstrap_address = SecondAddress::Host;
         off.adoption.adopt_only = true;
         let adopt_only = private_values(&off, "api-int", IpFamily::Ipv4);
-        assert_eq!(adopt_only.first(), Some(&bootstrap), "adopt-only: {adopt_only:?}");
+        assert_eq!(
+            adopt_only.first(),
+            Some(&bootstrap),
+            "adopt-only: {adopt_only:?}"
+        );
     }
 
     #[test]
