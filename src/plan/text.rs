@@ -1,6 +1,6 @@
 //! The plan as a person reads it: one line per change, grouped as they will be applied.
 
-use super::{Change, Observed, Plan, UserRecord};
+use super::{Change, Observed, Plan, UserRecord, Value};
 use std::fmt::Write;
 
 /// One record set to hold, as `plan`, `dns seed` and `dns records` print it:
@@ -62,9 +62,18 @@ impl Plan {
                 out.push_str("  <...>: an IP `reserve` has not reserved yet; `plan` prints it once it exists\n");
             }
             if let Some(ip) = user.bootstrap_ip {
+                // The records that hold it (not Azure's api-int beside a second address).
+                let mut holding: Vec<&str> = Vec::new();
+                for r in &user.records {
+                    let host = r.record.name.split('.').next().unwrap_or_default();
+                    if r.values.contains(&Value::Ip(ip)) && !holding.contains(&host) {
+                        holding.push(host);
+                    }
+                }
                 let _ = writeln!(
                     out,
-                    "  then remove {ip} from api and api-int once the gate passed (phase gate-passed), as `dns teardown` does in cloud DNS"
+                    "  then remove {ip} from {} once the gate passed (phase gate-passed), as `dns teardown` does in cloud DNS",
+                    holding.join(" and ")
                 );
             }
             out.push_str("  after a failed install (`teardown --all`), delete these records\n");
