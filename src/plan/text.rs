@@ -62,18 +62,14 @@ impl Plan {
                 out.push_str("  <...>: an IP `reserve` has not reserved yet; `plan` prints it once it exists\n");
             }
             if let Some(ip) = user.bootstrap_ip {
-                // The records that hold it (not Azure's api-int beside a second address).
-                let mut holding: Vec<&str> = Vec::new();
-                for r in &user.records {
-                    let host = r.record.name.split('.').next().unwrap_or_default();
-                    if r.values.contains(&Value::Ip(ip)) && !holding.contains(&host) {
-                        holding.push(host);
-                    }
-                }
                 let _ = writeln!(
                     out,
                     "  then remove {ip} from {} once the gate passed (phase gate-passed), as `dns teardown` does in cloud DNS",
-                    holding.join(" and ")
+                    holding(
+                        user.records
+                            .iter()
+                            .map(|r| (r.record.name.as_str(), r.values.contains(&Value::Ip(ip))))
+                    )
                 );
             }
             out.push_str("  after a failed install (`teardown --all`), delete these records\n");
@@ -203,4 +199,17 @@ fn resolved(value: &super::Value, observed: &Observed) -> String {
 
 fn join(items: impl Iterator<Item = String>) -> String {
     items.collect::<Vec<_>>().join(", ")
+}
+
+/// Of `records` (a record's name, whether it holds the IP), the short names of those that
+/// hold it: `api and api-int` (not Azure's api-int beside the bootstrap host's second address).
+pub(crate) fn holding<'a>(records: impl IntoIterator<Item = (&'a str, bool)>) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for (name, holds) in records {
+        let host = name.split('.').next().unwrap_or_default();
+        if holds && !names.contains(&host) {
+            names.push(host);
+        }
+    }
+    names.join(" and ")
 }
