@@ -456,9 +456,17 @@ async fn with_no_healthy_backend_the_proof_keeps_the_bootstrap_ip_until_one_answ
     let world = h.world().await;
     assert!(
         world
-            .record("private", API_INT)
+            .record("private", API)
             .contains(&BOOTSTRAP_IP.to_string()),
-        "the bootstrap IP stays"
+        "the bootstrap IP stays: {:#}",
+        world.0
+    );
+    // api-int holds the bootstrap host's second address in its stead (issue 42).
+    let second = world.second_address().expect("the second address");
+    assert!(
+        world.record("private", API_INT).contains(&second),
+        "the second address stays: {:#}",
+        world.0
     );
     kube.set_service_proxy("master-1", true);
     h.run(&["run"]).await;
