@@ -296,7 +296,7 @@ mod tests {
         for host in ["api", "api-int"] {
             assert_eq!(
                 private_values(&dual, host, IpFamily::Ipv6),
-                [vip6.clone()],
+                std::slice::from_ref(&vip6),
                 "{host}"
             );
         }
