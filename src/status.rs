@@ -214,7 +214,15 @@ fn render(
                 if state.bootstrap_removed {
                     format!("the gate passed: {ip} must be out of api and api-int now")
                 } else {
-                    format!("remove {ip} from api and api-int once the gate passed")
+                    format!(
+                        "remove {ip} from {} once the gate passed",
+                        crate::plan::text::holding(
+                            state
+                                .user_dns
+                                .iter()
+                                .map(|r| (r.record.as_str(), r.values.contains(&ip)))
+                        )
+                    )
                 }
             );
         }

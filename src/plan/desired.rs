@@ -177,28 +177,36 @@ pub fn records(spec: &ClusterSpec) -> Vec<WantedRecord> {
     let mut out = Vec::new();
     for family in [IpFamily::Ipv4, IpFamily::Ipv6] {
         let public_values = reserved(Scope::Public, family);
-        // The bootstrap host's addresses first: its IP, then its second address.
-        let mut private_values: Vec<Value> = spec
+        let bootstrap_ip: Vec<Value> = spec
             .bootstrap_ip
             .filter(|ip| IpFamily::of(ip) == family)
             .map(Value::Ip)
             .into_iter()
-            .chain(reserved(Scope::Bootstrap, family))
             .collect();
+        let second_address = reserved(Scope::Bootstrap, family);
         let reserved_private = reserved(Scope::Private, family);
         if !reserved_private.is_empty() {
-            private_values.extend(reserved_private);
             for host in ["api", "api-int"] {
                 if single_zone && host == "api" && !public_values.is_empty() {
                     continue;
                 }
+                // The bootstrap host's addresses first: its IP, then its second address.
+                let with_bootstrap_ip =
+                    !(host == "api-int" && api_int_without_bootstrap_ip(spec, &second_address));
+                let values = bootstrap_ip
+                    .iter()
+                    .filter(|_| with_bootstrap_ip)
+                    .chain(&second_address)
+                    .chain(&reserved_private)
+                    .cloned()
+                    .collect();
                 out.push(WantedRecord {
                     zone: private_zone.clone(),
                     key: RecordKey {
                         name: format!("{host}.{cluster_domain}"),
                         rtype: family.record_type(),
                     },
-                    values: private_values.clone(),
+                    values,
                 });
             }
         }
@@ -216,9 +224,100 @@ pub fn records(spec: &ClusterSpec) -> Vec<WantedRecord> {
     out
 }
 
+/// Azure, when the bootstrap host has a second address: `api-int` holds that address (and the
+/// private VIP once it serves) but not the bootstrap IP. The masters' apiserver-watcher (4.8+)
+/// takes every api-int address as a VIP, and openshift-azure-routes then sends each of them,
+/// on every port, to the master itself: the bootstrap IP in api-int would be taken from the
+/// masters while it is the one address that serves (docs/clouds.md, A1). The second address
+/// is the bootstrap host's alone, so losing it to the masters' redirect loses nothing they
+/// need. GCP keeps the bootstrap IP: its figures are no better without it.
+fn api_int_without_bootstrap_ip(spec: &ClusterSpec, second_address: &[Value]) -> bool {
+    matches!(spec.platform, Platform::Azure(_)) && !second_address.is_empty()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `api` and `api-int`'s values per cloud and family (the private zone's records).
+    fn private_values(spec: &ClusterSpec, host: &str, family: IpFamily) -> Vec<Value> {
+        let name = format!("{host}.{}", spec.cluster_domain());
+        let found: Vec<WantedRecord> = records(spec)
+            .into_iter()
+            .filter(|r| r.key.name == name && r.key.rtype == family.record_type())
+            .filter(|r| {
+                r.values
+                    .iter()
+                    .any(|v| !matches!(v, Value::Reserved(k) if k.scope == Scope::Public))
+            })
+            .collect();
+        assert_eq!(found.len(), 1, "{host} {family:?}: {found:?}");
+        found[0].values.clone()
+    }
+
+    fn with_second(name: &str, second: crate::assets::SecondAddress) -> ClusterSpec {
+        let mut spec = crate::fixtures::spec(name);
+        spec.bootstrap_ip = Some("10.0.0.5".parse().unwrap());
+        spec.second_bootstrap_address = second;
+        spec
+    }
+
+    #[test]
+    fn azure_api_int_holds_the_second_address_without_the_bootstrap_ip_gcp_keeps_both() {
+        use crate::assets::SecondAddress;
+        let bootstrap = Value::Ip("10.0.0.5".parse().unwrap());
+        let second = Value::Reserved(key(Scope::Bootstrap, IpFamily::Ipv4, None));
+        let vip = Value::Reserved(key(Scope::Private, IpFamily::Ipv4, None));
+        let both = vec![bootstrap.clone(), second.clone(), vip.clone()];
+        for second_mode in [SecondAddress::Host, SecondAddress::Cloud] {
+            for name in ["azure", "azure-dualstack", "azure-stack"] {
+                let spec = with_second(name, second_mode);
+                let api_int = private_values(&spec, "api-int", IpFamily::Ipv4);
+                assert_eq!(api_int, [second.clone(), vip.clone()], "{name}");
+            }
+            let azure = with_second("azure", second_mode);
+            assert_eq!(
+                private_values(&azure, "api", IpFamily::Ipv4),
+                both,
+                "azure api"
+            );
+            let gcp = with_second("gcp", second_mode);
+            for host in ["api", "api-int"] {
+                assert_eq!(
+                    private_values(&gcp, host, IpFamily::Ipv4),
+                    both,
+                    "gcp {host}"
+                );
+            }
+        }
+        // IPv6: no bootstrap address of that family, the private VIP alone.
+        let dual = with_second("azure-dualstack", SecondAddress::Host);
+        let vip6 = Value::Reserved(key(Scope::Private, IpFamily::Ipv6, None));
+        for host in ["api", "api-int"] {
+            assert_eq!(
+                private_values(&dual, host, IpFamily::Ipv6),
+                std::slice::from_ref(&vip6),
+                "{host}"
+            );
+        }
+        // Without a second address api-int keeps the bootstrap IP: the one address serving.
+        let mut off = with_second("azure", SecondAddress::Off);
+        for host in ["api", "api-int"] {
+            assert_eq!(
+                private_values(&off, host, IpFamily::Ipv4),
+                [bootstrap.clone(), vip.clone()],
+                "off: {host}"
+            );
+        }
+        off.second_bootstrap_address = SecondAddress::Host;
+        off.adoption.adopt_only = true;
+        let adopt_only = private_values(&off, "api-int", IpFamily::Ipv4);
+        assert_eq!(
+            adopt_only.first(),
+            Some(&bootstrap),
+            "adopt-only: {adopt_only:?}"
+        );
+    }
 
     #[test]
     fn tokens_fit_ec2_client_token_limit_for_the_longest_valid_inputs() {

@@ -8,7 +8,7 @@ mod kube;
 mod notes;
 mod observed;
 mod pool;
-mod text;
+pub(crate) mod text;
 
 pub use batch::batched;
 pub use cloud::{bootstrap_ip_conflict, records_of_interest};

@@ -1,6 +1,6 @@
 //! The plan as a person reads it: one line per change, grouped as they will be applied.
 
-use super::{Change, Observed, Plan, UserRecord};
+use super::{Change, Observed, Plan, UserRecord, Value};
 use std::fmt::Write;
 
 /// One record set to hold, as `plan`, `dns seed` and `dns records` print it:
@@ -64,7 +64,12 @@ impl Plan {
             if let Some(ip) = user.bootstrap_ip {
                 let _ = writeln!(
                     out,
-                    "  then remove {ip} from api and api-int once the gate passed (phase gate-passed), as `dns teardown` does in cloud DNS"
+                    "  then remove {ip} from {} once the gate passed (phase gate-passed), as `dns teardown` does in cloud DNS",
+                    holding(
+                        user.records
+                            .iter()
+                            .map(|r| (r.record.name.as_str(), r.values.contains(&Value::Ip(ip))))
+                    )
                 );
             }
             out.push_str("  after a failed install (`teardown --all`), delete these records\n");
@@ -194,4 +199,17 @@ fn resolved(value: &super::Value, observed: &Observed) -> String {
 
 fn join(items: impl Iterator<Item = String>) -> String {
     items.collect::<Vec<_>>().join(", ")
+}
+
+/// Of `records` (a record's name, whether it holds the IP), the short names of those that
+/// hold it: `api and api-int` (not Azure's api-int beside the bootstrap host's second address).
+pub(crate) fn holding<'a>(records: impl IntoIterator<Item = (&'a str, bool)>) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for (name, holds) in records {
+        let host = name.split('.').next().unwrap_or_default();
+        if holds && !names.contains(&host) {
+            names.push(host);
+        }
+    }
+    names.join(" and ")
 }

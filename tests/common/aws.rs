@@ -52,6 +52,7 @@ impl Cloud for AwsPeers {
     const OTHER_BOOTSTRAP_IP: &'static str = "10.0.1.99";
     /// The masters on AWS run no apiserver-watcher: the bootstrap IP alone.
     const SECOND_ADDRESS: bool = false;
+    const API_INT_WITHOUT_BOOTSTRAP_IP: bool = false;
     const SECOND_ADDRESS_MUTATION: Option<usize> = None;
     const PLANNED_CHANGES: usize = 9;
     /// 3 EIPs, 3 ENIs, one change batch per zone (public `api`; private `api` + `api-int`).

@@ -51,6 +51,7 @@ impl Cloud for AzurePeers {
     const BOOTSTRAP_IP: &'static str = BOOTSTRAP_IP;
     const OTHER_BOOTSTRAP_IP: &'static str = "10.0.1.99";
     const SECOND_ADDRESS: bool = true;
+    const API_INT_WITHOUT_BOOTSTRAP_IP: bool = true;
     /// After the public IP and the private IP's two tag merges (one proxy carries every call).
     const SECOND_ADDRESS_MUTATION: Option<usize> = Some(4);
     /// 1 public IP, 1 private IP, the bootstrap NIC's IP configuration, 3 record sets.
@@ -135,6 +136,10 @@ impl Cloud for AzurePeers {
 }
 
 impl CloudWorld for AzureWorld {
+    fn api_int_without_bootstrap_ip(&self) -> bool {
+        self.second_address().is_some()
+    }
+
     fn raw(&self) -> &Value {
         &self.0
     }

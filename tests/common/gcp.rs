@@ -55,6 +55,7 @@ impl Cloud for GcpPeers {
     const BOOTSTRAP_IP: &'static str = BOOTSTRAP_IP;
     const OTHER_BOOTSTRAP_IP: &'static str = "10.0.1.99";
     const SECOND_ADDRESS: bool = true;
+    const API_INT_WITHOUT_BOOTSTRAP_IP: bool = false;
     /// After the two address inserts.
     const SECOND_ADDRESS_MUTATION: Option<usize> = Some(3);
     /// 2 addresses, the bootstrap VM's alias IP, 3 record sets.

@@ -73,10 +73,7 @@ pub async fn another_writers_value_survives_seed_and_teardown<C: Cloud>() {
     let reserved = world.reserved_private();
     let second = world.second_address();
     assert_eq!(second.is_some(), C::SECOND_ADDRESS, "{:#}", world.raw());
-    let bootstrap_host: Vec<String> = [C::BOOTSTRAP_IP.to_string()]
-        .into_iter()
-        .chain(second)
-        .collect();
+    let bootstrap_host = world.bootstrap_host_values(C::BOOTSTRAP_IP, API);
     let api = world.values("private", API);
     assert!(api.contains(&OTHER_WRITER.to_string()), "{api:?}");
     assert_eq!(
@@ -92,7 +89,11 @@ pub async fn another_writers_value_survives_seed_and_teardown<C: Cloud>() {
     );
     assert_eq!(
         world.values("private", API_INT),
-        sorted(reserved.iter().chain(&bootstrap_host)),
+        sorted(
+            reserved
+                .iter()
+                .chain(&world.bootstrap_host_values(C::BOOTSTRAP_IP, API_INT))
+        ),
         "the bootstrap host's addresses + the reserved private IPs"
     );
 
@@ -175,8 +176,8 @@ async fn journaled_second_address<C: Cloud>(h: &Harness<C>) -> Option<String> {
 
 /// The bootstrap host's second address (issue 33): on GCP and Azure `plan` reserves it,
 /// `reserve` puts it on the bootstrap VM (an alias IP on nic0; a secondary IP configuration on
-/// its NIC), and after `dns seed` the private `api-int` (and `api`) hold exactly the bootstrap
-/// IP, that address and the private VIP. `dns teardown` takes both bootstrap addresses out of
+/// its NIC), and after `dns seed` the private `api` holds exactly the bootstrap IP, that
+/// address and the private VIP, and `api-int` the same but on Azure without the bootstrap IP. `dns teardown` takes both bootstrap addresses out of
 /// DNS and the second one off the host. AWS gives the bootstrap host none: the bootstrap IP and
 /// the VIPs alone.
 pub async fn the_bootstrap_hosts_second_address_is_in_api_int_until_stage_3<C: Cloud>() {
@@ -206,15 +207,24 @@ pub async fn the_bootstrap_hosts_second_address_is_in_api_int_until_stage_3<C: C
         }
         None => assert!(!C::SECOND_ADDRESS, "none on the host: {:#}", world.raw()),
     }
-    let expected = sorted(
-        [C::BOOTSTRAP_IP.to_string()]
-            .into_iter()
-            .chain(second.clone())
-            .chain(vips.clone()),
-    );
     for name in PRIVATE {
+        let expected = sorted(
+            world
+                .bootstrap_host_values(C::BOOTSTRAP_IP, name)
+                .into_iter()
+                .chain(vips.clone()),
+        );
         assert_eq!(world.values("private", name), expected, "{name}");
     }
+    // Azure's api-int: the second address without the bootstrap IP (issue 42).
+    assert_eq!(
+        world
+            .values("private", API_INT)
+            .contains(&C::BOOTSTRAP_IP.to_string()),
+        !C::API_INT_WITHOUT_BOOTSTRAP_IP,
+        "{:#}",
+        world.raw()
+    );
 
     h.run(&["dns", "teardown"]).await;
     let world = h.world().await;

@@ -95,12 +95,12 @@ impl Options {
 /// When things happened, from the agent's start.
 #[derive(Clone, Debug, Default)]
 pub struct Timeline {
-    /// The bootstrap IP first seen in the private zone.
+    /// An address of the bootstrap host first seen in the private zone's api-int.
     pub seeded: Option<Duration>,
     /// Each load-balancer IP first seen in a zone.
     pub joined: Vec<(IpAddr, Duration)>,
     pub gate_passed: Option<Duration>,
-    /// The bootstrap IP gone from the private zone.
+    /// Every address of the bootstrap host gone from the private zone's api-int.
     pub removed: Option<Duration>,
     pub complete: Option<Duration>,
     pub destroyed: Option<Duration>,
@@ -345,10 +345,13 @@ pub async fn run(opts: Options) -> Result<Report> {
         {
             let at = t0.elapsed();
             let mut t = lock(&timeline);
-            if private.contains(&bootstrap) && t.seeded.is_none() {
+            // The bootstrap host's addresses, not its IP alone: on Azure the agent's api-int
+            // holds its second address without the bootstrap IP.
+            let from_host = private.iter().any(|ip| host_now.contains(ip));
+            if from_host && t.seeded.is_none() {
                 t.seeded = Some(at);
             }
-            if t.seeded.is_some() && !private.contains(&bootstrap) && t.removed.is_none() {
+            if t.seeded.is_some() && !from_host && t.removed.is_none() {
                 t.removed = Some(at);
             }
             if t.to_internal.is_some() && public.is_empty() && t.withdrawn.is_none() {

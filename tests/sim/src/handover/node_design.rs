@@ -50,9 +50,9 @@ impl WatcherRestart {
 pub struct NodeDesign {
     pub hairpin: Hairpin,
     /// The nodes resolve api-int without the bootstrap IP while it also holds the bootstrap
-    /// host's second address: a design the agent does not implement (it seeds both), evaluated
-    /// here on the node clients only (the DNS clients' figures are the same: both addresses
-    /// answer on the bootstrap host).
+    /// host's second address: the agent's own records on Azure (a no-op there); on GCP, where
+    /// the agent seeds both, evaluated on the node clients only (the DNS clients' figures are
+    /// the same: both addresses answer on the bootstrap host).
     pub second_address_alone: bool,
     pub watcher_host: WatcherHost,
     pub restart: WatcherRestart,

@@ -38,16 +38,18 @@ pub const API_INT: &str = "api-int.judge.example";
 /// What api-int holds in each stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Design {
-    /// The agent's default: the bootstrap host's two addresses until the VIP serves.
+    /// The agent's default on GCP (on Azure before issue 42): the bootstrap host's two
+    /// addresses until the VIP serves.
     SecondAddress,
     /// `--bootstrap-second-address off`: the bootstrap IP alone.
     BootstrapAlone,
     /// `--dns-seeding all-at-once`: the bootstrap IP and the VIP from the start.
     AllAtOnce,
     /// The bootstrap host's second address without its IP in api-int until the VIP serves
-    /// (not an agent flag; the simulation's `--nodes-without-bootstrap-ip true`).
+    /// (the agent's default on Azure; on GCP the simulation's `--nodes-without-bootstrap-ip
+    /// true`).
     SecondAddressAlone,
-    /// The agent's default, with the watcher's `--health-check-url` naming the VIP as an IP
+    /// The two addresses, with the watcher's `--health-check-url` naming the VIP as an IP
     /// literal (a MachineConfig overriding the static pod).
     WatcherOnVip,
 }
