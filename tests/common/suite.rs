@@ -396,13 +396,20 @@ fn foreign_service() -> serde_json::Value {
 
 /// `run` whose gate times out while the load balancers are up (ingress, the cloud's addresses
 /// in use by them, endpoints never ready): exit 4. The local API server.
-async fn run_into_gate_timeout_with_load_balancers_up<C: Cloud>(h: &mut Harness<C>) -> KubeSim {
+async fn run_into_gate_timeout_with_load_balancers_up<C: Cloud>(
+    h: &mut Harness<C>,
+    release_delay: Option<std::time::Duration>,
+) -> KubeSim {
+    let mut cloud = h.peers.lb_cloud();
+    if let Some(delay) = release_delay {
+        cloud.release_delay = delay;
+    }
     let kube = KubeSim::start(KubeSimOptions {
         controller: ControllerKnobs {
             ingress_without_endpoints: true,
             ..Default::default()
         },
-        cloud: h.peers.lb_cloud(),
+        cloud,
         ..Default::default()
     })
     .await
@@ -439,7 +446,7 @@ pub async fn teardown_all_after_a_gate_timeout_with_the_load_balancers_up_releas
     let mut h = C::start().await;
     h.peers.create_foreign().await;
     let foreign = h.world().await.foreign();
-    let kube = run_into_gate_timeout_with_load_balancers_up(&mut h).await;
+    let kube = run_into_gate_timeout_with_load_balancers_up(&mut h, None).await;
     let deleted = our_services(&kube);
 
     // Without the cluster, nothing deletes the load balancers: it waits, saying for what,
@@ -511,7 +518,14 @@ pub async fn teardown_all_after_a_gate_timeout_with_the_load_balancers_up_releas
 pub async fn teardown_all_killed_while_waiting_for_the_load_balancers_resumes<C: Cloud>() {
     let mut h = C::start().await;
     let foreign = h.world().await.foreign();
-    let kube = run_into_gate_timeout_with_load_balancers_up(&mut h).await;
+    // GCP's and Azure's controllers hold a deleted Service until they released its load
+    // balancer (`release_delay`): 4 s, not the default 1 s, so the re-run below finds it still
+    // being deleted even on a loaded machine (with 1 s, whether it did was a race).
+    let kube = run_into_gate_timeout_with_load_balancers_up(
+        &mut h,
+        Some(std::time::Duration::from_secs(4)),
+    )
+    .await;
     let mut child = h
         .command(&["teardown", "--all"])
         .stdout(std::process::Stdio::null())
@@ -519,7 +533,7 @@ pub async fn teardown_all_killed_while_waiting_for_the_load_balancers_resumes<C:
         .spawn()
         .unwrap();
     // Every Service of ours deleted: being deleted, or gone. The load balancers let go of the
-    // addresses the controllers' release delay (1 s) after.
+    // addresses the controllers' release delay (4 s here) after.
     let being_deleted = |kube: &KubeSim| {
         our_services(kube)
             .iter()
