@@ -576,7 +576,17 @@ fn values_the_cluster_does_not_accept_exclude_the_object_with_the_reason() {
         ]
         .join("---\n"),
     )]);
-    let out = explain(m.path(), &[]);
+    // The number makes the annotations unreadable to the cluster: decided (excluded) and
+    // said on stderr as a bad input, exit 6.
+    let output = agent(&filter(m.path(), &["--baseline", "None", "--explain"]));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(6), "{stderr}");
+    assert!(
+        stderr.contains("metadata.annotations")
+            && stderr.contains("the value of example.com/replicas is a number"),
+        "{stderr}"
+    );
+    let out = String::from_utf8(output.stdout).unwrap();
     assert!(
         explain_line(&out, "fs-bogus").ends_with(
             "excluded: release.openshift.io/feature-set names \"Bogus\", which is not a feature set; valid: CustomNoUpgrade, Default, DevPreviewNoUpgrade, OKD, TechPreviewNoUpgrade"

@@ -126,6 +126,17 @@ pub fn parse_file(
                 continue;
             }
         };
+        // Malformed annotations: the cluster reads none and excludes the object (decided so
+        // below), but the API server would refuse such an object, so it is a bad input too.
+        if let Some(why) = object.unreadable_annotations.as_deref()
+            && why != reader::NO_ANNOTATIONS
+        {
+            unreadable.push(InputError::new(
+                &path,
+                field("metadata.annotations"),
+                format!("{why}; the cluster reads no annotations on this object and excludes it"),
+            ));
+        }
         annotations.unreadable = object.unreadable_annotations;
         annotations.major_version_kind = (group == "config.openshift.io"
             && object.kind == "FeatureGate")

@@ -221,10 +221,13 @@ fn object(v: &Value) -> Result<Option<Object>, Problem> {
     }))
 }
 
+/// Why an object without annotations has none (not a malformed input).
+pub const NO_ANNOTATIONS: &str = "none";
+
 /// `unstructured.GetAnnotations`: the map when every value is a string, else nothing.
 fn annotations(v: Option<&Value>) -> (BTreeMap<String, String>, Option<String>) {
     let map = match v {
-        None | Some(Value::Null) => return (BTreeMap::new(), Some("none".into())),
+        None | Some(Value::Null) => return (BTreeMap::new(), Some(NO_ANNOTATIONS.into())),
         Some(Value::Object(m)) => m,
         Some(other) => {
             let found = crate::assets::kind(other);
