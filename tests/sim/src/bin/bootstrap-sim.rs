@@ -82,27 +82,13 @@ async fn run() -> Result<()> {
             let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
             let report =
                 bootstrap_sim::baddays::faults::command(cloud, rest, agent_binary()?).await?;
-            if report.clean < report.cycles {
-                bail!(
-                    "{} of {} cycles not clean",
-                    report.cycles - report.clean,
-                    report.cycles
-                );
-            }
-            Ok(())
+            all_cycles_clean(report.clean, report.cycles)
         }
         ["soak", cloud, rest @ ..] => {
             let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
             let report =
                 bootstrap_sim::baddays::soak::command(cloud, rest, agent_binary()?).await?;
-            if report.clean < report.cycles {
-                bail!(
-                    "{} of {} cycles not clean",
-                    report.cycles - report.clean,
-                    report.cycles
-                );
-            }
-            Ok(())
+            all_cycles_clean(report.clean, report.cycles)
         }
         ["venv"] => {
             let venv = bootstrap_sim::venv::ensure()?;
@@ -111,6 +97,14 @@ async fn run() -> Result<()> {
         }
         _ => bail!("{USAGE}"),
     }
+}
+
+/// `faults` and `soak` fail (exit 1) unless every cycle ended clean.
+fn all_cycles_clean(clean: usize, cycles: usize) -> Result<()> {
+    if clean < cycles {
+        bail!("{} of {cycles} cycles not clean", cycles - clean);
+    }
+    Ok(())
 }
 
 fn agent_binary() -> Result<PathBuf> {
