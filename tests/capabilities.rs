@@ -1206,7 +1206,8 @@ async fn update_deletes_in_the_cvo_run_level_order_and_warns_when_an_object_reap
 
 mod props {
     use bootstrap_agent::capabilities::inclusion::{Annotations, Context, decide};
-    use bootstrap_agent::capabilities::manifests::{ManifestFile, from_files, split_documents};
+    use bootstrap_agent::capabilities::manifests::{ManifestFile, from_files};
+    use bootstrap_agent::capabilities::reader::split_documents;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
     use std::path::Path;
