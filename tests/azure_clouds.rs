@@ -78,17 +78,16 @@ async fn stack_seeds_every_record_into_the_base_domain_zone() {
     assert_eq!(public_ip.len(), 1, "{:#}", world.0);
     assert_eq!(world.record("public", API), public_ip);
     let second = world.assert_second_address();
-    let mut api_int = vec![
-        BOOTSTRAP_IP.to_string(),
-        second,
-        EXPECTED_PRIVATE_IP.to_string(),
-    ];
+    // On Azure api-int holds the second address, not the bootstrap IP (issue 42: the masters'
+    // apiserver-watcher takes every api-int address for a VIP).
+    let mut api_int = vec![second, EXPECTED_PRIVATE_IP.to_string()];
     api_int.sort();
     assert_eq!(
         world.record("public", API_INT),
         api_int,
-        "the bootstrap host's addresses and the private IP"
+        "the bootstrap host's second address and the private IP"
     );
+    assert!(!api_int.contains(&BOOTSTRAP_IP.to_string()));
     let private: &Value = &world.0["zones"]["private"];
     assert_eq!(private, &serde_json::json!({}), "no private record");
 }

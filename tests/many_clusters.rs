@@ -273,14 +273,18 @@ impl<C: ManyClusters> Fleet<C> {
                 }
             }
             let mut values = private_ips.clone();
-            values.insert(c.agent.bootstrap_ip.to_string());
             values.extend(second.iter().cloned());
             second_seen.insert(c.infra_id.clone(), second);
             for name in [&c.api, &c.api_int] {
+                let mut values = values.clone();
+                // Azure's api-int holds the second address without the bootstrap IP (issue 42).
+                if name != &c.api_int || !C::API_INT_WITHOUT_BOOTSTRAP_IP {
+                    values.insert(c.agent.bootstrap_ip.to_string());
+                }
                 private
                     .entry((c.private_zone.clone(), name.clone()))
                     .or_default()
-                    .extend(values.iter().cloned());
+                    .extend(values);
             }
             public.entry(c.api.clone()).or_default().extend(public_ips);
         }

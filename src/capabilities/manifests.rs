@@ -336,7 +336,13 @@ mod tests {
             a.unreadable.as_deref(),
             Some("the value of x is a number, not a string (quote it)")
         );
-        assert!(p.unreadable.is_empty());
+        // Decided, and reported as a bad input (the API server would refuse it).
+        assert_eq!(p.unreadable.len(), 1);
+        let said = p.unreadable[0].to_string();
+        assert!(
+            said.contains("document 0: metadata.annotations") && said.contains("is a number"),
+            "{said}"
+        );
     }
 
     #[test]
