@@ -124,9 +124,13 @@ pub async fn run(ccm: &Path) -> Result<Report> {
         "--v=2".into(),
     ]
     .into();
+    // A guard, as the Azure harness has: any HTTP(S) dial off loopback goes to a closed
+    // loopback port and fails (Go's proxy from the environment), so the CCM never reaches out.
     let env = vec![
         ("GCE_METADATA_HOST".to_string(), peers.fake.addr.to_string()),
-        ("NO_PROXY".into(), "127.0.0.1".into()),
+        ("HTTPS_PROXY".into(), "http://127.0.0.1:9".into()),
+        ("HTTP_PROXY".into(), "http://127.0.0.1:9".into()),
+        ("NO_PROXY".into(), "127.0.0.1,localhost".into()),
     ];
     let mut controller = Controller::spawn(ccm, &args, &env, &work.join("ccm.log"))?;
     let started = until(Duration::from_secs(60), || {
