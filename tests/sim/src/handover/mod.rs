@@ -11,8 +11,9 @@
 //! resolve `api-int` (private zone) and `api` (public zone) by reading the zones of the cloud
 //! peers and keep each answer for the TTL, each with its own phase.
 //!
-//! Stages, by the start of each request: 1 = before the gate passes, 2 = gate passed, bootstrap
-//! IP still in DNS, 3 = after the bootstrap IP left DNS.
+//! Stages, by the start of each request: 1 = before the gate passes, 2 = gate passed, an
+//! address of the bootstrap host still in api-int, 3 = after every address of the bootstrap
+//! host (its IP and, on GCP and Azure, its second address) left api-int.
 
 pub mod clients;
 pub mod network;
@@ -304,7 +305,7 @@ pub async fn run(opts: Options) -> Result<Report> {
         stop_rx.clone(),
     ));
 
-    // The nodes' last rollout starts a second after the bootstrap IP left DNS, its server
+    // The nodes' last rollout starts a second after the bootstrap host left api-int, its server
     // down after the others': the clients stay on until it is over.
     let linger = match opts.openshift_nodes {
         true => opts.linger.max(opts.node_timing.rollouts_end()),
