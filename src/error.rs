@@ -1,7 +1,7 @@
 //! Error kinds that say what went wrong for a person (the exit codes are mapped in `exit`),
 //! and the one-line rendering of an error chain.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Bad input: names the file, the field and what was expected. Nothing has been written.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -23,6 +23,16 @@ impl InputError {
             field: field.into(),
             problem: problem.into(),
         }
+    }
+}
+
+/// The text of an optional input file: None when it does not exist; any other failure to
+/// read it is an input error naming the file.
+pub fn read_if_present(path: &Path) -> Result<Option<String>, InputError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(InputError::new(path, "(file)", format!("cannot read: {e}"))),
     }
 }
 
