@@ -129,4 +129,17 @@ mod tests {
         let err = anyhow::anyhow!("inner").context("outer");
         assert_eq!(render_chain(&err), "outer: inner");
     }
+
+    #[test]
+    fn an_optional_file_is_its_text_none_when_absent_and_an_input_error_when_unreadable() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("release-metadata");
+        assert!(read_if_present(&file).unwrap().is_none());
+        std::fs::write(&file, "{}").unwrap();
+        assert_eq!(read_if_present(&file).unwrap().as_deref(), Some("{}"));
+        // A directory exists but cannot be read as text.
+        let e = read_if_present(dir.path()).unwrap_err();
+        assert_eq!((e.file.as_path(), e.field.as_str()), (dir.path(), "(file)"));
+        assert!(e.problem.starts_with("cannot read: "), "{e}");
+    }
 }
