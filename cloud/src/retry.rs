@@ -4,7 +4,8 @@
 //! - **per call** ([`PER_CALL`]): a transient failure (throttling, 5xx, a lost connection) of
 //!   one API call is retried a few times, honouring `Retry-After`, within a total budget of
 //!   waiting per call. Every client takes its settings from here: the AWS SDK's
-//!   `RetryConfig`, the GCP clients' gax policies, the ARM client's own loop.
+//!   `RetryConfig`, the GCP clients' gax policies, and [`CallPolicy::run`] for the ARM client
+//!   and GCP's plain-REST calls.
 //! - **per step** (the runner, in the root crate): a step that still fails transiently is
 //!   run again from a fresh observation (not a blind repeat), under the step deadline.
 //! - **compare-and-swap** (`dns.rs`): a DNS edit that lost a race to another writer re-reads
