@@ -1,7 +1,7 @@
 //! Error kinds that say what went wrong for a person (the exit codes are mapped in `exit`),
 //! and the one-line rendering of an error chain.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Bad input: names the file, the field and what was expected. Nothing has been written.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -23,6 +23,16 @@ impl InputError {
             field: field.into(),
             problem: problem.into(),
         }
+    }
+}
+
+/// The text of an optional input file: None when it does not exist; any other failure to
+/// read it is an input error naming the file.
+pub fn read_if_present(path: &Path) -> Result<Option<String>, InputError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(InputError::new(path, "(file)", format!("cannot read: {e}"))),
     }
 }
 
@@ -118,5 +128,18 @@ mod tests {
     fn other_errors_keep_their_chain() {
         let err = anyhow::anyhow!("inner").context("outer");
         assert_eq!(render_chain(&err), "outer: inner");
+    }
+
+    #[test]
+    fn an_optional_file_is_its_text_none_when_absent_and_an_input_error_when_unreadable() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("release-metadata");
+        assert!(read_if_present(&file).unwrap().is_none());
+        std::fs::write(&file, "{}").unwrap();
+        assert_eq!(read_if_present(&file).unwrap().as_deref(), Some("{}"));
+        // A directory exists but cannot be read as text.
+        let e = read_if_present(dir.path()).unwrap_err();
+        assert_eq!((e.file.as_path(), e.field.as_str()), (dir.path(), "(file)"));
+        assert!(e.problem.starts_with("cannot read: "), "{e}");
     }
 }

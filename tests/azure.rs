@@ -576,7 +576,7 @@ async fn arm_throttling_is_waited_out_as_retry_after_says() {
     // The fake's 429 says Retry-After: 1; our own first backoff would be under 0.4 s.
     let retry = stderr
         .lines()
-        .find(|l| l.contains("retrying ARM call"))
+        .find(|l| l.contains("retrying the call"))
         .unwrap_or_else(|| panic!("no retry logged: {stderr}"));
     let delay = retry
         .split_whitespace()

@@ -4,7 +4,8 @@
 //! - **per call** ([`PER_CALL`]): a transient failure (throttling, 5xx, a lost connection) of
 //!   one API call is retried a few times, honouring `Retry-After`, within a total budget of
 //!   waiting per call. Every client takes its settings from here: the AWS SDK's
-//!   `RetryConfig`, the GCP clients' gax policies, the ARM client's own loop.
+//!   `RetryConfig`, the GCP clients' gax policies, and [`CallPolicy::run`] for the ARM client
+//!   and GCP's plain-REST calls.
 //! - **per step** (the runner, in the root crate): a step that still fails transiently is
 //!   run again from a fresh observation (not a blind repeat), under the step deadline.
 //! - **compare-and-swap** (`dns.rs`): a DNS edit that lost a race to another writer re-reads
@@ -13,6 +14,8 @@
 //! Jitter spreads out clients that failed together (twenty agents losing the same race, or a
 //! burst of throttled calls) so they do not come back together.
 
+use crate::CloudError;
+use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
@@ -99,6 +102,36 @@ impl CallPolicy {
             None => backoff(attempt, self.initial_delay, self.max_delay).min(left),
         };
         Some(delay)
+    }
+
+    /// Runs `attempt` until it succeeds or fails for good: a failure `retries` accepts is
+    /// tried again after [`Self::next_delay`] while that allows one; anything else, or the
+    /// last failure, is returned as it is.
+    pub async fn run<T, F, Fut>(
+        &self,
+        operation: &str,
+        retries: impl Fn(&CloudError) -> bool,
+        mut attempt: F,
+    ) -> Result<T, CloudError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, CloudError>>,
+    {
+        let (mut tries, mut waited) = (1, Duration::ZERO);
+        loop {
+            let result = attempt().await;
+            let delay = match &result {
+                Err(e) if retries(e) => self.next_delay(tries, e.retry_after, waited),
+                _ => None,
+            };
+            let (Some(delay), Err(e)) = (delay, &result) else {
+                return result;
+            };
+            tracing::debug!(operation, attempt = tries, ?delay, error = %e, "retrying the call");
+            tokio::time::sleep(delay).await;
+            tries += 1;
+            waited += delay;
+        }
     }
 
     /// The longest a call can wait in all under backoff alone: one `max_delay` per retry.
@@ -196,6 +229,45 @@ mod tests {
         assert!(
             first >= p.initial_delay / 2 && first <= p.initial_delay,
             "{first:?}"
+        );
+    }
+
+    /// The call loop: what `retries` accepts is tried again until it succeeds or the policy
+    /// gives up (then the last failure comes back); anything else ends the call at once.
+    #[tokio::test(start_paused = true)]
+    async fn a_call_retries_what_it_is_told_to_until_it_succeeds_or_the_policy_gives_up() {
+        use crate::ErrorKind;
+        let failing = |kind: ErrorKind, succeed_on: u32| {
+            let tries = std::cell::Cell::new(0u32);
+            async move {
+                let result = PER_CALL
+                    .run(
+                        "Op",
+                        |e| e.kind == ErrorKind::Transient,
+                        || {
+                            tries.set(tries.get() + 1);
+                            let n = tries.get();
+                            async move {
+                                match n >= succeed_on {
+                                    true => Ok(n),
+                                    false => Err(CloudError::new(kind, "Op", format!("try {n}"))),
+                                }
+                            }
+                        },
+                    )
+                    .await;
+                (result.map_err(|e| e.message), tries.get())
+            }
+        };
+        assert_eq!(failing(ErrorKind::Transient, 3).await, (Ok(3), 3));
+        assert_eq!(
+            failing(ErrorKind::Transient, 99).await,
+            (Err("try 5".to_string()), PER_CALL.max_attempts)
+        );
+        assert_eq!(
+            failing(ErrorKind::Conflict, 2).await,
+            (Err("try 1".to_string()), 1),
+            "not retried"
         );
     }
 }

@@ -185,6 +185,28 @@ pub struct Reservation {
     pub ip: IpAddr,
 }
 
+impl Reservation {
+    /// A resource tagged (labelled) ours, as the cloud lists it: `key` is the value of its
+    /// reservation tag, `ip` its address as text. One not in a shape we wrote (no readable key
+    /// or address) is skipped with a warning: None.
+    pub fn from_owned(
+        id: String,
+        name: String,
+        key: Option<&str>,
+        ip: Option<&str>,
+    ) -> Option<Self> {
+        let key = key.and_then(ReservationKey::parse);
+        let ip = ip.and_then(|s| s.parse::<IpAddr>().ok());
+        match (key, ip) {
+            (Some(key), Some(ip)) => Some(Self { key, id, name, ip }),
+            _ => {
+                tracing::warn!(%id, "owned resource without a readable reservation tag or IP; ignored");
+                None
+            }
+        }
+    }
+}
+
 /// How a reservation the user made is found: by the seed's name
 /// (`<infra-id>-rsvd-<purpose>[-<subnet>]`, AWS: the `Name` tag), or as `--reservations` names
 /// it (a name, a cloud id, or on Azure, which has no private-IP resource, the private IP).
@@ -350,6 +372,28 @@ mod tests {
     fn reservation_key_rejects_garbage() {
         for text in ["", "public", "public-ipv5", "inner-ipv4", "public-ipv4@"] {
             assert!(ReservationKey::parse(text).is_none(), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_owned_resource_is_a_reservation_only_with_a_readable_key_and_address() {
+        let owned = |key, ip| Reservation::from_owned("id-1".into(), "n-1".into(), key, ip);
+        assert_eq!(
+            owned(Some("public-ipv4"), Some("203.0.113.5")),
+            Some(Reservation {
+                key: ReservationKey::parse("public-ipv4").unwrap(),
+                id: "id-1".into(),
+                name: "n-1".into(),
+                ip: "203.0.113.5".parse().unwrap(),
+            })
+        );
+        for (key, ip) in [
+            (None, Some("203.0.113.5")),
+            (Some("public"), Some("203.0.113.5")),
+            (Some("public-ipv4"), None),
+            (Some("public-ipv4"), Some("203.0.113")),
+        ] {
+            assert_eq!(owned(key, ip), None, "{key:?} {ip:?}");
         }
     }
 }

@@ -20,7 +20,7 @@ use super::selection::Selection;
 use super::upgrade::CvoWillReport;
 use crate::cluster::FIELD_MANAGER;
 use crate::cluster::apply::contains;
-use crate::error::InputError;
+use crate::error::{InputError, read_if_present};
 use anyhow::{Context, Result};
 use futures::StreamExt;
 use kube::Api;
@@ -62,16 +62,8 @@ impl CvoOverrides {
 /// with a non-empty `clusterID` (the real CRD requires it).
 pub fn overrides_from_assets(assets: &Path) -> Result<Option<CvoOverrides>, InputError> {
     let path = assets.join(CVO_OVERRIDES);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(InputError::new(
-                &path,
-                "(file)",
-                format!("cannot read: {e}"),
-            ));
-        }
+    let Some(text) = read_if_present(&path)? else {
+        return Ok(None);
     };
     let doc: Value = serde_saphyr::from_str(&text)
         .map_err(|e| InputError::new(&path, "(document)", format!("invalid YAML: {e}")))?;

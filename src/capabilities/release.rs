@@ -3,7 +3,7 @@
 //! filters `release.openshift.io/major-version` with (`pkg/payload/payload.go:222` and
 //! `:284-300`, 6e719331fb58).
 
-use crate::error::InputError;
+use crate::error::{InputError, read_if_present};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -13,16 +13,8 @@ pub const METADATA: &str = "release-metadata";
 /// The major version of `dir/release-metadata`; None when the file is absent.
 pub fn major_version(dir: &Path) -> Result<Option<u64>, InputError> {
     let path = dir.join(METADATA);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(InputError::new(
-                &path,
-                "(file)",
-                format!("cannot read: {e}"),
-            ));
-        }
+    let Some(text) = read_if_present(&path)? else {
+        return Ok(None);
     };
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| InputError::new(&path, "(document)", format!("invalid JSON: {e}")))?;

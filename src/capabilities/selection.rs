@@ -277,6 +277,17 @@ mod tests {
         }
     }
 
+    /// The install-config's block `spec(baseline, additional)`, resolved against `r` and `g`.
+    fn resolve(
+        r: &Registry,
+        g: &Gates,
+        baseline: Option<&str>,
+        additional: &[&str],
+    ) -> Result<Selection, InputError> {
+        let wanted = spec(baseline, additional);
+        Selection::resolve(r, Some(&wanted), g, Path::new("cc.yaml"), IC_FIELD)
+    }
+
     #[test]
     fn no_block_means_vcurrent() {
         let (r, g) = setup();
@@ -288,15 +299,11 @@ mod tests {
     #[test]
     fn baseline_plus_additional_is_the_enabled_set() {
         let (r, g) = setup();
-        let s = Selection::resolve(
+        let s = resolve(
             &r,
-            Some(&spec(
-                Some("None"),
-                &["marketplace", "Console", "marketplace"],
-            )),
             &g,
-            Path::new("f"),
-            IC_FIELD,
+            Some("None"),
+            &["marketplace", "Console", "marketplace"],
         )
         .unwrap();
         assert_eq!(s.additional, ["marketplace", "Console"]);
@@ -310,14 +317,7 @@ mod tests {
     #[test]
     fn unknown_baseline_names_the_value_and_lists_the_sets() {
         let (r, g) = setup();
-        let e = Selection::resolve(
-            &r,
-            Some(&spec(Some("v9.99"), &[])),
-            &g,
-            Path::new("cc.yaml"),
-            IC_FIELD,
-        )
-        .unwrap_err();
+        let e = resolve(&r, &g, Some("v9.99"), &[]).unwrap_err();
         assert_eq!(e.field, format!("{IC_FIELD}.baselineCapabilitySet"));
         assert!(e.problem.contains("\"v9.99\""), "{e}");
         assert!(e.problem.contains("None, v4.11, v4.12"), "{e}");
@@ -326,14 +326,7 @@ mod tests {
     #[test]
     fn unknown_additional_names_its_index_and_lists_the_valid_ones() {
         let (r, g) = setup();
-        let e = Selection::resolve(
-            &r,
-            Some(&spec(None, &["Console", "console"])),
-            &g,
-            Path::new("cc.yaml"),
-            IC_FIELD,
-        )
-        .unwrap_err();
+        let e = resolve(&r, &g, None, &["Console", "console"]).unwrap_err();
         assert_eq!(
             e.field,
             format!("{IC_FIELD}.additionalEnabledCapabilities[1]")
@@ -366,36 +359,16 @@ mod tests {
             baselines: vec!["None".into(), "vCurrent".into()],
             capabilities: vec!["Console".into(), "baremetal".into()],
         });
-        let ok = Selection::resolve(
-            &r,
-            Some(&spec(Some("None"), &["Console"])),
-            &g,
-            Path::new("f"),
-            IC_FIELD,
-        );
+        let ok = resolve(&r, &g, Some("None"), &["Console"]);
         assert!(ok.is_ok(), "{ok:?}");
         // v4.14 is in the registry, not in this release's CRD.
-        let e = Selection::resolve(
-            &r,
-            Some(&spec(Some("v4.14"), &[])),
-            &g,
-            Path::new("cc.yaml"),
-            IC_FIELD,
-        )
-        .unwrap_err();
+        let e = resolve(&r, &g, Some("v4.14"), &[]).unwrap_err();
         assert_eq!(e.field, format!("{IC_FIELD}.baselineCapabilitySet"));
         assert_eq!(
             e.problem,
             "unknown capability set \"v4.14\" for this release (its ClusterVersion CRD crd.yaml); valid: None, vCurrent"
         );
-        let e = Selection::resolve(
-            &r,
-            Some(&spec(None, &["Console", "Insights"])),
-            &g,
-            Path::new("cc.yaml"),
-            IC_FIELD,
-        )
-        .unwrap_err();
+        let e = resolve(&r, &g, None, &["Console", "Insights"]).unwrap_err();
         assert_eq!(
             e.field,
             format!("{IC_FIELD}.additionalEnabledCapabilities[1]")

@@ -4,7 +4,7 @@
 //! pkg/asset/lbconfig/lbconfig.go), here filled with the reserved IPs instead.
 
 use crate::assets::{ClusterSpec, Doc, kind};
-use crate::error::InputError;
+use crate::error::{InputError, read_if_present};
 use bootstrap_cloud::{Reservation, ReservationKey, Scope};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -161,10 +161,8 @@ pub fn lb_config(ips: &LbIps) -> Value {
 /// empty (the installer writes it empty until its load balancers exist) or ConfigMap
 /// `openshift-infra/openshift-lb-config`. None: empty or absent.
 pub fn existing_lb_config(path: &Path) -> Result<Option<Doc>, InputError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(InputError::new(path, "(file)", format!("cannot read: {e}"))),
+    let Some(text) = read_if_present(path)? else {
+        return Ok(None);
     };
     if text.trim().is_empty() {
         return Ok(None);

@@ -3,8 +3,9 @@
 
 use crate::assets::{ClusterSpec, Credentials, Platform};
 use bootstrap_cloud::Scope;
-use bootstrap_cloud::permissions::{self as table, AzurePlan, Command};
+use bootstrap_cloud::permissions::{self as table, AzurePlan, AzureWrites, Command};
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 
 /// PURE: the custom role definition (`az role definition create --role-definition`).
 pub fn azure_role(spec: Option<&ClusterSpec>, commands: &[Command]) -> Value {
@@ -24,12 +25,14 @@ pub fn azure_role(spec: Option<&ClusterSpec>, commands: &[Command]) -> Value {
                 resource_group: "<cluster-resource-group>".into(),
                 network_resource_group: "<network-resource-group>".into(),
                 base_domain_resource_group: "<base-domain-resource-group>".into(),
-                public_ips: true,
-                private_ips: true,
                 second_address: true,
                 tags_api: true,
-                public_record_types: vec![bootstrap_cloud::RecordType::A],
-                private_record_types: vec![bootstrap_cloud::RecordType::A],
+                writes: AzureWrites {
+                    public_ips: true,
+                    private_ips: true,
+                    public_record_types: vec![bootstrap_cloud::RecordType::A],
+                    private_record_types: vec![bootstrap_cloud::RecordType::A],
+                },
             },
             "<subscription-id>".into(),
         ),
@@ -44,7 +47,7 @@ pub fn azure_role(spec: Option<&ClusterSpec>, commands: &[Command]) -> Value {
         for (rg, list) in wanted.iter_mut() {
             list.push(table::AZURE_PERMISSIONS_READ.to_string());
             if rg.eq_ignore_ascii_case(&plan.resource_group)
-                && !plan.private_record_types.is_empty()
+                && !plan.writes.private_record_types.is_empty()
             {
                 list.push(table::AZURE_ZONE_LINKS_READ.to_string());
             }
@@ -66,7 +69,7 @@ pub fn azure_role(spec: Option<&ClusterSpec>, commands: &[Command]) -> Value {
     if commands
         .iter()
         .any(|c| matches!(c, Command::Run | Command::PublishLbIps))
-        && plan.private_ips
+        && plan.writes.private_ips
     {
         actions.extend(table::AZURE_SUBSCRIPTION);
         scopes.push(format!("/subscriptions/{subscription}"));
@@ -88,23 +91,29 @@ fn azure_plan(spec: &ClusterSpec) -> AzurePlan {
         return AzurePlan::default();
     };
     let scopes = super::planned_scopes(spec);
-    let scoped = |scope| scopes.contains(&scope);
-    let mut plan = AzurePlan {
+    AzurePlan {
         resource_group: azure.resource_group.clone(),
         network_resource_group: azure.network_resource_group.clone(),
         base_domain_resource_group: azure.base_domain_resource_group.clone(),
-        public_ips: scoped(Scope::Public),
-        private_ips: scoped(Scope::Private),
-        second_address: scoped(Scope::Bootstrap),
+        second_address: scopes.contains(&Scope::Bootstrap),
         // Azure Stack Hub has no Tags API: the group itself is read and updated.
         tags_api: !matches!(
             azure.cloud,
             bootstrap_cloud::azure_cloud::AzureCloud::AzureStackCloud { .. }
         ),
-        ..AzurePlan::default()
-    };
-    (plan.public_record_types, plan.private_record_types) = written_record_types(spec);
-    plan
+        writes: azure_writes(spec, &scopes),
+    }
+}
+
+/// PURE: what the plan creates and writes on Azure, given the scopes of its reservations.
+pub fn azure_writes(spec: &ClusterSpec, scopes: &BTreeSet<Scope>) -> AzureWrites {
+    let (public_record_types, private_record_types) = written_record_types(spec);
+    AzureWrites {
+        public_ips: scopes.contains(&Scope::Public),
+        private_ips: scopes.contains(&Scope::Private),
+        public_record_types,
+        private_record_types,
+    }
 }
 
 /// PURE: the record types the plan writes in the public zone and in the private zone.

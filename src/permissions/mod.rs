@@ -19,7 +19,7 @@ mod gcp;
 pub mod olm;
 
 pub use aws::{AwsScoping, aws_policy};
-pub use azure::{azure_role, written_record_types};
+pub use azure::{azure_role, azure_writes, written_record_types};
 pub use cluster_role::kube_cluster_role;
 pub use gcp::gcp_role;
 

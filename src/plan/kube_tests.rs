@@ -45,6 +45,21 @@ fn wants(service: WantedService, live: Option<Vec<LiveService>>, replacing: &[&s
     }
 }
 
+/// `external-lb` wanted with `wanted_addresses`, the cluster holding it with `live_addresses`
+/// (`deleting`: being deleted already), no replacement under way.
+fn external_lb(
+    wanted_addresses: &[(&str, &str)],
+    live_addresses: &[(&str, &str)],
+    deleting: bool,
+) -> KubeWants {
+    let held = live("external-lb", live_addresses, deleting);
+    wants(
+        wanted("external-lb", wanted_addresses),
+        Some(vec![held]),
+        &[],
+    )
+}
+
 /// The one change planned: Some((uid, changed)) for a replacement, None for an apply.
 fn planned(w: &KubeWants) -> Option<(Option<String>, Vec<String>)> {
     let changes = apply_services(w);
@@ -86,49 +101,32 @@ const OLD: &[(&str, &str)] = &[
 
 #[test]
 fn other_addresses_than_the_live_services_replace_it_naming_what_changed() {
-    let w = wants(
-        wanted("external-lb", NEW),
-        Some(vec![live("external-lb", OLD, false)]),
-        &[],
-    );
+    let w = external_lb(NEW, OLD, false);
     assert_eq!(
         planned(&w),
         Some((Some("uid-external-lb".into()), vec![EIPS.to_string()]))
     );
     assert!(!waits_out_a_deletion(&w), "a live Service is deleted");
     // An annotation the live Service has and the wanted one lacks is a change too.
-    let w = wants(
-        wanted("external-lb", &NEW[..1]),
-        Some(vec![live("external-lb", NEW, false)]),
-        &[],
-    );
+    let w = external_lb(&NEW[..1], NEW, false);
     assert_eq!(planned(&w).unwrap().1, vec![EIPS.to_string()]);
 }
 
 #[test]
 fn the_same_addresses_are_an_apply_even_after_an_interrupted_replacement() {
-    let w = wants(
-        wanted("external-lb", NEW),
-        Some(vec![live("external-lb", NEW, false)]),
-        &[],
-    );
+    let w = external_lb(NEW, NEW, false);
     assert_eq!(planned(&w), None);
     // Applied anew before the crash: nothing left to replace.
-    let w = wants(
-        wanted("external-lb", NEW),
-        Some(vec![live("external-lb", NEW, false)]),
-        &["openshift-kube-apiserver/external-lb"],
-    );
+    let w = KubeWants {
+        replacing: BTreeSet::from(["openshift-kube-apiserver/external-lb".to_string()]),
+        ..external_lb(NEW, NEW, false)
+    };
     assert_eq!(planned(&w), None);
 }
 
 #[test]
 fn a_service_being_deleted_is_waited_out_before_it_is_applied() {
-    let w = wants(
-        wanted("external-lb", NEW),
-        Some(vec![live("external-lb", NEW, true)]),
-        &[],
-    );
+    let w = external_lb(NEW, NEW, true);
     assert_eq!(
         planned(&w),
         Some((Some("uid-external-lb".into()), Vec::new()))
@@ -173,11 +171,7 @@ fn without_the_cluster_or_fixed_addresses_or_when_deleted_it_is_an_apply() {
     );
     assert_eq!(planned(&w), None);
     // Another cloud's Service (no annotation fixed at creation).
-    let w = wants(
-        wanted("external-lb", &[]),
-        Some(vec![live("external-lb", OLD, false)]),
-        &[],
-    );
+    let w = external_lb(&[], OLD, false);
     assert_eq!(planned(&w), None);
     // A template that deletes its Service.
     let mut doomed = wanted("external-lb", NEW);
@@ -201,11 +195,7 @@ fn without_the_cluster_or_fixed_addresses_or_when_deleted_it_is_an_apply() {
 
 #[test]
 fn replacements_lists_only_the_replaced() {
-    let mut w = wants(
-        wanted("external-lb", NEW),
-        Some(vec![live("external-lb", OLD, false)]),
-        &[],
-    );
+    let mut w = external_lb(NEW, OLD, false);
     w.services.push(wanted("internal-lb", &[]));
     let only = replacements(&w);
     assert_eq!(only.len(), 1);

@@ -134,15 +134,16 @@ impl Plan {
                     capabilities.baseline,
                     capabilities.additional.join(",")
                 ),
-                Change::DeleteService { service } if service.deleting => writeln!(
-                    out,
-                    "  - service {}/{} (ours, from {}): being deleted already: waited out until its load balancer is gone",
-                    service.namespace, service.name, service.template
-                ),
                 Change::DeleteService { service } => writeln!(
                     out,
-                    "  - service {}/{} (ours, from {}): deleted so its load balancer lets go of the addresses",
-                    service.namespace, service.name, service.template
+                    "  - service {}/{} (ours, from {}): {}",
+                    service.namespace,
+                    service.name,
+                    service.template,
+                    match service.deleting {
+                        true => "being deleted already: waited out until its load balancer is gone",
+                        false => "deleted so its load balancer lets go of the addresses",
+                    }
                 ),
                 Change::ReplaceService {
                     service,

@@ -83,15 +83,12 @@ pub async fn providers(spec: &ClusterSpec, platform: &AzureSpec) -> Result<Provi
 /// What preflight checks the permissions for: the reservations and record types the plan
 /// makes, and the control-plane subnet.
 fn targets(spec: &ClusterSpec, platform: &AzureSpec) -> azure::AzureTargets {
-    let reservations = crate::plan::wanted_reservations(spec);
-    let scoped = |scope| reservations.iter().any(|r| r.key.scope == scope);
-    let (public_record_types, private_record_types) =
-        crate::permissions::written_record_types(spec);
+    let scopes = crate::plan::wanted_reservations(spec)
+        .iter()
+        .map(|r| r.key.scope)
+        .collect();
     azure::AzureTargets {
         control_plane_subnet: platform.control_plane_subnet.clone(),
-        public_ips: scoped(bootstrap_cloud::Scope::Public),
-        private_ips: scoped(bootstrap_cloud::Scope::Private),
-        public_record_types,
-        private_record_types,
+        writes: crate::permissions::azure_writes(spec, &scopes),
     }
 }

@@ -142,21 +142,8 @@ fn find_tag<'a>(tags: &'a [Tag], key: &str) -> Option<&'a str> {
 /// Builds a Reservation from what EC2 returned; resources without a readable key or IP are
 /// skipped with a warning (they are tagged ours but not in a shape we wrote).
 fn reservation(id: Option<&str>, ip: Option<&str>, tags: &[Tag]) -> Option<Reservation> {
-    let id = id?.to_string();
-    let key = find_tag(tags, RESERVATION_TAG).and_then(ReservationKey::parse);
-    let ip = ip.and_then(|s| s.parse::<IpAddr>().ok());
-    match (key, ip) {
-        (Some(key), Some(ip)) => Some(Reservation {
-            key,
-            name: find_tag(tags, "Name").unwrap_or_default().to_string(),
-            id,
-            ip,
-        }),
-        _ => {
-            tracing::warn!(%id, "owned resource without a readable reservation tag or IP; ignored");
-            None
-        }
-    }
+    let name = find_tag(tags, "Name").unwrap_or_default().to_string();
+    Reservation::from_owned(id?.to_string(), name, find_tag(tags, RESERVATION_TAG), ip)
 }
 
 #[async_trait]

@@ -150,23 +150,13 @@ impl ArmClient {
             headers,
             body,
         };
-        let (mut attempt, mut waited) = (1, Duration::ZERO);
-        loop {
-            let result = self.send_once(&call).await;
-            let delay = match &result {
-                Err(e) if e.kind == ErrorKind::Transient => {
-                    policy.next_delay(attempt, e.retry_after, waited)
-                }
-                _ => None,
-            };
-            let (Some(delay), Err(e)) = (delay, &result) else {
-                return result;
-            };
-            tracing::debug!(operation, attempt, ?delay, error = %e, "retrying ARM call");
-            tokio::time::sleep(delay).await;
-            attempt += 1;
-            waited += delay;
-        }
+        policy
+            .run(
+                operation,
+                |e| e.kind == ErrorKind::Transient,
+                || self.send_once(&call),
+            )
+            .await
     }
 
     async fn send_once(&self, call: &ArmCall<'_>) -> Result<ArmResponse, CloudError> {

@@ -63,32 +63,39 @@ impl AzureAddresses {
     /// one prefix and `addressPrefixes` for one with several (a dual-stack subnet has an IPv4
     /// and an IPv6 prefix); both are read.
     async fn compute_subnet_prefixes(&self) -> Result<Vec<String>, CloudError> {
-        let subnet_url = self.arm.url(
-            &format!(
-                "{}/subnets/{}",
-                self.vnet_path(),
-                self.settings.compute_subnet
-            ),
-            self.settings.api.network,
-            &[],
-        )?;
-        let subnet = self
+        let subnet = format!(
+            "{}/subnets/{}",
+            self.vnet_path(),
+            self.settings.compute_subnet
+        );
+        self.subnet_prefixes(&subnet, || {
+            CloudError::new(
+                ErrorKind::NotFound,
+                "GetSubnet",
+                format!(
+                    "subnet {} of {} in {} not found",
+                    self.settings.compute_subnet,
+                    self.settings.virtual_network,
+                    self.settings.network_resource_group
+                ),
+            )
+        })
+        .await
+    }
+
+    /// The address prefixes of the subnet at ARM path `subnet`; `missing` when it does not exist.
+    async fn subnet_prefixes(
+        &self,
+        subnet: &str,
+        missing: impl FnOnce() -> CloudError,
+    ) -> Result<Vec<String>, CloudError> {
+        let url = self.arm.url(subnet, self.settings.api.network, &[])?;
+        let found = self
             .arm
-            .get_optional("GetSubnet", subnet_url)
+            .get_optional("GetSubnet", url)
             .await?
-            .ok_or_else(|| {
-                CloudError::new(
-                    ErrorKind::NotFound,
-                    "GetSubnet",
-                    format!(
-                        "subnet {} of {} in {} not found",
-                        self.settings.compute_subnet,
-                        self.settings.virtual_network,
-                        self.settings.network_resource_group
-                    ),
-                )
-            })?;
-        Ok(prefixes(&subnet))
+            .ok_or_else(missing)?;
+        Ok(prefixes(&found))
     }
 
     /// The compute subnet's prefix of one family (IPv6 prefixes contain a colon).
@@ -318,18 +325,14 @@ impl AzureAddresses {
                 }
                 Prepared::Add { nic, subnet } => (nic, subnet),
             };
-            let url = self.arm.url(&subnet, self.settings.api.network, &[])?;
-            let found = self
-                .arm
-                .get_optional("GetSubnet", url)
-                .await?
-                .ok_or_else(|| {
+            let prefix = self
+                .subnet_prefixes(&subnet, || {
                     CloudError::fatal(
                         "GetSubnet",
                         format!("the bootstrap NIC's subnet {subnet} does not exist"),
                     )
-                })?;
-            let prefix = prefixes(&found)
+                })
+                .await?
                 .into_iter()
                 .find(|p| !p.contains(':'))
                 .ok_or_else(|| {

@@ -133,23 +133,8 @@ pub(super) fn operation_error(what: &str, op: &Operation) -> CloudError {
 /// (still RESERVING, or not in a shape we wrote) is skipped with a warning.
 fn reservation(a: &Address) -> Option<Reservation> {
     let name = a.name.clone()?;
-    let key = a
-        .labels
-        .get(RESERVATION_LABEL)
-        .and_then(|v| ReservationKey::parse(v));
-    let ip = a.address.as_deref().and_then(|s| s.parse::<IpAddr>().ok());
-    match (key, ip) {
-        (Some(key), Some(ip)) => Some(Reservation {
-            key,
-            id: name.clone(),
-            name,
-            ip,
-        }),
-        _ => {
-            tracing::warn!(%name, "owned address without a readable reservation label or IP; ignored");
-            None
-        }
-    }
+    let key = a.labels.get(RESERVATION_LABEL).map(String::as_str);
+    Reservation::from_owned(name.clone(), name, key, a.address.as_deref())
 }
 
 #[async_trait]

@@ -127,6 +127,14 @@ mod tests {
             .set_subnetwork(format!("https://www.googleapis.com/compute/v1/{SUBNET}"))
     }
 
+    /// The user's EXTERNAL address `name`, no network tier said.
+    fn external(name: &str) -> Address {
+        Address::new()
+            .set_name(name)
+            .set_address("203.0.113.5")
+            .set_address_type(address::AddressType::External)
+    }
+
     fn problem(made: UserMade) -> String {
         match made {
             UserMade::Misfit { resource, problem } => format!("{resource}: {problem}"),
@@ -142,10 +150,7 @@ mod tests {
 
     #[test]
     fn an_external_address_fits_the_public_api_in_the_premium_tier_or_unsaid() {
-        let external = Address::new()
-            .set_name("c-1-rsvd-public-ipv4")
-            .set_address("203.0.113.5")
-            .set_address_type(address::AddressType::External);
+        let external = external("c-1-rsvd-public-ipv4");
         for found in [
             external.clone(),
             external.set_network_tier(address::NetworkTier::Premium),
@@ -157,10 +162,7 @@ mod tests {
 
     #[test]
     fn wrong_type_purpose_subnetwork_or_region_is_named() {
-        let external = Address::new()
-            .set_name("c-1-rsvd-private-ipv4")
-            .set_address("203.0.113.5")
-            .set_address_type(address::AddressType::External);
+        let external = external("c-1-rsvd-private-ipv4");
         let moved = "projects/p/regions/us-central1/subnetworks/c-1-master-subnet";
         // (case, the address found, the query's purpose, the region, what the problem names)
         let cases = [

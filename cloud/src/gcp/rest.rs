@@ -62,21 +62,11 @@ impl GoogleRest {
         query: &[(&str, &str)],
         body: &Value,
     ) -> Result<Value, CloudError> {
-        let policy = crate::retry::PER_CALL;
-        let (mut attempt, mut waited) = (1, Duration::ZERO);
-        loop {
-            match self.once(method.clone(), path, query, body).await {
-                Err(e) if e.is_transient() => {
-                    let Some(delay) = policy.next_delay(attempt, e.retry_after, waited) else {
-                        return Err(e);
-                    };
-                    tokio::time::sleep(delay).await;
-                    waited += delay;
-                    attempt += 1;
-                }
-                done => return done,
-            }
-        }
+        crate::retry::PER_CALL
+            .run(self.operation, CloudError::is_transient, || {
+                self.once(method.clone(), path, query, body)
+            })
+            .await
     }
 
     async fn once(

@@ -2,20 +2,31 @@
 
 use super::*;
 
+/// What the agent creates and writes on Azure: the reservations' kinds and the record types
+/// of each zone. Preflight checks the permissions for these; `permissions` prints them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AzureWrites {
+    /// A public IP is among the reservations.
+    pub public_ips: bool,
+    /// A private IP is among the reservations (recorded as a resource-group tag).
+    pub private_ips: bool,
+    /// Record types written in the public zone (base-domain resource group).
+    pub public_record_types: Vec<RecordType>,
+    /// Record types written in the private zone (cluster resource group).
+    pub private_record_types: Vec<RecordType>,
+}
+
 /// What an Azure plan holds, per resource group.
 #[derive(Debug, Clone, Default)]
 pub struct AzurePlan {
     pub resource_group: String,
     pub network_resource_group: String,
     pub base_domain_resource_group: String,
-    pub public_ips: bool,
-    pub private_ips: bool,
     /// The bootstrap host gets a second address (an IP configuration on its NIC).
     pub second_address: bool,
     /// The cloud has the Tags API (not Azure Stack Hub).
     pub tags_api: bool,
-    pub public_record_types: Vec<RecordType>,
-    pub private_record_types: Vec<RecordType>,
+    pub writes: AzureWrites,
 }
 
 /// A record set is read (compare) and written (PUT with its ETag) by every DNS step; only
@@ -56,7 +67,7 @@ pub fn azure_wanted(plan: &AzurePlan, commands: &[Command]) -> Vec<(String, Vec<
         }
     };
     let cluster = &plan.resource_group;
-    if plan.public_ips {
+    if plan.writes.public_ips {
         for (verb, needed_by) in [
             ("read", OBSERVING),
             ("write", RESERVING_PUBLIC),
@@ -69,7 +80,7 @@ pub fn azure_wanted(plan: &AzurePlan, commands: &[Command]) -> Vec<(String, Vec<
             );
         }
     }
-    if plan.private_ips {
+    if plan.writes.private_ips {
         // The private IPs are recorded in the cluster group's tags: claimed by `reserve`,
         // dropped by `teardown --all`. Azure Stack Hub has no Tags API: the group itself is
         // read and updated.
@@ -115,9 +126,13 @@ pub fn azure_wanted(plan: &AzurePlan, commands: &[Command]) -> Vec<(String, Vec<
         (
             &plan.base_domain_resource_group,
             "dnszones",
-            &plan.public_record_types,
+            &plan.writes.public_record_types,
         ),
-        (cluster, "privateDnsZones", &plan.private_record_types),
+        (
+            cluster,
+            "privateDnsZones",
+            &plan.writes.private_record_types,
+        ),
     ];
     for (rg, kind, types) in zones {
         if !types.is_empty() {

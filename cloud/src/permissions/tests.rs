@@ -84,12 +84,14 @@ fn gcp_and_azure_rows_follow_the_command() {
         resource_group: "rg".into(),
         network_resource_group: "net".into(),
         base_domain_resource_group: "dns".into(),
-        public_ips: true,
-        private_ips: true,
         second_address: false,
         tags_api: true,
-        public_record_types: vec![RecordType::A],
-        private_record_types: vec![RecordType::A],
+        writes: AzureWrites {
+            public_ips: true,
+            private_ips: true,
+            public_record_types: vec![RecordType::A],
+            private_record_types: vec![RecordType::A],
+        },
     };
     let azure = |command| -> Vec<String> {
         azure_wanted(&plan, &[command])
@@ -136,8 +138,11 @@ fn publish_reserves_and_releases_public_addresses_only() {
     }
     let plan = AzurePlan {
         resource_group: "rg".into(),
-        public_ips: true,
-        public_record_types: vec![RecordType::A],
+        writes: AzureWrites {
+            public_ips: true,
+            public_record_types: vec![RecordType::A],
+            ..AzureWrites::default()
+        },
         ..AzurePlan::default()
     };
     let azure: Vec<String> = azure_wanted(&plan, &[Command::Publish])

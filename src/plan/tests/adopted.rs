@@ -79,11 +79,7 @@ fn teardown_all_takes_the_users_ips_out_of_dns_but_never_releases_them() {
                 .any(|c| matches!(c, Change::RemoveRecordValues { .. })),
             "{name}: our values leave DNS"
         );
-        assert!(
-            plan.notes.iter().any(|n| n.contains("leaves the")),
-            "{name}: says so: {:?}",
-            plan.notes
-        );
+        assert_noted(&plan, "leaves the", name);
         // The hand-over never deletes an ENI of the user's either.
         let plan = Plan::calculate(&spec, &observed, &[Step::HandOver], 1);
         assert!(plan.is_empty(), "{name}: {:?}", plan.changes);

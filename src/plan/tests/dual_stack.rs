@@ -57,13 +57,7 @@ fn azure_dual_stack_reserves_a_private_ipv6_and_seeds_aaaa_for_api_and_api_int()
             "{host}"
         );
     }
-    assert!(
-        plan.notes
-            .iter()
-            .any(|n| n.starts_with("azure dual stack:")),
-        "{:?}",
-        plan.notes
-    );
+    assert_noted(&plan, "azure dual stack:", "azure dual stack");
 
     // A bootstrap host with an IPv6 leads the AAAA records instead of the A records.
     let mut v6_host = spec.clone();

@@ -199,6 +199,15 @@ fn done(spec: &ClusterSpec) -> Observed {
     observed_with(spec, all_reservations(spec), &[])
 }
 
+/// One of the plan's notes says `text` (`case` names the case in the failure).
+fn assert_noted(plan: &Plan, text: &str, case: &str) {
+    assert!(
+        plan.notes.iter().any(|n| n.contains(text)),
+        "{case}: no note says {text:?}: {:?}",
+        plan.notes
+    );
+}
+
 fn releases(plan: &Plan) -> Vec<&Reservation> {
     plan.changes
         .iter()

@@ -94,12 +94,10 @@ fn unpublish_releases_our_public_ips_and_leaves_the_users_saying_so() {
             !removed(&plan, &adopted).is_empty(),
             "{name}: its value leaves the public record"
         );
-        assert!(
-            plan.notes
-                .iter()
-                .any(|n| n.contains("is yours (adopted): the agent leaves it untouched")),
-            "{name}: {:?}",
-            plan.notes
+        assert_noted(
+            &plan,
+            "is yours (adopted): the agent leaves it untouched",
+            name,
         );
     }
 }

@@ -20,8 +20,9 @@ mod quota;
 
 use super::arm::ArmClient;
 use super::{AzureSettings, rg_path};
+use crate::permissions::AzureWrites;
 use crate::preflight::{Check, Needs, Preflight};
-use crate::{CloudError, ErrorKind, RecordType, Zone};
+use crate::{CloudError, ErrorKind, Zone};
 use async_trait::async_trait;
 use quota::quota_verdict;
 use reqwest::Method;
@@ -33,14 +34,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Default)]
 pub struct AzureTargets {
     pub control_plane_subnet: String,
-    /// A public IP is among the reservations.
-    pub public_ips: bool,
-    /// A private IP is among the reservations (recorded as a resource-group tag).
-    pub private_ips: bool,
-    /// Record types written in the public zone (base-domain resource group).
-    pub public_record_types: Vec<RecordType>,
-    /// Record types written in the private zone (cluster resource group).
-    pub private_record_types: Vec<RecordType>,
+    pub writes: AzureWrites,
 }
 
 pub struct AzurePreflight {

@@ -25,12 +25,9 @@ pub fn wanted(settings: &AzureSettings, targets: &AzureTargets) -> Vec<(String, 
             resource_group: settings.resource_group.clone(),
             network_resource_group: settings.network_resource_group.clone(),
             base_domain_resource_group: settings.base_domain_resource_group.clone(),
-            public_ips: targets.public_ips,
-            private_ips: targets.private_ips,
             second_address: settings.second_address_host.is_some(),
             tags_api: settings.api.tags.is_some(),
-            public_record_types: targets.public_record_types.clone(),
-            private_record_types: targets.private_record_types.clone(),
+            writes: targets.writes.clone(),
         },
         &[crate::permissions::Command::Run],
     )
@@ -172,10 +169,12 @@ mod tests {
         let settings = crate::azure::private_ip::settle_tests::settings();
         let targets = AzureTargets {
             control_plane_subnet: "master".into(),
-            public_ips: true,
-            private_ips: true,
-            public_record_types: vec![crate::RecordType::A],
-            private_record_types: vec![crate::RecordType::A],
+            writes: crate::permissions::AzureWrites {
+                public_ips: true,
+                private_ips: true,
+                public_record_types: vec![crate::RecordType::A],
+                private_record_types: vec![crate::RecordType::A],
+            },
         };
         let wanted = wanted(&settings, &targets);
         let on = |rg: &str| {

@@ -71,6 +71,16 @@ fn write(op: &str, value: impl ToString) -> (String, String) {
     (op.to_string(), value.to_string())
 }
 
+/// Our tag writes when each of `claimed` is claimed in turn and the last one kept.
+fn claimed_then_kept(claimed: &[Ipv4Addr]) -> Vec<(String, String)> {
+    let claims = claimed
+        .iter()
+        .map(|ip| write("Merge", format!("claim:{ip}")));
+    claims
+        .chain(claimed.last().map(|ip| write("Merge", ip)))
+        .collect()
+}
+
 #[tokio::test]
 async fn the_pick_skips_what_other_clusters_record_and_what_azure_calls_taken_then_keeps_it() {
     let (c0, c1, c2) = (candidate(0, 0), candidate(0, 1), candidate(0, 2));
@@ -91,10 +101,7 @@ async fn the_pick_skips_what_other_clusters_record_and_what_azure_calls_taken_th
         [c1, c2, c2],
         "c0 is never asked about; c2 again once settled"
     );
-    assert_eq!(
-        fake.our_writes(),
-        [write("Merge", format!("claim:{c2}")), write("Merge", c2)]
-    );
+    assert_eq!(fake.our_writes(), claimed_then_kept(&[c2]));
     assert_eq!(fake.world().groups[RG][TAG], c2.to_string());
 }
 
@@ -118,14 +125,7 @@ async fn an_address_a_nic_took_after_the_pick_is_given_up_before_it_is_kept() {
         [x, x, y, y],
         "each asked again once settled"
     );
-    assert_eq!(
-        fake.our_writes(),
-        [
-            write("Merge", format!("claim:{x}")),
-            write("Merge", format!("claim:{y}")),
-            write("Merge", y)
-        ]
-    );
+    assert_eq!(fake.our_writes(), claimed_then_kept(&[x, y]));
 }
 
 #[tokio::test]
@@ -141,14 +141,7 @@ async fn a_holder_that_shows_with_our_claim_wins_and_the_pick_starts_again() {
     .await;
     let kept = fake.settle().await.unwrap();
     assert_ne!(kept, x);
-    assert_eq!(
-        fake.our_writes(),
-        [
-            write("Merge", format!("claim:{x}")),
-            write("Merge", format!("claim:{kept}")),
-            write("Merge", kept)
-        ]
-    );
+    assert_eq!(fake.our_writes(), claimed_then_kept(&[x, kept]));
 }
 
 #[tokio::test]
@@ -174,10 +167,7 @@ async fn a_claim_waits_for_a_higher_ranked_claim_to_yield_then_keeps_the_address
     })
     .await;
     assert_eq!(fake.settle().await.unwrap(), x);
-    assert_eq!(
-        fake.our_writes(),
-        [write("Merge", format!("claim:{x}")), write("Merge", x)]
-    );
+    assert_eq!(fake.our_writes(), claimed_then_kept(&[x]));
     assert_eq!(fake.world().list_reads(), 4, "one to pick, three to settle");
 }
 
