@@ -219,6 +219,15 @@ async fn demo(cloud: &str) -> Result<()> {
     Ok(())
 }
 
+/// `--flag true|false`.
+fn bool_arg(flag: &str, value: &str) -> Result<bool> {
+    match value {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        other => bail!("{flag}: expected true or false, found {other:?}"),
+    }
+}
+
 /// `bootstrap-sim handover <cloud> [options]`: see `bootstrap_sim::handover`.
 async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
     let mut opts = bootstrap_sim::handover::Options::new(cloud, agent_binary()?, PathBuf::new());
@@ -231,20 +240,8 @@ async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
         match *flag {
             "--dns-seeding" => opts.dns_seeding = value.to_string(),
             "--bootstrap-second-address" => opts.second_address = Some(value.to_string()),
-            "--scope-round-trip" => {
-                opts.scope_round_trip = match *value {
-                    "true" => true,
-                    "false" => false,
-                    other => bail!("--scope-round-trip: expected true or false, found {other:?}"),
-                }
-            }
-            "--openshift-nodes" => {
-                opts.openshift_nodes = match *value {
-                    "true" => true,
-                    "false" => false,
-                    other => bail!("--openshift-nodes: expected true or false, found {other:?}"),
-                }
-            }
+            "--scope-round-trip" => opts.scope_round_trip = bool_arg(flag, value)?,
+            "--openshift-nodes" => opts.openshift_nodes = bool_arg(flag, value)?,
             "--gce-hairpin" => {
                 opts.node_design.hairpin = match *value {
                     "returns" => bootstrap_sim::nodes::Hairpin::Returns,
@@ -253,13 +250,7 @@ async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
                 }
             }
             "--nodes-without-bootstrap-ip" => {
-                opts.node_design.second_address_alone = match *value {
-                    "true" => true,
-                    "false" => false,
-                    other => bail!(
-                        "--nodes-without-bootstrap-ip: expected true or false, found {other:?}"
-                    ),
-                }
+                opts.node_design.second_address_alone = bool_arg(flag, value)?
             }
             "--watcher-host" => {
                 opts.node_design.watcher_host = match *value {
@@ -285,13 +276,7 @@ async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
                 })?;
                 opts.linger = opts.ttl + std::time::Duration::from_secs(5);
             }
-            "--output" => {
-                json = match *value {
-                    "json" => true,
-                    "text" => false,
-                    other => bail!("--output: expected text or json, found {other:?}"),
-                }
-            }
+            "--output" => json = bootstrap_sim::output_arg(value)?,
             other => bail!("unknown option {other:?}\n{USAGE}"),
         }
     }

@@ -72,13 +72,7 @@ pub fn parse(cloud: &str, args: &[&str]) -> Result<Options> {
             "--mco" => mco = Some(PathBuf::from(value)),
             "--rhcos" => rhcos = Some(PathBuf::from(value)),
             "--design" => design = Design::parse(value)?,
-            "--output" => {
-                json = match *value {
-                    "json" => true,
-                    "text" => false,
-                    other => bail!("--output: expected text or json, found {other:?}"),
-                }
-            }
+            "--output" => json = crate::output_arg(value)?,
             other => bail!("unknown option {other:?}\n{USAGE}"),
         }
     }
