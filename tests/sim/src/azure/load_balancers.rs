@@ -89,6 +89,15 @@ pub(super) fn refs<'a>(props: &'a Value, key: &str) -> Vec<&'a str> {
     }
 }
 
+/// ARM's refusal of two children of `id` with one name (names compare case-insensitively).
+pub(super) fn duplicate_child(id: &str, name: &str) -> Reply {
+    Reply::error(
+        400,
+        "DuplicateResourceName",
+        format!("Resource {id} has two child resources with the same name ({name})."),
+    )
+}
+
 impl World {
     /// `GET .../loadBalancers` of a resource group.
     pub(super) fn list_load_balancers(&self, call: &Call, rg: &str) -> Reply {
@@ -166,13 +175,7 @@ impl World {
                     );
                 };
                 if seen.iter().any(|n| n.eq_ignore_ascii_case(&child_name)) {
-                    return Reply::error(
-                        400,
-                        "DuplicateResourceName",
-                        format!(
-                            "Resource {id} has two child resources with the same name ({child_name})."
-                        ),
-                    );
+                    return duplicate_child(&id, &child_name);
                 }
                 child["id"] = json!(format!("{id}/{collection}/{child_name}"));
                 child["etag"] = json!(etag);

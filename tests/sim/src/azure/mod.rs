@@ -542,12 +542,7 @@ async fn arm_handler(
 ) -> Result<Response<Full<Bytes>>, hyper::Error> {
     let (parts, body) = req.into_parts();
     let body = body.collect().await?.to_bytes();
-    let host = parts
-        .headers
-        .get(hyper::header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("127.0.0.1")
-        .to_string();
+    let host = host_of(&parts.headers);
     let token = parts
         .headers
         .get(hyper::header::AUTHORIZATION)
@@ -655,6 +650,15 @@ fn to_response(reply: Reply) -> Response<Full<Bytes>> {
 }
 
 /// The non-empty segments of the request's path.
+/// The `Host` the client asked for (the endpoints it is told name it).
+fn host_of(headers: &hyper::HeaderMap) -> String {
+    headers
+        .get(hyper::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1")
+        .to_string()
+}
+
 fn segments(uri: &hyper::Uri) -> Vec<&str> {
     uri.path().split('/').filter(|s| !s.is_empty()).collect()
 }

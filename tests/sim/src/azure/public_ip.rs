@@ -118,6 +118,25 @@ impl World {
         }
     }
 
+    /// A PUT that goes on asynchronously: 201 with the body for a new resource, 200 for an
+    /// update, and the operation to follow (`Azure-AsyncOperation`, `Retry-After`).
+    pub(super) fn put_accepted(
+        &mut self,
+        call: &Call,
+        key: &str,
+        location: &str,
+        created: bool,
+        body: Value,
+    ) -> Reply {
+        let op = self.start_operation(key, false);
+        Reply::json(if created { 201 } else { 200 }, body)
+            .header(
+                "Azure-AsyncOperation",
+                self.op_url(call, location, &op, false),
+            )
+            .header("Retry-After", self.retry_after.to_string())
+    }
+
     pub(super) fn start_operation(&mut self, target: &str, delete: bool) -> String {
         let id = uuid();
         self.operations.insert(
@@ -319,14 +338,8 @@ impl World {
                     ip_configuration: existing.as_ref().and_then(|e| e.ip_configuration.clone()),
                 };
                 self.public_ips.insert(key.clone(), pip.clone());
-                let op = self.start_operation(&key, false);
-                let status = if existing.is_some() { 200 } else { 201 };
-                Reply::json(status, self.public_ip_json(&pip))
-                    .header(
-                        "Azure-AsyncOperation",
-                        self.op_url(call, location, &op, false),
-                    )
-                    .header("Retry-After", self.retry_after.to_string())
+                let body = self.public_ip_json(&pip);
+                self.put_accepted(call, &key, location, existing.is_none(), body)
             }
             "DELETE" => {
                 let Some(pip) = self.public_ips.get_mut(&key) else {
