@@ -204,15 +204,7 @@ mod tests {
     }
 
     fn call(w: &World, method: Method, tail: &str, body: Value) -> Reply {
-        let req = Req {
-            method,
-            segments: format!("{REGION}/{tail}")
-                .split('/')
-                .map(str::to_string)
-                .collect(),
-            query: Default::default(),
-            body,
-        };
+        let req = Req::for_test(method, &format!("{REGION}/{tail}"), body);
         let rest: Vec<&str> = tail.split('/').collect();
         route(w, &req, &rest).expect("a load-balancer call")
     }
