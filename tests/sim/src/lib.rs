@@ -2,6 +2,7 @@
 //! ministack for Route53) in a venv under target/, started on free loopback ports, and a
 //! counting, fault-injecting HTTP proxy in front of them.
 
+pub mod args;
 pub mod aws;
 pub mod azure;
 pub mod baddays;
