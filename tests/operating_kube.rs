@@ -27,6 +27,14 @@ async fn world_holding(role: &Value) -> World {
     world_in(role, Situation::Default).await
 }
 
+/// A world where `run`, holding exactly its printed role, succeeded.
+async fn world_run_holding_its_printed_role() -> World {
+    let w = world_holding(&rbac::printed_role(&[Covered::Run])).await;
+    let (code, stderr) = agent(&w, &["run"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    w
+}
+
 /// The admin gives the agent's user `role` instead of the one it holds.
 fn grant(w: &World, role: &Value) {
     w.kube.create_or_replace(role.clone()).unwrap();
@@ -82,13 +90,7 @@ async fn capabilities_apply(w: &World) -> (Option<i32>, String) {
 
 /// No Elastic IP, no ENI and no Service of ours is left.
 async fn assert_nothing_left(w: &World, why: &str) {
-    let world = w.h.world().await;
-    assert!(
-        world.ours("eips").is_empty() && world.ours("enis").is_empty(),
-        "{why}: left {:?} {:?}",
-        world.ours("eips"),
-        world.ours("enis")
-    );
+    w.h.world().await.assert_no_address_of_ours(why);
     let services: Vec<Value> = w
         .kube
         .list("", "v1", "services", None)
@@ -352,9 +354,7 @@ async fn teardown_all_without_any_one_printed_verb_fails_naming_it() {
     let role = rbac::printed_role(&[Covered::TeardownAll]);
     let mut superfluous = Vec::new();
     for g in rbac::grants(&role) {
-        let mut w = world_holding(&rbac::printed_role(&[Covered::Run])).await;
-        let (code, stderr) = agent(&w, &["run"]).await;
-        assert_eq!(code, Some(0), "{stderr}");
+        let mut w = world_run_holding_its_printed_role().await;
         grant(&w, &rbac::without(&role, &g));
         let (code, stderr) = teardown_all(&mut w).await;
         if code == Some(0) {
@@ -397,9 +397,7 @@ async fn publish_without_any_one_printed_verb_fails_naming_it() {
     let role = rbac::printed_role(&[Covered::Publish]);
     let mut superfluous = Vec::new();
     for g in rbac::grants(&role) {
-        let mut w = world_holding(&rbac::printed_role(&[Covered::Run])).await;
-        let (code, stderr) = agent(&w, &["run"]).await;
-        assert_eq!(code, Some(0), "{stderr}");
+        let mut w = world_run_holding_its_printed_role().await;
         w.h.extra = publish_flags(&w);
         common::suite_day2::installer_left_in_the_cluster(&w.kube, &w.h.assets);
         w.h.destroy_bootstrap_host();

@@ -344,6 +344,16 @@ impl Proxy {
         self.lock().busy.clone()
     }
 
+    /// The calls of `action` (e.g. EC2's `ReleaseAddress`).
+    pub fn calls_named(&self, action: &str) -> Vec<Call> {
+        self.lock()
+            .calls
+            .iter()
+            .filter(|c| c.action == action)
+            .cloned()
+            .collect()
+    }
+
     pub fn mutating_calls(&self) -> Vec<String> {
         self.lock()
             .calls

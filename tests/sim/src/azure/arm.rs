@@ -2,7 +2,7 @@
 //! envelope `{"error":{"code","message"}}`: 401, 403, 404, 409, 412, 400), and the routing of a
 //! path to the resource type that answers it, once `authorization` has let the call through.
 
-use super::world::{SUBSCRIPTION, World};
+use super::world::{SUBSCRIPTION, World, rg_id};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -72,6 +72,25 @@ impl Call<'_> {
 }
 
 impl World {
+    /// `GET .../providers/Microsoft.Network/<kind>` of resource group `rg`: the `items` whose
+    /// `group` it is (names compare case-insensitively), each as `json` shows it, paged.
+    pub(super) fn list_in_group<'a, T: 'a>(
+        &self,
+        call: &Call,
+        rg: &str,
+        kind: &str,
+        items: impl Iterator<Item = &'a T>,
+        group: impl Fn(&T) -> &str,
+        json: impl Fn(&T) -> Value,
+    ) -> Reply {
+        let all: Vec<Value> = items
+            .filter(|i| group(i).eq_ignore_ascii_case(rg))
+            .map(json)
+            .collect();
+        let path = format!("{}/providers/Microsoft.Network/{kind}", rg_id(rg));
+        self.paged(call, &all, &path)
+    }
+
     /// One page of a list answer, as ARM pages: `value`, and `nextLink` (the same `path` and
     /// api-version with a `$skiptoken`) while more remain.
     pub(super) fn paged(&self, call: &Call, all: &[Value], path: &str) -> Reply {

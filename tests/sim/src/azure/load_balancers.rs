@@ -101,14 +101,14 @@ pub(super) fn duplicate_child(id: &str, name: &str) -> Reply {
 impl World {
     /// `GET .../loadBalancers` of a resource group.
     pub(super) fn list_load_balancers(&self, call: &Call, rg: &str) -> Reply {
-        let all: Vec<Value> = self
-            .load_balancers
-            .values()
-            .filter(|lb| lb.rg.eq_ignore_ascii_case(rg))
-            .map(|lb| self.lb_json(lb))
-            .collect();
-        let path = format!("{}/providers/Microsoft.Network/loadBalancers", rg_id(rg));
-        self.paged(call, &all, &path)
+        self.list_in_group(
+            call,
+            rg,
+            "loadBalancers",
+            self.load_balancers.values(),
+            |lb| &lb.rg,
+            |lb| self.lb_json(lb),
+        )
     }
 
     /// `GET`, `PUT`, `DELETE` of `.../loadBalancers/{name}`.

@@ -234,16 +234,13 @@ impl World {
     }
 
     pub(super) fn list_public_ips(&self, call: &Call, rg: &str) -> Reply {
-        let all: Vec<Value> = self
-            .public_ips
-            .values()
-            .filter(|p| p.rg.eq_ignore_ascii_case(rg))
-            .map(|p| self.public_ip_json(p))
-            .collect();
-        self.paged(
+        self.list_in_group(
             call,
-            &all,
-            &format!("/subscriptions/{SUBSCRIPTION}/resourceGroups/{rg}/providers/Microsoft.Network/publicIPAddresses"),
+            rg,
+            "publicIPAddresses",
+            self.public_ips.values(),
+            |p| &p.rg,
+            |p| self.public_ip_json(p),
         )
     }
 
