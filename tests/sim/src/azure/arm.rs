@@ -71,21 +71,26 @@ impl Call<'_> {
     }
 }
 
+/// A resource that lives in a resource group.
+pub(super) trait InResourceGroup {
+    fn resource_group(&self) -> &str;
+}
+
 impl World {
     /// `GET .../providers/Microsoft.Network/<kind>` of resource group `rg`: the `items` whose
     /// `group` it is (names compare case-insensitively), each as `json` shows it, paged.
-    pub(super) fn list_in_group<'a, T: 'a>(
+    pub(super) fn list_in_group<T: InResourceGroup>(
         &self,
         call: &Call,
         rg: &str,
         kind: &str,
-        items: impl Iterator<Item = &'a T>,
-        group: impl Fn(&T) -> &str,
-        json: impl Fn(&T) -> Value,
+        items: &BTreeMap<String, T>,
+        json: fn(&World, &T) -> Value,
     ) -> Reply {
         let all: Vec<Value> = items
-            .filter(|i| group(i).eq_ignore_ascii_case(rg))
-            .map(json)
+            .values()
+            .filter(|i| i.resource_group().eq_ignore_ascii_case(rg))
+            .map(|i| json(self, i))
             .collect();
         let path = format!("{}/providers/Microsoft.Network/{kind}", rg_id(rg));
         self.paged(call, &all, &path)

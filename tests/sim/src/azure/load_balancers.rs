@@ -89,6 +89,12 @@ pub(super) fn refs<'a>(props: &'a Value, key: &str) -> Vec<&'a str> {
     }
 }
 
+impl super::arm::InResourceGroup for LoadBalancer {
+    fn resource_group(&self) -> &str {
+        &self.rg
+    }
+}
+
 /// ARM's refusal of two children of `id` with one name (names compare case-insensitively).
 pub(super) fn duplicate_child(id: &str, name: &str) -> Reply {
     Reply::error(
@@ -105,9 +111,8 @@ impl World {
             call,
             rg,
             "loadBalancers",
-            self.load_balancers.values(),
-            |lb| &lb.rg,
-            |lb| self.lb_json(lb),
+            &self.load_balancers,
+            Self::lb_json,
         )
     }
 

@@ -51,6 +51,12 @@ pub fn pip_id(rg: &str, name: &str) -> String {
     )
 }
 
+impl super::arm::InResourceGroup for PublicIp {
+    fn resource_group(&self) -> &str {
+        &self.rg
+    }
+}
+
 impl World {
     /// Finishes every operation whose time has come.
     pub fn tick(&mut self) {
@@ -234,14 +240,8 @@ impl World {
     }
 
     pub(super) fn list_public_ips(&self, call: &Call, rg: &str) -> Reply {
-        self.list_in_group(
-            call,
-            rg,
-            "publicIPAddresses",
-            self.public_ips.values(),
-            |p| &p.rg,
-            |p| self.public_ip_json(p),
-        )
+        let json = Self::public_ip_json;
+        self.list_in_group(call, rg, "publicIPAddresses", &self.public_ips, json)
     }
 
     pub(super) fn public_ip(&mut self, call: &Call, rg: &str, name: &str) -> Reply {
