@@ -268,7 +268,7 @@ async fn user_provisioned_dns_makes_no_route53_call_and_prints_the_records_to_cr
     h.run(&["dns", "teardown"]).await;
     h.run(&["teardown", "--all"]).await;
     let world = h.world().await;
-    assert!(world.ours("eips").is_empty() && world.ours("enis").is_empty());
+    world.assert_no_address_of_ours("nothing of ours");
     let route53 = h.peers.route53_proxy.calls();
     assert!(route53.is_empty(), "no Route53 call at all: {route53:?}");
     assert!(

@@ -448,9 +448,7 @@ async fn with_no_healthy_backend_the_proof_keeps_the_bootstrap_ip_until_one_answ
     for node in ["master-0", "master-1", "master-2"] {
         kube.set_service_proxy(node, false);
     }
-    let out = h.command(&["run"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let (_, stderr) = h.run_exits(&["run"], 4).await;
     assert!(
         stderr.contains("proof on the wire did not pass"),
         "{stderr}"
@@ -649,14 +647,8 @@ async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_
 
     // 2. `plan` shows both adopted and reserves no address: only the bootstrap NIC's second
     // IP configuration (the user's addresses are the load balancers').
-    let plan = String::from_utf8(h.run(&["plan"]).await.stdout).unwrap();
-    assert_eq!(plan.matches("adopted (yours)").count(), 2, "{plan}");
-    let reserved: Vec<&str> = plan.lines().filter(|l| l.contains("+ reserve")).collect();
-    assert_eq!(
-        reserved,
-        ["  + reserve bootstrap-ipv4 mycluster-7xk2p-rsvd-bootstrap-ipv4"],
-        "{plan}"
-    );
+    h.assert_plan_adopts_both_and_reserves_only_the_second_address()
+        .await;
 
     // 3. The by-hand commands.
     h.run(&["reserve"]).await;
@@ -700,12 +692,8 @@ async fn upi_by_hand_adopts_the_users_public_ip_and_private_ip_and_teardown_all_
     assert!(world.private_ips().is_empty(), "{:#}", world.0);
     h.assert_no_mutating_call_naming(ADDRESS_CALLS);
 
-    // 4. `teardown --all` leaves both, and says so.
-    let out = String::from_utf8(h.run(&["teardown", "--all"]).await.stdout).unwrap();
-    assert!(
-        out.contains("leaves the 2 reservation(s) you made in place"),
-        "{out}"
-    );
+    // 4. `status` shows both adopted; `teardown --all` leaves both, and says so.
+    h.assert_user_reservations_adopted_and_left(2).await;
     let world = h.world().await;
     assert!(
         world

@@ -1094,12 +1094,11 @@ async fn wait_for_request(k: &KubeSim, needle: &str) {
     panic!("no request containing {needle}: {:?}", k.request_log());
 }
 
+/// A client of the local API server, built as the agent builds its own.
 async fn kube_client(k: &KubeSim) -> kube::Client {
-    let kc = kube::config::Kubeconfig::read_from(k.kubeconfig_path()).unwrap();
-    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+    bootstrap_agent::cluster::client(k.kubeconfig_path())
         .await
-        .unwrap();
-    kube::Client::try_from(config).unwrap()
+        .unwrap()
 }
 
 fn cluster_version_resource() -> kube::api::ApiResource {

@@ -110,32 +110,34 @@ async fn publish(kube: &KubeSim, env: &[(&str, &str)]) -> (Option<i32>, String, 
     (out.status.code(), stderr, state_home)
 }
 
-fn assert_refused(code: Option<i32>, stderr: &str, says: &str) {
+/// `publish` on `kube` is refused (exit 2) as a bad input saying `says`, printing no
+/// credential: its stderr.
+async fn publish_refused(kube: &KubeSim, says: &str) -> String {
+    let (code, stderr, _) = publish(kube, &[]).await;
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains(says), "expected {says:?} in: {stderr}");
     assert!(
         !stderr.contains("QUtJQUZJWFRVUkVFWEFNUExFMDA") && !stderr.contains("AKIAFIXTUREEXAMPLE00"),
         "no credential printed: {stderr}"
     );
+    stderr
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cluster_bootstrap_agent_did_not_install_is_refused() {
     let kube = cluster(None, |_, d| Some(d), false).await;
-    let (code, stderr, _) = publish(&kube, &[]).await;
-    assert_refused(
-        code,
-        &stderr,
+    publish_refused(
+        &kube,
         "ConfigMap kube-system/bootstrap-agent: (object): not found: this cluster was not installed by bootstrap-agent",
-    );
+    )
+    .await;
     // Installed by another version or run that left no record: said as well.
     let kube = cluster(None, |_, d| Some(d), true).await;
-    let (code, stderr, _) = publish(&kube, &[]).await;
-    assert_refused(
-        code,
-        &stderr,
+    publish_refused(
+        &kube,
         "ConfigMap kube-system/bootstrap-agent: record.json: missing: bootstrap-agent did not complete an install of this cluster",
-    );
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -145,23 +147,21 @@ async fn an_infrastructure_of_another_platform_is_refused() {
         d["status"]["platform"] = json!("BareMetal");
     })
     .await;
-    let (code, stderr, _) = publish(&kube, &[]).await;
-    assert_refused(
-        code,
-        &stderr,
+    publish_refused(
+        &kube,
         "Infrastructure cluster: status.platformStatus.type: is BareMetal; expected AWS, GCP or Azure",
-    );
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn missing_cloud_credentials_are_refused_naming_the_secret_and_what_would_do() {
     let kube = cluster(None, |file, d| (!file.contains("creds")).then_some(d), true).await;
-    let (code, stderr, _) = publish(&kube, &[]).await;
-    assert_refused(
-        code,
-        &stderr,
+    publish_refused(
+        &kube,
         "Secret kube-system/aws-creds: (object): not found (the cluster's credentials are in manual or STS mode), and the environment gives none; expected AWS_ACCESS_KEY_ID",
-    );
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -171,35 +171,32 @@ async fn a_bad_install_config_in_the_cluster_is_named_as_the_asset_dirs_would_be
         d["data"]["install-config"] = json!(text.replace("publish: External", "publish: Sideways"));
     })
     .await;
-    let (code, stderr, _) = publish(&kube, &[]).await;
-    assert_refused(
-        code,
-        &stderr,
+    publish_refused(
+        &kube,
         "ConfigMap kube-system/cluster-config-v1: data.install-config: publish:",
-    );
+    )
+    .await;
     let kube = cluster(
         None,
         |file, d| (!file.contains("cluster-config")).then_some(d),
         true,
     )
     .await;
-    let (code, stderr, _) = publish(&kube, &[]).await;
-    assert_refused(
-        code,
-        &stderr,
+    publish_refused(
+        &kube,
         "ConfigMap kube-system/cluster-config-v1: (object): not found; expected the install-config",
-    );
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_kubeconfig_without_the_rights_is_refused_naming_what_it_may_not_read() {
     let kube = cluster(Some(User::new("someone", &[])), |_, d| Some(d), true).await;
-    let (code, stderr, _) = publish(&kube, &[]).await;
-    assert_refused(
-        code,
-        &stderr,
+    let stderr = publish_refused(
+        &kube,
         "ConfigMap kube-system/cluster-config-v1: (object): the kubeconfig's user may not do this",
-    );
+    )
+    .await;
     assert!(
         stderr.contains("cannot get resource \"configmaps\""),
         "kube-apiserver's words: {stderr}"

@@ -20,6 +20,16 @@ fn calls(h: &GcpHarness) -> Vec<String> {
 }
 
 /// The zone with the cluster's name but public visibility is not the private zone.
+/// The request the agent makes for reservation `key` of cluster `mycluster-7xk2p`, with the
+/// idempotency `token` it derives.
+fn reserve_request(key: &str, token: &str) -> bootstrap_cloud::ReserveRequest {
+    bootstrap_cloud::ReserveRequest {
+        key: bootstrap_cloud::ReservationKey::parse(key).unwrap(),
+        name: format!("mycluster-7xk2p-rsvd-{key}"),
+        token: token.into(),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn visibility_decides_the_zone_a_same_named_public_zone_gets_no_record() {
     let h = GcpHarness::new().await;
@@ -53,16 +63,12 @@ async fn a_lost_insert_response_retried_with_the_same_token_yields_one_address()
     // observe-first hides this path in the CLI tests: call the provider twice with one token,
     // as a retry after a lost response would. GCE (and the fake) answer the second insert with
     // the first operation, so there is one address.
-    use bootstrap_cloud::{AddressProvider, ReservationKey, ReserveRequest};
+    use bootstrap_cloud::AddressProvider;
     let h = GcpHarness::new().await;
     let addresses = bootstrap_cloud::gcp::GceAddresses::new(&settings(&h))
         .await
         .unwrap();
-    let request = ReserveRequest {
-        key: ReservationKey::parse("private-ipv4").unwrap(),
-        name: "mycluster-7xk2p-rsvd-private-ipv4".into(),
-        token: "mycluster-7xk2p-prv4-g1".into(),
-    };
+    let request = reserve_request("private-ipv4", "mycluster-7xk2p-prv4-g1");
     let first = addresses.reserve(&request).await.unwrap();
     let second = addresses.reserve(&request).await.unwrap();
     assert_eq!(first, second);
@@ -83,7 +89,7 @@ async fn a_lost_insert_response_retried_with_the_same_token_yields_one_address()
 /// was: the alias stayed while the update reported success.)
 #[tokio::test(flavor = "multi_thread")]
 async fn releasing_the_only_alias_ip_leaves_the_bootstrap_vm_without_it() {
-    use bootstrap_cloud::{AddressProvider, ReservationKey, ReserveRequest};
+    use bootstrap_cloud::AddressProvider;
     let h = GcpHarness::new().await;
     let addresses = bootstrap_cloud::gcp::GceAddresses::new(&bootstrap_cloud::gcp::GcpSettings {
         second_address_host: Some(BOOTSTRAP_IP.parse().unwrap()),
@@ -91,11 +97,7 @@ async fn releasing_the_only_alias_ip_leaves_the_bootstrap_vm_without_it() {
     })
     .await
     .unwrap();
-    let request = ReserveRequest {
-        key: ReservationKey::parse("bootstrap-ipv4").unwrap(),
-        name: "mycluster-7xk2p-rsvd-bootstrap-ipv4".into(),
-        token: "mycluster-7xk2p-bst4-g1".into(),
-    };
+    let request = reserve_request("bootstrap-ipv4", "mycluster-7xk2p-bst4-g1");
     let alias = addresses.reserve(&request).await.unwrap();
     assert_eq!(
         addresses.reserve(&request).await.unwrap(),
@@ -320,9 +322,7 @@ async fn an_internal_load_balancer_whose_backends_fail_the_health_check_is_not_p
     .await;
     let last = w.h.extra.len() - 1;
     w.h.extra[last] = "4s".into();
-    let out = w.h.command(&["run"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let (_, stderr) = w.h.run_exits(&["run"], 4).await;
     assert!(
         stderr.contains("port 6443: no backend but the bootstrap host passes the health check yet")
             && stderr.contains("unhealthy mycluster-7xk2p-master-0, mycluster-7xk2p-bootstrap,"),
@@ -350,9 +350,7 @@ async fn an_internal_address_outside_the_compute_subnet_fails_the_gate() {
     let last = w.h.extra.len() - 1;
     w.h.extra[last] = "3s".into();
     w.h.extra.extend(templates);
-    let out = w.h.command(&["run"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let (_, stderr) = w.h.run_exits(&["run"], 4).await;
     assert!(stderr.contains("internal-lb: no ingress yet"), "{stderr}");
     let refused = w
         .kube
@@ -433,13 +431,9 @@ async fn shared_vpc_reserves_in_the_service_project_from_the_host_projects_subne
 /// the service project. The fake refuses it as GCE does, and creates nothing.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_shared_vpc_subnetwork_named_under_the_service_project_is_refused() {
-    use bootstrap_cloud::{AddressProvider, ErrorKind, ReservationKey, ReserveRequest};
+    use bootstrap_cloud::{AddressProvider, ErrorKind};
     let h = GcpHarness::with_fixture("gcp-shared-vpc", shared_vpc()).await;
-    let request = ReserveRequest {
-        key: ReservationKey::parse("private-ipv4").unwrap(),
-        name: "mycluster-7xk2p-rsvd-private-ipv4".into(),
-        token: "mycluster-7xk2p-prv4-g1".into(),
-    };
+    let request = reserve_request("private-ipv4", "mycluster-7xk2p-prv4-g1");
     let mut wrong = settings(&h);
     wrong.subnetwork = "ocp-compute".into();
     let addresses = bootstrap_cloud::gcp::GceAddresses::new(&wrong)
@@ -580,14 +574,8 @@ async fn upi_by_hand_adopts_the_users_addresses_and_teardown_all_leaves_them() {
 
     // 2. `plan` shows them adopted and reserves no address: only the bootstrap VM's alias IP
     // (the user's addresses are the load balancers'; `--adopt-only` would leave it out).
-    let plan = String::from_utf8(w.h.run(&["plan"]).await.stdout).unwrap();
-    assert_eq!(plan.matches("adopted (yours)").count(), 2, "{plan}");
-    let reserved: Vec<&str> = plan.lines().filter(|l| l.contains("+ reserve")).collect();
-    assert_eq!(
-        reserved,
-        ["  + reserve bootstrap-ipv4 mycluster-7xk2p-rsvd-bootstrap-ipv4"],
-        "{plan}"
-    );
+    w.h.assert_plan_adopts_both_and_reserves_only_the_second_address()
+        .await;
 
     // 3. DNS, render, apply, wait, dns teardown: the by-hand commands.
     w.h.run(&["reserve"]).await;

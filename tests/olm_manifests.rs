@@ -38,12 +38,11 @@ fn of_kind(docs: &[Value], kind: &str) -> Value {
     docs.iter().find(|d| d["kind"] == kind).unwrap().clone()
 }
 
+/// A client of the local API server, built as the agent builds its own.
 async fn client(k: &KubeSim) -> kube::Client {
-    let kc = kube::config::Kubeconfig::read_from(k.kubeconfig_path()).unwrap();
-    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+    bootstrap_agent::cluster::client(k.kubeconfig_path())
         .await
-        .unwrap();
-    kube::Client::try_from(config).unwrap()
+        .unwrap()
 }
 
 /// The collection URL of `obj`: `/api/v1/namespaces` or `/apis/<group>/<version>/...`.

@@ -260,6 +260,11 @@ async fn an_unknown_key_fails_credentials_and_the_dry_runs_and_run_changes_nothi
 /// whose policy has all three passes the same lines.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
+    // The two permission checks of an address (an EIP, an ENI).
+    const ADDRESS_CHECKS: [&str; 2] = [
+        "permission-ec2-allocate-address",
+        "permission-ec2-create-network-interface",
+    ];
     let mut w = world().await;
     let reader =
         w.h.peers
@@ -305,10 +310,7 @@ async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
     // refuses before `reserve` would fail on it.
     use_keys(&w.h, &untagged.access_key_id, &untagged.secret_access_key);
     let report = w.preflight_exits(2).await;
-    for name in [
-        "permission-ec2-allocate-address",
-        "permission-ec2-create-network-interface",
-    ] {
+    for name in ADDRESS_CHECKS {
         assert_line(
             &report,
             name,
@@ -320,14 +322,7 @@ async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
             "{report}"
         );
     }
-    assert_run_refused(
-        &mut w,
-        &[
-            "permission-ec2-allocate-address",
-            "permission-ec2-create-network-interface",
-        ],
-    )
-    .await;
+    assert_run_refused(&mut w, &ADDRESS_CHECKS).await;
 
     use_keys(&w.h, &reader.access_key_id, &reader.secret_access_key);
     let report = w.preflight_exits(2).await;
@@ -346,14 +341,7 @@ async fn a_dry_run_fails_without_the_permission_and_passes_with_it() {
         );
     }
     assert_line(&report, "quota-elastic-ips", "pass", &[]);
-    assert_run_refused(
-        &mut w,
-        &[
-            "permission-ec2-allocate-address",
-            "permission-ec2-create-network-interface",
-        ],
-    )
-    .await;
+    assert_run_refused(&mut w, &ADDRESS_CHECKS).await;
 
     use_keys(&w.h, &installer.access_key_id, &installer.secret_access_key);
     w.h.peers.reset_counts();
@@ -778,12 +766,7 @@ impl World {
     async fn assert_nothing_left(&self, why: &str) {
         self.h.peers.enforce_iam(false).await.unwrap();
         let world = self.h.world().await;
-        assert!(
-            world.ours("eips").is_empty() && world.ours("enis").is_empty(),
-            "{why}: left {:?} {:?}",
-            world.ours("eips"),
-            world.ours("enis")
-        );
+        world.assert_no_address_of_ours(why);
         for (zone, name) in [("private", API), ("private", API_INT), ("public", API)] {
             let left = world.record(zone, name);
             assert!(left.is_empty(), "{why}: {zone} {name} keeps {left:?}");
@@ -843,9 +826,7 @@ async fn the_printed_policy_is_enough_for_run_and_teardown_all() {
     enforce_iam(&mut w).await;
     use_keys(&w.h, &runner.access_key_id, &runner.secret_access_key);
     w.h.peers.reset_counts();
-    let out = w.h.command(&["run"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    w.h.run_exits(&["run"], 0).await;
     assert_route53_calls_are_the_policys(&w, &run_policy, "run");
     w.h.peers.reset_counts();
     let (code, stderr) = w.teardown_all_as(&remover).await;
@@ -990,13 +971,7 @@ async fn the_printed_policy_and_cluster_role_are_enough_for_publish() {
         rbac::as_agent_holding(o, &rbac::printed_role(&[Covered::Run]));
     })
     .await;
-    let out = w.h.command(&["run"]).output().await.unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    w.h.run_exits(&["run"], 0).await;
     let public = w.h.world().await.ours("eips").len();
     assert!(public > 0);
     w.kube

@@ -27,6 +27,14 @@ async fn world_holding(role: &Value) -> World {
     world_in(role, Situation::Default).await
 }
 
+/// A world where `run`, holding exactly its printed role, succeeded.
+async fn world_run_holding_its_printed_role() -> World {
+    let w = world_holding(&rbac::printed_role(&[Covered::Run])).await;
+    let (code, stderr) = agent(&w, &["run"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    w
+}
+
 /// The admin gives the agent's user `role` instead of the one it holds.
 fn grant(w: &World, role: &Value) {
     w.kube.create_or_replace(role.clone()).unwrap();
@@ -82,13 +90,7 @@ async fn capabilities_apply(w: &World) -> (Option<i32>, String) {
 
 /// No Elastic IP, no ENI and no Service of ours is left.
 async fn assert_nothing_left(w: &World, why: &str) {
-    let world = w.h.world().await;
-    assert!(
-        world.ours("eips").is_empty() && world.ours("enis").is_empty(),
-        "{why}: left {:?} {:?}",
-        world.ours("eips"),
-        world.ours("enis")
-    );
+    w.h.world().await.assert_no_address_of_ours(why);
     let services: Vec<Value> = w
         .kube
         .list("", "v1", "services", None)
@@ -350,22 +352,35 @@ async fn run_without_any_one_printed_verb_fails_naming_it_and_leaks_nothing() {
 #[tokio::test(flavor = "multi_thread")]
 async fn teardown_all_without_any_one_printed_verb_fails_naming_it() {
     let role = rbac::printed_role(&[Covered::TeardownAll]);
-    let mut superfluous = Vec::new();
-    for g in rbac::grants(&role) {
-        let mut w = world_holding(&rbac::printed_role(&[Covered::Run])).await;
-        let (code, stderr) = agent(&w, &["run"]).await;
-        assert_eq!(code, Some(0), "{stderr}");
-        grant(&w, &rbac::without(&role, &g));
-        let (code, stderr) = teardown_all(&mut w).await;
-        if code == Some(0) {
-            superfluous.push(g.to_string());
-        } else {
+    assert_every_grant_is_needed(&role, async |w, g| {
+        grant(w, &rbac::without(&role, g));
+        let (code, stderr) = teardown_all(w).await;
+        let refused = code != Some(0);
+        if refused {
             assert!(stderr.contains(&g.refusal()), "without {g}: {stderr}");
         }
-        grant(&w, &role);
-        let (code, stderr) = teardown_all(&mut w).await;
+        grant(w, &role);
+        let (code, stderr) = teardown_all(w).await;
         assert_eq!(code, Some(0), "without {g}: {stderr}");
-        assert_nothing_left(&w, &format!("without {g}")).await;
+        assert_nothing_left(w, &format!("without {g}")).await;
+        refused
+    })
+    .await;
+}
+
+/// For each grant of `role`, on a world where `run` succeeded holding its printed role:
+/// `refused_without` takes the grant away, checks the refusal and what follows, and says
+/// whether anything was refused; a grant nothing needs is printed for nothing.
+async fn assert_every_grant_is_needed(
+    role: &Value,
+    refused_without: impl AsyncFn(&mut World, &rbac::Grant) -> bool,
+) {
+    let mut superfluous = Vec::new();
+    for g in rbac::grants(role) {
+        let mut w = world_run_holding_its_printed_role().await;
+        if !refused_without(&mut w, &g).await {
+            superfluous.push(g.to_string());
+        }
     }
     assert!(
         superfluous.is_empty(),
@@ -395,41 +410,30 @@ fn publish_flags(w: &World) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn publish_without_any_one_printed_verb_fails_naming_it() {
     let role = rbac::printed_role(&[Covered::Publish]);
-    let mut superfluous = Vec::new();
-    for g in rbac::grants(&role) {
-        let mut w = world_holding(&rbac::printed_role(&[Covered::Run])).await;
-        let (code, stderr) = agent(&w, &["run"]).await;
-        assert_eq!(code, Some(0), "{stderr}");
-        w.h.extra = publish_flags(&w);
+    assert_every_grant_is_needed(&role, async |w, g| {
+        w.h.extra = publish_flags(w);
         common::suite_day2::installer_left_in_the_cluster(&w.kube, &w.h.assets);
         w.h.destroy_bootstrap_host();
-        grant(&w, &rbac::without(&role, &g));
-        let mut refused = false;
+        grant(w, &rbac::without(&role, g));
         for args in [
             &["publish", "--scope", "Internal", "--auto-delete"][..],
             &["publish", "--scope", "External"],
         ] {
-            let (code, stderr) = admin(&w, args).await;
+            let (code, stderr) = admin(w, args).await;
             if code == Some(0) {
                 continue;
             }
-            assert!(names(&stderr, &g), "without {g}: {args:?}: {stderr}");
-            refused = true;
-            grant(&w, &role);
-            let (code, stderr) = admin(&w, args).await;
+            assert!(names(&stderr, g), "without {g}: {args:?}: {stderr}");
+            grant(w, &role);
+            let (code, stderr) = admin(w, args).await;
             assert_eq!(
                 code,
                 Some(0),
                 "without {g}, then with it: {args:?}: {stderr}"
             );
-            break;
+            return true;
         }
-        if !refused {
-            superfluous.push(g.to_string());
-        }
-    }
-    assert!(
-        superfluous.is_empty(),
-        "printed for nothing: {superfluous:?}"
-    );
+        false
+    })
+    .await;
 }

@@ -311,13 +311,7 @@ async fn at_20_percent_cloud_faults_run_reaches_done_with_nothing_leaked_or_dupl
     w.h.peers.stop_faults();
     eprintln!("aws run at 20%: {stats:?}");
     assert!(stats.injected() > 0, "{stats:?}");
-    let released: Vec<_> =
-        w.h.peers
-            .ec2_proxy
-            .calls()
-            .into_iter()
-            .filter(|c| c.action == "ReleaseAddress")
-            .collect();
+    let released = w.h.peers.ec2_proxy.calls_named("ReleaseAddress");
     assert!(released.is_empty(), "no EIP was duplicated: {released:?}");
     w.assert_done_keeping(&[OTHER_WRITER]).await;
     w.h.assert_changes_nothing(&[&["run"]], "converged despite the faults")
@@ -451,7 +445,7 @@ async fn teardown_all_after_a_failed_gate_removes_the_handed_over_ips_from_dns()
     w.h.run(&["teardown", "--all"]).await;
     w.h.extra = run_flags;
     let world = w.h.world().await;
-    assert!(world.ours("eips").is_empty() && world.ours("enis").is_empty());
+    world.assert_no_address_of_ours("nothing of ours");
     for name in [API, API_INT] {
         let left = world.record("private", name);
         assert!(
@@ -1060,7 +1054,7 @@ async fn upi_by_hand_adopts_the_users_eips_and_enis_and_teardown_all_leaves_them
         );
     }
     // Nothing of the agent's own: no EIP, no ENI, no tag.
-    assert!(world.ours("eips").is_empty() && world.ours("enis").is_empty());
+    world.assert_no_address_of_ours("the user's reservations only");
     w.h.assert_no_mutating_call_naming(ADDRESS_CALLS);
 
     // `status` shows all six adopted. 4. `teardown --all` leaves the user's EIPs, and says so.
@@ -1254,13 +1248,7 @@ async fn an_eni_of_another_vpc_or_of_another_nlb_is_no_proof_that_the_nlb_holds_
         o.cloud.aws_ec2_endpoint = None;
     })
     .await;
-    let out = w.h.command(&["run"]).output().await.unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    w.h.run_exits(&["run"], 4).await;
     let mut handed: Vec<String> = string_fields(&w.status().await["handed_over"], "ip");
     handed.sort();
     assert_eq!(handed.len(), 3, "the gate is reached after the hand-over");
@@ -1296,17 +1284,8 @@ async fn an_eni_of_another_vpc_or_of_another_nlb_is_no_proof_that_the_nlb_holds_
         "--kubeconfig".into(),
         w.kube.kubeconfig_path().display().to_string(),
     ];
-    let out =
-        w.h.command(&["wait", "--gate-timeout", "3s"])
-            .output()
-            .await
-            .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "not proof, so no pass: {stderr}"
-    );
+    // Not proof, so no pass.
+    let (_, stderr) = w.h.run_exits(&["wait", "--gate-timeout", "3s"], 4).await;
     for ip in &handed[..2] {
         assert!(
             stderr.contains(&format!("{ip} is held by nothing yet")),
@@ -1420,13 +1399,7 @@ async fn the_hand_over_waits_until_the_aws_lb_controller_serves_and_says_so() {
         child.try_wait().unwrap().is_none(),
         "run waits for the controller"
     );
-    let deleted: Vec<_> =
-        w.h.peers
-            .ec2_proxy
-            .calls()
-            .into_iter()
-            .filter(|c| c.action == "DeleteNetworkInterface")
-            .collect();
+    let deleted = w.h.peers.ec2_proxy.calls_named("DeleteNetworkInterface");
     assert!(deleted.is_empty(), "no ENI released: {deleted:?}");
     assert_eq!(w.h.world().await.ours("enis").len(), 3);
     assert_eq!(w.status().await["run_step"], "hand-over");
@@ -1456,9 +1429,7 @@ async fn the_hand_over_waits_until_the_aws_lb_controller_serves_and_says_so() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_controller_that_never_serves_stops_run_before_the_hand_over() {
     let w = World::with_kube_options("aws", "2s", |o| o.aws_lb_controller_down = true).await;
-    let out = w.h.command(&["run"]).output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let (_, stderr) = w.h.run_exits(&["run"], 4).await;
     assert!(
         stderr.contains("the AWS Load Balancer Controller did not serve within 2s")
             && stderr.contains("no private IP was handed over"),

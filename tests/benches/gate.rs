@@ -2,25 +2,19 @@
 //! readiness condition true to the gate reporting Ready. Target: p99 <= 100 ms. The gate is
 //! watch-driven, so this measures watch delivery + re-evaluation, not a poll interval.
 
+#[path = "gate_world.rs"]
+mod gate_world;
 #[path = "report.rs"]
 mod report;
 
 use bootstrap_agent::cluster::gate;
 use bootstrap_agent::render::ServiceClaim;
-use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions, PodSet};
+use bootstrap_sim::kube::ControllerKnobs;
+use gate_world::{bench_cluster, service};
 use k8s_openapi::api::core::v1::Service;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use std::time::{Duration, Instant};
-
-fn service(name: &str) -> Service {
-    serde_json::from_value(serde_json::json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"type": "LoadBalancer", "selector": {"app": "bench"}, "ports": [{"port": 6443}]}
-    }))
-    .unwrap_or_else(|e| panic!("{e}"))
-}
 
 #[tokio::main]
 async fn main() {
@@ -29,22 +23,7 @@ async fn main() {
         never_ready: true,
         ..Default::default()
     };
-    // Endpoints come from pods the selector matches: the nodes run `app: bench` pods.
-    let sim = KubeSim::start(KubeSimOptions {
-        controller: knobs,
-        control_plane_pods: vec![PodSet::new(
-            "default",
-            "bench",
-            &[("app", "bench")],
-            &[6443],
-        )],
-        ..Default::default()
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
-    let client = bootstrap_agent::cluster::client(sim.kubeconfig_path())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (sim, client) = bench_cluster(knobs).await;
     let api: Api<Service> = Api::namespaced(client.clone(), "default");
     let mut samples = Vec::new();
     for i in 0..200 {

@@ -8,6 +8,8 @@
 //! measured is the gate's asking, not a cloud (the AWS path against moto and the real
 //! controller is in tests/aws.rs and docs/clouds.md).
 
+#[path = "gate_world.rs"]
+mod gate_world;
 #[path = "report.rs"]
 mod report;
 
@@ -15,7 +17,8 @@ use async_trait::async_trait;
 use bootstrap_agent::cluster::gate;
 use bootstrap_agent::render::ServiceClaim;
 use bootstrap_cloud::{AddressProvider, CloudError, Holder, Reservation, ReserveRequest};
-use bootstrap_sim::kube::{ControllerKnobs, KubeSim, KubeSimOptions, PodSet};
+use bootstrap_sim::kube::ControllerKnobs;
+use gate_world::{bench_cluster, service};
 use k8s_openapi::api::core::v1::Service;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
@@ -72,37 +75,15 @@ impl AddressProvider for FlippingCloud {
     }
 }
 
-fn service(name: &str) -> Service {
-    serde_json::from_value(serde_json::json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"type": "LoadBalancer", "selector": {"app": "bench"}, "ports": [{"port": 6443}]}
-    }))
-    .unwrap_or_else(|e| panic!("{e}"))
-}
-
 #[tokio::main]
 async fn main() {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-    let sim = KubeSim::start(KubeSimOptions {
-        controller: ControllerKnobs {
-            ingress_delay: Duration::from_millis(100),
-            endpoints_delay: Duration::from_millis(100),
-            ..Default::default()
-        },
-        control_plane_pods: vec![PodSet::new(
-            "default",
-            "bench",
-            &[("app", "bench")],
-            &[6443],
-        )],
+    let (_sim, client) = bench_cluster(ControllerKnobs {
+        ingress_delay: Duration::from_millis(100),
+        endpoints_delay: Duration::from_millis(100),
         ..Default::default()
     })
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
-    let client = bootstrap_agent::cluster::client(sim.kubeconfig_path())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    .await;
     let api: Api<Service> = Api::namespaced(client.clone(), "default");
     // When the interfaces hold the IP, after the ingress appeared: spread over the minute the
     // gate asks often in, the slow end included.

@@ -293,6 +293,20 @@ impl Agent {
         out
     }
 
+    /// On a by-hand install over the user's two reservations, `plan` shows both adopted and
+    /// reserves only the bootstrap host's second address (the user's addresses are the load
+    /// balancers').
+    pub async fn assert_plan_adopts_both_and_reserves_only_the_second_address(&self) {
+        let plan = String::from_utf8(self.run(&["plan"]).await.stdout).unwrap();
+        assert_eq!(plan.matches("adopted (yours)").count(), 2, "{plan}");
+        let reserved: Vec<&str> = plan.lines().filter(|l| l.contains("+ reserve")).collect();
+        assert_eq!(
+            reserved,
+            ["  + reserve bootstrap-ipv4 mycluster-7xk2p-rsvd-bootstrap-ipv4"],
+            "{plan}"
+        );
+    }
+
     /// After a by-hand install on the `n` reservations the user made: `status` shows them
     /// adopted, and `teardown --all` leaves them in place, saying so.
     pub async fn assert_user_reservations_adopted_and_left(&self, n: usize) {

@@ -156,12 +156,7 @@ impl Cloud for AwsPeers {
     /// EIPs are never duplicated any more: the SDK does not retry AllocateAddress, the runner
     /// observes by tag before allocating again, so nothing needs releasing afterwards.
     fn assert_nothing_made_twice(&self) {
-        let released: Vec<_> = self
-            .ec2_proxy
-            .calls()
-            .into_iter()
-            .filter(|c| c.action == "ReleaseAddress")
-            .collect();
+        let released = self.ec2_proxy.calls_named("ReleaseAddress");
         assert!(
             released.is_empty(),
             "a duplicate EIP was allocated: {released:?}"
@@ -232,6 +227,16 @@ impl CloudWorld for AwsWorld {
 pub struct AwsWorld(pub Value);
 
 impl AwsWorld {
+    /// No Elastic IP and no ENI of ours is left (`why` and what is left in the failure).
+    pub fn assert_no_address_of_ours(&self, why: &str) {
+        assert!(
+            self.ours("eips").is_empty() && self.ours("enis").is_empty(),
+            "{why}: left {:?} {:?}",
+            self.ours("eips"),
+            self.ours("enis")
+        );
+    }
+
     pub fn ours<'a>(&'a self, kind: &str) -> Vec<&'a Value> {
         ours_in(
             &self.0[kind],

@@ -13,6 +13,17 @@ pub struct Emulator {
     child: Child,
 }
 
+/// The venv's python running `py/<script>` of this crate with `env` added.
+fn python_script(venv: &Path, script: &str, env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(venv.join("bin/python"));
+    cmd.envs(env.iter().copied()).arg(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("py")
+            .join(script),
+    );
+    cmd
+}
+
 impl Emulator {
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
@@ -29,10 +40,8 @@ impl Emulator {
     /// `MOTO_VPC_MAX_ELASTIC_IPS`).
     pub async fn moto_with(venv: &Path, env: &[(&str, &str)]) -> Result<Self> {
         let port = free_port()?;
-        let mut cmd = Command::new(venv.join("bin/python"));
-        cmd.envs(env.iter().copied());
-        cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("py/moto_server.py"))
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()]);
+        let mut cmd = python_script(venv, "moto_server.py", env);
+        cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
         Self::start("moto", cmd, port, "/moto-api/").await
     }
 
@@ -47,9 +56,7 @@ impl Emulator {
     /// (e.g. `MINISTACK_CHANGE_PROPAGATION_MS`: how long a change stays PENDING).
     pub async fn ministack_with(venv: &Path, env: &[(&str, &str)]) -> Result<Self> {
         let port = free_port()?;
-        let mut cmd = Command::new(venv.join("bin/python"));
-        cmd.envs(env.iter().copied());
-        cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("py/ministack_server.py"));
+        let mut cmd = python_script(venv, "ministack_server.py", env);
         cmd.env("BIND_HOST", "127.0.0.1")
             .env("GATEWAY_PORT", port.to_string())
             .env("IOT_MTLS_ENABLED", "0");

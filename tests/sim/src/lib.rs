@@ -2,6 +2,7 @@
 //! ministack for Route53) in a venv under target/, started on free loopback ports, and a
 //! counting, fault-injecting HTTP proxy in front of them.
 
+pub mod args;
 pub mod aws;
 pub mod azure;
 pub mod baddays;
@@ -22,5 +23,7 @@ pub mod upi;
 pub mod venv;
 
 pub use aws::{AwsPeers, ControlPlane, IamUser, VpcLayout};
+/// `--output text|json`, as every report subcommand takes it.
+pub use baddays::output_arg;
 pub use limits::{Limits, QuotaUse};
 pub use proxy::{Fault, FaultStats, Faults, Hold, Latency, Proxy, RateLimit, Service};

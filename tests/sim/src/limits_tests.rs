@@ -2,38 +2,22 @@
 
 use super::*;
 use crate::proxy::Proxy;
+use crate::proxy::tests::upstream;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use http_body_util::Full;
-use hyper::Response;
 use hyper::{Method, Request};
 use hyper_util::rt::TokioIo;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
-/// An upstream that answers 200 and counts what reached it.
-async fn upstream() -> (SocketAddr, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let seen = Arc::new(AtomicUsize::new(0));
-    let counter = seen.clone();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let counter = counter.clone();
-            tokio::spawn(async move {
-                let svc = hyper::service::service_fn(move |_req| {
-                    counter.fetch_add(1, Ordering::SeqCst);
-                    async { Ok::<_, hyper::Error>(Response::new(Full::new(Bytes::from("{}")))) }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), svc)
-                    .await;
-            });
-        }
-    });
-    (addr, seen)
+/// A proxy for `service` under `limits` in front of an upstream that counts what reached it.
+async fn limited(service: Service, limits: Limits) -> (Proxy, Arc<AtomicUsize>) {
+    let (up, seen) = upstream().await;
+    let proxy = Proxy::start(up, service).await.unwrap();
+    proxy.limit(Some(limits));
+    (proxy, seen)
 }
 
 /// Status, body and `Retry-After` of one request through `proxy`.
@@ -85,9 +69,7 @@ async fn let_through(proxy: &Proxy, n: usize, method: Method, path: &str, body: 
 /// 503 `RequestLimitExceeded` in its XML, never reaching the emulator.
 #[tokio::test]
 async fn ec2_refuses_past_each_action_categorys_bucket_as_ec2_does() {
-    let (up, seen) = upstream().await;
-    let proxy = Proxy::start(up, Service::Ec2).await.unwrap();
-    proxy.limit(Some(Limits::of(Service::Ec2)));
+    let (proxy, seen) = limited(Service::Ec2, Limits::of(Service::Ec2)).await;
     let allocate = "Action=AllocateAddress&Domain=vpc&Version=2016-11-15";
     // 50 at once, plus at most the few refilled (5/s) while they are sent.
     let passed = let_through(&proxy, 60, Method::POST, "/", allocate).await;
@@ -125,9 +107,7 @@ async fn ec2_refuses_past_each_action_categorys_bucket_as_ec2_does() {
 /// group) still passes.
 #[tokio::test]
 async fn compute_refuses_past_a_groups_quota_per_minute_with_403_rate_limit_exceeded() {
-    let (up, seen) = upstream().await;
-    let proxy = Proxy::start(up, Service::Google).await.unwrap();
-    proxy.limit(Some(Limits::compute()));
+    let (proxy, seen) = limited(Service::Google, Limits::compute()).await;
     let get = "/compute/v1/projects/p/regions/r/addresses/a";
     assert_eq!(let_through(&proxy, 1500, Method::GET, get, "").await, 1500);
     let (status, body, _) = send(&proxy, Method::GET, get, "").await;
@@ -149,9 +129,7 @@ async fn compute_refuses_past_a_groups_quota_per_minute_with_403_rate_limit_exce
 /// Cloud DNS: 429 `RESOURCE_EXHAUSTED` `rateLimitExceeded` past its bucket.
 #[tokio::test]
 async fn cloud_dns_refuses_past_its_rate_with_429() {
-    let (up, _) = upstream().await;
-    let proxy = Proxy::start(up, Service::Google).await.unwrap();
-    proxy.limit(Some(Limits::cloud_dns()));
+    let (proxy, _) = limited(Service::Google, Limits::cloud_dns()).await;
     let changes = "/dns/v1/projects/p/managedZones/z/changes";
     assert!(let_through(&proxy, 10, Method::POST, changes, "{}").await < 10);
     let (status, body, _) = send(&proxy, Method::POST, changes, "{}").await;
@@ -164,9 +142,7 @@ async fn cloud_dns_refuses_past_its_rate_with_429() {
 /// `SubscriptionRequestsThrottled` with `Retry-After` in seconds, the others still open.
 #[tokio::test]
 async fn arm_refuses_past_each_operation_types_bucket_with_retry_after() {
-    let (up, _) = upstream().await;
-    let proxy = Proxy::start(up, Service::Arm).await.unwrap();
-    proxy.limit(Some(Limits::arm()));
+    let (proxy, _) = limited(Service::Arm, Limits::arm()).await;
     let ip = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/publicIPAddresses/a";
     let passed = let_through(&proxy, 230, Method::PUT, ip, "{}").await;
     assert!((200..230).contains(&passed), "{passed}");

@@ -292,15 +292,18 @@ impl Proxy {
         let addr = listener.local_addr()?;
         let state = Arc::new(Mutex::new(State::default()));
         let held = Arc::new(Notify::new());
-        let (st, hn) = (state.clone(), held.clone());
+        let route = Route {
+            upstream,
+            service,
+            state: state.clone(),
+            held: held.clone(),
+        };
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let _ = stream.set_nodelay(true);
-                let (st, hn) = (st.clone(), hn.clone());
+                let route = route.clone();
                 tokio::spawn(async move {
-                    let handler = service_fn(move |req| {
-                        handle(req, upstream, service, st.clone(), hn.clone())
-                    });
+                    let handler = service_fn(move |req| handle(req, route.clone()));
                     let _ = http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), handler)
                         .await;
@@ -339,6 +342,16 @@ impl Proxy {
     /// waited on this peer.
     pub fn busy_spans(&self) -> Vec<(std::time::Instant, std::time::Instant)> {
         self.lock().busy.clone()
+    }
+
+    /// The calls of `action` (e.g. EC2's `ReleaseAddress`).
+    pub fn calls_named(&self, action: &str) -> Vec<Call> {
+        self.lock()
+            .calls
+            .iter()
+            .filter(|c| c.action == action)
+            .cloned()
+            .collect()
     }
 
     pub fn mutating_calls(&self) -> Vec<String> {
@@ -434,7 +447,7 @@ impl Proxy {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        lock_state(&self.state)
     }
 }
 
@@ -477,36 +490,43 @@ pub fn classify(method: &hyper::Method, path: &str, body: &[u8]) -> Call {
     }
 }
 
-async fn handle(
-    req: Request<Incoming>,
+/// The proxy's state; a panic elsewhere while it was held leaves it readable.
+fn lock_state(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What each connection's handler needs.
+#[derive(Clone)]
+struct Route {
     upstream: SocketAddr,
     service: Service,
     state: Arc<Mutex<State>>,
     held: Arc<Notify>,
-) -> Result<Response<Full<Bytes>>, BoxError> {
+}
+
+/// Answers one request and notes the time the agent waited on this peer.
+async fn handle(req: Request<Incoming>, route: Route) -> Result<Response<Full<Bytes>>, BoxError> {
     let arrived = std::time::Instant::now();
-    let answered = state.clone();
-    let answer = handle_timed(req, upstream, service, state, held).await;
-    answered
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
+    let state = route.state.clone();
+    let answer = answer(req, route).await;
+    lock_state(&state)
         .busy
         .push((arrived, std::time::Instant::now()));
     answer
 }
 
-async fn handle_timed(
-    req: Request<Incoming>,
-    upstream: SocketAddr,
-    service: Service,
-    state: Arc<Mutex<State>>,
-    held: Arc<Notify>,
-) -> Result<Response<Full<Bytes>>, BoxError> {
+async fn answer(req: Request<Incoming>, route: Route) -> Result<Response<Full<Bytes>>, BoxError> {
+    let Route {
+        upstream,
+        service,
+        state,
+        held,
+    } = route;
     let (parts, body) = req.into_parts();
     let body = body.collect().await?.to_bytes();
     let call = classify(&parts.method, parts.uri.path(), &body);
     let (hold, fault, delay, authorizer, refused) = {
-        let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut s = lock_state(&state);
         s.calls.push(call.clone());
         s.times.push(std::time::Instant::now());
         let nth = s.calls.iter().filter(|c| c.mutating).count();
@@ -549,7 +569,7 @@ async fn handle_timed(
         tokio::time::sleep(delay).await;
     }
     let freeze = || {
-        state.lock().unwrap_or_else(|p| p.into_inner()).held = true;
+        lock_state(&state).held = true;
         held.notify_waiters();
         std::future::pending::<()>()
     };
@@ -561,8 +581,8 @@ async fn handle_timed(
     }
     match fault {
         Some((Fault::Throttle, pick)) => return Ok(throttled(service, &call, pick)),
-        Some((Fault::ServerError, _)) => return Ok(server_error(service)),
-        Some((Fault::Unavailable, _)) => return Ok(unavailable(service)),
+        Some((Fault::ServerError, _)) => return Ok(answer_in_words(service, &SERVER_ERROR)),
+        Some((Fault::Unavailable, _)) => return Ok(answer_in_words(service, &UNAVAILABLE)),
         Some((Fault::Reset, _)) => return Err("injected: the connection was reset".into()),
         _ => {}
     }
@@ -757,59 +777,75 @@ fn throttled(service: Service, call: &Call, pick: u64) -> Response<Full<Bytes>> 
     }
 }
 
-/// The service's own HTTP 503.
-fn unavailable(service: Service) -> Response<Full<Bytes>> {
-    match service {
-        Service::Ec2 => ec2_error(
-            503,
-            "Unavailable",
-            "The server is overloaded and can't handle the request.",
-        ),
-        Service::Route53 => route53_error(
-            503,
-            "Receiver",
-            "ServiceUnavailable",
-            "The service is unavailable. Please try again later.",
-        ),
-        Service::Arm => arm_error(
-            503,
-            "ServiceUnavailable",
-            "The service is currently unavailable. Please try again later.",
-        ),
-        Service::Google => google_error(
-            503,
-            "UNAVAILABLE",
-            "backendError",
-            "The service is currently unavailable.",
-        ),
-    }
+/// A fault's answer in each service's own words: EC2 and ARM give (code, message), Route53
+/// (type, code, message), Google (status, reason, message).
+struct Words {
+    status: u16,
+    ec2: [&'static str; 2],
+    route53: [&'static str; 3],
+    arm: [&'static str; 2],
+    google: [&'static str; 3],
 }
 
+/// The service's own HTTP 503.
+const UNAVAILABLE: Words = Words {
+    status: 503,
+    ec2: [
+        "Unavailable",
+        "The server is overloaded and can't handle the request.",
+    ],
+    route53: [
+        "Receiver",
+        "ServiceUnavailable",
+        "The service is unavailable. Please try again later.",
+    ],
+    arm: [
+        "ServiceUnavailable",
+        "The service is currently unavailable. Please try again later.",
+    ],
+    google: [
+        "UNAVAILABLE",
+        "backendError",
+        "The service is currently unavailable.",
+    ],
+};
+
 /// The service's own HTTP 500.
-fn server_error(service: Service) -> Response<Full<Bytes>> {
+const SERVER_ERROR: Words = Words {
+    status: 500,
+    ec2: [
+        "InternalError",
+        "An internal error has occurred. Retry your request, but if the problem persists, contact us.",
+    ],
+    route53: [
+        "Receiver",
+        "InternalFailure",
+        "The request processing has failed because of an unknown error, exception or failure.",
+    ],
+    arm: [
+        "InternalServerError",
+        "Encountered internal server error. Diagnostic information: timestamp '20240101T000000Z'.",
+    ],
+    google: [
+        "INTERNAL",
+        "backendError",
+        "Internal error. Please try again or contact Google Support.",
+    ],
+};
+
+fn answer_in_words(service: Service, words: &Words) -> Response<Full<Bytes>> {
+    let status = words.status;
     match service {
-        Service::Ec2 => ec2_error(
-            500,
-            "InternalError",
-            "An internal error has occurred. Retry your request, but if the problem persists, contact us.",
-        ),
-        Service::Route53 => route53_error(
-            500,
-            "Receiver",
-            "InternalFailure",
-            "The request processing has failed because of an unknown error, exception or failure.",
-        ),
-        Service::Arm => arm_error(
-            500,
-            "InternalServerError",
-            "Encountered internal server error. Diagnostic information: timestamp '20240101T000000Z'.",
-        ),
-        Service::Google => google_error(
-            500,
-            "INTERNAL",
-            "backendError",
-            "Internal error. Please try again or contact Google Support.",
-        ),
+        Service::Ec2 => ec2_error(status, words.ec2[0], words.ec2[1]),
+        Service::Route53 => {
+            let [kind, code, message] = words.route53;
+            route53_error(status, kind, code, message)
+        }
+        Service::Arm => arm_error(status, words.arm[0], words.arm[1]),
+        Service::Google => {
+            let [code, reason, message] = words.google;
+            google_error(status, code, reason, message)
+        }
     }
 }
 
@@ -873,7 +909,7 @@ macro_rules! counting_proxies {
 pub(crate) use counting_proxies;
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
@@ -897,8 +933,8 @@ mod tests {
         assert!(classify(&post, "/compute/v1/projects/p/regions/r/addresses", body).mutating);
     }
 
-    /// An upstream that answers 200 "ok" and counts what reached it.
-    async fn upstream() -> (SocketAddr, Arc<AtomicUsize>) {
+    /// An upstream that answers 200 `{}` and counts what reached it.
+    pub(crate) async fn upstream() -> (SocketAddr, Arc<AtomicUsize>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let seen = Arc::new(AtomicUsize::new(0));
@@ -909,7 +945,7 @@ mod tests {
                 tokio::spawn(async move {
                     let svc = service_fn(move |_req: Request<Incoming>| {
                         counter.fetch_add(1, Ordering::SeqCst);
-                        async { Ok::<_, hyper::Error>(Response::new(Full::new(Bytes::from("ok")))) }
+                        async { Ok::<_, hyper::Error>(Response::new(Full::new(Bytes::from("{}")))) }
                     });
                     let _ = http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), svc)

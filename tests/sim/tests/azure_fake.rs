@@ -24,6 +24,16 @@ async fn oracle_with(arm: &str, token: &str, extra: &[&str]) -> Value {
         .unwrap()
 }
 
+/// The fake, each long-running operation done after `delay`.
+async fn sim_provisioning_in(delay: Duration) -> AzureSim {
+    AzureSim::start(AzureSimOptions {
+        provisioning_delay: delay,
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_official_clients_see_azure_semantics() {
     let sim = AzureSim::start(AzureSimOptions {
@@ -206,12 +216,7 @@ async fn the_official_client_meets_rbac_and_quota_refusals() {
 async fn foreign_resources_are_seeded_as_documented() {
     // The integration tests rely on these: three public IPs that are not ours, and a
     // resource-group tag of someone else.
-    let sim = AzureSim::start(AzureSimOptions {
-        provisioning_delay: Duration::from_secs(30),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let sim = sim_provisioning_in(Duration::from_secs(30)).await;
     sim.create_foreign();
     let world = sim.inspect();
     assert_eq!(world["public_ips"].as_array().unwrap().len(), 3);
@@ -374,12 +379,7 @@ async fn a_public_ip_a_frontend_uses_cannot_be_deleted() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_official_client_adds_and_removes_a_secondary_ip_configuration() {
     use bootstrap_sim::azure::{BOOTSTRAP_NIC, COMPUTE_SUBNET};
-    let sim = AzureSim::start(AzureSimOptions {
-        provisioning_delay: Duration::from_millis(150),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let sim = sim_provisioning_in(Duration::from_millis(150)).await;
     let token = sim.issue_token();
     let r = oracle_with(&sim.arm_url(), &token, &["--nic", BOOTSTRAP_NIC]).await;
     let config = |ip: &str, name: &str, primary: bool| {
@@ -425,12 +425,7 @@ async fn the_official_client_adds_and_removes_a_secondary_ip_configuration() {
 /// rule with its etag, a stale etag refused.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_official_client_builds_load_balancers_as_arm_does() {
-    let sim = AzureSim::start(AzureSimOptions {
-        provisioning_delay: Duration::from_millis(100),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let sim = sim_provisioning_in(Duration::from_millis(100)).await;
     sim.add_machine("master-0", "10.0.0.5".parse().unwrap());
     sim.create_user_public_ip(
         "mycluster-7xk2p-rg",

@@ -2,7 +2,7 @@
 //! envelope `{"error":{"code","message"}}`: 401, 403, 404, 409, 412, 400), and the routing of a
 //! path to the resource type that answers it, once `authorization` has let the call through.
 
-use super::world::{SUBSCRIPTION, World};
+use super::world::{SUBSCRIPTION, World, rg_id};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -71,7 +71,31 @@ impl Call<'_> {
     }
 }
 
+/// A resource that lives in a resource group.
+pub(super) trait InResourceGroup {
+    fn resource_group(&self) -> &str;
+}
+
 impl World {
+    /// `GET .../providers/Microsoft.Network/<kind>` of resource group `rg`: the `items` whose
+    /// `group` it is (names compare case-insensitively), each as `json` shows it, paged.
+    pub(super) fn list_in_group<T: InResourceGroup>(
+        &self,
+        call: &Call,
+        rg: &str,
+        kind: &str,
+        items: &BTreeMap<String, T>,
+        json: fn(&World, &T) -> Value,
+    ) -> Reply {
+        let all: Vec<Value> = items
+            .values()
+            .filter(|i| i.resource_group().eq_ignore_ascii_case(rg))
+            .map(|i| json(self, i))
+            .collect();
+        let path = format!("{}/providers/Microsoft.Network/{kind}", rg_id(rg));
+        self.paged(call, &all, &path)
+    }
+
     /// One page of a list answer, as ARM pages: `value`, and `nextLink` (the same `path` and
     /// api-version with a `$skiptoken`) while more remain.
     pub(super) fn paged(&self, call: &Call, all: &[Value], path: &str) -> Reply {

@@ -298,28 +298,37 @@ mod tests {
 
     #[test]
     fn permission_reads_and_tag_writes_are_checked_and_other_providers_are_not() {
-        let action = |method, path: &str| {
+        // (method, path under the resource group's providers, the action checked); None: the
+        // fake serves no VM writes and no storage, nothing to check.
+        let cases = [
+            (
+                "GET",
+                "microsoft.authorization/permissions",
+                Some("Microsoft.Authorization/permissions/read"),
+            ),
+            (
+                "PUT",
+                "microsoft.resources/tags/default",
+                Some("Microsoft.Resources/tags/write"),
+            ),
+            ("PUT", "microsoft.compute/virtualmachines/vm", None),
+            (
+                "GET",
+                "microsoft.compute/virtualmachines/vm",
+                Some("Microsoft.Compute/virtualMachines/read"),
+            ),
+            (
+                "PUT",
+                "microsoft.network/loadbalancers/lb",
+                Some("Microsoft.Network/loadBalancers/write"),
+            ),
+            ("GET", "microsoft.storage/storageaccounts/x", None),
+        ];
+        for (method, path, expected) in cases {
+            let path = format!("resourcegroups/rg/providers/{path}");
             let segments: Vec<&str> = path.split('/').collect();
-            required_action(method, &segments)
-        };
-        let rg = "resourcegroups/rg/providers";
-        let permissions = action("GET", &format!("{rg}/microsoft.authorization/permissions"));
-        assert_eq!(
-            permissions.as_deref(),
-            Some("Microsoft.Authorization/permissions/read")
-        );
-        let tags = action("PUT", &format!("{rg}/microsoft.resources/tags/default"));
-        assert_eq!(tags.as_deref(), Some("Microsoft.Resources/tags/write"));
-        let vm = action("PUT", &format!("{rg}/microsoft.compute/virtualmachines/vm"));
-        assert_eq!(vm, None, "the fake serves no VM writes: nothing to check");
-        let vm = action("GET", &format!("{rg}/microsoft.compute/virtualmachines/vm"));
-        assert_eq!(
-            vm.as_deref(),
-            Some("Microsoft.Compute/virtualMachines/read")
-        );
-        let lb = action("PUT", &format!("{rg}/microsoft.network/loadbalancers/lb"));
-        assert_eq!(lb.as_deref(), Some("Microsoft.Network/loadBalancers/write"));
-        let disk = action("GET", &format!("{rg}/microsoft.storage/storageaccounts/x"));
-        assert_eq!(disk, None, "the fake serves no storage: nothing to check");
+            let action = required_action(method, &segments);
+            assert_eq!(action.as_deref(), expected, "{method} {path}");
+        }
     }
 }

@@ -357,6 +357,24 @@ impl World {
     }
 }
 
+/// The zone `zone` of resource group `rg` and `fqdn`'s name relative to it.
+fn zone_and_name<'a>(
+    w: &'a mut World,
+    private: bool,
+    rg: &str,
+    zone: &str,
+    fqdn: &'a str,
+) -> Result<(&'a mut DnsZone, &'a str)> {
+    let name = fqdn
+        .strip_suffix(&format!(".{zone}"))
+        .context("name not in zone")?;
+    let z = w
+        .zones
+        .get_mut(&(private, rg.to_ascii_lowercase(), zone.to_string()))
+        .context("zone")?;
+    Ok((z, name))
+}
+
 impl super::AzureSim {
     /// Another writer sets a record set (fqdn, A or AAAA by the values) to exactly `values`
     /// (empty: deletes it). A new ETag, as any write.
@@ -388,15 +406,8 @@ impl super::AzureSim {
             "A"
         };
         let mut w = lock(&self.world);
-        let name = fqdn
-            .strip_suffix(&format!(".{zone}"))
-            .context("name not in zone")?
-            .to_string();
-        let z = w
-            .zones
-            .get_mut(&(private, rg.to_ascii_lowercase(), zone.to_string()))
-            .context("zone")?;
-        let key = (rtype.to_string(), name);
+        let (z, name) = zone_and_name(&mut w, private, rg, zone, fqdn)?;
+        let key = (rtype.to_string(), name.to_string());
         if ips.is_empty() {
             z.records.remove(&key);
         } else {
@@ -423,14 +434,8 @@ impl super::AzureSim {
             (DNS_RG, PUBLIC_ZONE)
         };
         let mut w = lock(&self.world);
-        let name = fqdn
-            .strip_suffix(&format!(".{zone}"))
-            .context("name not in zone")?
-            .to_ascii_lowercase();
-        let z = w
-            .zones
-            .get_mut(&(private, rg.to_ascii_lowercase(), zone.to_string()))
-            .context("zone")?;
+        let (z, name) = zone_and_name(&mut w, private, rg, zone, fqdn)?;
+        let name = name.to_ascii_lowercase();
         if z.records.keys().any(|(_, n)| *n == name) {
             anyhow::bail!("{fqdn} holds other record sets: a CNAME cannot go next to them");
         }

@@ -89,17 +89,31 @@ pub(super) fn refs<'a>(props: &'a Value, key: &str) -> Vec<&'a str> {
     }
 }
 
+impl super::arm::InResourceGroup for LoadBalancer {
+    fn resource_group(&self) -> &str {
+        &self.rg
+    }
+}
+
+/// ARM's refusal of two children of `id` with one name (names compare case-insensitively).
+pub(super) fn duplicate_child(id: &str, name: &str) -> Reply {
+    Reply::error(
+        400,
+        "DuplicateResourceName",
+        format!("Resource {id} has two child resources with the same name ({name})."),
+    )
+}
+
 impl World {
     /// `GET .../loadBalancers` of a resource group.
     pub(super) fn list_load_balancers(&self, call: &Call, rg: &str) -> Reply {
-        let all: Vec<Value> = self
-            .load_balancers
-            .values()
-            .filter(|lb| lb.rg.eq_ignore_ascii_case(rg))
-            .map(|lb| self.lb_json(lb))
-            .collect();
-        let path = format!("{}/providers/Microsoft.Network/loadBalancers", rg_id(rg));
-        self.paged(call, &all, &path)
+        self.list_in_group(
+            call,
+            rg,
+            "loadBalancers",
+            &self.load_balancers,
+            Self::lb_json,
+        )
     }
 
     /// `GET`, `PUT`, `DELETE` of `.../loadBalancers/{name}`.
@@ -166,13 +180,7 @@ impl World {
                     );
                 };
                 if seen.iter().any(|n| n.eq_ignore_ascii_case(&child_name)) {
-                    return Reply::error(
-                        400,
-                        "DuplicateResourceName",
-                        format!(
-                            "Resource {id} has two child resources with the same name ({child_name})."
-                        ),
-                    );
+                    return duplicate_child(&id, &child_name);
                 }
                 child["id"] = json!(format!("{id}/{collection}/{child_name}"));
                 child["etag"] = json!(etag);

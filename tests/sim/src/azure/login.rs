@@ -55,12 +55,7 @@ pub async fn login_handler(
     let body = body.collect().await?.to_bytes();
     let form: BTreeMap<String, String> = url::form_urlencoded::parse(&body).into_owned().collect();
     let segments = segments(&parts.uri);
-    let host = parts
-        .headers
-        .get(hyper::header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("127.0.0.1")
-        .to_string();
+    let host = super::host_of(&parts.headers);
     let reply = match (parts.method.as_str(), segments.as_slice()) {
         ("GET", ["adfs", ".well-known", "openid-configuration"]) => Reply::json(
             200,

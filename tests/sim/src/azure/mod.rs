@@ -542,12 +542,7 @@ async fn arm_handler(
 ) -> Result<Response<Full<Bytes>>, hyper::Error> {
     let (parts, body) = req.into_parts();
     let body = body.collect().await?.to_bytes();
-    let host = parts
-        .headers
-        .get(hyper::header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("127.0.0.1")
-        .to_string();
+    let host = host_of(&parts.headers);
     let token = parts
         .headers
         .get(hyper::header::AUTHORIZATION)
@@ -655,6 +650,15 @@ fn to_response(reply: Reply) -> Response<Full<Bytes>> {
 }
 
 /// The non-empty segments of the request's path.
+/// The `Host` the client asked for (the endpoints it is told name it).
+fn host_of(headers: &hyper::HeaderMap) -> String {
+    headers
+        .get(hyper::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1")
+        .to_string()
+}
+
 fn segments(uri: &hyper::Uri) -> Vec<&str> {
     uri.path().split('/').filter(|s| !s.is_empty()).collect()
 }
@@ -700,7 +704,7 @@ impl AzurePeers {
     /// Environment for the agent: ARM through the proxy, the fake's authority, its CA, and no
     /// ambient Azure credentials (the fixture's creds secret is used).
     pub fn agent_env(&self) -> Vec<(String, String)> {
-        vec![
+        let mut env = vec![
             (
                 "BOOTSTRAP_AGENT_AZURE_ARM_ENDPOINT".into(),
                 self.arm_proxy.url(),
@@ -709,14 +713,21 @@ impl AzurePeers {
                 "BOOTSTRAP_AGENT_AZURE_AUTHORITY_HOST".into(),
                 self.sim.login_url(),
             ),
+        ];
+        env.extend(self.ca_and_second_address_env());
+        env
+    }
+
+    /// The fake's CA, and the second address left to the cloud: the agent runs on this
+    /// machine, not on the bootstrap VM, so the cloud gives the VM its second address and
+    /// nothing here brings it up (as the wire proof is routed with --wire-dial-override).
+    fn ca_and_second_address_env(&self) -> [(String, String); 2] {
+        [
             (
                 "BOOTSTRAP_AGENT_AZURE_CA_FILE".into(),
                 self.ca_file.display().to_string(),
             ),
             (
-                // The agent runs on this machine, not on the bootstrap VM: the cloud gives
-                // the VM its second address, and nothing here brings it up (as the wire
-                // proof is routed with --wire-dial-override).
                 "BOOTSTRAP_AGENT_BOOTSTRAP_SECOND_ADDRESS".into(),
                 "cloud".into(),
             ),
@@ -727,20 +738,12 @@ impl AzurePeers {
     /// and authority from the assets, and every cloud's real host names are pinned to the
     /// fake (its CA trusted). Calls this way bypass the counting proxy.
     pub fn derived_env(&self) -> Vec<(String, String)> {
-        vec![
-            (
-                "BOOTSTRAP_AGENT_AZURE_RESOLVE".into(),
-                self.sim.resolve_pins(),
-            ),
-            (
-                "BOOTSTRAP_AGENT_AZURE_CA_FILE".into(),
-                self.ca_file.display().to_string(),
-            ),
-            (
-                "BOOTSTRAP_AGENT_BOOTSTRAP_SECOND_ADDRESS".into(),
-                "cloud".into(),
-            ),
-        ]
+        let mut env = vec![(
+            "BOOTSTRAP_AGENT_AZURE_RESOLVE".into(),
+            self.sim.resolve_pins(),
+        )];
+        env.extend(self.ca_and_second_address_env());
+        env
     }
 
     /// What the local API server's load-balancer controller knows of this cloud: the compute

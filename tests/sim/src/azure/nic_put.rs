@@ -138,14 +138,8 @@ impl World {
             ipconfigs: configs,
         };
         self.nics.insert(key.clone(), nic.clone());
-        let op = self.start_operation(&key, false);
-        let status = if existing.is_some() { 200 } else { 201 };
-        Reply::json(status, self.nic_json(&nic))
-            .header(
-                "Azure-AsyncOperation",
-                self.op_url(call, location, &op, false),
-            )
-            .header("Retry-After", self.retry_after.to_string())
+        let body = self.nic_json(&nic);
+        self.put_accepted(call, &key, location, existing.is_none(), body)
     }
 
     /// The body's ipConfigurations: names, subnets, allocation, the primary rule.

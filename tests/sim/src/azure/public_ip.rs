@@ -51,6 +51,12 @@ pub fn pip_id(rg: &str, name: &str) -> String {
     )
 }
 
+impl super::arm::InResourceGroup for PublicIp {
+    fn resource_group(&self) -> &str {
+        &self.rg
+    }
+}
+
 impl World {
     /// Finishes every operation whose time has come.
     pub fn tick(&mut self) {
@@ -116,6 +122,25 @@ impl World {
         } else if pip.ip_configuration.as_deref() == Some(frontend.as_str()) {
             pip.ip_configuration = None;
         }
+    }
+
+    /// A PUT that goes on asynchronously: 201 with the body for a new resource, 200 for an
+    /// update, and the operation to follow (`Azure-AsyncOperation`, `Retry-After`).
+    pub(super) fn put_accepted(
+        &mut self,
+        call: &Call,
+        key: &str,
+        location: &str,
+        created: bool,
+        body: Value,
+    ) -> Reply {
+        let op = self.start_operation(key, false);
+        Reply::json(if created { 201 } else { 200 }, body)
+            .header(
+                "Azure-AsyncOperation",
+                self.op_url(call, location, &op, false),
+            )
+            .header("Retry-After", self.retry_after.to_string())
     }
 
     pub(super) fn start_operation(&mut self, target: &str, delete: bool) -> String {
@@ -215,17 +240,8 @@ impl World {
     }
 
     pub(super) fn list_public_ips(&self, call: &Call, rg: &str) -> Reply {
-        let all: Vec<Value> = self
-            .public_ips
-            .values()
-            .filter(|p| p.rg.eq_ignore_ascii_case(rg))
-            .map(|p| self.public_ip_json(p))
-            .collect();
-        self.paged(
-            call,
-            &all,
-            &format!("/subscriptions/{SUBSCRIPTION}/resourceGroups/{rg}/providers/Microsoft.Network/publicIPAddresses"),
-        )
+        let json = Self::public_ip_json;
+        self.list_in_group(call, rg, "publicIPAddresses", &self.public_ips, json)
     }
 
     pub(super) fn public_ip(&mut self, call: &Call, rg: &str, name: &str) -> Reply {
@@ -319,14 +335,8 @@ impl World {
                     ip_configuration: existing.as_ref().and_then(|e| e.ip_configuration.clone()),
                 };
                 self.public_ips.insert(key.clone(), pip.clone());
-                let op = self.start_operation(&key, false);
-                let status = if existing.is_some() { 200 } else { 201 };
-                Reply::json(status, self.public_ip_json(&pip))
-                    .header(
-                        "Azure-AsyncOperation",
-                        self.op_url(call, location, &op, false),
-                    )
-                    .header("Retry-After", self.retry_after.to_string())
+                let body = self.public_ip_json(&pip);
+                self.put_accepted(call, &key, location, existing.is_none(), body)
             }
             "DELETE" => {
                 let Some(pip) = self.public_ips.get_mut(&key) else {

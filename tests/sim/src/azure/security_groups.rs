@@ -96,13 +96,7 @@ impl World {
                 for rule in asked.into_iter().flatten() {
                     let rule_name = rule["name"].as_str().unwrap_or_default().to_string();
                     if kept.keys().any(|k| k.eq_ignore_ascii_case(&rule_name)) {
-                        return Reply::error(
-                            400,
-                            "DuplicateResourceName",
-                            format!(
-                                "Resource {id} has two child resources with the same name ({rule_name})."
-                            ),
-                        );
+                        return super::load_balancers::duplicate_child(&id, &rule_name);
                     }
                     let mut properties = rule["properties"].clone();
                     if let Some(p) = properties.as_object_mut() {

@@ -219,50 +219,37 @@ async fn demo(cloud: &str) -> Result<()> {
     Ok(())
 }
 
+/// `--flag true|false`.
+fn bool_arg(flag: &str, value: &str) -> Result<bool> {
+    match value {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        other => bail!("{flag}: expected true or false, found {other:?}"),
+    }
+}
+
 /// `bootstrap-sim handover <cloud> [options]`: see `bootstrap_sim::handover`.
 async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
     let mut opts = bootstrap_sim::handover::Options::new(cloud, agent_binary()?, PathBuf::new());
     let mut json = false;
-    let mut args = args.iter();
-    while let Some(flag) = args.next() {
-        let value = args
-            .next()
-            .with_context(|| format!("{flag} needs a value\n{USAGE}"))?;
-        match *flag {
+    for (flag, value) in bootstrap_sim::args::flag_values(args, USAGE)? {
+        match flag {
             "--dns-seeding" => opts.dns_seeding = value.to_string(),
             "--bootstrap-second-address" => opts.second_address = Some(value.to_string()),
-            "--scope-round-trip" => {
-                opts.scope_round_trip = match *value {
-                    "true" => true,
-                    "false" => false,
-                    other => bail!("--scope-round-trip: expected true or false, found {other:?}"),
-                }
-            }
-            "--openshift-nodes" => {
-                opts.openshift_nodes = match *value {
-                    "true" => true,
-                    "false" => false,
-                    other => bail!("--openshift-nodes: expected true or false, found {other:?}"),
-                }
-            }
+            "--scope-round-trip" => opts.scope_round_trip = bool_arg(flag, value)?,
+            "--openshift-nodes" => opts.openshift_nodes = bool_arg(flag, value)?,
             "--gce-hairpin" => {
-                opts.node_design.hairpin = match *value {
+                opts.node_design.hairpin = match value {
                     "returns" => bootstrap_sim::nodes::Hairpin::Returns,
                     "balances" => bootstrap_sim::nodes::Hairpin::Balances,
                     other => bail!("--gce-hairpin: expected returns or balances, found {other:?}"),
                 }
             }
             "--nodes-without-bootstrap-ip" => {
-                opts.node_design.second_address_alone = match *value {
-                    "true" => true,
-                    "false" => false,
-                    other => bail!(
-                        "--nodes-without-bootstrap-ip: expected true or false, found {other:?}"
-                    ),
-                }
+                opts.node_design.second_address_alone = bool_arg(flag, value)?
             }
             "--watcher-host" => {
-                opts.node_design.watcher_host = match *value {
+                opts.node_design.watcher_host = match value {
                     "api-int" => bootstrap_sim::handover::openshift::WatcherHost::ApiInt,
                     "vip" => bootstrap_sim::handover::openshift::WatcherHost::Vip,
                     other => bail!("--watcher-host: expected api-int or vip, found {other:?}"),
@@ -270,7 +257,7 @@ async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
             }
             "--restart-watchers" => {
                 use bootstrap_sim::handover::openshift::WatcherRestart;
-                opts.node_design.restart = match *value {
+                opts.node_design.restart = match value {
                     "off" => WatcherRestart::Off,
                     "restart" => WatcherRestart::Restart,
                     "restart-clean" => WatcherRestart::RestartClean,
@@ -285,13 +272,7 @@ async fn handover(cloud: &str, args: &[&str]) -> Result<()> {
                 })?;
                 opts.linger = opts.ttl + std::time::Duration::from_secs(5);
             }
-            "--output" => {
-                json = match *value {
-                    "json" => true,
-                    "text" => false,
-                    other => bail!("--output: expected text or json, found {other:?}"),
-                }
-            }
+            "--output" => json = bootstrap_sim::output_arg(value)?,
             other => bail!("unknown option {other:?}\n{USAGE}"),
         }
     }

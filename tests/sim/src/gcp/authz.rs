@@ -153,13 +153,8 @@ mod tests {
     }
 
     fn req(method: Method, path: &str, body: Value) -> (Req, Vec<String>) {
-        let segments: Vec<String> = path.split('/').map(str::to_string).collect();
-        let req = Req {
-            method,
-            segments: segments.clone(),
-            query: Default::default(),
-            body,
-        };
+        let req = Req::for_test(method, path, body);
+        let segments = req.segments.clone();
         (req, segments)
     }
 

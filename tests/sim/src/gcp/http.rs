@@ -107,6 +107,25 @@ impl Req {
     }
 }
 
+#[cfg(test)]
+impl Req {
+    /// A request as a test writes it: `path` (segments split at `/`) with an optional
+    /// `?k=v&...` query, percent-decoded as the router decodes it.
+    pub fn for_test(method: Method, path: &str, body: Value) -> Self {
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        Req {
+            method,
+            segments: path.split('/').map(str::to_string).collect(),
+            query: query
+                .split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_string(), crate::percent::decode(v)))
+                .collect(),
+            body,
+        }
+    }
+}
+
 /// One page of a compute list: `kind`, `id` (the collection's path), `items`, `selfLink`, and
 /// `nextPageToken` while more remain.
 pub fn list_page(kind: &str, path: &str, matching: &[Value], start: usize, max: usize) -> Value {

@@ -136,9 +136,7 @@ pub(crate) fn check_seed(seed: &Seed) -> Result<(), String> {
     let mut seen = BTreeSet::new();
     for i in &seed.instances {
         let subnet = seed
-            .subnetworks
-            .iter()
-            .find(|s| s.name == i.subnetwork)
+            .subnetwork(&i.subnetwork)
             .ok_or_else(|| format!("instance {}: no subnetwork {}", i.name, i.subnetwork))?;
         if let Some(ip) = i.network_ip {
             let (first, last) = ipam::usable(subnet);
@@ -212,10 +210,7 @@ fn get(w: &World, project: &str, zone: &str, name: &str) -> Reply {
 /// nic0 as compute v1 shows it (`aliasIpRanges` left out when there is none).
 pub(super) fn nic_json(w: &World, instance: &InstanceState) -> Value {
     let seed = w.seed();
-    let subnet = seed
-        .subnetworks
-        .iter()
-        .find(|s| s.name == instance.subnetwork);
+    let subnet = seed.subnetwork(&instance.subnetwork);
     let project = subnet.map_or(seed.project.as_str(), |s| seed.subnet_project(s));
     let network = subnet.map_or(seed.network.as_str(), |s| s.network.as_str());
     let mut nic = json!({

@@ -41,11 +41,7 @@ impl GcpLbView {
             return Ok(Some(address.clone()));
         }
         let seed = w.seed().clone();
-        let Some(subnet) = seed
-            .subnetworks
-            .iter()
-            .find(|s| s.name == seed.cloud_config_subnetwork)
-        else {
+        let Some(subnet) = seed.subnetwork(&seed.cloud_config_subnetwork) else {
             return Ok(None);
         };
         let body = json!({

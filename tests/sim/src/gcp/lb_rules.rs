@@ -493,21 +493,8 @@ pub(crate) fn health(w: &World, path: &str, body: &Value) -> Reply {
         .lb_built
         .get(path)
         .is_some_and(|t| t.elapsed() >= interval);
-    let statuses: Vec<Value> = super::instance_groups::members(w, &zone, &group)
-        .iter()
-        .map(|m| {
-            let node = w.seed().instances.iter().any(|i| i.name == *m && i.node);
-            let ip = w
-                .instances
-                .get(m)
-                .and_then(|i| i.addresses().first().map(ToString::to_string));
-            json!({
-                "instance": format!("{BASE}/projects/{}/zones/{zone}/instances/{m}", project(w)),
-                "ipAddress": ip,
-                "port": 10256,
-                "healthState": if checked && node { "HEALTHY" } else { "UNHEALTHY" },
-            })
-        })
-        .collect();
-    Ok(json!({"kind": "compute#backendServiceGroupHealth", "healthStatus": statuses}))
+    let members = super::instance_groups::members(w, &zone, &group);
+    Ok(super::load_balancers::group_health(
+        w, &zone, &members, checked,
+    ))
 }

@@ -22,20 +22,8 @@ fn world() -> World {
 
 /// One call as the HTTP router dispatches it (path after `compute/v1/`).
 fn call(w: &mut World, method: Method, path: &str, body: Value) -> Reply {
-    let (path, query) = path.split_once('?').unwrap_or((path, ""));
-    let req = Req {
-        method,
-        segments: format!("compute/v1/{path}")
-            .split('/')
-            .map(str::to_string)
-            .collect(),
-        query: query
-            .split('&')
-            .filter_map(|kv| kv.split_once('='))
-            .map(|(k, v)| (k.to_string(), crate::percent::decode(v)))
-            .collect(),
-        body,
-    };
+    let req = Req::for_test(method, &format!("compute/v1/{path}"), body);
+    let path = path.split_once('?').map_or(path, |(path, _)| path);
     let rest: Vec<&str> = path.split('/').skip(1).collect();
     w.tick();
     super::zonal::route(w, &req, &rest)
@@ -99,13 +87,20 @@ fn internal_rule(w: &mut World, name: &str, ip: &str, port: &str) -> Reply {
     )
 }
 
-#[test]
-fn two_internal_rules_share_a_shared_loadbalancer_vip_address_and_both_become_its_users() {
+/// An INTERNAL address of `purpose` (its IP returned), backend services `a1` and `a2`, and
+/// rule `a1` on the address (port 6443).
+fn one_internal_rule_on_an_address_for(purpose: &str) -> (World, String) {
     let mut w = world();
-    let ip = reserve_shared_vip(&mut w, "SHARED_LOADBALANCER_VIP");
+    let ip = reserve_shared_vip(&mut w, purpose);
     internal_backend(&mut w, "a1");
     internal_backend(&mut w, "a2");
     ok(internal_rule(&mut w, "a1", &ip, "6443"));
+    (w, ip)
+}
+
+#[test]
+fn two_internal_rules_share_a_shared_loadbalancer_vip_address_and_both_become_its_users() {
+    let (mut w, ip) = one_internal_rule_on_an_address_for("SHARED_LOADBALANCER_VIP");
     ok(internal_rule(&mut w, "a2", &ip, "22623"));
     let address = ok(call(
         &mut w,
@@ -133,11 +128,7 @@ fn two_internal_rules_share_a_shared_loadbalancer_vip_address_and_both_become_it
 
 #[test]
 fn a_second_internal_rule_on_an_address_not_shared_is_refused() {
-    let mut w = world();
-    let ip = reserve_shared_vip(&mut w, "GCE_ENDPOINT");
-    internal_backend(&mut w, "a1");
-    internal_backend(&mut w, "a2");
-    ok(internal_rule(&mut w, "a1", &ip, "6443"));
+    let (mut w, ip) = one_internal_rule_on_an_address_for("GCE_ENDPOINT");
     let op = internal_rule(&mut w, "a2", &ip, "22623").unwrap();
     assert_eq!(op["httpErrorStatusCode"], 409, "the operation fails: {op}");
     assert_eq!(

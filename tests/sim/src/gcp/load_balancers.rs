@@ -140,24 +140,29 @@ fn health(w: &World, name: &str, body: &Value) -> Reply {
         )));
     };
     let checked = lb.built.elapsed() >= w.options.health_check_interval;
-    let statuses: Vec<Value> = group
-        .members
+    Ok(group_health(w, &group.zone, &group.members, checked))
+}
+
+/// `getHealth`'s answer for a group's `members` in `zone`: once `checked`, a VM that is a Node
+/// passes (ovnkube-node answers :10256), any other fails; before, nothing passes.
+pub(super) fn group_health(w: &World, zone: &str, members: &[String], checked: bool) -> Value {
+    let statuses: Vec<Value> = members
         .iter()
         .map(|m| {
             let node = w.seed().instances.iter().any(|i| i.name == *m && i.node);
             let ip = w
                 .instances
                 .get(m)
-                .and_then(|i| i.addresses().first().map(|a| a.to_string()));
+                .and_then(|i| i.addresses().first().map(ToString::to_string));
             json!({
-                "instance": format!("{BASE}/projects/{}/zones/{}/instances/{m}", w.seed().project, group.zone),
+                "instance": format!("{BASE}/projects/{}/zones/{zone}/instances/{m}", w.seed().project),
                 "ipAddress": ip,
                 "port": 10256,
                 "healthState": if checked && node { "HEALTHY" } else { "UNHEALTHY" },
             })
         })
         .collect();
-    Ok(json!({"kind": "compute#backendServiceGroupHealth", "healthStatus": statuses}))
+    json!({"kind": "compute#backendServiceGroupHealth", "healthStatus": statuses})
 }
 
 #[cfg(test)]
@@ -199,15 +204,7 @@ mod tests {
     }
 
     fn call(w: &World, method: Method, tail: &str, body: Value) -> Reply {
-        let req = Req {
-            method,
-            segments: format!("{REGION}/{tail}")
-                .split('/')
-                .map(str::to_string)
-                .collect(),
-            query: Default::default(),
-            body,
-        };
+        let req = Req::for_test(method, &format!("{REGION}/{tail}"), body);
         let rest: Vec<&str> = tail.split('/').collect();
         route(w, &req, &rest).expect("a load-balancer call")
     }

@@ -365,6 +365,11 @@ impl Seed {
         seed
     }
 
+    /// The subnetwork named `name`.
+    pub(crate) fn subnetwork(&self, name: &str) -> Option<&SubnetSeed> {
+        self.subnetworks.iter().find(|s| s.name == name)
+    }
+
     /// The project holding `subnet`.
     pub(crate) fn subnet_project<'a>(&'a self, subnet: &'a SubnetSeed) -> &'a str {
         subnet.project.as_deref().unwrap_or(&self.project)
@@ -590,9 +595,7 @@ impl GcpFake {
     pub fn cloud_config_subnet_range(&self) -> Option<crate::kube::Ipv4Cidr> {
         let w = self.lock();
         let seed = w.seed();
-        seed.subnetworks
-            .iter()
-            .find(|s| s.name == seed.cloud_config_subnetwork)
+        seed.subnetwork(&seed.cloud_config_subnetwork)
             .map(|s| crate::kube::Ipv4Cidr::new(s.cidr, s.prefix))
     }
 

@@ -26,16 +26,12 @@ fn call(
     query: &[(&str, &str)],
     body: Value,
 ) -> Result<Value, ApiError> {
-    let segments: Vec<String> = path.split('/').map(str::to_string).collect();
-    let req = Req {
-        method,
-        segments: segments.clone(),
-        query: query
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        body,
-    };
+    let mut req = Req::for_test(method, path, body);
+    req.query = query
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let segments = req.segments.clone();
     let s: Vec<&str> = segments.iter().map(String::as_str).collect();
     w.tick();
     match reads::route(w, &req, &s[3..]) {
@@ -134,20 +130,15 @@ fn every_seed_puts_the_bootstrap_vm_at_the_tests_bootstrap_ip_in_its_control_pla
 
 #[test]
 fn a_seed_with_an_address_outside_its_subnetwork_or_shared_is_refused() {
-    let mut seed = Seed::default();
-    seed.instances[0].network_ip = Some(ip("10.0.200.1"));
-    assert!(
-        instances::check_seed(&seed)
-            .unwrap_err()
-            .contains("not a usable address")
-    );
-    let mut seed = Seed::default();
-    seed.instances[0].network_ip = Some(ip("10.0.1.10"));
-    assert!(
-        instances::check_seed(&seed)
-            .unwrap_err()
-            .contains("taken by another VM")
-    );
+    for (address, refusal) in [
+        ("10.0.200.1", "not a usable address"),
+        ("10.0.1.10", "taken by another VM"),
+    ] {
+        let mut seed = Seed::default();
+        seed.instances[0].network_ip = Some(ip(address));
+        let err = instances::check_seed(&seed).unwrap_err();
+        assert!(err.contains(refusal), "{address}: {err}");
+    }
 }
 
 #[test]

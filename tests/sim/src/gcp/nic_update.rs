@@ -17,6 +17,17 @@ enum Wanted {
     Any(u8),
 }
 
+/// The blocks asked for exactly (GCE picks the others).
+fn exact_blocks(wanted: &[Wanted]) -> Vec<Block> {
+    wanted
+        .iter()
+        .filter_map(|r| match r {
+            Wanted::Exact(b) => Some(*b),
+            Wanted::Any(_) => None,
+        })
+        .collect()
+}
+
 pub(super) fn update(w: &mut World, req: &Req, project: &str, zone: &str, name: &str) -> Reply {
     let path = instance_path(project, zone, name);
     super::authz::compute(
@@ -80,11 +91,7 @@ pub(super) fn update(w: &mut World, req: &Req, project: &str, zone: &str, name: 
         }
     }
     let seed = w.seed().clone();
-    let Some(subnet) = seed
-        .subnetworks
-        .iter()
-        .find(|s| s.name == instance.subnetwork)
-    else {
+    let Some(subnet) = seed.subnetwork(&instance.subnetwork) else {
         return Err(ApiError::invalid(format!(
             "The subnetwork of '{path}' cannot be found."
         )));
@@ -108,13 +115,7 @@ pub(super) fn update(w: &mut World, req: &Req, project: &str, zone: &str, name: 
             )));
         }
     };
-    let exact: Vec<Block> = wanted
-        .iter()
-        .filter_map(|r| match r {
-            Wanted::Exact(b) => Some(*b),
-            Wanted::Any(_) => None,
-        })
-        .collect();
+    let exact = exact_blocks(&wanted);
     if let Some(taken) = taken_range(w, &instance, &exact) {
         // Refused by the operation, as GCE refuses it: nothing changes.
         let mut op = super::instances::zonal_operation(
@@ -277,13 +278,7 @@ fn choose(
     subnet: &SubnetSeed,
     wanted: Vec<Wanted>,
 ) -> Result<Vec<Block>, ApiError> {
-    let exact: Vec<Block> = wanted
-        .iter()
-        .filter_map(|r| match r {
-            Wanted::Exact(b) => Some(*b),
-            Wanted::Any(_) => None,
-        })
-        .collect();
+    let exact = exact_blocks(&wanted);
     let set_pending = |w: &mut World, blocks: Option<Vec<Block>>| {
         if let Some(i) = w.instances.get_mut(name) {
             i.pending = blocks;

@@ -444,22 +444,39 @@ fn class_rows(
     if nodes.is_empty() {
         return out;
     }
-    for class in openshift::CLASSES {
-        for s in 1..=3u8 {
-            let of_class = nodes.iter().filter(|x| x.class == class);
-            let (requests, failures, p99) = tally(
-                of_class.map(|x| (x.started, x.latency, x.ok)),
-                t0,
-                timeline,
-                s,
-            );
-            out.push(ClassRow {
+    let requests: Vec<_> = nodes
+        .iter()
+        .map(|x| (x.class, x.started, x.latency, x.ok))
+        .collect();
+    let tallies = tally_by(openshift::CLASSES, &requests, t0, timeline);
+    out.extend(
+        tallies
+            .into_iter()
+            .map(|(class, stage, (requests, failures, p99))| ClassRow {
                 class,
-                stage: s,
+                stage,
                 requests,
                 failures,
                 p99,
-            });
+            }),
+    );
+    out
+}
+
+/// [`tally`] per key of `keys` and stage 1 to 3, of the requests `(key, started, latency,
+/// ok)`.
+fn tally_by<K: Copy + PartialEq>(
+    keys: impl IntoIterator<Item = K>,
+    requests: &[(K, Instant, Duration, bool)],
+    t0: Instant,
+    timeline: &Timeline,
+) -> Vec<(K, u8, (usize, usize, Duration))> {
+    let mut out = Vec::new();
+    for key in keys {
+        for s in 1..=3u8 {
+            let of_key = requests.iter().filter(|r| r.0 == key);
+            let tallied = tally(of_key.map(|r| (r.1, r.2, r.3)), t0, timeline, s);
+            out.push((key, s, tallied));
         }
     }
     out
@@ -702,26 +719,20 @@ fn stage(at: Duration, timeline: &Timeline) -> u8 {
 }
 
 fn rows(samples: &[Sample], t0: Instant, timeline: &Timeline) -> Vec<Row> {
-    let mut rows = Vec::new();
-    for policy in Policy::ALL {
-        for s in 1..=3u8 {
-            let of_policy = samples.iter().filter(|x| x.policy == policy);
-            let (requests, failures, p99) = tally(
-                of_policy.map(|x| (x.started, x.latency, x.ok)),
-                t0,
-                timeline,
-                s,
-            );
-            rows.push(Row {
-                policy,
-                stage: s,
-                requests,
-                failures,
-                p99,
-            });
-        }
-    }
-    rows
+    let requests: Vec<_> = samples
+        .iter()
+        .map(|x| (x.policy, x.started, x.latency, x.ok))
+        .collect();
+    tally_by(Policy::ALL, &requests, t0, timeline)
+        .into_iter()
+        .map(|(policy, stage, (requests, failures, p99))| Row {
+            policy,
+            stage,
+            requests,
+            failures,
+            p99,
+        })
+        .collect()
 }
 
 fn secs(d: Option<Duration>) -> Value {

@@ -11,6 +11,19 @@ pub fn get_str<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     get(v, path).and_then(Value::as_str)
 }
 
+/// The strings of an array (none when it is missing or not an array).
+pub fn strings(array: Option<&Value>) -> Vec<String> {
+    array
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The object at `path`, created (replacing non-objects) on the way.
 pub fn obj_mut<'a>(v: &'a mut Value, path: &[&str]) -> &'a mut Map<String, Value> {
     let mut cur = v;

@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
+use crate::kube::request_info::attrs as req;
 use crate::kube::resources::RESOURCES;
 use crate::kube::store::Store;
 use hyper::Method;
@@ -34,14 +35,6 @@ fn binding(kind: &str, ns: &str, name: &str, role_kind: &str, subjects: Value) -
         b["metadata"]["namespace"] = json!(ns);
     }
     b
-}
-
-fn req(method: Method, path: &str, query: &[(&str, &str)]) -> Attributes {
-    let query: Vec<(String, String)> = query
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    Attributes::of_request(&method, path, &query)
 }
 
 fn allowed(store: &Store, user: &User, a: &Attributes) -> bool {

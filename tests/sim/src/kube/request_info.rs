@@ -132,18 +132,20 @@ fn exact_name(selector: &str) -> Option<&str> {
     })
 }
 
+/// A request's attributes as a test writes the request.
+#[cfg(test)]
+pub(crate) fn attrs(method: Method, path: &str, query: &[(&str, &str)]) -> Attributes {
+    let query: Vec<(String, String)> = query
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Attributes::of_request(&method, path, &query)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    fn attrs(method: Method, path: &str, query: &[(&str, &str)]) -> Attributes {
-        let query: Vec<(String, String)> = query
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Attributes::of_request(&method, path, &query)
-    }
 
     fn short(a: &Attributes) -> String {
         format!(

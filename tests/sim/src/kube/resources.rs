@@ -317,19 +317,6 @@ pub static RESOURCES: &[Resource] = &[
         kind: "Lease",
         ..DEFAULTS
     },
-    // The cluster's Nodes, for a real cloud-controller-manager (`bootstrap-sim real-ccm`): its
-    // service controller takes a load balancer's backends from them, its node controllers
-    // check each Node's instance in the cloud.
-    Resource {
-        plural: "nodes",
-        singular: "node",
-        kind: "Node",
-        namespaced: false,
-        status: true,
-        short_names: &["no"],
-        returns_deleted_object: true,
-        ..DEFAULTS
-    },
 ];
 
 pub fn find(group: &str, version: &str, plural: &str) -> Option<usize> {
@@ -369,6 +356,19 @@ mod tests {
             (ROLE_BINDINGS, "rolebindings"),
         ] {
             assert_eq!(RESOURCES[idx].plural, plural);
+        }
+    }
+
+    /// Discovery lists each type once (two Node entries once came in with two merges).
+    #[test]
+    fn every_resource_type_is_served_once() {
+        for (i, r) in RESOURCES.iter().enumerate() {
+            assert_eq!(
+                find(r.group, r.version, r.plural),
+                Some(i),
+                "{} is listed twice",
+                r.qualified()
+            );
         }
     }
 }

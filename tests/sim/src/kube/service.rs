@@ -184,16 +184,7 @@ pub fn defaults(inner: &Inner, key: &Key, old: Option<&Value>, obj: &mut Value) 
         }
         (None, _) => {
             let policy = str_or_default(spec, "ipFamilyPolicy", "SingleStack");
-            let mut families: Vec<String> = spec
-                .get("ipFamilies")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default();
+            let mut families = meta::strings(spec.get("ipFamilies"));
             if families.is_empty() {
                 families.push("IPv4".into());
             }

@@ -270,15 +270,7 @@ fn health_check(svc: &Value, target_type: &str) -> Result<HealthCheck, String> {
 /// `spec.loadBalancerSourceRanges`, else the annotation; an IPv6 range is refused (our NLBs
 /// are IPv4); none: 0.0.0.0/0.
 fn source_ranges(svc: &Value) -> Result<Vec<String>, String> {
-    let mut ranges: Vec<String> = meta::get(svc, &["spec", "loadBalancerSourceRanges"])
-        .and_then(Value::as_array)
-        .map(|r| {
-            r.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut ranges = meta::strings(meta::get(svc, &["spec", "loadBalancerSourceRanges"]));
     if ranges.is_empty()
         && let Some(raw) = annotation(svc, SOURCE_RANGES)
     {
@@ -590,6 +582,14 @@ mod tests {
         assert_eq!(plain.source_ranges, ["0.0.0.0/0"]);
     }
 
+    /// Each annotation set is refused by `refuse` with an error containing its text.
+    fn assert_refused(refuse: impl Fn(Value) -> String, cases: &[(Value, &str)]) {
+        for (annotations, expected) in cases {
+            let err = refuse(annotations.clone());
+            assert!(err.contains(expected), "{annotations}: {err}");
+        }
+    }
+
     /// As the controller's parsers refuse (FailedBuildModel).
     #[test]
     fn malformed_settings_are_refused_as_the_controller_parses_them() {
@@ -598,31 +598,44 @@ mod tests {
             err(json!({ATTRIBUTES: "load_balancing.cross_zone.enabled"}))
                 .starts_with("failed to parse stringMap annotation, service.beta.kubernetes.io/aws-load-balancer-attributes")
         );
-        assert!(err(json!({ATTRIBUTES: "=true"})).contains("failed to parse stringMap"));
-        assert!(
-            err(json!({ATTRIBUTES: "a=b, c"})).contains("failed to parse stringMap"),
-            "a trailing part without '=' is refused"
+        assert_refused(
+            err,
+            &[
+                (json!({ATTRIBUTES: "=true"}), "failed to parse stringMap"),
+                // A trailing part without '=' is refused.
+                (json!({ATTRIBUTES: "a=b, c"}), "failed to parse stringMap"),
+                (
+                    json!({ATTRIBUTES: "dns_record.client_routing_policy=nearest"}),
+                    "invalid dns_record.client_routing_policy",
+                ),
+                (
+                    json!({TG_ATTRIBUTES: "preserve_client_ip.enabled=nope"}),
+                    "failed to parse attribute preserve_client_ip.enabled=nope",
+                ),
+                // Per-port target-group attributes are parsed too.
+                (
+                    json!({"aws-load-balancer-target-group-attributes.22623": "preserve_client_ip.enabled=maybe"}),
+                    "preserve_client_ip.enabled=maybe",
+                ),
+                (
+                    json!({HC_PROTOCOL: "SSL"}),
+                    "unsupported health check protocol SSL",
+                ),
+                (
+                    json!({HC_INTERVAL: "ten"}),
+                    "failed to parse int32 annotation",
+                ),
+                (json!({HC_HEALTHY: "99999999999"}), "value out of range"),
+                (
+                    json!({HC_PORT: "metrics"}),
+                    "unable to find port metrics on service openshift-kube-apiserver/internal-lb",
+                ),
+                (
+                    json!({CROSS_ZONE_LEGACY: "yes"}),
+                    "failed to parse bool annotation",
+                ),
+            ],
         );
-        assert!(
-            err(json!({ATTRIBUTES: "dns_record.client_routing_policy=nearest"}))
-                .contains("invalid dns_record.client_routing_policy")
-        );
-        assert!(
-            err(json!({TG_ATTRIBUTES: "preserve_client_ip.enabled=nope"}))
-                .contains("failed to parse attribute preserve_client_ip.enabled=nope")
-        );
-        assert!(
-            err(json!({"aws-load-balancer-target-group-attributes.22623": "preserve_client_ip.enabled=maybe"}))
-                .contains("preserve_client_ip.enabled=maybe"),
-            "per-port target-group attributes are parsed too"
-        );
-        assert!(err(json!({HC_PROTOCOL: "SSL"})).contains("unsupported health check protocol SSL"));
-        assert!(err(json!({HC_INTERVAL: "ten"})).contains("failed to parse int32 annotation"));
-        assert!(err(json!({HC_HEALTHY: "99999999999"})).contains("value out of range"));
-        assert!(err(json!({HC_PORT: "metrics"})).contains(
-            "unable to find port metrics on service openshift-kube-apiserver/internal-lb"
-        ));
-        assert!(err(json!({CROSS_ZONE_LEGACY: "yes"})).contains("failed to parse bool annotation"));
         let v6 = build(&svc(
             json!({}),
             json!({"loadBalancerSourceRanges": ["fd00::/48"]}),
@@ -648,39 +661,46 @@ mod tests {
     /// What passes the controller but ELB or EC2 refuse (FailedDeployModel).
     #[test]
     fn the_cloud_refuses_unknown_attributes_and_out_of_range_checks() {
-        let err = |a: Value| deployed(a).unwrap_err();
-        assert!(
-            err(json!({ATTRIBUTES: "idle_timeout.timeout_seconds=60"})).contains(
-                "load balancer attribute key 'idle_timeout.timeout_seconds' is not recognized"
-            ),
-            "an ALB attribute on an NLB"
+        assert_refused(
+            |a| deployed(a).unwrap_err(),
+            &[
+                // An ALB attribute on an NLB.
+                (
+                    json!({ATTRIBUTES: "idle_timeout.timeout_seconds=60"}),
+                    "load balancer attribute key 'idle_timeout.timeout_seconds' is not recognized",
+                ),
+                (
+                    json!({ATTRIBUTES: "load_balancing.cross_zone.enabled=yes"}),
+                    "must be true or false",
+                ),
+                (
+                    json!({TG_ATTRIBUTES: "load_balancing.algorithm.type=round_robin"}),
+                    "target group attribute key 'load_balancing.algorithm.type' is not recognized",
+                ),
+                (
+                    json!({TG_ATTRIBUTES: "load_balancing.cross_zone.enabled=maybe"}),
+                    "use_load_balancer_configuration",
+                ),
+                // The controller takes Go's booleans, ELB only true and false.
+                (
+                    json!({TG_ATTRIBUTES: "preserve_client_ip.enabled=1"}),
+                    "must be true or false",
+                ),
+                (
+                    json!({HC_INTERVAL: "1"}),
+                    "interval must be between 5 and 300",
+                ),
+                (
+                    json!({HC_HEALTHY: "1"}),
+                    "healthy threshold must be between 2 and 10",
+                ),
+                (
+                    json!({HC_PROTOCOL: "HTTPS", HC_PATH: "readyz"}),
+                    "must begin with '/'",
+                ),
+                (json!({HC_PORT: "70000"}), "port must be 1 to 65535"),
+            ],
         );
-        assert!(
-            err(json!({ATTRIBUTES: "load_balancing.cross_zone.enabled=yes"}))
-                .contains("must be true or false")
-        );
-        assert!(
-            err(json!({TG_ATTRIBUTES: "load_balancing.algorithm.type=round_robin"})).contains(
-                "target group attribute key 'load_balancing.algorithm.type' is not recognized"
-            )
-        );
-        assert!(
-            err(json!({TG_ATTRIBUTES: "load_balancing.cross_zone.enabled=maybe"}))
-                .contains("use_load_balancer_configuration")
-        );
-        assert!(
-            err(json!({TG_ATTRIBUTES: "preserve_client_ip.enabled=1"}))
-                .contains("must be true or false"),
-            "the controller takes Go's booleans, ELB only true and false"
-        );
-        assert!(err(json!({HC_INTERVAL: "1"})).contains("interval must be between 5 and 300"));
-        assert!(
-            err(json!({HC_HEALTHY: "1"})).contains("healthy threshold must be between 2 and 10")
-        );
-        assert!(
-            err(json!({HC_PROTOCOL: "HTTPS", HC_PATH: "readyz"})).contains("must begin with '/'")
-        );
-        assert!(err(json!({HC_PORT: "70000"})).contains("port must be 1 to 65535"));
         let bad_range = check_in_cloud(
             &build(&svc(
                 json!({}),

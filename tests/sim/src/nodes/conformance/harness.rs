@@ -62,23 +62,13 @@ pub fn parse(cloud: &str, args: &[&str]) -> Result<Options> {
     };
     let (mut watcher, mut mco, mut rhcos) = (None, None, None);
     let (mut design, mut json) = (Design::SecondAddress, false);
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        let value = it
-            .next()
-            .with_context(|| format!("{flag} needs a value\n{USAGE}"))?;
-        match *flag {
+    for (flag, value) in crate::args::flag_values(args, USAGE)? {
+        match flag {
             "--apiserver-watcher" => watcher = Some(PathBuf::from(value)),
             "--mco" => mco = Some(PathBuf::from(value)),
             "--rhcos" => rhcos = Some(PathBuf::from(value)),
             "--design" => design = Design::parse(value)?,
-            "--output" => {
-                json = match *value {
-                    "json" => true,
-                    "text" => false,
-                    other => bail!("--output: expected text or json, found {other:?}"),
-                }
-            }
+            "--output" => json = crate::output_arg(value)?,
             other => bail!("unknown option {other:?}\n{USAGE}"),
         }
     }
@@ -349,10 +339,8 @@ pub async fn node_main(args: &[&str]) -> Result<Vec<Value>> {
         watcher: None,
         script: None,
     };
-    let mut it = rest.iter();
-    while let Some(flag) = it.next() {
-        let value = it.next().with_context(|| format!("{flag} needs a value"))?;
-        match *flag {
+    for (flag, value) in crate::args::flag_values(rest, "")? {
+        match flag {
             "--apiserver-watcher" => run.watcher = Some(PathBuf::from(value)),
             "--script" => run.script = Some(PathBuf::from(value)),
             other => bail!("nodes-conformance-node: unknown option {other:?}"),

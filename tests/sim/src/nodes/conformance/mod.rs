@@ -207,6 +207,19 @@ pub struct Cell {
 
 pub type Table = BTreeMap<Cell, OnHost>;
 
+impl NodeSpec {
+    /// The cells of stage `stage_index + 1` in local state `local`: one per target.
+    pub fn cells(&self, stage_index: usize, local: Local) -> impl Iterator<Item = Cell> + '_ {
+        self.targets.iter().map(move |(target, ip)| Cell {
+            role: role_name(self.role),
+            stage: stage_index as u8 + 1,
+            local,
+            target,
+            ip: *ip,
+        })
+    }
+}
+
 /// What the model decides for every cell of `spec`, driving its watcher as the harness drives
 /// the real one: it starts with stage 1's api-int, then per stage and local state one
 /// successful check (up) or the failure threshold's worth (down).
@@ -245,15 +258,8 @@ pub fn model_table(spec: &NodeSpec, design: Design) -> Table {
                     watcher.on_check(ready, &mut node.run);
                 }
             }
-            for (target, ip) in &spec.targets {
-                let cell = Cell {
-                    role: role_name(spec.role),
-                    stage: s as u8 + 1,
-                    local: *local,
-                    target,
-                    ip: *ip,
-                };
-                table.insert(cell, w.on_host(i, *ip, API));
+            for cell in spec.cells(s, *local) {
+                table.insert(cell, w.on_host(i, cell.ip, API));
             }
         }
     }

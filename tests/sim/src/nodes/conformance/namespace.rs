@@ -9,7 +9,7 @@
 //! namespace: every address it dials is inside it.
 
 use super::standins::{METADATA_IP, StandIn, metadata_server};
-use super::{API_INT, Cell, Design, Local, NodeSpec, node_specs, role_name};
+use super::{API_INT, Design, Local, NodeSpec, node_specs};
 use crate::nodes::routes::Script;
 use crate::nodes::{Cloud, OnHost, Role};
 use anyhow::{Context, Result, bail};
@@ -372,16 +372,9 @@ pub async fn run(node: NodeRun) -> Result<Vec<Value>> {
                 }
             }
             settle(Duration::from_secs(3), Duration::from_secs(20)).await;
-            for (target, ip) in &spec.targets {
-                let cell = Cell {
-                    role: role_name(spec.role),
-                    stage: s as u8 + 1,
-                    local: *local,
-                    target,
-                    ip: *ip,
-                };
+            for cell in spec.cells(s, *local) {
                 let mut v = super::cell_json(&cell);
-                v["goes"] = json!(probe(*ip).await?.as_str());
+                v["goes"] = json!(probe(cell.ip).await?.as_str());
                 v["watcher_triggered"] = json!(triggered);
                 v["note"] = json!(nft_note.as_ref().filter(|_| spec.script.is_some()));
                 cells.push(v);

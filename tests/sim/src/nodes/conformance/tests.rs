@@ -14,6 +14,19 @@ fn verdict(t: &Table, stage: u8, local: Local, target: &str) -> OnHost {
         .1
 }
 
+/// Each (local state, target, verdict) holds in stages 1, 2 and 3.
+fn assert_in_every_stage(t: &Table, expected: &[(Local, &str, OnHost)]) {
+    for stage in 1..=3 {
+        for (local, target, on_host) in expected {
+            assert_eq!(
+                verdict(t, stage, *local, target),
+                *on_host,
+                "stage {stage}, {local:?}, {target}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_constants_are_addresses() {
     for s in [
@@ -59,20 +72,14 @@ fn every_role_measures_every_target_in_every_stage_and_local_state() {
 fn the_model_refuses_a_gcp_masters_own_vip_while_its_apiserver_is_down_in_every_stage() {
     let s = spec(Cloud::Gcp, Role::Master, Design::SecondAddress);
     let t = model_table(&s, Design::SecondAddress);
-    for stage in 1..=3 {
-        assert_eq!(
-            verdict(&t, stage, Local::Down, "internal-vip"),
-            OnHost::Refused
-        );
-        assert_eq!(
-            verdict(&t, stage, Local::Up, "internal-vip"),
-            OnHost::Served
-        );
-        assert_eq!(
-            verdict(&t, stage, Local::Up, "bootstrap-ip"),
-            OnHost::Leaves
-        );
-    }
+    assert_in_every_stage(
+        &t,
+        &[
+            (Local::Down, "internal-vip", OnHost::Refused),
+            (Local::Up, "internal-vip", OnHost::Served),
+            (Local::Up, "bootstrap-ip", OnHost::Leaves),
+        ],
+    );
     // All at once the watcher knows the VIP: marked down, the connection leaves (to OVN-K).
     let s = spec(Cloud::Gcp, Role::Master, Design::AllAtOnce);
     let t = model_table(&s, Design::AllAtOnce);
@@ -85,16 +92,16 @@ fn the_model_refuses_a_gcp_masters_own_vip_while_its_apiserver_is_down_in_every_
 fn the_model_keeps_azure_masters_off_the_bootstrap_host_while_their_apiserver_is_up() {
     let s = spec(Cloud::Azure, Role::Master, Design::SecondAddress);
     let t = model_table(&s, Design::SecondAddress);
-    for stage in 1..=3 {
-        for target in ["bootstrap-ip", "second-address"] {
-            assert_eq!(verdict(&t, stage, Local::Up, target), OnHost::Served);
-            assert_eq!(verdict(&t, stage, Local::Down, target), OnHost::Leaves);
-        }
-        assert_eq!(
-            verdict(&t, stage, Local::Up, "internal-vip"),
-            OnHost::Leaves
-        );
-    }
+    assert_in_every_stage(
+        &t,
+        &[
+            (Local::Up, "bootstrap-ip", OnHost::Served),
+            (Local::Down, "bootstrap-ip", OnHost::Leaves),
+            (Local::Up, "second-address", OnHost::Served),
+            (Local::Down, "second-address", OnHost::Leaves),
+            (Local::Up, "internal-vip", OnHost::Leaves),
+        ],
+    );
 }
 
 #[test]
@@ -163,16 +170,13 @@ fn designs_parse_by_name() {
 fn the_model_with_the_bootstrap_ip_out_of_the_watchers_view() {
     let d = Design::SecondAddressAlone;
     let t = model_table(&spec(Cloud::Azure, Role::Master, d), d);
-    for stage in 1..=3 {
-        assert_eq!(
-            verdict(&t, stage, Local::Up, "bootstrap-ip"),
-            OnHost::Leaves
-        );
-        assert_eq!(
-            verdict(&t, stage, Local::Up, "second-address"),
-            OnHost::Served
-        );
-    }
+    assert_in_every_stage(
+        &t,
+        &[
+            (Local::Up, "bootstrap-ip", OnHost::Leaves),
+            (Local::Up, "second-address", OnHost::Served),
+        ],
+    );
     let d = Design::WatcherOnVip;
     let t = model_table(&spec(Cloud::Gcp, Role::Master, d), d);
     assert_eq!(verdict(&t, 3, Local::Down, "internal-vip"), OnHost::Leaves);
