@@ -14,7 +14,7 @@
 //! cloudproviderconfig.go`). The CCM's ARM calls go through a counting proxy of their own.
 
 use super::kube::Kube;
-use super::{CallCount, CloudUnderTest};
+use super::{CcmCommand, CloudUnderTest};
 use crate::azure::{
     AzurePeers, CLIENT_ID, CLIENT_SECRET, CLUSTER_RG, COMPUTE_SUBNET, LOCATION, NETWORK_RG,
     SECURITY_GROUP, SUBSCRIPTION, VNET,
@@ -24,7 +24,7 @@ use crate::proxy::{Proxy, Service};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use std::net::Ipv4Addr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use std::time::{Duration, Instant};
 
@@ -61,10 +61,6 @@ impl CloudUnderTest for Azure {
         "azure"
     }
 
-    fn assets(&self) -> PathBuf {
-        crate::peers::fixture("azure")
-    }
-
     fn agent_env(&self) -> Vec<(String, String)> {
         self.peers.agent_env()
     }
@@ -77,19 +73,14 @@ impl CloudUnderTest for Azure {
         self.peers.reset_counts();
     }
 
+    fn ccm_proxy(&self) -> &Proxy {
+        &self.ccm_proxy
+    }
+
     /// Its ARM calls, not counting `/metadata/endpoints` (read once per client it makes, 76
     /// at start-up, no token).
-    fn ccm_calls(&self) -> CallCount {
-        let calls = self.ccm_proxy.calls();
-        let arm = || {
-            calls
-                .iter()
-                .filter(|c| !c.action.contains("/metadata/endpoints"))
-        };
-        CallCount {
-            all: arm().count(),
-            mutating: arm().filter(|c| c.mutating).count(),
-        }
+    fn counts(&self, call: &crate::proxy::Call) -> bool {
+        !call.action.contains("/metadata/endpoints")
     }
 
     fn serving_since(&self, ip: std::net::IpAddr, port: u16) -> Option<Instant> {
@@ -151,11 +142,7 @@ impl CloudUnderTest for Azure {
 
     /// The installer's cloud config pointed at the fake (through the counting proxy); the
     /// operator's flags without the cloud-node controller (the harness makes the Nodes).
-    fn ccm_command(
-        &self,
-        kubeconfig: &Path,
-        work: &Path,
-    ) -> Result<(Vec<String>, Vec<(String, String)>)> {
+    fn ccm_command(&self, kubeconfig: &Path, work: &Path) -> Result<CcmCommand> {
         let config = work.join("azure.json");
         let arm = format!("{}/", self.ccm_proxy.url());
         std::fs::write(&config, serde_json::to_vec_pretty(&cloud_config(&arm))?)
@@ -183,7 +170,7 @@ impl CloudUnderTest for Azure {
             "SSL_CERT_FILE".to_string(),
             self.peers.ca_file.display().to_string(),
         )];
-        Ok((args, env))
+        Ok(CcmCommand { args, env })
     }
 
     async fn add_a_node(&self, kube: &Kube) -> Result<Option<u128>> {

@@ -16,14 +16,14 @@
 //! and no listener (`--secure-port=0`, `--webhook-secure-port=0`: the webhook port would
 //! otherwise listen on every interface).
 
-use super::{CallCount, CloudUnderTest};
+use super::{CcmCommand, CloudUnderTest};
 use crate::gcp::{FakeOptions, GcpPeers};
 use crate::kube::{CloudOptions, KubeSimOptions};
 use crate::proxy::{Proxy, Service};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Instant, SystemTime};
 
 pub struct Gcp {
@@ -54,10 +54,6 @@ impl CloudUnderTest for Gcp {
         "gcp"
     }
 
-    fn assets(&self) -> PathBuf {
-        crate::peers::fixture("gcp")
-    }
-
     fn agent_env(&self) -> Vec<(String, String)> {
         self.peers.agent_env()
     }
@@ -70,12 +66,8 @@ impl CloudUnderTest for Gcp {
         self.peers.reset_counts();
     }
 
-    fn ccm_calls(&self) -> CallCount {
-        let calls = self.ccm_proxy.calls();
-        CallCount {
-            all: calls.len(),
-            mutating: calls.iter().filter(|c| c.mutating).count(),
-        }
+    fn ccm_proxy(&self) -> &Proxy {
+        &self.ccm_proxy
     }
 
     /// Its forwarding rule on `ip` inserted and healthy (any port: a rule holds them all).
@@ -128,11 +120,7 @@ impl CloudUnderTest for Gcp {
         }
     }
 
-    fn ccm_command(
-        &self,
-        kubeconfig: &Path,
-        work: &Path,
-    ) -> Result<(Vec<String>, Vec<(String, String)>)> {
+    fn ccm_command(&self, kubeconfig: &Path, work: &Path) -> Result<CcmCommand> {
         let conf = work.join("gce.conf");
         std::fs::write(&conf, cloud_config(&self.peers, &self.ccm_proxy))
             .with_context(|| format!("cannot write {}", conf.display()))?;
@@ -156,7 +144,7 @@ impl CloudUnderTest for Gcp {
             "GCE_METADATA_HOST".to_string(),
             self.peers.fake.addr.to_string(),
         )];
-        Ok((args, env))
+        Ok(CcmCommand { args, env })
     }
 
     /// It lists the zones once it has read its configuration and the metadata.

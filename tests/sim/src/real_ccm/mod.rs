@@ -33,20 +33,46 @@ pub struct CallCount {
     pub mutating: usize,
 }
 
+/// How the CCM is started: its arguments and the environment added to the harness's.
+pub struct CcmCommand {
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
 /// The cloud a harness run is about (afterburn's provider trait: the defaults fit a cloud
 /// that has nothing special there).
 pub(crate) trait CloudUnderTest {
     /// `gcp` or `azure`.
     fn name(&self) -> &'static str;
-    /// The example asset dir the fake matches.
-    fn assets(&self) -> PathBuf;
+    /// The example asset dir the fake matches: the cloud's fixture.
+    fn assets(&self) -> PathBuf {
+        crate::peers::fixture(self.name())
+    }
     /// The agent's environment for this cloud.
     fn agent_env(&self) -> Vec<(String, String)>;
     /// Mutating calls the agent made since the last reset.
     fn agent_mutations(&self) -> usize;
     fn reset_agent_counts(&self);
+    /// The counting proxy between the CCM and the fake.
+    fn ccm_proxy(&self) -> &crate::proxy::Proxy;
+    /// Whether a call through it counts as the CCM's work on our Services (not, e.g., a
+    /// read of the cloud's endpoints at start-up).
+    fn counts(&self, _call: &crate::proxy::Call) -> bool {
+        true
+    }
     /// The CCM's cloud calls since it started.
-    fn ccm_calls(&self) -> CallCount;
+    fn ccm_calls(&self) -> CallCount {
+        let calls: Vec<_> = self
+            .ccm_proxy()
+            .calls()
+            .into_iter()
+            .filter(|c| self.counts(c))
+            .collect();
+        CallCount {
+            all: calls.len(),
+            mutating: calls.iter().filter(|c| c.mutating).count(),
+        }
+    }
     /// When a load balancer first served `ip` on `port`.
     fn serving_since(&self, ip: IpAddr, port: u16) -> Option<Instant>;
     /// Per reserved IP: from its load balancer serving to the IP joining DNS (negative:
@@ -64,11 +90,7 @@ pub(crate) trait CloudUnderTest {
     /// balancer controller switched off when `external_controller`).
     fn local_kube_options(&self, external_controller: bool) -> crate::kube::KubeSimOptions;
     /// The CCM's arguments and environment, pointed at the fake and at `kubeconfig`.
-    fn ccm_command(
-        &self,
-        kubeconfig: &Path,
-        work: &Path,
-    ) -> Result<(Vec<String>, Vec<(String, String)>)>;
+    fn ccm_command(&self, kubeconfig: &Path, work: &Path) -> Result<CcmCommand>;
     /// Whether the CCM has started (made its first cloud call after start-up).
     fn ccm_started(&self) -> bool {
         true
@@ -178,7 +200,7 @@ fn start_ccm(
     kube: &Kube,
     work: &Path,
 ) -> Result<tokio::process::Child> {
-    let (args, env) = cloud.ccm_command(kube.kubeconfig_path(), work)?;
+    let CcmCommand { args, env } = cloud.ccm_command(kube.kubeconfig_path(), work)?;
     tokio::process::Command::new(ccm)
         .args(args)
         .envs(env)
