@@ -44,13 +44,14 @@ impl Args {
                 rest = tail;
                 continue;
             }
-            let value = tail
-                .first()
-                .with_context(|| format!("{flag} needs a value\n{USAGE}"))?;
+            let value = || {
+                tail.first()
+                    .with_context(|| format!("{flag} needs a value\n{USAGE}"))
+            };
             match *flag {
-                "--ccm" => ccm = Some(PathBuf::from(value)),
+                "--ccm" => ccm = Some(PathBuf::from(value()?)),
                 "--output" => {
-                    json = match *value {
+                    json = match *value()? {
                         "json" => true,
                         "text" => false,
                         other => bail!("--output: expected json or text, found {other:?}"),

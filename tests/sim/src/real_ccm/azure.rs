@@ -65,12 +65,8 @@ impl CloudUnderTest for Azure {
         self.peers.agent_env()
     }
 
-    fn agent_mutations(&self) -> usize {
-        self.peers.mutating_calls().len()
-    }
-
-    fn reset_agent_counts(&self) {
-        self.peers.reset_counts();
+    fn agent_proxies(&self) -> Vec<&Proxy> {
+        self.peers.proxies()
     }
 
     fn ccm_proxy(&self) -> &Proxy {

@@ -50,9 +50,16 @@ pub(crate) trait CloudUnderTest {
     }
     /// The agent's environment for this cloud.
     fn agent_env(&self) -> Vec<(String, String)>;
+    /// The counting proxies between the agent and the fake.
+    fn agent_proxies(&self) -> Vec<&crate::proxy::Proxy>;
     /// Mutating calls the agent made since the last reset.
-    fn agent_mutations(&self) -> usize;
-    fn reset_agent_counts(&self);
+    fn agent_mutations(&self) -> usize {
+        let proxies = self.agent_proxies();
+        proxies.iter().map(|p| p.mutating_calls().len()).sum()
+    }
+    fn reset_agent_counts(&self) {
+        self.agent_proxies().iter().for_each(|p| p.reset());
+    }
     /// The counting proxy between the CCM and the fake.
     fn ccm_proxy(&self) -> &crate::proxy::Proxy;
     /// Whether a call through it counts as the CCM's work on our Services (not, e.g., a
