@@ -17,7 +17,6 @@ pub mod percent;
 pub mod pki;
 pub mod proxy;
 pub mod real_ccm;
-pub mod real_ccm_gcp;
 pub mod rng;
 pub mod upi;
 pub mod venv;

@@ -15,10 +15,9 @@ use std::path::PathBuf;
 const USAGE: &str = "usage: bootstrap-sim demo <aws|gcp|azure>   plan, run, plan, status against local peers\n       \
                      bootstrap-sim handover <aws|gcp|azure> [--dns-seeding progressive|all-at-once] [--bootstrap-second-address cloud|off] [--ttl 30s] [--scope-round-trip true] [--openshift-nodes true [--gce-hairpin returns|balances] [--watcher-host api-int|vip] [--nodes-without-bootstrap-ip true] [--restart-watchers off|restart|restart-clean]] [--output text|json]\n       \
                      \x20   API clients through a whole run: failures and p99 per stage\n       \
-                     bootstrap-sim real-ccm azure --ccm PATH --output json   run, run, teardown --all with a real cloud-controller-manager\n       \
                      bootstrap-sim nodes-conformance <gcp|azure> --apiserver-watcher BIN --mco DIR [--rhcos DIR] [--design second-address|bootstrap-alone|all-at-once|second-address-alone|watcher-on-vip] [--output text|json]\n       \
                      \x20   the node model against the real apiserver-watcher and route scripts, in network namespaces (root, nft); exit 2 when something is missing\n       \
-                     bootstrap-sim real-ccm gcp --ccm PATH [--output text|json]\n       \
+                     bootstrap-sim real-ccm <gcp|azure> (--ccm PATH | --simulated) [--output json|text]\n       \
                      \x20   run, run, teardown --all with the real cloud-controller-manager building the load balancers\n       \
                      bootstrap-sim faults <aws|gcp|azure> [--p 0.4] [--cycles 10] [--seed 4] [--output text|json]\n       \
                      \x20   install/teardown cycles through injected faults: leaks, duplicates, others touched\n       \
@@ -50,14 +49,6 @@ async fn run() -> Result<()> {
         ["handover", cloud, rest @ ..] => {
             let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
             handover(cloud, rest).await
-        }
-        ["real-ccm", "gcp", ..] => {
-            let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-            let code = bootstrap_sim::real_ccm_gcp::main(&args[1..]).await?;
-            if code != 0 {
-                std::process::exit(code);
-            }
-            Ok(())
         }
         ["real-ccm", rest @ ..] => {
             let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();

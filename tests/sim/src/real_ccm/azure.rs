@@ -13,23 +13,20 @@
 //! load balancers' backends, openshift/installer `pkg/asset/manifests/azure/
 //! cloudproviderconfig.go`). The CCM's ARM calls go through a counting proxy of their own.
 
-use super::{CallsPerService, CloudUnderTest, Report};
+use super::kube::Kube;
+use super::{CcmCommand, CloudUnderTest};
 use crate::azure::{
     AzurePeers, CLIENT_ID, CLIENT_SECRET, CLUSTER_RG, COMPUTE_SUBNET, LOCATION, NETWORK_RG,
     SECURITY_GROUP, SUBSCRIPTION, VNET,
 };
-use crate::kube::{KubeSim, KubeSimOptions};
+use crate::kube::KubeSimOptions;
 use crate::proxy::{Proxy, Service};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use std::net::Ipv4Addr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use std::time::{Duration, Instant};
-
-/// Where the CCM comes from (the user builds it; nothing here does).
-pub const SOURCE: &str = "github.com/openshift/cloud-provider-azure at commit \
-     d04449b95a54a9f41669d701ed63153575cced1e (or later)";
 
 /// The infra id: the CCM's `--cluster-name`, as OpenShift runs it.
 const INFRA_ID: &str = "mycluster-7xk2p";
@@ -42,36 +39,44 @@ const NODES: [(&str, Ipv4Addr); 3] = [
     ("master-2", Ipv4Addr::new(10, 0, 0, 7)),
 ];
 
-struct Azure {
+pub struct Azure {
     peers: AzurePeers,
     ccm_proxy: Proxy,
 }
 
+impl Azure {
+    /// The ARM fake with the cluster's VMs, and a counting proxy for the CCM's calls.
+    pub async fn start() -> Result<Self> {
+        let peers = AzurePeers::start().await?;
+        let ccm_proxy = Proxy::start(peers.sim.arm_addr, Service::Arm).await?;
+        for (name, ip) in NODES {
+            peers.sim.add_machine(name, ip);
+        }
+        Ok(Self { peers, ccm_proxy })
+    }
+}
+
 impl CloudUnderTest for Azure {
-    fn assets(&self) -> PathBuf {
-        crate::peers::fixture("azure")
+    fn name(&self) -> &'static str {
+        "azure"
     }
 
     fn agent_env(&self) -> Vec<(String, String)> {
         self.peers.agent_env()
     }
 
-    fn agent_mutations(&self) -> usize {
-        self.peers.mutating_calls().len()
+    fn agent_proxies(&self) -> Vec<&Proxy> {
+        self.peers.proxies()
     }
 
-    fn reset_agent_counts(&self) {
-        self.peers.reset_counts();
+    fn ccm_proxy(&self) -> &Proxy {
+        &self.ccm_proxy
     }
 
     /// Its ARM calls, not counting `/metadata/endpoints` (read once per client it makes, 76
     /// at start-up, no token).
-    fn ccm_calls(&self) -> usize {
-        let calls = self.ccm_proxy.calls();
-        calls
-            .iter()
-            .filter(|c| !c.action.contains("/metadata/endpoints"))
-            .count()
+    fn counts(&self, call: &crate::proxy::Call) -> bool {
+        !call.action.contains("/metadata/endpoints")
     }
 
     fn serving_since(&self, ip: std::net::IpAddr, port: u16) -> Option<Instant> {
@@ -115,6 +120,57 @@ impl CloudUnderTest for Azure {
             }
         }
         left
+    }
+
+    fn nodes(&self) -> Vec<Value> {
+        NODES.iter().map(|(name, ip)| node(name, *ip)).collect()
+    }
+
+    fn local_kube_options(&self, external_controller: bool) -> KubeSimOptions {
+        let mut cloud = self.peers.lb_cloud();
+        cloud.external_controller = external_controller;
+        KubeSimOptions {
+            cloud,
+            node_ips: NODES.iter().map(|(_, ip)| *ip).collect(),
+            ..Default::default()
+        }
+    }
+
+    /// The installer's cloud config pointed at the fake (through the counting proxy); the
+    /// operator's flags without the cloud-node controller (the harness makes the Nodes).
+    fn ccm_command(&self, kubeconfig: &Path, work: &Path) -> Result<CcmCommand> {
+        let config = work.join("azure.json");
+        let arm = format!("{}/", self.ccm_proxy.url());
+        std::fs::write(&config, serde_json::to_vec_pretty(&cloud_config(&arm))?)
+            .with_context(|| format!("cannot write {}", config.display()))?;
+        let args = [
+            "--cloud-provider=azure",
+            "--controllers=*,-cloud-node",
+            "--configure-cloud-routes=false",
+            "--allocate-node-cidrs=false",
+            "--leader-elect=false",
+            "--secure-port=0",
+            "--kube-api-content-type=application/json",
+            "--v=2",
+        ]
+        .map(String::from)
+        .into_iter()
+        .chain([
+            format!("--cluster-name={INFRA_ID}"),
+            format!("--cloud-config={}", config.display()),
+            format!("--kubeconfig={}", kubeconfig.display()),
+        ])
+        .collect();
+        // Its only trust is the fake's CA.
+        let env = vec![(
+            "SSL_CERT_FILE".to_string(),
+            self.peers.ca_file.display().to_string(),
+        )];
+        Ok(CcmCommand { args, env })
+    }
+
+    async fn add_a_node(&self, kube: &Kube) -> Result<Option<u128>> {
+        add_a_node(self, kube).await
     }
 
     fn left_ccm(&self) -> Vec<String> {
@@ -260,173 +316,15 @@ fn node(name: &str, ip: Ipv4Addr) -> Value {
     })
 }
 
-/// The CCM process, killed when dropped.
-fn start_ccm(
-    ccm: &Path,
-    arm: &str,
-    kube: &KubeSim,
-    peers: &AzurePeers,
-    work: &Path,
-) -> Result<tokio::process::Child> {
-    let config = work.join("azure.json");
-    let arm = format!("{arm}/");
-    std::fs::write(&config, serde_json::to_vec_pretty(&cloud_config(&arm))?)
-        .with_context(|| format!("cannot write {}", config.display()))?;
-    let mut cmd = tokio::process::Command::new(ccm);
-    cmd.args([
-        "--cloud-provider=azure",
-        "--controllers=*,-cloud-node",
-        "--configure-cloud-routes=false",
-        "--allocate-node-cidrs=false",
-        "--leader-elect=false",
-        "--secure-port=0",
-        "--kube-api-content-type=application/json",
-        "--v=2",
-    ])
-    .arg(format!("--cluster-name={INFRA_ID}"))
-    .arg(format!("--cloud-config={}", config.display()))
-    .arg(format!("--kubeconfig={}", kube.kubeconfig_path().display()))
-    .env("SSL_CERT_FILE", &peers.ca_file)
-    .env_remove("AZURE_CLIENT_ID")
-    .env_remove("AZURE_CLIENT_SECRET")
-    .env_remove("AZURE_TENANT_ID")
-    .env_remove("AZURE_ENVIRONMENT_FILEPATH")
-    // A guard: any HTTP(S) dial off loopback goes to a closed loopback port and fails (Go
-    // never proxies loopback addresses).
-    .env("HTTPS_PROXY", "http://127.0.0.1:9")
-    .env("HTTP_PROXY", "http://127.0.0.1:9")
-    .env("NO_PROXY", "127.0.0.1,localhost")
-    .stdout(super::log_file(work, "ccm.stdout")?)
-    .stderr(super::log_file(work, "ccm.log")?)
-    .kill_on_drop(true);
-    cmd.spawn()
-        .with_context(|| format!("cannot start {}", ccm.display()))
-}
-
-/// The whole harness run (see the module doc).
-pub async fn run(agent: &Path, ccm: Option<&Path>, work: &Path) -> Result<Report> {
-    let peers = AzurePeers::start().await?;
-    let ccm_proxy = Proxy::start(peers.sim.arm_addr, Service::Arm).await?;
-    for (name, ip) in NODES {
-        peers.sim.add_machine(name, ip);
-    }
-    let mut cloud = peers.lb_cloud();
-    cloud.external_controller = ccm.is_some();
-    let kube = KubeSim::start(KubeSimOptions {
-        cloud,
-        node_ips: NODES.iter().map(|(_, ip)| *ip).collect(),
-        objects: NODES.iter().map(|(name, ip)| node(name, *ip)).collect(),
-        ..Default::default()
-    })
-    .await?;
-    let mut ccm_process = match ccm {
-        Some(ccm) => Some(start_ccm(ccm, &ccm_proxy.url(), &kube, &peers, work)?),
-        None => None,
-    };
-    let azure = Azure { peers, ccm_proxy };
-
-    let gate = super::gate_watch(&kube)?;
-    let ingress = super::ingress_watch(&kube)?;
-    let run_exit = super::agent_step(agent, &["run"], "agent-run.log", &azure, &kube, work).await?;
-    let gate_at = if gate.is_finished() {
-        gate.await.ok().flatten()
-    } else {
-        gate.abort();
-        None
-    };
-    let services = super::our_services(&kube);
-    let count = services.len().max(1) as f64;
-    let served = super::all_served_at(&azure, &services);
-    let gate_lag_ms = gate_at
-        .zip(served)
-        .map(|(gate, served)| super::signed_ms(served, gate));
-    let ingress_at = {
-        let seen = ingress.lock().unwrap_or_else(|p| p.into_inner());
-        services
-            .iter()
-            .map(|s| seen.get(&(s.namespace.clone(), s.name.clone())).copied())
-            .collect::<Option<Vec<Instant>>>()
-            .and_then(|all| all.into_iter().max())
-    };
-    let gate_after_ingress_ms = gate_at
-        .zip(ingress_at)
-        .map(|(gate, ingress)| super::signed_ms(ingress, gate));
-    let run_calls = azure.ccm_calls();
-    let built_ccm = azure.left_ccm();
-
-    azure.reset_agent_counts();
-    let second_run_exit =
-        super::agent_step(agent, &["run"], "agent-second-run.log", &azure, &kube, work).await?;
-    let second_run_mutations = azure.agent_mutations();
-    let second_calls = azure.ccm_calls() - run_calls;
-    let node_added_ms = match ccm {
-        Some(_) => add_a_node(&azure, &kube).await?,
-        None => None,
-    };
-    let node_calls = azure.ccm_calls() - run_calls - second_calls;
-    let events = super::ccm_events(&kube);
-
-    let started = Instant::now();
-    let teardown_exit = super::agent_step(
-        agent,
-        &["teardown", "--all"],
-        "agent-teardown.log",
-        &azure,
-        &kube,
-        work,
-    )
-    .await?;
-    let teardown_ms = started.elapsed().as_millis();
-    settle(&kube).await;
-    let calls: Vec<String> = azure
-        .ccm_proxy
-        .calls()
-        .into_iter()
-        .map(|c| c.action)
-        .collect();
-    std::fs::write(work.join("ccm-arm-calls.log"), calls.join("\n"))?;
-    let teardown_calls = azure.ccm_calls() - run_calls - second_calls - node_calls;
-    if let Some(process) = ccm_process.as_mut() {
-        let _ = process.start_kill();
-    }
-    Ok(Report {
-        cloud: "azure".into(),
-        kube: "local".into(),
-        run_exit,
-        second_run_exit,
-        second_run_mutations,
-        teardown_exit,
-        left_ours: azure.left_ours(),
-        left_ccm: azure.left_ccm(),
-        built_ccm,
-        events,
-        gate_lag_ms,
-        gate_after_ingress_ms,
-        node_added_ms,
-        controller: if ccm.is_some() {
-            "real-ccm"
-        } else {
-            "simulated"
-        }
-        .into(),
-        calls_per_service: CallsPerService {
-            run: run_calls as f64 / count,
-            second_run: second_calls as f64 / count,
-            node_added: node_calls as f64 / count,
-            teardown: teardown_calls as f64 / count,
-        },
-        teardown_ms,
-    })
-}
-
 /// A fourth control-plane machine and its Node (a node change): how long until the CCM put
 /// its NIC in both load balancers' pools (None: not within a minute). Read off the fake's
 /// state every 50 ms: the NIC changes in the cloud, where nothing can be watched.
-async fn add_a_node(azure: &Azure, kube: &KubeSim) -> Result<Option<u128>> {
+async fn add_a_node(azure: &Azure, kube: &Kube) -> Result<Option<u128>> {
     let (name, ip) = ("master-3", Ipv4Addr::new(10, 0, 0, 8));
     azure.peers.sim.add_machine(name, ip);
     let started = Instant::now();
     kube.create(node(name, ip))
+        .await
         .context("cannot create the fourth Node")?;
     let nic = format!("{name}-nic");
     let deadline = started + Duration::from_secs(60);
@@ -445,16 +343,4 @@ async fn add_a_node(azure: &Azure, kube: &KubeSim) -> Result<Option<u128>> {
         }
     }
     Ok(None)
-}
-
-/// Waits (at most a minute) until no LoadBalancer Service is left: the CCM took its finalizer
-/// off once it deleted the load balancer.
-async fn settle(kube: &KubeSim) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let Some(mut changes) = kube.changes("", "v1", "services") else {
-        return;
-    };
-    while !super::our_services(kube).is_empty() && Instant::now() < deadline {
-        let _ = tokio::time::timeout_at(deadline.into(), changes.recv()).await;
-    }
 }

@@ -1,151 +1,126 @@
-//! `bootstrap-sim real-ccm <cloud> --ccm PATH --output json`: the agent's whole `run`, a
-//! second `run` and `teardown --all` with a REAL cloud-controller-manager (built by the user
-//! from the cloud's OpenShift fork) as the process that builds the Services' load balancers,
-//! against the cloud's loopback fake and the local API server (its simulated load-balancer
-//! controller switched off: `CloudOptions::external_controller`). The cloud-specific part
-//! (the fake's world, the CCM's configuration, what is left) is in the cloud's module.
+//! `bootstrap-sim real-ccm gcp|azure (--ccm PATH | --simulated) [--output json|text]`:
+//! the agent's whole `run`, a second `run` and `teardown --all` with a REAL
+//! cloud-controller-manager (built by the user from the cloud's OpenShift fork) as the process
+//! that builds the Services' load balancers, against the cloud's loopback fake and the local
+//! API server (its simulated load-balancer controller switched off:
+//! `CloudOptions::external_controller`).
 //!
-//! Not in CI: it needs the CCM binary, which CI does not build.
+//! The sequence, the report and the command line are here, once; what differs per cloud (the
+//! fake's world, the CCM's configuration, what is left) is the cloud's [`CloudUnderTest`]
+//! (`azure.rs`, `gcp.rs`). Not in CI: it needs the CCM binary, which CI does not build.
 
+mod args;
 mod azure;
+mod gcp;
+mod kube;
+mod observe;
+mod report;
 
-use crate::kube::KubeSim;
+pub use args::{Args, USAGE};
+pub use report::{CallsPerService, Report};
+
 use anyhow::{Context, Result, bail};
+use kube::Kube;
 use serde_json::Value;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub const USAGE: &str = "bootstrap-sim real-ccm azure (--ccm PATH | --simulated) --output json";
-
-/// What one harness run found.
-#[derive(Debug)]
-pub struct Report {
-    pub cloud: String,
-    /// `local` (the in-process API server).
-    pub kube: String,
-    pub run_exit: i32,
-    pub second_run_exit: i32,
-    /// Mutating cloud calls the agent made in the second `run`.
-    pub second_run_mutations: usize,
-    pub teardown_exit: i32,
-    /// What is left of the agent's own resources after `teardown --all`.
-    pub left_ours: Vec<String>,
-    /// What is left of what the CCM made for our Services.
-    pub left_ccm: Vec<String>,
-    /// What the CCM had made once the first `run` was done (same form).
-    pub built_ccm: Vec<String>,
-    /// The CCM's Events on our Services (`<ns>/<name> <type> <reason>: <message>`).
-    pub events: Vec<String>,
-    /// From the moment the last of a Service's reserved IPs was served by a load balancer
-    /// frontend the CCM made to the gate passing (None: the gate never passed, or no frontend).
-    pub gate_lag_ms: Option<i64>,
-    /// After the second `run`, a fourth Node and its VM come: how long until the CCM put the
-    /// VM's NIC in the pools (None: no CCM, or not within a minute).
-    pub node_added_ms: Option<u128>,
-    /// From the moment the last of our Services got its ingress to the gate passing.
-    pub gate_after_ingress_ms: Option<i64>,
-    /// `real-ccm` (the CCM built the load balancers) or `simulated` (the local API server's
-    /// simulated controller did, for comparison).
-    pub controller: String,
-    /// The CCM's cloud calls per Service, in each phase.
-    pub calls_per_service: CallsPerService,
-    pub teardown_ms: u128,
+/// The CCM's cloud calls so far: all, and the mutating ones.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CallCount {
+    pub all: usize,
+    pub mutating: usize,
 }
 
-#[derive(Debug, Default)]
-pub struct CallsPerService {
-    pub run: f64,
-    pub second_run: f64,
-    /// After a fourth Node (and its VM) came.
-    pub node_added: f64,
-    pub teardown: f64,
+/// How the CCM is started: its arguments and the environment added to the harness's.
+pub struct CcmCommand {
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
 }
 
-impl Report {
-    pub fn to_json(&self) -> Value {
-        serde_json::json!({
-            "cloud": self.cloud,
-            "kube": self.kube,
-            "run_exit": self.run_exit,
-            "second_run_exit": self.second_run_exit,
-            "second_run_mutations": self.second_run_mutations,
-            "teardown_exit": self.teardown_exit,
-            "left_ours": self.left_ours,
-            "left_ccm": self.left_ccm,
-            "built_ccm": self.built_ccm,
-            "events": self.events,
-            "gate_lag_ms": self.gate_lag_ms,
-            "gate_after_ingress_ms": self.gate_after_ingress_ms,
-            "node_added_ms": self.node_added_ms,
-            "controller": self.controller,
-            "calls_per_service": {
-                "run": self.calls_per_service.run,
-                "second_run": self.calls_per_service.second_run,
-                "node_added": self.calls_per_service.node_added,
-                "teardown": self.calls_per_service.teardown,
-            },
-            "teardown_ms": self.teardown_ms,
-        })
+/// The cloud a harness run is about (afterburn's provider trait: the defaults fit a cloud
+/// that has nothing special there).
+pub(crate) trait CloudUnderTest {
+    /// `gcp` or `azure`.
+    fn name(&self) -> &'static str;
+    /// The example asset dir the fake matches: the cloud's fixture.
+    fn assets(&self) -> PathBuf {
+        crate::peers::fixture(self.name())
     }
-}
-
-/// The cloud a harness run is about.
-pub trait CloudUnderTest {
-    /// The example asset dir the fake matches.
-    fn assets(&self) -> PathBuf;
     /// The agent's environment for this cloud.
     fn agent_env(&self) -> Vec<(String, String)>;
+    /// The counting proxies between the agent and the fake.
+    fn agent_proxies(&self) -> Vec<&crate::proxy::Proxy>;
     /// Mutating calls the agent made since the last reset.
-    fn agent_mutations(&self) -> usize;
-    fn reset_agent_counts(&self);
-    /// The CCM's cloud calls since the start.
-    fn ccm_calls(&self) -> usize;
+    fn agent_mutations(&self) -> usize {
+        let proxies = self.agent_proxies();
+        proxies.iter().map(|p| p.mutating_calls().len()).sum()
+    }
+    fn reset_agent_counts(&self) {
+        self.agent_proxies().iter().for_each(|p| p.reset());
+    }
+    /// The counting proxy between the CCM and the fake.
+    fn ccm_proxy(&self) -> &crate::proxy::Proxy;
+    /// Whether a call through it counts as the CCM's work on our Services (not, e.g., a
+    /// read of the cloud's endpoints at start-up).
+    fn counts(&self, _call: &crate::proxy::Call) -> bool {
+        true
+    }
+    /// The CCM's cloud calls since it started.
+    fn ccm_calls(&self) -> CallCount {
+        let calls: Vec<_> = self
+            .ccm_proxy()
+            .calls()
+            .into_iter()
+            .filter(|c| self.counts(c))
+            .collect();
+        CallCount {
+            all: calls.len(),
+            mutating: calls.iter().filter(|c| c.mutating).count(),
+        }
+    }
     /// When a load balancer first served `ip` on `port`.
-    fn serving_since(&self, ip: std::net::IpAddr, port: u16) -> Option<Instant>;
+    fn serving_since(&self, ip: IpAddr, port: u16) -> Option<Instant>;
+    /// Per reserved IP: from its load balancer serving to the IP joining DNS (negative:
+    /// before), where the fake can tell when a record was added.
+    fn gate_lag_per_ip(&self) -> Vec<(String, i64)> {
+        Vec::new()
+    }
     /// What is left of the agent's resources.
     fn left_ours(&self) -> Vec<String>;
     /// What is left of the CCM's resources.
     fn left_ccm(&self) -> Vec<String>;
+    /// The cluster's Nodes, each with its instance's providerID, Ready.
+    fn nodes(&self) -> Vec<Value>;
+    /// What the local API server's simulated controllers know of the cloud (their load
+    /// balancer controller switched off when `external_controller`).
+    fn local_kube_options(&self, external_controller: bool) -> crate::kube::KubeSimOptions;
+    /// The CCM's arguments and environment, pointed at the fake and at `kubeconfig`.
+    fn ccm_command(&self, kubeconfig: &Path, work: &Path) -> Result<CcmCommand>;
+    /// Whether the CCM has started (made its first cloud call after start-up).
+    fn ccm_started(&self) -> bool {
+        true
+    }
+    /// A fourth Node (and its instance) comes: how long until the CCM put it in the load
+    /// balancers' backends (None: not measured for this cloud, or not within a minute).
+    async fn add_a_node(&self, _kube: &Kube) -> Result<Option<u128>> {
+        Ok(None)
+    }
 }
 
-/// Parses `real-ccm` arguments and runs it; the exit code: 0 when the run is done and
-/// printed (whatever it found), 2 when the CCM binary is missing.
+/// Runs `real-ccm`; the exit code: 0 when the run is done and printed (whatever it found), 2
+/// for a bad command line or a missing CCM binary (with where to get it).
 pub async fn command(args: &[&str]) -> Result<i32> {
-    let (cloud, rest) = match args {
-        [cloud, rest @ ..] => (*cloud, rest),
-        [] => bail!("{USAGE}"),
-    };
-    let mut ccm: Option<PathBuf> = None;
-    let mut output = "json";
-    let mut simulated = false;
-    let mut it = rest.iter();
-    while let Some(flag) = it.next() {
-        if *flag == "--simulated" {
-            simulated = true;
-            continue;
+    let args = match Args::parse(args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Ok(2);
         }
-        let value = it
-            .next()
-            .with_context(|| format!("{flag} needs a value\n{USAGE}"))?;
-        match *flag {
-            "--ccm" => ccm = Some(PathBuf::from(value)),
-            "--output" => output = value,
-            other => bail!("unknown flag {other}\n{USAGE}"),
-        }
-    }
-    if output != "json" {
-        bail!("--output: expected json, got {output:?}");
-    }
-    let source = match cloud {
-        "azure" => azure::SOURCE,
-        other => bail!("unknown cloud {other:?}: expected azure\n{USAGE}"),
     };
-    let ccm = ccm.filter(|p| p.is_file());
-    if ccm.is_none() && !simulated {
-        eprintln!(
-            "error: --ccm: the cloud-controller-manager binary is missing; build \
-             ./cmd/cloud-controller-manager of {source} and pass its path"
-        );
+    if let Some(missing) = args.missing_ccm() {
+        eprintln!("error: {missing}");
         return Ok(2);
     }
     let agent = std::env::current_exe()?.with_file_name("bootstrap-agent");
@@ -155,25 +130,39 @@ pub async fn command(args: &[&str]) -> Result<i32> {
             agent.display()
         );
     }
-    let work = crate::venv::target_dir().join(format!("real-ccm-{cloud}"));
+    let work = crate::venv::target_dir().join(format!("real-ccm-{}", args.cloud));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
-    let report = azure::run(&agent, ccm.as_deref(), &work).await?;
-    println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+    let report = match args.cloud.as_str() {
+        "azure" => sequence(&azure::Azure::start().await?, &args, &agent, &work).await?,
+        "gcp" => sequence(&gcp::Gcp::start().await?, &args, &agent, &work).await?,
+        other => bail!("unknown cloud {other:?}"),
+    };
+    let json = report.to_json();
+    std::fs::write(
+        work.join("report.json"),
+        serde_json::to_string_pretty(&json)?,
+    )?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        for (k, v) in json.as_object().into_iter().flatten() {
+            println!("{k}: {v}");
+        }
+    }
     Ok(0)
 }
 
-/// One agent command (`run`, `teardown --all`) against the local API server, its output in
-/// `log` of `work`; its exit code.
-pub async fn agent_step(
+/// One agent command (`run`, `teardown --all`); its output in `log` of `work`; its exit code.
+async fn agent_step(
     agent: &Path,
     step: &[&str],
     log: &str,
-    cloud: &dyn CloudUnderTest,
-    kube: &KubeSim,
+    cloud: &impl CloudUnderTest,
+    kube: &Kube,
     work: &Path,
 ) -> Result<i32> {
-    let api = kube.url().trim_start_matches("https://").to_string();
+    let api = kube.host_port();
     let mut cmd = tokio::process::Command::new(agent);
     cmd.args(step)
         .arg("--state-dir")
@@ -184,16 +173,20 @@ pub async fn agent_step(
         .arg("--kubeconfig")
         .arg(kube.kubeconfig_path())
         .envs(cloud.agent_env())
-        .stdout(std::process::Stdio::null())
-        .stderr(log_file(work, log)?)
+        .stdout(log_file(work, log)?)
+        .stderr(log_file(work, &format!("{log}.err"))?)
         .kill_on_drop(true);
     if step[0] == "run" {
         cmd.args(["--drain-wait", "0s"])
             .args(["--gate-timeout", "3m"])
-            // The wire proof dials each load-balancer IP: the local API server stands in for
-            // them all (never dial the cloud's addresses).
+            .arg("--done-file")
+            .arg(work.join("bootstrap-agent.done.json"))
+            // The wire proof dials each load-balancer IP: the API server stands in for them
+            // all (never dial the cloud's addresses).
             .arg("--wire-dial-override")
             .arg(format!("*:6443={api},*:22623={api}"));
+    } else {
+        cmd.args(["--step-timeout", "90s"]);
     }
     let status = cmd
         .status()
@@ -202,148 +195,176 @@ pub async fn agent_step(
     Ok(status.code().unwrap_or(-1))
 }
 
-pub fn log_file(work: &Path, name: &str) -> Result<std::fs::File> {
+fn log_file(work: &Path, name: &str) -> Result<std::fs::File> {
     let path = work.join(name);
     std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))
 }
 
-/// One of our LoadBalancer Services as it is now.
-pub struct OurService {
-    pub namespace: String,
-    pub name: String,
-    /// The addresses its annotations ask for.
-    pub ips: Vec<std::net::IpAddr>,
-    pub ports: Vec<u16>,
+/// The CCM process, killed when dropped; its output in `<work>/ccm.log`.
+fn start_ccm(
+    ccm: &Path,
+    cloud: &impl CloudUnderTest,
+    kube: &Kube,
+    work: &Path,
+) -> Result<tokio::process::Child> {
+    let CcmCommand { args, env } = cloud.ccm_command(kube.kubeconfig_path(), work)?;
+    tokio::process::Command::new(ccm)
+        .args(args)
+        .envs(env)
+        // No cloud identity from this environment: the fake's is in the cloud config.
+        .env_remove("AZURE_CLIENT_ID")
+        .env_remove("AZURE_CLIENT_SECRET")
+        .env_remove("AZURE_TENANT_ID")
+        .env_remove("AZURE_ENVIRONMENT_FILEPATH")
+        .env_remove("GOOGLE_APPLICATION_CREDENTIALS")
+        // A guard: any HTTP(S) dial off loopback goes to a closed loopback port and fails
+        // (Go never proxies loopback addresses).
+        .env("HTTPS_PROXY", "http://127.0.0.1:9")
+        .env("HTTP_PROXY", "http://127.0.0.1:9")
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .stdout(log_file(work, "ccm.stdout")?)
+        .stderr(log_file(work, "ccm.log")?)
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("cannot start {}", ccm.display()))
 }
 
-/// Our LoadBalancer Services now.
-pub fn our_services(kube: &KubeSim) -> Vec<OurService> {
-    kube.list("", "v1", "services", None)
-        .into_iter()
-        .filter(|s| s["spec"]["type"] == "LoadBalancer")
-        .map(|s| {
-            let text = |path: &[&str]| {
-                let mut v = &s;
-                for p in path {
-                    v = &v[*p];
-                }
-                v.as_str().unwrap_or_default().to_string()
-            };
-            let ips = s["metadata"]["annotations"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .filter(|(k, _)| {
-                    k.contains("load-balancer-ipv4") || k.contains("load-balancer-ipv6")
-                })
-                .filter_map(|(_, v)| v.as_str()?.parse().ok())
-                .collect();
-            let ports = s["spec"]["ports"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|p| u16::try_from(p["port"].as_u64()?).ok())
-                .collect();
-            OurService {
-                namespace: text(&["metadata", "namespace"]),
-                name: text(&["metadata", "name"]),
-                ips,
-                ports,
-            }
-        })
-        .collect()
+/// The API server of the run: the local one with the cloud's Nodes.
+async fn api_server(cloud: &impl CloudUnderTest, args: &Args) -> Result<Kube> {
+    let mut options = cloud.local_kube_options(args.ccm.is_some());
+    options.objects.extend(cloud.nodes());
+    Ok(Kube::Local(crate::kube::KubeSim::start(options).await?))
 }
 
-/// When the last of `services` was served by its load balancer on each of its addresses and
-/// ports (None: one never was).
-pub fn all_served_at(cloud: &dyn CloudUnderTest, services: &[OurService]) -> Option<Instant> {
-    let mut latest: Option<Instant> = None;
-    for svc in services {
-        for ip in &svc.ips {
-            for port in &svc.ports {
-                let at = cloud.serving_since(*ip, *port)?;
-                latest = Some(latest.map_or(at, |l| l.max(at)));
-            }
+/// Waits until `done` holds, at most `limit` (the CCM's start shows in the fake, where
+/// nothing can be watched).
+async fn until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if done() {
+            return true;
         }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    latest
+    done()
 }
 
-/// The Events the CCM recorded on Services.
-pub fn ccm_events(kube: &KubeSim) -> Vec<String> {
-    kube.list("", "v1", "events", None)
-        .into_iter()
-        .filter(|e| e["involvedObject"]["kind"] == "Service")
-        .filter(|e| e["source"]["component"] != "bootstrap-agent")
-        .map(|e| {
-            format!(
-                "{}/{} {} {}: {}",
-                e["involvedObject"]["namespace"].as_str().unwrap_or(""),
-                e["involvedObject"]["name"].as_str().unwrap_or(""),
-                e["type"].as_str().unwrap_or(""),
-                e["reason"].as_str().unwrap_or(""),
-                e["message"].as_str().unwrap_or("")
-            )
-        })
-        .collect()
-}
-
-/// When each LoadBalancer Service (namespace, name) first had an ingress.
-pub type IngressTimes =
-    std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<(String, String), Instant>>>;
-
-/// When each LoadBalancer Service first had an ingress, recorded from now on.
-pub fn ingress_watch(kube: &KubeSim) -> Result<IngressTimes> {
-    let mut changes = kube
-        .changes("", "v1", "services")
-        .context("the local API server serves no Services")?;
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeMap::new()));
-    let record = seen.clone();
-    tokio::spawn(async move {
-        while let Some(svc) = changes.recv().await {
-            let has_ingress = svc["status"]["loadBalancer"]["ingress"]
-                .as_array()
-                .is_some_and(|i| !i.is_empty());
-            if has_ingress {
-                let key = (
-                    svc["metadata"]["namespace"]
-                        .as_str()
-                        .unwrap_or("")
-                        .to_string(),
-                    svc["metadata"]["name"].as_str().unwrap_or("").to_string(),
-                );
-                let mut map = record.lock().unwrap_or_else(|p| p.into_inner());
-                map.entry(key).or_insert_with(Instant::now);
-            }
-        }
-    });
-    Ok(seen)
-}
-
-/// When the agent's gate first passed: the first write of the ConfigMap
-/// `kube-system/bootstrap-agent` with `phase: gate-passed`, watched from before `run`.
-pub fn gate_watch(kube: &KubeSim) -> Result<tokio::task::JoinHandle<Option<Instant>>> {
-    let mut changes = kube
-        .changes("", "v1", "configmaps")
-        .context("the local API server serves no ConfigMaps")?;
-    Ok(tokio::spawn(async move {
-        while let Some(cm) = changes.recv().await {
-            let ours = cm["metadata"]["namespace"] == "kube-system"
-                && cm["metadata"]["name"] == "bootstrap-agent";
-            if ours && cm["data"]["phase"] == "gate-passed" {
-                return Some(Instant::now());
-            }
-        }
-        None
-    }))
-}
-
-/// Milliseconds from `from` to `to`, negative when `to` came first.
-pub fn signed_ms(from: Instant, to: Instant) -> i64 {
-    let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
-    if to >= from {
-        ms(to - from)
+/// `run`, a second `run`, a node change (where the cloud measures it), `teardown --all`, and
+/// what each showed.
+async fn sequence(
+    cloud: &impl CloudUnderTest,
+    args: &Args,
+    agent: &Path,
+    work: &Path,
+) -> Result<Report> {
+    let kube = api_server(cloud, args).await?;
+    let mut ccm_process = match &args.ccm {
+        Some(ccm) => Some(start_ccm(ccm, cloud, &kube, work)?),
+        None => None,
+    };
+    if ccm_process.is_some() && !until(Duration::from_secs(60), || cloud.ccm_started()).await {
+        bail!(
+            "the CCM did not start within a minute; see {}",
+            work.join("ccm.log").display()
+        );
+    }
+    let baseline = cloud.ccm_calls();
+    let gate = observe::gate_watch(&kube).await?;
+    let ingress = observe::ingress_watch(&kube).await?;
+    let run_exit = agent_step(agent, &["run"], "agent-run.log", cloud, &kube, work).await?;
+    let gate_at = if gate.is_finished() {
+        gate.await.ok().flatten()
     } else {
-        -ms(from - to)
+        gate.abort();
+        None
+    };
+    let services = observe::our_services(&kube).await?;
+    let count = services.len().max(1) as f64;
+    let served = observe::all_served_at(cloud, &services);
+    let ingress_at = {
+        let seen = ingress.lock().unwrap_or_else(|p| p.into_inner());
+        services
+            .iter()
+            .map(|s| seen.get(&(s.namespace.clone(), s.name.clone())).copied())
+            .collect::<Option<Vec<Instant>>>()
+            .and_then(|all| all.into_iter().max())
+    };
+    let after_run = cloud.ccm_calls();
+    // Read now: the fake's serving times go with the load balancers at teardown.
+    let gate_lag_ms_per_ip = cloud.gate_lag_per_ip();
+    let built_ccm = cloud.left_ccm();
+    let finalizers_after_run = services
+        .iter()
+        .map(|s| format!("{}/{}: {}", s.namespace, s.name, s.finalizers))
+        .collect();
+
+    cloud.reset_agent_counts();
+    let second_run_exit =
+        agent_step(agent, &["run"], "agent-second-run.log", cloud, &kube, work).await?;
+    let second_run_mutations = cloud.agent_mutations();
+    let after_second = cloud.ccm_calls();
+    let node_added_ms = match args.ccm {
+        Some(_) => cloud.add_a_node(&kube).await?,
+        None => None,
+    };
+    let after_node = cloud.ccm_calls();
+    let events = observe::ccm_events(&kube).await?;
+
+    let started = Instant::now();
+    let teardown = ["teardown", "--all"];
+    let teardown_exit =
+        agent_step(agent, &teardown, "agent-teardown.log", cloud, &kube, work).await?;
+    let teardown_ms = started.elapsed().as_millis();
+    observe::settle(&kube, cloud).await;
+    let after_teardown = cloud.ccm_calls();
+    if let Some(log) = kube.request_log() {
+        let lines: Vec<String> = log.iter().map(|(m, p)| format!("{m} {p}")).collect();
+        std::fs::write(work.join("kube-requests.log"), lines.join("\n"))?;
     }
+    let mut events = events;
+    if let Some(process) = ccm_process.as_mut() {
+        if !matches!(process.try_wait(), Ok(None)) {
+            events.push(format!(
+                "the CCM exited during the run; see {}",
+                work.join("ccm.log").display()
+            ));
+        }
+        let _ = process.start_kill();
+    }
+    let per_service = |from: CallCount, to: CallCount| (to.all - from.all) as f64 / count;
+    Ok(Report {
+        cloud: cloud.name().into(),
+        kube: kube.kind().into(),
+        controller: if args.ccm.is_some() {
+            "real-ccm"
+        } else {
+            "simulated"
+        }
+        .into(),
+        run_exit,
+        second_run_exit,
+        second_run_mutations,
+        teardown_exit,
+        left_ours: cloud.left_ours(),
+        left_ccm: cloud.left_ccm(),
+        built_ccm,
+        events,
+        gate_lag_ms: gate_at
+            .zip(served)
+            .map(|(gate, served)| observe::signed_ms(served, gate)),
+        gate_lag_ms_per_ip,
+        gate_after_ingress_ms: gate_at
+            .zip(ingress_at)
+            .map(|(gate, ingress)| observe::signed_ms(ingress, gate)),
+        node_added_ms,
+        calls_per_service: CallsPerService {
+            run: per_service(baseline, after_run),
+            run_mutating: (after_run.mutating - baseline.mutating) as f64 / count,
+            second_run: per_service(after_run, after_second),
+            node_added: per_service(after_second, after_node),
+            teardown: per_service(after_node, after_teardown),
+        },
+        teardown_ms,
+        finalizers_after_run,
+    })
 }

@@ -1,0 +1,73 @@
+//! The API server a harness run uses: the local one (in process). The harness reads and
+//! writes it only through these calls (async, as a real kube-apiserver's client would be), so
+//! another server (a real kube-apiserver, open work) is one more variant here.
+
+use crate::kube::KubeSim;
+use anyhow::Result;
+use serde_json::Value;
+use std::path::Path;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+pub enum Kube {
+    Local(KubeSim),
+}
+
+impl Kube {
+    /// `local`, as the report says.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Kube::Local(_) => "local",
+        }
+    }
+
+    /// The kubeconfig the agent and the CCM use.
+    pub fn kubeconfig_path(&self) -> &Path {
+        match self {
+            Kube::Local(k) => k.kubeconfig_path(),
+        }
+    }
+
+    /// `host:port` of the API server (a loopback address): where the agent's proof on the
+    /// wire dials in place of each load-balancer IP.
+    pub fn host_port(&self) -> String {
+        match self {
+            Kube::Local(k) => k.url().trim_start_matches("https://").to_string(),
+        }
+    }
+
+    /// The objects of a type (`group` "" for core) in every namespace.
+    pub async fn list(&self, group: &str, version: &str, plural: &str) -> Result<Vec<Value>> {
+        match self {
+            Kube::Local(k) => Ok(k.list(group, version, plural, None)),
+        }
+    }
+
+    /// Every change of objects of a type from now on, as the objects after the change.
+    pub async fn changes(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Result<UnboundedReceiver<Value>> {
+        match self {
+            Kube::Local(k) => k
+                .changes(group, version, plural)
+                .ok_or_else(|| anyhow::anyhow!("the local API server serves no {plural}")),
+        }
+    }
+
+    /// Creates `obj` (its status too: the harness plays the kubelet and the controllers that
+    /// would write it).
+    pub async fn create(&self, obj: Value) -> Result<()> {
+        match self {
+            Kube::Local(k) => k.create(obj).map(drop),
+        }
+    }
+
+    /// The (method, path) of each request the server saw, when it can tell.
+    pub fn request_log(&self) -> Option<Vec<(String, String)>> {
+        match self {
+            Kube::Local(k) => Some(k.request_log()),
+        }
+    }
+}
