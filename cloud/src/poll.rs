@@ -117,7 +117,10 @@ mod tests {
         while poll.wait(None).await.is_ok() {
             looks += 1;
         }
-        assert!(looks >= 3, "at least three waits of at most {step:?} fit: {looks}");
+        assert!(
+            looks >= 3,
+            "at least three waits of at most {step:?} fit: {looks}"
+        );
         assert!(Instant::now() - start <= budget);
     }
 
@@ -140,7 +143,10 @@ mod tests {
         );
         let before = Instant::now();
         poll.wait(Some(Duration::from_secs(30))).await.unwrap();
-        assert!(Instant::now() - before >= Duration::from_secs(30), "not capped");
+        assert!(
+            Instant::now() - before >= Duration::from_secs(30),
+            "not capped"
+        );
         assert!(
             poll.wait(Some(Duration::from_secs(600))).await.is_err(),
             "past the budget: transient, for the step to decide"

@@ -228,9 +228,24 @@ mod tests {
         assert_eq!(kind(&call("AllocateAddress", true)), "write");
         assert_eq!(kind(&call("ReleaseAddress", true)), "delete");
         assert_eq!(kind(&call("DeleteNetworkInterface", true)), "delete");
-        assert_eq!(kind(&call("GET /compute/v1/projects/p/regions/r/addresses", false)), "read");
-        assert_eq!(kind(&call("POST /dns/v1/projects/p/managedZones/z/changes", true)), "write");
-        assert_eq!(kind(&call("DELETE /subscriptions/s/resourceGroups/rg", true)), "delete");
+        assert_eq!(
+            kind(&call(
+                "GET /compute/v1/projects/p/regions/r/addresses",
+                false
+            )),
+            "read"
+        );
+        assert_eq!(
+            kind(&call(
+                "POST /dns/v1/projects/p/managedZones/z/changes",
+                true
+            )),
+            "write"
+        );
+        assert_eq!(
+            kind(&call("DELETE /subscriptions/s/resourceGroups/rg", true)),
+            "delete"
+        );
     }
 
     #[test]

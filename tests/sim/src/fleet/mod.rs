@@ -119,7 +119,9 @@ async fn run_agent(
             let child = cmd.spawn().context("cannot start the agent")?;
             let output = tokio::time::timeout(RUN_TIMEOUT, child.wait_with_output())
                 .await
-                .with_context(|| format!("`{}` ran longer than {RUN_TIMEOUT:?}", args.join(" ")))??;
+                .with_context(|| {
+                    format!("`{}` ran longer than {RUN_TIMEOUT:?}", args.join(" "))
+                })??;
             let code = output.status.code().unwrap_or(-1);
             let stderr = String::from_utf8_lossy(&output.stderr);
             exits.push(code);
@@ -138,7 +140,8 @@ async fn run_agent(
                 break; // 2, 3, 5: the unit does not restart them
             }
         }
-        run.stage_seconds.push(stage_started.elapsed().as_secs_f64());
+        run.stage_seconds
+            .push(stage_started.elapsed().as_secs_f64());
         let completed = exits.last() == Some(&0);
         run.exits.push(exits);
         if !completed {
@@ -174,8 +177,13 @@ pub async fn run(opts: Options) -> Result<Report> {
             opts.agents
         );
     }
-    let (peers, mut clusters) =
-        world::start(&opts.cloud, opts.agents + 1, opts.shared_record_set, &opts.work).await?;
+    let (peers, mut clusters) = world::start(
+        &opts.cloud,
+        opts.agents + 1,
+        opts.shared_record_set,
+        &opts.work,
+    )
+    .await?;
     let lone_cluster = clusters.pop().context("no cluster for the lone agent")?;
     let env = peers.agent_env();
     let logs = opts.work.join("logs");
@@ -219,7 +227,9 @@ pub async fn run(opts: Options) -> Result<Report> {
             .into_iter()
             .map(|l| format!("touched: {l}")),
     );
-    let mut report = figures::report(&opts, &peers, &lone, lone_calls, &runs, makespan, world_diff);
+    let mut report = figures::report(
+        &opts, &peers, &lone, lone_calls, &runs, makespan, world_diff,
+    );
     report.json["lone_calls_by_action"] = lone_actions;
     Ok(report)
 }

@@ -86,11 +86,15 @@ pub async fn start(
                 format!("api.{}.example.com", name(0)),
                 format!("api-int.{}.example.com", name(0)),
             ] {
-                peers.write_record_in(&private, &fqdn, &[OTHER_WRITER]).await?;
+                peers
+                    .write_record_in(&private, &fqdn, &[OTHER_WRITER])
+                    .await?;
             }
             let public_id = zone_id("public")?;
             let api = format!("api.{}.example.com", name(0));
-            peers.write_record_in(&public_id, &api, &[OTHER_PUBLIC]).await?;
+            peers
+                .write_record_in(&public_id, &api, &[OTHER_PUBLIC])
+                .await?;
             let zones = setup["zones"].clone();
             (Peers::Aws(peers, zones), base, 10, vec![private; n])
         }
@@ -194,7 +198,13 @@ pub async fn start(
 
 /// A file of the base assets, edited for cluster `name` with `infra_id`: on AWS the private
 /// zone is named by `hostedZone`; on GCP and Azure the network is the one all share.
-fn edit_assets(cloud: &str, text: String, name: &str, infra_id: &str, private_zone: &str) -> String {
+fn edit_assets(
+    cloud: &str,
+    text: String,
+    name: &str,
+    infra_id: &str,
+    private_zone: &str,
+) -> String {
     if cloud == "aws" {
         let text = text.replace("mycluster-7xk2p", infra_id);
         if name == "mycluster" {
@@ -213,7 +223,9 @@ fn edit_assets(cloud: &str, text: String, name: &str, infra_id: &str, private_zo
 /// Copies the tree `from` to `to`, every file through `edit`.
 fn copy_edited(from: &Path, to: &Path, edit: &dyn Fn(String) -> String) -> Result<()> {
     std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
-    for entry in std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))? {
+    for entry in
+        std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?
+    {
         let entry = entry?;
         let target = to.join(entry.file_name());
         if entry.file_type()?.is_dir() {
