@@ -39,11 +39,16 @@ impl Poll {
         Self::new(operation, OPERATION_BUDGET, first, Duration::from_secs(5))
     }
 
-    /// Waits before the next look: `asked` (the service's `Retry-After`) when given, else the
-    /// growing delay; always within `[first, max]`. Fails (transient) instead of waiting past
-    /// the budget.
+    /// Waits before the next look: what the service asked for (`Retry-After`) when given,
+    /// plus a little spread and even past `max` (an earlier look would only be refused
+    /// again); else the growing delay with jitter (between half of it and all of it), so the
+    /// agents of a fleet that started together do not look together. Fails (transient)
+    /// instead of waiting past the budget.
     pub async fn wait(&mut self, asked: Option<Duration>) -> Result<(), CloudError> {
-        let delay = asked.unwrap_or(self.delay).clamp(self.min, self.max);
+        let delay = match asked {
+            Some(asked) => crate::retry::after(asked.max(self.min), Duration::MAX),
+            None => crate::retry::jitter(self.delay),
+        };
         self.delay = (self.delay * 2).min(self.max);
         if Instant::now() + delay > self.deadline {
             return Err(CloudError::new(
@@ -62,9 +67,10 @@ mod tests {
     use super::*;
 
     #[tokio::test(start_paused = true)]
-    async fn waits_grow_to_the_cap_and_stop_at_the_budget() {
+    async fn waits_grow_to_the_cap_jittered_and_stop_at_the_budget() {
         let (first, max) = (Duration::from_millis(100), Duration::from_secs(2));
-        let mut poll = Poll::new("op", Duration::from_secs(10), first, max);
+        let budget = Duration::from_secs(10);
+        let mut poll = Poll::new("op", budget, first, max);
         let start = Instant::now();
         let mut waits = Vec::new();
         loop {
@@ -77,29 +83,51 @@ mod tests {
                 }
             }
         }
-        assert_eq!(waits[0], first);
-        assert_eq!(waits[1], first * 2);
-        assert!(waits.iter().all(|w| *w <= max), "{waits:?}");
-        assert!(Instant::now() - start <= Duration::from_secs(10));
+        for (i, wait) in waits.iter().enumerate() {
+            let ceiling = (first * 2u32.pow(i as u32)).min(max);
+            assert!(
+                *wait >= ceiling / 2 && *wait <= ceiling,
+                "wait {i}: {wait:?} within [{:?}, {ceiling:?}]",
+                ceiling / 2
+            );
+        }
+        assert!(Instant::now() - start <= budget);
+    }
+
+    /// A hundred agents that started together: their looks spread out, not in lockstep.
+    #[tokio::test(start_paused = true)]
+    async fn pollers_that_start_together_do_not_look_together() {
+        let mut firsts = std::collections::BTreeSet::new();
+        for _ in 0..100 {
+            let mut poll = Poll::change("op", Duration::from_millis(100));
+            let before = Instant::now();
+            poll.wait(None).await.unwrap();
+            firsts.insert(Instant::now() - before);
+        }
+        assert!(firsts.len() > 20, "jittered: {firsts:?}");
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_wait_that_ends_exactly_at_the_budget_is_still_taken() {
+    async fn the_waits_stop_where_the_next_would_end_past_the_budget() {
         let step = Duration::from_millis(100);
-        let mut poll = Poll::new("op", step * 3, step, step);
-        for n in 1..=3 {
-            poll.wait(None)
-                .await
-                .unwrap_or_else(|e| panic!("wait {n} ends within the budget: {e}"));
+        let budget = step * 3;
+        let mut poll = Poll::new("op", budget, step, step);
+        let start = Instant::now();
+        let mut looks = 0;
+        while poll.wait(None).await.is_ok() {
+            looks += 1;
         }
         assert!(
-            poll.wait(None).await.is_err(),
-            "the fourth would end past it"
+            looks >= 3,
+            "at least three waits of at most {step:?} fit: {looks}"
         );
+        assert!(Instant::now() - start <= budget);
     }
 
+    /// ARM's per-5-minutes limits answer `Retry-After` in minutes: looking again before
+    /// that only spends a request and is refused again.
     #[tokio::test(start_paused = true)]
-    async fn the_services_retry_after_is_waited_within_the_bounds() {
+    async fn the_services_retry_after_is_waited_even_past_the_cap() {
         let mut poll = Poll::new(
             "op",
             Duration::from_secs(60),
@@ -108,9 +136,20 @@ mod tests {
         );
         let before = Instant::now();
         poll.wait(Some(Duration::from_secs(3))).await.unwrap();
-        assert_eq!(Instant::now() - before, Duration::from_secs(3));
+        let waited = Instant::now() - before;
+        assert!(
+            waited >= Duration::from_secs(3) && waited <= Duration::from_millis(3300),
+            "{waited:?}"
+        );
         let before = Instant::now();
-        poll.wait(Some(Duration::from_secs(600))).await.unwrap();
-        assert_eq!(Instant::now() - before, Duration::from_secs(10), "capped");
+        poll.wait(Some(Duration::from_secs(30))).await.unwrap();
+        assert!(
+            Instant::now() - before >= Duration::from_secs(30),
+            "not capped"
+        );
+        assert!(
+            poll.wait(Some(Duration::from_secs(600))).await.is_err(),
+            "past the budget: transient, for the step to decide"
+        );
     }
 }

@@ -41,7 +41,11 @@ fn unit() -> f64 {
 /// comes back at once and never waits longer than the cap.
 pub fn backoff(attempt: u32, initial: Duration, max: Duration) -> Duration {
     let exp = initial.saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1)));
-    let ceiling = exp.min(max);
+    jitter(exp.min(max))
+}
+
+/// "Equal jitter": uniform between half of `ceiling` and all of it.
+pub fn jitter(ceiling: Duration) -> Duration {
     ceiling / 2 + ceiling.mul_f64(unit() / 2.0)
 }
 

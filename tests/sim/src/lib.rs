@@ -7,6 +7,7 @@ pub mod aws;
 pub mod azure;
 pub mod baddays;
 pub mod emulator;
+pub mod fleet;
 pub mod gcp;
 pub mod handover;
 pub mod kube;

@@ -23,6 +23,8 @@ const USAGE: &str = "usage: bootstrap-sim demo <aws|gcp|azure>   plan, run, plan
                      \x20   install/teardown cycles through injected faults: leaks, duplicates, others touched\n       \
                      bootstrap-sim soak <aws|gcp|azure> [--cycles 50] [--output text|json]\n       \
                      \x20   cycles in a row under the published limits: leaks, peak RSS, state dir, time\n       \
+                     bootstrap-sim fleet <aws|gcp|azure> [--agents 100] [--shared-record-set] [--output text|json]\n       \
+                     \x20   agents at once in one account under the published limits: failures, throttling, cost, slowest/lone\n       \
                      bootstrap-sim venv                   install the emulators into target/sim-venv\n\
                      (build the agent first: cargo build --all-features --workspace --bins)";
 
@@ -80,6 +82,18 @@ async fn run() -> Result<()> {
             let report =
                 bootstrap_sim::baddays::soak::command(cloud, rest, agent_binary()?).await?;
             all_cycles_clean(report.clean, report.cycles)
+        }
+        ["fleet", cloud, rest @ ..] => {
+            let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+            let report = bootstrap_sim::fleet::command(cloud, rest, agent_binary()?).await?;
+            if report.failed_agents > 0 || !report.world_diff.is_empty() {
+                bail!(
+                    "{} agents failed, {} differences in the world",
+                    report.failed_agents,
+                    report.world_diff.len()
+                );
+            }
+            Ok(())
         }
         ["venv"] => {
             let venv = bootstrap_sim::venv::ensure()?;

@@ -1,0 +1,67 @@
+//! A fleet, small (the CI size of `bootstrap-sim fleet`, the same code): on each cloud,
+//! `FLEET_AGENTS` agents (default 5: at 10, AWS's Route53 floor alone is
+//! about a minute) at once in one account / project / subscription, each
+//! its own cluster sharing the zones, every cloud's published limits on: every agent
+//! completes `reserve`, `dns seed`, `dns teardown` and `teardown --all`, the world is left as
+//! it was (nothing left, the other writer's values untouched), no quota went beyond what it
+//! allows, and the slowest agent took at most 1.5 times a lone agent's time (or the limits'
+//! own floor for the fleet's requests, when that is longer).
+#![cfg(all(feature = "aws", feature = "gcp", feature = "azure"))]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bootstrap_sim::fleet;
+use std::path::PathBuf;
+
+fn agents() -> usize {
+    std::env::var("FLEET_AGENTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5)
+}
+
+async fn fleet_completes_within_the_limits(cloud: &str, shared_record_set: bool) {
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    let work = tempfile::tempdir().unwrap();
+    let report = fleet::run(fleet::Options {
+        cloud: cloud.into(),
+        agents: agents(),
+        shared_record_set,
+        agent: PathBuf::from(env!("CARGO_BIN_EXE_bootstrap-agent")),
+        work: work.path().join("fleet"),
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{cloud}: {e:#}"));
+    eprintln!("{}", fleet::figures::summary(&report.json));
+    let j = &report.json;
+    assert_eq!(report.failed_agents, 0, "{:#}", j["failed"]);
+    assert!(report.world_diff.is_empty(), "{:#?}", report.world_diff);
+    assert!(report.limits_held, "{:#}", j["quotas"]);
+    let slowest_over_floor = j["slowest_over_floor"].as_f64().unwrap();
+    assert!(
+        slowest_over_floor <= 1.5,
+        "slowest {} s against the lone agent's {} s and the limits' floor {}",
+        j["slowest"]["seconds"],
+        j["lone_seconds"],
+        j["limits_floor"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_aws_fleet_completes_within_route53s_and_ec2s_limits() {
+    fleet_completes_within_the_limits("aws", false).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_aws_fleet_on_one_record_set_completes_within_the_limits() {
+    fleet_completes_within_the_limits("aws", true).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gcp_fleet_completes_within_compute_and_cloud_dns_limits() {
+    fleet_completes_within_the_limits("gcp", false).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_azure_fleet_completes_within_arms_limits() {
+    fleet_completes_within_the_limits("azure", false).await;
+}
