@@ -736,25 +736,9 @@ mod gcp {
             // bootstrap IP.
             let bootstrap_ips = bootstrap_ips(n, "10.0.0", 5);
             for (i, ip) in bootstrap_ips.iter().enumerate() {
-                let seed = &options.seed;
-                let (vms, groups) = bootstrap_sim::gcp::installer_machines(
-                    &format!("clu{i:02}-7xk2p"),
-                    &seed.region,
-                    &seed.subnetworks[0].name,
-                    &seed.subnetworks[1].name,
-                );
-                let bootstrap = vms
-                    .into_iter()
-                    .find(|vm| vm.name.ends_with("-bootstrap"))
-                    .unwrap();
                 options
                     .seed
-                    .instances
-                    .push(bootstrap_sim::gcp::InstanceSeed {
-                        network_ip: Some(ip.parse().unwrap()),
-                        ..bootstrap
-                    });
-                options.seed.instance_groups.extend(groups);
+                    .add_installer_bootstrap(&format!("clu{i:02}-7xk2p"), ip.parse().unwrap());
             }
             Setup {
                 peers: GcpPeers::start(options).await.unwrap(),

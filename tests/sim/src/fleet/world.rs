@@ -117,22 +117,10 @@ pub async fn start(
             }
             // Each cluster's installer made its instance groups and its bootstrap VM.
             for i in 0..n {
-                let seed = &options.seed;
-                let (vms, groups) = crate::gcp::installer_machines(
-                    &infra_id(i),
-                    &seed.region,
-                    &seed.subnetworks[0].name,
-                    &seed.subnetworks[1].name,
-                );
-                let bootstrap = vms
-                    .into_iter()
-                    .find(|vm| vm.name.ends_with("-bootstrap"))
-                    .context("the installer's machines have no bootstrap VM")?;
-                options.seed.instances.push(crate::gcp::InstanceSeed {
-                    network_ip: Some(std::net::Ipv4Addr::new(10, 0, 0, 5 + i as u8)),
-                    ..bootstrap
-                });
-                options.seed.instance_groups.extend(groups);
+                let bootstrap_ip = std::net::Ipv4Addr::new(10, 0, 0, 5 + i as u8);
+                options
+                    .seed
+                    .add_installer_bootstrap(&infra_id(i), bootstrap_ip);
             }
             let peers = GcpPeers::start(options).await?;
             for fqdn in [

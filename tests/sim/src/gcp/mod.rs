@@ -320,6 +320,28 @@ impl Seed {
         self.instance_groups = groups;
         self
     }
+
+    /// Another cluster of the same project, as its installer left it for the agent: its
+    /// per-zone master instance groups and its bootstrap VM at `bootstrap_ip` (preflight's
+    /// `instance-groups` line and the bootstrap-host lookup find them).
+    pub fn add_installer_bootstrap(&mut self, infra_id: &str, bootstrap_ip: Ipv4Addr) {
+        let name = |i: usize| {
+            self.subnetworks
+                .get(i)
+                .map(|s| s.name.clone())
+                .unwrap_or_default()
+        };
+        let (vms, groups) = installer_machines(infra_id, &self.region, &name(0), &name(1));
+        let bootstrap = vms
+            .into_iter()
+            .filter(|vm| vm.name == format!("{infra_id}-bootstrap"))
+            .map(|vm| InstanceSeed {
+                network_ip: Some(bootstrap_ip),
+                ..vm
+            });
+        self.instances.extend(bootstrap);
+        self.instance_groups.extend(groups);
+    }
 }
 
 impl Seed {
