@@ -352,7 +352,7 @@ async fn an_internal_load_balancer_whose_backends_fail_the_health_check_is_not_p
     // Looks in the 4 s: the first (6 groups per rule), then one group per rule per look.
     let looks_after_the_first = health_reads.saturating_sub(12) / 2;
     assert!(
-        health_reads >= 12 + 2 * 4 && health_reads <= 12 + 2 * 9,
+        (12 + 2 * 4..=12 + 2 * 9).contains(&health_reads),
         "{health_reads} health reads ({looks_after_the_first} looks after the first): {log:#?}"
     );
 }
