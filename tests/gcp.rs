@@ -267,7 +267,10 @@ impl RunWorld {
             "{proof}"
         );
         assert!(
-            proof.contains("(healthy: mycluster-7xk2p-master-") && !proof.contains("bootstrap,"),
+            // Any group's Node proves it (a later look asks one group, the next each time).
+            (proof.contains("(healthy: mycluster-7xk2p-master-")
+                || proof.contains("(healthy: mycluster-7xk2p-worker-"))
+                && !proof.contains("bootstrap,"),
             "{proof}"
         );
     }
@@ -334,6 +337,23 @@ async fn an_internal_load_balancer_whose_backends_fail_the_health_check_is_not_p
     assert!(
         api_int.contains(&BOOTSTRAP_IP.to_string()) && !api_int.contains(&private[0]),
         "the bootstrap IP stays, the unproven internal IP never joins: {api_int:?}"
+    );
+    // While it waits, the proof looks again on a short backoff (250 ms doubling to 800 ms)
+    // without re-reading what it learnt: each forwarding rule and its backend service once,
+    // and after a rule's first look (all six groups: three master
+    // groups, three of the provider's own) one group per look.
+    let log = w.h.peers.fake.request_log();
+    let count = |what: &dyn Fn(&str, &str) -> bool| log.iter().filter(|(m, p)| what(m, p)).count();
+    let rule_reads = count(&|m, p| m == "GET" && p.contains("/forwardingRules/"));
+    let service_reads =
+        count(&|m, p| m == "GET" && p.contains("/backendServices/") && !p.contains("getHealth"));
+    let health_reads = count(&|_, p| p.contains("/getHealth"));
+    assert_eq!((rule_reads, service_reads), (2, 2), "{log:#?}");
+    // Looks in the 4 s: the first (6 groups per rule), then one group per rule per look.
+    let looks_after_the_first = health_reads.saturating_sub(12) / 2;
+    assert!(
+        (12 + 2 * 4..=12 + 2 * 9).contains(&health_reads),
+        "{health_reads} health reads ({looks_after_the_first} looks after the first): {log:#?}"
     );
 }
 

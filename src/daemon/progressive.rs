@@ -75,6 +75,32 @@ pub fn serving_ips(
         .collect()
 }
 
+/// PURE: whether another claimed IP is moments from serving: not served yet, but every
+/// Service claiming it has its load balancer (an ingress); only its endpoints or its proof are
+/// missing. Then served IPs wait [`JOIN_SETTLE`] to join with it; otherwise (a controller that
+/// builds one Service after the other, seconds apart) they join at once.
+pub fn more_coming(
+    targets: &[render::ServiceClaim],
+    services: &[gate::ServiceGate],
+    served: &BTreeSet<IpAddr>,
+) -> bool {
+    let has_ingress = |t: &render::ServiceClaim| {
+        services
+            .iter()
+            .any(|s| s.namespace == t.namespace && s.name == t.name && !s.ingress.is_empty())
+    };
+    targets
+        .iter()
+        .flat_map(|t| t.claims.iter())
+        .filter(|ip| !served.contains(ip))
+        .any(|ip| {
+            targets
+                .iter()
+                .filter(|t| t.claims.contains(ip))
+                .all(&has_ingress)
+        })
+}
+
 /// Progressive DNS: records `ips` as served (journaled first) and runs the seed again, which
 /// adds what the records lack: exactly the newly served IPs, or after a crash whatever the
 /// journal says serves but DNS does not hold yet. Without new IPs it runs only when `whole`
@@ -117,7 +143,7 @@ pub(super) async fn join_dns(
 }
 
 /// How long the gate gathers served IPs before they join DNS, unless all claimed IPs serve
-/// sooner. Services applied together come up moments apart, and each join waits until its
+/// sooner or no other is about to ([`more_coming`]). Services applied together come up moments apart, and each join waits until its
 /// changes propagated (Route53 "generally within 60 seconds"): one join for all of them is
 /// one wait on the critical path instead of one per Service (issue 27).
 const JOIN_SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
@@ -160,15 +186,19 @@ pub async fn gate(
             .map(|s| format!("{}: {}", s.name, s.reason))
             .collect();
         notify::status(&format!("stage 2: waiting for {}", waiting.join(", ")));
-        let _ = serves.send(serving_ips(&targets, services));
+        let served = serving_ips(&targets, services);
+        let coming = more_coming(&targets, services, &served);
+        let _ = serves.send((served, coming));
     });
     tokio::pin!(gate);
     let claimed: BTreeSet<IpAddr> = targets
         .iter()
         .flat_map(|t| t.claims.iter().copied())
         .collect();
-    // Served IPs not joined yet, and when to join them (see JOIN_SETTLE).
+    // Served IPs not joined yet, and when to join them (see JOIN_SETTLE); a served IP whose
+    // proof fails is looked at again on a short backoff, not only at the gate's next event.
     let mut pending: Option<(BTreeSet<IpAddr>, tokio::time::Instant)> = None;
+    let mut retry = crate::cluster::wire::ProofRetry::default();
     let report = loop {
         let settle_at = pending.as_ref().map(|p| p.1);
         let settled = async move {
@@ -179,30 +209,37 @@ pub async fn gate(
         };
         tokio::select! {
             outcome = &mut gate => break outcome?,
-            Some(ips) = served.recv() => {
+            Some((ips, coming)) = served.recv() => {
                 let joined = journal.state.serving.clone().unwrap_or_default();
                 if ips.is_subset(&joined) {
                     continue;
                 }
                 let at = pending.as_ref().map_or_else(|| tokio::time::Instant::now() + JOIN_SETTLE, |p| p.1);
-                let all_served = ips.is_superset(&claimed);
+                let now = !coming || ips.is_superset(&claimed);
                 pending = Some((ips, at));
-                if !all_served {
+                if !now {
                     continue;
                 }
             }
             () = settled => {}
         }
-        if let Some((ips, _)) = pending.take() {
+        if let Some((served, _)) = pending.take() {
             let ips = crate::cluster::wire::joinable(
                 settings.wire,
                 cloud,
                 &targets,
-                ips,
+                served.clone(),
                 journal.state.serving.as_ref(),
             )
             .await;
+            let unproven = !ips.is_superset(&served);
             join_dns(spec, journal, providers, settings, ips, false).await?;
+            if unproven {
+                let wait = retry.after_failure(crate::cluster::wire::jitter());
+                pending = Some((served, tokio::time::Instant::now() + wait));
+            } else {
+                retry.reset();
+            }
         }
     };
     // The last evaluation may have made the last IPs joinable; and whatever a crash
@@ -231,6 +268,57 @@ pub async fn gate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_ip_is_coming_only_when_all_its_services_have_a_load_balancer() {
+        let ip = |s: &str| -> std::net::IpAddr { s.parse().unwrap() };
+        let claim = |name: &str, ips: &[&str]| render::ServiceClaim {
+            namespace: "ns".into(),
+            name: name.into(),
+            claims: ips.iter().map(|s| ip(s)).collect(),
+            needs_aws_lb_controller: false,
+            ports: Vec::new(),
+        };
+        let targets = [
+            claim("external-lb", &["203.0.113.1"]),
+            claim("internal-lb", &["10.0.1.5"]),
+            claim("internal-lb-mcs", &["10.0.1.5"]),
+        ];
+        let with_ingress = |names: &[&str]| -> Vec<gate::ServiceGate> {
+            ["external-lb", "internal-lb", "internal-lb-mcs"]
+                .iter()
+                .map(|n| gate::ServiceGate {
+                    ingress: match names.contains(n) {
+                        true => vec!["x".into()],
+                        false => Vec::new(),
+                    },
+                    ..gate::ServiceGate::not_evaluated("ns", n)
+                })
+                .collect()
+        };
+        let external: BTreeSet<IpAddr> = [ip("203.0.113.1")].into();
+        // A controller that builds one Service after the other: nothing else is coming.
+        assert!(!more_coming(
+            &targets,
+            &with_ingress(&["external-lb"]),
+            &external
+        ));
+        assert!(!more_coming(
+            &targets,
+            &with_ingress(&["external-lb", "internal-lb"]),
+            &external
+        ));
+        // Both internal Services have their load balancer: the internal IP is moments away.
+        let all = with_ingress(&["external-lb", "internal-lb", "internal-lb-mcs"]);
+        assert!(more_coming(&targets, &all, &external));
+        // Served already: nothing more to wait for.
+        let both: BTreeSet<IpAddr> = [ip("203.0.113.1"), ip("10.0.1.5")].into();
+        assert!(!more_coming(&targets, &all, &both));
+        // A Service of another namespace does not count.
+        let mut elsewhere = all.clone();
+        elsewhere[2].namespace = "other".into();
+        assert!(!more_coming(&targets, &elsewhere, &external));
+    }
 
     #[test]
     fn an_ip_serves_once_every_service_that_claims_it_is_ready() {

@@ -22,9 +22,11 @@ use std::time::Duration;
 
 mod any_certificate;
 mod backend;
+mod retry;
 use any_certificate::AnyCertificate;
 pub use backend::prove_ip;
 use bootstrap_cloud::AddressProvider;
+pub use retry::{ProofRetry, jitter};
 
 pub const API_PORT: u16 = 6443;
 pub const MCS_PORT: u16 = 22623;
@@ -352,7 +354,8 @@ pub async fn joinable(
     out
 }
 
-/// Waits until every IP DNS keeps passes the proof (re-trying every 2 s, up to `timeout`),
+/// Waits until every IP DNS keeps passes the proof (an IP that failed is tried again on a
+/// short backoff, [`ProofRetry`]; one that passed is not tried again), up to `timeout`,
 /// telling `report` each time what it found. With the proof off, says so and returns.
 pub async fn hold_until_proven(
     proof: Option<&WireProof>,
@@ -367,12 +370,20 @@ pub async fn hold_until_proven(
         );
         return Ok(());
     };
-    let kept = kept_ips(targets);
+    let mut waiting = kept_ips(targets);
+    // Each IP's last outcome; only those not passed yet are tried again.
+    let mut outcomes: BTreeMap<IpAddr, IpProof> = BTreeMap::new();
+    let mut retry = ProofRetry::default();
     let started = std::time::Instant::now();
     loop {
-        let outcomes = prove_all(proof, cloud, &kept).await;
+        for outcome in prove_all(proof, cloud, &waiting).await {
+            if outcome.ok {
+                waiting.remove(&outcome.ip);
+            }
+            outcomes.insert(outcome.ip, outcome);
+        }
         let failed: Vec<String> = outcomes
-            .iter()
+            .values()
             .filter(|o| !o.ok)
             .map(|o| o.reason.clone())
             .collect();
@@ -380,7 +391,7 @@ pub async fn hold_until_proven(
             report(format!(
                 "passed: {}",
                 outcomes
-                    .iter()
+                    .values()
                     .map(|o| o.reason.as_str())
                     .collect::<Vec<_>>()
                     .join("; ")
@@ -396,7 +407,7 @@ pub async fn hold_until_proven(
             }
             .into());
         }
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        tokio::time::sleep(retry.after_failure(jitter())).await;
     }
 }
 

@@ -3191,7 +3191,7 @@ async fn a_deleted_service_stays_until_its_controller_deleted_the_load_balancer(
                 internal,
                 json!({"loadBalancerIP": "10.0.0.5"}),
             ),
-            "service.kubernetes.io/load-balancer-cleanup",
+            "service.kubernetes.io/load-balancer-cleanup gke.networking.io/l4-ilb-v1",
         ),
         (
             "nlb",
@@ -3205,7 +3205,7 @@ async fn a_deleted_service_stays_until_its_controller_deleted_the_load_balancer(
         let held = stored_service(&raw, API_NS, name).await.unwrap();
         assert_eq!(
             held["metadata"]["finalizers"],
-            json!([finalizer]),
+            json!(finalizer.split(' ').collect::<Vec<_>>()),
             "{name}: {held:#}"
         );
         let t0 = Instant::now();
@@ -3235,6 +3235,110 @@ async fn a_deleted_service_stays_until_its_controller_deleted_the_load_balancer(
     assert!(odd["metadata"].get("finalizers").is_none(), "{odd:#}");
     delete_service(&raw, API_NS, "odd").await;
     assert!(stored_service(&raw, API_NS, "odd").await.is_none());
+}
+
+/// The finalizers as OpenShift's GCE provider and the service controller write them
+/// (openshift/cloud-provider-gcp 30cc04797f50): the service controller's
+/// `service.kubernetes.io/load-balancer-cleanup` first (`syncLoadBalancerIfNeeded`,
+/// `vendor/k8s.io/cloud-provider/controllers/service/controller.go:406`), then the provider's
+/// `gke.networking.io/l4-ilb-v1` (internal, `gce_loadbalancer_internal.go:95`) or
+/// `gke.networking.io/l4-netlb-v1` (external, `gce_loadbalancer_external.go:100`), each its
+/// own write of `services/status` (`servicehelper.PatchService`, helper.go:133-143). On
+/// deletion the provider's goes first, at the end of `EnsureLoadBalancerDeleted`
+/// (`gce_loadbalancer_internal.go:452-453`, `gce_loadbalancer_external.go:424-425`), then the
+/// service controller's (controller.go:395), and the Service goes.
+#[tokio::test(flavor = "multi_thread")]
+async fn gcp_provider_finalizers_follow_the_service_controllers_and_leave_before_it() {
+    use bootstrap_sim::gcp::{FakeOptions, GcpFake};
+    let fake = GcpFake::start(FakeOptions::default()).await.unwrap();
+    let address = fake.create_address("user-api", false, &[]).unwrap();
+    let external_ip = address["address"].as_str().unwrap().to_string();
+    let (_sim, raw) = gcp_sim(&fake).await;
+    let cleanup = "service.kubernetes.io/load-balancer-cleanup";
+    let cases = [
+        (
+            "internal-lb",
+            service(
+                API_NS,
+                "internal-lb",
+                json!({"networking.gke.io/load-balancer-type": "Internal"}),
+                json!({"loadBalancerIP": "10.0.128.9"}),
+            ),
+            "gke.networking.io/l4-ilb-v1",
+        ),
+        (
+            "external-lb",
+            service(
+                API_NS,
+                "external-lb",
+                json!({}),
+                json!({"loadBalancerIP": external_ip}),
+            ),
+            "gke.networking.io/l4-netlb-v1",
+        ),
+    ];
+    for (name, svc, provider) in cases {
+        let mut w = raw
+            .watch(&format!(
+                "/api/v1/namespaces/{API_NS}/services?watch=true&fieldSelector=metadata.name%3D{name}"
+            ))
+            .await;
+        create(&raw, svc).await;
+        // Every stored version of the Service's finalizers, in order, until it is gone.
+        let mut seen: Vec<Value> = Vec::new();
+        let mut record = |e: &Value| {
+            let f = e["object"]["metadata"]["finalizers"].clone();
+            let f = if f.is_null() { json!([]) } else { f };
+            if seen.last() != Some(&f) {
+                seen.push(f);
+            }
+        };
+        loop {
+            let e = w.event().await;
+            record(&e);
+            if e["object"]["status"]["loadBalancer"]["ingress"].is_array() {
+                break;
+            }
+        }
+        let held = stored_service(&raw, API_NS, name).await.unwrap();
+        assert_eq!(
+            held["metadata"]["finalizers"],
+            json!([cleanup, provider]),
+            "{name}: {held:#}"
+        );
+        // The controller wrote the Service through `status` only.
+        let main_writes: Vec<&Value> = held["metadata"]["managedFields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["manager"] == "cloud-controller-manager" && m["subresource"] != "status")
+            .collect();
+        assert!(main_writes.is_empty(), "{name}: {main_writes:?}");
+        let (code, _) = raw
+            .delete(&format!("/api/v1/namespaces/{API_NS}/services/{name}"))
+            .await;
+        assert_eq!(code, 200);
+        loop {
+            let e = w.event().await;
+            record(&e);
+            if e["type"] == "DELETED" {
+                break;
+            }
+        }
+        // The watch began before the create: the first versions are the ones without any
+        // finalizer, then cleanup alone, then both; the way out is the reverse.
+        assert_eq!(
+            seen,
+            vec![
+                json!([]),
+                json!([cleanup]),
+                json!([cleanup, provider]),
+                json!([cleanup]),
+                json!([]),
+            ],
+            "{name}"
+        );
+    }
 }
 
 /// With a real cloud-controller-manager building the load balancers (`bootstrap-sim real-ccm`,

@@ -241,61 +241,77 @@ fn holds_finalizer(svc: &Value) -> bool {
 }
 
 /// A deleted Service (or one no longer a LoadBalancer) whose controller holds it by its
-/// finalizer: the load balancer is deleted, then the finalizer comes off (for an NLB once the
-/// NLB is deleted, ELB freeing its interfaces after), and with it a deleted Service goes.
+/// finalizer: the load balancer is deleted, then the finalizers come off (for an NLB once the
+/// NLB is deleted, ELB freeing its interfaces after; on GCP the provider's own first, at the
+/// end of `EnsureLoadBalancerDeleted`, then the service controller's), and with them a
+/// deleted Service goes.
 async fn let_go(ctx: Arc<Ctx>, id: Id, uid: String, finalizer_first: bool) {
     if finalizer_first {
         tokio::time::sleep(ctx.lbs.cloud().nlb_deletion).await;
-        remove_finalizer(&mut ctx.shared.store.lock(), &id, &uid);
+        remove_finalizers(&mut ctx.shared.store.lock(), &id, &uid);
     }
     ctx.lbs.release(&id.0, &id.1, &uid).await;
     if !finalizer_first {
-        remove_finalizer(&mut ctx.shared.store.lock(), &id, &uid);
+        remove_finalizers(&mut ctx.shared.store.lock(), &id, &uid);
     }
     lock(&ctx.cleaning).remove(&(id, uid));
 }
 
-/// Puts the Service's controller's finalizer on it (not on one being deleted: the API server
-/// refuses a new finalizer there).
-fn add_finalizer(inner: &mut Inner, ns: &str, name: &str) {
-    let Some(mut svc) = service(inner, ns, name) else {
+/// Puts the Service's controller's finalizer on it, then the cloud provider's own (each a
+/// write of `services/status`, as `servicehelper.PatchService` makes it; not on a Service
+/// being deleted: the API server refuses a new finalizer there).
+fn add_finalizers(inner: &mut Inner, ns: &str, name: &str, cloud: &CloudOptions) {
+    let Some(svc) = service(inner, ns, name) else {
         return;
     };
-    let Some(finalizer) = lb::finalizer(&svc) else {
-        return;
-    };
-    if holds_finalizer(&svc) || meta::get(&svc, &["metadata", "deletionTimestamp"]).is_some() {
-        return;
+    let wanted = [lb::finalizer(&svc), lb::provider_finalizer(&svc, cloud)];
+    for finalizer in wanted.into_iter().flatten() {
+        let Some(mut svc) = service(inner, ns, name) else {
+            return;
+        };
+        if meta::get(&svc, &["metadata", "deletionTimestamp"]).is_some() {
+            return;
+        }
+        let mut finalizers = finalizers_of(&svc);
+        if finalizers.iter().any(|f| f == finalizer) {
+            continue;
+        }
+        finalizers.push(json!(finalizer));
+        meta::set(&mut svc, &["metadata", "finalizers"], json!(finalizers));
+        write_finalizers(inner, ns, name, svc);
     }
-    let mut finalizers = meta::get(&svc, &["metadata", "finalizers"])
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    finalizers.push(json!(finalizer));
-    meta::set(&mut svc, &["metadata", "finalizers"], json!(finalizers));
-    write_main(inner, ns, name, svc);
 }
 
-/// Takes the controller's finalizer off the Service `id` with `uid` (one re-created under its
-/// name keeps its own).
-fn remove_finalizer(inner: &mut Inner, id: &Id, uid: &str) {
-    let Some(mut svc) = service(inner, &id.0, &id.1).filter(|s| meta::uid(s) == uid) else {
-        return;
-    };
-    let Some(finalizers) = meta::get(&svc, &["metadata", "finalizers"]).and_then(Value::as_array)
-    else {
-        return;
-    };
-    let kept: Vec<Value> = finalizers
-        .iter()
-        .filter(|f| !f.as_str().is_some_and(|f| lb::FINALIZERS.contains(&f)))
+fn finalizers_of(svc: &Value) -> Vec<Value> {
+    meta::get(svc, &["metadata", "finalizers"])
+        .and_then(Value::as_array)
         .cloned()
-        .collect();
-    if kept.len() == finalizers.len() {
-        return;
+        .unwrap_or_default()
+}
+
+/// Takes the controllers' finalizers off the Service `id` with `uid` (one re-created under its
+/// name keeps its own): the cloud provider's first, then the service controller's, each its
+/// own write.
+fn remove_finalizers(inner: &mut Inner, id: &Id, uid: &str) {
+    let provider = [lb::ILB_FINALIZER, lb::NETLB_FINALIZER];
+    let steps: [&dyn Fn(&str) -> bool; 2] =
+        [&|f| provider.contains(&f), &|f| lb::FINALIZERS.contains(&f)];
+    for goes in steps {
+        let Some(mut svc) = service(inner, &id.0, &id.1).filter(|s| meta::uid(s) == uid) else {
+            return;
+        };
+        let finalizers = finalizers_of(&svc);
+        let kept: Vec<Value> = finalizers
+            .iter()
+            .filter(|f| !f.as_str().is_some_and(goes))
+            .cloned()
+            .collect();
+        if kept.len() == finalizers.len() {
+            continue;
+        }
+        meta::set(&mut svc, &["metadata", "finalizers"], json!(kept));
+        write_finalizers(inner, &id.0, &id.1, svc);
     }
-    meta::set(&mut svc, &["metadata", "finalizers"], json!(kept));
-    write_main(inner, &id.0, &id.1, svc);
 }
 
 async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
@@ -396,7 +412,7 @@ async fn provision(ctx: &Arc<Ctx>, ns: &str, name: &str, knobs: &ControllerKnobs
         return;
     }
     tokio::time::sleep(knobs.ingress_delay).await;
-    add_finalizer(&mut ctx.shared.store.lock(), ns, name);
+    add_finalizers(&mut ctx.shared.store.lock(), ns, name, ctx.lbs.cloud());
     loop {
         // Detached, so that a restart of this pipeline cannot cut a claim in the cloud in half.
         let (lbs, store) = (ctx.lbs.clone(), ctx.shared.store.clone());
@@ -484,9 +500,17 @@ fn write_status(inner: &mut Inner, ns: &str, name: &str, load_balancer: Value) {
     );
 }
 
-fn write_main(inner: &mut Inner, ns: &str, name: &str, svc: Value) {
+/// A finalizer change as the service controller and the GCE provider write it: through
+/// `services/status` (`servicehelper.PatchService`), which keeps the Service's metadata.
+fn write_finalizers(inner: &mut Inner, ns: &str, name: &str, svc: Value) {
     let ctx = WriteCtx::internal(CCM, false);
-    let _ = ops::update(inner, &Key::new(SERVICES, ns, name), svc, Scope::Main, &ctx);
+    let _ = ops::update(
+        inner,
+        &Key::new(SERVICES, ns, name),
+        svc,
+        Scope::Status,
+        &ctx,
+    );
 }
 
 fn set_ingress(inner: &mut Inner, ns: &str, name: &str, cloud: &CloudOptions) {

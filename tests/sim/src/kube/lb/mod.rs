@@ -272,8 +272,33 @@ const LBC_FINALIZER: &str = "service.k8s.aws/resources";
 /// `servicehelper.LoadBalancerCleanupFinalizer`).
 const CLEANUP_FINALIZER: &str = "service.kubernetes.io/load-balancer-cleanup";
 
-/// Both, as a controller that deletes a load balancer takes either off.
-pub const FINALIZERS: [&str; 2] = [LBC_FINALIZER, CLEANUP_FINALIZER];
+/// OpenShift's GCE provider's own finalizers, put on by `EnsureLoadBalancer` after the service
+/// controller's and taken off at the end of `EnsureLoadBalancerDeleted`, before the service
+/// controller takes its own off (openshift/cloud-provider-gcp 30cc04797f50:
+/// `providers/gce/gce_loadbalancer_internal.go:46,95,452-453`,
+/// `gce_loadbalancer_external.go:100,424-425`, `gce_util.go:56`). Both go through
+/// `servicehelper.PatchService`, a strategic-merge PATCH of `/status`
+/// (`vendor/k8s.io/cloud-provider/service/helpers/helper.go:133-143`).
+pub const ILB_FINALIZER: &str = "gke.networking.io/l4-ilb-v1";
+pub const NETLB_FINALIZER: &str = "gke.networking.io/l4-netlb-v1";
+
+/// Every controller finalizer, as a controller that deletes a load balancer takes them off.
+pub const FINALIZERS: [&str; 4] = [
+    LBC_FINALIZER,
+    CLEANUP_FINALIZER,
+    ILB_FINALIZER,
+    NETLB_FINALIZER,
+];
+
+/// The cloud provider's own finalizer, put on after [`finalizer`]'s: GCE's for an internal
+/// Service, and for any other once the GCE fake is known (the provider is GCE's).
+pub fn provider_finalizer(svc: &Value, cloud: &CloudOptions) -> Option<&'static str> {
+    match kind(svc) {
+        Kind::GcpInternal => Some(ILB_FINALIZER),
+        Kind::Other if cloud.gcp.is_some() => Some(NETLB_FINALIZER),
+        _ => None,
+    }
+}
 
 /// The finalizer the Service's controller puts on it before it makes a load balancer, and takes
 /// off once it deleted it, so that a deleted Service outlives its load balancer: the AWS Load
