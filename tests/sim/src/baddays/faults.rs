@@ -5,7 +5,9 @@
 //! connection reset before it), each failed command run again as the unit would. A fault-free
 //! reference cycle first gives the shape of the world after each stage. A cycle is clean when
 //! every stage completed, nothing of the planted world was touched, the shape matched the
-//! reference after every stage, and `teardown --all` left exactly the planted world.
+//! reference after every stage, and `teardown --all` left exactly the planted world. Each
+//! second install runs on the state dir of the one before it (after its `teardown --all`),
+//! and the next on a new state dir for the same infra id ([`super::Hosts::OnePerTwoCycles`]).
 
 use super::{Bench, Hosts, Stage, check, state_dir};
 use anyhow::Result;

@@ -4,7 +4,7 @@
 //! shorter LATE is the same wait cut short, not a faster one. Sampled every window (LATE / 8,
 //! 2 s to 60 s): the agent's resident set (VmRSS) and the requests so far to the cloud
 //! (through the proxies) and to the API server. Flat when, over the windows in which the gate
-//! waits (the agent's Services exist, the controller is still late), the second half's largest resident set is within 10% of the first half's and
+//! waits (from the agent's Services' creation until the controller comes), the second half's largest resident set is within 10% of the first half's and
 //! the second half's request rate is at most the first half's plus 10% (and 2 a minute, for
 //! a count that moves by one). Then `dns teardown` and `teardown --all`.
 
@@ -138,10 +138,12 @@ fn resident_kib(pid: u32) -> Option<u64> {
 /// PURE: the figures and whether they stayed flat over the samples taken while the gate
 /// waited for the late controller.
 fn verdict(late: Duration, code: i32, stderr: &str, samples: &[Sample], seconds: f64) -> LongGate {
+    // The controller's lateness counts from the Services' creation.
+    let gate_from = samples.iter().find(|s| s.gating).map_or(0.0, |s| s.at);
     let waiting: Vec<Sample> = samples
         .iter()
         .copied()
-        .filter(|s| s.gating && s.at <= late.as_secs_f64() && s.rss_kib > 0)
+        .filter(|s| s.gating && s.at <= gate_from + late.as_secs_f64() && s.rss_kib > 0)
         .collect();
     // Requests per minute in each window, from one sample to the next.
     let rates: Vec<(f64, f64)> = waiting
