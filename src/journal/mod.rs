@@ -42,8 +42,16 @@ fn fresh_generation() -> u32 {
         .map_or(0, |d| d.as_nanos());
     hasher.write_u128(nanos);
     hasher.write_u32(std::process::id());
-    let span = (1u64 << 31) - 2;
-    2 + u32::try_from(hasher.finish() % span).unwrap_or(0)
+    generation_from(hasher.finish())
+}
+
+/// How many fresh generations there are: `[2, 2^31)`, so `teardown --all`'s `+ 1` never
+/// overflows.
+const FRESH_GENERATIONS: u64 = (1 << 31) - 2;
+
+/// PURE: the fresh generation a random number picks.
+fn generation_from(random: u64) -> u32 {
+    2 + u32::try_from(random % FRESH_GENERATIONS).unwrap_or(0)
 }
 
 /// The journal of one state dir, held under its exclusive lock.

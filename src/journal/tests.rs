@@ -347,3 +347,15 @@ fn teardown_all_forgets_the_install_and_keeps_only_its_own_mutations() {
     drop(j);
     drop(dir);
 }
+
+#[test]
+fn fresh_generations_span_2_to_2_pow_31() {
+    assert_eq!(generation_from(0), 2);
+    assert_eq!(generation_from(FRESH_GENERATIONS - 1), (1 << 31) - 1);
+    assert_eq!(
+        generation_from(FRESH_GENERATIONS),
+        2,
+        "wraps, never past 2^31"
+    );
+    assert!(generation_from(u64::MAX) < 1 << 31);
+}

@@ -37,16 +37,7 @@ pub struct LongGate {
 }
 
 pub async fn run(bench: &Bench, state: &Path, late: Duration) -> Result<LongGate> {
-    for stage in [Stage::Reserve, Stage::DnsSeed] {
-        let run = bench.run_stage(stage, state, 0).await?;
-        if !run.completed() {
-            bail!(
-                "long gate: {} did not complete: {:?}",
-                stage.name(),
-                run.last_error
-            );
-        }
-    }
+    complete(bench, state, [Stage::Reserve, Stage::DnsSeed]).await?;
     let knobs = bench.kube.knobs();
     bench.kube.set_knobs(crate::kube::ControllerKnobs {
         ingress_delay: late,
@@ -57,7 +48,13 @@ pub async fn run(bench: &Bench, state: &Path, late: Duration) -> Result<LongGate
     let waited = wait_out(bench, state, late).await;
     bench.kube.set_knobs(knobs);
     let (code, stderr, samples, seconds) = waited?;
-    for stage in [Stage::DnsTeardown, Stage::TeardownAll] {
+    complete(bench, state, [Stage::DnsTeardown, Stage::TeardownAll]).await?;
+    Ok(verdict(late, code, &stderr, &samples, seconds))
+}
+
+/// Runs `stages` in turn as the unit would; an error names the one that did not complete.
+async fn complete(bench: &Bench, state: &Path, stages: [Stage; 2]) -> Result<()> {
+    for stage in stages {
         let run = bench.run_stage(stage, state, 0).await?;
         if !run.completed() {
             bail!(
@@ -67,7 +64,7 @@ pub async fn run(bench: &Bench, state: &Path, late: Duration) -> Result<LongGate
             );
         }
     }
-    Ok(verdict(late, code, &stderr, &samples, seconds))
+    Ok(())
 }
 
 /// Runs `run` with a gate deadline well past `late`, sampling until it exits.
@@ -223,30 +220,17 @@ mod tests {
     #[test]
     fn growing_memory_or_a_growing_rate_or_a_failed_run_fail() {
         let late = Duration::from_secs(60);
-        let rss = verdict(
-            late,
-            0,
-            "",
-            &samples(&[60_000, 60_000, 70_000, 80_000], &[1, 2, 3, 4]),
-            70.0,
-        );
-        assert!(
-            !rss.ok && rss.json["rss_kib"]["flat"] == false,
-            "{:#}",
-            rss.json
-        );
-        let calls = verdict(
-            late,
-            0,
-            "",
-            &samples(&[60_000; 5], &[0, 10, 20, 60, 120]),
-            70.0,
-        );
-        assert!(
-            !calls.ok && calls.json["calls_per_minute"]["flat"] == false,
-            "{:#}",
-            calls.json
-        );
+        for (rss, calls, figure) in [
+            (
+                &[60_000, 60_000, 70_000, 80_000][..],
+                &[1, 2, 3, 4][..],
+                "rss_kib",
+            ),
+            (&[60_000; 5], &[0, 10, 20, 60, 120], "calls_per_minute"),
+        ] {
+            let v = verdict(late, 0, "", &samples(rss, calls), 70.0);
+            assert!(!v.ok && v.json[figure]["flat"] == false, "{:#}", v.json);
+        }
         let failed = verdict(
             late,
             4,
