@@ -30,6 +30,30 @@ pub fn lock_path(dir: &Path) -> PathBuf {
     dir.join(LOCK_FILE)
 }
 
+/// A random token generation in `[2, 2^31)` for a state dir bound afresh. Two state dirs of
+/// one cluster share a token only when their generations meet: about one chance in 2^31 per
+/// `teardown --all` between them. 1 stays the default of a journal read before binding.
+fn fresh_generation() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    // RandomState's keys come from the OS's random source, once per process.
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    hasher.write_u128(nanos);
+    hasher.write_u32(std::process::id());
+    generation_from(hasher.finish())
+}
+
+/// How many fresh generations there are: `[2, 2^31)`, so `teardown --all`'s `+ 1` never
+/// overflows.
+const FRESH_GENERATIONS: u64 = (1 << 31) - 2;
+
+/// PURE: the fresh generation a random number picks.
+fn generation_from(random: u64) -> u32 {
+    2 + u32::try_from(random % FRESH_GENERATIONS).unwrap_or(0)
+}
+
 /// The journal of one state dir, held under its exclusive lock.
 pub struct Journal {
     dir: PathBuf,
@@ -91,6 +115,10 @@ impl Journal {
             Some(_) => Ok(()),
             None => {
                 self.state.infra_id = Some(infra_id.to_string());
+                // A new state dir for this cluster: a token generation no other state dir of
+                // it used, so its idempotency tokens are new (GCE answers a reused requestId
+                // with the earlier operation, for an address that may be released since).
+                self.state.generation = fresh_generation();
                 self.save()
             }
         }

@@ -193,6 +193,33 @@ pub struct Condition {
 }
 
 impl JournalState {
+    /// After `teardown --all` released everything ours: the next install on this state dir
+    /// starts afresh. Forgotten: what DNS and the hand-over recorded, the Services, the gate,
+    /// the IPs that served (left, they would keep the next install's new IPs out of `dns
+    /// seed`), where `run` was, and the mutations before this teardown (the journal stays
+    /// bounded over installs). Kept: the cluster, the generation (bumped before the first
+    /// release), the user's adopted reservations, the step records, this teardown's mutations.
+    pub fn forget_install(&mut self, teardown_step: &str) {
+        self.records.clear();
+        self.user_dns.clear();
+        self.handed_over.clear();
+        self.bootstrap_removed = false;
+        self.bootstrap_second_address = None;
+        self.serving = None;
+        self.services.clear();
+        self.replacing.clear();
+        self.gate = None;
+        self.drain_until = None;
+        self.wire_proof = None;
+        self.run_step = None;
+        let teardown_from = self
+            .mutations
+            .iter()
+            .rposition(|m| m.step != teardown_step)
+            .map_or(0, |last_other| last_other + 1);
+        self.mutations.drain(..teardown_from);
+    }
+
     /// Reads step records kept under a legacy step name (`dns-seed`, `dns-teardown`) under
     /// today's name; a record under today's name wins over a legacy one.
     pub(crate) fn rename_legacy_steps(&mut self) {

@@ -258,3 +258,104 @@ fn a_target_path_splits_into_its_dir_and_name_or_the_error_names_the_option() {
     let err = dir_and_name(Path::new("/"), "--out").unwrap_err();
     assert_eq!(err.to_string(), "--out has no file name");
 }
+
+#[test]
+fn a_state_dir_bound_afresh_starts_a_generation_no_other_state_dir_of_the_cluster_used() {
+    let generations: std::collections::BTreeSet<u32> = (0..8)
+        .map(|_| {
+            let (_dir, mut j) = open_fresh();
+            j.bind_cluster("c-1").unwrap();
+            let bound = j.state.generation;
+            j.bind_cluster("c-1").unwrap();
+            assert_eq!(j.state.generation, bound, "binding again keeps it");
+            assert!(bound >= 2, "never the default 1 of an unbound journal");
+            bound
+        })
+        .collect();
+    assert_eq!(generations.len(), 8, "{generations:?}");
+}
+
+#[test]
+fn teardown_all_forgets_the_install_and_keeps_only_its_own_mutations() {
+    let (dir, mut j) = open_fresh();
+    j.bind_cluster("c-1").unwrap();
+    let generation = j.state.generation;
+    let ip: std::net::IpAddr = "10.0.0.5".parse().unwrap();
+    j.state.serving = Some([ip].into());
+    j.state.services = vec![
+        serde_json::from_value(serde_json::json!(
+            {"namespace": "openshift-kube-apiserver", "name": "api", "claims": ["10.0.0.5"]}
+        ))
+        .unwrap(),
+    ];
+    j.state
+        .replacing
+        .insert("openshift-kube-apiserver/api".into());
+    j.state.gate = Some(crate::cluster::gate::GateReport {
+        passed: true,
+        services: vec![],
+        elapsed_ms: 1,
+    });
+    j.state.records = vec![RecordValues {
+        zone: "z".into(),
+        record: "api".into(),
+        values: vec![ip],
+    }];
+    j.state.user_dns = j.state.records.clone();
+    j.state.handed_over = vec![];
+    j.state.bootstrap_removed = true;
+    j.state.bootstrap_second_address = Some(ip);
+    j.state.drain_until = Some("2026-01-01T00:00:00Z".into());
+    j.state.wire_proof = Some("passed".into());
+    j.state.run_step = Some(crate::machine::State::Done);
+    j.state.adopted = vec![];
+    for step in [
+        "reserve",
+        "seed-dns",
+        "teardown-all",
+        "reserve",
+        "teardown-all",
+    ] {
+        j.intent(step, &change()).unwrap();
+    }
+    j.begin_step("reserve").unwrap();
+
+    j.state.forget_install("teardown-all");
+    let s = &j.state;
+    assert_eq!(
+        s.serving, None,
+        "the served IPs would keep new ones out of DNS"
+    );
+    assert!(s.services.is_empty() && s.replacing.is_empty() && s.gate.is_none());
+    assert!(s.records.is_empty() && s.user_dns.is_empty());
+    assert!(!s.bootstrap_removed && s.bootstrap_second_address.is_none());
+    assert!(s.drain_until.is_none() && s.wire_proof.is_none() && s.run_step.is_none());
+    let kept: Vec<(u64, &str)> = s
+        .mutations
+        .iter()
+        .map(|m| (m.seq, m.step.as_str()))
+        .collect();
+    assert_eq!(kept, [(5, "teardown-all")], "only the last teardown's own");
+    assert_eq!(s.infra_id.as_deref(), Some("c-1"));
+    assert_eq!(s.generation, generation);
+    assert!(s.steps.contains_key("reserve"));
+
+    // Again with nothing new: this teardown's record stays; the next seq follows it.
+    j.state.forget_install("teardown-all");
+    assert_eq!(j.state.mutations.len(), 1);
+    assert_eq!(j.intent("reserve", &change()).unwrap(), 6);
+    drop(j);
+    drop(dir);
+}
+
+#[test]
+fn fresh_generations_span_2_to_2_pow_31() {
+    assert_eq!(generation_from(0), 2);
+    assert_eq!(generation_from(FRESH_GENERATIONS - 1), (1 << 31) - 1);
+    assert_eq!(
+        generation_from(FRESH_GENERATIONS),
+        2,
+        "wraps, never past 2^31"
+    );
+    assert!(generation_from(u64::MAX) < 1 << 31);
+}

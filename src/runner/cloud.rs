@@ -116,14 +116,8 @@ impl Runner<'_> {
                 }
             }
             Step::RemoveBootstrap => self.journal.state.bootstrap_removed = true,
-            Step::TeardownAll => {
-                // Everything of ours is gone: the next install starts afresh.
-                self.journal.state.records.clear();
-                self.journal.state.user_dns.clear();
-                self.journal.state.handed_over.clear();
-                self.journal.state.bootstrap_removed = false;
-                self.journal.state.bootstrap_second_address = None;
-            }
+            // Everything of ours is gone: the next install starts afresh.
+            Step::TeardownAll => self.journal.state.forget_install(step.name()),
             _ => {}
         }
         self.journal.state.reservations = observed.reservations.clone();

@@ -508,6 +508,26 @@ pub async fn teardown_all_after_a_gate_timeout_with_the_load_balancers_up_releas
         "nor the cluster: {:?}",
         super::agent::kube_mutations(&kube)
     );
+
+    // A new install on the same state dir: `dns seed` puts every new reserved IP in DNS (the
+    // first install's `run` journaled which IPs served; they left with the install).
+    h.extra.clear();
+    h.bootstrap().await;
+    h.world().await.assert_seeded(&[]);
+}
+
+/// A new state dir for the same cluster after `teardown --all` (a new bootstrap host, the
+/// infra id kept) installs afresh: its idempotency tokens are new, so no cloud answers with
+/// the first install's released resources (GCE returns the earlier operation for a reused
+/// `requestId`).
+pub async fn a_new_state_dir_for_the_same_cluster_after_teardown_all_installs_afresh<C: Cloud>() {
+    let mut h = C::start().await;
+    h.bootstrap().await;
+    h.run(&["teardown", "--all"]).await;
+    assert_eq!(h.world().await.our_count(), 0);
+    h.state = h.dir.path().join("state-new-host");
+    h.bootstrap().await;
+    h.world().await.assert_seeded(&[]);
 }
 
 /// `teardown --all` SIGKILLed once it deleted our Services, while their load balancers are
@@ -938,6 +958,7 @@ macro_rules! cloud_suite {
             teardown_all_leaves_nothing_of_ours_and_nothing_else_is_touched,
             teardown_all_after_a_gate_timeout_with_the_load_balancers_up_releases_everything_ours,
             teardown_all_killed_while_waiting_for_the_load_balancers_resumes,
+            a_new_state_dir_for_the_same_cluster_after_teardown_all_installs_afresh,
             seeding_after_stage_3_never_puts_the_bootstrap_ip_back,
             seeding_a_different_bootstrap_ip_than_the_seeded_one_is_refused,
             at_20_percent_faults_bootstrap_and_teardown_complete_with_nothing_leaked_or_duplicated,

@@ -5,9 +5,11 @@
 //! connection reset before it), each failed command run again as the unit would. A fault-free
 //! reference cycle first gives the shape of the world after each stage. A cycle is clean when
 //! every stage completed, nothing of the planted world was touched, the shape matched the
-//! reference after every stage, and `teardown --all` left exactly the planted world.
+//! reference after every stage, and `teardown --all` left exactly the planted world. Each
+//! second install runs on the state dir of the one before it (after its `teardown --all`),
+//! and the next on a new state dir for the same infra id ([`super::Hosts::OnePerTwoCycles`]).
 
-use super::{Bench, Stage, check, state_dir};
+use super::{Bench, Hosts, Stage, check, state_dir};
 use anyhow::Result;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -38,7 +40,7 @@ async fn cycle(
     faults: Option<&crate::Faults>,
     shapes: &mut Vec<Value>,
 ) -> Result<(bool, Value)> {
-    let state = state_dir(&bench.work, &bench.cloud, n)?;
+    let state = state_dir(&bench.work, Hosts::OnePerTwoCycles, n)?;
     let recording = shapes.is_empty();
     let mut stages = Vec::new();
     let mut clean = true;
@@ -148,50 +150,20 @@ fn round(seconds: f64) -> f64 {
 
 /// `bootstrap-sim faults <cloud> [--p 0.4] [--cycles 10] [--seed 4] [--output text|json]`.
 pub async fn command(cloud: &str, args: &[&str], agent: PathBuf) -> Result<Report> {
-    let cloud = super::cloud_arg(cloud)?.to_string();
-    let mut opts = Options {
+    use super::args::{self, Flag};
+    let cloud = args::cloud(cloud)?.to_string();
+    let given = args::parse(args, &[Flag::P, Flag::Cycles, Flag::Seed, Flag::Output])?;
+    let report = run(Options {
         work: crate::venv::target_dir().join(format!("faults-{cloud}")),
         cloud,
-        p: 0.4,
-        cycles: 10,
-        seed: 4,
+        p: given.p.unwrap_or(0.4),
+        cycles: given.cycles.unwrap_or(10),
+        seed: given.seed.unwrap_or(4),
         agent,
-    };
-    let mut json = false;
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        let value = it
-            .next()
-            .ok_or_else(|| anyhow::anyhow!("{flag} needs a value"))?;
-        match *flag {
-            "--p" => {
-                opts.p = value
-                    .parse()
-                    .ok()
-                    .filter(|p: &f64| (0.0..1.0).contains(p))
-                    .ok_or_else(|| {
-                        anyhow::anyhow!("--p: expected a rate in [0, 1), found {value:?}")
-                    })?
-            }
-            "--cycles" => {
-                opts.cycles = value
-                    .parse()
-                    .map_err(|_| anyhow::anyhow!("--cycles: expected a number, found {value:?}"))?
-            }
-            "--seed" => {
-                opts.seed = value
-                    .parse()
-                    .map_err(|_| anyhow::anyhow!("--seed: expected a number, found {value:?}"))?
-            }
-            "--output" => json = super::output_arg(value)?,
-            other => anyhow::bail!("unknown option {other:?}"),
-        }
-    }
-    let report = run(opts).await?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report.json)?);
-    } else {
-        println!(
+    })
+    .await?;
+    args::print(given.json, &report.json, || {
+        format!(
             "{}: {} of {} cycles clean at p = {} (seed {}); {} re-runs; faults {}",
             report.json["cloud"].as_str().unwrap_or(""),
             report.clean,
@@ -200,7 +172,7 @@ pub async fn command(cloud: &str, args: &[&str], agent: PathBuf) -> Result<Repor
             report.json["seed"],
             report.json["reruns"],
             report.json["faults"]
-        );
-    }
+        )
+    })?;
     Ok(report)
 }

@@ -11,13 +11,15 @@
 //!   fault-free reference cycle at the same stage: one more is a duplicate, one fewer a loss;
 //! - leaks, after `teardown --all`: anything that was not there before the cycle.
 
+pub mod args;
 pub mod check;
 pub mod faults;
+mod long_gate;
 pub mod soak;
 
 use crate::kube::{KubeSim, KubeSimOptions};
 use crate::peers::Peers;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -172,7 +174,8 @@ impl Bench {
         Ok(run)
     }
 
-    async fn agent_once(&self, stage: Stage, state: &Path) -> Result<(i32, u64, String)> {
+    /// The agent's command for `stage` with the state dir `state`, as the unit runs it.
+    fn command(&self, stage: Stage, state: &Path) -> tokio::process::Command {
         let api = self.kube.url().trim_start_matches("https://").to_string();
         let mut cmd = tokio::process::Command::new(&self.agent);
         cmd.args(stage.args())
@@ -196,7 +199,14 @@ impl Bench {
                 .arg("--wire-dial-override")
                 .arg(format!("*:6443={api},*:22623={api}"));
         }
-        let child = cmd.spawn().context("cannot start the agent")?;
+        cmd
+    }
+
+    async fn agent_once(&self, stage: Stage, state: &Path) -> Result<(i32, u64, String)> {
+        let child = self
+            .command(stage, state)
+            .spawn()
+            .context("cannot start the agent")?;
         let pid = child.id();
         let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let watch = pid.map(|pid| tokio::spawn(watch_rss(pid, peak.clone())));
@@ -347,18 +357,21 @@ async fn plant(peers: &Peers) -> Result<()> {
     Ok(())
 }
 
-/// The state dir of cycle `cycle` under `work`. On GCP one for all cycles, as installs retried
-/// on one host after `teardown --all` have (which starts a new generation of idempotency
-/// tokens: a new state dir for the same infra id would replay the last cycle's tokens, and GCE
-/// answers a replayed `requestId` with the old operation, for an address since released). On
-/// AWS and Azure a new one per cycle (a new bootstrap host): on one host, the second install's
-/// `dns seed` leaves out reserved IPs (AWS: all; Azure: the public one), seen with no fault
-/// injected; open, docs/testing.md "Bad days".
-pub fn state_dir(work: &Path, cloud: &str, cycle: usize) -> Result<PathBuf> {
-    let dir = if cloud != "gcp" {
-        work.join(format!("state-{cycle:03}"))
-    } else {
-        work.join("state")
+/// Where the state dirs go: [`Hosts::OnePerTwoCycles`] puts each host's second install on the
+/// state dir of its first (after `teardown --all`), and each pair on a new state dir for the
+/// same infra id (a new bootstrap host: new idempotency tokens, or GCE would replay the last
+/// pair's `requestId`s); [`Hosts::One`] keeps one state dir for every cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hosts {
+    OnePerTwoCycles,
+    One,
+}
+
+/// The state dir of cycle `cycle` (0: the reference) under `work`.
+pub fn state_dir(work: &Path, hosts: Hosts, cycle: usize) -> Result<PathBuf> {
+    let dir = match hosts {
+        Hosts::OnePerTwoCycles => work.join(format!("state-{:03}", cycle / 2)),
+        Hosts::One => work.join("state"),
     };
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
@@ -377,21 +390,4 @@ pub fn dir_size(dir: &Path) -> u64 {
             Err(_) => 0,
         })
         .sum()
-}
-
-/// The cloud named on the command line, or an error naming the three.
-pub fn cloud_arg(cloud: &str) -> Result<&str> {
-    match cloud {
-        "aws" | "gcp" | "azure" => Ok(cloud),
-        other => bail!("unknown cloud {other:?}: expected aws, gcp or azure"),
-    }
-}
-
-/// `--output text|json`: whether JSON.
-pub fn output_arg(value: &str) -> Result<bool> {
-    match value {
-        "json" => Ok(true),
-        "text" => Ok(false),
-        other => bail!("--output: expected text or json, found {other:?}"),
-    }
 }

@@ -3,9 +3,10 @@
 //! (one state dir for all: installs retried on one bootstrap host): its time, the agent's peak resident set
 //! over its commands, the state dir's size at the end, the requests it made, and what it left
 //! (leaks) or touched of the planted world. The figures that must stay flat: first against
-//! last cycle.
+//! last cycle. With `--long-gate LATE`, one more install whose controller is LATE late
+//! ([`super::long_gate`]): the agent's memory and requests per minute over its gate.
 
-use super::{Bench, Stage, check, dir_size, state_dir};
+use super::{Bench, Hosts, Stage, check, dir_size, long_gate, state_dir};
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -15,6 +16,8 @@ use std::time::Instant;
 pub struct Options {
     pub cloud: String,
     pub cycles: usize,
+    /// How late the controller is in the long gate (None: no long gate).
+    pub long_gate: Option<std::time::Duration>,
     pub agent: PathBuf,
     pub work: PathBuf,
 }
@@ -26,6 +29,10 @@ pub struct Report {
     pub clean: usize,
     /// Peak RSS of the last cycle over the first's.
     pub rss_ratio: f64,
+    /// The state dir's size after the last cycle over after the first.
+    pub state_dir_ratio: f64,
+    /// The long gate completed with flat memory and requests per minute (None: not run).
+    pub long_gate_ok: Option<bool>,
     pub json: Value,
 }
 
@@ -39,7 +46,7 @@ pub async fn run(opts: Options) -> Result<Report> {
     let mut clean = 0;
     for n in 1..=opts.cycles {
         bench.reset_calls();
-        let state = state_dir(&bench.work, &bench.cloud, n)?;
+        let state = state_dir(&bench.work, Hosts::One, n)?;
         let started = Instant::now();
         let (mut rss, mut runs, mut completed) = (0, 0, true);
         for stage in Stage::ALL {
@@ -82,6 +89,23 @@ pub async fn run(opts: Options) -> Result<Report> {
         }
     };
     let rss_ratio = ratio("peak_rss_kib");
+    let state_dir_ratio = ratio("state_dir_bytes");
+    let long_gate = match opts.long_gate {
+        Some(late) => {
+            let state = state_dir(&bench.work, Hosts::One, 0)?;
+            let gate = long_gate::run(&bench, &state, late).await?;
+            let world = bench.world().await?;
+            let leaks = check::missing(&world, &bench.base);
+            let touched = check::missing(&bench.base, &world);
+            let ok = gate.ok && leaks.is_empty() && touched.is_empty();
+            let mut json = gate.json;
+            json["leaks"] = json!(leaks);
+            json["touched"] = json!(touched);
+            json["ok"] = json!(ok);
+            Some((ok, json))
+        }
+        None => None,
+    };
     let json = json!({
         "cloud": opts.cloud,
         "cycles": opts.cycles,
@@ -89,10 +113,11 @@ pub async fn run(opts: Options) -> Result<Report> {
         "last_over_first": {
             "peak_rss": rss_ratio,
             "seconds": ratio("seconds"),
-            "state_dir_bytes": ratio("state_dir_bytes"),
+            "state_dir_bytes": state_dir_ratio,
             "requests": ratio("requests"),
         },
         "max_state_dir_bytes": per_cycle.iter().filter_map(|c| c["state_dir_bytes"].as_u64()).max(),
+        "long_gate": long_gate.as_ref().map(|(_, json)| json),
         "limits": bench.quota_use(),
         "per_cycle": per_cycle,
     });
@@ -100,46 +125,39 @@ pub async fn run(opts: Options) -> Result<Report> {
         cycles: opts.cycles,
         clean,
         rss_ratio,
+        state_dir_ratio,
+        long_gate_ok: long_gate.map(|(ok, _)| ok),
         json,
     })
 }
 
-/// `bootstrap-sim soak <cloud> [--cycles 50] [--output text|json]`.
+/// `bootstrap-sim soak <cloud> [--cycles 50] [--long-gate 30m] [--output text|json]`.
 pub async fn command(cloud: &str, args: &[&str], agent: PathBuf) -> Result<Report> {
-    let cloud = super::cloud_arg(cloud)?.to_string();
-    let mut opts = Options {
+    use super::args::{self, Flag};
+    let cloud = args::cloud(cloud)?.to_string();
+    let given = args::parse(args, &[Flag::Cycles, Flag::LongGate, Flag::Output])?;
+    let report = run(Options {
         work: crate::venv::target_dir().join(format!("soak-{cloud}")),
         cloud,
-        cycles: 50,
+        cycles: given.cycles.unwrap_or(50),
+        long_gate: given.long_gate,
         agent,
-    };
-    let mut json = false;
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        let value = it
-            .next()
-            .ok_or_else(|| anyhow::anyhow!("{flag} needs a value"))?;
-        match *flag {
-            "--cycles" => {
-                opts.cycles = value
-                    .parse()
-                    .map_err(|_| anyhow::anyhow!("--cycles: expected a number, found {value:?}"))?
-            }
-            "--output" => json = super::output_arg(value)?,
-            other => bail!("unknown option {other:?}"),
-        }
-    }
-    let report = run(opts).await?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report.json)?);
-    } else {
-        println!(
-            "{}: {} of {} cycles clean; peak RSS last/first {}; {}",
+    })
+    .await?;
+    args::print(given.json, &report.json, || {
+        format!(
+            "{}: {} of {} cycles clean; last/first {}; long gate {}",
             report.json["cloud"].as_str().unwrap_or(""),
             report.clean,
             report.cycles,
-            report.rss_ratio,
-            report.json["last_over_first"]
+            report.json["last_over_first"],
+            report.json["long_gate"]
+        )
+    })?;
+    if report.long_gate_ok == Some(false) {
+        bail!(
+            "the long gate did not stay flat: {}",
+            report.json["long_gate"]
         );
     }
     Ok(report)

@@ -21,7 +21,7 @@ const USAGE: &str = "usage: bootstrap-sim demo <aws|gcp|azure>   plan, run, plan
                      \x20   run, run, teardown --all with the real cloud-controller-manager building the load balancers\n       \
                      bootstrap-sim faults <aws|gcp|azure> [--p 0.4] [--cycles 10] [--seed 4] [--output text|json]\n       \
                      \x20   install/teardown cycles through injected faults: leaks, duplicates, others touched\n       \
-                     bootstrap-sim soak <aws|gcp|azure> [--cycles 50] [--output text|json]\n       \
+                     bootstrap-sim soak <aws|gcp|azure> [--cycles 50] [--long-gate 30m] [--output text|json]\n       \
                      \x20   cycles in a row under the published limits: leaks, peak RSS, state dir, time\n       \
                      bootstrap-sim fleet <aws|gcp|azure> [--agents 100] [--shared-record-set] [--output text|json]\n       \
                      \x20   agents at once in one account under the published limits: failures, throttling, cost, slowest/lone\n       \
