@@ -19,6 +19,23 @@ pub fn flag_values<'a>(args: &[&'a str], usage: &str) -> Result<Vec<(&'a str, &'
         .collect()
 }
 
+/// `--output text|json`: whether JSON.
+pub fn output_arg(value: &str) -> Result<bool> {
+    match value {
+        "json" => Ok(true),
+        "text" => Ok(false),
+        other => bail!("--output: expected text or json, found {other:?}"),
+    }
+}
+
+/// The cloud named on the command line, or an error naming the three.
+pub fn cloud_arg(cloud: &str) -> Result<&str> {
+    match cloud {
+        "aws" | "gcp" | "azure" => Ok(cloud),
+        other => bail!("unknown cloud {other:?}: expected aws, gcp or azure"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,8 +22,8 @@ pub mod rng;
 pub mod upi;
 pub mod venv;
 
-pub use aws::{AwsPeers, ControlPlane, IamUser, VpcLayout};
 /// `--output text|json`, as every report subcommand takes it.
-pub use baddays::output_arg;
+pub use args::output_arg;
+pub use aws::{AwsPeers, ControlPlane, IamUser, VpcLayout};
 pub use limits::{Limits, QuotaUse};
 pub use proxy::{Fault, FaultStats, Faults, Hold, Latency, Proxy, RateLimit, Service};

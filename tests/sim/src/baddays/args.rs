@@ -1,7 +1,7 @@
 //! The command line of `bootstrap-sim faults` and `bootstrap-sim soak`, parsed once: each
 //! command names the flags it takes, and a flag another command takes is refused as unknown.
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -82,24 +82,10 @@ pub fn parse(args: &[&str], takes: &[Flag]) -> Result<Args> {
                         .ok_or_else(|| expected("a duration such as 30m or 90s"))?,
                 )
             }
-            Flag::Output => {
-                parsed.json = match value {
-                    "json" => true,
-                    "text" => false,
-                    _ => return Err(expected("text or json")),
-                }
-            }
+            Flag::Output => parsed.json = crate::args::output_arg(value)?,
         }
     }
     Ok(parsed)
-}
-
-/// The cloud named on the command line, or an error naming the three.
-pub fn cloud(cloud: &str) -> Result<&str> {
-    match cloud {
-        "aws" | "gcp" | "azure" => Ok(cloud),
-        other => bail!("unknown cloud {other:?}: expected aws, gcp or azure"),
-    }
 }
 
 /// Prints the report: the whole JSON, or the one-line summary.

@@ -151,7 +151,7 @@ fn round(seconds: f64) -> f64 {
 /// `bootstrap-sim faults <cloud> [--p 0.4] [--cycles 10] [--seed 4] [--output text|json]`.
 pub async fn command(cloud: &str, args: &[&str], agent: PathBuf) -> Result<Report> {
     use super::args::{self, Flag};
-    let cloud = args::cloud(cloud)?.to_string();
+    let cloud = crate::args::cloud_arg(cloud)?.to_string();
     let given = args::parse(args, &[Flag::P, Flag::Cycles, Flag::Seed, Flag::Output])?;
     let report = run(Options {
         work: crate::venv::target_dir().join(format!("faults-{cloud}")),

@@ -134,7 +134,7 @@ pub async fn run(opts: Options) -> Result<Report> {
 /// `bootstrap-sim soak <cloud> [--cycles 50] [--long-gate 30m] [--output text|json]`.
 pub async fn command(cloud: &str, args: &[&str], agent: PathBuf) -> Result<Report> {
     use super::args::{self, Flag};
-    let cloud = args::cloud(cloud)?.to_string();
+    let cloud = crate::args::cloud_arg(cloud)?.to_string();
     let given = args::parse(args, &[Flag::Cycles, Flag::LongGate, Flag::Output])?;
     let report = run(Options {
         work: crate::venv::target_dir().join(format!("soak-{cloud}")),

@@ -240,7 +240,7 @@ pub async fn run(opts: Options) -> Result<Report> {
 
 /// `bootstrap-sim fleet <cloud> [--agents 100] [--shared-record-set] [--output text|json]`.
 pub async fn command(cloud: &str, args: &[&str], agent: PathBuf) -> Result<Report> {
-    let cloud = crate::baddays::cloud_arg(cloud)?.to_string();
+    let cloud = crate::args::cloud_arg(cloud)?.to_string();
     let mut opts = Options {
         work: crate::venv::target_dir().join(format!("fleet-{cloud}")),
         cloud,
@@ -258,7 +258,7 @@ pub async fn command(cloud: &str, args: &[&str], agent: PathBuf) -> Result<Repor
                     .next()
                     .ok_or_else(|| anyhow::anyhow!("{flag} needs a value"))?;
                 if *flag == "--output" {
-                    json = crate::baddays::output_arg(value)?;
+                    json = crate::args::output_arg(value)?;
                 } else {
                     opts.agents = value.parse().map_err(|_| {
                         anyhow::anyhow!("--agents: expected a number, found {value:?}")
