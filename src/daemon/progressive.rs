@@ -269,16 +269,23 @@ pub async fn gate(
 mod tests {
     use super::*;
 
-    #[test]
-    fn another_ip_is_coming_only_when_all_its_services_have_a_load_balancer() {
-        let ip = |s: &str| -> std::net::IpAddr { s.parse().unwrap() };
-        let claim = |name: &str, ips: &[&str]| render::ServiceClaim {
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    /// A Service of namespace `ns` claiming `ips`.
+    fn claim(name: &str, ips: &[&str]) -> render::ServiceClaim {
+        render::ServiceClaim {
             namespace: "ns".into(),
             name: name.into(),
             claims: ips.iter().map(|s| ip(s)).collect(),
             needs_aws_lb_controller: false,
             ports: Vec::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn another_ip_is_coming_only_when_all_its_services_have_a_load_balancer() {
         let targets = [
             claim("external-lb", &["203.0.113.1"]),
             claim("internal-lb", &["10.0.1.5"]),
@@ -322,14 +329,6 @@ mod tests {
 
     #[test]
     fn an_ip_serves_once_every_service_that_claims_it_is_ready() {
-        let ip = |s: &str| -> std::net::IpAddr { s.parse().unwrap() };
-        let claim = |name: &str, ips: &[&str]| render::ServiceClaim {
-            namespace: "ns".into(),
-            name: name.into(),
-            claims: ips.iter().map(|s| ip(s)).collect(),
-            needs_aws_lb_controller: false,
-            ports: Vec::new(),
-        };
         let gate = |name: &str, ready: bool| gate::ServiceGate {
             ready,
             ..gate::ServiceGate::not_evaluated("ns", name)

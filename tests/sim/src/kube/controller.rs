@@ -490,18 +490,12 @@ fn write_status(inner: &mut Inner, ns: &str, name: &str, load_balancer: Value) {
         return;
     };
     meta::set(&mut svc, &["status", "loadBalancer"], load_balancer);
-    let ctx = WriteCtx::internal(CCM, false);
-    let _ = ops::update(
-        inner,
-        &Key::new(SERVICES, ns, name),
-        svc,
-        Scope::Status,
-        &ctx,
-    );
+    write_finalizers(inner, ns, name, svc);
 }
 
-/// A finalizer change as the service controller and the GCE provider write it: through
-/// `services/status` (`servicehelper.PatchService`), which keeps the Service's metadata.
+/// A finalizer or status change as the service controller and the GCE provider write it:
+/// through `services/status` (`servicehelper.PatchService`), which keeps the Service's
+/// metadata.
 fn write_finalizers(inner: &mut Inner, ns: &str, name: &str, svc: Value) {
     let ctx = WriteCtx::internal(CCM, false);
     let _ = ops::update(
