@@ -20,8 +20,8 @@ use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
 /// A random number from the standard library's per-process random hash keys; enough for
-/// jitter, and no dependency.
-fn random_u64() -> u64 {
+/// jitter and fresh token generations, and no dependency.
+pub fn random_u64() -> u64 {
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u64(
         std::time::SystemTime::now()
@@ -32,7 +32,7 @@ fn random_u64() -> u64 {
 }
 
 /// Uniform in `[0, 1)`.
-fn unit() -> f64 {
+pub fn unit() -> f64 {
     (random_u64() >> 11) as f64 / (1u64 << 53) as f64
 }
 

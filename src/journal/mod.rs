@@ -34,15 +34,7 @@ pub fn lock_path(dir: &Path) -> PathBuf {
 /// one cluster share a token only when their generations meet: about one chance in 2^31 per
 /// `teardown --all` between them. 1 stays the default of a journal read before binding.
 fn fresh_generation() -> u32 {
-    use std::hash::{BuildHasher, Hasher};
-    // RandomState's keys come from the OS's random source, once per process.
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    hasher.write_u128(nanos);
-    hasher.write_u32(std::process::id());
-    generation_from(hasher.finish())
+    generation_from(bootstrap_cloud::retry::random_u64())
 }
 
 /// How many fresh generations there are: `[2, 2^31)`, so `teardown --all`'s `+ 1` never

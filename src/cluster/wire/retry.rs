@@ -39,12 +39,9 @@ impl ProofRetry {
     }
 }
 
-/// A jitter in [0, 1) from the clock (no RNG state needed for this).
+/// A jitter in [0, 1): the cloud clients' own random source.
 pub fn jitter() -> f64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    f64::from(nanos % 1000) / 1000.0
+    bootstrap_cloud::retry::unit()
 }
 
 #[cfg(test)]
