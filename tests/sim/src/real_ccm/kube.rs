@@ -2,6 +2,7 @@
 //! writes it only through these calls (async, as a real kube-apiserver's client would be), so
 //! another server (a real kube-apiserver, open work) is one more variant here.
 
+use super::real_kube::RealKube;
 use crate::kube::KubeSim;
 use anyhow::Result;
 use serde_json::Value;
@@ -10,6 +11,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 pub enum Kube {
     Local(KubeSim),
+    Real(RealKube),
 }
 
 impl Kube {
@@ -17,6 +19,7 @@ impl Kube {
     pub fn kind(&self) -> &'static str {
         match self {
             Kube::Local(_) => "local",
+            Kube::Real(_) => "kubeconfig",
         }
     }
 
@@ -24,6 +27,7 @@ impl Kube {
     pub fn kubeconfig_path(&self) -> &Path {
         match self {
             Kube::Local(k) => k.kubeconfig_path(),
+            Kube::Real(k) => k.kubeconfig_path(),
         }
     }
 
@@ -32,6 +36,7 @@ impl Kube {
     pub fn host_port(&self) -> String {
         match self {
             Kube::Local(k) => k.url().trim_start_matches("https://").to_string(),
+            Kube::Real(k) => k.host_port(),
         }
     }
 
@@ -39,6 +44,7 @@ impl Kube {
     pub async fn list(&self, group: &str, version: &str, plural: &str) -> Result<Vec<Value>> {
         match self {
             Kube::Local(k) => Ok(k.list(group, version, plural, None)),
+            Kube::Real(k) => k.list(group, version, plural).await,
         }
     }
 
@@ -53,6 +59,7 @@ impl Kube {
             Kube::Local(k) => k
                 .changes(group, version, plural)
                 .ok_or_else(|| anyhow::anyhow!("the local API server serves no {plural}")),
+            Kube::Real(k) => k.changes(group, version, plural).await,
         }
     }
 
@@ -61,6 +68,7 @@ impl Kube {
     pub async fn create(&self, obj: Value) -> Result<()> {
         match self {
             Kube::Local(k) => k.create(obj).map(drop),
+            Kube::Real(k) => k.create(obj).await,
         }
     }
 
@@ -68,6 +76,7 @@ impl Kube {
     pub fn request_log(&self) -> Option<Vec<(String, String)>> {
         match self {
             Kube::Local(k) => Some(k.request_log()),
+            Kube::Real(_) => None,
         }
     }
 }

@@ -14,6 +14,8 @@ mod azure;
 mod gcp;
 mod kube;
 mod observe;
+mod real_cluster;
+mod real_kube;
 mod report;
 
 pub use args::{Args, USAGE};
@@ -231,6 +233,13 @@ fn start_ccm(
 
 /// The API server of the run: the local one with the cloud's Nodes.
 async fn api_server(cloud: &impl CloudUnderTest, args: &Args) -> Result<Kube> {
+    if let Some(kubeconfig) = &args.kubeconfig {
+        let kube = real_kube::RealKube::open(kubeconfig)?;
+        real_cluster::prepare(&kube, cloud.nodes())
+            .await
+            .with_context(|| format!("cannot prepare the cluster of {}", kubeconfig.display()))?;
+        return Ok(Kube::Real(kube));
+    }
     let mut options = cloud.local_kube_options(args.ccm.is_some());
     options.objects.extend(cloud.nodes());
     Ok(Kube::Local(crate::kube::KubeSim::start(options).await?))

@@ -1,0 +1,236 @@
+//! What a real kube-apiserver lacks that the local API server provides, made by the harness
+//! before the run (`--kubeconfig`): the custom resources' CRDs (ClusterVersion,
+//! Infrastructure, DNS, ... as the local server serves them, established), the control-plane
+//! namespaces with their `default` ServiceAccount (the token controller's; ServiceAccount
+//! admission refuses pods without it), the Nodes, and on each control-plane Node the
+//! kube-apiserver and machine-config-server pods, Running and Ready (the kubelet's).
+//!
+//! No kube-controller-manager runs beside the server, so the harness also plays the two
+//! controllers the run needs: the EndpointSlice and Endpoints controllers (a Service's slice
+//! and Endpoints from the pods its selector matches) and the garbage collector for them
+//! (removed with their Service).
+
+use super::real_kube::RealKube;
+use crate::kube::PodSet;
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+/// A pod the harness made: where its Services' endpoints point.
+#[derive(Clone)]
+struct Backend {
+    namespace: String,
+    name: String,
+    labels: serde_json::Map<String, Value>,
+    ip: String,
+    node: String,
+}
+
+/// Creates the cluster in the server and starts the endpoints controller; the task ends
+/// when the harness does.
+pub async fn prepare(kube: &RealKube, nodes: Vec<Value>) -> Result<()> {
+    for crd in crate::kube::custom_resource_definitions() {
+        kube.create(crd).await?;
+    }
+    established(kube).await?;
+    let sets = PodSet::openshift();
+    let namespaces: BTreeSet<&str> = sets.iter().map(|s| s.namespace.as_str()).collect();
+    for ns in &namespaces {
+        kube.create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
+            .await?;
+        kube.create(json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                           "metadata": {"name": "default", "namespace": ns}}))
+            .await?;
+    }
+    let mut backends = Vec::new();
+    for node in nodes {
+        let name = node["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let ip = node["status"]["addresses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|a| a["type"] == "InternalIP")
+            .and_then(|a| a["address"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        let master = node["metadata"]["labels"]
+            .get("node-role.kubernetes.io/master")
+            .is_some();
+        kube.create(node).await?;
+        if !master {
+            continue;
+        }
+        for set in &sets {
+            let pod = pod(set, &name, &ip);
+            backends.push(Backend {
+                namespace: set.namespace.clone(),
+                name: pod["metadata"]["name"].as_str().unwrap_or_default().into(),
+                labels: pod["metadata"]["labels"]
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+                ip: ip.clone(),
+                node: name.clone(),
+            });
+            kube.create(pod).await?;
+        }
+    }
+    let mut services = kube.events("", "v1", "services").await?;
+    let kube = kube.clone();
+    tokio::spawn(async move {
+        while let Some((kind, svc)) = services.recv().await {
+            if let Err(e) = sync_endpoints(&kube, &kind, &svc, &backends).await {
+                eprintln!("real-ccm: the harness's endpoints controller: {e:#}");
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Waits (at most a minute) until every CRD is Established (the server's apiextensions
+/// controller), so its resources are served.
+async fn established(kube: &RealKube) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for crd in crate::kube::custom_resource_definitions() {
+        let name = crd["metadata"]["name"].as_str().unwrap_or_default();
+        let path = format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}");
+        loop {
+            let live = kube.get(&path).await?.unwrap_or_default();
+            let ok = live["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Established" && c["status"] == "True");
+            if ok {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!("the CRD {name} was not established within a minute");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    Ok(())
+}
+
+/// A pod of `set` on `node`, host-networked, Running and Ready (as `kube::kubelet` makes it).
+fn pod(set: &PodSet, node: &str, ip: &str) -> Value {
+    let ports: Vec<Value> = set
+        .ports
+        .iter()
+        .map(|p| json!({"containerPort": p, "hostPort": p, "protocol": "TCP"}))
+        .collect();
+    let now = crate::gcp::now_rfc3339();
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": format!("{}-{node}", set.name), "namespace": set.namespace,
+                     "labels": set.labels},
+        "spec": {
+            "nodeName": node,
+            "hostNetwork": true,
+            "automountServiceAccountToken": false,
+            "containers": [{"name": set.name, "image": "registry.invalid/none", "ports": ports}],
+        },
+        "status": {
+            "phase": "Running",
+            "hostIP": ip,
+            "podIP": ip,
+            "podIPs": [{"ip": ip}],
+            "startTime": now,
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}],
+        },
+    })
+}
+
+/// The Service's EndpointSlice and Endpoints from the pods its selector matches; removed
+/// with the Service.
+async fn sync_endpoints(
+    kube: &RealKube,
+    kind: &str,
+    svc: &Value,
+    backends: &[Backend],
+) -> Result<()> {
+    let ns = svc["metadata"]["namespace"].as_str().unwrap_or_default();
+    let name = svc["metadata"]["name"].as_str().unwrap_or_default();
+    let Some(selector) = svc["spec"]["selector"].as_object() else {
+        return Ok(());
+    };
+    let slice_path = format!("/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices/{name}");
+    let endpoints_path = format!("/api/v1/namespaces/{ns}/endpoints/{name}");
+    if kind == "DELETED" {
+        kube.delete(&slice_path).await?;
+        return kube.delete(&endpoints_path).await;
+    }
+    if kube.get(&slice_path).await?.is_some() {
+        return Ok(());
+    }
+    let members: Vec<&Backend> = backends
+        .iter()
+        .filter(|b| b.namespace == ns)
+        .filter(|b| selector.iter().all(|(k, v)| b.labels.get(k) == Some(v)))
+        .collect();
+    let ports: Vec<(Value, Value, Value)> = svc["spec"]["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let target = match &p["targetPort"] {
+                Value::Number(n) => json!(n),
+                _ => p["port"].clone(),
+            };
+            let protocol = p.get("protocol").cloned().unwrap_or(json!("TCP"));
+            (
+                p.get("name").cloned().unwrap_or(json!("")),
+                target,
+                protocol,
+            )
+        })
+        .collect();
+    let uid = svc["metadata"]["uid"].clone();
+    let target = |b: &Backend| json!({"kind": "Pod", "namespace": ns, "name": b.name});
+    kube.create(json!({
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {
+            "name": name, "namespace": ns,
+            "labels": {"kubernetes.io/service-name": name,
+                       "endpointslice.kubernetes.io/managed-by": "bootstrap-sim-real-ccm"},
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": name,
+                                 "uid": uid, "controller": true}],
+        },
+        "addressType": "IPv4",
+        "endpoints": members.iter().map(|b| json!({
+            "addresses": [b.ip],
+            "conditions": {"ready": true, "serving": true, "terminating": false},
+            "nodeName": b.node, "targetRef": target(b)})).collect::<Vec<_>>(),
+        "ports": ports.iter().map(|(n, p, proto)| json!({"name": n, "port": p, "protocol": proto}))
+            .collect::<Vec<_>>(),
+    }))
+    .await
+    .with_context(|| format!("the EndpointSlice of {ns}/{name}"))?;
+    let subset_ports: Vec<Value> = ports
+        .iter()
+        .map(|(n, p, proto)| match n.as_str().filter(|n| !n.is_empty()) {
+            Some(n) => json!({"name": n, "port": p, "protocol": proto}),
+            None => json!({"port": p, "protocol": proto}),
+        })
+        .collect();
+    let addresses: Vec<Value> = members
+        .iter()
+        .map(|b| json!({"ip": b.ip, "nodeName": b.node, "targetRef": target(b)}))
+        .collect();
+    let subsets = if addresses.is_empty() {
+        json!([])
+    } else {
+        json!([{"addresses": addresses, "ports": subset_ports}])
+    };
+    kube.create(json!({"apiVersion": "v1", "kind": "Endpoints",
+                       "metadata": {"name": name, "namespace": ns}, "subsets": subsets}))
+        .await
+        .with_context(|| format!("the Endpoints of {ns}/{name}"))
+}
