@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 
 pub const USAGE: &str = "usage: bootstrap-sim real-ccm gcp|azure (--ccm PATH | --simulated) \
-                         [--output json|text]";
+                         [--kubeconfig FILE] [--upi] [--output json|text]";
 
 /// Where each cloud's CCM comes from (the user builds it; nothing here does).
 fn source(cloud: &str) -> &'static str {
@@ -28,6 +28,8 @@ pub struct Args {
     pub ccm: Option<PathBuf>,
     /// A real kube-apiserver's kubeconfig (None: the local API server).
     pub kubeconfig: Option<PathBuf>,
+    /// The user makes the addresses before the install and the agent adopts them (UPI).
+    pub upi: bool,
     pub json: bool,
 }
 
@@ -39,10 +41,16 @@ impl Args {
         if !matches!(*cloud, "gcp" | "azure") {
             bail!("unknown cloud {cloud:?}: expected gcp or azure\n{USAGE}");
         }
-        let (mut ccm, mut kubeconfig, mut json, mut simulated) = (None, None, true, false);
+        let (mut ccm, mut kubeconfig, mut json) = (None, None, true);
+        let (mut simulated, mut upi) = (false, false);
         while let Some((flag, tail)) = rest.split_first() {
-            if *flag == "--simulated" {
-                simulated = true;
+            let switch = match *flag {
+                "--simulated" => Some(&mut simulated),
+                "--upi" => Some(&mut upi),
+                _ => None,
+            };
+            if let Some(switch) = switch {
+                *switch = true;
                 rest = tail;
                 continue;
             }
@@ -67,12 +75,17 @@ impl Args {
         match (&ccm, simulated) {
             (None, false) => bail!("--ccm PATH is required: {}\n{USAGE}", source(cloud)),
             (Some(_), true) => bail!("--ccm and --simulated exclude each other\n{USAGE}"),
+            (None, true) if kubeconfig.is_some() => bail!(
+                "--kubeconfig needs --ccm: only the local API server has a simulated \
+                 load-balancer controller\n{USAGE}"
+            ),
             _ => {}
         }
         Ok(Self {
             cloud: cloud.to_string(),
             ccm,
             kubeconfig,
+            upi,
             json,
         })
     }
@@ -103,11 +116,17 @@ mod tests {
                 cloud: "gcp".into(),
                 ccm: Some("/x/ccm".into()),
                 kubeconfig: None,
+                upi: false,
                 json: false,
             }
         );
         let a = Args::parse(&["azure", "--simulated"]).unwrap();
-        assert_eq!((a.ccm, a.json), (None, true));
+        assert_eq!((a.ccm, a.json, a.upi), (None, true, false));
+        let a = Args::parse(&["gcp", "--upi", "--ccm", "c", "--kubeconfig", "/k"]).unwrap();
+        assert_eq!(
+            (a.upi, a.kubeconfig, a.ccm),
+            (true, Some("/k".into()), Some("c".into()))
+        );
     }
 
     #[test]
@@ -120,6 +139,8 @@ mod tests {
         assert!(err(&["gcp", "--ccm", "x", "--simulated"]).contains("exclude each other"));
         assert!(err(&["gcp", "--ccm", "x", "--output", "yaml"]).contains("\"yaml\""));
         assert!(err(&["gcp", "--ccm", "x", "--upi-please"]).contains("unknown option"));
+        assert!(err(&["gcp", "--ccm", "x", "--kubeconfig"]).contains("needs a value"));
+        assert!(err(&["gcp", "--simulated", "--kubeconfig", "k"]).contains("needs --ccm"));
     }
 
     #[test]
