@@ -1,6 +1,5 @@
-//! The API server a harness run uses: the local one (in process). The harness reads and
-//! writes it only through these calls (async, as a real kube-apiserver's client would be), so
-//! another server (a real kube-apiserver, open work) is one more variant here.
+//! The API server a harness run uses: the local one (in process) or a real kube-apiserver
+//! (`--kubeconfig`). The harness reads and writes either only through these calls.
 
 use super::real_kube::RealKube;
 use crate::kube::KubeSim;
@@ -68,7 +67,16 @@ impl Kube {
     pub async fn create(&self, obj: Value) -> Result<()> {
         match self {
             Kube::Local(k) => k.create(obj).map(drop),
-            Kube::Real(k) => k.create(obj).await,
+            Kube::Real(k) => k.create(super::real_cluster::labelled(obj)).await,
+        }
+    }
+
+    /// Removes what the harness made in a real server, and the agent's progress record
+    /// (the server outlives the run); nothing for the local one, which ends with the run.
+    pub async fn finish(&self) -> Result<()> {
+        match self {
+            Kube::Local(_) => Ok(()),
+            Kube::Real(k) => super::real_cluster::finish(k).await,
         }
     }
 

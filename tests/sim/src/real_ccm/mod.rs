@@ -235,7 +235,12 @@ fn start_ccm(
     kube: &Kube,
     work: &Path,
 ) -> Result<tokio::process::Child> {
-    let CcmCommand { args, env } = cloud.ccm_command(kube.kubeconfig_path(), work)?;
+    let CcmCommand { mut args, env } = cloud.ccm_command(kube.kubeconfig_path(), work)?;
+    // JSON is for the local API server, which speaks no protobuf; a real one gets the CCM's
+    // default (protobuf), as in a cluster.
+    if matches!(kube, Kube::Real(_)) {
+        args.retain(|a| !a.starts_with("--kube-api-content-type="));
+    }
     tokio::process::Command::new(ccm)
         .args(args)
         .envs(env)
@@ -292,6 +297,7 @@ async fn sequence(
     agent: &Path,
     work: &Path,
 ) -> Result<Report> {
+    let started_at = std::time::SystemTime::now();
     // UPI: the user's addresses come first, before anything of the install.
     let user = match args.upi {
         true => Some(cloud.make_user_addresses(work).await?),
@@ -356,7 +362,7 @@ async fn sequence(
         None => None,
     };
     let after_node = cloud.ccm_calls();
-    let events = observe::ccm_events(&kube).await?;
+    let events = observe::ccm_events(&kube, started_at).await?;
 
     let started = Instant::now();
     let teardown_exit = step(&["teardown", "--all"], "agent-teardown.log").await?;
@@ -393,7 +399,11 @@ async fn sequence(
             ));
         }
         let _ = process.start_kill();
+        let _ = process.wait().await;
     }
+    kube.finish()
+        .await
+        .context("cannot remove the harness's objects from the API server")?;
     let per_service = |from: CallCount, to: CallCount| (to.all - from.all) as f64 / count;
     Ok(Report {
         cloud: cloud.name().into(),

@@ -9,6 +9,10 @@
 //! controllers the run needs: the EndpointSlice and Endpoints controllers (a Service's slice
 //! and Endpoints from the pods its selector matches) and the garbage collector for them
 //! (removed with their Service).
+//!
+//! The server outlives the run: what the harness makes carries [`HARNESS_LABEL`] and is
+//! removed when the run ends ([`finish`]), with the agent's progress ConfigMap; a cluster
+//! where an install has begun (a LoadBalancer Service, that ConfigMap) is refused.
 
 use super::real_kube::RealKube;
 use crate::kube::PodSet;
@@ -27,9 +31,81 @@ struct Backend {
     node: String,
 }
 
+/// The label on everything the harness makes in the server (`metadata.labels`).
+pub const HARNESS_LABEL: (&str, &str) = ("bootstrap-sim-real-ccm", "harness");
+
+/// The agent's record of its progress (`kube-system/bootstrap-agent`): this run's.
+const AGENT_CONFIGMAP: &str = "/api/v1/namespaces/kube-system/configmaps/bootstrap-agent";
+
+/// `obj` with [`HARNESS_LABEL`].
+pub fn labelled(mut obj: Value) -> Value {
+    let (key, value) = HARNESS_LABEL;
+    if !obj["metadata"]["labels"].is_object() {
+        obj["metadata"]["labels"] = json!({});
+    }
+    obj["metadata"]["labels"][key] = json!(value);
+    obj
+}
+
+/// Refuses a cluster where an install has begun: the run must start from none.
+async fn refuse_a_used_cluster(kube: &RealKube) -> Result<()> {
+    if kube.get(AGENT_CONFIGMAP).await?.is_some() {
+        bail!("kube-system/bootstrap-agent exists: an install has run here (delete it)");
+    }
+    let services = kube.list("", "v1", "services").await?;
+    if let Some(s) = services
+        .iter()
+        .find(|s| s["spec"]["type"] == "LoadBalancer")
+    {
+        bail!(
+            "LoadBalancer Service {}/{} exists: the run needs a cluster without one",
+            s["metadata"]["namespace"].as_str().unwrap_or_default(),
+            s["metadata"]["name"].as_str().unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+/// Removes what the harness made and the agent's progress ConfigMap, once the run is done.
+pub async fn finish(kube: &RealKube) -> Result<()> {
+    remove_labelled(kube).await?;
+    kube.delete(AGENT_CONFIGMAP).await
+}
+
+/// Removes the harness's labelled Nodes, pods, EndpointSlices and Endpoints (pods at once:
+/// no kubelet confirms a graceful delete).
+async fn remove_labelled(kube: &RealKube) -> Result<()> {
+    let (key, value) = HARNESS_LABEL;
+    for (collection, plural) in [
+        ("/api/v1", "pods"),
+        ("/apis/discovery.k8s.io/v1", "endpointslices"),
+        ("/api/v1", "endpoints"),
+        ("/api/v1", "nodes"),
+    ] {
+        let list = kube
+            .get(&format!(
+                "{collection}/{plural}?labelSelector={key}%3D{value}"
+            ))
+            .await?
+            .unwrap_or_default();
+        for item in list["items"].as_array().into_iter().flatten() {
+            let name = item["metadata"]["name"].as_str().unwrap_or_default();
+            let path = match item["metadata"]["namespace"].as_str() {
+                Some(ns) => format!("{collection}/namespaces/{ns}/{plural}/{name}"),
+                None => format!("{collection}/{plural}/{name}"),
+            };
+            kube.delete(&format!("{path}?gracePeriodSeconds=0")).await?;
+        }
+    }
+    Ok(())
+}
+
 /// Creates the cluster in the server and starts the endpoints controller; the task ends
 /// when the harness does.
 pub async fn prepare(kube: &RealKube, nodes: Vec<Value>) -> Result<()> {
+    refuse_a_used_cluster(kube).await?;
+    // What a run stopped before the agent began left.
+    remove_labelled(kube).await?;
     for crd in crate::kube::custom_resource_definitions() {
         kube.create(crd).await?;
     }
@@ -60,7 +136,7 @@ pub async fn prepare(kube: &RealKube, nodes: Vec<Value>) -> Result<()> {
         let master = node["metadata"]["labels"]
             .get("node-role.kubernetes.io/master")
             .is_some();
-        kube.create(node).await?;
+        kube.create(labelled(node)).await?;
         if !master {
             continue;
         }
@@ -76,7 +152,7 @@ pub async fn prepare(kube: &RealKube, nodes: Vec<Value>) -> Result<()> {
                 ip: ip.clone(),
                 node: name.clone(),
             });
-            kube.create(pod).await?;
+            kube.create(labelled(pod)).await?;
         }
     }
     let mut services = kube.events("", "v1", "services").await?;
@@ -193,7 +269,7 @@ async fn sync_endpoints(
         .collect();
     let uid = svc["metadata"]["uid"].clone();
     let target = |b: &Backend| json!({"kind": "Pod", "namespace": ns, "name": b.name});
-    kube.create(json!({
+    kube.create(labelled(json!({
         "apiVersion": "discovery.k8s.io/v1",
         "kind": "EndpointSlice",
         "metadata": {
@@ -210,7 +286,7 @@ async fn sync_endpoints(
             "nodeName": b.node, "targetRef": target(b)})).collect::<Vec<_>>(),
         "ports": ports.iter().map(|(n, p, proto)| json!({"name": n, "port": p, "protocol": proto}))
             .collect::<Vec<_>>(),
-    }))
+    })))
     .await
     .with_context(|| format!("the EndpointSlice of {ns}/{name}"))?;
     let subset_ports: Vec<Value> = ports
@@ -229,8 +305,8 @@ async fn sync_endpoints(
     } else {
         json!([{"addresses": addresses, "ports": subset_ports}])
     };
-    kube.create(json!({"apiVersion": "v1", "kind": "Endpoints",
-                       "metadata": {"name": name, "namespace": ns}, "subsets": subsets}))
+    kube.create(labelled(json!({"apiVersion": "v1", "kind": "Endpoints",
+                       "metadata": {"name": name, "namespace": ns}, "subsets": subsets})))
         .await
         .with_context(|| format!("the Endpoints of {ns}/{name}"))
 }
