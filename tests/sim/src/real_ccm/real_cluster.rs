@@ -310,3 +310,97 @@ async fn sync_endpoints(
         .await
         .with_context(|| format!("the Endpoints of {ns}/{name}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kube::{KubeSim, KubeSimOptions};
+
+    fn labelled_names(kube: &KubeSim, plural: &str) -> Vec<String> {
+        let (group, version) = match plural {
+            "endpointslices" => ("discovery.k8s.io", "v1"),
+            _ => ("", "v1"),
+        };
+        let (key, value) = HARNESS_LABEL;
+        kube.list(group, version, plural, None)
+            .into_iter()
+            .filter(|o| o["metadata"]["labels"][key] == value)
+            .filter_map(|o| Some(o["metadata"]["name"].as_str()?.to_string()))
+            .collect()
+    }
+
+    /// What the harness makes in a real kube-apiserver, made through the same client in the
+    /// local API server (which serves no ServiceAccounts: `prepare`'s parts, not itself): a
+    /// labelled Node and pod, a Service's EndpointSlice and Endpoints from it, all removed
+    /// by `finish` with the agent's ConfigMap; a used cluster refused.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn plays_the_endpoints_controller_and_removes_what_it_made() {
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        let sim = KubeSim::start(KubeSimOptions::default()).await.unwrap();
+        let kube = RealKube::open(sim.kubeconfig_path()).unwrap();
+        refuse_a_used_cluster(&kube).await.unwrap();
+        let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "cp-7"}});
+        kube.create(labelled(node)).await.unwrap();
+        let set = PodSet::openshift().remove(0);
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace",
+                        "metadata": {"name": set.namespace}});
+        kube.create(ns).await.unwrap();
+        let pod = pod(&set, "cp-7", "10.0.0.77");
+        let backend = Backend {
+            namespace: set.namespace.clone(),
+            name: "kube-apiserver-cp-7".into(),
+            labels: pod["metadata"]["labels"].as_object().cloned().unwrap(),
+            ip: "10.0.0.77".into(),
+            node: "cp-7".into(),
+        };
+        kube.create(labelled(pod)).await.unwrap();
+        assert_eq!(labelled_names(&sim, "nodes"), vec!["cp-7"]);
+        assert_eq!(labelled_names(&sim, "pods"), vec!["kube-apiserver-cp-7"]);
+
+        let svc = sim
+            .create(json!({"apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": "probe", "namespace": set.namespace},
+                "spec": {"selector": set.labels, "ports": [{"port": 6443}]}}))
+            .unwrap();
+        sync_endpoints(&kube, "ADDED", &svc, &[backend])
+            .await
+            .unwrap();
+        let slice = sim
+            .get(
+                "discovery.k8s.io",
+                "v1",
+                "endpointslices",
+                Some(&set.namespace),
+                "probe",
+            )
+            .unwrap();
+        assert_eq!(slice["endpoints"][0]["addresses"][0], "10.0.0.77");
+        assert_eq!(
+            slice["endpoints"][0]["targetRef"]["name"],
+            "kube-apiserver-cp-7"
+        );
+        let endpoints = sim
+            .get("", "v1", "endpoints", Some(&set.namespace), "probe")
+            .unwrap();
+        assert_eq!(endpoints["subsets"][0]["addresses"][0]["ip"], "10.0.0.77");
+
+        sim.create(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "bootstrap-agent", "namespace": "kube-system"}}))
+            .unwrap();
+        let refused = refuse_a_used_cluster(&kube).await.unwrap_err().to_string();
+        assert!(
+            refused.contains("kube-system/bootstrap-agent exists"),
+            "{refused}"
+        );
+        finish(&kube).await.unwrap();
+        for plural in ["nodes", "pods", "endpointslices", "endpoints"] {
+            assert_eq!(
+                labelled_names(&sim, plural),
+                Vec::<String>::new(),
+                "{plural}"
+            );
+        }
+        assert!(kube.get(AGENT_CONFIGMAP).await.unwrap().is_none());
+        refuse_a_used_cluster(&kube).await.unwrap();
+    }
+}
