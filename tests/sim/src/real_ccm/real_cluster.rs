@@ -403,4 +403,45 @@ mod tests {
         assert!(kube.get(AGENT_CONFIGMAP).await.unwrap().is_none());
         refuse_a_used_cluster(&kube).await.unwrap();
     }
+
+    /// A watch the server ends whose resourceVersion is then gone (410 Expired in the
+    /// stream, as kube-apiserver's watch cache sends it): listed again, each object sent as
+    /// ADDED, so a Node made meanwhile is seen (and the first again).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_watch_whose_version_is_gone_lists_again() {
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        let options = KubeSimOptions {
+            history_limit: 1,
+            ..Default::default()
+        };
+        let sim = KubeSim::start(options).await.unwrap();
+        let kube = RealKube::open(sim.kubeconfig_path()).unwrap();
+        let mut events = kube.events("", "v1", "nodes").await.unwrap();
+        let node =
+            |name: &str| json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}});
+        sim.create(node("first")).unwrap();
+        let (kind, obj) = events.recv().await.unwrap();
+        assert_eq!(
+            (kind.as_str(), &obj["metadata"]["name"]),
+            ("ADDED", &json!("first"))
+        );
+        // The watch ends; before the client is back, history moves past its version.
+        sim.drop_watches();
+        for name in ["second", "third", "fourth"] {
+            sim.create(node(name)).unwrap();
+        }
+        let mut seen = Vec::new();
+        while !seen.contains(&"fourth".to_string()) {
+            let (kind, obj) = tokio::time::timeout(Duration::from_secs(10), events.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(kind, "ADDED");
+            seen.push(obj["metadata"]["name"].as_str().unwrap().to_string());
+        }
+        assert!(
+            seen.contains(&"first".to_string()),
+            "listed again: {seen:?}"
+        );
+    }
 }

@@ -18,6 +18,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
+/// What a watch calls with each line of its stream; false ends the watch.
+type OnLine<'a> = &'a mut (dyn FnMut(&[u8]) -> bool + Send);
+
 #[derive(Clone)]
 pub struct RealKube {
     kubeconfig: PathBuf,
@@ -151,7 +154,7 @@ impl RealKube {
         method: Method,
         path: &str,
         body: Option<&Value>,
-        mut on_line: Option<&mut (dyn FnMut(&[u8]) -> bool + Send)>,
+        mut on_line: Option<OnLine<'_>>,
     ) -> Result<(StatusCode, Bytes)> {
         let tcp = tokio::net::TcpStream::connect(self.addr)
             .await
@@ -228,7 +231,8 @@ impl RealKube {
     }
 
     /// Every change of objects of a type from now on (a watch from a list's resourceVersion,
-    /// started again from the last one seen when the server ends it), as
+    /// started again from the last one seen when the server ends it; when the server says
+    /// that version is gone, listed again and each object sent as `ADDED`), as
     /// `(event type, object)`.
     pub async fn events(
         &self,
@@ -237,22 +241,22 @@ impl RealKube {
         plural: &str,
     ) -> Result<UnboundedReceiver<(String, Value)>> {
         let path = format!("{}/{plural}", base(group, version));
-        let list = self.call(Method::GET, &path, None).await?;
-        let mut rv = list["metadata"]["resourceVersion"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
+        let version_of = |l: &Value| l["metadata"]["resourceVersion"].as_str().map(String::from);
+        let listed = self.call(Method::GET, &path, None).await?;
+        let mut rv = version_of(&listed).unwrap_or_default();
         let (tx, rx) = unbounded_channel();
         let kube = self.clone();
         tokio::spawn(async move {
             loop {
                 let watch = format!("{path}?watch=true&resourceVersion={rv}");
+                let mut gone = false;
                 let mut on_line = |line: &[u8]| {
                     let Ok(event) = serde_json::from_slice::<Value>(line) else {
                         return true;
                     };
                     let kind = event["type"].as_str().unwrap_or_default().to_string();
                     if kind == "ERROR" {
+                        gone = true;
                         return false;
                     }
                     if let Some(v) = event["object"]["metadata"]["resourceVersion"].as_str() {
@@ -260,11 +264,21 @@ impl RealKube {
                     }
                     tx.send((kind, event["object"].clone())).is_ok()
                 };
-                let ended = kube
-                    .send(Method::GET, &watch, None, Some(&mut on_line))
-                    .await;
-                if tx.is_closed() || ended.is_err() {
+                let ended = kube.send(Method::GET, &watch, None, Some(&mut on_line));
+                let Ok((status, _)) = ended.await else { return };
+                if tx.is_closed() {
                     return;
+                }
+                if gone || !status.is_success() {
+                    let Ok(list) = kube.call(Method::GET, &path, None).await else {
+                        return;
+                    };
+                    rv = version_of(&list).unwrap_or_default();
+                    for item in list["items"].as_array().into_iter().flatten() {
+                        if tx.send(("ADDED".into(), item.clone())).is_err() {
+                            return;
+                        }
+                    }
                 }
             }
         });
