@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 
 pub const USAGE: &str = "usage: bootstrap-sim real-ccm gcp|azure (--ccm PATH | --simulated) \
-                         [--kubeconfig FILE] [--upi] [--output json|text]";
+                         [--kubeconfig FILE [--least-privilege]] [--upi] [--output json|text]";
 
 /// Where each cloud's CCM comes from (the user builds it; nothing here does).
 fn source(cloud: &str) -> &'static str {
@@ -30,6 +30,8 @@ pub struct Args {
     pub kubeconfig: Option<PathBuf>,
     /// The user makes the addresses before the install and the agent adopts them (UPI).
     pub upi: bool,
+    /// With `kubeconfig`: the agent holds only its documented ClusterRole.
+    pub least_privilege: bool,
     pub json: bool,
 }
 
@@ -42,11 +44,12 @@ impl Args {
             bail!("unknown cloud {cloud:?}: expected gcp or azure\n{USAGE}");
         }
         let (mut ccm, mut kubeconfig, mut json) = (None, None, true);
-        let (mut simulated, mut upi) = (false, false);
+        let (mut simulated, mut upi, mut least_privilege) = (false, false, false);
         while let Some((flag, tail)) = rest.split_first() {
             let switch = match *flag {
                 "--simulated" => Some(&mut simulated),
                 "--upi" => Some(&mut upi),
+                "--least-privilege" => Some(&mut least_privilege),
                 _ => None,
             };
             if let Some(switch) = switch {
@@ -75,6 +78,10 @@ impl Args {
         match (&ccm, simulated) {
             (None, false) => bail!("--ccm PATH is required: {}\n{USAGE}", source(cloud)),
             (Some(_), true) => bail!("--ccm and --simulated exclude each other\n{USAGE}"),
+            _ if least_privilege && kubeconfig.is_none() => bail!(
+                "--least-privilege needs --kubeconfig: the agent's ServiceAccount token comes \
+                 from a real kube-apiserver\n{USAGE}"
+            ),
             (None, true) if kubeconfig.is_some() => bail!(
                 "--kubeconfig needs --ccm: only the local API server has a simulated \
                  load-balancer controller\n{USAGE}"
@@ -86,6 +93,7 @@ impl Args {
             ccm,
             kubeconfig,
             upi,
+            least_privilege,
             json,
         })
     }
@@ -117,6 +125,7 @@ mod tests {
                 ccm: Some("/x/ccm".into()),
                 kubeconfig: None,
                 upi: false,
+                least_privilege: false,
                 json: false,
             }
         );
@@ -124,9 +133,18 @@ mod tests {
         assert_eq!((a.ccm, a.json, a.upi), (None, true, false));
         let a = Args::parse(&["gcp", "--upi", "--ccm", "c", "--kubeconfig", "/k"]).unwrap();
         assert_eq!(
-            (a.upi, a.kubeconfig, a.ccm),
-            (true, Some("/k".into()), Some("c".into()))
+            (a.upi, a.kubeconfig, a.ccm, a.least_privilege),
+            (true, Some("/k".into()), Some("c".into()), false)
         );
+        let a = Args::parse(&[
+            "azure",
+            "--ccm",
+            "c",
+            "--kubeconfig",
+            "/k",
+            "--least-privilege",
+        ]);
+        assert!(a.unwrap().least_privilege);
     }
 
     #[test]
@@ -141,6 +159,7 @@ mod tests {
         assert!(err(&["gcp", "--ccm", "x", "--upi-please"]).contains("unknown option"));
         assert!(err(&["gcp", "--ccm", "x", "--kubeconfig"]).contains("needs a value"));
         assert!(err(&["gcp", "--simulated", "--kubeconfig", "k"]).contains("needs --ccm"));
+        assert!(err(&["gcp", "--ccm", "x", "--least-privilege"]).contains("needs --kubeconfig"));
     }
 
     #[test]

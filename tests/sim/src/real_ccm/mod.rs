@@ -11,10 +11,12 @@
 //! (`azure.rs`, `gcp.rs`). Not in CI with a CCM: it needs the CCM binary, which CI does not
 //! build; CI runs `--simulated --upi` (`tests/real_ccm.rs`).
 
+mod agent;
 mod args;
 mod azure;
 mod gcp;
 mod kube;
+mod least_privilege;
 mod observe;
 mod real_cluster;
 mod real_kube;
@@ -25,6 +27,7 @@ pub use args::{Args, USAGE};
 pub use report::{CallsPerService, Report};
 pub use upi::UpiReport;
 
+use agent::{AgentSetup, agent_step, log_file};
 use anyhow::{Context, Result, bail};
 use kube::Kube;
 use serde_json::Value;
@@ -179,55 +182,6 @@ pub async fn harness(args: &Args, agent: &Path, work: &Path) -> Result<Report> {
     }
 }
 
-/// One agent command (`run`, `teardown --all`); its output in `log` of `work`; its exit code.
-async fn agent_step(
-    agent: &Path,
-    step: &[&str],
-    log: &str,
-    cloud: &impl CloudUnderTest,
-    kube: &Kube,
-    work: &Path,
-    user_env: &[(String, String)],
-) -> Result<i32> {
-    let api = kube.host_port();
-    let mut cmd = tokio::process::Command::new(agent);
-    cmd.args(step)
-        .arg("--state-dir")
-        .arg(work.join("state"))
-        .arg("--assets")
-        .arg(cloud.assets())
-        .args(["--bootstrap-ip", "10.0.1.10"])
-        .arg("--kubeconfig")
-        .arg(kube.kubeconfig_path())
-        .envs(cloud.agent_env())
-        .envs(user_env.iter().cloned())
-        .stdout(log_file(work, log)?)
-        .stderr(log_file(work, &format!("{log}.err"))?)
-        .kill_on_drop(true);
-    if step[0] == "run" {
-        cmd.args(["--drain-wait", "0s"])
-            .args(["--gate-timeout", "3m"])
-            .arg("--done-file")
-            .arg(work.join("bootstrap-agent.done.json"))
-            // The wire proof dials each load-balancer IP: the API server stands in for them
-            // all (never dial the cloud's addresses).
-            .arg("--wire-dial-override")
-            .arg(format!("*:6443={api},*:22623={api}"));
-    } else {
-        cmd.args(["--step-timeout", "90s"]);
-    }
-    let status = cmd
-        .status()
-        .await
-        .with_context(|| format!("cannot run {}", agent.display()))?;
-    Ok(status.code().unwrap_or(-1))
-}
-
-fn log_file(work: &Path, name: &str) -> Result<std::fs::File> {
-    let path = work.join(name);
-    std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))
-}
-
 /// The CCM process, killed when dropped; its output in `<work>/ccm.log`.
 fn start_ccm(
     ccm: &Path,
@@ -303,12 +257,20 @@ async fn sequence(
         true => Some(cloud.make_user_addresses(work).await?),
         false => None,
     };
-    let user_env = user
-        .as_ref()
-        .map(|u| u.agent_env.clone())
-        .unwrap_or_default();
+    let mut setup = AgentSetup {
+        env: user
+            .as_ref()
+            .map(|u| u.agent_env.clone())
+            .unwrap_or_default(),
+        kubeconfig: None,
+    };
     let user_before = cloud.user_addresses();
     let kube = api_server(cloud, args).await?;
+    if let (Kube::Real(real), true) = (&kube, args.least_privilege) {
+        let assets = cloud.assets();
+        let own = least_privilege::agent_kubeconfig(real, agent, &assets, work).await?;
+        setup.kubeconfig = Some(own);
+    }
     let mut ccm_process = match &args.ccm {
         Some(ccm) => Some(start_ccm(ccm, cloud, &kube, work)?),
         None => None,
@@ -322,9 +284,9 @@ async fn sequence(
     let baseline = cloud.ccm_calls();
     let gate = observe::gate_watch(&kube).await?;
     let ingress = observe::ingress_watch(&kube).await?;
-    let (kube_ref, user_env) = (&kube, user_env.as_slice());
+    let (kube_ref, setup) = (&kube, &setup);
     let step = move |step: &'static [&'static str], log: &'static str| {
-        agent_step(agent, step, log, cloud, kube_ref, work, user_env)
+        agent_step(agent, step, log, cloud, kube_ref, work, setup)
     };
     let run_exit = step(&["run"], "agent-run.log").await?;
     let gate_at = if gate.is_finished() {
@@ -439,6 +401,7 @@ async fn sequence(
         },
         teardown_ms,
         finalizers_after_run,
+        least_privilege: setup.kubeconfig.is_some(),
         upi,
     })
 }

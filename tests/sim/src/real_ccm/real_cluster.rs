@@ -5,10 +5,8 @@
 //! admission refuses pods without it), the Nodes, and on each control-plane Node the
 //! kube-apiserver and machine-config-server pods, Running and Ready (the kubelet's).
 //!
-//! No kube-controller-manager runs beside the server, so the harness also plays the two
-//! controllers the run needs: the EndpointSlice and Endpoints controllers (a Service's slice
-//! and Endpoints from the pods its selector matches) and the garbage collector for them
-//! (removed with their Service).
+//! No kube-controller-manager runs beside the server: the harness plays the EndpointSlice and
+//! Endpoints controllers (from the pods a Service selects; removed with the Service).
 //!
 //! The server outlives the run: what the harness makes carries [`HARNESS_LABEL`] and is
 //! removed when the run ends ([`finish`]), with the agent's progress ConfigMap; a cluster
@@ -72,8 +70,8 @@ pub async fn finish(kube: &RealKube) -> Result<()> {
     kube.delete(AGENT_CONFIGMAP).await
 }
 
-/// Removes the harness's labelled Nodes, pods, EndpointSlices and Endpoints (pods at once:
-/// no kubelet confirms a graceful delete).
+/// Removes the harness's labelled Nodes, pods, EndpointSlices, Endpoints and the agent's
+/// RBAC (`least_privilege.rs`); pods at once: no kubelet confirms a graceful delete.
 async fn remove_labelled(kube: &RealKube) -> Result<()> {
     let (key, value) = HARNESS_LABEL;
     for (collection, plural) in [
@@ -81,6 +79,9 @@ async fn remove_labelled(kube: &RealKube) -> Result<()> {
         ("/apis/discovery.k8s.io/v1", "endpointslices"),
         ("/api/v1", "endpoints"),
         ("/api/v1", "nodes"),
+        ("/apis/rbac.authorization.k8s.io/v1", "clusterrolebindings"),
+        ("/apis/rbac.authorization.k8s.io/v1", "clusterroles"),
+        ("/api/v1", "serviceaccounts"),
     ] {
         let list = kube
             .get(&format!(

@@ -41,6 +41,8 @@ fn plural(kind: &str) -> Result<&'static str> {
         "EndpointSlice" => "endpointslices",
         "CustomResourceDefinition" => "customresourcedefinitions",
         "ConfigMap" => "configmaps",
+        "ClusterRole" => "clusterroles",
+        "ClusterRoleBinding" => "clusterrolebindings",
         other => bail!("the harness does not create {other} objects"),
     })
 }
@@ -208,7 +210,7 @@ impl RealKube {
     }
 
     /// A call whose answer must be a success; its body as JSON.
-    async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Value> {
+    pub async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Value> {
         let (status, bytes) = self.send(method.clone(), path, body, None).await?;
         if !status.is_success() {
             bail!(
@@ -230,10 +232,9 @@ impl RealKube {
         Ok(list["items"].as_array().cloned().unwrap_or_default())
     }
 
-    /// Every change of objects of a type from now on (a watch from a list's resourceVersion,
-    /// started again from the last one seen when the server ends it; when the server says
-    /// that version is gone, listed again and each object sent as `ADDED`), as
-    /// `(event type, object)`.
+    /// Every change of objects of a type from now on, as `(event type, object)`: a watch from
+    /// a list's resourceVersion, again from the last one seen when the server ends it (gone:
+    /// listed again, each object sent as `ADDED`).
     pub async fn events(
         &self,
         group: &str,
