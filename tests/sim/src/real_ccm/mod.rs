@@ -1,10 +1,11 @@
-//! `bootstrap-sim real-ccm gcp|azure (--ccm PATH | --simulated) [--kubeconfig FILE] [--upi]
-//! [--output json|text]`: the agent's whole `run`, a second `run` and `teardown --all` with a
+//! `bootstrap-sim real-ccm gcp|azure (--ccm PATH | --simulated) [--kubeconfig FILE
+//! [--least-privilege]] [--upi] [--output json|text]`: the agent's whole `run`, a second `run` and `teardown --all` with a
 //! REAL cloud-controller-manager (built by the user from the cloud's OpenShift fork) as the
 //! process that builds the Services' load balancers, against the cloud's loopback fake and the
 //! local API server (its simulated load-balancer controller switched off:
 //! `CloudOptions::external_controller`) or a real kube-apiserver on loopback (`--kubeconfig`,
-//! `real_kube.rs`, `real_cluster.rs`). `--upi`: the user made the addresses (`upi.rs`).
+//! `real_kube.rs`, `real_cluster.rs`; the agent's own ClusterRole: `least_privilege.rs`).
+//! `--upi`: the user made the addresses (`upi.rs`).
 //!
 //! The sequence, the report and the command line are here, once; what differs per cloud (the
 //! fake's world, the CCM's configuration, what is left) is the cloud's [`CloudUnderTest`]
