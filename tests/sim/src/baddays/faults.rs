@@ -111,7 +111,16 @@ pub async fn run(opts: Options) -> Result<Report> {
     let bench = Bench::start(&opts.cloud, opts.agent.clone(), &opts.work).await?;
     let mut shapes = Vec::new();
     let (clean, json) = cycle(&bench, 0, None, &mut shapes).await?;
-    run_on(&bench, &opts, Reference { clean, json, shapes }).await
+    run_on(
+        &bench,
+        &opts,
+        Reference {
+            clean,
+            json,
+            shapes,
+        },
+    )
+    .await
 }
 
 /// The faulted cycles on `bench` (its limits off), compared against `reference`.

@@ -311,7 +311,10 @@ mod tests {
     fn a_gate_timeout_the_unit_restarts_from_passes_and_is_reported() {
         let late = Duration::from_secs(60);
         let flat = samples(&[60_000; 4], &[1, 2, 3, 4]);
-        let v = verdict(late, &waited(flat, &[4, 0], "readiness gate timed out after 30m\n"));
+        let v = verdict(
+            late,
+            &waited(flat, &[4, 0], "readiness gate timed out after 30m\n"),
+        );
         assert!(v.ok, "the restarted run completed: {:#}", v.json);
         assert_eq!(v.json["runs"].as_array().unwrap().len(), 2);
         assert_eq!(v.json["runs"][0]["exit"], 4);

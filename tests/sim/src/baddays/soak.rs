@@ -105,19 +105,7 @@ pub async fn run_on(bench: &Bench, opts: &Options, reference: bool) -> Result<Re
     let rss_ratio = ratio("peak_rss_kib");
     let state_dir_ratio = ratio("state_dir_bytes");
     let long_gate = match opts.long_gate {
-        Some(late) => {
-            let state = state_dir(&bench.work, Hosts::One, 0)?;
-            let gate = long_gate::run(bench, &state, late).await?;
-            let world = bench.world().await?;
-            let leaks = check::missing(&world, &bench.base);
-            let touched = check::missing(&bench.base, &world);
-            let ok = gate.ok && leaks.is_empty() && touched.is_empty();
-            let mut json = gate.json;
-            json["leaks"] = json!(leaks);
-            json["touched"] = json!(touched);
-            json["ok"] = json!(ok);
-            Some((ok, json))
-        }
+        Some(late) => Some(long_gate_on(bench, late).await?),
         None => None,
     };
     let json = json!({
@@ -150,6 +138,23 @@ pub async fn run_on(bench: &Bench, opts: &Options, reference: bool) -> Result<Re
         reference,
         json,
     })
+}
+
+/// The long gate on `bench`'s state dir (limits on): whether it stayed flat and left nothing
+/// behind, and its figures.
+pub async fn long_gate_on(bench: &Bench, late: std::time::Duration) -> Result<(bool, Value)> {
+    bench.limits_on();
+    let state = state_dir(&bench.work, Hosts::One, 0)?;
+    let gate = long_gate::run(bench, &state, late).await?;
+    let world = bench.world().await?;
+    let leaks = check::missing(&world, &bench.base);
+    let touched = check::missing(&bench.base, &world);
+    let ok = gate.ok && leaks.is_empty() && touched.is_empty();
+    let mut json = gate.json;
+    json["leaks"] = json!(leaks);
+    json["touched"] = json!(touched);
+    json["ok"] = json!(ok);
+    Ok((ok, json))
 }
 
 /// `bootstrap-sim soak <cloud> [--cycles 50] [--long-gate 30m] [--output text|json]`.
