@@ -53,6 +53,8 @@ pub async fn run_on(bench: &Bench, opts: &Options, reference: bool) -> Result<Re
     }
     bench.limits_on();
     let mut shapes = Vec::new();
+    // What one cycle asks of the cloud, by action: what a quota that binds is spent on.
+    let mut first_by_action = std::collections::BTreeMap::<String, usize>::new();
     let mut per_cycle = Vec::new();
     let mut clean = 0;
     for n in 1..=opts.cycles {
@@ -78,7 +80,13 @@ pub async fn run_on(bench: &Bench, opts: &Options, reference: bool) -> Result<Re
         let touched = check::missing(&bench.base, &world);
         let ok = completed && leaks.is_empty() && touched.is_empty();
         clean += usize::from(ok);
-        let calls = bench.calls().len();
+        let calls = bench.calls();
+        if n == 1 {
+            for call in &calls {
+                *first_by_action.entry(call.action.clone()).or_insert(0) += 1;
+            }
+        }
+        let calls = calls.len();
         per_cycle.push(json!({
             "cycle": n,
             "clean": ok,
@@ -121,6 +129,7 @@ pub async fn run_on(bench: &Bench, opts: &Options, reference: bool) -> Result<Re
         "max_state_dir_bytes": per_cycle.iter().filter_map(|c| c["state_dir_bytes"].as_u64()).max(),
         "long_gate": long_gate.as_ref().map(|(_, json)| json),
         "limits": bench.quota_use(),
+        "first_cycle_requests_by_action": first_by_action,
         "per_cycle": per_cycle,
     });
     let first_clean = json["per_cycle"][0]["clean"] == true;
