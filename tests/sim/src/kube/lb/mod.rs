@@ -41,6 +41,7 @@ mod cidr;
 pub(crate) mod ec2;
 mod frontends;
 mod gce;
+mod gce_build;
 mod internal;
 mod nlb_config;
 
@@ -396,6 +397,8 @@ pub struct LoadBalancers {
     used: std::sync::Mutex<HashMap<Id, Used>>,
     /// The nodes behind the GCP and Azure load balancers (see `backends`).
     nodes: std::sync::Mutex<backends::Nodes>,
+    /// GCE: the service controller's one worker (see `gce_build`).
+    gce_queue: tokio::sync::Mutex<()>,
 }
 
 /// What one Service's load balancer uses in the cloud's address book.
@@ -444,22 +447,6 @@ fn cloud_checks(cloud: &CloudOptions, kind: Kind, svc: &Value) -> Result<(), Str
         (Kind::Other, None, Some(azure)) => azure::ensure_public(azure, svc),
         _ => Ok(()),
     }
-}
-
-/// Tells the GCP fake the forwarding rule and backend service the provider built for `svc`
-/// (one frontend: GCE's internal Services are single stack), so the cloud shows them.
-fn record_gce_internal(gcp: &crate::gcp::GcpLbView, svc: &Value, wanted: &[frontends::Frontend]) {
-    let Some(frontend) = wanted.first() else {
-        return;
-    };
-    // Checked by `cloud_checks` a moment ago, under the same lock of the controller.
-    let backends = gce::ensure_internal_instance_groups(gcp).unwrap_or_default();
-    let ports = frontend
-        .rules
-        .iter()
-        .filter_map(|r| u16::try_from(r.port).ok())
-        .collect();
-    gcp.record_internal_lb(&lb_resource_name(svc), frontend.ip, ports, backends);
 }
 
 /// The AWS Load Balancer Controller's verdict on a deployed NLB: its Service reconciled, and,
@@ -513,6 +500,7 @@ impl LoadBalancers {
             held: tokio::sync::Mutex::new(HashMap::new()),
             used: std::sync::Mutex::new(HashMap::new()),
             nodes: std::sync::Mutex::new(backends::Nodes::default()),
+            gce_queue: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -591,6 +579,11 @@ impl LoadBalancers {
     /// what it held if that changed, then claims what it asks for, or refuses.
     pub async fn reconcile(&self, store: &Store, ns: &str, name: &str) -> Outcome {
         let id = (ns.to_string(), name.to_string());
+        // GCE: the service controller syncs one Service at a time (see `gce_build`).
+        let _one_at_a_time = match &self.cloud.gcp {
+            Some(_) => Some(self.gce_queue.lock().await),
+            None => None,
+        };
         let mut held = self.held.lock().await;
         let svc = store
             .lock()
@@ -724,16 +717,21 @@ impl LoadBalancers {
                     {
                         return refused(why);
                     }
-                    if let (Kind::GcpInternal, Some(gcp)) = (kind(&svc), &self.cloud.gcp) {
-                        record_gce_internal(gcp, &svc, &wanted);
-                    }
                     held.insert(
                         id.clone(),
                         Holding {
                             uid,
-                            held: Held::Frontends(wanted),
+                            held: Held::Frontends(wanted.clone()),
                         },
                     );
+                    if let (Kind::GcpInternal, Some(gcp)) = (kind(&svc), &self.cloud.gcp) {
+                        // The calls take their time; the queue keeps other Services out.
+                        drop(held);
+                        if let Err(why) = gce_build::ensure_internal(gcp, &svc, &wanted).await {
+                            self.held.lock().await.remove(&id);
+                            return refused(why);
+                        }
+                    }
                 }
                 self.uses(&id, &svc);
                 Outcome::Provisioned(vec![ensuring, ensured()])
@@ -744,6 +742,12 @@ impl LoadBalancers {
                 }
                 if let Err(why) = cloud_checks(&self.cloud, kind(&svc), &svc) {
                     return sync_failed(why);
+                }
+                if let (Kind::Other, Some(gcp)) = (kind(&svc), &self.cloud.gcp) {
+                    drop(held);
+                    if let Err(why) = gce_build::ensure_external(gcp, &svc).await {
+                        return sync_failed(why);
+                    }
                 }
                 self.uses(&id, &svc);
                 Outcome::Provisioned(vec![ensuring(), ensured()])
@@ -816,7 +820,17 @@ impl LoadBalancers {
         if gone.is_none() && used.is_none() {
             return;
         }
-        tokio::time::sleep(self.cloud.release_delay).await;
+        match &self.cloud.gcp {
+            // The provider deletes what it built, one call after the other, its Operations
+            // waited, in the queue of the Services' syncs.
+            Some(gcp) => {
+                let _one_at_a_time = self.gce_queue.lock().await;
+                let lb = lb_resource_name(&json!({"metadata": {"uid": uid}}));
+                // Never refused: what another load balancer uses, or what is gone, is skipped.
+                let _ = gce_build::run(gcp, &gce_build::delete(gcp, &lb)).await;
+            }
+            None => tokio::time::sleep(self.cloud.release_delay).await,
+        }
         if let Some(gone) = gone {
             self.give_back(&gone.held).await;
         }
