@@ -3402,3 +3402,321 @@ async fn an_external_controller_builds_the_load_balancers_the_sim_only_publishes
     let (code, _) = raw.get(&path).await;
     assert_eq!(code, 404, "gone once the finalizer is off");
 }
+
+/// The load-balancer name the GCE provider gives the Service `ns/name` (`a<uid>`).
+async fn gce_lb_name(raw: &Raw, ns: &str, name: &str) -> String {
+    let svc = stored_service(raw, ns, name).await.unwrap();
+    let mut lb = format!(
+        "a{}",
+        svc["metadata"]["uid"].as_str().unwrap().replace('-', "")
+    );
+    lb.truncate(32);
+    lb
+}
+
+/// A GCP world with our three Services' addresses (the internal one shared, as `reserve`
+/// makes it) and `delay` per Operation: the sim, the fake, the internal and external IPs.
+async fn gce_three_services(
+    delay: Duration,
+) -> (KubeSim, Raw, bootstrap_sim::gcp::GcpFake, String, String) {
+    use bootstrap_sim::gcp::{FakeOptions, GcpFake};
+    let fake = GcpFake::start(FakeOptions {
+        operation_delay: delay,
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let internal = fake.create_address("user-api-int", true, &[]).unwrap();
+    fake.set_purpose("user-api-int", "SHARED_LOADBALANCER_VIP");
+    let external = fake.create_address("user-api", false, &[]).unwrap();
+    let (sim, raw) = strict_sim(CloudOptions {
+        gcp_compute_subnet: Some("10.0.0.0/17".parse().unwrap()),
+        gcp: Some(fake.lb_view()),
+        ..Default::default()
+    })
+    .await;
+    let ip = |a: &Value| a["address"].as_str().unwrap().to_string();
+    (sim, raw, fake, ip(&internal), ip(&external))
+}
+
+fn gce_internal(name: &str, ip: &str, port: u16, sources: Value) -> Value {
+    let ports = json!([{"name": "p", "port": port, "protocol": "TCP"}]);
+    service(
+        API_NS,
+        name,
+        json!({"networking.gke.io/load-balancer-type": "Internal"}),
+        json!({"loadBalancerIP": ip, "ports": ports, "loadBalancerSourceRanges": sources}),
+    )
+}
+
+/// What OpenShift's GCE provider built for our three Services against the GCE fake, run for
+/// real (`bootstrap-sim real-ccm gcp`, openshift/cloud-provider-gcp 30cc04797f50): the
+/// simulated provider builds the same 16 resources with the provider's fields
+/// (`providers/gce/gce_loadbalancer_internal.go:58-268,512-613,889-908`,
+/// `gce_loadbalancer_external.go:612-654,726-738,1027-1103,1153-1236`), and deletes them as
+/// the provider does (`gce_loadbalancer_internal.go:375-510`, `gce_loadbalancer_external.go:340-499`):
+/// shared ones (node health checks and their firewalls, `k8s-ig--` groups) only with the last
+/// load balancer using them, so nothing of the provider's is left.
+#[tokio::test(flavor = "multi_thread")]
+async fn gcp_simulated_provider_builds_what_the_real_one_builds_and_leaves_nothing() {
+    let (_sim, raw, fake, int_ip, ext_ip) = gce_three_services(Duration::ZERO).await;
+    let view = fake.lb_view();
+    create(&raw, gce_internal("internal-lb", &int_ip, 6443, json!([]))).await;
+    create(
+        &raw,
+        gce_internal("internal-lb-mcs", &int_ip, 22623, json!(["10.0.0.0/16"])),
+    )
+    .await;
+    let ext = service(
+        API_NS,
+        "external-lb",
+        json!({}),
+        json!({"loadBalancerIP": ext_ip}),
+    );
+    create(&raw, ext).await;
+    for name in ["internal-lb", "internal-lb-mcs", "external-lb"] {
+        ingress(&raw, API_NS, name).await;
+    }
+    let (api, mcs, public) = (
+        gce_lb_name(&raw, API_NS, "internal-lb").await,
+        gce_lb_name(&raw, API_NS, "internal-lb-mcs").await,
+        gce_lb_name(&raw, API_NS, "external-lb").await,
+    );
+    let (p, r) = ("projects/example-project", "regions/us-central1");
+    let node = "k8s-8f1c2a7d4e5b6c90-node";
+    let mut wanted = vec![
+        format!("{p}/global/firewalls/{node}-hc"),
+        format!("{p}/global/firewalls/{node}-http-hc"),
+        format!("{p}/global/healthChecks/{node}"),
+        format!("{p}/global/httpHealthChecks/{node}"),
+        format!("{p}/{r}/targetPools/{public}"),
+    ];
+    for lb in [&api, &mcs, &public] {
+        wanted.push(format!("{p}/global/firewalls/k8s-fw-{lb}"));
+        wanted.push(format!("{p}/{r}/forwardingRules/{lb}"));
+    }
+    for lb in [&api, &mcs] {
+        wanted.push(format!("{p}/{r}/backendServices/{lb}"));
+    }
+    for zone in ["a", "b", "c"] {
+        wanted.push(format!(
+            "{p}/zones/us-central1-{zone}/instanceGroups/k8s-ig--8f1c2a7d4e5b6c90"
+        ));
+    }
+    let mut made = fake.controller_made();
+    made.sort();
+    wanted.sort();
+    assert_eq!(made, wanted, "16 resources, as the real provider made");
+
+    // The traffic firewalls: the Service's sources (0.0.0.0/0 unset) to its IP and ports,
+    // for the cloud config's node tags.
+    let fw = |lb: &str| {
+        view.resource(&format!("global/firewalls/k8s-fw-{lb}"))
+            .unwrap()
+    };
+    let tags = json!([
+        "mycluster-7xk2p-master",
+        "mycluster-7xk2p-control-plane",
+        "mycluster-7xk2p-worker"
+    ]);
+    for (lb, sources, port, ip) in [
+        (&api, json!(["0.0.0.0/0"]), "6443", &int_ip),
+        (&mcs, json!(["10.0.0.0/16"]), "22623", &int_ip),
+        (&public, json!(["0.0.0.0/0"]), "6443", &ext_ip),
+    ] {
+        let fw = fw(lb);
+        assert_eq!(fw["sourceRanges"], sources, "{fw:#}");
+        assert_eq!(fw["destinationRanges"], json!([ip]), "{fw:#}");
+        assert_eq!(
+            fw["allowed"],
+            json!([{"IPProtocol": "tcp", "ports": [port]}])
+        );
+        assert_eq!(fw["targetTags"], tags);
+    }
+    // The node checks: HTTP :10256 /healthz every 8 s, from Google's health-check ranges.
+    let check = view
+        .resource(&format!("global/healthChecks/{node}"))
+        .unwrap();
+    assert_eq!(
+        check["httpHealthCheck"],
+        json!({"port": 10256, "requestPath": "/healthz"})
+    );
+    assert_eq!(
+        (
+            &check["checkIntervalSec"],
+            &check["timeoutSec"],
+            &check["healthyThreshold"],
+            &check["unhealthyThreshold"]
+        ),
+        (&json!(8), &json!(1), &json!(1), &json!(3))
+    );
+    let hc_fw = view
+        .resource(&format!("global/firewalls/{node}-hc"))
+        .unwrap();
+    assert_eq!(
+        hc_fw["sourceRanges"],
+        json!([
+            "130.211.0.0/22",
+            "35.191.0.0/16",
+            "209.85.152.0/22",
+            "209.85.204.0/22"
+        ])
+    );
+    assert_eq!(
+        hc_fw["allowed"],
+        json!([{"IPProtocol": "tcp", "ports": ["10256"]}])
+    );
+    // The internal backend service: the installer's master groups and the provider's own
+    // group of the workers, per zone.
+    let bs = view
+        .resource(&format!("{r}/backendServices/{api}"))
+        .unwrap();
+    let groups: Vec<&str> = bs["backends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["group"].as_str().unwrap().rsplit('/').next().unwrap())
+        .collect();
+    assert_eq!(
+        groups
+            .iter()
+            .filter(|g| g.starts_with("mycluster-7xk2p-master-"))
+            .count(),
+        3
+    );
+    assert_eq!(
+        groups.iter().filter(|g| g.starts_with("k8s-ig--")).count(),
+        3
+    );
+    assert_eq!(bs["loadBalancingScheme"], "INTERNAL");
+    // The external load balancer: a target pool of every Node, a PREMIUM rule.
+    let pool = view.resource(&format!("{r}/targetPools/{public}")).unwrap();
+    assert_eq!(pool["instances"].as_array().unwrap().len(), 6, "{pool:#}");
+    let rule = view
+        .resource(&format!("{r}/forwardingRules/{public}"))
+        .unwrap();
+    assert_eq!(
+        (
+            &rule["loadBalancingScheme"],
+            &rule["networkTier"],
+            &rule["portRange"]
+        ),
+        (&json!("EXTERNAL"), &json!("PREMIUM"), &json!("6443-6443"))
+    );
+
+    // Deleting the first internal Service keeps what the second still uses.
+    delete_service(&raw, API_NS, "internal-lb").await;
+    let left = fake.controller_made();
+    assert!(
+        left.iter()
+            .all(|k| !k.ends_with(&api) && !k.ends_with(&format!("k8s-fw-{api}"))),
+        "{left:#?}"
+    );
+    assert!(
+        left.contains(&format!("{p}/global/healthChecks/{node}")),
+        "{left:#?}"
+    );
+    assert_eq!(
+        left.iter()
+            .filter(|k| k.contains("/instanceGroups/k8s-ig--"))
+            .count(),
+        3
+    );
+    delete_service(&raw, API_NS, "internal-lb-mcs").await;
+    let left = fake.controller_made();
+    assert!(
+        !left
+            .iter()
+            .any(|k| k.contains("k8s-ig--") || k.ends_with(&format!("{node}-hc"))),
+        "{left:#?}"
+    );
+    delete_service(&raw, API_NS, "external-lb").await;
+    assert_eq!(fake.controller_made(), Vec::<String>::new());
+    for a in fake.addresses() {
+        assert!(a["users"].is_null(), "{a:#}");
+    }
+}
+
+/// The service controller syncs one Service at a time and the GCE provider waits for every
+/// Operation it starts (k8s.io/cloud-provider `controllers/service/controller.go`, one worker;
+/// `k8s-cloud-provider/pkg/cloud/op.go:68-116`): the simulated provider's resources of one
+/// Service are all made before any of the next one's, each a full Operation after the one
+/// before, and the first Service's ingress waits for its 11 Operations (three `k8s-ig--`
+/// groups and their members, the node check, backend service, rule and two firewalls).
+#[tokio::test(flavor = "multi_thread")]
+async fn gcp_simulated_provider_syncs_one_service_at_a_time_and_waits_each_operation() {
+    let delay = Duration::from_millis(150);
+    let (_sim, raw, fake, int_ip, ext_ip) = gce_three_services(delay).await;
+    let view = fake.lb_view();
+    let t0 = Instant::now();
+    create(&raw, gce_internal("internal-lb", &int_ip, 6443, json!([]))).await;
+    let ext = service(
+        API_NS,
+        "external-lb",
+        json!({}),
+        json!({"loadBalancerIP": ext_ip}),
+    );
+    create(&raw, ext).await;
+    let (first, second) = tokio::join!(
+        async {
+            ingress(&raw, API_NS, "internal-lb").await;
+            t0.elapsed()
+        },
+        async {
+            ingress(&raw, API_NS, "external-lb").await;
+            t0.elapsed()
+        }
+    );
+    let (internal_ops, external_ops) = (11, 5);
+    let (early, late) = if first < second {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    assert!(
+        early >= delay * external_ops.min(internal_ops),
+        "the first Service waited its Operations: {early:?}"
+    );
+    assert!(
+        late >= delay * (internal_ops + external_ops),
+        "the second Service waited for the first: {late:?}"
+    );
+    // Creation times, per Service: no interleaving, each one Operation apart at least.
+    let created = |tail: String| -> std::time::SystemTime {
+        let r = view.resource(&tail).unwrap();
+        humantime::parse_rfc3339(r["creationTimestamp"].as_str().unwrap()).unwrap()
+    };
+    let (api, public) = (
+        gce_lb_name(&raw, API_NS, "internal-lb").await,
+        gce_lb_name(&raw, API_NS, "external-lb").await,
+    );
+    let r = "regions/us-central1";
+    let internal = [
+        "global/healthChecks/k8s-8f1c2a7d4e5b6c90-node".to_string(),
+        format!("{r}/backendServices/{api}"),
+        format!("{r}/forwardingRules/{api}"),
+        format!("global/firewalls/k8s-fw-{api}"),
+        "global/firewalls/k8s-8f1c2a7d4e5b6c90-node-hc".to_string(),
+    ]
+    .map(created);
+    let external = [
+        format!("global/firewalls/k8s-fw-{public}"),
+        "global/firewalls/k8s-8f1c2a7d4e5b6c90-node-http-hc".to_string(),
+        "global/httpHealthChecks/k8s-8f1c2a7d4e5b6c90-node".to_string(),
+        format!("{r}/targetPools/{public}"),
+        format!("{r}/forwardingRules/{public}"),
+    ]
+    .map(created);
+    for run in [&internal[..], &external[..]] {
+        for pair in run.windows(2) {
+            let gap = pair[1].duration_since(pair[0]).unwrap_or_default();
+            assert!(
+                gap + Duration::from_millis(5) >= delay,
+                "{gap:?} between two calls"
+            );
+        }
+    }
+    let apart = internal.iter().max() < external.iter().min()
+        || external.iter().max() < internal.iter().min();
+    assert!(apart, "one Service at a time: {internal:?} {external:?}");
+}
