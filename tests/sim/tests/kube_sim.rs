@@ -3051,11 +3051,11 @@ async fn azure_security_group_must_exist_and_opens_only_the_public_ip() {
     assert_eq!(rules[0].get("destinationAddressPrefixes"), None);
     assert_eq!(rules[0]["destinationPortRanges"], json!(["6443"]));
     assert_eq!(rules[0]["priority"], 500);
-    assert!(
-        rules[0]["name"]
-            .as_str()
-            .unwrap()
-            .starts_with("k8s-azure-lb_allow_IPv4_")
+    // The name the real CCM gave this rule: the MD5 of `Tcp_Internet_6443`
+    // (`GenerateAllowSecurityRuleName`, securityrule.go:45-71).
+    assert_eq!(
+        rules[0]["name"],
+        "k8s-azure-lb_allow_IPv4_4ce3b725426836a7353a6fc9245b1979"
     );
     delete_service(&raw, API_NS, "external-lb").await;
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -3719,4 +3719,120 @@ async fn gcp_simulated_provider_syncs_one_service_at_a_time_and_waits_each_opera
     let apart = internal.iter().max() < external.iter().min()
         || external.iter().max() < internal.iter().min();
     assert!(apart, "one Service at a time: {internal:?} {external:?}");
+}
+
+/// What OpenShift's Azure CCM built for our three Services against the ARM fake
+/// (`bootstrap-sim real-ccm azure`, openshift/cloud-provider-azure d04449b95a54), the simulated
+/// controller builds in the fake: the load balancers `<infra>` and `<infra>-internal`
+/// (`getAzureLoadBalancerName`, azure_loadbalancer.go:4088-4122), one internal frontend
+/// `a<uid of internal-lb>` at the private IP that the machine-config-server Service's rule joins
+/// (:4417-4433), rules `a<uid>-TCP-<port>` (floating IP, TCP reset, 4 min), the pool `<infra>`
+/// with every Node VM's NIC (masters included: the installer sets
+/// `excludeMasterFromStandardLB: false`, openshift/installer#5111), and the one shared probe
+/// OpenShift's operator configures (HTTP :10256 `/healthz`; cluster-cloud-controller-manager-
+/// operator `pkg/cloud/azure/azure.go:190-191`, azure_loadbalancer_healthprobe.go:33-45). All of
+/// it goes with the Services, and ARM drops the NICs' pool references with the load balancers.
+#[tokio::test(flavor = "multi_thread")]
+async fn azure_simulated_controller_builds_the_real_ccms_load_balancers_and_leaves_nothing() {
+    let (azure, _sim, raw) = azure_world().await;
+    for (i, ip) in ["10.0.0.5", "10.0.0.6", "10.0.0.7"].iter().enumerate() {
+        azure.add_machine(&format!("master-{i}"), ip.parse().unwrap());
+    }
+    azure.create_user_public_ip(
+        bootstrap_sim::azure::CLUSTER_RG,
+        "user-api",
+        "52.1.2.3".parse().unwrap(),
+    );
+    create(&raw, azure_internal("internal-lb", "10.0.1.253")).await;
+    let mut mcs = azure_internal("internal-lb-mcs", "10.0.1.253");
+    mcs["spec"]["ports"] = json!([{"name": "mcs", "port": 22623, "targetPort": 22623}]);
+    create(&raw, mcs).await;
+    let ipv4 = "service.beta.kubernetes.io/azure-load-balancer-ipv4";
+    let ext = service(API_NS, "external-lb", json!({ipv4: "52.1.2.3"}), json!({}));
+    create(&raw, ext).await;
+    for name in ["internal-lb", "internal-lb-mcs", "external-lb"] {
+        ingress(&raw, API_NS, name).await;
+    }
+    let (api, mcs, public) = (
+        gce_lb_name(&raw, API_NS, "internal-lb").await,
+        gce_lb_name(&raw, API_NS, "internal-lb-mcs").await,
+        gce_lb_name(&raw, API_NS, "external-lb").await,
+    );
+    let view = azure.lb_view();
+    let names = |lb: &Value, collection: &str| -> Vec<String> {
+        let mut n: Vec<String> = lb["properties"][collection]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    let probe = "cluster-service-shared-health-probe".to_string();
+    let internal = view.load_balancer("mycluster-7xk2p-internal").unwrap();
+    assert_eq!(names(&internal, "frontendIPConfigurations"), [api.clone()]);
+    let mut rules = vec![format!("{api}-TCP-6443"), format!("{mcs}-TCP-22623")];
+    rules.sort();
+    assert_eq!(names(&internal, "loadBalancingRules"), rules);
+    assert_eq!(names(&internal, "probes"), [probe.clone()]);
+    assert_eq!(names(&internal, "backendAddressPools"), ["mycluster-7xk2p"]);
+    let frontend = &internal["properties"]["frontendIPConfigurations"][0]["properties"];
+    assert_eq!(
+        (
+            &frontend["privateIPAddress"],
+            &frontend["privateIPAllocationMethod"]
+        ),
+        (&json!("10.0.1.253"), &json!("Static"))
+    );
+    let rule = &internal["properties"]["loadBalancingRules"][0]["properties"];
+    assert_eq!(
+        (
+            &rule["enableFloatingIP"],
+            &rule["enableTcpReset"],
+            &rule["idleTimeoutInMinutes"]
+        ),
+        (&json!(true), &json!(true), &json!(4))
+    );
+    let shared = &internal["properties"]["probes"][0]["properties"];
+    assert_eq!(
+        (&shared["protocol"], &shared["port"], &shared["requestPath"]),
+        (&json!("Http"), &json!(10256), &json!("/healthz"))
+    );
+    let members =
+        internal["properties"]["backendAddressPools"][0]["properties"]["backendIPConfigurations"]
+            .as_array()
+            .unwrap()
+            .len();
+    assert_eq!(members, 3, "every Node's NIC, the masters' included");
+    let external = view.load_balancer("mycluster-7xk2p").unwrap();
+    assert_eq!(
+        names(&external, "frontendIPConfigurations"),
+        [public.clone()]
+    );
+    assert_eq!(
+        names(&external, "loadBalancingRules"),
+        [format!("{public}-TCP-6443")]
+    );
+    assert!(
+        external["properties"]["frontendIPConfigurations"][0]["properties"]["publicIPAddress"]
+            ["id"]
+            .as_str()
+            .unwrap()
+            .ends_with("/publicIPAddresses/user-api")
+    );
+
+    // The first internal Service goes: its rule goes, the frontend stays for the second.
+    delete_service(&raw, API_NS, "internal-lb").await;
+    let internal = view.load_balancer("mycluster-7xk2p-internal").unwrap();
+    assert_eq!(names(&internal, "frontendIPConfigurations"), [api.clone()]);
+    assert_eq!(
+        names(&internal, "loadBalancingRules"),
+        [format!("{mcs}-TCP-22623")]
+    );
+    delete_service(&raw, API_NS, "internal-lb-mcs").await;
+    delete_service(&raw, API_NS, "external-lb").await;
+    assert!(view.load_balancer("mycluster-7xk2p-internal").is_none());
+    assert!(view.load_balancer("mycluster-7xk2p").is_none());
+    assert_eq!(azure.nic_pool_references(), Vec::<(String, String)>::new());
 }

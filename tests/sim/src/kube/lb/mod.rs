@@ -724,6 +724,12 @@ impl LoadBalancers {
                             held: Held::Frontends(wanted.clone()),
                         },
                     );
+                    if let (Kind::AzureInternal, Some(azure)) = (kind(&svc), &self.cloud.azure)
+                        && let Err(why) = azure::ensure_internal(azure, &svc, &wanted)
+                    {
+                        held.remove(&id);
+                        return refused(why);
+                    }
                     if let (Kind::GcpInternal, Some(gcp)) = (kind(&svc), &self.cloud.gcp) {
                         // The calls take their time; the queue keeps other Services out.
                         drop(held);
@@ -840,8 +846,11 @@ impl LoadBalancers {
             }
         }
         if let (Some(used), Some(azure)) = (&used, &self.cloud.azure) {
-            for ip in &used.ips {
-                azure.remove_destination(&ip.to_string());
+            let ips: Vec<String> = used.ips.iter().map(ToString::to_string).collect();
+            // Never refused: what is left is PUT back as ARM stored it.
+            let _ = azure.remove_service_lb(&used.lb, &ips);
+            for ip in &ips {
+                azure.remove_destination(ip);
             }
         }
     }
