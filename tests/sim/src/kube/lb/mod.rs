@@ -826,16 +826,14 @@ impl LoadBalancers {
         if gone.is_none() && used.is_none() {
             return;
         }
-        match &self.cloud.gcp {
+        tokio::time::sleep(self.cloud.release_delay).await;
+        if let Some(gcp) = &self.cloud.gcp {
             // The provider deletes what it built, one call after the other, its Operations
             // waited, in the queue of the Services' syncs.
-            Some(gcp) => {
-                let _one_at_a_time = self.gce_queue.lock().await;
-                let lb = lb_resource_name(&json!({"metadata": {"uid": uid}}));
-                // Never refused: what another load balancer uses, or what is gone, is skipped.
-                let _ = gce_build::run(gcp, &gce_build::delete(gcp, &lb)).await;
-            }
-            None => tokio::time::sleep(self.cloud.release_delay).await,
+            let _one_at_a_time = self.gce_queue.lock().await;
+            let lb = lb_resource_name(&json!({"metadata": {"uid": uid}}));
+            // Never refused: what another load balancer uses, or what is gone, is skipped.
+            let _ = gce_build::run(gcp, &gce_build::delete(gcp, &lb)).await;
         }
         if let Some(gone) = gone {
             self.give_back(&gone.held).await;
