@@ -3730,8 +3730,10 @@ async fn gcp_simulated_provider_syncs_one_service_at_a_time_and_waits_each_opera
 /// with every Node VM's NIC (masters included: the installer sets
 /// `excludeMasterFromStandardLB: false`, openshift/installer#5111), and the one shared probe
 /// OpenShift's operator configures (HTTP :10256 `/healthz`; cluster-cloud-controller-manager-
-/// operator `pkg/cloud/azure/azure.go:190-191`, azure_loadbalancer_healthprobe.go:33-45). All of
-/// it goes with the Services, and ARM drops the NICs' pool references with the load balancers.
+/// operator `pkg/cloud/azure/azure.go:190-191`, azure_loadbalancer_healthprobe.go:33-45). A
+/// Service whose sync put NICs in a pool waits their long-running PUTs (the SDK polls after
+/// `Retry-After`). All of it goes with the Services, and ARM drops the NICs' pool references
+/// with the load balancers.
 #[tokio::test(flavor = "multi_thread")]
 async fn azure_simulated_controller_builds_the_real_ccms_load_balancers_and_leaves_nothing() {
     let (azure, _sim, raw) = azure_world().await;
@@ -3743,7 +3745,11 @@ async fn azure_simulated_controller_builds_the_real_ccms_load_balancers_and_leav
         "user-api",
         "52.1.2.3".parse().unwrap(),
     );
+    let t0 = Instant::now();
     create(&raw, azure_internal("internal-lb", "10.0.1.253")).await;
+    ingress(&raw, API_NS, "internal-lb").await;
+    // Its NICs joined the pool: the provider waits the NIC PUTs' Retry-After (1 s here).
+    assert!(t0.elapsed() >= Duration::from_secs(1), "{:?}", t0.elapsed());
     let mut mcs = azure_internal("internal-lb-mcs", "10.0.1.253");
     mcs["spec"]["ports"] = json!([{"name": "mcs", "port": 22623, "targetPort": 22623}]);
     create(&raw, mcs).await;

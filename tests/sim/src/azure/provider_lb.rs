@@ -186,6 +186,22 @@ impl AzureLbView {
         Ok(())
     }
 
+    /// How many NIC ipConfigurations name a backend pool.
+    pub fn pool_references(&self) -> usize {
+        let w = lock(&self.world);
+        w.nics
+            .values()
+            .flat_map(|nic| nic.ipconfigs.iter())
+            .map(|c| c.pools.len())
+            .sum()
+    }
+
+    /// How long the provider waits on a NIC PUT (a long-running operation: the SDK polls after
+    /// the answer's `Retry-After`, the fake's `retry_after` seconds).
+    pub fn nic_update_wait(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(lock(&self.world).retry_after)
+    }
+
     /// Every Node VM's primary ipConfiguration in `pool` (the provider's NIC PUTs).
     fn join_pool(&self, pool: &str) {
         let mut w = lock(&self.world);

@@ -52,6 +52,7 @@ use super::events::{EventType, Report};
 use super::meta;
 use super::resources::SERVICES;
 use super::store::{Key, Store};
+use crate::azure::AzureLbView;
 use anyhow::Result;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -397,8 +398,8 @@ pub struct LoadBalancers {
     used: std::sync::Mutex<HashMap<Id, Used>>,
     /// The nodes behind the GCP and Azure load balancers (see `backends`).
     nodes: std::sync::Mutex<backends::Nodes>,
-    /// GCE: the service controller's one worker (see `gce_build`).
-    gce_queue: tokio::sync::Mutex<()>,
+    /// GCE and Azure: the service controller's one worker (see `gce_build`).
+    sync_queue: tokio::sync::Mutex<()>,
 }
 
 /// What one Service's load balancer uses in the cloud's address book.
@@ -500,7 +501,7 @@ impl LoadBalancers {
             held: tokio::sync::Mutex::new(HashMap::new()),
             used: std::sync::Mutex::new(HashMap::new()),
             nodes: std::sync::Mutex::new(backends::Nodes::default()),
-            gce_queue: tokio::sync::Mutex::new(()),
+            sync_queue: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -579,11 +580,12 @@ impl LoadBalancers {
     /// what it held if that changed, then claims what it asks for, or refuses.
     pub async fn reconcile(&self, store: &Store, ns: &str, name: &str) -> Outcome {
         let id = (ns.to_string(), name.to_string());
-        // GCE: the service controller syncs one Service at a time (see `gce_build`).
-        let _one_at_a_time = match &self.cloud.gcp {
-            Some(_) => Some(self.gce_queue.lock().await),
-            None => None,
+        // GCE and Azure: the service controller syncs one Service at a time (see `gce_build`).
+        let _one_at_a_time = match (&self.cloud.gcp, &self.cloud.azure) {
+            (None, None) => None,
+            _ => Some(self.sync_queue.lock().await),
         };
+        let nic_references = self.cloud.azure.as_ref().map(AzureLbView::pool_references);
         let mut held = self.held.lock().await;
         let svc = store
             .lock()
@@ -724,19 +726,24 @@ impl LoadBalancers {
                             held: Held::Frontends(wanted.clone()),
                         },
                     );
-                    if let (Kind::AzureInternal, Some(azure)) = (kind(&svc), &self.cloud.azure)
-                        && let Err(why) = azure::ensure_internal(azure, &svc, &wanted)
-                    {
-                        held.remove(&id);
-                        return refused(why);
-                    }
-                    if let (Kind::GcpInternal, Some(gcp)) = (kind(&svc), &self.cloud.gcp) {
-                        // The calls take their time; the queue keeps other Services out.
-                        drop(held);
-                        if let Err(why) = gce_build::ensure_internal(gcp, &svc, &wanted).await {
-                            self.held.lock().await.remove(&id);
-                            return refused(why);
+                    // The calls take their time; the queue keeps other Services out.
+                    match (kind(&svc), &self.cloud.gcp, &self.cloud.azure) {
+                        (Kind::GcpInternal, Some(gcp), _) => {
+                            drop(held);
+                            if let Err(why) = gce_build::ensure_internal(gcp, &svc, &wanted).await {
+                                self.held.lock().await.remove(&id);
+                                return refused(why);
+                            }
                         }
+                        (Kind::AzureInternal, _, Some(azure)) => {
+                            if let Err(why) = azure::ensure_internal(azure, &svc, &wanted) {
+                                held.remove(&id);
+                                return refused(why);
+                            }
+                            drop(held);
+                            self.wait_nic_updates(nic_references).await;
+                        }
+                        _ => {}
                     }
                 }
                 self.uses(&id, &svc);
@@ -749,12 +756,13 @@ impl LoadBalancers {
                 if let Err(why) = cloud_checks(&self.cloud, kind(&svc), &svc) {
                     return sync_failed(why);
                 }
-                if let (Kind::Other, Some(gcp)) = (kind(&svc), &self.cloud.gcp) {
-                    drop(held);
-                    if let Err(why) = gce_build::ensure_external(gcp, &svc).await {
-                        return sync_failed(why);
-                    }
+                drop(held);
+                if let (Kind::Other, Some(gcp)) = (kind(&svc), &self.cloud.gcp)
+                    && let Err(why) = gce_build::ensure_external(gcp, &svc).await
+                {
+                    return sync_failed(why);
                 }
+                self.wait_nic_updates(nic_references).await;
                 self.uses(&id, &svc);
                 Outcome::Provisioned(vec![ensuring(), ensured()])
             }
@@ -830,7 +838,7 @@ impl LoadBalancers {
         if let Some(gcp) = &self.cloud.gcp {
             // The provider deletes what it built, one call after the other, its Operations
             // waited, in the queue of the Services' syncs.
-            let _one_at_a_time = self.gce_queue.lock().await;
+            let _one_at_a_time = self.sync_queue.lock().await;
             let lb = lb_resource_name(&json!({"metadata": {"uid": uid}}));
             // Never refused: what another load balancer uses, or what is gone, is skipped.
             let _ = gce_build::run(gcp, &gce_build::delete(gcp, &lb)).await;
@@ -890,6 +898,18 @@ impl LoadBalancers {
         aws::backend_security_groups(ec2, cluster, &targets)
             .await
             .err()
+    }
+
+    /// Azure: the provider's NIC PUTs, when the sync added NICs to a pool (`before`: the pool
+    /// references then), are long-running operations it waits for before the next call
+    /// (`azure_standard.go:964-1007`): about 1 s per Service whose NICs joined, as the real CCM
+    /// took against the fake; none for a Service whose NICs were in already.
+    async fn wait_nic_updates(&self, before: Option<usize>) {
+        if let (Some(azure), Some(before)) = (&self.cloud.azure, before)
+            && azure.pool_references() > before
+        {
+            tokio::time::sleep(azure.nic_update_wait()).await;
+        }
     }
 
     async fn give_back(&self, held: &Held) {
