@@ -2926,8 +2926,8 @@ async fn azure_world() -> (bootstrap_sim::azure::AzureSim, KubeSim, Raw) {
 }
 
 /// Azure's backend pool holds every node (masters included: `excludeMasterFromStandardLB:
-/// false`) but those labelled `exclude-from-external-load-balancers`; each rule has a TCP
-/// probe on the Service's nodePort (5 s, 2 probes), answered by the node's service proxy. A
+/// false`) but those labelled `exclude-from-external-load-balancers`; every rule has the shared
+/// probe, HTTP :10256 (5 s, 2 probes), answered by the node's service proxy. A
 /// Standard load balancer does not fail open: with no backend passing its probe the frontend
 /// serves nothing, ready endpoints or not. GCE's internal load balancer fails open.
 #[tokio::test(flavor = "multi_thread")]
@@ -2938,12 +2938,10 @@ async fn azure_frontend_serves_only_through_a_healthy_backend_gcp_fails_open() {
     assert!(serving_becomes(&sim, "10.0.1.253", true).await);
     let backend = sim.azure_backend(API_NS, "internal-lb").unwrap();
     assert_eq!(backend["pool"], json!(["master-0", "master-1", "master-2"]));
-    let (_, svc) = raw
-        .get(&format!("/api/v1/namespaces/{API_NS}/services/internal-lb"))
-        .await;
     let probe = &backend["probes"][0];
-    assert_eq!(probe["protocol"], "Tcp");
-    assert_eq!(probe["port"], svc["spec"]["ports"][0]["nodePort"]);
+    assert_eq!(probe["name"], "cluster-service-shared-health-probe");
+    assert_eq!(probe["protocol"], "Http");
+    assert_eq!(probe["port"], 10256);
     assert_eq!(
         (
             probe["intervalInSeconds"].as_i64(),
@@ -3777,11 +3775,11 @@ async fn azure_simulated_controller_builds_the_real_ccms_load_balancers_and_leav
     };
     let probe = "cluster-service-shared-health-probe".to_string();
     let internal = view.load_balancer("mycluster-7xk2p-internal").unwrap();
-    assert_eq!(names(&internal, "frontendIPConfigurations"), [api.clone()]);
+    assert_eq!(names(&internal, "frontendIPConfigurations"), [api.as_str()]);
     let mut rules = vec![format!("{api}-TCP-6443"), format!("{mcs}-TCP-22623")];
     rules.sort();
     assert_eq!(names(&internal, "loadBalancingRules"), rules);
-    assert_eq!(names(&internal, "probes"), [probe.clone()]);
+    assert_eq!(names(&internal, "probes"), [probe.as_str()]);
     assert_eq!(names(&internal, "backendAddressPools"), ["mycluster-7xk2p"]);
     let frontend = &internal["properties"]["frontendIPConfigurations"][0]["properties"];
     assert_eq!(
@@ -3814,7 +3812,7 @@ async fn azure_simulated_controller_builds_the_real_ccms_load_balancers_and_leav
     let external = view.load_balancer("mycluster-7xk2p").unwrap();
     assert_eq!(
         names(&external, "frontendIPConfigurations"),
-        [public.clone()]
+        [public.as_str()]
     );
     assert_eq!(
         names(&external, "loadBalancingRules"),
@@ -3831,7 +3829,7 @@ async fn azure_simulated_controller_builds_the_real_ccms_load_balancers_and_leav
     // The first internal Service goes: its rule goes, the frontend stays for the second.
     delete_service(&raw, API_NS, "internal-lb").await;
     let internal = view.load_balancer("mycluster-7xk2p-internal").unwrap();
-    assert_eq!(names(&internal, "frontendIPConfigurations"), [api.clone()]);
+    assert_eq!(names(&internal, "frontendIPConfigurations"), [api.as_str()]);
     assert_eq!(
         names(&internal, "loadBalancingRules"),
         [format!("{mcs}-TCP-22623")]

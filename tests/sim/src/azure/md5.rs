@@ -37,7 +37,7 @@ pub fn hex(data: &[u8]) -> String {
             *word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
         }
         let [mut a, mut b, mut c, mut d] = state;
-        for i in 0..64 {
+        for (i, shift) in S.iter().enumerate() {
             let (f, g) = match i / 16 {
                 0 => ((b & c) | (!b & d), i),
                 1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
@@ -48,7 +48,7 @@ pub fn hex(data: &[u8]) -> String {
                 .wrapping_add(f)
                 .wrapping_add(constant(i))
                 .wrapping_add(m[g])
-                .rotate_left(S[i]);
+                .rotate_left(*shift);
             (a, d, c) = (d, c, b);
             b = b.wrapping_add(rotated);
         }

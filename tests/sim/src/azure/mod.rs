@@ -43,7 +43,7 @@ pub use cloud::{ALL_HOSTS, STACK_ARM_HOST, STACK_AUDIENCE, SimCloud};
 pub use lb_view::{FoundPublicIp, SECURITY_GROUP, load_balancer_id};
 pub use md5::hex as md5_hex;
 pub use nic::{BOOTSTRAP_IP, BOOTSTRAP_IPCONFIG, BOOTSTRAP_NIC};
-pub use provider_lb::FrontendAddress;
+pub use provider_lb::{FrontendAddress, SHARED_PROBE};
 pub use resource_groups::RivalClaim;
 pub use usages::PublicIpQuota;
 pub use world::{
