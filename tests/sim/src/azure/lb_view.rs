@@ -44,6 +44,18 @@ impl World {
 }
 
 impl AzureSim {
+    /// The public IP `name` of resource group `rg` as ARM's GET shows it (etag, tags, SKU,
+    /// address, what holds it): what a user reads of their own.
+    pub fn public_ip_resource(&self, rg: &str, name: &str) -> Option<Value> {
+        let mut w = lock(&self.world);
+        w.tick();
+        let pip = w
+            .public_ips
+            .values()
+            .find(|p| p.rg.eq_ignore_ascii_case(rg) && p.name.eq_ignore_ascii_case(name))?;
+        Some(w.public_ip_json(pip))
+    }
+
     /// Deletes the cluster's network security group (a user who removed it, or a cloud config
     /// naming one that does not exist).
     pub fn remove_security_group(&self) {

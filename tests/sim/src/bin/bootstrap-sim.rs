@@ -17,7 +17,7 @@ const USAGE: &str = "usage: bootstrap-sim demo <aws|gcp|azure>   plan, run, plan
                      \x20   API clients through a whole run: failures and p99 per stage\n       \
                      bootstrap-sim nodes-conformance <gcp|azure> --apiserver-watcher BIN --mco DIR [--rhcos DIR] [--design second-address|bootstrap-alone|all-at-once|second-address-alone|watcher-on-vip] [--output text|json]\n       \
                      \x20   the node model against the real apiserver-watcher and route scripts, in network namespaces (root, nft); exit 2 when something is missing\n       \
-                     bootstrap-sim real-ccm <gcp|azure> (--ccm PATH | --simulated) [--output json|text]\n       \
+                     bootstrap-sim real-ccm <gcp|azure> (--ccm PATH | --simulated) [--kubeconfig FILE [--least-privilege]] [--upi] [--output json|text]\n       \
                      \x20   run, run, teardown --all with the real cloud-controller-manager building the load balancers\n       \
                      bootstrap-sim faults <aws|gcp|azure> [--p 0.4] [--cycles 10] [--seed 4] [--output text|json]\n       \
                      \x20   install/teardown cycles through injected faults: leaks, duplicates, others touched\n       \

@@ -658,6 +658,13 @@ fn create_object(shared: &Shared, obj: Value) -> Result<Value> {
     }
 }
 
+/// The CustomResourceDefinitions of the custom resources this server serves (ClusterVersion,
+/// Infrastructure, DNS, ...), as it holds them: for a real kube-apiserver to serve the same
+/// (`bootstrap-sim real-ccm --kubeconfig`).
+pub fn custom_resource_definitions() -> Vec<Value> {
+    discovery::crds()
+}
+
 fn seed(shared: &Shared, extra: &[Value]) -> Result<()> {
     let mut objects: Vec<Value> = ["default", "kube-system", "kube-public", "kube-node-lease"]
         .iter()

@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 
 pub const USAGE: &str = "usage: bootstrap-sim real-ccm gcp|azure (--ccm PATH | --simulated) \
-                         [--output json|text]";
+                         [--kubeconfig FILE [--least-privilege]] [--upi] [--output json|text]";
 
 /// Where each cloud's CCM comes from (the user builds it; nothing here does).
 fn source(cloud: &str) -> &'static str {
@@ -26,6 +26,12 @@ pub struct Args {
     pub cloud: String,
     /// The CCM binary (None: `--simulated`, the local API server's controller builds).
     pub ccm: Option<PathBuf>,
+    /// A real kube-apiserver's kubeconfig (None: the local API server).
+    pub kubeconfig: Option<PathBuf>,
+    /// The user makes the addresses before the install and the agent adopts them (UPI).
+    pub upi: bool,
+    /// With `kubeconfig`: the agent holds only its documented ClusterRole.
+    pub least_privilege: bool,
     pub json: bool,
 }
 
@@ -37,10 +43,17 @@ impl Args {
         if !matches!(*cloud, "gcp" | "azure") {
             bail!("unknown cloud {cloud:?}: expected gcp or azure\n{USAGE}");
         }
-        let (mut ccm, mut json, mut simulated) = (None, true, false);
+        let (mut ccm, mut kubeconfig, mut json) = (None, None, true);
+        let (mut simulated, mut upi, mut least_privilege) = (false, false, false);
         while let Some((flag, tail)) = rest.split_first() {
-            if *flag == "--simulated" {
-                simulated = true;
+            let switch = match *flag {
+                "--simulated" => Some(&mut simulated),
+                "--upi" => Some(&mut upi),
+                "--least-privilege" => Some(&mut least_privilege),
+                _ => None,
+            };
+            if let Some(switch) = switch {
+                *switch = true;
                 rest = tail;
                 continue;
             }
@@ -50,6 +63,7 @@ impl Args {
             };
             match *flag {
                 "--ccm" => ccm = Some(PathBuf::from(value()?)),
+                "--kubeconfig" => kubeconfig = Some(PathBuf::from(value()?)),
                 "--output" => {
                     json = match *value()? {
                         "json" => true,
@@ -64,11 +78,22 @@ impl Args {
         match (&ccm, simulated) {
             (None, false) => bail!("--ccm PATH is required: {}\n{USAGE}", source(cloud)),
             (Some(_), true) => bail!("--ccm and --simulated exclude each other\n{USAGE}"),
+            _ if least_privilege && kubeconfig.is_none() => bail!(
+                "--least-privilege needs --kubeconfig: the agent's ServiceAccount token comes \
+                 from a real kube-apiserver\n{USAGE}"
+            ),
+            (None, true) if kubeconfig.is_some() => bail!(
+                "--kubeconfig needs --ccm: only the local API server has a simulated \
+                 load-balancer controller\n{USAGE}"
+            ),
             _ => {}
         }
         Ok(Self {
             cloud: cloud.to_string(),
             ccm,
+            kubeconfig,
+            upi,
+            least_privilege,
             json,
         })
     }
@@ -98,11 +123,28 @@ mod tests {
             Args {
                 cloud: "gcp".into(),
                 ccm: Some("/x/ccm".into()),
+                kubeconfig: None,
+                upi: false,
+                least_privilege: false,
                 json: false,
             }
         );
         let a = Args::parse(&["azure", "--simulated"]).unwrap();
-        assert_eq!((a.ccm, a.json), (None, true));
+        assert_eq!((a.ccm, a.json, a.upi), (None, true, false));
+        let a = Args::parse(&["gcp", "--upi", "--ccm", "c", "--kubeconfig", "/k"]).unwrap();
+        assert_eq!(
+            (a.upi, a.kubeconfig, a.ccm, a.least_privilege),
+            (true, Some("/k".into()), Some("c".into()), false)
+        );
+        let a = Args::parse(&[
+            "azure",
+            "--ccm",
+            "c",
+            "--kubeconfig",
+            "/k",
+            "--least-privilege",
+        ]);
+        assert!(a.unwrap().least_privilege);
     }
 
     #[test]
@@ -113,9 +155,11 @@ mod tests {
         assert!(err(&["azure"]).contains("cloud-provider-azure"));
         assert!(err(&["gcp", "--ccm"]).contains("--ccm needs a value"));
         assert!(err(&["gcp", "--ccm", "x", "--simulated"]).contains("exclude each other"));
-        assert!(err(&["gcp", "--ccm", "x", "--kubeconfig", "k"]).contains("unknown option"));
         assert!(err(&["gcp", "--ccm", "x", "--output", "yaml"]).contains("\"yaml\""));
         assert!(err(&["gcp", "--ccm", "x", "--upi-please"]).contains("unknown option"));
+        assert!(err(&["gcp", "--ccm", "x", "--kubeconfig"]).contains("needs a value"));
+        assert!(err(&["gcp", "--simulated", "--kubeconfig", "k"]).contains("needs --ccm"));
+        assert!(err(&["gcp", "--ccm", "x", "--least-privilege"]).contains("needs --kubeconfig"));
     }
 
     #[test]

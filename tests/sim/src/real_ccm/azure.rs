@@ -14,7 +14,8 @@
 //! cloudproviderconfig.go`). The CCM's ARM calls go through a counting proxy of their own.
 
 use super::kube::Kube;
-use super::{CcmCommand, CloudUnderTest};
+use super::upi::UserAddresses;
+use super::{CcmCommand, CloudUnderTest, UserMade};
 use crate::azure::{
     AzurePeers, CLIENT_ID, CLIENT_SECRET, CLUSTER_RG, COMPUTE_SUBNET, LOCATION, NETWORK_RG,
     SECURITY_GROUP, SUBSCRIPTION, VNET,
@@ -30,6 +31,12 @@ use std::time::{Duration, Instant};
 
 /// The infra id: the CCM's `--cluster-name`, as OpenShift runs it.
 const INFRA_ID: &str = "mycluster-7xk2p";
+
+/// UPI: the user's public IP, by the seed's name, and the private IP they picked in the
+/// compute subnet (Azure has no private-IP resource: named with `--reservations`), as
+/// docs/upi.md and `tests/azure.rs`'s by-hand test.
+const USER_PUBLIC_IP: &str = "mycluster-7xk2p-rsvd-public-ipv4";
+const USER_PRIVATE_IP: &str = "10.0.1.200";
 
 /// The control-plane Nodes: name and address (in the fixture's control-plane subnet,
 /// 10.0.0.0/24, past its platform-reserved first four).
@@ -171,6 +178,46 @@ impl CloudUnderTest for Azure {
 
     async fn add_a_node(&self, kube: &Kube) -> Result<Option<u128>> {
         add_a_node(self, kube).await
+    }
+
+    /// A Standard, static public IP in the cluster resource group (azure-mgmt-network), and
+    /// `--reservations` naming the private IP.
+    async fn make_user_addresses(&self, work: &Path) -> Result<UserMade> {
+        let sim = &self.peers.sim;
+        crate::upi::azure_public_ip(
+            sim,
+            CLUSTER_RG,
+            USER_PUBLIC_IP,
+            LOCATION,
+            "Standard",
+            "Static",
+        )
+        .await
+        .with_context(|| format!("the user's public IP {USER_PUBLIC_IP}"))?;
+        let file = work.join("reservations.yaml");
+        std::fs::write(&file, format!("private-ipv4: {{ip: {USER_PRIVATE_IP}}}\n"))
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        Ok(UserMade {
+            agent_env: vec![(
+                "BOOTSTRAP_AGENT_RESERVATIONS".into(),
+                file.display().to_string(),
+            )],
+            named_only: vec![(
+                format!("private-ipv4 {USER_PRIVATE_IP} (--reservations)"),
+                USER_PRIVATE_IP.to_string(),
+            )],
+        })
+    }
+
+    fn user_addresses(&self) -> UserAddresses {
+        let found = self
+            .peers
+            .sim
+            .public_ip_resource(CLUSTER_RG, USER_PUBLIC_IP);
+        found
+            .map(|pip| (USER_PUBLIC_IP.to_string(), pip))
+            .into_iter()
+            .collect()
     }
 
     fn left_ccm(&self) -> Vec<String> {

@@ -16,7 +16,8 @@
 //! and no listener (`--secure-port=0`, `--webhook-secure-port=0`: the webhook port would
 //! otherwise listen on every interface).
 
-use super::{CcmCommand, CloudUnderTest};
+use super::upi::UserAddresses;
+use super::{CcmCommand, CloudUnderTest, UserMade};
 use crate::gcp::{FakeOptions, GcpPeers};
 use crate::kube::{CloudOptions, KubeSimOptions};
 use crate::proxy::{Proxy, Service};
@@ -143,11 +144,56 @@ impl CloudUnderTest for Gcp {
         Ok(CcmCommand { args, env })
     }
 
+    /// The two regional addresses of docs/upi.md: EXTERNAL for the public API, INTERNAL
+    /// `SHARED_LOADBALANCER_VIP` in the compute subnetwork for the internal one (its two
+    /// forwarding rules share it). Found by name; no file needed.
+    async fn make_user_addresses(&self, _work: &Path) -> Result<UserMade> {
+        let seed = self.peers.fake.seed();
+        let [public, private] = user_address_names(&self.peers);
+        crate::upi::gcp_address(&self.peers.fake, &public, None)
+            .await
+            .with_context(|| format!("the user's address {public}"))?;
+        let subnetwork = format!(
+            "projects/{}/regions/{}/subnetworks/{}",
+            seed.project, seed.region, seed.cloud_config_subnetwork
+        );
+        let internal = Some(("SHARED_LOADBALANCER_VIP", subnetwork.as_str()));
+        crate::upi::gcp_address(&self.peers.fake, &private, internal)
+            .await
+            .with_context(|| format!("the user's address {private}"))?;
+        Ok(UserMade {
+            agent_env: Vec::new(),
+            named_only: Vec::new(),
+        })
+    }
+
+    fn user_addresses(&self) -> UserAddresses {
+        let names = user_address_names(&self.peers);
+        self.peers
+            .fake
+            .addresses()
+            .into_iter()
+            .filter_map(|a| {
+                let name = a["name"].as_str()?.to_string();
+                names.contains(&name).then_some((name, a))
+            })
+            .collect()
+    }
+
     /// It lists the zones once it has read its configuration and the metadata.
     fn ccm_started(&self) -> bool {
         let log = self.peers.fake.request_log();
         log.iter().any(|(_, p)| p.ends_with("/zones"))
     }
+}
+
+/// The seed's names of the user's addresses (UPI): public, private.
+fn user_address_names(peers: &GcpPeers) -> [String; 2] {
+    let infra = peers.fake.seed().infra_id;
+    [
+        format!("{infra}-rsvd-public-ipv4"),
+        format!("{infra}-rsvd-private-ipv4"),
+    ]
 }
 
 /// The Nodes of the cluster: one per VM of the fake that is a Node (the bootstrap VM is none),

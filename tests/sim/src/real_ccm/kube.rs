@@ -1,7 +1,7 @@
-//! The API server a harness run uses: the local one (in process). The harness reads and
-//! writes it only through these calls (async, as a real kube-apiserver's client would be), so
-//! another server (a real kube-apiserver, open work) is one more variant here.
+//! The API server a harness run uses: the local one (in process) or a real kube-apiserver
+//! (`--kubeconfig`). The harness reads and writes either only through these calls.
 
+use super::real_kube::RealKube;
 use crate::kube::KubeSim;
 use anyhow::Result;
 use serde_json::Value;
@@ -10,6 +10,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 pub enum Kube {
     Local(KubeSim),
+    Real(RealKube),
 }
 
 impl Kube {
@@ -17,6 +18,7 @@ impl Kube {
     pub fn kind(&self) -> &'static str {
         match self {
             Kube::Local(_) => "local",
+            Kube::Real(_) => "kubeconfig",
         }
     }
 
@@ -24,6 +26,7 @@ impl Kube {
     pub fn kubeconfig_path(&self) -> &Path {
         match self {
             Kube::Local(k) => k.kubeconfig_path(),
+            Kube::Real(k) => k.kubeconfig_path(),
         }
     }
 
@@ -32,6 +35,7 @@ impl Kube {
     pub fn host_port(&self) -> String {
         match self {
             Kube::Local(k) => k.url().trim_start_matches("https://").to_string(),
+            Kube::Real(k) => k.host_port(),
         }
     }
 
@@ -39,6 +43,7 @@ impl Kube {
     pub async fn list(&self, group: &str, version: &str, plural: &str) -> Result<Vec<Value>> {
         match self {
             Kube::Local(k) => Ok(k.list(group, version, plural, None)),
+            Kube::Real(k) => k.list(group, version, plural).await,
         }
     }
 
@@ -53,6 +58,7 @@ impl Kube {
             Kube::Local(k) => k
                 .changes(group, version, plural)
                 .ok_or_else(|| anyhow::anyhow!("the local API server serves no {plural}")),
+            Kube::Real(k) => k.changes(group, version, plural).await,
         }
     }
 
@@ -61,6 +67,16 @@ impl Kube {
     pub async fn create(&self, obj: Value) -> Result<()> {
         match self {
             Kube::Local(k) => k.create(obj).map(drop),
+            Kube::Real(k) => k.create(super::real_cluster::labelled(obj)).await,
+        }
+    }
+
+    /// Removes what the harness made in a real server, and the agent's progress record
+    /// (the server outlives the run); nothing for the local one, which ends with the run.
+    pub async fn finish(&self) -> Result<()> {
+        match self {
+            Kube::Local(_) => Ok(()),
+            Kube::Real(k) => super::real_cluster::finish(k).await,
         }
     }
 
@@ -68,6 +84,7 @@ impl Kube {
     pub fn request_log(&self) -> Option<Vec<(String, String)>> {
         match self {
             Kube::Local(k) => Some(k.request_log()),
+            Kube::Real(_) => None,
         }
     }
 }

@@ -1,24 +1,34 @@
-//! `bootstrap-sim real-ccm gcp|azure (--ccm PATH | --simulated) [--output json|text]`:
-//! the agent's whole `run`, a second `run` and `teardown --all` with a REAL
-//! cloud-controller-manager (built by the user from the cloud's OpenShift fork) as the process
-//! that builds the Services' load balancers, against the cloud's loopback fake and the local
-//! API server (its simulated load-balancer controller switched off:
-//! `CloudOptions::external_controller`).
+//! `bootstrap-sim real-ccm gcp|azure (--ccm PATH | --simulated) [--kubeconfig FILE
+//! [--least-privilege]] [--upi] [--output json|text]`: the agent's whole `run`, a second `run` and `teardown --all` with a
+//! REAL cloud-controller-manager (built by the user from the cloud's OpenShift fork) as the
+//! process that builds the Services' load balancers, against the cloud's loopback fake and the
+//! local API server (its simulated load-balancer controller switched off:
+//! `CloudOptions::external_controller`) or a real kube-apiserver on loopback (`--kubeconfig`,
+//! `real_kube.rs`, `real_cluster.rs`; the agent's own ClusterRole: `least_privilege.rs`).
+//! `--upi`: the user made the addresses (`upi.rs`).
 //!
 //! The sequence, the report and the command line are here, once; what differs per cloud (the
 //! fake's world, the CCM's configuration, what is left) is the cloud's [`CloudUnderTest`]
-//! (`azure.rs`, `gcp.rs`). Not in CI: it needs the CCM binary, which CI does not build.
+//! (`azure.rs`, `gcp.rs`). Not in CI with a CCM: it needs the CCM binary, which CI does not
+//! build; CI runs `--simulated --upi` (`tests/real_ccm.rs`).
 
+mod agent;
 mod args;
 mod azure;
 mod gcp;
 mod kube;
+mod least_privilege;
 mod observe;
+mod real_cluster;
+mod real_kube;
 mod report;
+mod upi;
 
 pub use args::{Args, USAGE};
 pub use report::{CallsPerService, Report};
+pub use upi::UpiReport;
 
+use agent::{AgentSetup, agent_step, log_file};
 use anyhow::{Context, Result, bail};
 use kube::Kube;
 use serde_json::Value;
@@ -107,6 +117,20 @@ pub(crate) trait CloudUnderTest {
     async fn add_a_node(&self, _kube: &Kube) -> Result<Option<u128>> {
         Ok(None)
     }
+    /// `--upi`: the user makes the addresses the Services will hold, by the seed's names,
+    /// before the install (`work`: where a file of theirs goes). The agent's added
+    /// environment (Azure: `BOOTSTRAP_AGENT_RESERVATIONS` naming the private IP), and what
+    /// the user named without a resource.
+    async fn make_user_addresses(&self, work: &Path) -> Result<UserMade>;
+    /// The user's addresses as the cloud's API shows them now (a name missing: gone).
+    fn user_addresses(&self) -> upi::UserAddresses;
+}
+
+/// What `make_user_addresses` leaves for the agent and the report.
+pub struct UserMade {
+    pub agent_env: Vec<(String, String)>,
+    /// What the user named without a resource: a line each, and its IP.
+    pub named_only: Vec<(String, String)>,
 }
 
 /// Runs `real-ccm`; the exit code: 0 when the run is done and printed (whatever it found), 2
@@ -131,13 +155,7 @@ pub async fn command(args: &[&str]) -> Result<i32> {
         );
     }
     let work = crate::venv::target_dir().join(format!("real-ccm-{}", args.cloud));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
-    let report = match args.cloud.as_str() {
-        "azure" => sequence(&azure::Azure::start().await?, &args, &agent, &work).await?,
-        "gcp" => sequence(&gcp::Gcp::start().await?, &args, &agent, &work).await?,
-        other => bail!("unknown cloud {other:?}"),
-    };
+    let report = harness(&args, &agent, &work).await?;
     let json = report.to_json();
     std::fs::write(
         work.join("report.json"),
@@ -153,51 +171,16 @@ pub async fn command(args: &[&str]) -> Result<i32> {
     Ok(0)
 }
 
-/// One agent command (`run`, `teardown --all`); its output in `log` of `work`; its exit code.
-async fn agent_step(
-    agent: &Path,
-    step: &[&str],
-    log: &str,
-    cloud: &impl CloudUnderTest,
-    kube: &Kube,
-    work: &Path,
-) -> Result<i32> {
-    let api = kube.host_port();
-    let mut cmd = tokio::process::Command::new(agent);
-    cmd.args(step)
-        .arg("--state-dir")
-        .arg(work.join("state"))
-        .arg("--assets")
-        .arg(cloud.assets())
-        .args(["--bootstrap-ip", "10.0.1.10"])
-        .arg("--kubeconfig")
-        .arg(kube.kubeconfig_path())
-        .envs(cloud.agent_env())
-        .stdout(log_file(work, log)?)
-        .stderr(log_file(work, &format!("{log}.err"))?)
-        .kill_on_drop(true);
-    if step[0] == "run" {
-        cmd.args(["--drain-wait", "0s"])
-            .args(["--gate-timeout", "3m"])
-            .arg("--done-file")
-            .arg(work.join("bootstrap-agent.done.json"))
-            // The wire proof dials each load-balancer IP: the API server stands in for them
-            // all (never dial the cloud's addresses).
-            .arg("--wire-dial-override")
-            .arg(format!("*:6443={api},*:22623={api}"));
-    } else {
-        cmd.args(["--step-timeout", "90s"]);
+/// The whole sequence of `args` with the agent binary `agent`, its files (logs, state, the
+/// CCM's config, `report.json`) in `work` (emptied first).
+pub async fn harness(args: &Args, agent: &Path, work: &Path) -> Result<Report> {
+    let _ = std::fs::remove_dir_all(work);
+    std::fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
+    match args.cloud.as_str() {
+        "azure" => sequence(&azure::Azure::start().await?, args, agent, work).await,
+        "gcp" => sequence(&gcp::Gcp::start().await?, args, agent, work).await,
+        other => bail!("unknown cloud {other:?}"),
     }
-    let status = cmd
-        .status()
-        .await
-        .with_context(|| format!("cannot run {}", agent.display()))?;
-    Ok(status.code().unwrap_or(-1))
-}
-
-fn log_file(work: &Path, name: &str) -> Result<std::fs::File> {
-    let path = work.join(name);
-    std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))
 }
 
 /// The CCM process, killed when dropped; its output in `<work>/ccm.log`.
@@ -207,7 +190,12 @@ fn start_ccm(
     kube: &Kube,
     work: &Path,
 ) -> Result<tokio::process::Child> {
-    let CcmCommand { args, env } = cloud.ccm_command(kube.kubeconfig_path(), work)?;
+    let CcmCommand { mut args, env } = cloud.ccm_command(kube.kubeconfig_path(), work)?;
+    // JSON is for the local API server, which speaks no protobuf; a real one gets the CCM's
+    // default (protobuf), as in a cluster.
+    if matches!(kube, Kube::Real(_)) {
+        args.retain(|a| !a.starts_with("--kube-api-content-type="));
+    }
     tokio::process::Command::new(ccm)
         .args(args)
         .envs(env)
@@ -231,6 +219,13 @@ fn start_ccm(
 
 /// The API server of the run: the local one with the cloud's Nodes.
 async fn api_server(cloud: &impl CloudUnderTest, args: &Args) -> Result<Kube> {
+    if let Some(kubeconfig) = &args.kubeconfig {
+        let kube = real_kube::RealKube::open(kubeconfig)?;
+        real_cluster::prepare(&kube, cloud.nodes())
+            .await
+            .with_context(|| format!("cannot prepare the cluster of {}", kubeconfig.display()))?;
+        return Ok(Kube::Real(kube));
+    }
     let mut options = cloud.local_kube_options(args.ccm.is_some());
     options.objects.extend(cloud.nodes());
     Ok(Kube::Local(crate::kube::KubeSim::start(options).await?))
@@ -257,7 +252,26 @@ async fn sequence(
     agent: &Path,
     work: &Path,
 ) -> Result<Report> {
+    let started_at = std::time::SystemTime::now();
+    // UPI: the user's addresses come first, before anything of the install.
+    let user = match args.upi {
+        true => Some(cloud.make_user_addresses(work).await?),
+        false => None,
+    };
+    let mut setup = AgentSetup {
+        env: user
+            .as_ref()
+            .map(|u| u.agent_env.clone())
+            .unwrap_or_default(),
+        kubeconfig: None,
+    };
+    let user_before = cloud.user_addresses();
     let kube = api_server(cloud, args).await?;
+    if let (Kube::Real(real), true) = (&kube, args.least_privilege) {
+        let assets = cloud.assets();
+        let own = least_privilege::agent_kubeconfig(real, agent, &assets, work).await?;
+        setup.kubeconfig = Some(own);
+    }
     let mut ccm_process = match &args.ccm {
         Some(ccm) => Some(start_ccm(ccm, cloud, &kube, work)?),
         None => None,
@@ -271,7 +285,11 @@ async fn sequence(
     let baseline = cloud.ccm_calls();
     let gate = observe::gate_watch(&kube).await?;
     let ingress = observe::ingress_watch(&kube).await?;
-    let run_exit = agent_step(agent, &["run"], "agent-run.log", cloud, &kube, work).await?;
+    let (kube_ref, setup) = (&kube, &setup);
+    let step = move |step: &'static [&'static str], log: &'static str| {
+        agent_step(agent, step, log, cloud, kube_ref, work, setup)
+    };
+    let run_exit = step(&["run"], "agent-run.log").await?;
     let gate_at = if gate.is_finished() {
         gate.await.ok().flatten()
     } else {
@@ -299,8 +317,7 @@ async fn sequence(
         .collect();
 
     cloud.reset_agent_counts();
-    let second_run_exit =
-        agent_step(agent, &["run"], "agent-second-run.log", cloud, &kube, work).await?;
+    let second_run_exit = step(&["run"], "agent-second-run.log").await?;
     let second_run_mutations = cloud.agent_mutations();
     let after_second = cloud.ccm_calls();
     let node_added_ms = match args.ccm {
@@ -308,15 +325,30 @@ async fn sequence(
         None => None,
     };
     let after_node = cloud.ccm_calls();
-    let events = observe::ccm_events(&kube).await?;
+    let events = observe::ccm_events(&kube, started_at).await?;
 
     let started = Instant::now();
-    let teardown = ["teardown", "--all"];
-    let teardown_exit =
-        agent_step(agent, &teardown, "agent-teardown.log", cloud, &kube, work).await?;
+    let teardown_exit = step(&["teardown", "--all"], "agent-teardown.log").await?;
     let teardown_ms = started.elapsed().as_millis();
     observe::settle(&kube, cloud).await;
     let after_teardown = cloud.ccm_calls();
+    let upi = user.map(|made| {
+        let mut user_ips: Vec<String> = user_before.values().filter_map(upi::address_ip).collect();
+        user_ips.extend(made.named_only.iter().map(|(_, ip)| ip.clone()));
+        let services_on_user_ips = services
+            .iter()
+            .flat_map(|s| s.ips.iter().map(move |ip| (s, ip.to_string())))
+            .filter(|(_, ip)| user_ips.contains(ip))
+            .map(|(s, ip)| format!("{}/{} {ip}", s.namespace, s.name))
+            .collect();
+        UpiReport {
+            before: user_before,
+            after: cloud.user_addresses(),
+            named_only: made.named_only.into_iter().map(|(line, _)| line).collect(),
+            user_ips,
+            services_on_user_ips,
+        }
+    });
     if let Some(log) = kube.request_log() {
         let lines: Vec<String> = log.iter().map(|(m, p)| format!("{m} {p}")).collect();
         std::fs::write(work.join("kube-requests.log"), lines.join("\n"))?;
@@ -330,7 +362,11 @@ async fn sequence(
             ));
         }
         let _ = process.start_kill();
+        let _ = process.wait().await;
     }
+    kube.finish()
+        .await
+        .context("cannot remove the harness's objects from the API server")?;
     let per_service = |from: CallCount, to: CallCount| (to.all - from.all) as f64 / count;
     Ok(Report {
         cloud: cloud.name().into(),
@@ -366,5 +402,7 @@ async fn sequence(
         },
         teardown_ms,
         finalizers_after_run,
+        least_privilege: setup.kubeconfig.is_some(),
+        upi,
     })
 }

@@ -7,7 +7,7 @@ use anyhow::Result;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// One of our LoadBalancer Services as it is now.
 pub struct OurService {
@@ -76,12 +76,26 @@ pub fn all_served_at(cloud: &impl CloudUnderTest, services: &[OurService]) -> Op
 
 /// The Events on Services written by anyone but the agent (the CCM), as
 /// `ns/name Type Reason: message`, each once.
-pub async fn ccm_events(kube: &Kube) -> Result<Vec<String>> {
+/// Only those of this run (at or after `since`, to the second): a real server keeps an
+/// earlier run's.
+pub async fn ccm_events(kube: &Kube, since: SystemTime) -> Result<Vec<String>> {
+    let this_run = |e: &Value| {
+        let stamps = [
+            &e["lastTimestamp"],
+            &e["eventTime"],
+            &e["metadata"]["creationTimestamp"],
+        ];
+        let at = stamps
+            .iter()
+            .find_map(|t| humantime::parse_rfc3339_weak(t.as_str()?).ok());
+        at.is_none_or(|at| at + Duration::from_secs(1) >= since)
+    };
     let mut out: Vec<String> = kube
         .list("", "v1", "events")
         .await?
         .iter()
         .filter(|e| e["involvedObject"]["kind"] == "Service")
+        .filter(|e| this_run(e))
         .filter(|e| e["source"]["component"] != "bootstrap-agent")
         .map(|e| {
             format!(

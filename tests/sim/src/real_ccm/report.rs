@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 #[derive(Debug)]
 pub struct Report {
     pub cloud: String,
-    /// `local` (the in-process API server).
+    /// `local` (the in-process API server) or `kubeconfig` (a real kube-apiserver).
     pub kube: String,
     /// `real-ccm` (the CCM built the load balancers) or `simulated` (the local API server's
     /// simulated controller did, for comparison).
@@ -38,6 +38,10 @@ pub struct Report {
     pub teardown_ms: u128,
     /// Each LoadBalancer Service's finalizers once `run` is done.
     pub finalizers_after_run: Vec<String>,
+    /// The agent held only its documented ClusterRole (`--least-privilege`), not the admin's.
+    pub least_privilege: bool,
+    /// `--upi`: the user's addresses before the run and after `teardown --all`.
+    pub upi: Option<super::UpiReport>,
 }
 
 #[derive(Debug, Default)]
@@ -83,6 +87,8 @@ impl Report {
             },
             "teardown_ms": self.teardown_ms,
             "finalizers_after_run": self.finalizers_after_run,
+            "upi": self.upi.as_ref().map(super::UpiReport::to_json),
+            "agent_identity": if self.least_privilege { "least-privilege" } else { "admin" },
         })
     }
 }
