@@ -16,7 +16,7 @@ pub use desired::{
     DEFAULT_TTL, WantedRecord, WantedReservation, reservation_name, second_address_host,
 };
 pub use kube::{Capabilities, DoomedService, KubeWants, LiveService, WantedService, replacements};
-pub use observed::{Observed, ObservedRecord};
+pub use observed::{Observed, ObservedRecord, reads_records};
 pub use pool::PoolNeed;
 
 use cloud::{

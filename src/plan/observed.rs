@@ -12,7 +12,8 @@ use std::net::IpAddr;
 pub struct Observed {
     /// Reservations carrying our ownership tag.
     pub reservations: Vec<Reservation>,
-    /// Current record sets (None = absent) for the records we care about.
+    /// Current record sets (None = absent) for the records we care about; none at all when
+    /// the step planned needs no record ([`reads_records`]).
     pub records: Vec<ObservedRecord>,
     /// Subnet -> zone/network, where the cloud reports it.
     pub placements: BTreeMap<String, Placement>,
@@ -100,6 +101,23 @@ impl Observed {
             .flat_map(|c| c.values.iter().copied())
             .collect()
     }
+}
+
+/// Whether observing for `step` must read the record sets, given the owned `reservations`
+/// already read. The steps that change no record (`reserve`, `hand-over`) read them only to
+/// choose among duplicates of one key (the one in DNS is kept, [`kept_reservations`]); without
+/// duplicates their plan is the same either way, and DNS, the scarcest API of a shared
+/// account (Route53: 5 requests per second), is left alone.
+pub fn reads_records(step: super::Step, reservations: &[Reservation]) -> bool {
+    use super::Step;
+    let dns_free = matches!(step, Step::Reserve | Step::HandOver);
+    !dns_free || has_duplicates(reservations)
+}
+
+/// More than one owned reservation for one key (a lost answer to a reservation retried).
+fn has_duplicates(reservations: &[Reservation]) -> bool {
+    let mut keys = BTreeSet::new();
+    reservations.iter().any(|r| !keys.insert(&r.key))
 }
 
 /// Among owned reservations, the one to keep per key: the one already in DNS, else the lowest

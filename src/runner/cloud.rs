@@ -5,7 +5,7 @@
 //! removes our DNS values, then releases each reservation once the cloud lets go of it
 //! ([`wait_until_let_go`]).
 
-use super::observe::{Observation, observe};
+use super::observe::{Observation, observe_for};
 use super::{Runner, StepReport};
 use crate::journal::RecordValues;
 use crate::plan::{Change, DoomedService, KubeWants, Observed, Plan, Step, Value};
@@ -28,7 +28,7 @@ impl Runner<'_> {
         let Observation {
             mut observed,
             zones,
-        } = observe(self.spec, self.providers, &self.journal.state).await?;
+        } = observe_for(self.spec, self.providers, &self.journal.state, step).await?;
         if step == Step::Reserve {
             crate::adopt::require_complete(self.spec, &observed)?;
         }

@@ -223,4 +223,6 @@ fn kube_transient(err: &::kube::Error) -> bool {
 }
 
 #[cfg(test)]
+mod observe_tests;
+#[cfg(test)]
 mod tests;

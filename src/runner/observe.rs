@@ -2,7 +2,7 @@
 
 use crate::assets::ClusterSpec;
 use crate::journal::JournalState;
-use crate::plan::{Observed, ObservedRecord, records_of_interest};
+use crate::plan::{Observed, ObservedRecord, Step, reads_records, records_of_interest};
 use crate::providers::Providers;
 use anyhow::Result;
 use bootstrap_cloud::{RecordKey, Zone, ZoneRef};
@@ -22,6 +22,27 @@ pub async fn observe(
     providers: &Providers,
     recorded: &JournalState,
 ) -> Result<Observation> {
+    observe_inner(spec, providers, recorded, None).await
+}
+
+/// As [`observe`], for planning `step` alone: the record sets only when the step needs them
+/// ([`reads_records`]), so that `reserve` (run by every agent of an account at once) costs the
+/// DNS API nothing.
+pub async fn observe_for(
+    spec: &ClusterSpec,
+    providers: &Providers,
+    recorded: &JournalState,
+    step: Step,
+) -> Result<Observation> {
+    observe_inner(spec, providers, recorded, Some(step)).await
+}
+
+async fn observe_inner(
+    spec: &ClusterSpec,
+    providers: &Providers,
+    recorded: &JournalState,
+    step: Option<Step>,
+) -> Result<Observation> {
     let p = providers;
     let reservations = p.addresses.observe().await?;
     let found = p
@@ -30,7 +51,11 @@ pub async fn observe(
         .await?;
     let adopted = crate::adopt::settle(spec, found, &recorded.adopted)?;
     let placements = p.addresses.placements(&subnets(spec)).await?;
-    let interest = records_of_interest(spec);
+    let interest = if step.is_none_or(|step| reads_records(step, &reservations)) {
+        records_of_interest(spec)
+    } else {
+        Vec::new()
+    };
     let mut zones = BTreeMap::new();
     let mut keys_of: BTreeMap<ZoneRef, Vec<RecordKey>> = BTreeMap::new();
     for (zone_ref, key) in &interest {

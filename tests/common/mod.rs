@@ -12,6 +12,7 @@ pub mod cloud;
 pub mod operating;
 pub mod rbac;
 pub mod suite;
+pub mod suite_calls;
 pub mod suite_day2;
 pub mod suite_permissions;
 pub mod suite_publish;

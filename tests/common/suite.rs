@@ -5,6 +5,7 @@
 
 use super::agent::{API, API_INT, BOOTSTRAP, OTHER_WRITER, fault_seed};
 use super::cloud::{Cloud, CloudWorld, Harness, InstallerNetwork};
+pub use super::suite_calls::*;
 pub use super::suite_day2::*;
 pub use super::suite_publish::*;
 pub use super::suite_user_dns::*;
@@ -978,6 +979,7 @@ macro_rules! cloud_suite {
             publish_leaves_the_users_public_ip_untouched,
             publish_from_an_admins_machine_with_only_a_kubeconfig_round_trips,
             publish_from_an_admins_machine_killed_mid_change_resumes,
+            reserve_sends_the_dns_api_nothing,
         );
     };
     (installer_network $cloud:ty) => {

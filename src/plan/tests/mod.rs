@@ -237,6 +237,7 @@ fn is_reservation(change: &Change) -> bool {
 
 mod adopted;
 mod bootstrap_ip;
+mod dns_reads;
 mod dual_stack;
 mod golden;
 mod rerun_and_ownership;
