@@ -177,14 +177,7 @@ pub fn internal(
         "ports": ports_text, "IPProtocol": "TCP", "loadBalancingScheme": "INTERNAL",
         "subnetwork": subnetwork, "network": network});
     calls.push(insert(&region, "forwardingRules", rule));
-    let mut traffic = firewall(
-        view,
-        format!("k8s-fw-{lb}"),
-        firewall_description(svc, ip),
-        source_ranges(svc),
-    );
-    traffic["allowed"] = json!([{"IPProtocol": "tcp", "ports": port_ranges(ports)}]);
-    traffic["destinationRanges"] = json!([ip.to_string()]);
+    let traffic = traffic_firewall(view, svc, lb, ip, ports);
     calls.push(insert("global", "firewalls", traffic));
     let ranges = HEALTH_CHECK_RANGES.map(String::from).to_vec();
     let mut health = firewall(view, format!("{}-hc", node_check()), String::new(), ranges);
@@ -204,14 +197,7 @@ pub fn external(
     tier: &str,
 ) -> Vec<Call> {
     let region = format!("regions/{}", view.cloud_config().1);
-    let mut traffic = firewall(
-        view,
-        format!("k8s-fw-{lb}"),
-        firewall_description(svc, ip),
-        source_ranges(svc),
-    );
-    traffic["allowed"] = json!([{"IPProtocol": "tcp", "ports": port_ranges(ports)}]);
-    traffic["destinationRanges"] = json!([ip.to_string()]);
+    let mut traffic = traffic_firewall(view, svc, lb, ip, ports);
     traffic["priority"] = json!(1000);
     let ranges = HEALTH_CHECK_RANGES.map(String::from).to_vec();
     let desc = json!({"kubernetes.io/cluster-id": CLUSTER_ID}).to_string();
@@ -334,6 +320,19 @@ pub async fn run(view: &GcpLbView, calls: &[Call]) -> Result<usize, String> {
         operations += started;
     }
     Ok(operations)
+}
+
+/// `k8s-fw-<lb>`: the Service's ports from its `loadBalancerSourceRanges` to `ip`.
+fn traffic_firewall(view: &GcpLbView, svc: &Value, lb: &str, ip: IpAddr, ports: &[u16]) -> Value {
+    let mut traffic = firewall(
+        view,
+        format!("k8s-fw-{lb}"),
+        firewall_description(svc, ip),
+        source_ranges(svc),
+    );
+    traffic["allowed"] = json!([{"IPProtocol": "tcp", "ports": port_ranges(ports)}]);
+    traffic["destinationRanges"] = json!([ip.to_string()]);
+    traffic
 }
 
 #[cfg(test)]
