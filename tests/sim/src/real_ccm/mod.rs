@@ -330,7 +330,19 @@ async fn sequence(
     let second_run_mutations = cloud.agent_mutations();
     let after_second = cloud.ccm_calls();
     let node_change = match (&args.ccm, cloud.node_change_simulated()) {
-        (Some(_), _) => cloud.add_a_node(&kube, Duration::from_secs(60)).await?,
+        (Some(_), _) => {
+            let limit = Duration::from_secs(60);
+            let updated = observe::all_updated(&kube, &services, limit).await?;
+            let change = cloud.add_a_node(&kube, limit).await?;
+            // Its calls end with the last Service's sync, which may come after the
+            // backends hold the node (a Service whose backends held it already).
+            if change.as_ref().is_some_and(|c| c.in_backends_ms.is_some()) {
+                let _ = updated.await;
+            } else {
+                updated.abort();
+            }
+            change
+        }
         (None, true) => cloud.add_a_node(&kube, SIMULATED_NODE_LIMIT).await?,
         (None, false) => None,
     };
