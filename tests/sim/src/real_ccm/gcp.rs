@@ -15,6 +15,9 @@
 //! cloud routes), plus JSON to the API server (it speaks no protobuf), no leader election,
 //! and no listener (`--secure-port=0`, `--webhook-secure-port=0`: the webhook port would
 //! otherwise listen on every interface).
+//!
+//! The node change is a fourth worker: its VM added to the fake, its Node to the API server
+//! (`add_a_node`).
 
 use super::kube::Kube;
 use super::upi::UserAddresses;
