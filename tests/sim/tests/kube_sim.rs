@@ -2926,8 +2926,8 @@ async fn azure_world() -> (bootstrap_sim::azure::AzureSim, KubeSim, Raw) {
 }
 
 /// Azure's backend pool holds every node (masters included: `excludeMasterFromStandardLB:
-/// false`) but those labelled `exclude-from-external-load-balancers`; each rule has a TCP
-/// probe on the Service's nodePort (5 s, 2 probes), answered by the node's service proxy. A
+/// false`) but those labelled `exclude-from-external-load-balancers`; every rule has the shared
+/// probe, HTTP :10256 (5 s, 2 probes), answered by the node's service proxy. A
 /// Standard load balancer does not fail open: with no backend passing its probe the frontend
 /// serves nothing, ready endpoints or not. GCE's internal load balancer fails open.
 #[tokio::test(flavor = "multi_thread")]
@@ -2938,12 +2938,10 @@ async fn azure_frontend_serves_only_through_a_healthy_backend_gcp_fails_open() {
     assert!(serving_becomes(&sim, "10.0.1.253", true).await);
     let backend = sim.azure_backend(API_NS, "internal-lb").unwrap();
     assert_eq!(backend["pool"], json!(["master-0", "master-1", "master-2"]));
-    let (_, svc) = raw
-        .get(&format!("/api/v1/namespaces/{API_NS}/services/internal-lb"))
-        .await;
     let probe = &backend["probes"][0];
-    assert_eq!(probe["protocol"], "Tcp");
-    assert_eq!(probe["port"], svc["spec"]["ports"][0]["nodePort"]);
+    assert_eq!(probe["name"], "cluster-service-shared-health-probe");
+    assert_eq!(probe["protocol"], "Http");
+    assert_eq!(probe["port"], 10256);
     assert_eq!(
         (
             probe["intervalInSeconds"].as_i64(),
@@ -3051,11 +3049,11 @@ async fn azure_security_group_must_exist_and_opens_only_the_public_ip() {
     assert_eq!(rules[0].get("destinationAddressPrefixes"), None);
     assert_eq!(rules[0]["destinationPortRanges"], json!(["6443"]));
     assert_eq!(rules[0]["priority"], 500);
-    assert!(
-        rules[0]["name"]
-            .as_str()
-            .unwrap()
-            .starts_with("k8s-azure-lb_allow_IPv4_")
+    // The name the real CCM gave this rule: the MD5 of `Tcp_Internet_6443`
+    // (`GenerateAllowSecurityRuleName`, securityrule.go:45-71).
+    assert_eq!(
+        rules[0]["name"],
+        "k8s-azure-lb_allow_IPv4_4ce3b725426836a7353a6fc9245b1979"
     );
     delete_service(&raw, API_NS, "external-lb").await;
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -3401,4 +3399,444 @@ async fn an_external_controller_builds_the_load_balancers_the_sim_only_publishes
     assert_eq!(code, 200, "{svc}");
     let (code, _) = raw.get(&path).await;
     assert_eq!(code, 404, "gone once the finalizer is off");
+}
+
+/// The load-balancer name the GCE provider gives the Service `ns/name` (`a<uid>`).
+async fn gce_lb_name(raw: &Raw, ns: &str, name: &str) -> String {
+    let svc = stored_service(raw, ns, name).await.unwrap();
+    let mut lb = format!(
+        "a{}",
+        svc["metadata"]["uid"].as_str().unwrap().replace('-', "")
+    );
+    lb.truncate(32);
+    lb
+}
+
+/// A GCP world with our three Services' addresses (the internal one shared, as `reserve`
+/// makes it) and `delay` per Operation: the sim, the fake, the internal and external IPs.
+async fn gce_three_services(
+    delay: Duration,
+) -> (KubeSim, Raw, bootstrap_sim::gcp::GcpFake, String, String) {
+    use bootstrap_sim::gcp::{FakeOptions, GcpFake};
+    let fake = GcpFake::start(FakeOptions {
+        operation_delay: delay,
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let internal = fake.create_address("user-api-int", true, &[]).unwrap();
+    fake.set_purpose("user-api-int", "SHARED_LOADBALANCER_VIP");
+    let external = fake.create_address("user-api", false, &[]).unwrap();
+    let (sim, raw) = strict_sim(CloudOptions {
+        gcp_compute_subnet: Some("10.0.0.0/17".parse().unwrap()),
+        gcp: Some(fake.lb_view()),
+        ..Default::default()
+    })
+    .await;
+    let ip = |a: &Value| a["address"].as_str().unwrap().to_string();
+    (sim, raw, fake, ip(&internal), ip(&external))
+}
+
+fn gce_internal(name: &str, ip: &str, port: u16, sources: Value) -> Value {
+    let ports = json!([{"name": "p", "port": port, "protocol": "TCP"}]);
+    service(
+        API_NS,
+        name,
+        json!({"networking.gke.io/load-balancer-type": "Internal"}),
+        json!({"loadBalancerIP": ip, "ports": ports, "loadBalancerSourceRanges": sources}),
+    )
+}
+
+/// What OpenShift's GCE provider built for our three Services against the GCE fake, run for
+/// real (`bootstrap-sim real-ccm gcp`, openshift/cloud-provider-gcp 30cc04797f50): the
+/// simulated provider builds the same 16 resources with the provider's fields
+/// (`providers/gce/gce_loadbalancer_internal.go:58-268,512-613,889-908`,
+/// `gce_loadbalancer_external.go:612-654,726-738,1027-1103,1153-1236`), and deletes them as
+/// the provider does (`gce_loadbalancer_internal.go:375-510`, `gce_loadbalancer_external.go:340-499`):
+/// shared ones (node health checks and their firewalls, `k8s-ig--` groups) only with the last
+/// load balancer using them, so nothing of the provider's is left.
+#[tokio::test(flavor = "multi_thread")]
+async fn gcp_simulated_provider_builds_what_the_real_one_builds_and_leaves_nothing() {
+    let (_sim, raw, fake, int_ip, ext_ip) = gce_three_services(Duration::ZERO).await;
+    let view = fake.lb_view();
+    create(&raw, gce_internal("internal-lb", &int_ip, 6443, json!([]))).await;
+    create(
+        &raw,
+        gce_internal("internal-lb-mcs", &int_ip, 22623, json!(["10.0.0.0/16"])),
+    )
+    .await;
+    let ext = service(
+        API_NS,
+        "external-lb",
+        json!({}),
+        json!({"loadBalancerIP": ext_ip}),
+    );
+    create(&raw, ext).await;
+    for name in ["internal-lb", "internal-lb-mcs", "external-lb"] {
+        ingress(&raw, API_NS, name).await;
+    }
+    let (api, mcs, public) = (
+        gce_lb_name(&raw, API_NS, "internal-lb").await,
+        gce_lb_name(&raw, API_NS, "internal-lb-mcs").await,
+        gce_lb_name(&raw, API_NS, "external-lb").await,
+    );
+    let (p, r) = ("projects/example-project", "regions/us-central1");
+    let node = "k8s-8f1c2a7d4e5b6c90-node";
+    let mut wanted = vec![
+        format!("{p}/global/firewalls/{node}-hc"),
+        format!("{p}/global/firewalls/{node}-http-hc"),
+        format!("{p}/global/healthChecks/{node}"),
+        format!("{p}/global/httpHealthChecks/{node}"),
+        format!("{p}/{r}/targetPools/{public}"),
+    ];
+    for lb in [&api, &mcs, &public] {
+        wanted.push(format!("{p}/global/firewalls/k8s-fw-{lb}"));
+        wanted.push(format!("{p}/{r}/forwardingRules/{lb}"));
+    }
+    for lb in [&api, &mcs] {
+        wanted.push(format!("{p}/{r}/backendServices/{lb}"));
+    }
+    for zone in ["a", "b", "c"] {
+        wanted.push(format!(
+            "{p}/zones/us-central1-{zone}/instanceGroups/k8s-ig--8f1c2a7d4e5b6c90"
+        ));
+    }
+    let mut made = fake.controller_made();
+    made.sort();
+    wanted.sort();
+    assert_eq!(made, wanted, "16 resources, as the real provider made");
+
+    // The traffic firewalls: the Service's sources (0.0.0.0/0 unset) to its IP and ports,
+    // for the cloud config's node tags.
+    let fw = |lb: &str| {
+        view.resource(&format!("global/firewalls/k8s-fw-{lb}"))
+            .unwrap()
+    };
+    let tags = json!([
+        "mycluster-7xk2p-master",
+        "mycluster-7xk2p-control-plane",
+        "mycluster-7xk2p-worker"
+    ]);
+    for (lb, sources, port, ip) in [
+        (&api, json!(["0.0.0.0/0"]), "6443", &int_ip),
+        (&mcs, json!(["10.0.0.0/16"]), "22623", &int_ip),
+        (&public, json!(["0.0.0.0/0"]), "6443", &ext_ip),
+    ] {
+        let fw = fw(lb);
+        assert_eq!(fw["sourceRanges"], sources, "{fw:#}");
+        assert_eq!(fw["destinationRanges"], json!([ip]), "{fw:#}");
+        assert_eq!(
+            fw["allowed"],
+            json!([{"IPProtocol": "tcp", "ports": [port]}])
+        );
+        assert_eq!(fw["targetTags"], tags);
+    }
+    // The node checks: HTTP :10256 /healthz every 8 s, from Google's health-check ranges.
+    let check = view
+        .resource(&format!("global/healthChecks/{node}"))
+        .unwrap();
+    assert_eq!(
+        check["httpHealthCheck"],
+        json!({"port": 10256, "requestPath": "/healthz"})
+    );
+    assert_eq!(
+        (
+            &check["checkIntervalSec"],
+            &check["timeoutSec"],
+            &check["healthyThreshold"],
+            &check["unhealthyThreshold"]
+        ),
+        (&json!(8), &json!(1), &json!(1), &json!(3))
+    );
+    let hc_fw = view
+        .resource(&format!("global/firewalls/{node}-hc"))
+        .unwrap();
+    assert_eq!(
+        hc_fw["sourceRanges"],
+        json!([
+            "130.211.0.0/22",
+            "35.191.0.0/16",
+            "209.85.152.0/22",
+            "209.85.204.0/22"
+        ])
+    );
+    assert_eq!(
+        hc_fw["allowed"],
+        json!([{"IPProtocol": "tcp", "ports": ["10256"]}])
+    );
+    // The internal backend service: the installer's master groups and the provider's own
+    // group of the workers, per zone.
+    let bs = view
+        .resource(&format!("{r}/backendServices/{api}"))
+        .unwrap();
+    let groups: Vec<&str> = bs["backends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["group"].as_str().unwrap().rsplit('/').next().unwrap())
+        .collect();
+    assert_eq!(
+        groups
+            .iter()
+            .filter(|g| g.starts_with("mycluster-7xk2p-master-"))
+            .count(),
+        3
+    );
+    assert_eq!(
+        groups.iter().filter(|g| g.starts_with("k8s-ig--")).count(),
+        3
+    );
+    assert_eq!(bs["loadBalancingScheme"], "INTERNAL");
+    // The external load balancer: a target pool of every Node, a PREMIUM rule.
+    let pool = view.resource(&format!("{r}/targetPools/{public}")).unwrap();
+    assert_eq!(pool["instances"].as_array().unwrap().len(), 6, "{pool:#}");
+    let rule = view
+        .resource(&format!("{r}/forwardingRules/{public}"))
+        .unwrap();
+    assert_eq!(
+        (
+            &rule["loadBalancingScheme"],
+            &rule["networkTier"],
+            &rule["portRange"]
+        ),
+        (&json!("EXTERNAL"), &json!("PREMIUM"), &json!("6443-6443"))
+    );
+
+    // Deleting the first internal Service keeps what the second still uses.
+    delete_service(&raw, API_NS, "internal-lb").await;
+    let left = fake.controller_made();
+    assert!(
+        left.iter()
+            .all(|k| !k.ends_with(&api) && !k.ends_with(&format!("k8s-fw-{api}"))),
+        "{left:#?}"
+    );
+    assert!(
+        left.contains(&format!("{p}/global/healthChecks/{node}")),
+        "{left:#?}"
+    );
+    assert_eq!(
+        left.iter()
+            .filter(|k| k.contains("/instanceGroups/k8s-ig--"))
+            .count(),
+        3
+    );
+    delete_service(&raw, API_NS, "internal-lb-mcs").await;
+    let left = fake.controller_made();
+    assert!(
+        !left
+            .iter()
+            .any(|k| k.contains("k8s-ig--") || k.ends_with(&format!("{node}-hc"))),
+        "{left:#?}"
+    );
+    delete_service(&raw, API_NS, "external-lb").await;
+    assert_eq!(fake.controller_made(), Vec::<String>::new());
+    for a in fake.addresses() {
+        assert!(a["users"].is_null(), "{a:#}");
+    }
+}
+
+/// The service controller syncs one Service at a time and the GCE provider waits for every
+/// Operation it starts (k8s.io/cloud-provider `controllers/service/controller.go`, one worker;
+/// `k8s-cloud-provider/pkg/cloud/op.go:68-116`): the simulated provider's resources of one
+/// Service are all made before any of the next one's, each a full Operation after the one
+/// before, and the first Service's ingress waits for its 11 Operations (three `k8s-ig--`
+/// groups and their members, the node check, backend service, rule and two firewalls).
+#[tokio::test(flavor = "multi_thread")]
+async fn gcp_simulated_provider_syncs_one_service_at_a_time_and_waits_each_operation() {
+    let delay = Duration::from_millis(150);
+    let (_sim, raw, fake, int_ip, ext_ip) = gce_three_services(delay).await;
+    let view = fake.lb_view();
+    let t0 = Instant::now();
+    create(&raw, gce_internal("internal-lb", &int_ip, 6443, json!([]))).await;
+    let ext = service(
+        API_NS,
+        "external-lb",
+        json!({}),
+        json!({"loadBalancerIP": ext_ip}),
+    );
+    create(&raw, ext).await;
+    let (first, second) = tokio::join!(
+        async {
+            ingress(&raw, API_NS, "internal-lb").await;
+            t0.elapsed()
+        },
+        async {
+            ingress(&raw, API_NS, "external-lb").await;
+            t0.elapsed()
+        }
+    );
+    let (internal_ops, external_ops) = (11, 5);
+    let (early, late) = if first < second {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    assert!(
+        early >= delay * external_ops.min(internal_ops),
+        "the first Service waited its Operations: {early:?}"
+    );
+    assert!(
+        late >= delay * (internal_ops + external_ops),
+        "the second Service waited for the first: {late:?}"
+    );
+    // Creation times, per Service: no interleaving, each one Operation apart at least.
+    let created = |tail: String| -> std::time::SystemTime {
+        let r = view.resource(&tail).unwrap();
+        humantime::parse_rfc3339(r["creationTimestamp"].as_str().unwrap()).unwrap()
+    };
+    let (api, public) = (
+        gce_lb_name(&raw, API_NS, "internal-lb").await,
+        gce_lb_name(&raw, API_NS, "external-lb").await,
+    );
+    let r = "regions/us-central1";
+    let internal = [
+        "global/healthChecks/k8s-8f1c2a7d4e5b6c90-node".to_string(),
+        format!("{r}/backendServices/{api}"),
+        format!("{r}/forwardingRules/{api}"),
+        format!("global/firewalls/k8s-fw-{api}"),
+        "global/firewalls/k8s-8f1c2a7d4e5b6c90-node-hc".to_string(),
+    ]
+    .map(created);
+    let external = [
+        format!("global/firewalls/k8s-fw-{public}"),
+        "global/firewalls/k8s-8f1c2a7d4e5b6c90-node-http-hc".to_string(),
+        "global/httpHealthChecks/k8s-8f1c2a7d4e5b6c90-node".to_string(),
+        format!("{r}/targetPools/{public}"),
+        format!("{r}/forwardingRules/{public}"),
+    ]
+    .map(created);
+    for run in [&internal[..], &external[..]] {
+        for pair in run.windows(2) {
+            let gap = pair[1].duration_since(pair[0]).unwrap_or_default();
+            assert!(
+                gap + Duration::from_millis(5) >= delay,
+                "{gap:?} between two calls"
+            );
+        }
+    }
+    let apart = internal.iter().max() < external.iter().min()
+        || external.iter().max() < internal.iter().min();
+    assert!(apart, "one Service at a time: {internal:?} {external:?}");
+}
+
+/// What OpenShift's Azure CCM built for our three Services against the ARM fake
+/// (`bootstrap-sim real-ccm azure`, openshift/cloud-provider-azure d04449b95a54), the simulated
+/// controller builds in the fake: the load balancers `<infra>` and `<infra>-internal`
+/// (`getAzureLoadBalancerName`, azure_loadbalancer.go:4088-4122), one internal frontend
+/// `a<uid of internal-lb>` at the private IP that the machine-config-server Service's rule joins
+/// (:4417-4433), rules `a<uid>-TCP-<port>` (floating IP, TCP reset, 4 min), the pool `<infra>`
+/// with every Node VM's NIC (masters included: the installer sets
+/// `excludeMasterFromStandardLB: false`, openshift/installer#5111), and the one shared probe
+/// OpenShift's operator configures (HTTP :10256 `/healthz`; cluster-cloud-controller-manager-
+/// operator `pkg/cloud/azure/azure.go:190-191`, azure_loadbalancer_healthprobe.go:33-45). A
+/// Service whose sync put NICs in a pool waits their long-running PUTs (the SDK polls after
+/// `Retry-After`). All of it goes with the Services, and ARM drops the NICs' pool references
+/// with the load balancers.
+#[tokio::test(flavor = "multi_thread")]
+async fn azure_simulated_controller_builds_the_real_ccms_load_balancers_and_leaves_nothing() {
+    let (azure, _sim, raw) = azure_world().await;
+    for (i, ip) in ["10.0.0.5", "10.0.0.6", "10.0.0.7"].iter().enumerate() {
+        azure.add_machine(&format!("master-{i}"), ip.parse().unwrap());
+    }
+    azure.create_user_public_ip(
+        bootstrap_sim::azure::CLUSTER_RG,
+        "user-api",
+        "52.1.2.3".parse().unwrap(),
+    );
+    let t0 = Instant::now();
+    create(&raw, azure_internal("internal-lb", "10.0.1.253")).await;
+    ingress(&raw, API_NS, "internal-lb").await;
+    // Its NICs joined the pool: the provider waits the NIC PUTs' Retry-After (1 s here).
+    assert!(t0.elapsed() >= Duration::from_secs(1), "{:?}", t0.elapsed());
+    let mut mcs = azure_internal("internal-lb-mcs", "10.0.1.253");
+    mcs["spec"]["ports"] = json!([{"name": "mcs", "port": 22623, "targetPort": 22623}]);
+    create(&raw, mcs).await;
+    let ipv4 = "service.beta.kubernetes.io/azure-load-balancer-ipv4";
+    let ext = service(API_NS, "external-lb", json!({ipv4: "52.1.2.3"}), json!({}));
+    create(&raw, ext).await;
+    for name in ["internal-lb", "internal-lb-mcs", "external-lb"] {
+        ingress(&raw, API_NS, name).await;
+    }
+    let (api, mcs, public) = (
+        gce_lb_name(&raw, API_NS, "internal-lb").await,
+        gce_lb_name(&raw, API_NS, "internal-lb-mcs").await,
+        gce_lb_name(&raw, API_NS, "external-lb").await,
+    );
+    let view = azure.lb_view();
+    let names = |lb: &Value, collection: &str| -> Vec<String> {
+        let mut n: Vec<String> = lb["properties"][collection]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    let probe = "cluster-service-shared-health-probe".to_string();
+    let internal = view.load_balancer("mycluster-7xk2p-internal").unwrap();
+    assert_eq!(names(&internal, "frontendIPConfigurations"), [api.as_str()]);
+    let mut rules = vec![format!("{api}-TCP-6443"), format!("{mcs}-TCP-22623")];
+    rules.sort();
+    assert_eq!(names(&internal, "loadBalancingRules"), rules);
+    assert_eq!(names(&internal, "probes"), [probe.as_str()]);
+    assert_eq!(names(&internal, "backendAddressPools"), ["mycluster-7xk2p"]);
+    let frontend = &internal["properties"]["frontendIPConfigurations"][0]["properties"];
+    assert_eq!(
+        (
+            &frontend["privateIPAddress"],
+            &frontend["privateIPAllocationMethod"]
+        ),
+        (&json!("10.0.1.253"), &json!("Static"))
+    );
+    let rule = &internal["properties"]["loadBalancingRules"][0]["properties"];
+    assert_eq!(
+        (
+            &rule["enableFloatingIP"],
+            &rule["enableTcpReset"],
+            &rule["idleTimeoutInMinutes"]
+        ),
+        (&json!(true), &json!(true), &json!(4))
+    );
+    let shared = &internal["properties"]["probes"][0]["properties"];
+    assert_eq!(
+        (&shared["protocol"], &shared["port"], &shared["requestPath"]),
+        (&json!("Http"), &json!(10256), &json!("/healthz"))
+    );
+    let members =
+        internal["properties"]["backendAddressPools"][0]["properties"]["backendIPConfigurations"]
+            .as_array()
+            .unwrap()
+            .len();
+    assert_eq!(members, 3, "every Node's NIC, the masters' included");
+    let external = view.load_balancer("mycluster-7xk2p").unwrap();
+    assert_eq!(
+        names(&external, "frontendIPConfigurations"),
+        [public.as_str()]
+    );
+    assert_eq!(
+        names(&external, "loadBalancingRules"),
+        [format!("{public}-TCP-6443")]
+    );
+    assert!(
+        external["properties"]["frontendIPConfigurations"][0]["properties"]["publicIPAddress"]
+            ["id"]
+            .as_str()
+            .unwrap()
+            .ends_with("/publicIPAddresses/user-api")
+    );
+
+    // The first internal Service goes: its rule goes, the frontend stays for the second.
+    delete_service(&raw, API_NS, "internal-lb").await;
+    let internal = view.load_balancer("mycluster-7xk2p-internal").unwrap();
+    assert_eq!(names(&internal, "frontendIPConfigurations"), [api.as_str()]);
+    assert_eq!(
+        names(&internal, "loadBalancingRules"),
+        [format!("{mcs}-TCP-22623")]
+    );
+    delete_service(&raw, API_NS, "internal-lb-mcs").await;
+    delete_service(&raw, API_NS, "external-lb").await;
+    assert!(view.load_balancer("mycluster-7xk2p-internal").is_none());
+    assert!(view.load_balancer("mycluster-7xk2p").is_none());
+    assert_eq!(azure.nic_pool_references(), Vec::<(String, String)>::new());
 }

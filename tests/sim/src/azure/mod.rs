@@ -24,11 +24,13 @@ mod lb_state;
 mod lb_view;
 mod load_balancers;
 mod login;
+mod md5;
 mod network;
 mod nic;
 mod nic_put;
 #[cfg(test)]
 mod nic_tests;
+mod provider_lb;
 mod public_ip;
 mod resource_groups;
 mod security_groups;
@@ -39,7 +41,9 @@ mod world;
 pub use authorization::RoleAssignment;
 pub use cloud::{ALL_HOSTS, STACK_ARM_HOST, STACK_AUDIENCE, SimCloud};
 pub use lb_view::{FoundPublicIp, SECURITY_GROUP, load_balancer_id};
+pub use md5::hex as md5_hex;
 pub use nic::{BOOTSTRAP_IP, BOOTSTRAP_IPCONFIG, BOOTSTRAP_NIC};
+pub use provider_lb::{FrontendAddress, SHARED_PROBE};
 pub use resource_groups::RivalClaim;
 pub use usages::PublicIpQuota;
 pub use world::{

@@ -8,6 +8,8 @@
 //! reference after every stage, and `teardown --all` left exactly the planted world. Each
 //! second install runs on the state dir of the one before it (after its `teardown --all`),
 //! and the next on a new state dir for the same infra id ([`super::Hosts::OnePerTwoCycles`]).
+//! [`run_on`] takes the reference from elsewhere: a soak's first cycle on the same bench
+//! (fault-free too), whose state dir is the first host's, so cycle 1 continues it.
 
 use super::{Bench, Hosts, Stage, check, state_dir};
 use anyhow::Result;
@@ -30,6 +32,15 @@ pub struct Report {
     pub cycles: usize,
     pub clean: usize,
     pub json: Value,
+}
+
+/// A fault-free cycle: whether it was clean, its report, and the shape of the world after
+/// each of its stages.
+#[derive(Debug, Clone, Default)]
+pub struct Reference {
+    pub clean: bool,
+    pub json: Value,
+    pub shapes: Vec<Value>,
 }
 
 /// One cycle: every stage, its checks, and the leaks at the end. `shapes`: the reference's
@@ -99,13 +110,30 @@ async fn cycle(
 pub async fn run(opts: Options) -> Result<Report> {
     let bench = Bench::start(&opts.cloud, opts.agent.clone(), &opts.work).await?;
     let mut shapes = Vec::new();
-    let (reference_clean, reference) = cycle(&bench, 0, None, &mut shapes).await?;
-    if !reference_clean {
+    let (clean, json) = cycle(&bench, 0, None, &mut shapes).await?;
+    run_on(
+        &bench,
+        &opts,
+        Reference {
+            clean,
+            json,
+            shapes,
+        },
+    )
+    .await
+}
+
+/// The faulted cycles on `bench` (its limits off), compared against `reference`.
+pub async fn run_on(bench: &Bench, opts: &Options, reference: Reference) -> Result<Report> {
+    if !reference.clean || reference.shapes.len() != Stage::ALL.len() {
         anyhow::bail!(
-            "the fault-free reference cycle is not clean on {}: {reference:#}",
-            opts.cloud
+            "the fault-free reference cycle is not clean on {}: {:#}",
+            opts.cloud,
+            reference.json
         );
     }
+    bench.limits_off();
+    let mut shapes = reference.shapes;
     let faults = crate::Faults {
         kinds: crate::Fault::BAD_DAY.to_vec(),
         ..crate::Faults::new(opts.p, opts.seed)
@@ -114,7 +142,7 @@ pub async fn run(opts: Options) -> Result<Report> {
     let (mut clean, mut reruns, mut requests) = (0, 0, 0);
     let mut injected = std::collections::BTreeMap::<String, u64>::new();
     for n in 1..=opts.cycles {
-        let (ok, report) = cycle(&bench, n, Some(&faults), &mut shapes).await?;
+        let (ok, report) = cycle(bench, n, Some(&faults), &mut shapes).await?;
         clean += usize::from(ok);
         for stage in report["stages"].as_array().into_iter().flatten() {
             reruns += stage["runs"].as_u64().unwrap_or(1).saturating_sub(1);
@@ -134,7 +162,7 @@ pub async fn run(opts: Options) -> Result<Report> {
         "reruns": reruns,
         "requests": requests,
         "faults": injected,
-        "reference": reference,
+        "reference": reference.json,
         "per_cycle": cycles,
     });
     Ok(Report {

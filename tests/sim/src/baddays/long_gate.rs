@@ -1,12 +1,16 @@
 //! The long gate of `bootstrap-sim soak --long-gate LATE`: one install whose load-balancer
 //! controller is LATE late (no ingress until then), so `run` sits in its gate that long. It
 //! runs in real time: the agent's clocks are its own and nothing here speeds them up, so a
-//! shorter LATE is the same wait cut short, not a faster one. Sampled every window (LATE / 8,
-//! 2 s to 60 s): the agent's resident set (VmRSS) and the requests so far to the cloud
-//! (through the proxies) and to the API server. Flat when, over the windows in which the gate
-//! waits (from the agent's Services' creation until the controller comes), the second half's largest resident set is within 10% of the first half's and
-//! the second half's request rate is at most the first half's plus 10% (and 2 a minute, for
-//! a count that moves by one). Then `dns teardown` and `teardown --all`.
+//! shorter LATE is the same wait cut short, not a faster one. `run` keeps the agent's own gate
+//! deadline (`--gate-timeout`, 30 min by default) and is run again as the unit runs it (after
+//! any exit but 0, 2, 3 and 5): a controller as late as that deadline meets the timeout
+//! (exit 4) and the restart, and the figures say what each run asked. Sampled every window
+//! (LATE / 8, 2 s to 60 s): the agent's resident set (VmRSS) and the requests so far to the
+//! cloud (through the proxies) and to the API server. Flat when, over the windows in which the
+//! gate waits (from the agent's Services' creation until the controller comes), the second
+//! half's largest resident set is within 10% of the first half's and the second half's request
+//! rate is at most the first half's plus 10% (and 2 a minute, for a count that moves by one).
+//! Then `dns teardown` and `teardown --all`.
 
 use super::{Bench, Stage};
 use anyhow::{Context, Result, bail};
@@ -17,6 +21,8 @@ use tokio::io::AsyncReadExt;
 
 /// Allowed growth, second half over first, of the resident set and the request rate.
 const FLAT: f64 = 1.10;
+/// Runs of `run` before the long gate counts as failed (each may wait its whole deadline).
+const MAX_RUNS: usize = 4;
 
 /// One sample while `run` waits.
 #[derive(Debug, Clone, Copy)]
@@ -47,9 +53,9 @@ pub async fn run(bench: &Bench, state: &Path, late: Duration) -> Result<LongGate
     bench.kube.clear_request_log();
     let waited = wait_out(bench, state, late).await;
     bench.kube.set_knobs(knobs);
-    let (code, stderr, samples, seconds) = waited?;
+    let waited = waited?;
     complete(bench, state, [Stage::DnsTeardown, Stage::TeardownAll]).await?;
-    Ok(verdict(late, code, &stderr, &samples, seconds))
+    Ok(verdict(late, &waited))
 }
 
 /// Runs `stages` in turn as the unit would; an error names the one that did not complete.
@@ -67,51 +73,81 @@ async fn complete(bench: &Bench, state: &Path, stages: [Stage; 2]) -> Result<()>
     Ok(())
 }
 
-/// Runs `run` with a gate deadline well past `late`, sampling until it exits.
-async fn wait_out(
-    bench: &Bench,
-    state: &Path,
-    late: Duration,
-) -> Result<(i32, String, Vec<Sample>, f64)> {
-    let deadline = late * 2 + Duration::from_secs(300);
-    let mut cmd = bench.command(Stage::HandOver, state);
-    cmd.arg("--gate-timeout")
-        .arg(humantime::format_duration(deadline).to_string());
-    let mut child = cmd.spawn().context("cannot start the agent")?;
-    let pid = child.id().context("the agent exited at once")?;
-    let mut stderr_pipe = child.stderr.take().context("no stderr")?;
-    let stderr = tokio::spawn(async move {
-        let mut text = String::new();
-        let _ = stderr_pipe.read_to_string(&mut text).await;
-        text
-    });
+/// One run of `run` in the long gate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Run {
+    exit: i32,
+    /// When it exited, from the first run's start.
+    ended_at: f64,
+    /// Requests it made to the cloud and to the API server.
+    cloud: usize,
+    kube: usize,
+}
+
+/// Every run of `run` and the samples taken over them.
+#[derive(Debug, Clone, Default)]
+struct Waited {
+    runs: Vec<Run>,
+    /// The last failed run's stderr.
+    stderr: String,
+    samples: Vec<Sample>,
+    seconds: f64,
+}
+
+/// Runs `run` with the agent's own gate deadline until it completes, as the unit would (again
+/// after any exit but 2, 3 and 5), sampling every window until the last run exits.
+async fn wait_out(bench: &Bench, state: &Path, late: Duration) -> Result<Waited> {
+    // The harness's own limit: past the agent's default deadline and the controller's lateness.
+    let limit = late * 2 + Duration::from_secs(30 * 60 + 300);
     let window = (late / 8).clamp(Duration::from_secs(2), Duration::from_secs(60));
     let started = Instant::now();
-    let mut samples = Vec::new();
-    let status = loop {
-        tokio::select! {
-            status = child.wait() => break status?,
-            () = tokio::time::sleep(window) => {
-                if started.elapsed() > deadline + Duration::from_secs(60) {
-                    bail!("long gate: run still going {deadline:?} after it started");
+    let mut waited = Waited::default();
+    while waited.runs.len() < MAX_RUNS {
+        let (cloud_before, kube_before) = (bench.calls().len(), bench.kube.request_log().len());
+        let mut child = bench
+            .command(Stage::HandOver, state)
+            .spawn()
+            .context("cannot start the agent")?;
+        let pid = child.id().context("the agent exited at once")?;
+        let mut stderr_pipe = child.stderr.take().context("no stderr")?;
+        let stderr = tokio::spawn(async move {
+            let mut text = String::new();
+            let _ = stderr_pipe.read_to_string(&mut text).await;
+            text
+        });
+        let status = loop {
+            tokio::select! {
+                status = child.wait() => break status?,
+                () = tokio::time::sleep(window) => {
+                    if started.elapsed() > limit {
+                        bail!("long gate: run still going {limit:?} after the first started");
+                    }
+                    waited.samples.push(Sample {
+                        at: started.elapsed().as_secs_f64(),
+                        cloud: bench.calls().len(),
+                        kube: bench.kube.request_log().len(),
+                        rss_kib: resident_kib(pid).unwrap_or(0),
+                        gating: ours_applied(bench),
+                    });
                 }
-                samples.push(Sample {
-                    at: started.elapsed().as_secs_f64(),
-                    cloud: bench.calls().len(),
-                    kube: bench.kube.request_log().len(),
-                    rss_kib: resident_kib(pid).unwrap_or(0),
-                    gating: ours_applied(bench),
-                });
             }
+        };
+        let exit = status.code().unwrap_or(-1);
+        waited.runs.push(Run {
+            exit,
+            ended_at: started.elapsed().as_secs_f64(),
+            cloud: bench.calls().len() - cloud_before,
+            kube: bench.kube.request_log().len() - kube_before,
+        });
+        if exit != 0 {
+            waited.stderr = stderr.await.unwrap_or_default();
         }
-    };
-    let seconds = started.elapsed().as_secs_f64();
-    Ok((
-        status.code().unwrap_or(-1),
-        stderr.await.unwrap_or_default(),
-        samples,
-        seconds,
-    ))
+        if matches!(exit, 0 | 2 | 3 | 5) {
+            break;
+        }
+    }
+    waited.seconds = started.elapsed().as_secs_f64();
+    Ok(waited)
 }
 
 /// Whether the agent applied its Services (labelled managed-by bootstrap-agent).
@@ -134,7 +170,9 @@ fn resident_kib(pid: u32) -> Option<u64> {
 
 /// PURE: the figures and whether they stayed flat over the samples taken while the gate
 /// waited for the late controller.
-fn verdict(late: Duration, code: i32, stderr: &str, samples: &[Sample], seconds: f64) -> LongGate {
+fn verdict(late: Duration, waited: &Waited) -> LongGate {
+    let samples = &waited.samples;
+    let code = waited.runs.last().map_or(-1, |r| r.exit);
     // The controller's lateness counts from the Services' creation.
     let gate_from = samples.iter().find(|s| s.gating).map_or(0.0, |s| s.at);
     let waiting: Vec<Sample> = samples
@@ -171,10 +209,12 @@ fn verdict(late: Duration, code: i32, stderr: &str, samples: &[Sample], seconds:
         json: json!({
             "late_s": late.as_secs_f64(),
             "run_exit": code,
-            "run_s": round(seconds),
-            "last_error": (code != 0)
-                .then(|| stderr.lines().rev().find(|l| !l.trim().is_empty()))
-                .flatten(),
+            "run_s": round(waited.seconds),
+            "runs": waited.runs.iter().map(|r| json!({
+                "exit": r.exit, "ended_at_s": round(r.ended_at),
+                "requests_cloud": r.cloud, "requests_api_server": r.kube,
+            })).collect::<Vec<_>>(),
+            "last_error": waited.stderr.lines().rev().find(|l| !l.trim().is_empty()),
             "windows": rates.len(),
             "rss_kib": {"first_half_max": max_rss(rss_first), "second_half_max": max_rss(rss_second),
                         "flat": rss_flat},
@@ -209,10 +249,30 @@ mod tests {
             .collect()
     }
 
+    /// `samples` over runs that exited with `exits`, the last failed one saying `stderr`.
+    fn waited(samples: Vec<Sample>, exits: &[i32], stderr: &str) -> Waited {
+        let runs = exits
+            .iter()
+            .enumerate()
+            .map(|(i, &exit)| Run {
+                exit,
+                ended_at: 70.0 * (i + 1) as f64,
+                cloud: 1,
+                kube: 2,
+            })
+            .collect();
+        Waited {
+            runs,
+            stderr: stderr.into(),
+            samples,
+            seconds: 70.0,
+        }
+    }
+
     #[test]
     fn flat_memory_and_a_steady_request_rate_pass() {
         let s = samples(&[60_000, 61_000, 61_000, 62_000], &[10, 20, 30, 40]);
-        let v = verdict(Duration::from_secs(60), 0, "", &s, 70.0);
+        let v = verdict(Duration::from_secs(60), &waited(s, &[0], ""));
         assert!(v.ok, "{:#}", v.json);
         assert_eq!(v.json["calls_per_minute"]["peak_cloud"], 60.0);
     }
@@ -228,27 +288,40 @@ mod tests {
             ),
             (&[60_000; 5], &[0, 10, 20, 60, 120], "calls_per_minute"),
         ] {
-            let v = verdict(late, 0, "", &samples(rss, calls), 70.0);
+            let v = verdict(late, &waited(samples(rss, calls), &[0], ""));
             assert!(!v.ok && v.json[figure]["flat"] == false, "{:#}", v.json);
         }
-        let failed = verdict(
-            late,
-            4,
-            "gate timed out\n",
-            &samples(&[60_000; 4], &[1, 2, 3, 4]),
-            70.0,
-        );
+        let flat = || samples(&[60_000; 4], &[1, 2, 3, 4]);
+        let failed = verdict(late, &waited(flat(), &[4, 4, 4, 4], "gate timed out\n"));
         assert!(!failed.ok);
         assert_eq!(failed.json["last_error"], "gate timed out");
-        let too_few = verdict(late, 0, "", &samples(&[60_000; 2], &[1, 2]), 70.0);
+        let too_few = verdict(late, &waited(samples(&[60_000; 2], &[1, 2]), &[0], ""));
         assert!(!too_few.ok, "one window proves nothing");
         let mut before_the_gate = samples(&[60_000; 5], &[0, 500, 501, 502, 503]);
         before_the_gate[0].gating = false;
-        let v = verdict(late, 0, "", &before_the_gate, 70.0);
+        let v = verdict(late, &waited(before_the_gate, &[0], ""));
         assert!(v.ok, "{:#}", v.json);
         assert_eq!(
             v.json["calls_per_minute"]["first_half_mean"], 6.0,
             "the burst before the Services is not the gate's"
+        );
+    }
+
+    #[test]
+    fn a_gate_timeout_the_unit_restarts_from_passes_and_is_reported() {
+        let late = Duration::from_secs(60);
+        let flat = samples(&[60_000; 4], &[1, 2, 3, 4]);
+        let v = verdict(
+            late,
+            &waited(flat, &[4, 0], "readiness gate timed out after 30m\n"),
+        );
+        assert!(v.ok, "the restarted run completed: {:#}", v.json);
+        assert_eq!(v.json["runs"].as_array().unwrap().len(), 2);
+        assert_eq!(v.json["runs"][0]["exit"], 4);
+        assert_eq!(v.json["runs"][1]["requests_api_server"], 2);
+        assert_eq!(
+            v.json["last_error"], "readiness gate timed out after 30m",
+            "why the first run gave up"
         );
     }
 }

@@ -265,6 +265,13 @@ impl Bench {
         }
     }
 
+    /// Turns every proxy's limits off (faults alone, as `bootstrap-sim faults` runs them).
+    pub fn limits_off(&self) {
+        for proxy in self.peers.proxies() {
+            proxy.limit(None);
+        }
+    }
+
     /// Per proxy and quota: let through, refused, peak use (limits on).
     pub fn quota_use(&self) -> Value {
         let per_proxy: Vec<Value> = self
@@ -360,7 +367,8 @@ async fn plant(peers: &Peers) -> Result<()> {
 /// Where the state dirs go: [`Hosts::OnePerTwoCycles`] puts each host's second install on the
 /// state dir of its first (after `teardown --all`), and each pair on a new state dir for the
 /// same infra id (a new bootstrap host: new idempotency tokens, or GCE would replay the last
-/// pair's `requestId`s); [`Hosts::One`] keeps one state dir for every cycle.
+/// pair's `requestId`s); [`Hosts::One`] keeps one state dir for every cycle: the first host's,
+/// so that faulted cycles after a soak on the same bench continue on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hosts {
     OnePerTwoCycles,
@@ -371,7 +379,7 @@ pub enum Hosts {
 pub fn state_dir(work: &Path, hosts: Hosts, cycle: usize) -> Result<PathBuf> {
     let dir = match hosts {
         Hosts::OnePerTwoCycles => work.join(format!("state-{:03}", cycle / 2)),
-        Hosts::One => work.join("state"),
+        Hosts::One => work.join("state-000"),
     };
     std::fs::create_dir_all(&dir)?;
     Ok(dir)

@@ -4,7 +4,9 @@
 //! over its commands, the state dir's size at the end, the requests it made, and what it left
 //! (leaks) or touched of the planted world. The figures that must stay flat: first against
 //! last cycle. With `--long-gate LATE`, one more install whose controller is LATE late
-//! ([`super::long_gate`]): the agent's memory and requests per minute over its gate.
+//! ([`super::long_gate`]): the agent's memory and requests per minute over its gate. The first
+//! cycle is fault-free, so [`run_on`] can keep the shape of the world after each of its stages:
+//! the reference a faults run on the same bench compares against ([`super::faults::run_on`]).
 
 use super::{Bench, Hosts, Stage, check, dir_size, long_gate, state_dir};
 use anyhow::{Result, bail};
@@ -33,15 +35,26 @@ pub struct Report {
     pub state_dir_ratio: f64,
     /// The long gate completed with flat memory and requests per minute (None: not run).
     pub long_gate_ok: Option<bool>,
+    /// The first cycle as a faults run's reference: its report and the world's shape after
+    /// each of its stages (empty unless asked for).
+    pub reference: super::faults::Reference,
     pub json: Value,
 }
 
 pub async fn run(opts: Options) -> Result<Report> {
+    let bench = Bench::start(&opts.cloud, opts.agent.clone(), &opts.work).await?;
+    run_on(&bench, &opts, false).await
+}
+
+/// The cycles (and the long gate) on `bench`; `reference`: keep the first cycle's shapes.
+pub async fn run_on(bench: &Bench, opts: &Options, reference: bool) -> Result<Report> {
     if opts.cycles == 0 {
         bail!("--cycles: at least 1");
     }
-    let bench = Bench::start(&opts.cloud, opts.agent.clone(), &opts.work).await?;
     bench.limits_on();
+    let mut shapes = Vec::new();
+    // What one cycle asks of the cloud, by action: what a quota that binds is spent on.
+    let mut first_by_action = std::collections::BTreeMap::<String, usize>::new();
     let mut per_cycle = Vec::new();
     let mut clean = 0;
     for n in 1..=opts.cycles {
@@ -51,6 +64,9 @@ pub async fn run(opts: Options) -> Result<Report> {
         let (mut rss, mut runs, mut completed) = (0, 0, true);
         for stage in Stage::ALL {
             let run = bench.run_stage(stage, &state, n).await?;
+            if reference && n == 1 {
+                shapes.push(check::shape(&bench.world().await?));
+            }
             rss = rss.max(run.peak_rss_kib);
             runs += run.exits.len();
             if !run.completed() {
@@ -64,7 +80,13 @@ pub async fn run(opts: Options) -> Result<Report> {
         let touched = check::missing(&bench.base, &world);
         let ok = completed && leaks.is_empty() && touched.is_empty();
         clean += usize::from(ok);
-        let calls = bench.calls().len();
+        let calls = bench.calls();
+        if n == 1 {
+            for call in &calls {
+                *first_by_action.entry(call.action.clone()).or_insert(0) += 1;
+            }
+        }
+        let calls = calls.len();
         per_cycle.push(json!({
             "cycle": n,
             "clean": ok,
@@ -91,19 +113,7 @@ pub async fn run(opts: Options) -> Result<Report> {
     let rss_ratio = ratio("peak_rss_kib");
     let state_dir_ratio = ratio("state_dir_bytes");
     let long_gate = match opts.long_gate {
-        Some(late) => {
-            let state = state_dir(&bench.work, Hosts::One, 0)?;
-            let gate = long_gate::run(&bench, &state, late).await?;
-            let world = bench.world().await?;
-            let leaks = check::missing(&world, &bench.base);
-            let touched = check::missing(&bench.base, &world);
-            let ok = gate.ok && leaks.is_empty() && touched.is_empty();
-            let mut json = gate.json;
-            json["leaks"] = json!(leaks);
-            json["touched"] = json!(touched);
-            json["ok"] = json!(ok);
-            Some((ok, json))
-        }
+        Some(late) => Some(long_gate_on(bench, late).await?),
         None => None,
     };
     let json = json!({
@@ -119,16 +129,41 @@ pub async fn run(opts: Options) -> Result<Report> {
         "max_state_dir_bytes": per_cycle.iter().filter_map(|c| c["state_dir_bytes"].as_u64()).max(),
         "long_gate": long_gate.as_ref().map(|(_, json)| json),
         "limits": bench.quota_use(),
+        "first_cycle_requests_by_action": first_by_action,
         "per_cycle": per_cycle,
     });
+    let first_clean = json["per_cycle"][0]["clean"] == true;
+    let reference = super::faults::Reference {
+        clean: first_clean && shapes.len() == Stage::ALL.len(),
+        json: json["per_cycle"][0].clone(),
+        shapes,
+    };
     Ok(Report {
         cycles: opts.cycles,
         clean,
         rss_ratio,
         state_dir_ratio,
         long_gate_ok: long_gate.map(|(ok, _)| ok),
+        reference,
         json,
     })
+}
+
+/// The long gate on `bench`'s state dir (limits on): whether it stayed flat and left nothing
+/// behind, and its figures.
+pub async fn long_gate_on(bench: &Bench, late: std::time::Duration) -> Result<(bool, Value)> {
+    bench.limits_on();
+    let state = state_dir(&bench.work, Hosts::One, 0)?;
+    let gate = long_gate::run(bench, &state, late).await?;
+    let world = bench.world().await?;
+    let leaks = check::missing(&world, &bench.base);
+    let touched = check::missing(&bench.base, &world);
+    let ok = gate.ok && leaks.is_empty() && touched.is_empty();
+    let mut json = gate.json;
+    json["leaks"] = json!(leaks);
+    json["touched"] = json!(touched);
+    json["ok"] = json!(ok);
+    Ok((ok, json))
 }
 
 /// `bootstrap-sim soak <cloud> [--cycles 50] [--long-gate 30m] [--output text|json]`.

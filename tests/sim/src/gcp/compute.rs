@@ -30,9 +30,6 @@ pub fn route(w: &mut World, req: &Req, rest: &[&str]) -> Reply {
             "The resource 'projects/{project}/regions/{region}' was not found"
         )));
     }
-    if let Some(reply) = super::load_balancers::route(w, req, &rest[3..]) {
-        return reply;
-    }
     super::authz::compute_call(w, req, &rest[3..])?;
     match (&req.method, &rest[3..]) {
         (&Method::GET, ["addresses"]) => list(w, req),

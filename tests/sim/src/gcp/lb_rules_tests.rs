@@ -513,6 +513,49 @@ fn global_operations_have_no_region_and_are_found_by_their_self_link() {
     assert_eq!(e.code, 400);
 }
 
+/// `getHealth` of a backend service: nothing passes before the node check's first interval
+/// (8 s) after the backend service was made; then a VM that is a Node passes (ovnkube-node
+/// answers :10256) and the bootstrap VM does not. A group that is not a backend is refused.
+#[test]
+fn nodes_pass_the_node_health_check_after_its_first_interval_the_bootstrap_vm_never() {
+    let mut w = world();
+    internal_backend(&mut w, "a1");
+    let group = |name: &str| json!({"group": format!("https://www.googleapis.com/compute/v1/{P}/zones/us-central1-a/instanceGroups/{name}")});
+    let states = |answer: Value| -> Vec<(String, String)> {
+        answer["healthStatus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let vm = s["instance"].as_str().unwrap().rsplit('/').next().unwrap();
+                (
+                    vm.to_string(),
+                    s["healthState"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let health = format!("{R}/backendServices/a1/getHealth");
+    let (master, bootstrap) = ("mycluster-7xk2p-master-0", "mycluster-7xk2p-bootstrap");
+    let state = |vm: &str, s: &str| (vm.to_string(), s.to_string());
+    let fresh = states(ok(call(&mut w, Method::POST, &health, group(IG))));
+    assert_eq!(
+        fresh,
+        [state(master, "UNHEALTHY"), state(bootstrap, "UNHEALTHY")]
+    );
+    let made = std::time::Instant::now()
+        .checked_sub(std::time::Duration::from_secs(9))
+        .unwrap();
+    w.lb_built.insert(format!("{R}/backendServices/a1"), made);
+    let checked = states(ok(call(&mut w, Method::POST, &health, group(IG))));
+    assert_eq!(
+        checked,
+        [state(master, "HEALTHY"), state(bootstrap, "UNHEALTHY")]
+    );
+    let other = group("mycluster-7xk2p-master-us-central1-b");
+    let e = call(&mut w, Method::POST, &health, other).unwrap_err();
+    assert_eq!(e.code, 400, "{e:?}");
+
 #[test]
 fn a_vm_added_after_the_start_is_an_instance_its_zones_group_and_the_target_pool_take() {
     let mut w = world();

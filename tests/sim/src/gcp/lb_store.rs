@@ -97,9 +97,7 @@ fn not_found(path: &str) -> ApiError {
     ApiError::not_found(format!("The resource '{path}' was not found"))
 }
 
-/// `rest` is the path after `compute/v1/projects/`. None: not one of these calls (or a
-/// forwarding rule / backend service this store does not hold: the simulated provider's, see
-/// `load_balancers`).
+/// `rest` is the path after `compute/v1/projects/`. None: not one of these calls.
 pub(crate) fn route(w: &mut World, req: &Req, rest: &[&str]) -> Option<Reply> {
     let (project, scope, tail): (&str, String, &[&str]) = match rest {
         [p, "global", tail @ ..] => (p, format!("projects/{p}/global"), tail),
@@ -134,12 +132,6 @@ pub(crate) fn route(w: &mut World, req: &Req, rest: &[&str]) -> Option<Reply> {
         }
         (method, [name, action @ ..]) => {
             let path = key(&scope, collection, name);
-            if !w.lb.contains_key(&path)
-                && matches!(collection, "forwardingRules" | "backendServices")
-                && w.internal_lbs.contains_key(*name)
-            {
-                return None;
-            }
             match (method, action) {
                 (&Method::GET, []) => allow(w, "get", &path).and_then(|()| get(w, &path)),
                 (&Method::DELETE, []) => {
@@ -225,7 +217,32 @@ fn insert(w: &mut World, req: &Req, scope: &str, collection: &str, kind: &str) -
     if let Some(op) = compute::replay(w, req)? {
         return Ok(op);
     }
-    let name = req.body["name"].as_str().ok_or_else(|| {
+    let path = match store(w, scope, collection, kind, &req.body) {
+        Err(e) if e.reason == super::lb_rules::IP_IN_USE => {
+            // Accepted, then failed: nothing is created.
+            let name = req.body["name"].as_str().unwrap_or_default();
+            let mut op = operation(w, scope, "insert", &key(scope, collection, name));
+            op.json["error"] = json!({"errors": [{"code": e.reason, "message": e.message}]});
+            op.json["httpErrorStatusCode"] = json!(409);
+            op.json["httpErrorMessage"] = json!("CONFLICT");
+            return compute::start_operation(w, op, req.param("requestId"));
+        }
+        other => other?,
+    };
+    let op = operation(w, scope, "insert", &path);
+    compute::start_operation(w, op, req.param("requestId"))
+}
+
+/// An insert's effect on the world (the API's answer aside): `body` checked, completed as GCE
+/// completes it and stored at its path, which is returned.
+pub(crate) fn store(
+    w: &mut World,
+    scope: &str,
+    collection: &str,
+    kind: &str,
+    body: &Value,
+) -> Result<String, ApiError> {
+    let name = body["name"].as_str().ok_or_else(|| {
         ApiError::new(
             400,
             "required",
@@ -238,16 +255,14 @@ fn insert(w: &mut World, req: &Req, scope: &str, collection: &str, kind: &str) -
         )));
     }
     let path = key(scope, collection, name);
-    let simulated = matches!(collection, "forwardingRules" | "backendServices")
-        && w.internal_lbs.contains_key(name);
-    if w.lb.contains_key(&path) || simulated {
+    if w.lb.contains_key(&path) {
         return Err(ApiError::new(
             409,
             "alreadyExists",
             format!("The resource '{path}' already exists"),
         ));
     }
-    let mut resource = match &req.body {
+    let mut resource = match body {
         Value::Object(fields) => Value::Object(fields.clone()),
         _ => return Err(ApiError::invalid("Invalid JSON payload received.")),
     };
@@ -260,24 +275,25 @@ fn insert(w: &mut World, req: &Req, scope: &str, collection: &str, kind: &str) -
         resource["region"] = json!(format!("{BASE}/{scope}"));
     }
     resource["fingerprint"] = json!(fingerprint(w));
-    match super::lb_rules::prepare(w, collection, &path, &mut resource) {
-        Err(e) if e.reason == super::lb_rules::IP_IN_USE => {
-            // Accepted, then failed: nothing is created.
-            let mut op = operation(w, scope, "insert", &path);
-            op.json["error"] = json!({"errors": [{"code": e.reason, "message": e.message}]});
-            op.json["httpErrorStatusCode"] = json!(409);
-            op.json["httpErrorMessage"] = json!("CONFLICT");
-            return compute::start_operation(w, op, req.param("requestId"));
-        }
-        other => other?,
-    }
+    super::lb_rules::prepare(w, collection, &path, &mut resource)?;
     w.lb.insert(path.clone(), resource);
     w.lb_built.insert(path.clone(), Instant::now());
-    let op = operation(w, scope, "insert", &path);
-    compute::start_operation(w, op, req.param("requestId"))
+    Ok(path)
+}
+
+/// The API's `kind` of a collection of `scope` (`projects/p/global`, `projects/p/regions/r`).
+pub(crate) fn kind_in(scope: &str, collection: &str) -> Option<&'static str> {
+    kind_of(scope.split('/').nth(2)?, collection).map(|(kind, _)| kind)
 }
 
 fn delete(w: &mut World, scope: &str, path: &str) -> Reply {
+    unstore(w, path)?;
+    started(w, scope, "delete", path)
+}
+
+/// A delete's effect on the world: refused when absent (404) or used by another resource
+/// (400 `resourceInUseByAnotherResource`).
+pub(crate) fn unstore(w: &mut World, path: &str) -> Result<(), ApiError> {
     if !w.lb.contains_key(path) {
         return Err(not_found(path));
     }
@@ -292,7 +308,7 @@ fn delete(w: &mut World, scope: &str, path: &str) -> Reply {
         super::lb_rules::removed(w, path, &removed);
     }
     w.lb_built.remove(path);
-    started(w, scope, "delete", path)
+    Ok(())
 }
 
 /// PUT (`patch` false: the body replaces the resource) or PATCH (its fields replace theirs).

@@ -47,8 +47,11 @@ mod metadata;
 #[cfg(test)]
 mod nic_tests;
 mod nic_update;
+mod provider_calls;
 mod reads;
 mod zonal;
+
+pub use provider_calls::Call;
 
 use crate::proxy::{Proxy, Service};
 use anyhow::Result;
@@ -480,8 +483,6 @@ pub(crate) struct World {
     /// The IPs of the forwarding rules the simulated service controller made, with the rules
     /// (load-balancer names) on each.
     forwarding_rule_ips: BTreeMap<IpAddr, BTreeSet<String>>,
-    /// The internal load balancers the simulated provider built, by name (`load_balancers`).
-    internal_lbs: BTreeMap<String, load_balancers::InternalLb>,
     /// The load-balancer resources a cloud-controller-manager made through the API, by path
     /// (`projects/p/global/firewalls/x`; see `lb_store`).
     lb: BTreeMap<String, Value>,
@@ -503,7 +504,6 @@ impl World {
             zones: Vec::new(),
             instances,
             forwarding_rule_ips: BTreeMap::new(),
-            internal_lbs: BTreeMap::new(),
             lb: BTreeMap::new(),
             lb_built: BTreeMap::new(),
             next_id: 4_200_000_000_000_000_000,
@@ -773,11 +773,6 @@ impl World {
         if rules.is_empty() {
             w.forwarding_rule_ips.remove(&ip);
         }
-        if !attach && w.internal_lbs.get(lb).is_some_and(|l| l.ip == ip) {
-            // Its forwarding rule and backend service go with it (not when it moved to
-            // another address, which the provider recorded already).
-            w.internal_lbs.remove(lb);
-        }
         let ip = ip.to_string();
         let Some(address) = w
             .addresses
@@ -922,32 +917,6 @@ impl GcpLbView {
     /// Every instance group of `zone` with its members.
     pub fn groups(&self, zone: &str) -> Vec<(String, Vec<String>)> {
         self.groups_with_prefix(zone, "")
-    }
-
-    /// The simulated provider built the internal load balancer `lb` (its forwarding rule and
-    /// backend service) at `ip`: `forwardingRules.get`, `backendServices.get` and `getHealth`
-    /// answer for it until its address user is detached.
-    pub fn record_internal_lb(
-        &self,
-        lb: &str,
-        ip: IpAddr,
-        ports: Vec<u16>,
-        backends: Vec<load_balancers::GroupBackend>,
-    ) {
-        let mut w = self.lock();
-        let built = match w.internal_lbs.get(lb) {
-            Some(old) if old.backends == backends => old.built,
-            _ => std::time::Instant::now(),
-        };
-        w.internal_lbs.insert(
-            lb.to_string(),
-            load_balancers::InternalLb {
-                ip,
-                ports,
-                backends,
-                built,
-            },
-        );
     }
 
     /// The region's address holding `ip` (`GetRegionAddressByIP`), as the API shows it.

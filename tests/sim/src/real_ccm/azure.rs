@@ -321,6 +321,9 @@ fn cloud_config(arm: &str) -> Value {
         "vmType": "standard",
         "loadBalancerSku": "standard",
         "excludeMasterFromStandardLB": false,
+        // What OpenShift's operator adds to every Azure cloud config (openshift/cluster-cloud-
+        // controller-manager-operator `pkg/cloud/azure/azure.go:190-191`): one shared probe.
+        "clusterServiceLoadBalancerHealthProbeMode": "shared",
         "cloudProviderBackoff": false,
     })
 }

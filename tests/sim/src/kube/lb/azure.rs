@@ -18,8 +18,8 @@
 //!    the public IP on the Service's TCP ports (`AccessControl.PatchSecurityGroup`,
 //!    `pkg/provider/loadbalancer/accesscontrol.go`: no source ranges, not internal). Its name
 //!    is `k8s-azure-lb_allow_<family>_` and the MD5 of `Tcp_Internet_<ports>`
-//!    (`GenerateAllowSecurityRuleName`, `pkg/provider/securitygroup/securityrule.go`); the
-//!    sim keeps that text instead of its hash. Deleting the Service takes the public IP out
+//!    (`GenerateAllowSecurityRuleName`, `pkg/provider/securitygroup/securityrule.go`).
+//!    Deleting the Service takes the public IP out
 //!    of the rule, and a rule with no destination left goes.
 
 use super::super::meta;
@@ -30,7 +30,8 @@ use serde_json::Value;
 /// The annotation naming the resource group of the Service's public IPs.
 pub const RESOURCE_GROUP: &str = "service.beta.kubernetes.io/azure-load-balancer-resource-group";
 
-/// Steps 1 to 3 for a public Service: Ok once its public IPs are found (and Standard) and the
+/// Steps 1 to 3 for a public Service: Ok once its public IPs are found (and Standard), its
+/// frontends and rules are on the cluster's load balancer (see `azure::provider_lb`), and the
 /// security group allows them.
 pub fn ensure_public(view: &AzureLbView, svc: &Value) -> Result<(), String> {
     let rg = meta::get_str(svc, &["metadata", "annotations", RESOURCE_GROUP])
@@ -61,6 +62,25 @@ pub fn ensure_public(view: &AzureLbView, svc: &Value) -> Result<(), String> {
         .filter(|p| p["protocol"].as_str().unwrap_or("TCP") == "TCP")
         .filter_map(|p| p["port"].as_i64())
         .collect();
+    let dual_stack =
+        ips.iter().any(|ip| ip.contains(':')) && ips.iter().any(|ip| !ip.contains(':'));
+    for ip in &ips {
+        let Some(pip) = view.public_ip(&rg, ip) else {
+            continue;
+        };
+        let family = if ip.contains(':') && dual_stack {
+            "-IPv6"
+        } else {
+            ""
+        };
+        let address = crate::azure::FrontendAddress::Public(pip.id);
+        let service = super::lb_resource_name(svc);
+        let ports: Vec<u16> = ports
+            .iter()
+            .filter_map(|p| u16::try_from(*p).ok())
+            .collect();
+        view.ensure_service_lb(false, &service, family, &address, &ports)?;
+    }
     for v6 in [false, true] {
         let family: Vec<String> = ips
             .iter()
@@ -75,13 +95,40 @@ pub fn ensure_public(view: &AzureLbView, svc: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// The security rule's name, its hash left as text (see the module doc).
+/// The security rule's name: `k8s-azure-lb_allow_<family>_` and the MD5 of
+/// `Tcp_Internet_<ports>` (`GenerateAllowSecurityRuleName`, openshift/cloud-provider-azure
+/// d04449b95a54 `pkg/provider/securitygroup/securityrule.go:45-71`: the protocol, the sorted
+/// sources and the sorted ports as text, joined by `_`).
 fn rule_name(v6: bool, ports: &[i64]) -> String {
     let mut ports: Vec<String> = ports.iter().map(ToString::to_string).collect();
     ports.sort();
     let family = if v6 { "IPv6" } else { "IPv4" };
+    let id = format!("Tcp_Internet_{}", ports.join(","));
     format!(
-        "k8s-azure-lb_allow_{family}_Tcp_Internet_{}",
-        ports.join(",")
+        "k8s-azure-lb_allow_{family}_{}",
+        crate::azure::md5_hex(id.as_bytes())
     )
+}
+
+/// An internal Service's IPv4 frontend (one per Service; a second Service on its IP shares
+/// it) and rules on `<cluster>-internal` (see `azure::provider_lb`). cloud-provider-azure makes
+/// an IPv6 frontend too for a dual-stack Service; the sim builds the IPv4 one only.
+pub fn ensure_internal(
+    view: &AzureLbView,
+    svc: &Value,
+    wanted: &[super::frontends::Frontend],
+) -> Result<(), String> {
+    for frontend in wanted {
+        let std::net::IpAddr::V4(ip) = frontend.ip else {
+            continue;
+        };
+        let ports: Vec<u16> = frontend
+            .rules
+            .iter()
+            .filter_map(|r| u16::try_from(r.port).ok())
+            .collect();
+        let address = crate::azure::FrontendAddress::Private(ip);
+        view.ensure_service_lb(true, &super::lb_resource_name(svc), "", &address, &ports)?;
+    }
+    Ok(())
 }

@@ -9,11 +9,10 @@
 //!   `excludeMasterFromStandardLB: false`, and `availabilitySet.EnsureHostsInPool`
 //!   (kubernetes-sigs/cloud-provider-azure `pkg/provider/azure_standard.go`) skips masters
 //!   only when it is true. The sim's nodes are all masters; workers are not simulated.
-//! - Health (`externalTrafficPolicy: Cluster`): Azure probes each rule's port on the
-//!   Service's nodePort over TCP, every 5 s, 2 failures to mark a backend down
-//!   (`buildHealthProbeRulesForPort`, `pkg/provider/azure_loadbalancer_healthprobe.go`;
-//!   `HealthProbeDefaultProbeInterval`, `HealthProbeDefaultNumOfProbe` in `pkg/consts`); GCE
-//!   checks `:10256/healthz`. Both are answered by the node's service proxy (ovnkube-node),
+//! - Health (`externalTrafficPolicy: Cluster`): Azure probes `:10256/healthz` over HTTP with
+//!   the one shared probe OpenShift's operator configures (see [`azure_probes`]), every 5 s, 2
+//!   failures to mark a backend down (`HealthProbeDefaultProbeInterval`,
+//!   `HealthProbeDefaultNumOfProbe` in `pkg/consts`); GCE checks `:10256/healthz` too. Both are answered by the node's service proxy (ovnkube-node),
 //!   not by the apiserver, so a node is healthy while its proxy is up. The probes' timing is
 //!   not simulated: a proxy going down takes its node out at once.
 //! - No healthy backend: an Azure Standard load balancer drops new flows, so its frontends
@@ -24,8 +23,6 @@
 //!   Balancers"): its frontends serve while an endpoint is ready, as before.
 
 use super::super::meta;
-use super::frontends::transport;
-use super::lb_resource_name;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
@@ -58,26 +55,28 @@ impl Nodes {
     }
 }
 
-/// The probes cloud-provider-azure puts on the load balancer for the Service, one per TCP
-/// port, named after its rule (`a<uid>-TCP-<port>`).
+/// The probes cloud-provider-azure puts on the load balancer for the Service's rules: with the
+/// shared probe mode OpenShift's operator configures (openshift/cluster-cloud-controller-manager-
+/// operator `pkg/cloud/azure/azure.go:190-191`), one `cluster-service-shared-health-probe`,
+/// HTTP :10256 `/healthz`, for every rule (`buildClusterServiceSharedProbe`,
+/// `azure_loadbalancer_healthprobe.go:33-45`); none for a Service without a TCP port.
 pub fn azure_probes(svc: &Value) -> Vec<Value> {
-    let lb = lb_resource_name(svc);
-    meta::get(svc, &["spec", "ports"])
+    let tcp = meta::get(svc, &["spec", "ports"])
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter(|p| p["protocol"].as_str().unwrap_or("TCP") == "TCP")
-        .map(|p| {
-            let protocol = p["protocol"].as_str().unwrap_or("TCP");
-            json!({
-                "name": format!("{lb}-{protocol}-{}", p["port"]),
-                "protocol": transport(protocol),
-                "port": p["nodePort"],
-                "intervalInSeconds": 5,
-                "numberOfProbes": 2,
-            })
-        })
-        .collect()
+        .any(|p| p["protocol"].as_str().unwrap_or("TCP") == "TCP");
+    if !tcp {
+        return Vec::new();
+    }
+    vec![json!({
+        "name": crate::azure::SHARED_PROBE,
+        "protocol": "Http",
+        "port": 10256,
+        "requestPath": "/healthz",
+        "intervalInSeconds": 5,
+        "numberOfProbes": 2,
+    })]
 }
 
 impl super::LoadBalancers {

@@ -31,9 +31,10 @@ use std::collections::BTreeSet;
 /// The Service annotation choosing the network tier (`Standard` or `Premium`).
 pub const NETWORK_TIER: &str = "cloud.google.com/network-tier";
 
-/// The name of the provider's own instance group (`k8s-ig--<cluster-id>`; the cluster id is
-/// the `ingress-uid` ConfigMap's, a fixed one here).
-const OWN_GROUP: &str = "k8s-ig--8f1c2a7d4e5b6c90";
+/// The name of the provider's own instance group (`k8s-ig--<cluster-id>`, `makeInstanceGroupName`
+/// in gce_loadbalancer_naming.go:36-44; the cluster id is the `ingress-uid` ConfigMap's, a fixed
+/// one here).
+pub const OWN_GROUP: &str = "k8s-ig--8f1c2a7d4e5b6c90";
 
 /// `ensureInternalInstanceGroups` against the fake: the backend service's groups (the reused
 /// ones, and per zone the provider's own group of the other nodes) when every zone's nodes
@@ -74,11 +75,10 @@ pub fn ensure_internal_instance_groups(view: &GcpLbView) -> Result<Vec<GroupBack
             .collect();
         let instance = |name: &str| format!("projects/{project}/zones/{zone}/instances/{name}");
         for node in &remaining {
-            if let Some((other, _)) = view
-                .groups(zone)
-                .into_iter()
-                .find(|(g, members)| !reused.contains(g) && members.contains(&node.name))
-            {
+            if let Some((other, _)) = view.groups(zone).into_iter().find(|(g, members)| {
+                // Its own group from an earlier sync holds it already.
+                g != OWN_GROUP && !reused.contains(g) && members.contains(&node.name)
+            }) {
                 return Err(format!(
                     "googleapi: Error 400: Invalid value for field 'resource.instances': '{}'. Instance is already a member of load-balanced instance group '{other}'; an instance can be in one load-balanced instance group only (INSTANCE_IN_MULTIPLE_LOAD_BALANCED_IGS), adding it to instance group {OWN_GROUP}, invalid",
                     instance(&node.name)
@@ -109,7 +109,7 @@ pub fn ensure_internal_instance_groups(view: &GcpLbView) -> Result<Vec<GroupBack
 
 /// The Service's network tier: `cloud.google.com/network-tier` (`Standard` / `Premium`, any
 /// case), Premium when absent (the provider's `GetServiceNetworkTier`).
-fn desired_tier(svc: &Value) -> Result<&'static str, String> {
+pub(super) fn desired_tier(svc: &Value) -> Result<&'static str, String> {
     match meta::get_str(svc, &["metadata", "annotations", NETWORK_TIER]) {
         None => Ok("Premium"),
         Some(t) if t.eq_ignore_ascii_case("premium") => Ok("Premium"),

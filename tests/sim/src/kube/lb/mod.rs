@@ -41,8 +41,10 @@ mod cidr;
 pub(crate) mod ec2;
 mod frontends;
 mod gce;
+mod gce_build;
 mod internal;
 mod nlb_config;
+mod release;
 
 pub use cidr::{Ipv4Cidr, Ipv6Cidr};
 pub use frontends::gcp_no_address;
@@ -51,6 +53,7 @@ use super::events::{EventType, Report};
 use super::meta;
 use super::resources::SERVICES;
 use super::store::{Key, Store};
+use crate::azure::AzureLbView;
 use anyhow::Result;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -396,6 +399,8 @@ pub struct LoadBalancers {
     used: std::sync::Mutex<HashMap<Id, Used>>,
     /// The nodes behind the GCP and Azure load balancers (see `backends`).
     nodes: std::sync::Mutex<backends::Nodes>,
+    /// GCE and Azure: the service controller's one worker (see `gce_build`).
+    sync_queue: tokio::sync::Mutex<()>,
 }
 
 /// What one Service's load balancer uses in the cloud's address book.
@@ -444,22 +449,6 @@ fn cloud_checks(cloud: &CloudOptions, kind: Kind, svc: &Value) -> Result<(), Str
         (Kind::Other, None, Some(azure)) => azure::ensure_public(azure, svc),
         _ => Ok(()),
     }
-}
-
-/// Tells the GCP fake the forwarding rule and backend service the provider built for `svc`
-/// (one frontend: GCE's internal Services are single stack), so the cloud shows them.
-fn record_gce_internal(gcp: &crate::gcp::GcpLbView, svc: &Value, wanted: &[frontends::Frontend]) {
-    let Some(frontend) = wanted.first() else {
-        return;
-    };
-    // Checked by `cloud_checks` a moment ago, under the same lock of the controller.
-    let backends = gce::ensure_internal_instance_groups(gcp).unwrap_or_default();
-    let ports = frontend
-        .rules
-        .iter()
-        .filter_map(|r| u16::try_from(r.port).ok())
-        .collect();
-    gcp.record_internal_lb(&lb_resource_name(svc), frontend.ip, ports, backends);
 }
 
 /// The AWS Load Balancer Controller's verdict on a deployed NLB: its Service reconciled, and,
@@ -513,6 +502,7 @@ impl LoadBalancers {
             held: tokio::sync::Mutex::new(HashMap::new()),
             used: std::sync::Mutex::new(HashMap::new()),
             nodes: std::sync::Mutex::new(backends::Nodes::default()),
+            sync_queue: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -591,6 +581,12 @@ impl LoadBalancers {
     /// what it held if that changed, then claims what it asks for, or refuses.
     pub async fn reconcile(&self, store: &Store, ns: &str, name: &str) -> Outcome {
         let id = (ns.to_string(), name.to_string());
+        // GCE and Azure: the service controller syncs one Service at a time (see `gce_build`).
+        let _one_at_a_time = match (&self.cloud.gcp, &self.cloud.azure) {
+            (None, None) => None,
+            _ => Some(self.sync_queue.lock().await),
+        };
+        let nic_references = self.cloud.azure.as_ref().map(AzureLbView::pool_references);
         let mut held = self.held.lock().await;
         let svc = store
             .lock()
@@ -724,16 +720,32 @@ impl LoadBalancers {
                     {
                         return refused(why);
                     }
-                    if let (Kind::GcpInternal, Some(gcp)) = (kind(&svc), &self.cloud.gcp) {
-                        record_gce_internal(gcp, &svc, &wanted);
-                    }
                     held.insert(
                         id.clone(),
                         Holding {
                             uid,
-                            held: Held::Frontends(wanted),
+                            held: Held::Frontends(wanted.clone()),
                         },
                     );
+                    // The calls take their time; the queue keeps other Services out.
+                    match (kind(&svc), &self.cloud.gcp, &self.cloud.azure) {
+                        (Kind::GcpInternal, Some(gcp), _) => {
+                            drop(held);
+                            if let Err(why) = gce_build::ensure_internal(gcp, &svc, &wanted).await {
+                                self.held.lock().await.remove(&id);
+                                return refused(why);
+                            }
+                        }
+                        (Kind::AzureInternal, _, Some(azure)) => {
+                            if let Err(why) = azure::ensure_internal(azure, &svc, &wanted) {
+                                held.remove(&id);
+                                return refused(why);
+                            }
+                            drop(held);
+                            self.wait_nic_updates(nic_references).await;
+                        }
+                        _ => {}
+                    }
                 }
                 self.uses(&id, &svc);
                 Outcome::Provisioned(vec![ensuring, ensured()])
@@ -745,6 +757,13 @@ impl LoadBalancers {
                 if let Err(why) = cloud_checks(&self.cloud, kind(&svc), &svc) {
                     return sync_failed(why);
                 }
+                drop(held);
+                if let (Kind::Other, Some(gcp)) = (kind(&svc), &self.cloud.gcp)
+                    && let Err(why) = gce_build::ensure_external(gcp, &svc).await
+                {
+                    return sync_failed(why);
+                }
+                self.wait_nic_updates(nic_references).await;
                 self.uses(&id, &svc);
                 Outcome::Provisioned(vec![ensuring(), ensured()])
             }
@@ -789,91 +808,6 @@ impl LoadBalancers {
             }
             Held::Frontends(f) if !targets.is_empty() => f.iter().map(|f| f.ip).collect(),
             Held::Frontends(_) => Vec::new(),
-        }
-    }
-
-    /// Gives back everything the Service `ns/name` with `uid` held (it was deleted or is no
-    /// longer a LoadBalancer), [`CloudOptions::release_delay`] later. A Service re-created
-    /// under that name keeps what it holds.
-    pub async fn release(&self, ns: &str, name: &str, uid: &str) {
-        let id = (ns.to_string(), name.to_string());
-        let gone = {
-            let mut held = self.held.lock().await;
-            if held.get(&id).is_some_and(|h| h.uid == uid) {
-                held.remove(&id)
-            } else {
-                None
-            }
-        };
-        let used = {
-            let mut used = lock(&self.used);
-            if used.get(&id).is_some_and(|u| u.uid == uid) {
-                used.remove(&id)
-            } else {
-                None
-            }
-        };
-        if gone.is_none() && used.is_none() {
-            return;
-        }
-        tokio::time::sleep(self.cloud.release_delay).await;
-        if let Some(gone) = gone {
-            self.give_back(&gone.held).await;
-        }
-        if let (Some(used), Some(book)) = (&used, &self.cloud.addresses) {
-            for ip in &used.ips {
-                book.0.detach(*ip, &used.lb);
-            }
-        }
-        if let (Some(used), Some(azure)) = (&used, &self.cloud.azure) {
-            for ip in &used.ips {
-                azure.remove_destination(&ip.to_string());
-            }
-        }
-    }
-
-    /// Records that the Service's load balancer uses the addresses it asks for, and no longer
-    /// the ones it used before (in the cloud's address book too, when there is one).
-    fn uses(&self, id: &Id, svc: &Value) {
-        let ips: Vec<IpAddr> = requested_ips(svc)
-            .iter()
-            .filter_map(|ip| ip.parse().ok())
-            .collect();
-        let lb = lb_resource_name(svc);
-        let mut used = lock(&self.used);
-        if let Some(book) = &self.cloud.addresses {
-            if let Some(old) = used.get(id) {
-                for ip in old
-                    .ips
-                    .iter()
-                    .filter(|ip| old.lb != lb || !ips.contains(ip))
-                {
-                    book.0.detach(*ip, &old.lb);
-                }
-            }
-            for ip in &ips {
-                book.0.attach(*ip, &lb);
-            }
-        }
-        let uid = meta::uid(svc).to_string();
-        used.insert(id.clone(), Used { uid, lb, ips });
-    }
-
-    /// Why the targets of the Service's NLB cannot be registered (None: they can, or the
-    /// cloud facts to judge are not given). The targets are the pods it selects now.
-    async fn unregistered(&self, store: &Store, svc: &Value) -> Option<String> {
-        let (Some(ec2), Some(cluster)) = (&self.ec2, &self.cloud.aws_cluster_name) else {
-            return None;
-        };
-        let targets = super::endpoints::selected_ips(&store.lock(), svc);
-        aws::backend_security_groups(ec2, cluster, &targets)
-            .await
-            .err()
-    }
-
-    async fn give_back(&self, held: &Held) {
-        if let Held::Nlb(nlb) = held {
-            aws::release(self.ec2.as_ref(), nlb).await;
         }
     }
 }
