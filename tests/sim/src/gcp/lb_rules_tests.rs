@@ -555,6 +555,7 @@ fn nodes_pass_the_node_health_check_after_its_first_interval_the_bootstrap_vm_ne
     let other = group("mycluster-7xk2p-master-us-central1-b");
     let e = call(&mut w, Method::POST, &health, other).unwrap_err();
     assert_eq!(e.code, 400, "{e:?}");
+}
 
 #[test]
 fn a_vm_added_after_the_start_is_an_instance_its_zones_group_and_the_target_pool_take() {
