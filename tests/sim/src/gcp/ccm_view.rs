@@ -168,9 +168,9 @@ impl World {
         Ok(free.start)
     }
 
-    /// Each load balancer's backend side and whether the VM `vm` is in it: a controller's
-    /// backend services (through an instance group of theirs holding it) and target pools,
-    /// and the internal load balancers the simulated provider recorded.
+    /// Each load balancer's backend side and whether the VM `vm` is in it: the backend
+    /// services (through an instance group of theirs holding it) and target pools a
+    /// controller made, the real CCM or the simulated provider.
     pub(crate) fn backends_holding(&self, vm: &str) -> Vec<(String, bool)> {
         let w = self;
         let project = w.seed().project.clone();
@@ -199,13 +199,6 @@ impl World {
                     .any(|i| i.contains(&tail) && i.ends_with(&format!("/instances/{vm}")));
                 out.push((path.clone(), holds));
             }
-        }
-        for (name, lb) in &w.internal_lbs {
-            let holds = lb
-                .backends
-                .iter()
-                .any(|b| b.members.iter().any(|m| m == vm));
-            out.push((format!("simulated internal load balancer {name}"), holds));
         }
         out
     }
