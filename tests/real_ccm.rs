@@ -32,6 +32,27 @@ async fn upi_leaves_the_users_addresses_as_they_were(cloud: &str, user_addresses
     assert!(upi.adopted(), "{shown}");
     assert_eq!(upi.changes(), Vec::<String>::new(), "{shown}");
     assert_eq!(json["upi"]["untouched"], true, "{shown}");
+    // GCP makes the node change with the simulated controller too (a fourth worker, its VM
+    // in the fake), read off what that controller recorded there; Azure only with a real CCM.
+    let change = &json["node_change"];
+    if cloud == "gcp" {
+        assert!(
+            change["node"]
+                .as_str()
+                .unwrap()
+                .ends_with("-worker-a-n4v8q"),
+            "{shown}"
+        );
+        assert!(
+            !change["backends_holding_it"]
+                .as_object()
+                .unwrap()
+                .is_empty(),
+            "the simulated internal load balancers are there to look at: {shown}"
+        );
+    } else {
+        assert!(change.is_null(), "{shown}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -61,15 +61,49 @@ def instance_checks(compute, name):
     return out
 
 
+def node_change_checks(compute, name):
+    """A VM added after the start (zone us-central1-a): read, then behind load balancers as
+    the GCE CCM puts a new Node: instanceGroups.addInstances to an unmanaged group of its
+    zone, targetPools.addInstance; each a second time (refused)."""
+    Z = "us-central1-a"
+    out = {}
+    vm = compute.instances().get(project=P, zone=Z, instance=name).execute()
+    out["networkIP"] = vm["networkInterfaces"][0]["networkIP"]
+    ref = {"instances": [{"instance": vm["selfLink"]}]}
+    op = compute.instanceGroups().insert(project=P, zone=Z, body={"name": "k8s-ig--oracle"}).execute()
+    compute.zoneOperations().wait(project=P, zone=Z, operation=op["name"]).execute()
+    add = lambda: compute.instanceGroups().addInstances(
+        project=P, zone=Z, instanceGroup="k8s-ig--oracle", body=ref)
+    op = add().execute()
+    out["add_to_group"] = compute.zoneOperations().wait(project=P, zone=Z, operation=op["name"]).execute()["status"]
+    listed = compute.instanceGroups().listInstances(
+        project=P, zone=Z, instanceGroup="k8s-ig--oracle", body={"instanceState": "ALL"}).execute()
+    out["group_members"] = [i["instance"].rsplit("/", 1)[-1] for i in listed.get("items", [])]
+    out["group_again"] = error_of(add())
+    op = compute.targetPools().insert(project=P, region=R, body={"name": "a-oracle-pool"}).execute()
+    compute.regionOperations().wait(project=P, region=R, operation=op["name"]).execute()
+    add = lambda: compute.targetPools().addInstance(project=P, region=R, targetPool="a-oracle-pool", body=ref)
+    op = add().execute()
+    out["add_to_pool"] = compute.regionOperations().wait(project=P, region=R, operation=op["name"]).execute()["status"]
+    pool = compute.targetPools().get(project=P, region=R, targetPool="a-oracle-pool").execute()
+    out["pool_members"] = [i.rsplit("/", 1)[-1] for i in pool.get("instances", [])]
+    out["pool_again"] = error_of(add())
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--endpoint", required=True)
     ap.add_argument("--in-use", help="only: the address NAME, which a forwarding rule uses")
     ap.add_argument("--instance", help="only: nic0 of the VM NAME (zone us-central1-a) and an alias")
+    ap.add_argument("--node-change", help="only: the VM NAME (us-central1-a) into a group and a target pool")
     a = ap.parse_args()
     creds = AnonymousCredentials()
     compute = build("compute", "v1", static_discovery=True, credentials=creds,
                     client_options={"api_endpoint": a.endpoint + "/compute/v1/"})
+    if a.node_change:
+        json.dump(node_change_checks(compute, a.node_change), sys.stdout)
+        return
     if a.instance:
         json.dump(instance_checks(compute, a.instance), sys.stdout)
         return

@@ -231,3 +231,37 @@ async fn the_official_python_client_adds_an_alias_ip_to_the_bootstrap_vm() {
         .collect();
     assert_eq!(addresses, ["10.0.1.10", "10.0.0.2"]);
 }
+
+/// A VM added after the start (a new worker, `add_instance`: the real-CCM harness's node
+/// change) as the official client reads it and puts it behind load balancers as the GCE CCM
+/// does for a new Node: `instanceGroups.addInstances` to an unmanaged group of its zone and
+/// `targetPools.addInstance`, each awaited through its operation; a second add is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_python_client_puts_a_vm_added_after_the_start_in_a_group_and_a_target_pool() {
+    let fake = GcpFake::start(FakeOptions::realistic()).await.unwrap();
+    let vm = "mycluster-7xk2p-worker-a-n4v8q";
+    let ip = fake
+        .add_instance(vm, "us-central1-a", "mycluster-worker-subnet")
+        .unwrap();
+    let o = venv::run_json(
+        "gcp_oracle.py",
+        &["--endpoint", &fake.url(), "--node-change", vm],
+    )
+    .await
+    .unwrap();
+    assert_eq!(o["networkIP"], ip.to_string(), "{o}");
+    assert_eq!(o["add_to_group"], "DONE", "{o}");
+    assert_eq!(o["group_members"], json!([vm]), "{o}");
+    assert_eq!(o["group_again"]["code"], 400, "{o}");
+    assert_eq!(o["group_again"]["reason"], "memberAlreadyExists", "{o}");
+    assert_eq!(o["add_to_pool"], "DONE", "{o}");
+    assert_eq!(o["pool_members"], json!([vm]), "{o}");
+    assert_eq!(o["pool_again"]["code"], 400, "{o}");
+    let holding = fake.backends_holding(vm);
+    assert!(
+        holding
+            .iter()
+            .any(|(path, holds)| path.ends_with("/targetPools/a-oracle-pool") && *holds),
+        "{holding:?}"
+    );
+}

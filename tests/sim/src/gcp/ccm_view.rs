@@ -1,9 +1,12 @@
 //! What a run with a real cloud-controller-manager reads back from the fake
 //! (`bootstrap-sim real-ccm gcp`): what the controller made and left, when each load balancer
-//! started to serve, and when each IP joined DNS.
+//! started to serve, and when each IP joined DNS; and a VM that comes after the install (a
+//! node change), with where it is behind the load balancers.
 
-use super::GcpFake;
+use super::{GcpFake, World};
+use anyhow::{Result, bail};
 use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
 use std::time::{Instant, SystemTime};
 
 fn wall(at: Instant) -> SystemTime {
@@ -102,6 +105,101 @@ impl GcpFake {
             }
         }
         out.sort();
+        out
+    }
+
+    /// A VM that comes after the install (see [`World::add_instance`]).
+    pub fn add_instance(&self, name: &str, zone: &str, subnetwork: &str) -> Result<Ipv4Addr> {
+        self.lock().add_instance(name, zone, subnetwork)
+    }
+
+    /// Where the VM `vm` is behind the load balancers (see [`World::backends_holding`]).
+    pub fn backends_holding(&self, vm: &str) -> Vec<(String, bool)> {
+        self.lock().backends_holding(vm)
+    }
+}
+
+impl World {
+    /// A VM that comes after the install (a new worker Machine): `name` in `zone`, nic0 in
+    /// the seed's subnetwork `subnetwork` at its lowest free address (GCE picks "an unused
+    /// internal IP"), a Node of the cluster. `instances.get`, `instances.list` and the
+    /// instance-group and target-pool calls know it from now on. Refused: a name the fake
+    /// has, a zone not of the region, a subnetwork the seed lacks or one that is full.
+    pub(crate) fn add_instance(
+        &mut self,
+        name: &str,
+        zone: &str,
+        subnetwork: &str,
+    ) -> Result<Ipv4Addr> {
+        let w = self;
+        if w.instances.contains_key(name) {
+            bail!("GCP fake: an instance {name} exists already");
+        }
+        if !super::region_zones(&w.seed().region)
+            .iter()
+            .any(|z| z == zone)
+        {
+            bail!("GCP fake: {zone} is not a zone of {}", w.seed().region);
+        }
+        let Some(subnet) = w.seed().subnetwork(subnetwork).cloned() else {
+            bail!("GCP fake: no subnetwork {subnetwork}");
+        };
+        let Some(free) = w.free_block(&subnet, 32) else {
+            bail!("GCP fake: no free address in {subnetwork}");
+        };
+        w.options.seed.instances.push(super::InstanceSeed {
+            name: name.to_string(),
+            zone: zone.to_string(),
+            subnetwork: subnetwork.to_string(),
+            node: true,
+            network_ip: Some(free.start),
+        });
+        w.instances.insert(
+            name.to_string(),
+            super::instances::InstanceState {
+                zone: zone.to_string(),
+                subnetwork: subnetwork.to_string(),
+                network_ip: free.start,
+                aliases: Vec::new(),
+                pending: None,
+                fingerprint: super::instances::hash(name.as_bytes()),
+            },
+        );
+        Ok(free.start)
+    }
+
+    /// Each load balancer's backend side and whether the VM `vm` is in it: the backend
+    /// services (through an instance group of theirs holding it) and target pools a
+    /// controller made, the real CCM or the simulated provider.
+    pub(crate) fn backends_holding(&self, vm: &str) -> Vec<(String, bool)> {
+        let w = self;
+        let project = w.seed().project.clone();
+        let mut out = Vec::new();
+        for (path, resource) in &w.lb {
+            if path.contains("/backendServices/") {
+                let holds = resource["backends"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|b| b["group"].as_str())
+                    .filter_map(|g| super::zonal::group_of_url(w, g))
+                    .any(|(zone, group)| {
+                        super::instance_groups::members(w, &zone, &group)
+                            .iter()
+                            .any(|m| m == vm)
+                    });
+                out.push((path.clone(), holds));
+            } else if path.contains("/targetPools/") {
+                let tail = format!("/projects/{project}/zones/");
+                let holds = resource["instances"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|i| i.as_str())
+                    .any(|i| i.contains(&tail) && i.ends_with(&format!("/instances/{vm}")));
+                out.push((path.clone(), holds));
+            }
+        }
         out
     }
 }

@@ -556,3 +556,134 @@ fn nodes_pass_the_node_health_check_after_its_first_interval_the_bootstrap_vm_ne
     let e = call(&mut w, Method::POST, &health, other).unwrap_err();
     assert_eq!(e.code, 400, "{e:?}");
 }
+
+#[test]
+fn a_vm_added_after_the_start_is_an_instance_its_zones_group_and_the_target_pool_take() {
+    let mut w = world();
+    let vm = "mycluster-7xk2p-worker-a-n4v8q";
+    let ip = w
+        .add_instance(vm, "us-central1-a", "mycluster-worker-subnet")
+        .unwrap();
+    let others: Vec<_> = w
+        .instances
+        .iter()
+        .filter(|(n, _)| *n != vm)
+        .map(|(_, i)| i.network_ip)
+        .collect();
+    assert!(!others.contains(&ip), "a free address: {ip}");
+    assert_eq!(
+        ip.octets()[..2],
+        [10, 0],
+        "in the worker subnetwork 10.0.128.0/17: {ip}"
+    );
+    assert!(ip.octets()[2] >= 128, "{ip}");
+    let got = ok(call(
+        &mut w,
+        Method::GET,
+        &format!("{P}/zones/us-central1-a/instances/{vm}"),
+        Value::Null,
+    ));
+    assert_eq!(got["networkInterfaces"][0]["networkIP"], ip.to_string());
+    let listed = ok(call(
+        &mut w,
+        Method::GET,
+        &format!("{P}/zones/us-central1-a/instances?filter=name eq mycluster-7xk2p-worker.*"),
+        Value::Null,
+    ));
+    assert!(
+        listed["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["name"] == vm),
+        "{listed}"
+    );
+
+    // The internal load balancer's own group of the zone and its backend service.
+    let zone = format!("{P}/zones/us-central1-a");
+    ok(call(
+        &mut w,
+        Method::POST,
+        &format!("{zone}/instanceGroups"),
+        json!({"name": "k8s-ig--c1"}),
+    ));
+    internal_backend(&mut w, "a1");
+    let group = format!("https://www.googleapis.com/compute/v1/{zone}/instanceGroups/k8s-ig--c1");
+    let mut service = ok(call(
+        &mut w,
+        Method::GET,
+        &format!("{R}/backendServices/a1"),
+        Value::Null,
+    ));
+    service["backends"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"group": group}));
+    ok(call(
+        &mut w,
+        Method::PUT,
+        &format!("{R}/backendServices/a1"),
+        service,
+    ));
+    // The external one's target pool, with a VM of the install.
+    ok(call(
+        &mut w,
+        Method::POST,
+        &format!("{R}/targetPools"),
+        json!({"name": "a9", "instances": ["/zones/us-central1-a/instances/mycluster-7xk2p-master-0"]}),
+    ));
+    let before = w.backends_holding(vm);
+    assert_eq!(before.len(), 2, "{before:?}");
+    assert!(before.iter().all(|(_, holds)| !holds), "{before:?}");
+
+    let link = json!({"instances": [{"instance": format!("https://www.googleapis.com/compute/v1/{zone}/instances/{vm}")}]});
+    ok(call(
+        &mut w,
+        Method::POST,
+        &format!("{zone}/instanceGroups/k8s-ig--c1/addInstances"),
+        link.clone(),
+    ));
+    let half = w.backends_holding(vm);
+    assert!(
+        half.iter()
+            .any(|(p, holds)| p.contains("/backendServices/a1") && *holds),
+        "{half:?}"
+    );
+    assert!(
+        half.iter()
+            .any(|(p, holds)| p.contains("/targetPools/a9") && !*holds),
+        "{half:?}"
+    );
+    ok(call(
+        &mut w,
+        Method::POST,
+        &format!("{R}/targetPools/a9/addInstance"),
+        link.clone(),
+    ));
+    assert!(w.backends_holding(vm).iter().all(|(_, holds)| *holds));
+    let e = call(
+        &mut w,
+        Method::POST,
+        &format!("{R}/targetPools/a9/addInstance"),
+        link,
+    )
+    .unwrap_err();
+    assert_eq!(e.code, 400, "a member twice: {e:?}");
+
+    // What the fake refuses to add.
+    assert!(
+        w.add_instance(vm, "us-central1-a", "mycluster-worker-subnet")
+            .is_err(),
+        "a name it has"
+    );
+    assert!(
+        w.add_instance("vm2", "europe-west1-b", "mycluster-worker-subnet")
+            .is_err(),
+        "another region's zone"
+    );
+    assert!(
+        w.add_instance("vm2", "us-central1-a", "no-such-subnet")
+            .is_err(),
+        "an unknown subnetwork"
+    );
+}

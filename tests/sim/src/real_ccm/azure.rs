@@ -15,7 +15,7 @@
 
 use super::kube::Kube;
 use super::upi::UserAddresses;
-use super::{CcmCommand, CloudUnderTest, UserMade};
+use super::{CcmCommand, CloudUnderTest, NodeChange, UserMade};
 use crate::azure::{
     AzurePeers, CLIENT_ID, CLIENT_SECRET, CLUSTER_RG, COMPUTE_SUBNET, LOCATION, NETWORK_RG,
     SECURITY_GROUP, SUBSCRIPTION, VNET,
@@ -176,8 +176,8 @@ impl CloudUnderTest for Azure {
         Ok(CcmCommand { args, env })
     }
 
-    async fn add_a_node(&self, kube: &Kube) -> Result<Option<u128>> {
-        add_a_node(self, kube).await
+    async fn add_a_node(&self, kube: &Kube, limit: Duration) -> Result<Option<NodeChange>> {
+        add_a_node(self, kube, limit).await
     }
 
     /// A Standard, static public IP in the cluster resource group (azure-mgmt-network), and
@@ -367,9 +367,9 @@ fn node(name: &str, ip: Ipv4Addr) -> Value {
 }
 
 /// A fourth control-plane machine and its Node (a node change): how long until the CCM put
-/// its NIC in both load balancers' pools (None: not within a minute). Read off the fake's
+/// its NIC in both load balancers' pools (None: not within `limit`). Read off the fake's
 /// state every 50 ms: the NIC changes in the cloud, where nothing can be watched.
-async fn add_a_node(azure: &Azure, kube: &Kube) -> Result<Option<u128>> {
+async fn add_a_node(azure: &Azure, kube: &Kube, limit: Duration) -> Result<Option<NodeChange>> {
     let (name, ip) = ("master-3", Ipv4Addr::new(10, 0, 0, 8));
     azure.peers.sim.add_machine(name, ip);
     let started = Instant::now();
@@ -377,9 +377,9 @@ async fn add_a_node(azure: &Azure, kube: &Kube) -> Result<Option<u128>> {
         .await
         .context("cannot create the fourth Node")?;
     let nic = format!("{name}-nic");
-    let deadline = started + Duration::from_secs(60);
+    let deadline = started + limit;
     let mut tick = tokio::time::interval(Duration::from_millis(50));
-    while Instant::now() < deadline {
+    loop {
         tick.tick().await;
         let pools = azure
             .peers
@@ -388,9 +388,12 @@ async fn add_a_node(azure: &Azure, kube: &Kube) -> Result<Option<u128>> {
             .into_iter()
             .filter(|(n, _)| *n == nic)
             .count();
-        if pools >= 2 {
-            return Ok(Some(started.elapsed().as_millis()));
+        if pools >= 2 || Instant::now() >= deadline {
+            return Ok(Some(NodeChange {
+                node: name.to_string(),
+                in_backends_ms: (pools >= 2).then(|| started.elapsed().as_millis()),
+                backends: vec![(format!("{nic} in both load balancers' pools"), pools >= 2)],
+            }));
         }
     }
-    Ok(None)
 }

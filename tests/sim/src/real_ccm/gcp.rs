@@ -15,17 +15,21 @@
 //! cloud routes), plus JSON to the API server (it speaks no protobuf), no leader election,
 //! and no listener (`--secure-port=0`, `--webhook-secure-port=0`: the webhook port would
 //! otherwise listen on every interface).
+//!
+//! The node change is a fourth worker: its VM added to the fake, its Node to the API server
+//! (`add_a_node`).
 
+use super::kube::Kube;
 use super::upi::UserAddresses;
-use super::{CcmCommand, CloudUnderTest, UserMade};
+use super::{CcmCommand, CloudUnderTest, NodeChange, UserMade};
 use crate::gcp::{FakeOptions, GcpPeers};
 use crate::kube::{CloudOptions, KubeSimOptions};
 use crate::proxy::{Proxy, Service};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 pub struct Gcp {
     peers: GcpPeers,
@@ -180,6 +184,16 @@ impl CloudUnderTest for Gcp {
             .collect()
     }
 
+    /// The simulated controller's internal load balancers are recorded in the fake, so the
+    /// node change shows there too.
+    fn node_change_simulated(&self) -> bool {
+        true
+    }
+
+    async fn add_a_node(&self, kube: &Kube, limit: Duration) -> Result<Option<NodeChange>> {
+        add_a_node(self, kube, limit).await
+    }
+
     /// It lists the zones once it has read its configuration and the metadata.
     fn ccm_started(&self) -> bool {
         let log = self.peers.fake.request_log();
@@ -196,48 +210,89 @@ fn user_address_names(peers: &GcpPeers) -> [String; 2] {
     ]
 }
 
-/// The Nodes of the cluster: one per VM of the fake that is a Node (the bootstrap VM is none),
-/// named as the instance, with its zone and provider id, Ready.
+/// The Nodes of the cluster: one per VM of the fake that is a Node (the bootstrap VM is none).
 fn nodes(peers: &GcpPeers) -> Vec<Value> {
     let seed = peers.fake.seed();
     seed.instances
         .iter()
         .filter(|vm| vm.node)
         .map(|vm| {
-            let ip = peers
-                .fake
-                .instance_addresses(&vm.name)
-                .first()
-                .map(ToString::to_string)
-                .unwrap_or_default();
-            let role = if vm.name.contains("-master-") {
-                "node-role.kubernetes.io/master"
-            } else {
-                "node-role.kubernetes.io/worker"
-            };
-            json!({
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {
-                    "name": vm.name,
-                    "labels": {
-                        "kubernetes.io/hostname": vm.name,
-                        "topology.kubernetes.io/zone": vm.zone,
-                        "topology.kubernetes.io/region": seed.region,
-                        role: "",
-                    },
-                },
-                "spec": {"providerID": format!("gce://{}/{}/{}", seed.project, vm.zone, vm.name)},
-                "status": {
-                    "addresses": [{"type": "InternalIP", "address": ip},
-                                  {"type": "Hostname", "address": vm.name}],
-                    "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                                    "lastHeartbeatTime": crate::gcp::now_rfc3339(),
-                                    "lastTransitionTime": crate::gcp::now_rfc3339()}],
-                },
-            })
+            let ip = peers.fake.instance_addresses(&vm.name).first().copied();
+            node(&seed, &vm.name, &vm.zone, ip)
         })
         .collect()
+}
+
+/// The Node of the VM `name` in `zone` at `ip`: named as the instance, with its zone and
+/// provider id, Ready.
+fn node(seed: &crate::gcp::Seed, name: &str, zone: &str, ip: Option<Ipv4Addr>) -> Value {
+    let ip = ip.map(|ip| ip.to_string()).unwrap_or_default();
+    let role = if name.contains("-master-") {
+        "node-role.kubernetes.io/master"
+    } else {
+        "node-role.kubernetes.io/worker"
+    };
+    json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "topology.kubernetes.io/zone": zone,
+                "topology.kubernetes.io/region": seed.region,
+                role: "",
+            },
+        },
+        "spec": {"providerID": format!("gce://{}/{zone}/{name}", seed.project)},
+        "status": {
+            "addresses": [{"type": "InternalIP", "address": ip},
+                          {"type": "Hostname", "address": name}],
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                            "lastHeartbeatTime": crate::gcp::now_rfc3339(),
+                            "lastTransitionTime": crate::gcp::now_rfc3339()}],
+        },
+    })
+}
+
+/// A node change: a new worker VM in the region's first zone, in the compute subnetwork (as
+/// the Machine API makes one when a MachineSet scales up; no instance group of the installer
+/// takes it), and its Node. How long until every load balancer's backend side holds it
+/// (None: not within `limit`; each backend side as last seen). The real CCM's service controller syncs every load balancer
+/// on a Node add (k8s.io/cloud-provider `controllers/service/controller.go:160-186` as
+/// vendored at openshift/cloud-provider-gcp 30cc0479): the internal one puts the VM in its
+/// own `k8s-ig--<cluster-id>` group of the zone (`ensureInternalInstanceGroup`,
+/// `providers/gce/gce_loadbalancer_internal.go:654-727`: `instanceGroups.addInstances`), the
+/// external one in its target pool (`updateTargetPool`, `gce_loadbalancer_external.go:656-706`:
+/// `targetPools.addInstance`). Read off the fake every 50 ms: the cloud has nothing to watch.
+async fn add_a_node(gcp: &Gcp, kube: &Kube, limit: Duration) -> Result<Option<NodeChange>> {
+    let seed = gcp.peers.fake.seed();
+    let zone = crate::gcp::region_zones(&seed.region).remove(0);
+    let suffix = zone.rsplit('-').next().unwrap_or("a");
+    let name = format!("{}-worker-{suffix}-n4v8q", seed.infra_id);
+    let ip = gcp
+        .peers
+        .fake
+        .add_instance(&name, &zone, &seed.cloud_config_subnetwork)
+        .context("cannot add the fourth worker's VM to the GCP fake")?;
+    let started = Instant::now();
+    kube.create(node(&seed, &name, &zone, Some(ip)))
+        .await
+        .with_context(|| format!("cannot create the Node {name}"))?;
+    let deadline = started + limit;
+    let mut tick = tokio::time::interval(Duration::from_millis(50));
+    loop {
+        tick.tick().await;
+        let backends = gcp.peers.fake.backends_holding(&name);
+        let all = !backends.is_empty() && backends.iter().all(|(_, holds)| *holds);
+        if all || Instant::now() >= deadline {
+            return Ok(Some(NodeChange {
+                node: name,
+                in_backends_ms: all.then(|| started.elapsed().as_millis()),
+                backends,
+            }));
+        }
+    }
 }
 
 fn cloud_config(peers: &GcpPeers, ccm_proxy: &Proxy) -> String {

@@ -25,7 +25,7 @@ mod report;
 mod upi;
 
 pub use args::{Args, USAGE};
-pub use report::{CallsPerService, Report};
+pub use report::{CallsPerService, NodeChange, Report};
 pub use upi::UpiReport;
 
 use agent::{AgentSetup, agent_step, log_file};
@@ -112,9 +112,14 @@ pub(crate) trait CloudUnderTest {
     fn ccm_started(&self) -> bool {
         true
     }
-    /// A fourth Node (and its instance) comes: how long until the CCM put it in the load
-    /// balancers' backends (None: not measured for this cloud, or not within a minute).
-    async fn add_a_node(&self, _kube: &Kube) -> Result<Option<u128>> {
+    /// Whether the node change is made with the simulated controller too (where the fake
+    /// records what that controller built); else only with a real CCM.
+    fn node_change_simulated(&self) -> bool {
+        false
+    }
+    /// A fourth Node (and its instance) comes: how long until the controller put it in the
+    /// load balancers' backends (None: not measured for this cloud, or not within `limit`).
+    async fn add_a_node(&self, _kube: &Kube, _limit: Duration) -> Result<Option<NodeChange>> {
         Ok(None)
     }
     /// `--upi`: the user makes the addresses the Services will hold, by the seed's names,
@@ -132,6 +137,10 @@ pub struct UserMade {
     /// What the user named without a resource: a line each, and its IP.
     pub named_only: Vec<(String, String)>,
 }
+
+/// How long the node change waits for the simulated controller: in process, it reacts within
+/// milliseconds of the Node or not at all (the real CCMs took under 2 s).
+const SIMULATED_NODE_LIMIT: Duration = Duration::from_secs(5);
 
 /// Runs `real-ccm`; the exit code: 0 when the run is done and printed (whatever it found), 2
 /// for a bad command line or a missing CCM binary (with where to get it).
@@ -320,9 +329,22 @@ async fn sequence(
     let second_run_exit = step(&["run"], "agent-second-run.log").await?;
     let second_run_mutations = cloud.agent_mutations();
     let after_second = cloud.ccm_calls();
-    let node_added_ms = match args.ccm {
-        Some(_) => cloud.add_a_node(&kube).await?,
-        None => None,
+    let node_change = match (&args.ccm, cloud.node_change_simulated()) {
+        (Some(_), _) => {
+            let limit = Duration::from_secs(60);
+            let updated = observe::all_updated(&kube, &services, limit).await?;
+            let change = cloud.add_a_node(&kube, limit).await?;
+            // Its calls end with the last Service's sync, which may come after the
+            // backends hold the node (a Service whose backends held it already).
+            if change.as_ref().is_some_and(|c| c.in_backends_ms.is_some()) {
+                let _ = updated.await;
+            } else {
+                updated.abort();
+            }
+            change
+        }
+        (None, true) => cloud.add_a_node(&kube, SIMULATED_NODE_LIMIT).await?,
+        (None, false) => None,
     };
     let after_node = cloud.ccm_calls();
     let events = observe::ccm_events(&kube, started_at).await?;
@@ -392,7 +414,7 @@ async fn sequence(
         gate_after_ingress_ms: gate_at
             .zip(ingress_at)
             .map(|(gate, ingress)| observe::signed_ms(ingress, gate)),
-        node_added_ms,
+        node_change,
         calls_per_service: CallsPerService {
             run: per_service(baseline, after_run),
             run_mutating: (after_run.mutating - baseline.mutating) as f64 / count,

@@ -5,7 +5,7 @@ use super::CloudUnderTest;
 use super::kube::Kube;
 use anyhow::Result;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -152,6 +152,39 @@ pub async fn gate_watch(kube: &Kube) -> Result<tokio::task::JoinHandle<Option<In
             }
         }
         None
+    }))
+}
+
+/// Watches the Events from now on: the returned task ends once each of `services` got an
+/// `UpdatedLoadBalancer` Event (the CCM syncs every Service on a Node change, one after
+/// another), true; false after `limit`. Its calls until then are the node change's.
+pub async fn all_updated(
+    kube: &Kube,
+    services: &[OurService],
+    limit: Duration,
+) -> Result<tokio::task::JoinHandle<bool>> {
+    let mut changes = kube.changes("", "v1", "events").await?;
+    let mut waiting: BTreeSet<(String, String)> = services
+        .iter()
+        .map(|s| (s.namespace.clone(), s.name.clone()))
+        .collect();
+    Ok(tokio::spawn(async move {
+        let deadline = tokio::time::Instant::now() + limit;
+        while !waiting.is_empty() {
+            match tokio::time::timeout_at(deadline, changes.recv()).await {
+                Ok(Some(e)) if e["reason"] == "UpdatedLoadBalancer" => {
+                    let about = &e["involvedObject"];
+                    let key = (
+                        about["namespace"].as_str().unwrap_or_default().to_string(),
+                        about["name"].as_str().unwrap_or_default().to_string(),
+                    );
+                    waiting.remove(&key);
+                }
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => return false,
+            }
+        }
+        true
     }))
 }
 

@@ -30,9 +30,9 @@ pub struct Report {
     pub gate_lag_ms_per_ip: Vec<(String, i64)>,
     /// From the moment the last of our Services got its ingress to the gate passing.
     pub gate_after_ingress_ms: Option<i64>,
-    /// After the second `run`, a fourth Node and its VM come: how long until the CCM put it
-    /// in the backends (Azure; None elsewhere, or not within a minute).
-    pub node_added_ms: Option<u128>,
+    /// After the second `run`, a fourth Node and its VM come (with a real CCM; on GCP with
+    /// the simulated controller too): None when this cloud does not make the change.
+    pub node_change: Option<NodeChange>,
     /// The CCM's cloud calls per Service, in each phase.
     pub calls_per_service: CallsPerService,
     pub teardown_ms: u128,
@@ -42,6 +42,15 @@ pub struct Report {
     pub least_privilege: bool,
     /// `--upi`: the user's addresses before the run and after `teardown --all`.
     pub upi: Option<super::UpiReport>,
+}
+
+/// The node change: which Node came, how long until every load balancer's backend side held
+/// it (None: not within the limit), and each backend side as last seen (holding it or not).
+#[derive(Debug, Clone)]
+pub struct NodeChange {
+    pub node: String,
+    pub in_backends_ms: Option<u128>,
+    pub backends: Vec<(String, bool)>,
 }
 
 #[derive(Debug, Default)]
@@ -77,7 +86,14 @@ impl Report {
             "gate_lag_ms": self.gate_lag_ms,
             "gate_lag_ms_per_ip": per_ip,
             "gate_after_ingress_ms": self.gate_after_ingress_ms,
-            "node_added_ms": self.node_added_ms,
+            "node_added_ms": self.node_change.as_ref().and_then(|c| c.in_backends_ms),
+            "node_change": self.node_change.as_ref().map(|c| json!({
+                "node": c.node,
+                "in_backends_ms": c.in_backends_ms,
+                "backends_holding_it": c.backends.iter()
+                    .map(|(b, holds)| (b.clone(), json!(holds)))
+                    .collect::<serde_json::Map<String, Value>>(),
+            })),
             "calls_per_service": {
                 "run": self.calls_per_service.run,
                 "run_mutating": self.calls_per_service.run_mutating,
