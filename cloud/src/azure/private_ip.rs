@@ -49,7 +49,7 @@ use crate::{CloudError, ErrorKind, IpFamily};
 use reqwest::Method;
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Addresses asked about (CheckIPAddressAvailability) per pick before Azure's suggestions.
 const PROBES: usize = 16;
@@ -57,6 +57,11 @@ const PROBES: usize = 16;
 const ROUNDS: u32 = 8;
 /// How long a claim waits for higher-ranked claims of its address to yield.
 pub(super) const SETTLE_WAIT: Duration = Duration::from_secs(10);
+/// The first pause between settle reads; it doubles (with jitter) up to the second.
+const SETTLE_PAUSE: Duration = Duration::from_millis(200);
+const SETTLE_PAUSE_MAX: Duration = Duration::from_secs(2);
+/// How long one read of the records waits out ARM's throttling, beyond the per-call retries.
+const THROTTLED_PATIENCE: Duration = Duration::from_secs(180);
 
 impl AzureAddresses {
     /// The compute subnet's address prefixes. Azure reports `addressPrefix` for a subnet with
@@ -131,8 +136,28 @@ fn lists_group(groups: &[serde_json::Value], rg: &str) -> bool {
 }
 
 impl AzureAddresses {
-    /// Every cluster's private-IPv4 record in the subscription.
+    /// Every cluster's private-IPv4 record in the subscription; a throttled read is made again
+    /// after ARM's `Retry-After` (with jitter) for up to [`THROTTLED_PATIENCE`] in all.
     pub(super) async fn private_records(&self) -> Result<Vec<Record>, CloudError> {
+        let (mut waited, mut attempt) = (Duration::ZERO, 0);
+        loop {
+            attempt += 1;
+            match self.read_private_records().await {
+                Err(e) if e.is_throttled() && waited < THROTTLED_PATIENCE => {
+                    let wait = match e.retry_after {
+                        Some(asked) => crate::retry::after(asked, THROTTLED_PATIENCE),
+                        None => crate::retry::backoff(attempt, SETTLE_PAUSE, SETTLE_PAUSE_MAX),
+                    };
+                    tracing::debug!(?wait, error = %e, "resource-group list throttled; waiting");
+                    tokio::time::sleep(wait).await;
+                    waited += wait;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn read_private_records(&self) -> Result<Vec<Record>, CloudError> {
         let op = "ListResourceGroups";
         let url = self.arm.url(
             &format!(
@@ -239,9 +264,10 @@ impl AzureAddresses {
 
     /// Reads the records until our claim of `ip` is settled: None to keep it, else why not.
     async fn settle(&self, tag: &str, ip: IpAddr) -> Result<Option<String>, CloudError> {
-        let deadline = Instant::now() + SETTLE_WAIT;
-        let mut delay = Duration::from_millis(200);
+        // Our pauses between reads, not the reads: see the module docs.
+        let (mut paused, mut attempt) = (Duration::ZERO, 0);
         loop {
+            attempt += 1;
             let records = self.private_records().await?;
             let waiting_for = match verdict(&records, tag, &self.settings.resource_group, ip) {
                 Verdict::Keep => return Ok(None),
@@ -249,14 +275,16 @@ impl AzureAddresses {
                 Verdict::Wait(rival) => rival,
                 Verdict::Unseen => "our own claim to show in the resource-group list".into(),
             };
-            if Instant::now() >= deadline {
+            if paused >= SETTLE_WAIT {
                 return Ok(Some(format!(
-                    "still waiting after {SETTLE_WAIT:?} for {waiting_for}"
+                    "still waiting after {SETTLE_WAIT:?} of pauses for {waiting_for}"
                 )));
             }
             tracing::debug!(%ip, %waiting_for, "private IP claim not settled yet");
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_secs(2));
+            // Jittered, so that agents claiming together do not read together.
+            let pause = crate::retry::backoff(attempt, SETTLE_PAUSE, SETTLE_PAUSE_MAX);
+            tokio::time::sleep(pause).await;
+            paused += pause;
         }
     }
 

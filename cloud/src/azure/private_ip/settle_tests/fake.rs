@@ -40,6 +40,11 @@ pub(super) struct World {
     /// Addresses asked about, in order.
     pub(super) checked: Vec<Ipv4Addr>,
     pub(super) react: Option<React>,
+    /// `ResourceGroups_List` requests (from 1, the refused ones counted) ARM throttles:
+    /// 429 `SubscriptionRequestsThrottled` with `Retry-After: throttle_seconds`.
+    pub(super) throttled_lists: BTreeSet<usize>,
+    pub(super) throttle_seconds: u64,
+    pub(super) list_requests: usize,
 }
 
 impl World {
@@ -62,6 +67,17 @@ impl World {
             .iter()
             .filter(|e| matches!(e, Event::ListRead(_)))
             .count()
+    }
+
+    /// The `Retry-After` of a throttled list request, counting it; None: it is answered.
+    fn throttles(&mut self, method: &str, target: &str) -> Option<u64> {
+        let path = target.split_once('?').map_or(target, |(p, _)| p);
+        if method != "GET" || !path.ends_with("/resourcegroups") {
+            return None;
+        }
+        self.list_requests += 1;
+        let throttled = self.throttled_lists.contains(&self.list_requests);
+        throttled.then_some(self.throttle_seconds)
     }
 
     fn answer(&mut self, method: &str, target: &str, body: &Value) -> (u16, Value) {
@@ -148,14 +164,27 @@ impl Fake {
                     let (read, mut write) = stream.into_split();
                     let mut read = BufReader::new(read);
                     while let Some(request) = read_request(&mut read).await {
-                        let (status, body) = world.lock().unwrap().answer(
-                            &request.method,
-                            &request.target,
-                            &request.body,
-                        );
+                        let (status, body, retry_after) = {
+                            let mut world = world.lock().unwrap();
+                            match world.throttles(&request.method, &request.target) {
+                                Some(seconds) => (
+                                    429,
+                                    json!({"error": {"code": "SubscriptionRequestsThrottled", "message": "throttled"}}),
+                                    format!("retry-after: {seconds}\r\n"),
+                                ),
+                                None => {
+                                    let (status, body) = world.answer(
+                                        &request.method,
+                                        &request.target,
+                                        &request.body,
+                                    );
+                                    (status, body, String::new())
+                                }
+                            }
+                        };
                         let body = body.to_string();
                         let head = format!(
-                            "HTTP/1.1 {status} X\r\ncontent-length: {}\r\ncontent-type: application/json\r\n\r\n",
+                            "HTTP/1.1 {status} X\r\ncontent-length: {}\r\ncontent-type: application/json\r\n{retry_after}\r\n",
                             body.len()
                         );
                         if write.write_all(head.as_bytes()).await.is_err()
