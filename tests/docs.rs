@@ -522,3 +522,34 @@ fn ci_runs_the_readmes_test_command_unchanged() {
         .collect();
     assert_eq!(stage, [format!("stage test {command}")], "{stage:?}");
 }
+
+/// A merge's conflict markers committed in a page (docs/operating.md held one for a session).
+fn conflict_markers(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            ["<<<<<<< ", "=======", ">>>>>>> "].iter().any(|marker| {
+                line.starts_with(marker) && (marker.ends_with(' ') || *line == *marker)
+            })
+        })
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+#[test]
+fn no_page_holds_a_merge_conflict() {
+    assert_eq!(
+        conflict_markers("a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> other\n"),
+        vec![2, 4, 6]
+    );
+    assert!(conflict_markers("| a | b |\n======= title\n").is_empty());
+    let found: Vec<String> = pages()
+        .iter()
+        .flat_map(|(path, text)| {
+            conflict_markers(text)
+                .into_iter()
+                .map(move |line| format!("{path}:{line}"))
+        })
+        .collect();
+    assert!(found.is_empty(), "conflict markers at {found:?}");
+}
