@@ -34,7 +34,7 @@ use super::kubelet::{self, PodSet};
 use super::lb::{self, CloudOptions, LoadBalancers, Outcome};
 use super::meta;
 use super::ops::{self, WriteCtx};
-use super::resources::{NAMESPACES, PODS, SERVICES};
+use super::resources::{NAMESPACES, NODES, PODS, SERVICES};
 use super::store::{EventType, Inner, Key};
 use super::{ControllerKnobs, Shared};
 use anyhow::Result;
@@ -316,8 +316,17 @@ fn remove_finalizers(inner: &mut Inner, id: &Id, uid: &str) {
 
 async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
     let subscribe = |res| ctx.shared.store.lock().subscribe(res, None, true);
-    let (Ok((backlog, mut services)), Ok((_, mut pods)), Ok((_, mut namespaces))) =
-        (subscribe(SERVICES), subscribe(PODS), subscribe(NAMESPACES))
+    let (
+        Ok((backlog, mut services)),
+        Ok((_, mut pods)),
+        Ok((_, mut namespaces)),
+        Ok((_, mut nodes)),
+    ) = (
+        subscribe(SERVICES),
+        subscribe(PODS),
+        subscribe(NAMESPACES),
+        subscribe(NODES),
+    )
     else {
         return;
     };
@@ -338,6 +347,14 @@ async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
             },
             e = pods.recv() => match e {
                 Some(e) => resync_endpoints(&ctx, &e.key.ns),
+                None => break,
+            },
+            e = nodes.recv() => match e {
+                // A Node's status changing alone syncs nothing (`shouldSyncUpdatedNode`).
+                Some(e) if e.typ != EventType::Modified => {
+                    tokio::spawn(update_hosts(ctx.clone()));
+                }
+                Some(_) => {}
                 None => break,
             },
             e = namespaces.recv() => match e {
@@ -362,6 +379,16 @@ async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
             }
             _ = super::stopped(&mut shutdown) => break,
         }
+    }
+}
+
+/// A Node came or went: the cloud's load balancers take the nodes as they are now, each
+/// Service gets its event (see `lb::node_sync`).
+async fn update_hosts(ctx: Arc<Ctx>) {
+    let events = ctx.lbs.update_hosts(&ctx.shared.store).await;
+    let mut inner = ctx.shared.store.lock();
+    for (svc, report) in events {
+        events::record(&mut inner, &svc, &report);
     }
 }
 

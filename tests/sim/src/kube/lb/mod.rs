@@ -43,6 +43,7 @@ mod frontends;
 mod gce;
 mod gce_build;
 mod internal;
+mod node_sync;
 mod nlb_config;
 mod release;
 
