@@ -57,6 +57,13 @@ async fn upi_leaves_the_users_addresses_as_they_were(cloud: &str, user_addresses
             "the new node is in every backend side: {shown}"
         );
         assert!(change["in_backends_ms"].is_u64(), "{shown}");
+        let updated = json["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e.as_str().unwrap().contains(" UpdatedLoadBalancer: "))
+            .count();
+        assert_eq!(updated, 3, "an UpdatedLoadBalancer per Service: {shown}");
     } else {
         assert!(change.is_null(), "{shown}");
     }

@@ -3869,7 +3869,11 @@ async fn gcp_simulated_provider_puts_a_node_added_later_in_every_backend() {
     fake.add_instance(name, zone, &seed.cloud_config_subnetwork)
         .unwrap();
     let held = fake.backends_holding(name);
-    assert_eq!(held.len(), 2, "a backend service and a target pool: {held:?}");
+    assert_eq!(
+        held.len(),
+        2,
+        "a backend service and a target pool: {held:?}"
+    );
     assert!(held.iter().all(|(_, holds)| !holds), "{held:?}");
 
     let node = json!({"apiVersion": "v1", "kind": "Node",

@@ -316,18 +316,12 @@ fn remove_finalizers(inner: &mut Inner, id: &Id, uid: &str) {
 
 async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
     let subscribe = |res| ctx.shared.store.lock().subscribe(res, None, true);
-    let (
-        Ok((backlog, mut services)),
-        Ok((_, mut pods)),
-        Ok((_, mut namespaces)),
-        Ok((_, mut nodes)),
-    ) = (
-        subscribe(SERVICES),
-        subscribe(PODS),
-        subscribe(NAMESPACES),
-        subscribe(NODES),
-    )
+    let (Ok((backlog, mut services)), Ok((_, mut pods)), Ok((_, mut namespaces))) =
+        (subscribe(SERVICES), subscribe(PODS), subscribe(NAMESPACES))
     else {
+        return;
+    };
+    let Ok((_, mut nodes)) = subscribe(NODES) else {
         return;
     };
     let mut running: HashMap<Id, Running> = HashMap::new();
@@ -350,9 +344,11 @@ async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
                 None => break,
             },
             e = nodes.recv() => match e {
-                // A Node's status changing alone syncs nothing (`shouldSyncUpdatedNode`).
+                // A Node came or went: every load balancer takes the nodes as they are now (see
+                // `lb::node_sync`); its status changing alone syncs nothing here.
                 Some(e) if e.typ != EventType::Modified => {
-                    tokio::spawn(update_hosts(ctx.clone()));
+                    let ctx = ctx.clone();
+                    tokio::spawn(async move { ctx.lbs.update_hosts(&ctx.shared.store).await });
                 }
                 Some(_) => {}
                 None => break,
@@ -379,16 +375,6 @@ async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
             }
             _ = super::stopped(&mut shutdown) => break,
         }
-    }
-}
-
-/// A Node came or went: the cloud's load balancers take the nodes as they are now, each
-/// Service gets its event (see `lb::node_sync`).
-async fn update_hosts(ctx: Arc<Ctx>) {
-    let events = ctx.lbs.update_hosts(&ctx.shared.store).await;
-    let mut inner = ctx.shared.store.lock();
-    for (svc, report) in events {
-        events::record(&mut inner, &svc, &report);
     }
 }
 

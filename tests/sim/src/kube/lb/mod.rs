@@ -43,8 +43,8 @@ mod frontends;
 mod gce;
 mod gce_build;
 mod internal;
-mod node_sync;
 mod nlb_config;
+mod node_sync;
 mod release;
 
 pub use cidr::{Ipv4Cidr, Ipv6Cidr};

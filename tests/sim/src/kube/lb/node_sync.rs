@@ -14,7 +14,7 @@
 //! The nodes are the GCP fake's VMs that are Nodes (see `gce`); a VM leaving is not modelled
 //! (the fake has no VM removal), so a removal syncs and finds nothing to add.
 
-use super::super::events::{EventType, Report};
+use super::super::events::{self, EventType};
 use super::super::meta;
 use super::super::resources::SERVICES;
 use super::super::store::Store;
@@ -24,11 +24,11 @@ use serde_json::Value;
 
 impl LoadBalancers {
     /// A Node came or went: updates the hosts of every served LoadBalancer Service (one with
-    /// an ingress) in name order, and returns each Service with its event. Nothing without
-    /// the GCP fake.
-    pub async fn update_hosts(&self, store: &Store) -> Vec<(Value, Report)> {
+    /// an ingress) in name order, recording each one's event as its update ends. Nothing
+    /// without the GCP fake.
+    pub async fn update_hosts(&self, store: &Store) {
         let Some(gcp) = &self.cloud.gcp else {
-            return Vec::new();
+            return;
         };
         // The service controller's one worker (see `gce_build`).
         let _one_at_a_time = self.sync_queue.lock().await;
@@ -45,7 +45,6 @@ impl LoadBalancers {
             })
             .collect();
         services.sort_by_key(|s| (meta::namespace(s).to_string(), meta::name(s).to_string()));
-        let mut events = Vec::new();
         for svc in services {
             let done = match update_gce_hosts(gcp, &svc).await {
                 Ok(()) => report(
@@ -67,9 +66,8 @@ impl LoadBalancers {
                     )
                 }
             };
-            events.push((svc, done));
+            events::record(&mut store.lock(), &svc, &done);
         }
-        events
     }
 }
 
