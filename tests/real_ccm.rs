@@ -32,8 +32,11 @@ async fn upi_leaves_the_users_addresses_as_they_were(cloud: &str, user_addresses
     assert!(upi.adopted(), "{shown}");
     assert_eq!(upi.changes(), Vec::<String>::new(), "{shown}");
     assert_eq!(json["upi"]["untouched"], true, "{shown}");
-    // GCP makes the node change with the simulated controller too (a fourth worker, its VM
-    // in the fake), read off what that controller recorded there; Azure only with a real CCM.
+    // GCP makes the node change with the simulated controller too (a fourth worker: its VM
+    // in the fake, its Node in the API server); as the real service controller does on a
+    // Node add (k8s.io/cloud-provider `controllers/service/controller.go:160-186`), the
+    // simulated one puts the VM in every load balancer's backend side: the internal ones'
+    // `k8s-ig--` group of its zone, the external one's target pool. Azure only with a real CCM.
     let change = &json["node_change"];
     if cloud == "gcp" {
         assert!(
@@ -43,13 +46,24 @@ async fn upi_leaves_the_users_addresses_as_they_were(cloud: &str, user_addresses
                 .ends_with("-worker-a-n4v8q"),
             "{shown}"
         );
+        let backends = change["backends_holding_it"].as_object().unwrap();
         assert!(
-            !change["backends_holding_it"]
-                .as_object()
-                .unwrap()
-                .is_empty(),
-            "the simulated internal load balancers are there to look at: {shown}"
+            backends.keys().any(|b| b.contains("/backendServices/"))
+                && backends.keys().any(|b| b.contains("/targetPools/")),
+            "the internal and external load balancers are there to look at: {shown}"
         );
+        assert!(
+            backends.values().all(|holds| holds == true),
+            "the new node is in every backend side: {shown}"
+        );
+        assert!(change["in_backends_ms"].is_u64(), "{shown}");
+        let updated = json["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e.as_str().unwrap().contains(" UpdatedLoadBalancer: "))
+            .count();
+        assert_eq!(updated, 3, "an UpdatedLoadBalancer per Service: {shown}");
     } else {
         assert!(change.is_null(), "{shown}");
     }

@@ -3840,3 +3840,66 @@ async fn azure_simulated_controller_builds_the_real_ccms_load_balancers_and_leav
     assert!(view.load_balancer("mycluster-7xk2p").is_none());
     assert_eq!(azure.nic_pool_references(), Vec::<(String, String)>::new());
 }
+
+/// A Node added after the Services are served lands in every load balancer's backend side,
+/// as with the real controller: its service controller syncs every LoadBalancer Service on a
+/// Node add (k8s.io/cloud-provider `controllers/service/controller.go:160-186`, vendored at
+/// openshift/cloud-provider-gcp 30cc04797f50), the internal one putting the VM in the
+/// provider's own `k8s-ig--<cluster-id>` group of its zone (`ensureInternalInstanceGroup`,
+/// `providers/gce/gce_loadbalancer_internal.go:654-727`), the external one in its target
+/// pool (`updateTargetPool`, `gce_loadbalancer_external.go:656-706`), then records
+/// `UpdatedLoadBalancer` per Service (controller.go:841). The new VM is in no backend
+/// before its Node exists.
+#[tokio::test(flavor = "multi_thread")]
+async fn gcp_simulated_provider_puts_a_node_added_later_in_every_backend() {
+    let (_sim, raw, fake, int_ip, ext_ip) = gce_three_services(Duration::from_millis(20)).await;
+    create(&raw, gce_internal("internal-lb", &int_ip, 6443, json!([]))).await;
+    let ext = service(
+        API_NS,
+        "external-lb",
+        json!({}),
+        json!({"loadBalancerIP": ext_ip}),
+    );
+    create(&raw, ext).await;
+    for name in ["internal-lb", "external-lb"] {
+        ingress(&raw, API_NS, name).await;
+    }
+    let seed = fake.seed();
+    let (zone, name) = ("us-central1-a", "mycluster-7xk2p-worker-a-n4v8q");
+    fake.add_instance(name, zone, &seed.cloud_config_subnetwork)
+        .unwrap();
+    let held = fake.backends_holding(name);
+    assert_eq!(
+        held.len(),
+        2,
+        "a backend service and a target pool: {held:?}"
+    );
+    assert!(held.iter().all(|(_, holds)| !holds), "{held:?}");
+
+    let node = json!({"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": zone}},
+        "spec": {"providerID": format!("gce://{}/{zone}/{name}", seed.project)}});
+    let (code, body) = raw.post("/api/v1/nodes", node).await;
+    assert_eq!(code, 201, "{body}");
+    for svc in ["internal-lb", "external-lb"] {
+        let e = event(&raw, API_NS, svc, "UpdatedLoadBalancer").await;
+        assert_eq!(e["message"], "Updated load balancer with new hosts");
+        assert_eq!(e["type"], "Normal");
+    }
+    let held = fake.backends_holding(name);
+    assert!(held.iter().all(|(_, holds)| *holds), "{held:?}");
+    // In the provider's own group of its zone, not in an installer's.
+    let view = fake.lb_view();
+    let groups = view.groups(zone);
+    let own: Vec<_> = groups
+        .iter()
+        .filter(|(_, members)| members.iter().any(|m| m == name))
+        .map(|(g, _)| g.as_str())
+        .collect();
+    assert_eq!(own, ["k8s-ig--8f1c2a7d4e5b6c90"]);
+    let public = gce_lb_name(&raw, API_NS, "external-lb").await;
+    let pool = view
+        .resource(&format!("regions/us-central1/targetPools/{public}"))
+        .unwrap();
+    assert_eq!(pool["instances"].as_array().unwrap().len(), 7, "{pool:#}");
+}

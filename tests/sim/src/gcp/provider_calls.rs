@@ -41,6 +41,13 @@ pub enum Call {
         name: String,
         members: Vec<String>,
     },
+    /// `targetPools.addInstance` of the VMs (`/zones/<zone>/instances/<name>`) not yet in
+    /// the pool `name` of `scope` (`updateTargetPool`, gce_loadbalancer_external.go:656-706).
+    AddToPool {
+        scope: String,
+        name: String,
+        instances: Vec<String>,
+    },
     /// `instanceGroups.delete`, unless absent or used by a backend service.
     DeleteGroup { zone: String, name: String },
     /// A health check's delete (`collection`: `healthChecks` or `httpHealthChecks`, global),
@@ -190,6 +197,35 @@ impl GcpLbView {
                     .collect();
                 group.2.extend(new.iter().cloned());
                 Ok(!new.is_empty())
+            }
+            Call::AddToPool {
+                scope,
+                name,
+                instances,
+            } => {
+                let path = format!("projects/{project}/{scope}/targetPools/{name}");
+                let Some(pool) = w.lb.get(&path) else {
+                    return Err(format!(
+                        "googleapi: Error 404: The resource '{path}' was not found, notFound"
+                    ));
+                };
+                let members: Vec<String> = pool["instances"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|m| m.as_str().map(str::to_string))
+                    .collect();
+                let new: Vec<Value> = instances
+                    .iter()
+                    .filter(|vm| !members.iter().any(|m| m.ends_with(vm.as_str())))
+                    .map(|vm| serde_json::json!({"instance": vm}))
+                    .collect();
+                if new.is_empty() {
+                    return Ok(false);
+                }
+                let body = serde_json::json!({"instances": new});
+                super::lb_rules::pool_members(&mut w, &path, &body, true).map_err(words)?;
+                Ok(true)
             }
             Call::DeleteCheck { .. } => Ok(false),
             Call::DeleteGroup { zone, name } => {

@@ -34,7 +34,7 @@ use super::kubelet::{self, PodSet};
 use super::lb::{self, CloudOptions, LoadBalancers, Outcome};
 use super::meta;
 use super::ops::{self, WriteCtx};
-use super::resources::{NAMESPACES, PODS, SERVICES};
+use super::resources::{NAMESPACES, NODES, PODS, SERVICES};
 use super::store::{EventType, Inner, Key};
 use super::{ControllerKnobs, Shared};
 use anyhow::Result;
@@ -321,6 +321,9 @@ async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
     else {
         return;
     };
+    let Ok((_, mut nodes)) = subscribe(NODES) else {
+        return;
+    };
     let mut running: HashMap<Id, Running> = HashMap::new();
     let current = knobs.borrow_and_update().clone();
     for e in backlog {
@@ -338,6 +341,16 @@ async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
             },
             e = pods.recv() => match e {
                 Some(e) => resync_endpoints(&ctx, &e.key.ns),
+                None => break,
+            },
+            e = nodes.recv() => match e {
+                // A Node came or went: every load balancer takes the nodes as they are now (see
+                // `lb::node_sync`); its status changing alone syncs nothing here.
+                Some(e) if e.typ != EventType::Modified => {
+                    let ctx = ctx.clone();
+                    tokio::spawn(async move { ctx.lbs.update_hosts(&ctx.shared.store).await });
+                }
+                Some(_) => {}
                 None => break,
             },
             e = namespaces.recv() => match e {

@@ -77,6 +77,9 @@ pub const CLUSTER_ROLES: usize = 11;
 pub const CLUSTER_ROLE_BINDINGS: usize = 12;
 pub const ROLES: usize = 13;
 pub const ROLE_BINDINGS: usize = 14;
+/// Nodes: a real cloud controller manager's hosts, and the simulated GCE node sync's trigger
+/// (see `lb::node_sync`).
+pub const NODES: usize = 20;
 
 /// What a type has unless its entry in [`RESOURCES`] says otherwise: namespaced core/v1,
 /// DNS-1123 subdomain names, no `/status`, no generation, DELETE answers with a `Status`.
@@ -298,7 +301,8 @@ pub static RESOURCES: &[Resource] = &[
     },
     // The cluster's Nodes, for a real cloud controller manager (`bootstrap-sim real-ccm`):
     // its service controller takes them as backends, its node lifecycle controller checks
-    // their instances in the cloud. The simulated controllers do not read them.
+    // their instances in the cloud. The simulated GCE service controller syncs every load
+    // balancer when one comes or goes (`lb::node_sync`).
     Resource {
         plural: "nodes",
         singular: "node",
@@ -354,6 +358,7 @@ mod tests {
             (CLUSTER_ROLE_BINDINGS, "clusterrolebindings"),
             (ROLES, "roles"),
             (ROLE_BINDINGS, "rolebindings"),
+            (NODES, "nodes"),
         ] {
             assert_eq!(RESOURCES[idx].plural, plural);
         }

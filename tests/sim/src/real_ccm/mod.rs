@@ -329,9 +329,14 @@ async fn sequence(
     let second_run_exit = step(&["run"], "agent-second-run.log").await?;
     let second_run_mutations = cloud.agent_mutations();
     let after_second = cloud.ccm_calls();
-    let node_change = match (&args.ccm, cloud.node_change_simulated()) {
-        (Some(_), _) => {
-            let limit = Duration::from_secs(60);
+    // The simulated GCE controller records `UpdatedLoadBalancer` as the real one does.
+    let node_limit = match (&args.ccm, cloud.node_change_simulated()) {
+        (Some(_), _) => Some(Duration::from_secs(60)),
+        (None, true) => Some(SIMULATED_NODE_LIMIT),
+        (None, false) => None,
+    };
+    let node_change = match node_limit {
+        Some(limit) => {
             let updated = observe::all_updated(&kube, &services, limit).await?;
             let change = cloud.add_a_node(&kube, limit).await?;
             // Its calls end with the last Service's sync, which may come after the
@@ -343,8 +348,7 @@ async fn sequence(
             }
             change
         }
-        (None, true) => cloud.add_a_node(&kube, SIMULATED_NODE_LIMIT).await?,
-        (None, false) => None,
+        None => None,
     };
     let after_node = cloud.ccm_calls();
     let events = observe::ccm_events(&kube, started_at).await?;

@@ -44,6 +44,7 @@ mod gce;
 mod gce_build;
 mod internal;
 mod nlb_config;
+mod node_sync;
 mod release;
 
 pub use cidr::{Ipv4Cidr, Ipv6Cidr};
