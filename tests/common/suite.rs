@@ -417,16 +417,22 @@ async fn run_into_gate_timeout_with_load_balancers_up<C: Cloud>(
     .unwrap();
     h.run_flags(kube.kubeconfig_path(), "3s");
     let (_, stderr) = h.run_exits(&["run"], 4).await;
+    let mut changes = kube.changes("", "v1", "services").unwrap();
     let ours = our_services(&kube);
     assert!(!ours.is_empty(), "{stderr}");
-    for svc in &ours {
+    // GCP's provider builds one Service at a time, each Operation waited: on a loaded machine
+    // the 3 s gate can end before the last is up. Teardown must find them all up.
+    let up = |svc: &String| {
         let (ns, name) = svc.split_once('/').unwrap();
         let got = kube.get("", "v1", "services", Some(ns), name).unwrap();
-        assert!(
-            got["status"]["loadBalancer"]["ingress"][0].is_object(),
-            "{svc}: its load balancer is up: {got}"
-        );
-    }
+        got["status"]["loadBalancer"]["ingress"][0].is_object()
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        while !ours.iter().all(up) && changes.recv().await.is_some() {}
+    })
+    .await
+    .unwrap_or_else(|_| panic!("our load balancers not all up within 60 s: {ours:?}"));
+    assert!(ours.iter().all(up), "our load balancers are up: {ours:?}");
     kube.create(foreign_service()).unwrap();
     // `teardown --all` takes the kubeconfig, not the flags of `run`.
     h.extra = vec![
