@@ -8,7 +8,7 @@ mod fake;
 use super::*;
 use crate::azure::claims::CLAIM;
 use crate::azure::{AzureSettings, ClientSecret};
-use fake::{Event, Fake, Groups, RG, TAG, World};
+use fake::{Event, Fake, Groups, RG, React, TAG, World};
 use std::time::Instant;
 
 pub(crate) fn settings() -> AzureSettings {
@@ -39,6 +39,25 @@ fn candidate(round: u32, n: usize) -> Ipv4Addr {
     candidates(Ipv4Addr::new(10, 0, 1, 0), 24, "m-1", round)
         .nth(n)
         .unwrap()
+}
+
+/// z-1 (it ranks after us) claims `x` as soon as our claim of it is written, and yields at
+/// the list read numbered `read`.
+fn rival_claims_then_yields_at_read(x: Ipv4Addr, read: usize) -> React {
+    Box::new(move |event, groups| match event {
+        Event::TagWrite(op, tag, value)
+            if op == "Merge" && tag == TAG && *value == format!("claim:{x}") =>
+        {
+            groups
+                .entry("z-rg".into())
+                .or_default()
+                .insert("z-1-rsvd-private-ipv4".into(), format!("claim:{x}"));
+        }
+        Event::ListRead(n) if *n == read => {
+            groups.remove("z-rg");
+        }
+        _ => {}
+    })
 }
 
 fn groups(entries: &[(&str, &str, &str)]) -> Groups {
@@ -150,20 +169,7 @@ async fn a_claim_waits_for_a_higher_ranked_claim_to_yield_then_keeps_the_address
     let x = candidate(0, 0);
     let fake = Fake::start(World {
         // z-1 claimed x too (it ranks after us): it sees our claim and yields two reads later.
-        react: Some(Box::new(move |event, groups| match event {
-            Event::TagWrite(op, tag, value)
-                if op == "Merge" && tag == TAG && *value == format!("claim:{x}") =>
-            {
-                groups
-                    .entry("z-rg".into())
-                    .or_default()
-                    .insert("z-1-rsvd-private-ipv4".into(), format!("claim:{x}"));
-            }
-            Event::ListRead(4) => {
-                groups.remove("z-rg");
-            }
-            _ => {}
-        })),
+        react: Some(rival_claims_then_yields_at_read(x, 4)),
         ..World::default()
     })
     .await;
@@ -216,20 +222,7 @@ async fn a_list_throttled_past_the_calls_retries_waits_and_the_claim_settles() {
 async fn the_settle_wait_counts_pauses_not_throttled_reads() {
     let x = candidate(0, 0);
     let fake = Fake::start(World {
-        react: Some(Box::new(move |event, groups| match event {
-            Event::TagWrite(op, tag, value)
-                if op == "Merge" && tag == TAG && *value == format!("claim:{x}") =>
-            {
-                groups
-                    .entry("z-rg".into())
-                    .or_default()
-                    .insert("z-1-rsvd-private-ipv4".into(), format!("claim:{x}"));
-            }
-            Event::ListRead(7) => {
-                groups.remove("z-rg");
-            }
-            _ => {}
-        })),
+        react: Some(rival_claims_then_yields_at_read(x, 7)),
         throttled_lists: (1..=40).filter(|n| n % 2 == 1).collect(),
         throttle_seconds: 2,
         ..World::default()
