@@ -471,10 +471,13 @@ async fn impostor() -> std::net::SocketAddr {
     bootstrap_sim::pki::serve_readyz(pki.server).await.unwrap()
 }
 
-/// An address where nothing listens: a port bound, then released.
-fn closed_port() -> std::net::SocketAddr {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap()
+/// An address where nothing listens, for as long as the returned socket lives: bound, never
+/// listening, and without SO_REUSEADDR, so no other test's server can take the port meanwhile
+/// (a port bound and released could be).
+fn closed_port() -> (std::net::SocketAddr, tokio::net::TcpSocket) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    (socket.local_addr().unwrap(), socket)
 }
 
 /// What `status` (JSON) says of the proof on the wire.
@@ -508,14 +511,16 @@ async fn a_load_balancer_whose_certificate_does_not_verify_keeps_the_bootstrap_i
 #[tokio::test(flavor = "multi_thread")]
 async fn a_closed_port_keeps_the_bootstrap_ip() {
     let mut w = world().await;
-    w.dial_everything_to(closed_port());
+    let (closed, _held) = closed_port();
+    w.dial_everything_to(closed);
     w.assert_bootstrap_ip_kept("TCP connect failed").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_wire_proof_can_be_turned_off_and_says_so() {
     let mut w = world().await;
-    w.dial_everything_to(closed_port());
+    let (closed, _held) = closed_port();
+    w.dial_everything_to(closed);
     w.h.extra
         .extend(["--wire-proof".to_string(), "off".to_string()]);
     w.h.run(&["run"]).await;
