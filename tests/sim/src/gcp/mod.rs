@@ -47,6 +47,7 @@ mod metadata;
 #[cfg(test)]
 mod nic_tests;
 mod nic_update;
+mod operations;
 mod provider_calls;
 mod reads;
 mod zonal;
