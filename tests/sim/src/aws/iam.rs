@@ -2,6 +2,8 @@
 //! and the switch that enforces IAM on moto (and, through the proxy, on Route53).
 
 use super::{AwsPeers, path};
+#[cfg(doc)]
+use crate::proxy::Proxy;
 use anyhow::{Result, bail};
 use serde_json::Value;
 
