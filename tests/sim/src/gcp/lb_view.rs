@@ -3,11 +3,10 @@
 //! GCE cloud provider reads (cloud config, instance groups, addresses), outside the request
 //! log and the proxies' counts.
 
-use super::{GcpFake, InstanceSeed, World};
+use super::{GcpFake, InstanceSeed, World, instance_groups};
 use serde_json::{Value, json};
 use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
-
 
 impl GcpFake {
     /// The fake's addresses as the simulated service controller uses them: a forwarding rule
@@ -114,7 +113,7 @@ impl std::fmt::Debug for GcpLbView {
 }
 
 impl GcpLbView {
-    fn lock(&self) -> std::sync::MutexGuard<'_, World> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, World> {
         self.world.lock().unwrap_or_else(|p| p.into_inner())
     }
 

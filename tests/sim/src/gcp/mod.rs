@@ -68,17 +68,17 @@ pub use seed::{
     SHARED_VPC_HOST_PROJECT, Seed, SubnetSeed, ZoneSeed, installer_machines, region_zones,
 };
 
-use crate::proxy::{Proxy, Service};
+#[cfg(doc)]
+use crate::proxy::Proxy;
 use anyhow::Result;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub use filter::Filter;
 pub use iam::KNOWN_PERMISSIONS;
-
 
 /// What happens to the world when an operation completes.
 #[derive(Debug, Clone)]
@@ -369,7 +369,6 @@ impl GcpFake {
         Ok(address)
     }
 }
-
 
 impl GcpFake {
     /// From now on the caller holds exactly `permissions` on each of `projects` (a role bound

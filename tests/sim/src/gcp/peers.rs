@@ -6,7 +6,6 @@ use crate::proxy::{Proxy, Service};
 use anyhow::Result;
 use serde_json::{Value, json};
 
-
 /// The GCP world for tests and the demo: one fake, a counting proxy for compute and one for
 /// DNS (so compute and DNS mutations can be counted and frozen separately, like EC2/Route53).
 pub struct GcpPeers {

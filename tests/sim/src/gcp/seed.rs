@@ -2,11 +2,10 @@
 //! seed: the projects, the subnetworks and zones, the installer's VMs and instance groups,
 //! the address quotas.
 
-use serde_json::{Value, json};
+use super::ipam;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::time::Duration;
-
 
 /// A subnetwork the fake knows (internal addresses come from its range).
 #[derive(Debug, Clone)]
