@@ -509,7 +509,7 @@ def _check_action_permitted(self, resource):
 access_control.IAMRequest.check_action_permitted = _check_action_permitted
 
 # Route53, authorized here with the same evaluation (`_permitted`), for the Route53 proxy
-# (tests/sim/src/proxy.rs): ministack serves Route53 and knows no IAM, while the users and
+# (tests/sim/src/proxy/): ministack serves Route53 and knows no IAM, while the users and
 # their policies live in this moto. While IAM enforcement is on, the proxy posts each Route53
 # request to `POST /moto-api/authorize` as JSON {method, path (with the query), headers:
 # [[name, value]], body}; the answer is 200 {"allowed": true, "principal": <arn>} (the proxy

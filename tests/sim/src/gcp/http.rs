@@ -1,6 +1,6 @@
 //! The HTTP/1.1 server, the routing of REST paths, query parsing and Google's error envelope.
 
-use super::{World, compute, dns, iam, instances, lb_store, reads, zonal};
+use super::{World, compute, dns, iam, instances, lb_store, operations, reads, zonal};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -249,7 +249,7 @@ async fn route(req: &Req, world: &Arc<Mutex<World>>) -> Reply {
             "operations",
             op,
             "wait",
-        ] if req.method == Method::POST => compute::wait_operation(world, p, r, op).await,
+        ] if req.method == Method::POST => operations::wait_operation(world, p, r, op).await,
         // zoneOperations.wait, likewise.
         [
             "compute",

@@ -33,9 +33,10 @@
 //!   `compute.instances.get`, `compute.instances.updateNetworkInterface`,
 //!   `compute.zoneOperations.get`.
 
-use super::compute::{self, BASE};
+use super::compute::BASE;
 use super::http::{ApiError, Reply, Req};
 use super::ipam::{self, Block};
+use super::operations;
 use super::{Effect, Seed, World};
 use hyper::Method;
 use serde_json::{Map, Value, json};
@@ -278,7 +279,7 @@ pub(super) fn zonal_operation(
     let scope = format!("projects/{project}/zones/{zone}");
     let target = format!("{BASE}/{}", instance_path(project, zone, name));
     let target_id = super::reads::stable_id(&instance_path(project, zone, name));
-    compute::operation(w, &scope, kind, target, target_id, effect)
+    operations::operation(w, &scope, kind, target, target_id, effect)
 }
 
 fn zone_operation_reply(w: &World, project: &str, zone: &str, op: &str) -> Reply {
@@ -316,7 +317,7 @@ pub async fn wait_operation(
     zone: &str,
     op: &str,
 ) -> Reply {
-    compute::wait_until_done(world, op, |w| {
+    operations::wait_until_done(world, op, |w| {
         check_operation_call(w, project, zone, op)?;
         zone_operation_reply(w, project, zone, op)
     })

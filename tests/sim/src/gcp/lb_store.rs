@@ -23,6 +23,7 @@
 
 use super::compute::{self, BASE};
 use super::http::{ApiError, Reply, Req, list_page};
+use super::operations;
 use super::{Operation, World};
 use hyper::Method;
 use serde_json::{Value, json};
@@ -214,7 +215,7 @@ pub(crate) fn fingerprint(w: &mut World) -> String {
 }
 
 fn insert(w: &mut World, req: &Req, scope: &str, collection: &str, kind: &str) -> Reply {
-    if let Some(op) = compute::replay(w, req)? {
+    if let Some(op) = operations::replay(w, req)? {
         return Ok(op);
     }
     let path = match store(w, scope, collection, kind, &req.body) {
@@ -225,12 +226,12 @@ fn insert(w: &mut World, req: &Req, scope: &str, collection: &str, kind: &str) -
             op.json["error"] = json!({"errors": [{"code": e.reason, "message": e.message}]});
             op.json["httpErrorStatusCode"] = json!(409);
             op.json["httpErrorMessage"] = json!("CONFLICT");
-            return compute::start_operation(w, op, req.param("requestId"));
+            return operations::start_operation(w, op, req.param("requestId"));
         }
         other => other?,
     };
     let op = operation(w, scope, "insert", &path);
-    compute::start_operation(w, op, req.param("requestId"))
+    operations::start_operation(w, op, req.param("requestId"))
 }
 
 /// An insert's effect on the world (the API's answer aside): `body` checked, completed as GCE
@@ -358,12 +359,12 @@ fn update(w: &mut World, req: &Req, scope: &str, path: &str, patch: bool) -> Rep
 /// An Operation of `scope` on `path`, started (a global one has neither `zone` nor `region`).
 pub(crate) fn started(w: &mut World, scope: &str, kind: &str, path: &str) -> Reply {
     let op = operation(w, scope, kind, path);
-    compute::start_operation(w, op, None)
+    operations::start_operation(w, op, None)
 }
 
 fn operation(w: &mut World, scope: &str, kind: &str, path: &str) -> Operation {
     let target_id = super::reads::stable_id(path);
-    compute::operation(w, scope, kind, format!("{BASE}/{path}"), target_id, None)
+    operations::operation(w, scope, kind, format!("{BASE}/{path}"), target_id, None)
 }
 
 fn global_operation(w: &World, project: &str, op: &str) -> Reply {
@@ -379,5 +380,5 @@ fn global_operation(w: &World, project: &str, op: &str) -> Reply {
 
 /// globalOperations.wait: returns when DONE or after 2 minutes, whichever is first.
 pub async fn wait_global_operation(world: &Arc<Mutex<World>>, project: &str, op: &str) -> Reply {
-    compute::wait_until_done(world, op, |w| global_operation(w, project, op)).await
+    operations::wait_until_done(world, op, |w| global_operation(w, project, op)).await
 }

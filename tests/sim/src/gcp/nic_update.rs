@@ -37,7 +37,7 @@ pub(super) fn update(w: &mut World, req: &Req, project: &str, zone: &str, name: 
         &path,
     )?;
     super::instance_groups::check_zone(w, project, zone)?;
-    if let Some(op) = super::compute::replay(w, req)? {
+    if let Some(op) = super::operations::replay(w, req)? {
         return Ok(op);
     }
     let nic = req.param("networkInterface").ok_or_else(|| {
@@ -132,7 +132,7 @@ pub(super) fn update(w: &mut World, req: &Req, project: &str, zone: &str, name: 
         }]});
         op.json["httpErrorStatusCode"] = json!(409);
         op.json["httpErrorMessage"] = json!("CONFLICT");
-        return super::compute::start_operation(w, op, req.param("requestId"));
+        return super::operations::start_operation(w, op, req.param("requestId"));
     }
     let aliases = choose(w, name, subnet, wanted)?;
     if let Some(i) = w.instances.get_mut(name) {
@@ -146,7 +146,7 @@ pub(super) fn update(w: &mut World, req: &Req, project: &str, zone: &str, name: 
         name,
         Some(Effect::Aliases(name.to_string())),
     );
-    super::compute::start_operation(w, op, req.param("requestId"))
+    super::operations::start_operation(w, op, req.param("requestId"))
 }
 
 /// Whether a field of the body says what nic0 already has. URLs may be full or partial.

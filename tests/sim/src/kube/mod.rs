@@ -50,6 +50,11 @@
 //! - The controllers only serve Services of type LoadBalancer (see `controller`); pods exist
 //!   only on the simulated control-plane nodes (see `kubelet`); load balancers follow the
 //!   rules of `lb`.
+//!
+//! This file holds the server's shared state and [`KubeSim`]'s handle on it; its options are
+//! in `options`, the objects it creates itself (the seed at start, a test's own) in `seed`,
+//! what serves through the simulated load balancers (and the front doors) in `serving`, and
+//! what the server saw (requests, user agents, busy spans) in `request_log`.
 
 mod access;
 mod apply;
@@ -66,21 +71,25 @@ pub(crate) mod lb;
 mod meta;
 mod objects;
 mod ops;
+mod options;
 mod rbac;
 mod request_info;
+mod request_log;
 mod resources;
 mod rest;
 mod schema;
+mod seed;
 mod selector;
 mod service;
+mod serving;
 mod status;
 mod store;
 mod strategic;
 mod tls;
 mod watch;
 
-use anyhow::{Context, Result, bail};
-use serde_json::{Value, json};
+use anyhow::Result;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -91,93 +100,11 @@ pub use kubelet::PodSet;
 pub use lb::{
     AddressBook, AddressUsers, CloudOptions, Ipv4Cidr, Ipv6Cidr, gcp_no_address, lb_resource_name,
 };
+pub use options::{ControllerKnobs, KubeSimOptions};
 pub use rbac::User;
 pub use tls::SERVER_NAMES;
 
-/// How the simulated service controller behaves. Can be changed at runtime
-/// ([`KubeSim::set_knobs`]): pending steps are cancelled and redone with the new knobs.
-#[derive(Clone, Debug)]
-pub struct ControllerKnobs {
-    /// After a LoadBalancer Service appears/changes, set `status.loadBalancer.ingress`.
-    pub ingress_delay: Duration,
-    /// After that, create EndpointSlices from the matching pods ("masters coming up").
-    pub endpoints_delay: Duration,
-    /// How many control-plane nodes run the control-plane pods (so: how many endpoints a
-    /// Service that selects them gets).
-    pub endpoints: usize,
-    /// Never set ingress nor endpoints.
-    pub never_ready: bool,
-    /// Ingress yes, endpoints never.
-    pub ingress_without_endpoints: bool,
-    /// Endpoints toggle ready/not-ready with this period.
-    pub flapping: Option<Duration>,
-    /// The server closes every open watch stream with this period.
-    pub drop_watches_every: Option<Duration>,
-    /// How soon a load balancer the cloud refused is reconciled again.
-    pub refusal_retry: Duration,
-}
-
-impl Default for ControllerKnobs {
-    fn default() -> Self {
-        Self {
-            ingress_delay: Duration::from_millis(100),
-            endpoints_delay: Duration::from_millis(100),
-            endpoints: 3,
-            never_ready: false,
-            ingress_without_endpoints: false,
-            flapping: None,
-            drop_watches_every: None,
-            refusal_retry: Duration::from_millis(500),
-        }
-    }
-}
-
-pub struct KubeSimOptions {
-    pub controller: ControllerKnobs,
-    /// Watch events kept per resource type for resuming watches; older resourceVersions get
-    /// 410 Expired.
-    pub history_limit: usize,
-    /// Period of BOOKMARK events on watches with `allowWatchBookmarks=true`.
-    pub bookmark_interval: Duration,
-    /// The bearer token; a random one when None.
-    pub token: Option<String>,
-    /// Objects created at start (full objects with apiVersion/kind; status is kept).
-    pub objects: Vec<Value>,
-    /// What the load-balancer controllers know of the cloud (see [`CloudOptions`]).
-    pub cloud: CloudOptions,
-    /// Pods every control-plane node runs once their namespace exists (default: OpenShift's
-    /// kube-apiserver and machine-config-server, see [`PodSet::openshift`]).
-    pub control_plane_pods: Vec<PodSet>,
-    /// The control-plane nodes' IPs, node `i` the i-th (e.g. machines of the world's subnets,
-    /// all in one zone); when empty, the cloud's ([`CloudOptions::control_plane_ips`]); the
-    /// default (and nodes beyond the list): `10.0.0.<i+1>`.
-    pub node_ips: Vec<std::net::Ipv4Addr>,
-    /// The kubeconfig's token's user: `system:admin` in `system:masters` (allowed everything)
-    /// when None. Anyone else may do what the roles bound to it allow (`rbac`): give them
-    /// in [`KubeSimOptions::objects`] (Role/ClusterRole, RoleBinding/ClusterRoleBinding).
-    pub user: Option<User>,
-    /// AWS: the AWS Load Balancer Controller is installed (`cloud.aws_lb_controller`) but does
-    /// not serve yet: its Deployment has no available replica and its webhook no ready
-    /// endpoint ([`KubeSim::set_aws_lb_controller_serving`] brings it up).
-    pub aws_lb_controller_down: bool,
-}
-
-impl Default for KubeSimOptions {
-    fn default() -> Self {
-        Self {
-            controller: ControllerKnobs::default(),
-            history_limit: 1000,
-            bookmark_interval: Duration::from_secs(1),
-            token: None,
-            objects: Vec::new(),
-            cloud: CloudOptions::default(),
-            control_plane_pods: PodSet::openshift(),
-            node_ips: Vec::new(),
-            user: None,
-            aws_lb_controller_down: false,
-        }
-    }
-}
+use seed::{create_object, resource_of, seed};
 
 /// State shared by the server, the watches and the controller.
 pub(crate) struct Shared {
@@ -192,29 +119,6 @@ pub(crate) struct Shared {
     busy: Mutex<Vec<(std::time::Instant, std::time::Instant)>>,
     /// The token's user.
     user: User,
-}
-
-impl Shared {
-    fn saw_user_agent(&self, agent: &str) {
-        self.user_agents
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(agent.to_string());
-    }
-
-    fn busy(&self, from: std::time::Instant) {
-        self.busy
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((from, std::time::Instant::now()));
-    }
-
-    fn log(&self, method: &str, path: &str) {
-        self.log
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((method.to_string(), path.to_string()));
-    }
 }
 
 pub struct KubeSim {
@@ -418,65 +322,6 @@ impl KubeSim {
         events::of_service(&self.shared.store.lock(), namespace, name)
     }
 
-    /// The IPs a client can reach an API server through now: those of the load balancer of a
-    /// Service that has ingress and at least one ready endpoint (a load balancer without a
-    /// healthy target does not answer; on Azure also a healthy backend node, see
-    /// [`KubeSim::set_service_proxy`]). A load balancer's IPs: what it holds in the cloud
-    /// (an NLB's private IPs and EIPs, an internal frontend), and the IPs of its ingress. An
-    /// NLB's address counts only when it forwards every listener (see `lb::nlb_config`: an
-    /// address in a zone without a healthy target serves only across zones).
-    pub async fn serving_ips(&self) -> std::collections::BTreeSet<std::net::IpAddr> {
-        serving(&self.shared, &self.controller.load_balancers(), None, None).await
-    }
-
-    /// A local stand-in for the load-balancer address `ip` on `port` (the proof on the wire
-    /// dials it through `--wire-dial-override IP:PORT=<this>`): each connection goes through
-    /// to this API server while `ip` serves `port` (as [`KubeSim::serving_ips`] decides, per
-    /// listener), and is otherwise accepted and left silent until the client gives up, as an
-    /// NLB node without a target to forward to drops the traffic.
-    pub async fn front_door(
-        &self,
-        ip: std::net::IpAddr,
-        port: u16,
-    ) -> Result<std::net::SocketAddr> {
-        self.front_door_from(ip, port, None).await
-    }
-
-    /// [`KubeSim::front_door`] for clients at `source` (when given): an NLB whose security
-    /// group does not admit `source` on `port` drops them too.
-    pub async fn front_door_from(
-        &self,
-        ip: std::net::IpAddr,
-        port: u16,
-        source: Option<std::net::Ipv4Addr>,
-    ) -> Result<std::net::SocketAddr> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?;
-        let (shared, lbs) = (self.shared.clone(), self.controller.load_balancers());
-        let task = tokio::spawn(async move {
-            while let Ok((mut conn, _)) = listener.accept().await {
-                let serves = serving(&shared, &lbs, Some(port), source)
-                    .await
-                    .contains(&ip);
-                let api = shared.server.clone();
-                tokio::spawn(async move {
-                    if !serves {
-                        tokio::time::sleep(Duration::from_secs(60)).await;
-                        return;
-                    }
-                    if let Ok(mut upstream) = tokio::net::TcpStream::connect(api).await {
-                        let _ = tokio::io::copy_bidirectional(&mut conn, &mut upstream).await;
-                    }
-                });
-            }
-        });
-        self.front_doors
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(task);
-        Ok(addr)
-    }
-
     /// The current (global) resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.shared.store.lock().rv()
@@ -508,44 +353,6 @@ impl KubeSim {
         });
         Some(rx)
     }
-
-    /// (method, path+query) of every request so far, in order.
-    pub fn request_log(&self) -> Vec<(String, String)> {
-        self.shared
-            .log
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    /// From each request's arrival to its answer, watches aside: the time a client waited on
-    /// this API server (the dns bench tells it apart from the agent's own).
-    pub fn busy_spans(&self) -> Vec<(std::time::Instant, std::time::Instant)> {
-        self.shared
-            .busy
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    /// Every distinct `User-Agent` header seen so far ("" for a request without one).
-    pub fn user_agents(&self) -> Vec<String> {
-        self.shared
-            .user_agents
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .cloned()
-            .collect()
-    }
-
-    pub fn clear_request_log(&self) {
-        self.shared
-            .log
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
-    }
 }
 
 impl Drop for KubeSim {
@@ -564,98 +371,9 @@ impl Drop for KubeSim {
     }
 }
 
-/// What serves now (see [`KubeSim::serving_ips`]); on listener `port` only and to a client
-/// at `source`, when given.
-async fn serving(
-    shared: &Shared,
-    lbs: &lb::LoadBalancers,
-    port: Option<u16>,
-    source: Option<std::net::Ipv4Addr>,
-) -> std::collections::BTreeSet<std::net::IpAddr> {
-    // (namespace, name, ingress IPs, ready endpoint addresses, ports) of each Service that
-    // has ingress and a ready endpoint.
-    let mut ready = Vec::new();
-    {
-        let inner = shared.store.lock();
-        for (_, svc) in inner.list(resources::SERVICES, None) {
-            let (ns, name) = (meta::namespace(&svc), meta::name(&svc));
-            let ingress: Vec<std::net::IpAddr> =
-                meta::get(&svc, &["status", "loadBalancer", "ingress"])
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|i| i["ip"].as_str().and_then(|ip| ip.parse().ok()))
-                    .collect();
-            let has_ingress = meta::get(&svc, &["status", "loadBalancer", "ingress"])
-                .and_then(Value::as_array)
-                .is_some_and(|i| !i.is_empty());
-            let targets: Vec<std::net::Ipv4Addr> = inner
-                .get(&Key::new(resources::ENDPOINTS, ns, name))
-                .and_then(|ep| ep["subsets"].as_array().cloned())
-                .into_iter()
-                .flatten()
-                .flat_map(|s| s["addresses"].as_array().cloned().unwrap_or_default())
-                .filter_map(|a| a["ip"].as_str().and_then(|ip| ip.parse().ok()))
-                .collect();
-            let ports: Vec<u16> = meta::get(&svc, &["spec", "ports"])
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|p| p["port"].as_u64().and_then(|n| u16::try_from(n).ok()))
-                .collect();
-            // An Azure load balancer without a healthy backend drops new flows (see `lb`).
-            if has_ingress && !targets.is_empty() && lbs.forwards(&svc) {
-                ready.push((ns.to_string(), name.to_string(), ingress, targets, ports));
-            }
-        }
-    }
-    let mut ips = std::collections::BTreeSet::new();
-    for (ns, name, ingress, targets, ports) in ready {
-        if port.is_some_and(|p| !ports.contains(&p)) {
-            continue;
-        }
-        ips.extend(ingress);
-        ips.extend(lbs.serving(&ns, &name, &targets, port, source).await);
-    }
-    ips
-}
-
 /// Resolves when the sim is stopping (or gone).
 pub(crate) async fn stopped(rx: &mut tokio::sync::watch::Receiver<bool>) {
     let _ = rx.wait_for(|stop| *stop).await;
-}
-
-/// The index in [`resources::RESOURCES`] of `obj`'s apiVersion and kind.
-fn resource_of(obj: &Value) -> Result<usize> {
-    let api_version = meta::get_str(obj, &["apiVersion"]).unwrap_or("");
-    let kind = meta::get_str(obj, &["kind"]).unwrap_or("");
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    match resources::RESOURCES
-        .iter()
-        .position(|r| r.group == group && r.version == version && r.kind == kind)
-    {
-        Some(res) => Ok(res),
-        None => bail!("kube-sim does not serve {api_version} {kind}"),
-    }
-}
-
-fn create_object(shared: &Shared, obj: Value) -> Result<Value> {
-    let res = resource_of(&obj)?;
-    let ctx = ops::WriteCtx::internal("kube-sim", false);
-    let mut inner = shared.store.lock();
-    let ns = meta::namespace(&obj).to_string();
-    let created = ops::create(&mut inner, res, &ns, obj.clone(), &ctx)
-        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    match obj.get("status") {
-        Some(status) if resources::RESOURCES[res].status => {
-            let key = Key::new(res, &ns, meta::name(&created));
-            let mut with_status = created;
-            with_status["status"] = status.clone();
-            ops::update(&mut inner, &key, with_status, apply::Scope::Status, &ctx)
-                .map_err(|e| anyhow::anyhow!("{}", e.message))
-        }
-        _ => Ok(created),
-    }
 }
 
 /// The CustomResourceDefinitions of the custom resources this server serves (ClusterVersion,
@@ -663,31 +381,4 @@ fn create_object(shared: &Shared, obj: Value) -> Result<Value> {
 /// (`bootstrap-sim real-ccm --kubeconfig`).
 pub fn custom_resource_definitions() -> Vec<Value> {
     discovery::crds()
-}
-
-fn seed(shared: &Shared, extra: &[Value]) -> Result<()> {
-    let mut objects: Vec<Value> = ["default", "kube-system", "kube-public", "kube-node-lease"]
-        .iter()
-        .map(|n| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}))
-        .collect();
-    objects.push(json!({
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {"name": "kubernetes", "namespace": "default",
-                     "labels": {"component": "apiserver", "provider": "kubernetes"}},
-        "spec": {"clusterIP": "172.30.0.1",
-                 "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}
-    }));
-    objects.extend(discovery::crds());
-    objects.extend(rbac::bootstrap_policy());
-    objects.extend(extra.iter().cloned());
-    for o in objects {
-        let what = format!(
-            "{} {}",
-            meta::get_str(&o, &["kind"]).unwrap_or("?"),
-            meta::name(&o)
-        );
-        create_object(shared, o).with_context(|| format!("cannot seed {what}"))?;
-    }
-    Ok(())
 }

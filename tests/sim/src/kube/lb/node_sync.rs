@@ -18,7 +18,8 @@ use super::super::events::{self, EventType};
 use super::super::meta;
 use super::super::resources::SERVICES;
 use super::super::store::Store;
-use super::{Kind, LoadBalancers, SERVICE_CONTROLLER, gce, gce_build, kind, report};
+use super::outcome::{SERVICE_CONTROLLER, report};
+use super::{Kind, LoadBalancers, gce, gce_build, kind};
 use crate::gcp::{Call, GcpLbView};
 use serde_json::Value;
 

@@ -26,25 +26,29 @@
 //! so every step is a watch event with a new resourceVersion. A change of the Service's
 //! annotations or spec, or of the knobs, cancels the pending steps and starts over; a claim
 //! already under way in the cloud runs to its end first.
+//!
+//! The two steps (ingress, endpoints) and their status writes are in `steps`, the finalizers
+//! in `finalizers`; this file holds the controller, its watch loop and each Service's
+//! pipeline.
 
-use super::apply::Scope;
+mod finalizers;
+mod steps;
+
 use super::endpoints;
-use super::events::{self, Report};
 use super::kubelet::{self, PodSet};
-use super::lb::{self, CloudOptions, LoadBalancers, Outcome};
+use super::lb::{self, CloudOptions, LoadBalancers};
 use super::meta;
-use super::ops::{self, WriteCtx};
 use super::resources::{NAMESPACES, NODES, PODS, SERVICES};
 use super::store::{EventType, Inner, Key};
 use super::{ControllerKnobs, Shared};
 use anyhow::Result;
+use finalizers::{holds_finalizer, let_go};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+use steps::{clear, make_ready_now, provision, publish_endpoints};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-
-const CCM: &str = "cloud-controller-manager";
 
 type Id = (String, String);
 
@@ -229,91 +233,6 @@ fn seen(
     running.insert(id, Running { inputs, task });
 }
 
-/// Whether the Service carries the finalizer of a load-balancer controller (see
-/// [`lb::finalizer`]).
-fn holds_finalizer(svc: &Value) -> bool {
-    meta::get(svc, &["metadata", "finalizers"])
-        .and_then(Value::as_array)
-        .is_some_and(|f| {
-            f.iter()
-                .any(|f| f.as_str().is_some_and(|f| lb::FINALIZERS.contains(&f)))
-        })
-}
-
-/// A deleted Service (or one no longer a LoadBalancer) whose controller holds it by its
-/// finalizer: the load balancer is deleted, then the finalizers come off (for an NLB once the
-/// NLB is deleted, ELB freeing its interfaces after; on GCP the provider's own first, at the
-/// end of `EnsureLoadBalancerDeleted`, then the service controller's), and with them a
-/// deleted Service goes.
-async fn let_go(ctx: Arc<Ctx>, id: Id, uid: String, finalizer_first: bool) {
-    if finalizer_first {
-        tokio::time::sleep(ctx.lbs.cloud().nlb_deletion).await;
-        remove_finalizers(&mut ctx.shared.store.lock(), &id, &uid);
-    }
-    ctx.lbs.release(&id.0, &id.1, &uid).await;
-    if !finalizer_first {
-        remove_finalizers(&mut ctx.shared.store.lock(), &id, &uid);
-    }
-    lock(&ctx.cleaning).remove(&(id, uid));
-}
-
-/// Puts the Service's controller's finalizer on it, then the cloud provider's own (each a
-/// write of `services/status`, as `servicehelper.PatchService` makes it; not on a Service
-/// being deleted: the API server refuses a new finalizer there).
-fn add_finalizers(inner: &mut Inner, ns: &str, name: &str, cloud: &CloudOptions) {
-    let Some(svc) = service(inner, ns, name) else {
-        return;
-    };
-    let wanted = [lb::finalizer(&svc), lb::provider_finalizer(&svc, cloud)];
-    for finalizer in wanted.into_iter().flatten() {
-        let Some(mut svc) = service(inner, ns, name) else {
-            return;
-        };
-        if meta::get(&svc, &["metadata", "deletionTimestamp"]).is_some() {
-            return;
-        }
-        let mut finalizers = finalizers_of(&svc);
-        if finalizers.iter().any(|f| f == finalizer) {
-            continue;
-        }
-        finalizers.push(json!(finalizer));
-        meta::set(&mut svc, &["metadata", "finalizers"], json!(finalizers));
-        write_finalizers(inner, ns, name, svc);
-    }
-}
-
-fn finalizers_of(svc: &Value) -> Vec<Value> {
-    meta::get(svc, &["metadata", "finalizers"])
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
-}
-
-/// Takes the controllers' finalizers off the Service `id` with `uid` (one re-created under its
-/// name keeps its own): the cloud provider's first, then the service controller's, each its
-/// own write.
-fn remove_finalizers(inner: &mut Inner, id: &Id, uid: &str) {
-    let provider = [lb::ILB_FINALIZER, lb::NETLB_FINALIZER];
-    let steps: [&dyn Fn(&str) -> bool; 2] =
-        [&|f| provider.contains(&f), &|f| lb::FINALIZERS.contains(&f)];
-    for goes in steps {
-        let Some(mut svc) = service(inner, &id.0, &id.1).filter(|s| meta::uid(s) == uid) else {
-            return;
-        };
-        let finalizers = finalizers_of(&svc);
-        let kept: Vec<Value> = finalizers
-            .iter()
-            .filter(|f| !f.as_str().is_some_and(goes))
-            .cloned()
-            .collect();
-        if kept.len() == finalizers.len() {
-            continue;
-        }
-        meta::set(&mut svc, &["metadata", "finalizers"], json!(kept));
-        write_finalizers(inner, &id.0, &id.1, svc);
-    }
-}
-
 async fn run(ctx: Arc<Ctx>, mut knobs: watch::Receiver<ControllerKnobs>) {
     let subscribe = |res| ctx.shared.store.lock().subscribe(res, None, true);
     let (Ok((backlog, mut services)), Ok((_, mut pods)), Ok((_, mut namespaces))) =
@@ -406,161 +325,4 @@ fn service(inner: &Inner, ns: &str, name: &str) -> Option<Value> {
     inner
         .get(&Key::new(SERVICES, ns, name))
         .map(|s| (*s).clone())
-}
-
-/// Ingress: reconcile with the cloud until it gives the load balancer its addresses.
-async fn provision(ctx: &Arc<Ctx>, ns: &str, name: &str, knobs: &ControllerKnobs) {
-    let Some(svc) = service(&ctx.shared.store.lock(), ns, name) else {
-        return;
-    };
-    if has_ingress(&svc, ctx.lbs.cloud()) && ctx.lbs.is_provisioned(&svc).await {
-        return;
-    }
-    // No controller serves it (the AWS Load Balancer Controller is not installed, or does not
-    // run: its Deployment has no available replica).
-    if !lb::served(&svc, ctx.lbs.cloud())
-        || (lb::needs_aws_lb_controller(&svc)
-            && !super::aws_controller::serving(&ctx.shared.store.lock()))
-    {
-        return;
-    }
-    tokio::time::sleep(knobs.ingress_delay).await;
-    add_finalizers(&mut ctx.shared.store.lock(), ns, name, ctx.lbs.cloud());
-    loop {
-        // Detached, so that a restart of this pipeline cannot cut a claim in the cloud in half.
-        let (lbs, store) = (ctx.lbs.clone(), ctx.shared.store.clone());
-        let (n, m) = (ns.to_string(), name.to_string());
-        let Ok(outcome) = tokio::spawn(async move { lbs.reconcile(&store, &n, &m).await }).await
-        else {
-            return;
-        };
-        {
-            let mut inner = ctx.shared.store.lock();
-            let Some(svc) = service(&inner, ns, name) else {
-                return;
-            };
-            match outcome {
-                Outcome::Gone => return,
-                Outcome::Provisioned(reports) => {
-                    record(&mut inner, &svc, &reports);
-                    set_ingress(&mut inner, ns, name, ctx.lbs.cloud());
-                    return;
-                }
-                // The NLB exists without targets: its ingress stands, the controller requeues.
-                Outcome::Unregistered(reports) => {
-                    record(&mut inner, &svc, &reports);
-                    set_ingress(&mut inner, ns, name, ctx.lbs.cloud());
-                }
-                Outcome::Refused(reports) => {
-                    record(&mut inner, &svc, &reports);
-                    clear_ingress(&mut inner, ns, name);
-                }
-            }
-        }
-        tokio::time::sleep(knobs.refusal_retry).await;
-    }
-}
-
-fn record(inner: &mut Inner, svc: &Value, reports: &[Report]) {
-    for r in reports {
-        events::record(inner, svc, r);
-    }
-}
-
-/// Endpoints: from the matching pods, then kept in step (and flapping, if asked).
-async fn publish_endpoints(ctx: &Arc<Ctx>, ns: &str, name: &str, knobs: &ControllerKnobs) {
-    let id = (ns.to_string(), name.to_string());
-    if knobs.ingress_without_endpoints {
-        lock(&ctx.published).remove(&id);
-        return;
-    }
-    let current = endpoints::is_current(&ctx.shared.store.lock(), ns, name, true);
-    if !current {
-        tokio::time::sleep(knobs.ingress_delay + knobs.endpoints_delay).await;
-    }
-    publish(ctx, &id, true);
-    if let Some(period) = knobs.flapping {
-        let mut ready = true;
-        loop {
-            tokio::time::sleep(period).await;
-            ready = !ready;
-            publish(ctx, &id, ready);
-        }
-    }
-}
-
-fn publish(ctx: &Ctx, id: &Id, gate_open: bool) {
-    lock(&ctx.published).insert(id.clone(), gate_open);
-    endpoints::sync(&mut ctx.shared.store.lock(), &id.0, &id.1, gate_open);
-}
-
-fn has_ingress(svc: &Value, cloud: &CloudOptions) -> bool {
-    meta::get(svc, &["status", "loadBalancer", "ingress"]) == Some(&json!(lb::ingress(svc, cloud)))
-}
-
-fn write_status(inner: &mut Inner, ns: &str, name: &str, load_balancer: Value) {
-    let Some(mut svc) = service(inner, ns, name) else {
-        return;
-    };
-    meta::set(&mut svc, &["status", "loadBalancer"], load_balancer);
-    write_finalizers(inner, ns, name, svc);
-}
-
-/// A finalizer or status change as the service controller and the GCE provider write it:
-/// through `services/status` (`servicehelper.PatchService`), which keeps the Service's
-/// metadata.
-fn write_finalizers(inner: &mut Inner, ns: &str, name: &str, svc: Value) {
-    let ctx = WriteCtx::internal(CCM, false);
-    let _ = ops::update(
-        inner,
-        &Key::new(SERVICES, ns, name),
-        svc,
-        Scope::Status,
-        &ctx,
-    );
-}
-
-fn set_ingress(inner: &mut Inner, ns: &str, name: &str, cloud: &CloudOptions) {
-    let Some(svc) = service(inner, ns, name) else {
-        return;
-    };
-    if !is_lb(&svc) || has_ingress(&svc, cloud) {
-        return;
-    }
-    write_status(
-        inner,
-        ns,
-        name,
-        json!({"ingress": lb::ingress(&svc, cloud)}),
-    );
-}
-
-fn clear_ingress(inner: &mut Inner, ns: &str, name: &str) {
-    if service(inner, ns, name)
-        .is_some_and(|s| meta::get(&s, &["status", "loadBalancer", "ingress"]).is_some())
-    {
-        write_status(inner, ns, name, json!({}));
-    }
-}
-
-/// A Service that is gone or no longer a LoadBalancer: no ingress, no endpoints.
-fn clear(inner: &mut Inner, ns: &str, name: &str, deleted: bool) {
-    endpoints::clear(inner, ns, name);
-    if !deleted {
-        clear_ingress(inner, ns, name);
-    }
-}
-
-/// Forces ingress and endpoints; false when there is no such LoadBalancer Service.
-fn make_ready_now(ctx: &Ctx, inner: &mut Inner, ns: &str, name: &str) -> bool {
-    let Some(svc) = service(inner, ns, name) else {
-        return false;
-    };
-    if !is_lb(&svc) {
-        return false;
-    }
-    set_ingress(inner, ns, name, ctx.lbs.cloud());
-    lock(&ctx.published).insert((ns.to_string(), name.to_string()), true);
-    endpoints::sync(inner, ns, name, true);
-    true
 }

@@ -1,6 +1,15 @@
 //! The AWS world: moto (EC2) and ministack (Route53), each behind a counting proxy, plus the
 //! boto3 script that builds the VPC/zones (and the installer's control-plane machines) and
 //! inspects what exists.
+//!
+//! What other parties do beside the agent (another writer, another cluster, a user with
+//! boto3) is in `by_hand`, the IAM users and their enforcement in `iam`; this file holds the
+//! world itself: starting it, setting it up, reading it.
+
+mod by_hand;
+mod iam;
+
+pub use iam::IamUser;
 
 use crate::emulator::Emulator;
 use crate::kube::CloudOptions;
@@ -22,14 +31,6 @@ pub enum VpcLayout {
     /// The fixture's subnets untagged; `public` (fixture ids) route 0.0.0.0/0 to an internet
     /// gateway through an explicitly associated table, the others do not.
     Flat { public: Vec<String> },
-}
-
-/// An IAM user of moto and its access key ([`AwsPeers::create_iam_user`]).
-#[derive(Debug, Clone)]
-pub struct IamUser {
-    pub arn: String,
-    pub access_key_id: String,
-    pub secret_access_key: String,
 }
 
 pub struct AwsPeers {
@@ -122,16 +123,6 @@ impl AwsPeers {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
-    }
-
-    /// Sets the tag `key` = `value` on the security group `id`, or removes it (`None`), with
-    /// boto3 as a user would.
-    pub async fn tag_security_group(&self, id: &str, key: &str, value: Option<&str>) -> Result<()> {
-        let mut args = vec!["tag-group", "--id", id, "--name", key];
-        if let Some(value) = value {
-            args.extend(["--value", value]);
-        }
-        self.script(&args).await.map(|_| ())
     }
 
     /// The record sets of the hosted zone `zone_id` (`/hostedzone/<id>` or the bare id) as
@@ -268,237 +259,6 @@ impl AwsPeers {
         self.script(&["inspect"]).await
     }
 
-    /// Another writer creates the CNAME record set `name` -> `target` in the private or
-    /// public zone (`zone`).
-    pub async fn write_cname(&self, zone: &str, name: &str, target: &str) -> Result<()> {
-        self.script(&[
-            "write", "--zone", zone, "--name", name, "--type", "CNAME", "--value", target,
-        ])
-        .await
-        .map(|_| ())
-    }
-
-    /// Another writer sets a private/public record set to exactly `values`.
-    pub async fn write_record(&self, zone: &str, name: &str, values: &[&str]) -> Result<()> {
-        self.write(["--zone", zone], name, values).await
-    }
-
-    /// Creates EIPs/ENIs that are not ours (untagged, another cluster's, ours by cluster tag
-    /// only): the agent must never touch them.
-    pub async fn create_foreign(&self) -> Result<()> {
-        self.script(&["foreign"]).await.map(|_| ())
-    }
-
-    /// Another party's ENI in `subnet`, holding `ip` when given; its id.
-    pub async fn create_eni(
-        &self,
-        subnet: &str,
-        ip: Option<&str>,
-        description: &str,
-    ) -> Result<String> {
-        let mut args = vec!["eni", "--subnet", subnet, "--description", description];
-        if let Some(ip) = ip {
-            args.extend(["--ip", ip]);
-        }
-        self.script_id(&args).await
-    }
-
-    /// One ENI per IP in `subnet`, each holding its IP (e.g. the bootstrap hosts of several
-    /// clusters); their ids.
-    pub async fn create_enis(
-        &self,
-        subnet: &str,
-        ips: &[&str],
-        description: &str,
-    ) -> Result<Vec<String>> {
-        let mut args = vec!["eni", "--subnet", subnet, "--description", description];
-        for ip in ips {
-            args.extend(["--ip", ip]);
-        }
-        let out = self.script(&args).await?;
-        serde_json::from_value(out["ids"].clone()).context("eni printed no ids")
-    }
-
-    /// Another hosted zone `name` (private: in the world's VPC); its id. [`AwsPeers::inspect`]
-    /// shows its records under `zones_by_id`.
-    pub async fn create_zone(&self, name: &str, private: bool) -> Result<String> {
-        let kind = if private { "private" } else { "public" };
-        self.script_id(&["zone", "--name", name, "--zone", kind])
-            .await
-    }
-
-    /// Another private hosted zone `name`, in the world's VPC or (`other_vpc`) a new one,
-    /// carrying `tags` (`key=value`); its id. (The world's own private zone carries the
-    /// installer's tags, `Name=<infra-id>-int` and the owned cluster tag.)
-    pub async fn create_private_zone_tagged(
-        &self,
-        name: &str,
-        other_vpc: bool,
-        tags: &[&str],
-    ) -> Result<String> {
-        let mut args = vec!["zone", "--name", name, "--zone", "private"];
-        if other_vpc {
-            args.push("--other-vpc");
-        }
-        for tag in tags {
-            args.extend(["--tag", tag]);
-        }
-        self.script_id(&args).await
-    }
-
-    /// A subnet in a new VPC, not the world's: its id.
-    pub async fn create_subnet_elsewhere(&self) -> Result<String> {
-        self.script_id(&["subnet"]).await
-    }
-
-    /// A subnet of CIDR `cidr` in a new VPC (the /16 around it), e.g. the same range as one
-    /// of the world's, as shared accounts have: its id.
-    pub async fn create_subnet_in_another_vpc(&self, cidr: &str) -> Result<String> {
-        self.script_id(&["subnet", "--cidr", cidr]).await
-    }
-
-    /// Another writer sets a record set of the zone `zone_id` to exactly `values`.
-    pub async fn write_record_in(&self, zone_id: &str, name: &str, values: &[&str]) -> Result<()> {
-        self.write(["--zone-id", zone_id], name, values).await
-    }
-
-    /// Another writer sets the record set `name` of the zone `zone` (flag and value).
-    async fn write(&self, zone: [&str; 2], name: &str, values: &[&str]) -> Result<()> {
-        let mut args = vec!["write", zone[0], zone[1], "--name", name];
-        for v in values {
-            args.extend(["--value", v]);
-        }
-        self.script(&args).await.map(|_| ())
-    }
-
-    /// The user's own reservation (UPI), made with boto3 as a person would: an EIP
-    /// (`subnet` None) or an ENI in `subnet`, tagged `Name=<name>`; (id, IP).
-    pub async fn create_named(&self, name: &str, subnet: Option<&str>) -> Result<(String, String)> {
-        let out = match subnet {
-            None => self.script(&["eip", "--name", name]).await?,
-            Some(subnet) => {
-                self.script(&["eni", "--subnet", subnet, "--name", name])
-                    .await?
-            }
-        };
-        let id = out["id"].as_str().context("printed no id")?.to_string();
-        let ip = match out["ip"].as_str() {
-            Some(ip) => ip.to_string(),
-            None => {
-                let world = self.inspect().await?;
-                world["enis"]
-                    .as_array()
-                    .and_then(|enis| enis.iter().find(|e| e["id"] == id.as_str()))
-                    .and_then(|e| e["ip"].as_str())
-                    .context("the new ENI is not in inspect")?
-                    .to_string()
-            }
-        };
-        Ok((id, ip))
-    }
-
-    pub async fn delete_eni(&self, id: &str) -> Result<()> {
-        self.script(&["delete-eni", "--id", id]).await.map(|_| ())
-    }
-
-    /// An untagged EIP: (allocation id, public IP).
-    pub async fn allocate_eip(&self) -> Result<(String, String)> {
-        let out = self.script(&["eip"]).await?;
-        match (out["id"].as_str(), out["ip"].as_str()) {
-            (Some(id), Some(ip)) => Ok((id.to_string(), ip.to_string())),
-            _ => bail!("eip printed {out}"),
-        }
-    }
-
-    /// Releases the EIP `allocation` with boto3, as its owner would.
-    pub async fn release_eip(&self, allocation: &str) -> Result<()> {
-        self.script(&["release-eip", "--allocation", allocation])
-            .await
-            .map(|_| ())
-    }
-
-    /// Releases the EIP `allocation` with boto3 as `user` (IAM enforcement on: allowed or not
-    /// by its policy).
-    pub async fn release_eip_as(&self, allocation: &str, user: &IamUser) -> Result<()> {
-        self.script(&[
-            "release-eip",
-            "--allocation",
-            allocation,
-            "--key",
-            &user.access_key_id,
-            "--secret",
-            &user.secret_access_key,
-        ])
-        .await
-        .map(|_| ())
-    }
-
-    /// ListResourceRecordSets of `zone_id` with boto3 as `user`, through the Route53 counting
-    /// proxy (IAM enforcement on: authorized as Route53 does, [`Proxy::authorize_with`]):
-    /// `{"records": n}`, or the refusal's `{"status", "code", "message"}`.
-    pub async fn list_records_as(&self, zone_id: &str, user: &IamUser) -> Result<Value> {
-        let via = self.route53_proxy.url();
-        self.script(&[
-            "list-records",
-            "--zone-id",
-            zone_id,
-            "--key",
-            &user.access_key_id,
-            "--secret",
-            &user.secret_access_key,
-            "--via",
-            &via,
-        ])
-        .await
-    }
-
-    pub async fn associate(&self, allocation: &str, eni: &str) -> Result<()> {
-        self.script(&["associate", "--allocation", allocation, "--eni", eni])
-            .await
-            .map(|_| ())
-    }
-
-    /// An IAM user in moto whose one inline policy is `document` (an IAM policy document, as
-    /// `bootstrap-agent permissions --cloud aws` prints it), with an access key.
-    pub async fn create_iam_user_with_policy(
-        &self,
-        name: &str,
-        document: &Value,
-    ) -> Result<IamUser> {
-        let file = tempfile::NamedTempFile::new()?;
-        std::fs::write(file.path(), serde_json::to_vec(document)?)?;
-        let path = path(file.path())?;
-        let out = self
-            .script(&["iam-user", "--name", name, "--policy", &path])
-            .await?;
-        iam_user_of(&out)
-    }
-
-    /// An IAM user in moto whose one policy allows `actions` (e.g. `ec2:AllocateAddress`) on
-    /// every resource, with an access key. Counts only once [`Self::enforce_iam`] is on.
-    pub async fn create_iam_user(&self, name: &str, actions: &[&str]) -> Result<IamUser> {
-        let mut args = vec!["iam-user", "--name", name];
-        for action in actions {
-            args.extend(["--allow", action]);
-        }
-        let out = self.script(&args).await?;
-        iam_user_of(&out)
-    }
-
-    /// Switches moto's IAM enforcement on or off (moto's `/moto-api/reset-auth`). On, every
-    /// request to moto (EC2, and STS when `AWS_ENDPOINT_URL_STS` points at moto) must be signed
-    /// with an IAM user's key and allowed by its policies; this world's own inspection
-    /// (`inspect`, which uses no IAM user) works only while it is off. ministack (Route53)
-    /// knows no IAM: while on, the Route53 proxy has moto authorize each request first, on
-    /// its hosted zone or change ARN, as Route53 does ([`Proxy::authorize_with`]).
-    pub async fn enforce_iam(&self, on: bool) -> Result<()> {
-        let value = if on { "on" } else { "off" };
-        self.script(&["enforce-iam", "--value", value]).await?;
-        self.route53_proxy
-            .authorize_with(on.then_some(self.ec2.addr));
-        Ok(())
-    }
-
     /// [`Self::script`] for a command that prints the `id` of what it made.
     async fn script_id(&self, args: &[&str]) -> Result<String> {
         let out = self.script(args).await?;
@@ -514,21 +274,6 @@ impl AwsPeers {
             return Ok(Value::Null);
         }
         serde_json::from_slice(&out).context("aws_world.py printed no JSON")
-    }
-}
-
-fn iam_user_of(out: &Value) -> Result<IamUser> {
-    match (
-        out["arn"].as_str(),
-        out["access_key_id"].as_str(),
-        out["secret_access_key"].as_str(),
-    ) {
-        (Some(arn), Some(key), Some(secret)) => Ok(IamUser {
-            arn: arn.to_string(),
-            access_key_id: key.to_string(),
-            secret_access_key: secret.to_string(),
-        }),
-        _ => bail!("iam-user printed {out}"),
     }
 }
 

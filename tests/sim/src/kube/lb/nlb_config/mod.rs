@@ -16,9 +16,21 @@
 //!
 //! Build errors are the controller's words (after "Failed build model due to"), deploy errors
 //! the cloud's (after "Failed deploy model due to").
+//!
+//! The controller's annotation parsers are in `parse`, what ELB and EC2 accept in
+//! `cloud_checks`, the zones an NLB forwards between in `zones`; this file holds the settings
+//! and how the controller builds them.
 
-use super::super::meta;
+mod cloud_checks;
+mod parse;
+mod zones;
+
+pub use cloud_checks::check_in_cloud;
+pub use zones::Zones;
+
 use super::Ipv4Cidr;
+use crate::kube::meta;
+use parse::{annotation, go_bool, int32, string_map};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -39,55 +51,6 @@ const TARGET_TYPE: &str = "aws-load-balancer-nlb-target-type";
 pub const CROSS_ZONE: &str = "load_balancing.cross_zone.enabled";
 const ROUTING_POLICY: &str = "dns_record.client_routing_policy";
 const PRESERVE_CLIENT_IP: &str = "preserve_client_ip.enabled";
-
-/// The attributes ELB takes on a Network Load Balancer, and whether each is a boolean.
-const NLB_ATTRIBUTES: &[(&str, bool)] = &[
-    ("deletion_protection.enabled", true),
-    (CROSS_ZONE, true),
-    ("access_logs.s3.enabled", true),
-    ("access_logs.s3.bucket", false),
-    ("access_logs.s3.prefix", false),
-    ("ipv6.deny_all_igw_traffic", true),
-    (ROUTING_POLICY, false),
-    ("zonal_shift.config.enabled", true),
-    ("secondary_ips.auto_assigned.per_subnet", false),
-];
-
-/// The attributes ELB takes on a TCP target group, and whether each is a boolean (the
-/// cross-zone one also takes `use_load_balancer_configuration`, its default).
-const TCP_TG_ATTRIBUTES: &[(&str, bool)] = &[
-    ("deregistration_delay.timeout_seconds", false),
-    ("deregistration_delay.connection_termination.enabled", true),
-    (PRESERVE_CLIENT_IP, true),
-    ("proxy_protocol_v2.enabled", true),
-    ("stickiness.enabled", true),
-    ("stickiness.type", false),
-    (CROSS_ZONE, false),
-    (
-        "target_health_state.unhealthy.connection_termination.enabled",
-        true,
-    ),
-    (
-        "target_health_state.unhealthy.draining_interval_seconds",
-        false,
-    ),
-    (
-        "target_group_health.dns_failover.minimum_healthy_targets.count",
-        false,
-    ),
-    (
-        "target_group_health.dns_failover.minimum_healthy_targets.percentage",
-        false,
-    ),
-    (
-        "target_group_health.unhealthy_state_routing.minimum_healthy_targets.count",
-        false,
-    ),
-    (
-        "target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage",
-        false,
-    ),
-];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HcPort {
@@ -127,91 +90,6 @@ pub struct Config {
     pub health_check: HealthCheck,
     /// The managed security group's ranges (each opens every listener port).
     pub source_ranges: Vec<String>,
-}
-
-fn annotation<'a>(svc: &'a Value, suffix: &str) -> Option<&'a str> {
-    meta::get_str(
-        svc,
-        &["metadata", "annotations", &format!("{PREFIX}{suffix}")],
-    )
-}
-
-/// Go's `strconv.ParseBool`.
-fn go_bool(raw: &str) -> Result<bool, String> {
-    match raw {
-        "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
-        "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
-        _ => Err(format!(
-            "strconv.ParseBool: parsing {raw:?}: invalid syntax"
-        )),
-    }
-}
-
-/// `key=value` pairs separated by commas, a backslash escaping the next character; a comma
-/// ends a pair only when what follows holds a `=`. Any pair without `=` or with an empty key
-/// is refused, as the controller's `ParseStringMapAnnotation` does.
-fn string_map(svc: &Value, suffix: &str) -> Result<Option<BTreeMap<String, String>>, String> {
-    let Some(raw) = annotation(svc, suffix) else {
-        return Ok(None);
-    };
-    let malformed = || format!("failed to parse stringMap annotation, {PREFIX}{suffix}: {raw}");
-    let mut pairs: Vec<String> = Vec::new();
-    let mut current = String::new();
-    let mut chars = raw.chars().peekable();
-    let mut rest_at = 0;
-    while let Some(c) = chars.next() {
-        rest_at += c.len_utf8();
-        match c {
-            '\\' if chars.peek().is_some() => {
-                if let Some(next) = chars.next() {
-                    rest_at += next.len_utf8();
-                    current.push(next);
-                }
-            }
-            ',' => {
-                let rest = raw[rest_at..].trim();
-                if rest.contains('=') {
-                    pairs.push(current.trim().to_string());
-                    current.clear();
-                } else if !rest.is_empty() {
-                    pairs.push(current.trim().to_string());
-                    pairs.push(rest.to_string());
-                    current.clear();
-                    break;
-                } else {
-                    current.push(c);
-                }
-            }
-            c => current.push(c),
-        }
-    }
-    if !current.is_empty() {
-        pairs.push(current.trim().to_string());
-    }
-    let mut map = BTreeMap::new();
-    for pair in pairs {
-        let (key, value) = pair.split_once('=').ok_or_else(malformed)?;
-        let key = key.trim();
-        if key.is_empty() {
-            return Err(malformed());
-        }
-        map.insert(key.to_string(), value.trim().to_string());
-    }
-    Ok(Some(map))
-}
-
-fn int32(svc: &Value, suffix: &str, default: i64) -> Result<i64, String> {
-    let Some(raw) = annotation(svc, suffix) else {
-        return Ok(default);
-    };
-    let why = match raw.parse::<i64>() {
-        Ok(n) if i32::try_from(n).is_ok() => return Ok(n),
-        Ok(_) => "value out of range",
-        Err(_) => "invalid syntax",
-    };
-    Err(format!(
-        "failed to parse int32 annotation, {PREFIX}{suffix}: {raw}: strconv.ParseInt: parsing {raw:?}: {why}"
-    ))
 }
 
 fn service_ports(svc: &Value) -> Vec<&Value> {
@@ -346,97 +224,6 @@ pub fn build(svc: &Value) -> Result<Config, String> {
     })
 }
 
-fn check_attributes(
-    what: &str,
-    known: &[(&str, bool)],
-    attributes: &BTreeMap<String, String>,
-    extra: impl Fn(&str, &str) -> Option<String>,
-) -> Result<(), String> {
-    for (key, value) in attributes {
-        let Some((_, boolean)) = known.iter().find(|(k, _)| k == key) else {
-            return Err(format!(
-                "ValidationError: {what} attribute key '{key}' is not recognized"
-            ));
-        };
-        if *boolean && value != "true" && value != "false" {
-            return Err(format!(
-                "ValidationError: {what} attribute '{key}' must be true or false, not '{value}'"
-            ));
-        }
-        if let Some(why) = extra(key, value) {
-            return Err(format!("ValidationError: {why}"));
-        }
-    }
-    Ok(())
-}
-
-fn in_range(what: &str, value: i64, range: std::ops::RangeInclusive<i64>) -> Result<(), String> {
-    if range.contains(&value) {
-        return Ok(());
-    }
-    Err(format!(
-        "ValidationError: health check {what} must be between {} and {}, not {value}",
-        range.start(),
-        range.end()
-    ))
-}
-
-/// What ELB and EC2 refuse of the settings when the controller creates the NLB, its target
-/// groups and its security group.
-pub fn check_in_cloud(config: &Config) -> Result<(), String> {
-    check_attributes(
-        "load balancer",
-        NLB_ATTRIBUTES,
-        &config.attributes,
-        |_, _| None,
-    )?;
-    for listener in &config.listeners {
-        check_attributes(
-            "target group",
-            TCP_TG_ATTRIBUTES,
-            &listener.attributes,
-            |key, value| match key {
-                CROSS_ZONE
-                    if !["true", "false", "use_load_balancer_configuration"].contains(&value) =>
-                {
-                    Some(format!(
-                        "target group attribute '{key}' must be true, false or use_load_balancer_configuration, not '{value}'"
-                    ))
-                }
-                "deregistration_delay.timeout_seconds"
-                    if !value.parse::<u32>().is_ok_and(|n| n <= 3600) =>
-                {
-                    Some(format!("'{key}' must be 0 to 3600 seconds, not '{value}'"))
-                }
-                _ => None,
-            },
-        )?;
-    }
-    let hc = &config.health_check;
-    in_range("interval", hc.interval, 5..=300)?;
-    in_range("timeout", hc.timeout, 2..=120)?;
-    in_range("healthy threshold", hc.healthy, 2..=10)?;
-    in_range("unhealthy threshold", hc.unhealthy, 2..=10)?;
-    if hc.port == HcPort::Port(0) {
-        return Err("ValidationError: health check port must be 1 to 65535".into());
-    }
-    if let Some(path) = &hc.path
-        && (!path.starts_with('/') || path.len() > 1024)
-    {
-        return Err(format!(
-            "ValidationError: health check path '{path}' must begin with '/' and be at most 1024 characters"
-        ));
-    }
-    for range in &config.source_ranges {
-        if range.parse::<Ipv4Cidr>().is_err() {
-            return Err(format!(
-                "InvalidParameterValue: CIDR block {range} is malformed"
-            ));
-        }
-    }
-    Ok(())
-}
-
 impl Config {
     /// Whether the NLB forwards across zones for the target group of `port`: the target
     /// group's own attribute when `true` or `false`, else the load balancer's (off by
@@ -463,49 +250,6 @@ impl Config {
                 .iter()
                 .filter_map(|r| r.parse::<Ipv4Cidr>().ok())
                 .any(|r| r.contains(source))
-    }
-}
-
-/// Where an NLB's addresses and its targets are: each NLB address's zone, and every subnet
-/// of the VPC with its zone (to place the targets, as ELB places an IP target by the subnet
-/// that holds it).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Zones {
-    pub addresses: BTreeMap<Ipv4Addr, String>,
-    pub subnets: Vec<(Ipv4Cidr, String)>,
-}
-
-impl Zones {
-    /// The zone of a target; None when no subnet of the VPC holds it (ELB then registers
-    /// it for every zone, "all").
-    fn of_target(&self, target: Ipv4Addr) -> Option<&str> {
-        self.subnets
-            .iter()
-            .find(|(cidr, _)| cidr.contains(target))
-            .map(|(_, zone)| zone.as_str())
-    }
-
-    /// Whether the NLB node holding `address` forwards traffic on `port` to one of the
-    /// healthy `targets`: with cross-zone on, to any; off, only to one in its own zone (or
-    /// one registered for every zone). An address whose zone is unknown serves when any
-    /// target is healthy.
-    pub fn serves(
-        &self,
-        config: &Config,
-        address: Ipv4Addr,
-        port: u16,
-        targets: &[Ipv4Addr],
-    ) -> bool {
-        if targets.is_empty() {
-            return false;
-        }
-        let Some(zone) = self.addresses.get(&address) else {
-            return true;
-        };
-        config.cross_zone(port)
-            || targets
-                .iter()
-                .any(|t| self.of_target(*t).is_none_or(|z| z == zone))
     }
 }
 

@@ -9,23 +9,29 @@
 //! lost"). The error bodies are written as each real service writes them ([`Service`]).
 //! Independently of those, it can delay requests ([`Latency`]): a slow network or a slow API,
 //! the answer itself unchanged.
+//!
+//! The request path (hold, fault, limit, authorize, forward) is in `forwarding`, the fault
+//! settings and their seeded decisions in `faults`, each service's error bodies in
+//! `service_errors`; this file holds the proxy itself and what it counts.
+
+mod faults;
+mod forwarding;
+mod service_errors;
+
+pub use faults::{Fault, FaultStats, Faults, Latency};
+pub(crate) use service_errors::{arm_error, ec2_error, google_error, route53_error};
 
 use crate::limits::{Limiter, Limits, QuotaUse};
-use crate::rng::Rng;
 use anyhow::Result;
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
+use faults::Injector;
+use forwarding::{Route, handle};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::Notify;
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The service behind a proxy: which error bodies it writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,89 +49,6 @@ pub enum Service {
     /// throttling is HTTP 429 `RESOURCE_EXHAUSTED` or 503 `UNAVAILABLE`, reason
     /// `rateLimitExceeded`.
     Google,
-}
-
-/// What can go wrong with one request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Fault {
-    /// The service's own throttling error; the emulator never sees the request.
-    Throttle,
-    /// The service's own HTTP 500; the emulator never sees the request.
-    ServerError,
-    /// Forwarded and done by the emulator; the connection is then dropped unanswered.
-    LostAnswer,
-    /// The service's own HTTP 503 (unavailable); the emulator never sees the request.
-    Unavailable,
-    /// The connection is dropped before the request is forwarded: the emulator never sees it
-    /// and the client hears nothing (a reset on the way there).
-    Reset,
-}
-
-impl Fault {
-    /// The three the seeded tests have always drawn from (their seeds' verdicts unchanged).
-    pub const ALL: [Fault; 3] = [Fault::Throttle, Fault::ServerError, Fault::LostAnswer];
-    /// Every kind: a bad day (`bootstrap-sim faults`).
-    pub const BAD_DAY: [Fault; 5] = [
-        Fault::Throttle,
-        Fault::ServerError,
-        Fault::Unavailable,
-        Fault::LostAnswer,
-        Fault::Reset,
-    ];
-}
-
-/// Fault injection settings: each request fails with probability `rate`, the fault picked
-/// uniformly from `kinds`, until `limit` faults were injected (None: no limit); and, decided
-/// apart (its own generator, so adding it leaves the faults of a seed as they were), each
-/// request is delayed per `latency`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Faults {
-    pub rate: f64,
-    pub seed: u64,
-    pub kinds: Vec<Fault>,
-    pub limit: Option<usize>,
-    pub latency: Option<Latency>,
-}
-
-/// Added latency: with probability `rate` a request waits a uniform `min_ms..=max_ms` before
-/// the proxy acts on it (forwards it, or answers with its fault).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Latency {
-    pub rate: f64,
-    pub min_ms: u64,
-    pub max_ms: u64,
-}
-
-impl Faults {
-    /// Every kind of fault at `rate`.
-    pub fn new(rate: f64, seed: u64) -> Self {
-        Self {
-            rate,
-            seed,
-            kinds: Fault::ALL.to_vec(),
-            limit: None,
-            latency: None,
-        }
-    }
-
-    /// The same faults, and requests delayed per `latency` besides.
-    pub fn with_latency(self, latency: Latency) -> Self {
-        Self {
-            latency: Some(latency),
-            ..self
-        }
-    }
-
-    /// Exactly the next `n` requests fail with `fault`.
-    pub fn next(n: usize, fault: Fault) -> Self {
-        Self {
-            rate: 1.0,
-            seed: 0,
-            kinds: vec![fault],
-            limit: Some(n),
-            latency: None,
-        }
-    }
 }
 
 /// A service's request rate limit per account, as a token bucket: `per_second` tokens
@@ -161,80 +84,6 @@ impl RateLimit {
         per_second: 5.0,
         burst: 5.0,
     };
-}
-
-/// How many requests the proxy saw and how many of them it spoiled, by fault.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FaultStats {
-    pub requests: usize,
-    pub throttled: usize,
-    pub server_errors: usize,
-    pub lost_answers: usize,
-    pub unavailable: usize,
-    pub resets: usize,
-    /// Requests delayed by [`Latency`] (not a failure: not counted by [`Self::injected`]).
-    pub delayed: usize,
-}
-
-impl FaultStats {
-    pub fn injected(&self) -> usize {
-        self.throttled + self.server_errors + self.lost_answers + self.unavailable + self.resets
-    }
-
-    pub fn add(&mut self, other: &FaultStats) {
-        self.requests += other.requests;
-        self.throttled += other.throttled;
-        self.server_errors += other.server_errors;
-        self.lost_answers += other.lost_answers;
-        self.unavailable += other.unavailable;
-        self.resets += other.resets;
-        self.delayed += other.delayed;
-    }
-}
-
-struct Injector {
-    faults: Faults,
-    rng: Rng,
-    latency_rng: Rng,
-    injected: usize,
-}
-
-impl Injector {
-    fn new(faults: Faults) -> Self {
-        Self {
-            rng: Rng(faults.seed),
-            latency_rng: Rng(faults.seed ^ 0x5eed_1a7e_0000_0000),
-            faults,
-            injected: 0,
-        }
-    }
-
-    /// How long this request waits first, if at all.
-    fn delay(&mut self) -> Option<std::time::Duration> {
-        let latency = self.faults.latency?;
-        let roll = self.latency_rng.next_f64();
-        let pick = self.latency_rng.next_u64();
-        if roll >= latency.rate {
-            return None;
-        }
-        let span = latency.max_ms.saturating_sub(latency.min_ms) + 1;
-        Some(std::time::Duration::from_millis(
-            latency.min_ms + pick % span,
-        ))
-    }
-
-    fn decide(&mut self) -> Option<(Fault, u64)> {
-        let roll = self.rng.next_f64();
-        let pick = self.rng.next_u64();
-        let spent = self.faults.limit.is_some_and(|l| self.injected >= l);
-        if roll >= self.faults.rate || self.faults.kinds.is_empty() || spent {
-            return None;
-        }
-        self.injected += 1;
-        let kinds = &self.faults.kinds;
-        let fault = kinds[(pick % kinds.len() as u64) as usize];
-        Some((fault, pick))
-    }
 }
 
 /// One request the proxy saw.
@@ -495,370 +344,6 @@ fn lock_state(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
     state.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// What each connection's handler needs.
-#[derive(Clone)]
-struct Route {
-    upstream: SocketAddr,
-    service: Service,
-    state: Arc<Mutex<State>>,
-    held: Arc<Notify>,
-}
-
-/// Answers one request and notes the time the agent waited on this peer.
-async fn handle(req: Request<Incoming>, route: Route) -> Result<Response<Full<Bytes>>, BoxError> {
-    let arrived = std::time::Instant::now();
-    let state = route.state.clone();
-    let answer = answer(req, route).await;
-    lock_state(&state)
-        .busy
-        .push((arrived, std::time::Instant::now()));
-    answer
-}
-
-async fn answer(req: Request<Incoming>, route: Route) -> Result<Response<Full<Bytes>>, BoxError> {
-    let Route {
-        upstream,
-        service,
-        state,
-        held,
-    } = route;
-    let (parts, body) = req.into_parts();
-    let body = body.collect().await?.to_bytes();
-    let call = classify(&parts.method, parts.uri.path(), &body);
-    let (hold, fault, delay, authorizer, refused) = {
-        let mut s = lock_state(&state);
-        s.calls.push(call.clone());
-        s.times.push(std::time::Instant::now());
-        let nth = s.calls.iter().filter(|c| c.mutating).count();
-        let hold = match s.hold {
-            Some(h @ (Hold::Before(n) | Hold::After(n))) if call.mutating && n == nth => Some(h),
-            _ => None,
-        };
-        let fault = s.injector.as_mut().and_then(Injector::decide);
-        let mut refused = None;
-        if fault.is_none()
-            && let Some(limiter) = s.limiter.as_mut()
-        {
-            match limiter.admit(&parts.method, parts.uri.path(), &body) {
-                Ok(()) => s.admitted += 1,
-                Err(refusal) => {
-                    s.rate_limited += 1;
-                    refused = Some(refusal);
-                }
-            }
-        }
-        let delay = s.injector.as_mut().and_then(Injector::delay);
-        if s.injector.is_some() {
-            s.stats.requests += 1;
-        }
-        if delay.is_some() {
-            s.stats.delayed += 1;
-        }
-        match fault {
-            Some((Fault::Throttle, _)) => s.stats.throttled += 1,
-            Some((Fault::ServerError, _)) => s.stats.server_errors += 1,
-            Some((Fault::LostAnswer, _)) => s.stats.lost_answers += 1,
-            Some((Fault::Unavailable, _)) => s.stats.unavailable += 1,
-            Some((Fault::Reset, _)) => s.stats.resets += 1,
-            None if refused.is_some() => s.stats.throttled += 1,
-            None => {}
-        }
-        (hold, fault, delay, s.authorizer, refused)
-    };
-    if let Some(delay) = delay {
-        tokio::time::sleep(delay).await;
-    }
-    let freeze = || {
-        lock_state(&state).held = true;
-        held.notify_waiters();
-        std::future::pending::<()>()
-    };
-    if let Some(Hold::Before(_)) = hold {
-        freeze().await;
-    }
-    if let Some(refused) = refused {
-        return Ok(crate::limits::refusal(service, &refused));
-    }
-    match fault {
-        Some((Fault::Throttle, pick)) => return Ok(throttled(service, &call, pick)),
-        Some((Fault::ServerError, _)) => return Ok(answer_in_words(service, &SERVER_ERROR)),
-        Some((Fault::Unavailable, _)) => return Ok(answer_in_words(service, &UNAVAILABLE)),
-        Some((Fault::Reset, _)) => return Err("injected: the connection was reset".into()),
-        _ => {}
-    }
-    if let Some(moto) = authorizer {
-        match authorize(&parts, &body, moto).await {
-            Ok(None) => {}
-            Ok(Some(refusal)) => return Ok(refusal),
-            Err(e) => {
-                let mut r = Response::new(Full::new(Bytes::from(format!(
-                    "proxy: the authorizer failed: {e:#}"
-                ))));
-                *r.status_mut() = hyper::StatusCode::BAD_GATEWAY;
-                return Ok(r);
-            }
-        }
-    }
-    let response = forward(Request::from_parts(parts, Full::new(body)), upstream).await;
-    if let Some(Hold::After(_)) = hold {
-        freeze().await;
-    }
-    if let Some((Fault::LostAnswer, _)) = fault {
-        // The emulator did it; an error from the service makes hyper close the connection
-        // without writing a response, as a connection reset on the way back would.
-        return Err("injected: the answer was lost".into());
-    }
-    Ok(response.unwrap_or_else(|e| {
-        let mut r = Response::new(Full::new(Bytes::from(format!(
-            "proxy: upstream failed: {e}"
-        ))));
-        *r.status_mut() = hyper::StatusCode::BAD_GATEWAY;
-        r
-    }))
-}
-
-/// Asks moto's `/moto-api/authorize` about a request: `None` when it is allowed, else the
-/// refusal moto wrote, as the service writes it.
-async fn authorize(
-    parts: &hyper::http::request::Parts,
-    body: &Bytes,
-    moto: SocketAddr,
-) -> Result<Option<Response<Full<Bytes>>>> {
-    let headers: Vec<[String; 2]> = parts
-        .headers
-        .iter()
-        .map(|(k, v)| {
-            [
-                k.to_string(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            ]
-        })
-        .collect();
-    let path = parts
-        .uri
-        .path_and_query()
-        .map_or_else(|| parts.uri.path().to_string(), |p| p.to_string());
-    let ask = serde_json::json!({
-        "method": parts.method.as_str(),
-        "path": path,
-        "headers": headers,
-        "body": String::from_utf8_lossy(body),
-    });
-    let request = Request::post("/moto-api/authorize")
-        .header(hyper::header::HOST, moto.to_string())
-        .header(hyper::header::CONTENT_TYPE, "application/json")
-        .body(Full::new(Bytes::from(ask.to_string())))?;
-    let answer = forward(request, moto).await?;
-    match answer.status().as_u16() {
-        200 => Ok(None),
-        403 => Ok(Some(answer)),
-        other => {
-            let text = answer.into_body().collect().await?.to_bytes();
-            anyhow::bail!(
-                "moto /moto-api/authorize answered {other}: {}",
-                String::from_utf8_lossy(&text)
-            )
-        }
-    }
-}
-
-fn response(status: u16, content_type: &str, body: String) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(Bytes::from(body)));
-    *r.status_mut() =
-        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
-    if let Ok(value) = hyper::header::HeaderValue::from_str(content_type) {
-        r.headers_mut().insert(hyper::header::CONTENT_TYPE, value);
-    }
-    r
-}
-
-fn request_id() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
-
-pub(crate) fn ec2_error(status: u16, code: &str, message: &str) -> Response<Full<Bytes>> {
-    response(
-        status,
-        "text/xml;charset=UTF-8",
-        format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Response><Errors><Error><Code>{code}</Code><Message>{message}</Message></Error></Errors><RequestID>{}</RequestID></Response>",
-            request_id()
-        ),
-    )
-}
-
-pub(crate) fn route53_error(
-    status: u16,
-    kind: &str,
-    code: &str,
-    message: &str,
-) -> Response<Full<Bytes>> {
-    response(
-        status,
-        "text/xml",
-        format!(
-            "<?xml version=\"1.0\"?>\n<ErrorResponse xmlns=\"https://route53.amazonaws.com/doc/2013-04-01/\"><Error><Type>{kind}</Type><Code>{code}</Code><Message>{message}</Message></Error><RequestId>{}</RequestId></ErrorResponse>",
-            request_id()
-        ),
-    )
-}
-
-pub(crate) fn arm_error(status: u16, code: &str, message: &str) -> Response<Full<Bytes>> {
-    let body = serde_json::json!({"error": {"code": code, "message": message}});
-    let mut r = response(status, "application/json; charset=utf-8", body.to_string());
-    if let Ok(id) = hyper::header::HeaderValue::from_str(&request_id()) {
-        r.headers_mut().insert("x-ms-request-id", id);
-    }
-    r
-}
-
-pub(crate) fn google_error(
-    code: u16,
-    status: &str,
-    reason: &str,
-    message: &str,
-) -> Response<Full<Bytes>> {
-    let domain = if reason == "rateLimitExceeded" {
-        "usageLimits"
-    } else {
-        "global"
-    };
-    let body = serde_json::json!({"error": {
-        "code": code,
-        "message": message,
-        "status": status,
-        "errors": [{"message": message, "domain": domain, "reason": reason}],
-    }});
-    response(code, "application/json; charset=UTF-8", body.to_string())
-}
-
-/// The service's own "slow down".
-fn throttled(service: Service, call: &Call, pick: u64) -> Response<Full<Bytes>> {
-    match service {
-        Service::Ec2 => ec2_error(503, "RequestLimitExceeded", "Request limit exceeded."),
-        Service::Route53 => route53_error(400, "Sender", "Throttling", "Rate exceeded"),
-        Service::Arm => {
-            let kind = if call.mutating { "write" } else { "read" };
-            let mut r = arm_error(
-                429,
-                "SubscriptionRequestsThrottled",
-                &format!(
-                    "Number of '{kind}' requests for subscription '00000000-0000-0000-0000-000000000001' actor 'bootstrap-agent' exceeded. Please try again after '1' seconds after the last request."
-                ),
-            );
-            r.headers_mut().insert(
-                hyper::header::RETRY_AFTER,
-                hyper::header::HeaderValue::from_static("1"),
-            );
-            r
-        }
-        // Both answers Google gives for a rate limit, picked by the fault's other roll.
-        Service::Google if (pick >> 32).is_multiple_of(2) => {
-            let api = if call.action.contains("/dns/") {
-                "dns.googleapis.com"
-            } else {
-                "compute.googleapis.com"
-            };
-            google_error(
-                429,
-                "RESOURCE_EXHAUSTED",
-                "rateLimitExceeded",
-                &format!(
-                    "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service '{api}'."
-                ),
-            )
-        }
-        Service::Google => google_error(
-            503,
-            "UNAVAILABLE",
-            "rateLimitExceeded",
-            "Rate Limit Exceeded",
-        ),
-    }
-}
-
-/// A fault's answer in each service's own words: EC2 and ARM give (code, message), Route53
-/// (type, code, message), Google (status, reason, message).
-struct Words {
-    status: u16,
-    ec2: [&'static str; 2],
-    route53: [&'static str; 3],
-    arm: [&'static str; 2],
-    google: [&'static str; 3],
-}
-
-/// The service's own HTTP 503.
-const UNAVAILABLE: Words = Words {
-    status: 503,
-    ec2: [
-        "Unavailable",
-        "The server is overloaded and can't handle the request.",
-    ],
-    route53: [
-        "Receiver",
-        "ServiceUnavailable",
-        "The service is unavailable. Please try again later.",
-    ],
-    arm: [
-        "ServiceUnavailable",
-        "The service is currently unavailable. Please try again later.",
-    ],
-    google: [
-        "UNAVAILABLE",
-        "backendError",
-        "The service is currently unavailable.",
-    ],
-};
-
-/// The service's own HTTP 500.
-const SERVER_ERROR: Words = Words {
-    status: 500,
-    ec2: [
-        "InternalError",
-        "An internal error has occurred. Retry your request, but if the problem persists, contact us.",
-    ],
-    route53: [
-        "Receiver",
-        "InternalFailure",
-        "The request processing has failed because of an unknown error, exception or failure.",
-    ],
-    arm: [
-        "InternalServerError",
-        "Encountered internal server error. Diagnostic information: timestamp '20240101T000000Z'.",
-    ],
-    google: [
-        "INTERNAL",
-        "backendError",
-        "Internal error. Please try again or contact Google Support.",
-    ],
-};
-
-fn answer_in_words(service: Service, words: &Words) -> Response<Full<Bytes>> {
-    let status = words.status;
-    match service {
-        Service::Ec2 => ec2_error(status, words.ec2[0], words.ec2[1]),
-        Service::Route53 => {
-            let [kind, code, message] = words.route53;
-            route53_error(status, kind, code, message)
-        }
-        Service::Arm => arm_error(status, words.arm[0], words.arm[1]),
-        Service::Google => {
-            let [code, reason, message] = words.google;
-            google_error(status, code, reason, message)
-        }
-    }
-}
-
-async fn forward(req: Request<Full<Bytes>>, upstream: SocketAddr) -> Result<Response<Full<Bytes>>> {
-    let stream = TcpStream::connect(upstream).await?;
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-    tokio::spawn(conn);
-    let response = sender.send_request(req).await?;
-    let (parts, body) = response.into_parts();
-    let body = body.collect().await?.to_bytes();
-    Ok(Response::from_parts(parts, Full::new(body)))
-}
-
 /// The agent-facing counting proxies of a world (`$proxy` fields of `$world`), as one:
 /// the calls, counts and faults over all of them. Each proxy injects faults with its own
 /// seed, `faults.seed` plus its place in the list.
@@ -912,7 +397,12 @@ pub(crate) use counting_proxies;
 pub(crate) mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+    use super::forwarding::forward;
     use super::*;
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use hyper::body::Incoming;
+    use hyper::{Request, Response};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
