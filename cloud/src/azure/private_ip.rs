@@ -6,7 +6,8 @@
 //! choice visible to the others, and settles it, before anything uses it:
 //!
 //! 1. Read every cluster's record: `ResourceGroups_List` (`GET /subscriptions/{sub}/resourcegroups`,
-//!    paged by `nextLink`) returns each group's `tags`. A tag named `<infra-id>-rsvd-private-ipv4`
+//!    paged by `nextLink`, 1000 groups a page: one request for a subscription's at most 980)
+//!    returns each group's `tags`. A tag named `<infra-id>-rsvd-private-ipv4`
 //!    is a record; its value is the address (held) or `claim:<address>` (being settled). Both
 //!    count as taken.
 //! 2. Pick the first address not taken that CheckIPAddressAvailability calls free, starting at an
@@ -60,6 +61,10 @@ pub(super) const SETTLE_WAIT: Duration = Duration::from_secs(10);
 /// The first pause between settle reads; it doubles (with jitter) up to the second.
 const SETTLE_PAUSE: Duration = Duration::from_millis(200);
 const SETTLE_PAUSE_MAX: Duration = Duration::from_secs(2);
+/// Resource groups per page of `ResourceGroups_List` (`$top`, ARM's page size; 1000 at most).
+/// A subscription holds at most 980 groups, so one request lists them all: each page is one
+/// read of the subscription's bucket, and ARM's own default page is not documented.
+const LIST_PAGE: &str = "1000";
 /// How long one read of the records waits out ARM's throttling, beyond the per-call retries.
 const THROTTLED_PATIENCE: Duration = Duration::from_secs(180);
 
@@ -165,7 +170,7 @@ impl AzureAddresses {
                 self.settings.subscription_id
             ),
             self.settings.api.resources,
-            &[],
+            &[("$top", LIST_PAGE)],
         )?;
         let needs = "choosing the private IP needs Microsoft.Resources/subscriptions/resourceGroups/read on the subscription, to see what the other clusters of the vnet chose";
         let groups = self.arm.list(op, url).await.map_err(|e| {

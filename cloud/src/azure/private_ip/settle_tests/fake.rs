@@ -83,6 +83,11 @@ impl World {
     fn answer(&mut self, method: &str, target: &str, body: &Value) -> (u16, Value) {
         let (path, query) = target.split_once('?').unwrap_or((target, ""));
         if method == "GET" && path.ends_with("/resourcegroups") {
+            // One page holds every group (a subscription has at most 980): ARM's page size.
+            assert!(
+                query.split('&').any(|kv| kv == "%24top=1000"),
+                "the list asks for pages of 1000: {target}"
+            );
             let n = self.list_reads() + 1;
             self.event(Event::ListRead(n));
             // The cluster's group exists (tagged or not), as on Azure.
