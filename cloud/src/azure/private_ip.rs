@@ -145,9 +145,15 @@ impl AzureAddresses {
     /// after ARM's `Retry-After` (with jitter) for up to [`THROTTLED_PATIENCE`] in all.
     pub(super) async fn private_records(&self) -> Result<Vec<Record>, CloudError> {
         let (mut waited, mut attempt) = (Duration::ZERO, 0);
+        let started = std::time::Instant::now();
         loop {
             attempt += 1;
             match self.read_private_records().await {
+                Ok(records) => {
+                    // What one list cost under ARM throttling, for whoever reads the debug log.
+                    tracing::debug!(elapsed = ?started.elapsed(), attempt, records = records.len(), "resource groups listed");
+                    return Ok(records);
+                }
                 Err(e) if e.is_throttled() && waited < THROTTLED_PATIENCE => {
                     let wait = match e.retry_after {
                         Some(asked) => crate::retry::after(asked, THROTTLED_PATIENCE),

@@ -292,7 +292,9 @@ async fn resource_groups_are_listed_with_their_tags_and_paged() {
     let (status, body) = arm_get(
         &sim,
         &token,
-        &format!("/subscriptions/{sub}/resourcegroups?api-version=2021-04-01&$filter=tagName%20eq%20'a'"),
+        &format!(
+            "/subscriptions/{sub}/resourcegroups?api-version=2021-04-01&$filter=tagName%20eq%20'a'"
+        ),
     )
     .await;
     assert_eq!(status, 400, "{body}");
@@ -305,15 +307,32 @@ async fn resource_groups_are_listed_with_their_tags_and_paged() {
     assert_eq!(page["value"].as_array().unwrap().len(), 2, "{page}");
     let next = url::Url::parse(page["nextLink"].as_str().unwrap()).unwrap();
     assert!(next.query().unwrap().contains("$top=2"), "{next}");
-    let (_, page) = arm_get(&sim, &token, &format!("{}?{}", next.path(), next.query().unwrap())).await;
+    let (_, page) = arm_get(
+        &sim,
+        &token,
+        &format!("{}?{}", next.path(), next.query().unwrap()),
+    )
+    .await;
     assert_eq!(page["value"].as_array().unwrap().len(), 2, "{page}");
-    assert!(page.get("nextLink").is_none(), "four groups, two pages of two: {page}");
+    assert!(
+        page.get("nextLink").is_none(),
+        "four groups, two pages of two: {page}"
+    );
     let (status, page) = arm_get(&sim, &token, &first.replace("$top=2", "$top=1000")).await;
     assert_eq!(status, 200, "{page}");
-    assert_eq!(page["value"].as_array().unwrap().len(), 4, "all in one page: {page}");
+    assert_eq!(
+        page["value"].as_array().unwrap().len(),
+        4,
+        "all in one page: {page}"
+    );
     assert!(page.get("nextLink").is_none(), "{page}");
     for top in ["1001", "0", "x"] {
-        let (status, body) = arm_get(&sim, &token, &first.replace("$top=2", &format!("$top={top}"))).await;
+        let (status, body) = arm_get(
+            &sim,
+            &token,
+            &first.replace("$top=2", &format!("$top={top}")),
+        )
+        .await;
         assert_eq!(status, 400, "$top={top}: {body}");
         assert_eq!(body["error"]["code"], "InvalidTopInQueryString");
     }
