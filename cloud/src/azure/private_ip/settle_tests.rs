@@ -340,7 +340,7 @@ fn a_list_without_the_clusters_group_is_seen() {
         serde_json::json!({"name": "other-rg"}),
         serde_json::json!({"name": "MyCluster-RG"}),
     ];
-    assert!(super::lists_group(&groups, "mycluster-rg"));
-    assert!(!super::lists_group(&groups[..1], "mycluster-rg"));
-    assert!(!super::lists_group(&[], "mycluster-rg"));
+    assert!(super::records::lists_group(&groups, "mycluster-rg"));
+    assert!(!super::records::lists_group(&groups[..1], "mycluster-rg"));
+    assert!(!super::records::lists_group(&[], "mycluster-rg"));
 }
