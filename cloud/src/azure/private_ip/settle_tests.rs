@@ -260,6 +260,27 @@ async fn the_settle_wait_counts_pauses_not_throttled_reads() {
     assert_eq!(fake.our_writes(), claimed_then_kept(&[x]));
 }
 
+/// Only throttling is waited out: a list refused for want of the permission fails at once,
+/// naming it, without asking again.
+#[tokio::test]
+async fn a_list_refused_for_want_of_permission_fails_at_once_naming_it() {
+    let fake = Fake::start(World {
+        lists_forbidden: true,
+        ..World::default()
+    })
+    .await;
+    let e = fake.settle().await.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Fatal, "{e:?}");
+    assert!(
+        e.message
+            .contains("Microsoft.Resources/subscriptions/resourceGroups/read on the subscription"),
+        "{}",
+        e.message
+    );
+    assert_eq!(fake.world().list_requests, 1, "asked once");
+    assert!(fake.our_writes().is_empty());
+}
+
 #[tokio::test]
 async fn after_eight_lost_picks_the_claim_is_withdrawn_and_the_error_says_why() {
     let fake = Fake::start(World {

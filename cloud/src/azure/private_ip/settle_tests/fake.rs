@@ -45,6 +45,8 @@ pub(super) struct World {
     pub(super) throttled_lists: BTreeSet<usize>,
     pub(super) throttle_seconds: u64,
     pub(super) list_requests: usize,
+    /// The caller may not list the resource groups: 403 `AuthorizationFailed`, as ARM answers.
+    pub(super) lists_forbidden: bool,
     /// Groups per page of the list (None: all in one), each page's `nextLink` a `$skiptoken`.
     /// ARM may answer fewer than `$top` a page: it drops what the caller may not read after
     /// paging (azure-sdk-for-net#15715: empty pages, each with a `nextLink`).
@@ -88,6 +90,12 @@ impl World {
 
     fn answer(&mut self, method: &str, target: &str, body: &Value) -> (u16, Value) {
         let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        if method == "GET" && path.ends_with("/resourcegroups") && self.lists_forbidden {
+            return (
+                403,
+                json!({"error": {"code": "AuthorizationFailed", "message": "The client does not have authorization to perform action 'Microsoft.Resources/subscriptions/resourcegroups/read'."}}),
+            );
+        }
         if method == "GET" && path.ends_with("/resourcegroups") {
             // One page holds every group (a subscription has at most 980): ARM's page size.
             assert!(
