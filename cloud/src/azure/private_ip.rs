@@ -123,9 +123,7 @@ impl AzureAddresses {
                 )
             })
     }
-}
 
-impl AzureAddresses {
     /// Whether `record` is one of this cluster's (on its resource group, named for its infra id).
     pub(super) fn is_own(&self, record: &Record) -> bool {
         let prefix = self.private_tag_prefix().to_ascii_lowercase();
