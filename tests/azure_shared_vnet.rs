@@ -244,8 +244,9 @@ async fn a_second_address_another_cluster_recorded_meanwhile_is_given_up_and_pic
     assert!(h.peers.mutating_calls().is_empty(), "{:?}", h.calls());
 }
 
-/// Every resource group of the subscription is read (the fake pages its list by three), held
-/// and claimed records alike count as taken.
+/// Every resource group of the subscription is read (in one page: the agent asks for 1000 a
+/// page; `settle_tests` has records spread over pages), held and claimed records alike count
+/// as taken.
 #[tokio::test(flavor = "multi_thread")]
 async fn records_of_other_clusters_are_read_from_every_resource_group_of_the_subscription() {
     let h = AzureHarness::new("azure").await;

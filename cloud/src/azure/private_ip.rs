@@ -6,7 +6,8 @@
 //! choice visible to the others, and settles it, before anything uses it:
 //!
 //! 1. Read every cluster's record: `ResourceGroups_List` (`GET /subscriptions/{sub}/resourcegroups`,
-//!    paged by `nextLink`) returns each group's `tags`. A tag named `<infra-id>-rsvd-private-ipv4`
+//!    paged by `nextLink`, 1000 groups a page: one request for a subscription's at most 980)
+//!    returns each group's `tags`. A tag named `<infra-id>-rsvd-private-ipv4`
 //!    is a record; its value is the address (held) or `claim:<address>` (being settled). Both
 //!    count as taken.
 //! 2. Pick the first address not taken that CheckIPAddressAvailability calls free, starting at an
@@ -43,7 +44,7 @@
 //! the claim was written, which came before the claim's check: a cycle.
 
 use super::addresses::AzureAddresses;
-use super::claims::{Record, Recorded, Verdict, candidates, records_of, verdict};
+use super::claims::{Record, Recorded, Verdict, candidates, verdict};
 use super::subnet::{parse_v4_prefix, prefixes};
 use crate::{CloudError, ErrorKind, IpFamily};
 use reqwest::Method;
@@ -60,8 +61,6 @@ pub(super) const SETTLE_WAIT: Duration = Duration::from_secs(10);
 /// The first pause between settle reads; it doubles (with jitter) up to the second.
 const SETTLE_PAUSE: Duration = Duration::from_millis(200);
 const SETTLE_PAUSE_MAX: Duration = Duration::from_secs(2);
-/// How long one read of the records waits out ARM's throttling, beyond the per-call retries.
-const THROTTLED_PATIENCE: Duration = Duration::from_secs(180);
 
 impl AzureAddresses {
     /// The compute subnet's address prefixes. Azure reports `addressPrefix` for a subnet with
@@ -123,71 +122,6 @@ impl AzureAddresses {
                     ),
                 )
             })
-    }
-}
-
-/// PURE: whether ResourceGroups_List's `groups` show the group `rg`.
-fn lists_group(groups: &[serde_json::Value], rg: &str) -> bool {
-    groups.iter().any(|g| {
-        g["name"]
-            .as_str()
-            .is_some_and(|n| n.eq_ignore_ascii_case(rg))
-    })
-}
-
-impl AzureAddresses {
-    /// Every cluster's private-IPv4 record in the subscription; a throttled read is made again
-    /// after ARM's `Retry-After` (with jitter) for up to [`THROTTLED_PATIENCE`] in all.
-    pub(super) async fn private_records(&self) -> Result<Vec<Record>, CloudError> {
-        let (mut waited, mut attempt) = (Duration::ZERO, 0);
-        loop {
-            attempt += 1;
-            match self.read_private_records().await {
-                Err(e) if e.is_throttled() && waited < THROTTLED_PATIENCE => {
-                    let wait = match e.retry_after {
-                        Some(asked) => crate::retry::after(asked, THROTTLED_PATIENCE),
-                        None => crate::retry::backoff(attempt, SETTLE_PAUSE, SETTLE_PAUSE_MAX),
-                    };
-                    tracing::debug!(?wait, error = %e, "resource-group list throttled; waiting");
-                    tokio::time::sleep(wait).await;
-                    waited += wait;
-                }
-                other => return other,
-            }
-        }
-    }
-
-    async fn read_private_records(&self) -> Result<Vec<Record>, CloudError> {
-        let op = "ListResourceGroups";
-        let url = self.arm.url(
-            &format!(
-                "subscriptions/{}/resourcegroups",
-                self.settings.subscription_id
-            ),
-            self.settings.api.resources,
-            &[],
-        )?;
-        let needs = "choosing the private IP needs Microsoft.Resources/subscriptions/resourceGroups/read on the subscription, to see what the other clusters of the vnet chose";
-        let groups = self.arm.list(op, url).await.map_err(|e| {
-            if e.message.starts_with("AuthorizationFailed") {
-                CloudError::fatal(op, format!("{}; {needs}", e.message))
-            } else {
-                e
-            }
-        })?;
-        // ARM lists only the groups the caller may read, without an error: a list without the
-        // cluster's own group (which exists: its tags hold our record) means that read is not
-        // granted, and our claim would never show.
-        if !lists_group(&groups, &self.settings.resource_group) {
-            return Err(CloudError::fatal(
-                op,
-                format!(
-                    "the list does not show the cluster's resource group {}; {needs}",
-                    self.settings.resource_group
-                ),
-            ));
-        }
-        Ok(records_of(&groups))
     }
 
     /// Whether `record` is one of this cluster's (on its resource group, named for its infra id).
@@ -442,5 +376,6 @@ impl AzureAddresses {
     }
 }
 
+mod records;
 #[cfg(test)]
 pub(crate) mod settle_tests;

@@ -248,7 +248,8 @@ async fn arm_get(sim: &AzureSim, token: &str, path_and_query: &str) -> (u16, Val
 
 /// ResourceGroups_List as the 2021-04-01 spec writes it: `value[]` of `{id, name, type,
 /// location, properties.provisioningState, tags}` (no `tags` on an untagged group), paged by
-/// `nextLink`. What the fake does not implement (`$filter`, `$top`) is refused, not ignored.
+/// `nextLink`, `$top` a page's size (1 to 1000, as ARM). What the fake does not implement
+/// (`$filter`) is refused, not ignored.
 #[tokio::test(flavor = "multi_thread")]
 async fn resource_groups_are_listed_with_their_tags_and_paged() {
     let sim = AzureSim::start(AzureSimOptions::default()).await.unwrap();
@@ -288,15 +289,52 @@ async fn resource_groups_are_listed_with_their_tags_and_paged() {
     let dns = groups.iter().find(|g| g["name"] == "dns-rg").unwrap();
     assert!(dns.get("tags").is_none(), "{dns}");
 
-    for query in ["$filter=tagName%20eq%20'a'", "$top=2"] {
+    let (status, body) = arm_get(
+        &sim,
+        &token,
+        &format!(
+            "/subscriptions/{sub}/resourcegroups?api-version=2021-04-01&$filter=tagName%20eq%20'a'"
+        ),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["code"], "InvalidQueryParameter");
+
+    // `$top` is the page size, carried on by `nextLink`; 1000 at most.
+    let first = format!("/subscriptions/{sub}/resourcegroups?api-version=2021-04-01&$top=2");
+    let (status, page) = arm_get(&sim, &token, &first).await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page["value"].as_array().unwrap().len(), 2, "{page}");
+    let next = url::Url::parse(page["nextLink"].as_str().unwrap()).unwrap();
+    assert!(next.query().unwrap().contains("$top=2"), "{next}");
+    let (_, page) = arm_get(
+        &sim,
+        &token,
+        &format!("{}?{}", next.path(), next.query().unwrap()),
+    )
+    .await;
+    assert_eq!(page["value"].as_array().unwrap().len(), 2, "{page}");
+    assert!(
+        page.get("nextLink").is_none(),
+        "four groups, two pages of two: {page}"
+    );
+    let (status, page) = arm_get(&sim, &token, &first.replace("$top=2", "$top=1000")).await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(
+        page["value"].as_array().unwrap().len(),
+        4,
+        "all in one page: {page}"
+    );
+    assert!(page.get("nextLink").is_none(), "{page}");
+    for top in ["1001", "0", "x"] {
         let (status, body) = arm_get(
             &sim,
             &token,
-            &format!("/subscriptions/{sub}/resourcegroups?api-version=2021-04-01&{query}"),
+            &first.replace("$top=2", &format!("$top={top}")),
         )
         .await;
-        assert_eq!(status, 400, "{query}: {body}");
-        assert_eq!(body["error"]["code"], "InvalidQueryParameter");
+        assert_eq!(status, 400, "$top={top}: {body}");
+        assert_eq!(body["error"]["code"], "InvalidTopInQueryString");
     }
     let (status, body) = arm_get(
         &sim,

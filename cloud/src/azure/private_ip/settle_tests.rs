@@ -125,6 +125,31 @@ async fn the_pick_skips_what_other_clusters_record_and_what_azure_calls_taken_th
     assert_eq!(fake.world().groups[RG][TAG], c2.to_string());
 }
 
+/// ARM's pages may hold fewer groups than `$top` asks (it drops what the caller may not read
+/// after paging): records on every page count, and the settle read follows every page too.
+#[tokio::test]
+async fn records_on_every_page_of_the_list_count() {
+    let (c0, c1, c2) = (candidate(0, 0), candidate(0, 1), candidate(0, 2));
+    let fake = Fake::start(World {
+        groups: groups(&[
+            ("a-rg", "a-1-rsvd-private-ipv4", &c0.to_string()),
+            ("b-rg", "b-1-rsvd-private-ipv4", &format!("claim:{c1}")),
+        ]),
+        page_size: Some(1),
+        ..World::default()
+    })
+    .await;
+    assert_eq!(fake.settle().await.unwrap(), c2, "c0 and c1 are recorded");
+    assert_eq!(fake.world().checked, [c2, c2]);
+    assert_eq!(fake.world().list_reads(), 2, "one to pick, one to settle");
+    assert_eq!(
+        fake.world().list_requests,
+        6,
+        "three pages each (a-rg, b-rg, m-rg)"
+    );
+    assert_eq!(fake.our_writes(), claimed_then_kept(&[c2]));
+}
+
 /// A NIC takes the address between our pick and our keeping it (another cluster's bootstrap
 /// host got it as its second address, which no record shows): the settled claim asks
 /// CheckIPAddressAvailability once more, yields, and picks again. (Old code kept it: one
@@ -235,6 +260,27 @@ async fn the_settle_wait_counts_pauses_not_throttled_reads() {
     assert_eq!(fake.our_writes(), claimed_then_kept(&[x]));
 }
 
+/// Only throttling is waited out: a list refused for want of the permission fails at once,
+/// naming it, without asking again.
+#[tokio::test]
+async fn a_list_refused_for_want_of_permission_fails_at_once_naming_it() {
+    let fake = Fake::start(World {
+        lists_forbidden: true,
+        ..World::default()
+    })
+    .await;
+    let e = fake.settle().await.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Fatal, "{e:?}");
+    assert!(
+        e.message
+            .contains("Microsoft.Resources/subscriptions/resourceGroups/read on the subscription"),
+        "{}",
+        e.message
+    );
+    assert_eq!(fake.world().list_requests, 1, "asked once");
+    assert!(fake.our_writes().is_empty());
+}
+
 #[tokio::test]
 async fn after_eight_lost_picks_the_claim_is_withdrawn_and_the_error_says_why() {
     let fake = Fake::start(World {
@@ -315,7 +361,7 @@ fn a_list_without_the_clusters_group_is_seen() {
         serde_json::json!({"name": "other-rg"}),
         serde_json::json!({"name": "MyCluster-RG"}),
     ];
-    assert!(super::lists_group(&groups, "mycluster-rg"));
-    assert!(!super::lists_group(&groups[..1], "mycluster-rg"));
-    assert!(!super::lists_group(&[], "mycluster-rg"));
+    assert!(super::records::lists_group(&groups, "mycluster-rg"));
+    assert!(!super::records::lists_group(&groups[..1], "mycluster-rg"));
+    assert!(!super::records::lists_group(&[], "mycluster-rg"));
 }

@@ -99,24 +99,32 @@ impl World {
     /// One page of a list answer, as ARM pages: `value`, and `nextLink` (the same `path` and
     /// api-version with a `$skiptoken`) while more remain.
     pub(super) fn paged(&self, call: &Call, all: &[Value], path: &str) -> Reply {
+        self.paged_by(call, all, path, self.page_size, "")
+    }
+
+    /// [`Self::paged`] with `page_size` items a page and `carried` (`&$top=N`, say) kept in
+    /// every `nextLink`, as ARM keeps a list's query options in the links it hands out.
+    pub(super) fn paged_by(
+        &self,
+        call: &Call,
+        all: &[Value],
+        path: &str,
+        page_size: usize,
+        carried: &str,
+    ) -> Reply {
         let skip: usize = call
             .query
             .get("$skiptoken")
             .and_then(|t| t.parse().ok())
             .unwrap_or(0);
-        let page: Vec<Value> = all
-            .iter()
-            .skip(skip)
-            .take(self.page_size)
-            .cloned()
-            .collect();
+        let page: Vec<Value> = all.iter().skip(skip).take(page_size).cloned().collect();
         let mut body = json!({ "value": page });
-        if skip + self.page_size < all.len() {
+        if skip + page_size < all.len() {
             body["nextLink"] = json!(format!(
-                "{}{path}?api-version={}&$skiptoken={}",
+                "{}{path}?api-version={}{carried}&$skiptoken={}",
                 call.origin,
                 call.query.get("api-version").cloned().unwrap_or_default(),
-                skip + self.page_size
+                skip + page_size
             ));
         }
         Reply::json(200, body)

@@ -1,8 +1,18 @@
 //! `ResourceGroups_List` in the fake: `GET /subscriptions/{sub}/resourcegroups` (Microsoft.Resources,
 //! 2021-04-01), each group as ARM writes it (`id`, `name`, `type`, `location`,
 //! `properties.provisioningState`, `tags` when it has any), paged by `nextLink`
-//! (`$skiptoken`). `$filter` (tag name and value) and `$top` are not implemented: the fake
-//! refuses them (400) rather than answer as if it had applied them.
+//! (`$skiptoken`). Without `$top` a page holds the fake's small `page_size` (ARM's own default
+//! page size is not documented). `$top` is the page size, as ARM answers it: a page of that
+//! many and a `nextLink` that carries `$top` on (azure-sdk-for-python#541, a maintainer on
+//! `resourcegroups?...&%24top=1&...&%24skiptoken=`: "even with `top=2`, you get the
+//! `nextLink` link to get another page of 2 elements"; azure-sdk-for-java#1451: "server returns
+//! a page with $top items but also a next link"), at most 1000 (more is refused 400
+//! `InvalidTopInQueryString`, as ARM refused `$top=1001` on `Resources_List`,
+//! azure-sdk-for-js#18535). A subscription holds at most 980 resource groups
+//! (MicrosoftDocs/azure-docs `includes/azure-subscription-limits-azure-resource-manager.md`,
+//! commit 056402bf), so `$top=1000` lists them all in one page. `$filter` (tag name and
+//! value) is not implemented: the fake refuses it (400) rather than answer as if it had
+//! applied it.
 //!
 //! `ResourceGroups_Get` and `ResourceGroups_Update` (`GET` / `PATCH
 //! /subscriptions/{sub}/resourcegroups/{rg}`): an update's `tags` replaces the group's whole
@@ -38,6 +48,9 @@ pub(super) struct ActiveRival {
     lists_left: Option<usize>,
 }
 
+/// The largest page ARM hands out (`$top`).
+const MAX_TOP: usize = 1000;
+
 /// What reading a resource group (and seeing it listed) takes.
 const GROUP_READ: &str = "Microsoft.Resources/subscriptions/resourceGroups/read";
 
@@ -45,16 +58,28 @@ impl World {
     pub(super) fn list_resource_groups(&mut self, call: &Call) -> Reply {
         // The agent reads the whole list; what the fake does not implement it refuses rather
         // than answer as if it had applied it.
-        if let Some(param) = ["$filter", "$top"]
-            .into_iter()
-            .find(|p| call.query.contains_key(*p))
-        {
+        if call.query.contains_key("$filter") {
             return Reply::error(
                 400,
                 "InvalidQueryParameter",
-                format!("{param} is not implemented by the fake"),
+                "$filter is not implemented by the fake",
             );
         }
+        let page_size = match call.query.get("$top") {
+            None => self.page_size,
+            Some(top) => match top.parse::<usize>() {
+                Ok(n) if (1..=MAX_TOP).contains(&n) => n,
+                _ => {
+                    return Reply::error(
+                        400,
+                        "InvalidTopInQueryString",
+                        format!(
+                            "The value '{top}' of query parameter '$top' is not valid: expected an integer from 1 to {MAX_TOP}."
+                        ),
+                    );
+                }
+            },
+        };
         if self.deny_resource_group_list {
             return Reply::error(
                 403,
@@ -66,7 +91,10 @@ impl World {
                 ),
             );
         }
-        self.rival_lists_seen();
+        // A list is its first page; the pages after it are the same list.
+        if !call.query.contains_key("$skiptoken") {
+            self.rival_lists_seen();
+        }
         // ARM lists only the groups the caller may read: a role scoped to some groups sees
         // those alone (no error), one on the subscription sees them all.
         let all: Vec<Value> = self
@@ -75,10 +103,17 @@ impl World {
             .filter(|(name, _)| self.allowed(Some(name), GROUP_READ))
             .map(|(name, tags)| Self::group_view(name, tags))
             .collect();
-        self.paged(
+        let carried = call
+            .query
+            .get("$top")
+            .map(|top| format!("&$top={top}"))
+            .unwrap_or_default();
+        self.paged_by(
             call,
             &all,
             &format!("/subscriptions/{SUBSCRIPTION}/resourcegroups"),
+            page_size,
+            &carried,
         )
     }
 

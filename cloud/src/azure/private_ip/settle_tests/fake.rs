@@ -45,6 +45,14 @@ pub(super) struct World {
     pub(super) throttled_lists: BTreeSet<usize>,
     pub(super) throttle_seconds: u64,
     pub(super) list_requests: usize,
+    /// The caller may not list the resource groups: 403 `AuthorizationFailed`, as ARM answers.
+    pub(super) lists_forbidden: bool,
+    /// Groups per page of the list (None: all in one), each page's `nextLink` a `$skiptoken`.
+    /// ARM may answer fewer than `$top` a page: it drops what the caller may not read after
+    /// paging (azure-sdk-for-net#15715: empty pages, each with a `nextLink`).
+    pub(super) page_size: Option<usize>,
+    /// The fake's own `http://127.0.0.1:port/` (set by `Fake::start`), for `nextLink`s.
+    pub(super) origin: String,
 }
 
 impl World {
@@ -82,9 +90,27 @@ impl World {
 
     fn answer(&mut self, method: &str, target: &str, body: &Value) -> (u16, Value) {
         let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        if method == "GET" && path.ends_with("/resourcegroups") && self.lists_forbidden {
+            return (
+                403,
+                json!({"error": {"code": "AuthorizationFailed", "message": "The client does not have authorization to perform action 'Microsoft.Resources/subscriptions/resourcegroups/read'."}}),
+            );
+        }
         if method == "GET" && path.ends_with("/resourcegroups") {
-            let n = self.list_reads() + 1;
-            self.event(Event::ListRead(n));
+            // One page holds every group (a subscription has at most 980): ARM's page size.
+            assert!(
+                query.split('&').any(|kv| kv == "%24top=1000"),
+                "the list asks for pages of 1000: {target}"
+            );
+            let skip: Option<usize> = query
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("%24skiptoken="))
+                .map(|n| n.parse().unwrap());
+            // A list is its first page; the pages after it are the same list.
+            if skip.is_none() {
+                let n = self.list_reads() + 1;
+                self.event(Event::ListRead(n));
+            }
             // The cluster's group exists (tagged or not), as on Azure.
             self.groups.entry(RG.to_string()).or_default();
             let value: Vec<Value> = self
@@ -92,7 +118,25 @@ impl World {
                 .iter()
                 .map(|(name, tags)| json!({"name": name, "tags": tags}))
                 .collect();
-            return (200, json!({ "value": value }));
+            let Some(size) = self.page_size else {
+                return (200, json!({ "value": value }));
+            };
+            let from = skip.unwrap_or(0);
+            let mut page =
+                json!({ "value": value.iter().skip(from).take(size).collect::<Vec<_>>() });
+            if from + size < value.len() {
+                let kept: Vec<&str> = query
+                    .split('&')
+                    .filter(|kv| !kv.starts_with("%24skiptoken="))
+                    .collect();
+                page["nextLink"] = json!(format!(
+                    "{}{path}?{}&%24skiptoken={}",
+                    self.origin.trim_end_matches('/'),
+                    kept.join("&"),
+                    from + size
+                ));
+            }
+            return (200, page);
         }
         if path.ends_with("/providers/Microsoft.Resources/tags/default") {
             let rg = path
@@ -155,7 +199,10 @@ impl Fake {
     pub(super) async fn start(world: World) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let origin = format!("http://{}/", listener.local_addr().unwrap());
-        let world = Arc::new(Mutex::new(world));
+        let world = Arc::new(Mutex::new(World {
+            origin: origin.clone(),
+            ..world
+        }));
         let shared = world.clone();
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
