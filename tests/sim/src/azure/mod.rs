@@ -1,7 +1,9 @@
 //! A faithful local fake of the Azure APIs the agent uses (one module per resource type:
 //! `public_ip`, `network`, `nic` (the bootstrap VM's network interface, PUT in `nic_put`),
 //! `dns`, `tags`, `usages`, `resource_groups`; role assignments and
-//! permissions in `authorization`; routing in `arm`, state in `world`), on two loopback listeners:
+//! permissions in `authorization`; routing in `arm`, state in `world`; the HTTP side in
+//! `serving`; what the agent does not own, set up by tests, in `foreign`), on two loopback
+//! listeners:
 //!
 //! - ARM (`management.azure.com`): plain HTTP, so the counting/freezing [`Proxy`] can sit in
 //!   front of it. Long-running-operation URLs are built from the `Host` the client used, so
@@ -11,8 +13,8 @@
 //!   accepts the fixture's client id and secret and issues bearer tokens ARM then requires.
 //!   It is not proxied: token requests are POSTs but mutate nothing.
 //!
-//! [`AzurePeers`] is what tests and the README demo use: the fake, the proxy, the CA file and
-//! the agent's environment.
+//! [`AzurePeers`] (`peers`) is what tests and the README demo use: the fake, the proxy, the CA
+//! file and the agent's environment.
 
 mod arm;
 mod authorization;
@@ -20,6 +22,7 @@ mod cloud;
 mod compute;
 mod dns;
 mod endpoints;
+mod foreign;
 mod lb_state;
 mod lb_view;
 mod load_balancers;
@@ -30,10 +33,12 @@ mod nic;
 mod nic_put;
 #[cfg(test)]
 mod nic_tests;
+mod peers;
 mod provider_lb;
 mod public_ip;
 mod resource_groups;
 mod security_groups;
+mod serving;
 mod tags;
 mod usages;
 mod world;
@@ -43,6 +48,7 @@ pub use cloud::{ALL_HOSTS, STACK_ARM_HOST, STACK_AUDIENCE, SimCloud};
 pub use lb_view::{FoundPublicIp, SECURITY_GROUP, load_balancer_id};
 pub use md5::hex as md5_hex;
 pub use nic::{BOOTSTRAP_IP, BOOTSTRAP_IPCONFIG, BOOTSTRAP_NIC};
+pub use peers::{AzurePeers, demo_peers};
 pub use provider_lb::{FrontendAddress, SHARED_PROBE};
 pub use resource_groups::RivalClaim;
 pub use usages::PublicIpQuota;
@@ -51,21 +57,13 @@ pub use world::{
     INSTALLER_VNET, LOCATION, NETWORK_RG, PRIVATE_ZONE, PUBLIC_ZONE, SUBSCRIPTION, TENANT, VNET,
 };
 
-use crate::proxy::{Proxy, Service};
-use anyhow::{Context, Result};
-use arm::{Call, Reply};
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
-use public_ip::{PublicIp, pip_id};
+#[cfg(doc)]
+use crate::proxy::Proxy;
+use anyhow::Result;
+use public_ip::pip_id;
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
+use serving::{arm_handler, host_of, pki, segments, serve, to_response};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -142,40 +140,6 @@ impl Drop for AzureSim {
 }
 
 type Shared = Arc<Mutex<World>>;
-
-/// Accepts connections on `listener`, over TLS when `tls` is given, and answers each request
-/// with `handler(request, world)`.
-fn serve<H, F>(
-    listener: TcpListener,
-    tls: Option<tokio_rustls::TlsAcceptor>,
-    world: Shared,
-    handler: H,
-) -> tokio::task::JoinHandle<()>
-where
-    H: Fn(Request<Incoming>, Shared) -> F + Copy + Send + Sync + 'static,
-    F: Future<Output = Result<Response<Full<Bytes>>, hyper::Error>> + Send + 'static,
-{
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let (w, tls) = (world.clone(), tls.clone());
-            tokio::spawn(async move {
-                let service = service_fn(move |req| handler(req, w.clone()));
-                let builder = http1::Builder::new();
-                let _ = match tls {
-                    None => {
-                        builder
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await
-                    }
-                    Some(tls) => match tls.accept(stream).await {
-                        Ok(tls) => builder.serve_connection(TokioIo::new(tls), service).await,
-                        Err(_) => return,
-                    },
-                };
-            });
-        }
-    })
-}
 
 fn lock(world: &Shared) -> std::sync::MutexGuard<'_, World> {
     world.lock().unwrap_or_else(|p| p.into_inner())
@@ -365,31 +329,6 @@ impl AzureSim {
         }
     }
 
-    /// A Standard static public IPv4 `name` with address `ip` in resource group `rg` (created
-    /// when missing), made by the user: no tags.
-    pub fn create_user_public_ip(&self, rg: &str, name: &str, ip: Ipv4Addr) {
-        let mut w = lock(&self.world);
-        w.add_resource_group(rg);
-        let key = pip_id(rg, name).to_ascii_lowercase();
-        w.public_ips.insert(
-            key,
-            PublicIp {
-                rg: rg.into(),
-                name: name.into(),
-                location: LOCATION.into(),
-                sku: "Standard".into(),
-                version: "IPv4".into(),
-                allocation: "Static".into(),
-                tags: Map::new(),
-                ip: Some(IpAddr::V4(ip)),
-                state: "Succeeded".into(),
-                etag: format!("W/\"{}\"", uuid::Uuid::new_v4()),
-                guid: uuid::Uuid::new_v4().to_string(),
-                ip_configuration: None,
-            },
-        );
-    }
-
     /// What exists now:
     /// `{public_ips: [{name, id, ip, version, sku, state, tags}], resource_group_tags: {rg:
     /// {..}}, bootstrap_nic: {name, ip_configurations: [{name, ip, allocation, primary}]},
@@ -452,53 +391,6 @@ impl AzureSim {
             "etags": etags,
         })
     }
-
-    /// Public IPs in the cluster resource group that are not ours: untagged, another
-    /// cluster's, and ours by cluster tag only (no reservation tag). The agent must never
-    /// touch them. Also a resource-group tag of someone else.
-    pub fn create_foreign(&self) {
-        let mut w = lock(&self.world);
-        let foreign: [(&str, &[(&str, &str)]); 3] = [
-            ("untagged-ip", &[]),
-            (
-                "other-cluster-ip",
-                &[
-                    ("kubernetes.io_cluster.other-abc12", "owned"),
-                    ("bootstrap-agent.openshift.io_reservation", "public-ipv4"),
-                ],
-            ),
-            (
-                "mycluster-7xk2p-outbound-ip",
-                &[("kubernetes.io_cluster.mycluster-7xk2p", "owned")],
-            ),
-        ];
-        for (i, (name, tags)) in foreign.iter().enumerate() {
-            let key = pip_id(CLUSTER_RG, name).to_ascii_lowercase();
-            w.public_ips.insert(
-                key,
-                PublicIp {
-                    rg: CLUSTER_RG.into(),
-                    name: name.to_string(),
-                    location: LOCATION.into(),
-                    sku: "Standard".into(),
-                    version: "IPv4".into(),
-                    allocation: "Static".into(),
-                    tags: tags
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), json!(v)))
-                        .collect(),
-                    ip: Some(IpAddr::V4(Ipv4Addr::new(52, 0, 0, 10 + i as u8))),
-                    state: "Succeeded".into(),
-                    etag: format!("W/\"{}\"", uuid::Uuid::new_v4()),
-                    guid: uuid::Uuid::new_v4().to_string(),
-                    ip_configuration: None,
-                },
-            );
-        }
-        if let Some(tags) = w.resource_groups.get_mut(CLUSTER_RG) {
-            tags.insert("owner".into(), json!("platform-team"));
-        }
-    }
 }
 
 /// The fake as cloud-provider-azure reads it: the cloud config's `resourceGroup` (the
@@ -537,240 +429,4 @@ impl AzureLbView {
             .filter_map(|p| p.ip.map(|ip| ip.to_string()))
             .collect()
     }
-}
-
-async fn arm_handler(
-    req: Request<Incoming>,
-    world: Shared,
-    scheme: &'static str,
-) -> Result<Response<Full<Bytes>>, hyper::Error> {
-    let (parts, body) = req.into_parts();
-    let body = body.collect().await?.to_bytes();
-    let host = host_of(&parts.headers);
-    let token = parts
-        .headers
-        .get(hyper::header::AUTHORIZATION)
-        .and_then(|h| h.to_str().ok())
-        .and_then(|h| h.strip_prefix("Bearer "))
-        .map(str::to_string);
-    let reply = {
-        let mut w = lock(&world);
-        let cloud = w.cloud;
-        let path = segments(&parts.uri);
-        let api_version: Option<String> =
-            url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
-                .find(|(k, _)| k == "api-version")
-                .map(|(_, v)| v.into_owned());
-        let refused = |t: &String| {
-            w.tokens
-                .get(t)
-                .and_then(|info| cloud.refuse(info))
-                .or_else(|| cloud.refuse_provider(&path, api_version.as_deref()))
-        };
-        match token {
-            _ if parts.method == hyper::Method::GET && path == ["metadata", "endpoints"] => {
-                if endpoints::wants_array(api_version.as_deref()) {
-                    endpoints::clouds(cloud, &format!("{scheme}://{host}"), &w.login_origin)
-                } else {
-                    cloud
-                        .metadata()
-                        .unwrap_or_else(|| Reply::error(404, "NotFound", "no such route"))
-                }
-            }
-            None => Reply::error(
-                401,
-                "AuthenticationFailed",
-                "Authentication failed. The 'Authorization' header is missing.",
-            ),
-            Some(t) if !w.tokens.contains_key(&t) => Reply::error(
-                401,
-                "InvalidAuthenticationToken",
-                "The access token is invalid.",
-            ),
-            Some(t) if refused(&t).is_some() => {
-                refused(&t).unwrap_or_else(|| Reply::json(500, json!({})))
-            }
-            Some(_) => {
-                let query: BTreeMap<String, String> =
-                    url::form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
-                        .into_owned()
-                        .collect();
-                let segments: Vec<String> = parts
-                    .uri
-                    .path()
-                    .split('/')
-                    .filter(|s| !s.is_empty())
-                    .map(|s| {
-                        url::form_urlencoded::parse(format!("x={s}").as_bytes())
-                            .next()
-                            .map_or_else(|| s.to_string(), |(_, v)| v.into_owned())
-                    })
-                    .collect();
-                let call = Call {
-                    method: parts.method.as_str(),
-                    segments: segments.iter().map(String::as_str).collect(),
-                    query,
-                    headers: &parts.headers,
-                    body: &body,
-                    origin: format!("{scheme}://{host}"),
-                };
-                w.handle(&call)
-            }
-        }
-    };
-    Ok(to_response(reply))
-}
-
-fn to_response(reply: Reply) -> Response<Full<Bytes>> {
-    let body = reply
-        .body
-        .map(|b| Bytes::from(b.to_string()))
-        .unwrap_or_default();
-    let has_body = !body.is_empty();
-    let mut response = Response::new(Full::new(body));
-    *response.status_mut() = hyper::StatusCode::from_u16(reply.status)
-        .unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
-    let headers = response.headers_mut();
-    if has_body {
-        headers.insert(
-            hyper::header::CONTENT_TYPE,
-            hyper::header::HeaderValue::from_static("application/json; charset=utf-8"),
-        );
-    }
-    headers.insert(
-        "x-ms-request-id",
-        hyper::header::HeaderValue::from_str(&uuid::Uuid::new_v4().to_string())
-            .unwrap_or(hyper::header::HeaderValue::from_static("0")),
-    );
-    for (k, v) in reply.headers {
-        if let (Ok(name), Ok(value)) = (
-            hyper::header::HeaderName::from_bytes(k.as_bytes()),
-            hyper::header::HeaderValue::from_str(&v),
-        ) {
-            headers.insert(name, value);
-        }
-    }
-    response
-}
-
-/// The non-empty segments of the request's path.
-/// The `Host` the client asked for (the endpoints it is told name it).
-fn host_of(headers: &hyper::HeaderMap) -> String {
-    headers
-        .get(hyper::header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("127.0.0.1")
-        .to_string()
-}
-
-fn segments(uri: &hyper::Uri) -> Vec<&str> {
-    uri.path().split('/').filter(|s| !s.is_empty()).collect()
-}
-
-/// A throwaway CA and a server certificate for 127.0.0.1 / localhost.
-fn pki() -> Result<(String, Arc<rustls::ServerConfig>)> {
-    let mut names = vec!["127.0.0.1", "localhost"];
-    names.extend_from_slice(ALL_HOSTS);
-    let pki = crate::pki::generate("azure-sim-ca", "login.azure-sim", &names)?;
-    Ok((pki.ca_pem, pki.server))
-}
-
-/// The Azure world for tests and the demo: the fake, a counting/freezing proxy in front of
-/// ARM, and the CA file the agent trusts for the token endpoint.
-pub struct AzurePeers {
-    pub sim: AzureSim,
-    pub arm_proxy: Proxy,
-    pub dir: tempfile::TempDir,
-    pub ca_file: PathBuf,
-}
-
-crate::proxy::counting_proxies!(AzurePeers: arm_proxy);
-
-impl AzurePeers {
-    pub async fn start() -> Result<Self> {
-        Self::start_with(AzureSimOptions::default()).await
-    }
-
-    pub async fn start_with(options: AzureSimOptions) -> Result<Self> {
-        let sim = AzureSim::start(options).await?;
-        let arm_proxy = Proxy::start(sim.arm_addr, Service::Arm).await?;
-        let dir = tempfile::tempdir()?;
-        let ca_file = dir.path().join("azure-sim-ca.pem");
-        std::fs::write(&ca_file, &sim.ca_pem).context("cannot write the fake's CA")?;
-        Ok(Self {
-            sim,
-            arm_proxy,
-            dir,
-            ca_file,
-        })
-    }
-
-    /// Environment for the agent: ARM through the proxy, the fake's authority, its CA, and no
-    /// ambient Azure credentials (the fixture's creds secret is used).
-    pub fn agent_env(&self) -> Vec<(String, String)> {
-        let mut env = vec![
-            (
-                "BOOTSTRAP_AGENT_AZURE_ARM_ENDPOINT".into(),
-                self.arm_proxy.url(),
-            ),
-            (
-                "BOOTSTRAP_AGENT_AZURE_AUTHORITY_HOST".into(),
-                self.sim.login_url(),
-            ),
-        ];
-        env.extend(self.ca_and_second_address_env());
-        env
-    }
-
-    /// The fake's CA, and the second address left to the cloud: the agent runs on this
-    /// machine, not on the bootstrap VM, so the cloud gives the VM its second address and
-    /// nothing here brings it up (as the wire proof is routed with --wire-dial-override).
-    fn ca_and_second_address_env(&self) -> [(String, String); 2] {
-        [
-            (
-                "BOOTSTRAP_AGENT_AZURE_CA_FILE".into(),
-                self.ca_file.display().to_string(),
-            ),
-            (
-                "BOOTSTRAP_AGENT_BOOTSTRAP_SECOND_ADDRESS".into(),
-                "cloud".into(),
-            ),
-        ]
-    }
-
-    /// Environment for the agent that gives no endpoint: the agent derives its cloud's ARM
-    /// and authority from the assets, and every cloud's real host names are pinned to the
-    /// fake (its CA trusted). Calls this way bypass the counting proxy.
-    pub fn derived_env(&self) -> Vec<(String, String)> {
-        let mut env = vec![(
-            "BOOTSTRAP_AGENT_AZURE_RESOLVE".into(),
-            self.sim.resolve_pins(),
-        )];
-        env.extend(self.ca_and_second_address_env());
-        env
-    }
-
-    /// What the local API server's load-balancer controller knows of this cloud: the compute
-    /// subnet internal load balancers take their IPs from (its IPv6 prefix when dual stack).
-    pub fn lb_cloud(&self) -> crate::kube::CloudOptions {
-        crate::kube::CloudOptions {
-            azure_compute_subnet: self.sim.compute_subnet_range(),
-            azure_compute_subnet_ipv6: self.sim.compute_subnet_range_ipv6(),
-            addresses: Some(self.sim.address_book()),
-            azure: Some(self.sim.lb_view()),
-            ..Default::default()
-        }
-    }
-
-    /// What exists now (see [`AzureSim::inspect`]).
-    pub async fn inspect(&self) -> Result<Value> {
-        Ok(self.sim.inspect())
-    }
-}
-
-/// For the README demo (`bootstrap-sim demo azure`): starts the fake behind its proxy. Use
-/// `agent_env()` for the agent's environment and `inspect()` for what exists afterwards; the
-/// asset dir is `tests/fixtures/assets/azure` as is (the fake is seeded to match it).
-pub async fn demo_peers() -> Result<AzurePeers> {
-    AzurePeers::start().await
 }
