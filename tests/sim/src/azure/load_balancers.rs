@@ -140,7 +140,7 @@ impl World {
 
     fn put_load_balancer(&mut self, call: &Call, rg: &str, name: &str, key: &str) -> Reply {
         let existing = self.load_balancers.get(key);
-        if let Some(refused) = super::nic_put::precondition_on(
+        if let Some(refused) = super::preconditions::precondition_on(
             call,
             existing.map(|lb| lb.body["etag"].as_str().unwrap_or_default()),
         ) {

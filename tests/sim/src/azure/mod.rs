@@ -21,6 +21,7 @@ mod authorization;
 mod cloud;
 mod compute;
 mod dns;
+mod dns_writer;
 mod endpoints;
 mod foreign;
 mod lb_state;
@@ -34,6 +35,7 @@ mod nic_put;
 #[cfg(test)]
 mod nic_tests;
 mod peers;
+mod preconditions;
 mod provider_lb;
 mod public_ip;
 mod resource_groups;

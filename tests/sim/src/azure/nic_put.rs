@@ -427,29 +427,5 @@ fn config(a: Asked, ip: Ipv4Addr) -> (usize, IpConfig) {
 
 /// `If-Match` (the etag, or `*`: the NIC exists) and `If-None-Match: *` (it does not).
 fn precondition(call: &Call, existing: Option<&Nic>) -> Option<Reply> {
-    precondition_on(call, existing.map(|nic| nic.etag.as_str()))
-}
-
-/// ARM's optimistic concurrency for a resource whose current etag is `etag` (None: it does
-/// not exist): `If-Match` (the etag, or `*`) and `If-None-Match: *`, else 412.
-pub(super) fn precondition_on(call: &Call, etag: Option<&str>) -> Option<Reply> {
-    let failed = |what: String| {
-        Some(Reply::error(
-            412,
-            "PreconditionFailed",
-            format!(
-                "The condition '{what}' in the request header was not met: the resource has been modified or does not exist."
-            ),
-        ))
-    };
-    if let Some(want) = call.header("if-match") {
-        match etag {
-            Some(etag) if want == "*" || want == etag => {}
-            _ => return failed(format!("If-Match: {want}")),
-        }
-    }
-    if call.header("if-none-match") == Some("*") && etag.is_some() {
-        return failed("If-None-Match: *".into());
-    }
-    None
+    super::preconditions::precondition_on(call, existing.map(|nic| nic.etag.as_str()))
 }

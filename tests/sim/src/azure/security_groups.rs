@@ -83,7 +83,7 @@ impl World {
         match call.method {
             "GET" => Reply::json(200, nsg_json(rg, name, &etag, rules)),
             "PUT" => {
-                if let Some(refused) = super::nic_put::precondition_on(call, Some(&etag)) {
+                if let Some(refused) = super::preconditions::precondition_on(call, Some(&etag)) {
                     return refused;
                 }
                 let body = match call.json() {
